@@ -1,0 +1,5 @@
+//! The `fluxsim` binary: parse arguments, run, exit with the run's status.
+
+fn main() -> std::process::ExitCode {
+    fluxsim::run()
+}

@@ -1,0 +1,3 @@
+//! postBuild substitution of one resource, as kustomize-controller does it.
+
+pub mod yaml_json;
