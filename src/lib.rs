@@ -2,9 +2,20 @@
 //!
 //! The pipeline is described in `DESIGN.md`; each stage is a module here.
 
+pub mod artifact;
+pub mod build;
 pub mod cli;
+pub mod conformance;
+pub mod discover;
 pub mod envsubst;
+pub mod flux;
+pub mod generate;
+pub mod manifest;
 pub mod postbuild;
+pub mod reconcile;
+pub mod render;
+pub mod report;
+pub mod source;
 
 /// Runs the command line and returns the process exit status.
 #[must_use]

@@ -1,8 +1,75 @@
-//! The command line: flags in one place, one function per subcommand.
+//! The command line: flags defined in one place, one function per subcommand.
+
+mod envsubst;
+mod render;
+pub mod vars;
 
 use std::process::ExitCode;
 
+use clap::{Parser, Subcommand};
+
+/// fluxsim renders, offline, exactly what Flux's kustomize-controller would apply from a
+/// GitOps repository, and proves things about those renders.
+#[derive(Debug, Parser)]
+#[command(name = "fluxsim", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Substitute ${VAR} expressions in stdin exactly as Flux's postBuild does (like `flux envsubst`).
+    ///
+    /// Reads stdin, writes stdout. Only `${...}` is expanded; `$VAR` and `$(cmd)` are left
+    /// alone and `$$` is an escape for `$`. Exit 0 on success, 1 on a substitution error,
+    /// 2 on a usage or input error.
+    Envsubst(envsubst::Args),
+    /// Render every cluster's Flux Kustomizations as kustomize-controller would apply them.
+    ///
+    /// Discovers cluster roots, builds each Kustomization's spec.path with Flux's generator
+    /// and kustomize, applies postBuild substitution, and prints one line per Kustomization
+    /// with its SHA-256. Exit 1 when any Kustomization fails.
+    Render(render::RenderArgs),
+    /// Print one Kustomization's rendered artifact (like `flux build kustomization`).
+    Build(render::BuildArgs),
+}
+
+/// The process exit statuses fluxsim uses everywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Status {
+    /// Everything passed.
+    Ok = 0,
+    /// A finding: a substitution error, a changed artifact, a hazard.
+    Finding = 1,
+    /// Bad usage or bad input.
+    Error = 2,
+}
+
+impl From<Status> for ExitCode {
+    fn from(s: Status) -> Self {
+        ExitCode::from(s as u8)
+    }
+}
+
 /// Parses the process arguments and runs the chosen subcommand.
 pub fn run() -> ExitCode {
-    ExitCode::SUCCESS
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints help and version to stdout with success, usage errors to stderr.
+            let _ = e.print();
+            return if e.use_stderr() {
+                Status::Error.into()
+            } else {
+                Status::Ok.into()
+            };
+        }
+    };
+    let status = match cli.command {
+        Command::Envsubst(args) => envsubst::run(&args),
+        Command::Render(args) => render::run_render(&args),
+        Command::Build(args) => render::run_build(&args),
+    };
+    status.into()
 }

@@ -79,7 +79,10 @@ mod tests {
 
     #[test]
     fn sharp_s_is_not_expanded_when_uppercased() {
-        assert_eq!(map_runes("straße".as_bytes(), upper_rune), "STRAßE".as_bytes());
+        assert_eq!(
+            map_runes("straße".as_bytes(), upper_rune),
+            "STRAßE".as_bytes()
+        );
     }
 
     #[test]
@@ -89,12 +92,18 @@ mod tests {
 
     #[test]
     fn first_rune_only_is_mapped() {
-        assert_eq!(map_first("éclair".as_bytes(), upper_rune), "Éclair".as_bytes());
+        assert_eq!(
+            map_first("éclair".as_bytes(), upper_rune),
+            "Éclair".as_bytes()
+        );
         assert_eq!(map_first(b"ABC", lower_rune), b"aBC");
     }
 
     #[test]
     fn invalid_bytes_become_replacement_characters() {
-        assert_eq!(map_runes(&[b'a', 0xff, 0xc3], upper_rune), "A\u{FFFD}\u{FFFD}".as_bytes());
+        assert_eq!(
+            map_runes(&[b'a', 0xff, 0xc3], upper_rune),
+            "A\u{FFFD}\u{FFFD}".as_bytes()
+        );
     }
 }

@@ -11,9 +11,16 @@ use super::pattern::path_match;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum EvalFailure {
     /// Strict mode and the variable is unset with no default operator.
-    NotSet { name: String, span: std::ops::Range<usize> },
+    NotSet {
+        name: String,
+        span: std::ops::Range<usize>,
+    },
     /// `${v:off:len}` with a negative length that slices out of range: Go panics here.
-    SliceOutOfRange { span: std::ops::Range<usize>, start: i64, end: i64 },
+    SliceOutOfRange {
+        span: std::ops::Range<usize>,
+        start: i64,
+        end: i64,
+    },
 }
 
 /// Looks up a variable; `None` is unset.
@@ -52,11 +59,19 @@ fn eval_expr(
         Some(v) => v,
         None if !strict => &[],
         None if e.has_default() => &[],
-        None => return Err(EvalFailure::NotSet { name: e.param.clone(), span: e.span.clone() }),
+        None => {
+            return Err(EvalFailure::NotSet {
+                name: e.param.clone(),
+                span: e.span.clone(),
+            })
+        }
     };
-    let result = apply(&e.op, value, &args).map_err(|(start, end)| {
-        EvalFailure::SliceOutOfRange { span: e.span.clone(), start, end }
-    })?;
+    let result =
+        apply(&e.op, value, &args).map_err(|(start, end)| EvalFailure::SliceOutOfRange {
+            span: e.span.clone(),
+            start,
+            end,
+        })?;
     out.extend_from_slice(&result);
     Ok(())
 }
@@ -108,7 +123,13 @@ fn substr(s: &[u8], args: &[Vec<u8>]) -> Result<Vec<u8>, (i64, i64)> {
     if pos < 0 {
         pos = (len + pos).max(0);
     }
-    let rest = |pos: i64| if pos < len { s[pos as usize..].to_vec() } else { Vec::new() };
+    let rest = |pos: i64| {
+        if pos < len {
+            s[pos as usize..].to_vec()
+        } else {
+            Vec::new()
+        }
+    };
     let Some(second) = args.get(1) else {
         return Ok(rest(pos));
     };
@@ -140,7 +161,11 @@ fn trim_suffix_with(s: &[u8], args: &[Vec<u8>], longest: bool) -> Vec<u8> {
         return s.to_vec();
     };
     let (rs, rp) = (reverse(s), reverse(p));
-    let trimmed = if longest { trim_longest(&rs, &rp) } else { trim_shortest(&rs, &rp) };
+    let trimmed = if longest {
+        trim_longest(&rs, &rp)
+    } else {
+        trim_shortest(&rs, &rp)
+    };
     reverse(&trimmed)
 }
 

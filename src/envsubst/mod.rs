@@ -72,18 +72,33 @@ pub struct Error {
 impl Error {
     fn at(kind: ErrorKind, source: &[u8], offset: usize) -> Self {
         let offset = offset.min(source.len());
-        let line_start = source[..offset].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let line_start = source[..offset]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
         let line = source[..offset].iter().filter(|&&b| b == b'\n').count() + 1;
-        let column = String::from_utf8_lossy(&source[line_start..offset]).chars().count() + 1;
+        let column = String::from_utf8_lossy(&source[line_start..offset])
+            .chars()
+            .count()
+            + 1;
         let rest = &source[offset..];
         let line_end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
         let rest = &rest[..line_end];
-        let end = rest.iter().position(|&b| b == b'}').map_or(rest.len(), |i| i + 1);
+        let end = rest
+            .iter()
+            .position(|&b| b == b'}')
+            .map_or(rest.len(), |i| i + 1);
         let mut expr = String::from_utf8_lossy(&rest[..end]).into_owned();
         if expr.chars().count() > 80 {
             expr = expr.chars().take(77).collect::<String>() + "...";
         }
-        Error { kind, offset, line, column, expr }
+        Error {
+            kind,
+            offset,
+            line,
+            column,
+            expr,
+        }
     }
 
     /// Flux's own words for this error (what the controller would put in its status).
@@ -119,7 +134,10 @@ impl Error {
                          write ${} to leave it to the shell",
                         self.expr
                     ),
-                    _ => format!("write ${} if this is meant for a shell, not for Flux", self.expr),
+                    _ => format!(
+                        "write ${} if this is meant for a shell, not for Flux",
+                        self.expr
+                    ),
                 }
             }
             ErrorKind::Parse(ParseErrorKind::TooDeep) => {
@@ -169,7 +187,10 @@ impl Template {
     /// Parses `input` as Flux's `envsubst.Parse` does.
     pub fn parse(input: &[u8]) -> Result<Self, Error> {
         match parser::Parser::new(input).parse() {
-            Ok(nodes) => Ok(Template { source: input.to_vec(), nodes }),
+            Ok(nodes) => Ok(Template {
+                source: input.to_vec(),
+                nodes,
+            }),
             Err(f) => Err(Error::at(ErrorKind::Parse(f.kind), input, f.open)),
         }
     }
@@ -208,9 +229,11 @@ impl Template {
             eval::EvalFailure::NotSet { name, span } => {
                 Error::at(ErrorKind::NotSet { name }, &self.source, span.start)
             }
-            eval::EvalFailure::SliceOutOfRange { span, start, end } => {
-                Error::at(ErrorKind::SliceOutOfRange { start, end }, &self.source, span.start)
-            }
+            eval::EvalFailure::SliceOutOfRange { span, start, end } => Error::at(
+                ErrorKind::SliceOutOfRange { start, end },
+                &self.source,
+                span.start,
+            ),
         })?;
         Ok(out)
     }

@@ -45,6 +45,9 @@ impl Expr {
     /// (`-`, `+`, `=`, `?` and their `:` forms): strict mode lets these through (template.go).
     #[must_use]
     pub fn has_default(&self) -> bool {
-        matches!(self.op.as_str(), "-" | "+" | "=" | "?" | ":-" | ":+" | ":=" | ":?")
+        matches!(
+            self.op.as_str(),
+            "-" | "+" | "=" | "?" | ":-" | ":+" | ":=" | ":?"
+        )
     }
 }

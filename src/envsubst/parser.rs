@@ -62,7 +62,10 @@ type PResult<T> = Result<T, ParseErrorKind>;
 
 impl<'a> Parser<'a> {
     pub(crate) fn new(input: &'a [u8]) -> Self {
-        Parser { sc: Scanner::new(input), open: Vec::new() }
+        Parser {
+            sc: Scanner::new(input),
+            open: Vec::new(),
+        }
     }
 
     /// Parses the whole input into a flat list of nodes.
@@ -77,7 +80,10 @@ impl<'a> Parser<'a> {
             let tok = self.sc.scan();
             let result = match tok {
                 Token::Ident => {
-                    nodes.push(Node::Text { value: self.sc.text(), span: start..self.sc.pos });
+                    nodes.push(Node::Text {
+                        value: self.sc.text(),
+                        span: start..self.sc.pos,
+                    });
                     continue;
                 }
                 Token::Eof => return Ok(nodes),
@@ -88,14 +94,23 @@ impl<'a> Parser<'a> {
                 Ok(node) => nodes.push(node),
                 Err(kind) => {
                     let open = self.open.last().copied().unwrap_or(start);
-                    return Err(ParseFailure { kind, open, at: self.sc.pos });
+                    return Err(ParseFailure {
+                        kind,
+                        open,
+                        at: self.sc.pos,
+                    });
                 }
             }
         }
     }
 
     fn expr(&self, open: usize, param: String, op: String, args: Vec<Vec<Node>>) -> Node {
-        Node::Expr(Expr { param, op, args, span: open..self.sc.pos })
+        Node::Expr(Expr {
+            param,
+            op,
+            args,
+            span: open..self.sc.pos,
+        })
     }
 
     fn parse_func(&mut self, open: usize) -> PResult<Node> {
@@ -143,9 +158,10 @@ impl<'a> Parser<'a> {
         let start = self.sc.pos;
         match self.sc.scan() {
             Token::Lbrack => self.parse_func(self.sc.start),
-            Token::Ident | Token::Rbrack => {
-                Ok(Node::Text { value: self.sc.text(), span: start..self.sc.pos })
-            }
+            Token::Ident | Token::Rbrack => Ok(Node::Text {
+                value: self.sc.text(),
+                span: start..self.sc.pos,
+            }),
             _ => Err(ParseErrorKind::FuncSubstitution),
         }
     }
@@ -196,13 +212,17 @@ impl<'a> Parser<'a> {
     fn parse_replace(&mut self, open: usize, name: String) -> PResult<Node> {
         let op = self.scan_op(Accept::ReplaceFunc, ParseErrorKind::BadSubstitution)?;
         // The controller's envsubst has no empty-pattern case: `${v/#/x}` fails to parse.
-        let mut args = vec![vec![self.parse_param(Accept::NotSlash, SCAN_IDENT | SCAN_ESCAPE)?]];
+        let mut args = vec![vec![
+            self.parse_param(Accept::NotSlash, SCAN_IDENT | SCAN_ESCAPE)?
+        ]];
         self.scan_op(Accept::Slash, ParseErrorKind::BadSubstitution)?;
         if self.sc.peek() == u32::from(b'}') {
             self.consume_rbrack()?;
             return Ok(self.expr(open, name, op, args));
         }
-        args.push(vec![self.parse_param(Accept::NotClosing, SCAN_IDENT | SCAN_ESCAPE)?]);
+        args.push(vec![
+            self.parse_param(Accept::NotClosing, SCAN_IDENT | SCAN_ESCAPE)?
+        ]);
         self.consume_rbrack()?;
         Ok(self.expr(open, name, op, args))
     }

@@ -3,7 +3,10 @@
 use super::*;
 
 fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-    pairs.iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+        .collect()
 }
 
 fn sub(input: &str, pairs: &[(&str, &str)]) -> String {
@@ -59,14 +62,25 @@ fn unset_variable_reads_empty_without_strict() {
 #[test]
 fn strict_mode_fails_on_unset_variable() {
     let e = strict("a: ${MISSING}", &[]).expect_err("strict");
-    assert_eq!(e.kind, ErrorKind::NotSet { name: "MISSING".into() });
+    assert_eq!(
+        e.kind,
+        ErrorKind::NotSet {
+            name: "MISSING".into()
+        }
+    );
     assert_eq!((e.line, e.column), (1, 4));
-    assert_eq!(e.flux_message(), "variable not set (strict mode): \"MISSING\"");
+    assert_eq!(
+        e.flux_message(),
+        "variable not set (strict mode): \"MISSING\""
+    );
 }
 
 #[test]
 fn strict_mode_accepts_default_operators_on_unset_variable() {
-    assert_eq!(strict("${M:-d}${M:=e}${M:+f}${M:?g}${M=h}", &[]).unwrap(), "defgh");
+    assert_eq!(
+        strict("${M:-d}${M:=e}${M:+f}${M:?g}${M=h}", &[]).unwrap(),
+        "defgh"
+    );
 }
 
 #[test]
@@ -80,9 +94,19 @@ fn strict_mode_fails_on_transformations_of_unset_variable() {
 #[test]
 fn strict_mode_reports_the_nested_unset_variable_first() {
     let e = strict("${OUTER:-${INNER}}", &[]).unwrap_err();
-    assert_eq!(e.kind, ErrorKind::NotSet { name: "INNER".into() });
+    assert_eq!(
+        e.kind,
+        ErrorKind::NotSet {
+            name: "INNER".into()
+        }
+    );
     let e = strict("${A:-${INNER}}", &[("A", "set")]).unwrap_err();
-    assert_eq!(e.kind, ErrorKind::NotSet { name: "INNER".into() });
+    assert_eq!(
+        e.kind,
+        ErrorKind::NotSet {
+            name: "INNER".into()
+        }
+    );
 }
 
 #[test]
@@ -94,7 +118,10 @@ fn empty_variable_counts_as_set_in_strict_mode() {
 #[test]
 fn indexed_expansion_is_a_hard_error() {
     let e = err("x\nif [ ${PIPESTATUS[0]} -ne 0 ]");
-    assert_eq!(e.kind, ErrorKind::Parse(ParseErrorKind::MissingClosingBrace));
+    assert_eq!(
+        e.kind,
+        ErrorKind::Parse(ParseErrorKind::MissingClosingBrace)
+    );
     assert_eq!((e.line, e.column), (2, 6));
     assert_eq!(
         e.to_string(),
@@ -105,16 +132,28 @@ fn indexed_expansion_is_a_hard_error() {
 
 #[test]
 fn dash_without_colon_is_a_hard_error() {
-    assert_eq!(err("${A-x}").kind, ErrorKind::Parse(ParseErrorKind::MissingClosingBrace));
-    assert_eq!(err("${A?x}").kind, ErrorKind::Parse(ParseErrorKind::MissingClosingBrace));
-    assert_eq!(err("${A+x}").kind, ErrorKind::Parse(ParseErrorKind::MissingClosingBrace));
+    assert_eq!(
+        err("${A-x}").kind,
+        ErrorKind::Parse(ParseErrorKind::MissingClosingBrace)
+    );
+    assert_eq!(
+        err("${A?x}").kind,
+        ErrorKind::Parse(ParseErrorKind::MissingClosingBrace)
+    );
+    assert_eq!(
+        err("${A+x}").kind,
+        ErrorKind::Parse(ParseErrorKind::MissingClosingBrace)
+    );
 }
 
 #[test]
 fn unclosed_expression_is_an_error() {
     assert!(matches!(err("${A").kind, ErrorKind::Parse(_)));
     assert!(matches!(err("${A:-x").kind, ErrorKind::Parse(_)));
-    assert_eq!(err("${}").kind, ErrorKind::Parse(ParseErrorKind::VariableName));
+    assert_eq!(
+        err("${}").kind,
+        ErrorKind::Parse(ParseErrorKind::VariableName)
+    );
 }
 
 #[test]
@@ -179,7 +218,10 @@ fn replace_first_all_prefix_suffix() {
 // parse.go: the pattern runs to the next `/`, braces included, so `${A/b}` never closes.
 #[test]
 fn replace_without_second_slash_is_a_bad_substitution() {
-    assert_eq!(err("${A/b}").kind, ErrorKind::Parse(ParseErrorKind::BadSubstitution));
+    assert_eq!(
+        err("${A/b}").kind,
+        ErrorKind::Parse(ParseErrorKind::BadSubstitution)
+    );
     assert_eq!(sub("${A/b/}", &[("A", "abc")]), "ac");
 }
 
@@ -198,7 +240,10 @@ fn empty_pattern_replace_all_inserts_between_runes() {
 // The controller's parse.go has no empty-pattern case.
 #[test]
 fn empty_replace_pattern_does_not_parse() {
-    assert_eq!(err("${A///x}").kind, ErrorKind::Parse(ParseErrorKind::FuncSubstitution));
+    assert_eq!(
+        err("${A///x}").kind,
+        ErrorKind::Parse(ParseErrorKind::FuncSubstitution)
+    );
 }
 
 #[test]
@@ -220,7 +265,10 @@ fn unknown_casing_operator_returns_the_value() {
 fn default_operators_all_use_the_value_when_it_is_not_empty() {
     // Unlike bash, `:+` returns the value when it is set (funcs.go: toDefault).
     let v = [("A", "alpha"), ("E", "")];
-    assert_eq!(sub("${A:-d}|${A:+d}|${A:=d}|${A=d}|${A:?d}", &v), "alpha|alpha|alpha|alpha|alpha");
+    assert_eq!(
+        sub("${A:-d}|${A:+d}|${A:=d}|${A=d}|${A:?d}", &v),
+        "alpha|alpha|alpha|alpha|alpha"
+    );
     assert_eq!(sub("${E:-d}|${E:+d}|${E=d}", &v), "d|d|d");
 }
 
@@ -245,7 +293,10 @@ fn text_after_a_nul_byte_is_dropped() {
 #[test]
 fn colon_followed_by_a_multibyte_rune_is_a_bad_substitution() {
     // parse.go unreads by the width of the peeked rune, landing inside the name.
-    assert_eq!(err("${A:é}").kind, ErrorKind::Parse(ParseErrorKind::BadSubstitution));
+    assert_eq!(
+        err("${A:é}").kind,
+        ErrorKind::Parse(ParseErrorKind::BadSubstitution)
+    );
     assert_eq!(sub("${A:e}", &[("A", "alpha")]), "alpha");
 }
 

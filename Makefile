@@ -1,0 +1,27 @@
+# Developer shortcuts; CI runs .ci/run.
+.PHONY: build test bench fmt lint conformance fleet fuzz
+
+build:
+	cargo build --release
+
+test:
+	cargo test
+
+bench:
+	cargo bench --bench envsubst
+
+fmt:
+	cargo fmt
+
+lint:
+	cargo fmt --check
+	cargo clippy --all-targets -- -D warnings
+
+conformance:
+	cargo run --release --example envsubst-conformance -- ../shared/conformance/envsubst-public.jsonl
+
+fleet:
+	cargo run --release -- render testdata/fleet
+
+fuzz:
+	cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run envsubst -- -max_total_time=60

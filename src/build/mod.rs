@@ -1,0 +1,221 @@
+//! Running `kustomize build` on a prepared directory, behind a small `Builder` trait.
+//!
+//! The default builder runs the `kustomize` binary (or `kubectl kustomize`) as a subprocess,
+//! as Flux's own build would run in-process, with `--load-restrictor LoadRestrictionsNone`
+//! (kustomize-controller builds with `LoadRestrictionsNone`). Identical builds within a run
+//! are done once (`BuildCache`).
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// A build failure.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum BuildError {
+    /// No kustomize binary could be found or run.
+    #[error(
+        "no kustomize found: install kustomize (https://kubectl.docs.kubernetes.io/installation/kustomize/) \
+         or kubectl, or pass --kustomize PATH ({0})"
+    )]
+    NotFound(String),
+    /// kustomize ran and failed.
+    #[error("kustomize build failed: {0}")]
+    Failed(String),
+    /// kustomize ran longer than the timeout.
+    #[error("kustomize build timed out after {0:?}")]
+    Timeout(Duration),
+}
+
+/// Something that turns a kustomization directory into kustomize's printed output.
+pub trait Builder: Sync + Send {
+    /// Builds `dir` and returns what `kustomize build` prints.
+    fn build(&self, dir: &Path) -> Result<String, BuildError>;
+    /// What this builder is, for reports (e.g. `kubectl kustomize (kustomize v5.5.0)`).
+    fn describe(&self) -> String;
+}
+
+/// The kustomize binary, run as a subprocess.
+#[derive(Debug, Clone)]
+pub struct KustomizeBinary {
+    program: PathBuf,
+    /// `["build"]` for kustomize, `["kustomize"]` for kubectl.
+    subcommand: &'static str,
+    timeout: Duration,
+    version: String,
+}
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+impl KustomizeBinary {
+    /// Finds kustomize: `explicit` when given, else `kustomize` on PATH, else `kubectl`.
+    pub fn locate(explicit: Option<&Path>, timeout: Duration) -> Result<Self, BuildError> {
+        let program = match explicit {
+            Some(p) => p.to_path_buf(),
+            None => on_path("kustomize")
+                .or_else(|| on_path("kubectl"))
+                .ok_or_else(|| BuildError::NotFound("neither is on PATH".into()))?,
+        };
+        let is_kubectl = program
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("kubectl"));
+        let subcommand = if is_kubectl { "kustomize" } else { "build" };
+        let version = Self::probe_version(&program, is_kubectl)?;
+        Ok(KustomizeBinary {
+            program,
+            subcommand,
+            timeout,
+            version,
+        })
+    }
+
+    fn probe_version(program: &Path, is_kubectl: bool) -> Result<String, BuildError> {
+        let args: &[&str] = if is_kubectl {
+            &["version", "--client"]
+        } else {
+            &["version"]
+        };
+        let out = Command::new(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| BuildError::NotFound(format!("{}: {e}", program.display())))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let version = if is_kubectl {
+            text.lines()
+                .find_map(|l| l.strip_prefix("Kustomize Version:"))
+                .map(|v| v.trim().to_string())
+                .unwrap_or_else(|| "unknown".into())
+        } else {
+            text.trim().to_string()
+        };
+        Ok(version)
+    }
+
+    /// The kustomize version reported by the binary.
+    #[must_use]
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+}
+
+impl Builder for KustomizeBinary {
+    fn build(&self, dir: &Path) -> Result<String, BuildError> {
+        let mut child = Command::new(&self.program)
+            .arg(self.subcommand)
+            .arg("--load-restrictor")
+            .arg("LoadRestrictionsNone")
+            .arg(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| BuildError::NotFound(format!("{}: {e}", self.program.display())))?;
+        let mut stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| BuildError::Failed("no stdout".into()))?;
+        let mut stderr = child
+            .stderr
+            .take()
+            .ok_or_else(|| BuildError::Failed("no stderr".into()))?;
+        let out_reader = std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = stdout.read_to_end(&mut buf);
+            buf
+        });
+        let err_reader = std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = stderr.read_to_end(&mut buf);
+            buf
+        });
+        let start = Instant::now();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if start.elapsed() > self.timeout => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(BuildError::Timeout(self.timeout));
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+                Err(e) => return Err(BuildError::Failed(e.to_string())),
+            }
+        };
+        let out = out_reader.join().unwrap_or_default();
+        let err = err_reader.join().unwrap_or_default();
+        if !status.success() {
+            let msg = String::from_utf8_lossy(&err)
+                .trim()
+                .replace(&*dir.to_string_lossy(), "");
+            return Err(BuildError::Failed(
+                msg.trim_start_matches("Error: ").to_string(),
+            ));
+        }
+        String::from_utf8(out).map_err(|_| BuildError::Failed("output is not UTF-8".into()))
+    }
+
+    fn describe(&self) -> String {
+        let name = self.program.file_name().map_or_else(
+            || self.program.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        format!("{name} {} (kustomize {})", self.subcommand, self.version)
+    }
+}
+
+/// Builds each distinct input once per run, even when asked concurrently.
+pub struct BuildCache<'b> {
+    builder: &'b dyn Builder,
+    #[allow(clippy::type_complexity)]
+    entries: Mutex<HashMap<String, Arc<OnceLock<Result<String, BuildError>>>>>,
+    builds: std::sync::atomic::AtomicUsize,
+}
+
+impl<'b> BuildCache<'b> {
+    /// A cache in front of `builder`.
+    pub fn new(builder: &'b dyn Builder) -> Self {
+        BuildCache {
+            builder,
+            entries: Mutex::new(HashMap::new()),
+            builds: 0.into(),
+        }
+    }
+
+    /// The builder behind the cache.
+    #[must_use]
+    pub fn builder(&self) -> &dyn Builder {
+        self.builder
+    }
+
+    /// Builds `dir` unless a build with the same `key` was done (or is under way).
+    pub fn build(&self, key: &str, dir: &Path) -> Result<String, BuildError> {
+        let cell = {
+            let mut map = self
+                .entries
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            map.entry(key.to_string()).or_default().clone()
+        };
+        cell.get_or_init(|| {
+            self.builds
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.builder.build(dir)
+        })
+        .clone()
+    }
+
+    /// How many builds actually ran.
+    #[must_use]
+    pub fn builds_run(&self) -> usize {
+        self.builds.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,167 @@
+//! Finding the clusters of a repository: each is a root Flux Kustomization.
+//!
+//! A root is a Flux Kustomization whose `spec.path` is the directory that holds its file, or
+//! an ancestor of it (Flux's bootstrap layout keeps `clusters/dev/flux-system/gotk-sync.yaml`
+//! with `path: ./clusters/dev`). Roots can also be given as `NAME=PATH`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::flux::{is_kustomization, Kustomization, NamespacedName};
+use crate::generate::normalize_spec_path;
+
+/// A cluster to render.
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    /// The cluster's name (the root directory's last component unless given).
+    pub name: String,
+    /// The root Kustomization (as found in the source, or synthesised for `NAME=PATH`).
+    pub root: Kustomization,
+    /// The file that declares the root, relative to the source root, when there is one.
+    pub file: Option<String>,
+}
+
+/// A root that could not be understood.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum DiscoverError {
+    /// A `NAME=PATH` argument without `=`.
+    #[error("--cluster `{0}`: expected NAME=PATH")]
+    BadArgument(String),
+    /// The path given for a cluster does not exist.
+    #[error("--cluster `{0}`: path `{1}` does not exist in the source")]
+    MissingPath(String, String),
+    /// No cluster was found.
+    #[error("no cluster root found: no Flux Kustomization has a spec.path that holds its own file; pass --cluster NAME=PATH")]
+    NoClusters,
+}
+
+fn yaml_files(root: &Path, dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = rd.filter_map(Result::ok).collect();
+    entries.sort_by_key(std::fs::DirEntry::file_name);
+    for e in entries {
+        let p = e.path();
+        if p.is_dir() {
+            yaml_files(root, &p, out);
+        } else if matches!(p.extension().and_then(|x| x.to_str()), Some("yaml" | "yml")) {
+            out.push(p);
+        }
+    }
+}
+
+/// Finds the cluster roots in a materialised source tree.
+pub fn discover(root: &Path) -> Vec<Cluster> {
+    let mut files = Vec::new();
+    yaml_files(root, root, &mut files);
+    let mut by_path: BTreeMap<String, Cluster> = BTreeMap::new();
+    for file in files {
+        let rel_file = file
+            .strip_prefix(root)
+            .unwrap_or(&file)
+            .to_string_lossy()
+            .into_owned();
+        let rel_dir = Path::new(&rel_file)
+            .parent()
+            .map_or(String::new(), |p| p.to_string_lossy().into_owned());
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        for doc in crate::manifest::split_documents(&text) {
+            let Ok(json) = crate::postbuild::yaml_json::yaml_to_json(doc) else {
+                continue;
+            };
+            let Ok(v) = serde_json::from_str::<Value>(&json) else {
+                continue;
+            };
+            if !is_kustomization(&v) {
+                continue;
+            }
+            let Ok(ks) = Kustomization::from_json(&v) else {
+                continue;
+            };
+            let path = normalize_spec_path(&ks.path);
+            let holds = if path == "." {
+                rel_dir.is_empty()
+            } else {
+                rel_dir == path || rel_dir.starts_with(&format!("{path}/"))
+            };
+            if !holds {
+                continue;
+            }
+            let name = if path == "." {
+                "root".to_string()
+            } else {
+                path.rsplit('/').next().unwrap_or(&path).to_string()
+            };
+            by_path.entry(path).or_insert(Cluster {
+                name,
+                root: ks,
+                file: Some(rel_file.clone()),
+            });
+        }
+    }
+    let mut clusters: Vec<Cluster> = by_path.into_values().collect();
+    // Two roots with the same last path component get their full path as a name.
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for c in &clusters {
+        *counts.entry(c.name.clone()).or_default() += 1;
+    }
+    for c in &mut clusters {
+        if counts[&c.name] > 1 {
+            c.name = normalize_spec_path(&c.root.path).replace('/', "-");
+        }
+    }
+    clusters.sort_by(|a, b| a.name.cmp(&b.name));
+    clusters
+}
+
+/// A cluster given as `NAME=PATH`: its root is a synthesised `flux-system/flux-system`
+/// Kustomization with that path, unless the source declares one.
+pub fn cluster_from_arg(
+    root: &Path,
+    arg: &str,
+    found: &[Cluster],
+) -> Result<Cluster, DiscoverError> {
+    let (name, path) = arg
+        .split_once('=')
+        .ok_or_else(|| DiscoverError::BadArgument(arg.to_string()))?;
+    let norm = normalize_spec_path(path);
+    if !root.join(&norm).is_dir() {
+        return Err(DiscoverError::MissingPath(
+            arg.to_string(),
+            path.to_string(),
+        ));
+    }
+    if let Some(c) = found
+        .iter()
+        .find(|c| normalize_spec_path(&c.root.path) == norm)
+    {
+        return Ok(Cluster {
+            name: name.to_string(),
+            ..c.clone()
+        });
+    }
+    let synthetic = serde_json::json!({
+        "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+        "metadata": {"name": "flux-system", "namespace": "flux-system"},
+        "spec": {"path": format!("./{norm}"), "prune": true,
+                 "sourceRef": {"kind": "GitRepository", "name": "flux-system"}}
+    });
+    let ks = Kustomization::from_json(&synthetic)
+        .map_err(|_| DiscoverError::BadArgument(arg.to_string()))?;
+    Ok(Cluster {
+        name: name.to_string(),
+        root: ks,
+        file: None,
+    })
+}
+
+/// The root Kustomization's id.
+#[must_use]
+pub fn root_id(c: &Cluster) -> NamespacedName {
+    c.root.id.clone()
+}

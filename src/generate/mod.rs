@@ -1,0 +1,372 @@
+//! Flux's generator: make the kustomization a Flux Kustomization's `spec.path` is built from.
+//!
+//! As `fluxcd/pkg/kustomize/kustomize_generator.go` does: when the path has no kustomization
+//! file, one is made listing every manifest (recursively, stopping at directories that have
+//! their own kustomization file); then `targetNamespace`, `namePrefix`, `nameSuffix`,
+//! `patches`, `images` and `components` are merged in. Flux writes the result into its copy
+//! of the source; fluxsim never writes into the tree it renders from: it writes the file into
+//! a private overlay directory whose other entries are symbolic links to the tree.
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::flux::Kustomization;
+
+/// File names kustomize recognises, in its order of preference (`konfig`).
+pub const KUSTOMIZATION_FILES: [&str; 3] =
+    ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+/// Why a path cannot be prepared for building.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum GenerateError {
+    /// `spec.path` does not exist in the source.
+    #[error("spec.path `{0}` does not exist in the source")]
+    PathNotFound(String),
+    /// `spec.path` leaves the source root.
+    #[error("spec.path `{0}` is not a directory")]
+    NotADirectory(String),
+    /// A manifest in a path without kustomization file does not decode.
+    #[error("failed to decode Kubernetes YAML from {file}: {message}")]
+    BadManifest {
+        /// The file, relative to the source root.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The existing kustomization file does not parse.
+    #[error("{file}: {message}")]
+    BadKustomization {
+        /// The file, relative to the source root.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A component listed in `spec.components` is missing.
+    #[error("component `{0}` not found (set spec.ignoreMissingComponents to skip it)")]
+    MissingComponent(String),
+    /// Filesystem trouble while preparing the overlay.
+    #[error("preparing the build directory: {0}")]
+    Io(String),
+}
+
+/// A directory ready for `kustomize build`.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// Where to run the build.
+    pub dir: PathBuf,
+    /// `spec.path` relative to the source root, normalised (`.` for the root).
+    pub rel_path: String,
+    /// Identifies the build within a tree: the path and the kustomization file fluxsim wrote.
+    pub key: String,
+    /// The kustomization file fluxsim wrote, when it wrote one.
+    pub generated: Option<String>,
+    /// Keeps the private overlay directory alive.
+    _overlay: Option<Arc<tempfile::TempDir>>,
+}
+
+/// Flux's SecureJoin of `spec.path` onto the source root: `..` is clamped at the root.
+#[must_use]
+pub fn normalize_spec_path(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for c in Path::new(path).components() {
+        match c {
+            Component::Normal(p) => parts.push(p.to_str().unwrap_or_default()),
+            Component::ParentDir => {
+                parts.pop();
+            }
+            _ => {}
+        }
+    }
+    if parts.is_empty() {
+        ".".to_string()
+    } else {
+        parts.join("/")
+    }
+}
+
+fn existing_kustomization(dir: &Path) -> Option<PathBuf> {
+    KUSTOMIZATION_FILES
+        .iter()
+        .map(|f| dir.join(f))
+        .find(|p| p.is_file())
+}
+
+/// Lists the manifests Flux's generator would put in `resources`, as `./rel/path`.
+fn scan_resources(root: &Path, dir: &Path) -> Result<Vec<String>, GenerateError> {
+    let mut out = Vec::new();
+    walk(root, dir, dir, &mut out)?;
+    Ok(out)
+}
+
+fn walk(root: &Path, base: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), GenerateError> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| GenerateError::Io(format!("{}: {e}", dir.display())))?
+        .filter_map(Result::ok)
+        .collect();
+    // filepath.Walk visits entries in lexical order.
+    entries.sort_by_key(std::fs::DirEntry::file_name);
+    for entry in entries {
+        let path = entry.path();
+        let rel = format!(
+            "./{}",
+            path.strip_prefix(base).unwrap_or(&path).to_string_lossy()
+        );
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            if existing_kustomization(&path).is_some() {
+                out.push(rel);
+            } else {
+                walk(root, base, &path, out)?;
+            }
+            continue;
+        }
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or_default();
+        if ext != "yaml" && ext != "yml" {
+            continue;
+        }
+        let file = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .into_owned();
+        let text = std::fs::read_to_string(&path).map_err(|e| GenerateError::BadManifest {
+            file: file.clone(),
+            message: e.to_string(),
+        })?;
+        check_manifest(&text).map_err(|message| GenerateError::BadManifest { file, message })?;
+        out.push(rel);
+    }
+    Ok(())
+}
+
+/// kustomize's resource factory must decode every document of a listed file.
+fn check_manifest(text: &str) -> Result<(), String> {
+    for (i, doc) in crate::manifest::split_documents(text).iter().enumerate() {
+        let json = crate::postbuild::yaml_json::yaml_to_json(doc).map_err(|e| e.to_string())?;
+        let v: Value = serde_json::from_str(&json).map_err(|e| e.to_string())?;
+        match v {
+            Value::Null => {}
+            Value::Object(ref m) if m.contains_key("kind") || m.contains_key("items") => {}
+            Value::Object(_) => return Err(format!("document {} has no `kind`", i + 1)),
+            _ => return Err(format!("document {} is not a mapping", i + 1)),
+        }
+    }
+    Ok(())
+}
+
+/// Prepares `ks.spec.path` of the tree at `root` for building.
+pub fn prepare(root: &Path, ks: &Kustomization) -> Result<Prepared, GenerateError> {
+    let rel_path = normalize_spec_path(&ks.path);
+    let dir = if rel_path == "." {
+        root.to_path_buf()
+    } else {
+        root.join(&rel_path)
+    };
+    if !dir.exists() {
+        return Err(GenerateError::PathNotFound(ks.path.clone()));
+    }
+    if !dir.is_dir() {
+        return Err(GenerateError::NotADirectory(ks.path.clone()));
+    }
+    let existing = existing_kustomization(&dir);
+    if existing.is_some() && !ks.has_generator_inputs() {
+        return Ok(Prepared {
+            dir,
+            key: rel_path.clone(),
+            rel_path,
+            generated: None,
+            _overlay: None,
+        });
+    }
+    let (file_name, mut doc) = match &existing {
+        Some(p) => {
+            let rel = p
+                .strip_prefix(root)
+                .unwrap_or(p)
+                .to_string_lossy()
+                .into_owned();
+            let text = std::fs::read_to_string(p).map_err(|e| GenerateError::BadKustomization {
+                file: rel.clone(),
+                message: e.to_string(),
+            })?;
+            let json = crate::postbuild::yaml_json::yaml_to_json(&text).map_err(|e| {
+                GenerateError::BadKustomization {
+                    file: rel.clone(),
+                    message: e.to_string(),
+                }
+            })?;
+            let doc: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
+            let doc = if doc.is_object() { doc } else { json!({}) };
+            (
+                p.file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+                doc,
+            )
+        }
+        None => {
+            let resources = scan_resources(root, &dir)?;
+            (
+                "kustomization.yaml".to_string(),
+                json!({
+                    "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                    "kind": "Kustomization",
+                    "resources": resources,
+                }),
+            )
+        }
+    };
+    merge_flux_fields(&mut doc, ks, &dir)?;
+    let content = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
+    let overlay = overlay_with_file(root, &rel_path, &file_name, &content)?;
+    let digest = hex(&Sha256::digest(content.as_bytes()));
+    let dir = if rel_path == "." {
+        overlay.path().to_path_buf()
+    } else {
+        overlay.path().join(&rel_path)
+    };
+    Ok(Prepared {
+        dir,
+        key: format!("{rel_path}#{digest}"),
+        rel_path,
+        generated: Some(content),
+        _overlay: Some(Arc::new(overlay)),
+    })
+}
+
+/// Lower-case hex.
+#[must_use]
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+/// The generator's merge of the Flux spec into the kustomization (kustomize_generator.go).
+fn merge_flux_fields(doc: &mut Value, ks: &Kustomization, dir: &Path) -> Result<(), GenerateError> {
+    let Some(obj) = doc.as_object_mut() else {
+        return Ok(());
+    };
+    if let Some(ns) = &ks.target_namespace {
+        obj.insert("namespace".into(), json!(ns));
+    }
+    if let Some(p) = &ks.name_prefix {
+        obj.insert("namePrefix".into(), json!(p));
+    }
+    if let Some(s) = &ks.name_suffix {
+        obj.insert("nameSuffix".into(), json!(s));
+    }
+    if !ks.patches.is_empty() {
+        let list = obj.entry("patches").or_insert_with(|| json!([]));
+        if let Some(list) = list.as_array_mut() {
+            list.extend(ks.patches.iter().cloned());
+        }
+    }
+    if !ks.images.is_empty() {
+        let list = obj.entry("images").or_insert_with(|| json!([]));
+        if let Some(list) = list.as_array_mut() {
+            for image in &ks.images {
+                let name = image.get("name");
+                // An image already listed under the same name is replaced, else appended.
+                match list.iter_mut().find(|i| i.get("name") == name) {
+                    Some(slot) => *slot = image.clone(),
+                    None => list.push(image.clone()),
+                }
+            }
+        }
+    }
+    if !ks.components.is_empty() {
+        let mut wanted = Vec::new();
+        for c in &ks.components {
+            if dir.join(c).exists() {
+                wanted.push(json!(c));
+            } else if !ks.ignore_missing_components {
+                return Err(GenerateError::MissingComponent(c.clone()));
+            }
+        }
+        let list = obj.entry("components").or_insert_with(|| json!([]));
+        if let Some(list) = list.as_array_mut() {
+            list.extend(wanted);
+        }
+    }
+    Ok(())
+}
+
+/// A directory that looks like the tree at `root` except that `rel_path/file_name` holds
+/// `content`: real directories along `rel_path`, symbolic links for everything else.
+fn overlay_with_file(
+    root: &Path,
+    rel_path: &str,
+    file_name: &str,
+    content: &str,
+) -> Result<tempfile::TempDir, GenerateError> {
+    let io = |e: std::io::Error| GenerateError::Io(e.to_string());
+    let overlay = tempfile::Builder::new()
+        .prefix("fluxsim-overlay-")
+        .tempdir()
+        .map_err(io)?;
+    let mut src = root.to_path_buf();
+    let mut dst = overlay.path().to_path_buf();
+    let parts: Vec<&str> = if rel_path == "." {
+        Vec::new()
+    } else {
+        rel_path.split('/').collect()
+    };
+    for depth in 0..=parts.len() {
+        let next = parts.get(depth).copied();
+        for entry in std::fs::read_dir(&src).map_err(io)?.filter_map(Result::ok) {
+            let name = entry.file_name();
+            let is_next = next.is_some_and(|n| name == std::ffi::OsStr::new(n));
+            let is_target_file = next.is_none() && name == std::ffi::OsStr::new(file_name);
+            if is_next || is_target_file {
+                continue;
+            }
+            symlink(&entry.path(), &dst.join(&name)).map_err(io)?;
+        }
+        if let Some(n) = next {
+            src = src.join(n);
+            dst = dst.join(n);
+            std::fs::create_dir(&dst).map_err(io)?;
+        }
+    }
+    std::fs::write(dst.join(file_name), content).map_err(io)?;
+    Ok(overlay)
+}
+
+#[cfg(unix)]
+fn symlink(src: &Path, dst: &Path) -> std::io::Result<()> {
+    std::os::unix::fs::symlink(src, dst)
+}
+
+#[cfg(not(unix))]
+fn symlink(src: &Path, dst: &Path) -> std::io::Result<()> {
+    if src.is_dir() {
+        std::os::windows::fs::symlink_dir(src, dst)
+    } else {
+        std::os::windows::fs::symlink_file(src, dst)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_path_parent_segments_are_clamped_at_the_root() {
+        assert_eq!(normalize_spec_path("./apps/../../../etc"), "etc");
+        assert_eq!(normalize_spec_path("./"), ".");
+        assert_eq!(normalize_spec_path(""), ".");
+        assert_eq!(normalize_spec_path("apps/wave-0/"), "apps/wave-0");
+    }
+}

@@ -1,0 +1,145 @@
+//! `render`: a repository in, every cluster's rendered Kustomizations out.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::build::{BuildCache, Builder, KustomizeBinary};
+use crate::discover::{cluster_from_arg, discover, Cluster};
+use crate::reconcile::{render_clusters, ClusterRender, RenderOptions};
+use crate::source::{materialize, SourceOptions, Tree};
+
+/// What to render and how.
+#[derive(Debug, Clone)]
+pub struct RepoOptions {
+    /// Also render files git does not track.
+    pub include_untracked: bool,
+    /// Clusters given as `NAME=PATH`; when empty, clusters are discovered.
+    pub cluster_args: Vec<String>,
+    /// Render only these clusters (by name); all when empty.
+    pub only: Vec<String>,
+    /// Strict substitution.
+    pub strict: bool,
+    /// Worker threads (0: one per core).
+    pub jobs: usize,
+    /// The kustomize binary to use.
+    pub kustomize: Option<PathBuf>,
+    /// Timeout for one kustomize build.
+    pub timeout: Duration,
+}
+
+impl Default for RepoOptions {
+    fn default() -> Self {
+        RepoOptions {
+            include_untracked: false,
+            cluster_args: Vec::new(),
+            only: Vec::new(),
+            strict: true,
+            jobs: 0,
+            kustomize: None,
+            timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+/// A repository's render.
+pub struct RepoRender {
+    /// The materialised source (kept alive for the renders' lifetime).
+    pub tree: Tree,
+    /// The builder used, as text (`kubectl kustomize (kustomize v5.5.0)`).
+    pub builder: String,
+    /// One render per cluster, sorted by name.
+    pub clusters: Vec<ClusterRender>,
+    /// Distinct kustomize builds that ran.
+    pub builds_run: usize,
+}
+
+/// Why a repository could not be rendered at all (a single Kustomization's failure is not
+/// one of these: it is reported in its render).
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// The source could not be read.
+    #[error(transparent)]
+    Source(#[from] crate::source::SourceError),
+    /// Clusters could not be found.
+    #[error(transparent)]
+    Discover(#[from] crate::discover::DiscoverError),
+    /// kustomize is missing.
+    #[error(transparent)]
+    Build(#[from] crate::build::BuildError),
+    /// A cluster asked for with `--cluster NAME` does not exist.
+    #[error("no cluster named `{0}` (found: {1})")]
+    UnknownCluster(String, String),
+    /// The thread pool could not start.
+    #[error("starting {0} worker threads: {1}")]
+    Threads(usize, String),
+}
+
+/// Locates the builder the options ask for.
+pub fn make_builder(opts: &RepoOptions) -> Result<KustomizeBinary, RenderError> {
+    Ok(KustomizeBinary::locate(
+        opts.kustomize.as_deref(),
+        opts.timeout,
+    )?)
+}
+
+/// Finds the clusters of a materialised tree.
+pub fn clusters_of(root: &Path, opts: &RepoOptions) -> Result<Vec<Cluster>, RenderError> {
+    let found = discover(root);
+    let mut clusters = if opts.cluster_args.is_empty() {
+        found
+    } else {
+        opts.cluster_args
+            .iter()
+            .map(|a| cluster_from_arg(root, a, &found))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    if clusters.is_empty() {
+        return Err(crate::discover::DiscoverError::NoClusters.into());
+    }
+    if !opts.only.is_empty() {
+        let names: Vec<String> = clusters.iter().map(|c| c.name.clone()).collect();
+        for want in &opts.only {
+            if !names.contains(want) {
+                return Err(RenderError::UnknownCluster(want.clone(), names.join(", ")));
+            }
+        }
+        clusters.retain(|c| opts.only.contains(&c.name));
+    }
+    Ok(clusters)
+}
+
+/// Renders a directory (a git work tree or a plain directory).
+pub fn render_dir(dir: &Path, opts: &RepoOptions) -> Result<RepoRender, RenderError> {
+    let source = SourceOptions {
+        include_untracked: opts.include_untracked,
+        spec_ignore: None,
+    };
+    let tree = materialize(dir, &source)?;
+    let builder = make_builder(opts)?;
+    render_tree(tree, &builder, opts)
+}
+
+/// Renders an already materialised tree with `builder`.
+pub fn render_tree(
+    tree: Tree,
+    builder: &dyn Builder,
+    opts: &RepoOptions,
+) -> Result<RepoRender, RenderError> {
+    let clusters = clusters_of(tree.root(), opts)?;
+    let cache = BuildCache::new(builder);
+    let ropts = RenderOptions {
+        strict: opts.strict,
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs)
+        .build()
+        .map_err(|e| RenderError::Threads(opts.jobs, e.to_string()))?;
+    let mut renders = pool.install(|| render_clusters(tree.root(), &clusters, &cache, &ropts));
+    renders.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(RepoRender {
+        builder: builder.describe(),
+        builds_run: cache.builds_run(),
+        clusters: renders,
+        tree,
+    })
+}

@@ -1,0 +1,166 @@
+//! Everything fluxsim prints: tables for people, JSON for programs, files for `--out`.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::reconcile::{KustomizationRender, Status};
+use crate::render::RepoRender;
+
+fn status_word(s: &Status) -> &'static str {
+    match s {
+        Status::Rendered => "rendered",
+        Status::Failed(_) => "failed",
+        Status::Blocked(_) => "blocked",
+        Status::External(_) => "external",
+        Status::Suspended => "suspended",
+    }
+}
+
+/// The default table: one line per Kustomization, then problems and a summary.
+#[must_use]
+pub fn render_table(r: &RepoRender) -> String {
+    let mut rows = vec![[
+        "CLUSTER".to_string(),
+        "KUSTOMIZATION".into(),
+        "PATH".into(),
+        "OBJECTS".into(),
+        "SUBST".into(),
+        "STATUS".into(),
+        "SHA256".into(),
+    ]];
+    let mut problems = String::new();
+    for c in &r.clusters {
+        for k in &c.kustomizations {
+            let a = k.artifact.as_ref();
+            rows.push([
+                c.name.clone(),
+                k.kustomization.id.to_string(),
+                k.kustomization.path.clone(),
+                a.map_or("-".into(), |a| a.objects.len().to_string()),
+                if k.substituted { "yes" } else { "no" }.into(),
+                status_word(&k.status).into(),
+                a.map_or("-".into(), |a| a.sha256[..12].to_string()),
+            ]);
+            match &k.status {
+                Status::Failed(e) | Status::Blocked(e) => {
+                    let _ = writeln!(
+                        problems,
+                        "{}: {} {}: {e}",
+                        c.name,
+                        k.kustomization.id,
+                        status_word(&k.status)
+                    );
+                }
+                _ => {}
+            }
+            for n in &k.notes {
+                let _ = writeln!(problems, "{}: {} note: {n}", c.name, k.kustomization.id);
+            }
+        }
+    }
+    let widths: Vec<usize> = (0..7)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for row in &rows {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        let _ = writeln!(out, "{}", line.join("  ").trim_end());
+    }
+    out.push_str(&problems);
+    let total: usize = r.clusters.iter().map(|c| c.kustomizations.len()).sum();
+    let ok: usize = r
+        .clusters
+        .iter()
+        .flat_map(|c| &c.kustomizations)
+        .filter(|k| k.status == Status::Rendered)
+        .count();
+    let _ = writeln!(
+        out,
+        "{} clusters, {ok}/{total} Kustomizations rendered, {} kustomize builds ({})",
+        r.clusters.len(),
+        r.builds_run,
+        r.builder
+    );
+    out
+}
+
+fn kustomization_json(k: &KustomizationRender) -> serde_json::Value {
+    let (status, error) = match &k.status {
+        Status::Rendered | Status::Suspended => (status_word(&k.status), None),
+        Status::Failed(e) | Status::Blocked(e) | Status::External(e) => {
+            (status_word(&k.status), Some(e.clone()))
+        }
+    };
+    json!({
+        "name": k.kustomization.id.name,
+        "namespace": k.kustomization.id.namespace,
+        "path": k.kustomization.path,
+        "dependsOn": k.kustomization.depends_on.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "wait": k.kustomization.wait,
+        "prune": k.kustomization.prune,
+        "status": status,
+        "error": error,
+        "substituted": k.substituted,
+        "vars": k.vars,
+        "varsUsed": k.vars_used,
+        "notes": k.notes,
+        "sha256": k.artifact.as_ref().map(|a| a.sha256.clone()),
+        "objects": k.artifact.as_ref().map(|a| a.objects.clone()).unwrap_or_default(),
+    })
+}
+
+/// The render as stable JSON.
+#[must_use]
+pub fn render_json(r: &RepoRender) -> String {
+    let v = json!({
+        "builder": r.builder,
+        "clusters": r.clusters.iter().map(|c| json!({
+            "name": c.name,
+            "waves": c.waves.iter().map(|w| w.iter().map(ToString::to_string).collect::<Vec<_>>()).collect::<Vec<_>>(),
+            "kustomizations": c.kustomizations.iter().map(kustomization_json).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    });
+    serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+}
+
+/// Writes `DIR/<cluster>/<namespace>/<name>.yaml` per rendered Kustomization and a
+/// `DIR/SHA256SUMS` that `sha256sum -c` accepts. Everything is written to a temporary
+/// directory beside DIR first, then moved into place, so a failure leaves no partial output.
+pub fn write_out(r: &RepoRender, dir: &Path) -> std::io::Result<()> {
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)?;
+    let staging = tempfile::Builder::new()
+        .prefix(".fluxsim-out-")
+        .tempdir_in(parent)?;
+    let mut sums = String::new();
+    for c in &r.clusters {
+        for k in &c.kustomizations {
+            let Some(a) = &k.artifact else { continue };
+            let rel = format!(
+                "{}/{}/{}.yaml",
+                c.name, k.kustomization.id.namespace, k.kustomization.id.name
+            );
+            let path = staging.path().join(&rel);
+            if let Some(p) = path.parent() {
+                std::fs::create_dir_all(p)?;
+            }
+            std::fs::write(&path, &a.yaml)?;
+            let _ = writeln!(sums, "{}  {rel}", a.sha256);
+        }
+    }
+    std::fs::write(staging.path().join("SHA256SUMS"), sums)?;
+    if dir.exists() {
+        std::fs::remove_dir_all(dir)?;
+    }
+    let kept = staging.keep();
+    std::fs::rename(&kept, dir)
+}

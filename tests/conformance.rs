@@ -1,0 +1,47 @@
+//! Every public envsubst conformance vector (made by running Flux's own Go code) must pass.
+
+use fluxsim::conformance::{parse_vectors, run_vector, Outcome};
+
+fn vectors_path() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/conformance/envsubst-public.jsonl")
+}
+
+fn run_mode(mode: &str) {
+    let path = vectors_path();
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (the conformance vectors live in ../shared)",
+            path.display()
+        )
+    });
+    let vectors = parse_vectors(&text).expect("vectors parse");
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for v in vectors.iter().filter(|v| v.mode == mode) {
+        count += 1;
+        if let Outcome::Fail { expected, actual } = run_vector(v) {
+            failures.push(format!(
+                "{}: input {:?}\n  expected {expected}\n  actual   {actual}",
+                v.id, v.input
+            ));
+        }
+    }
+    assert!(count > 100, "expected the {mode} vectors, found {count}");
+    assert!(
+        failures.is_empty(),
+        "{} of {count} {mode} vectors failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn all_raw_envsubst_vectors_match_flux() {
+    run_mode("raw");
+}
+
+#[test]
+fn all_flux_postbuild_vectors_match_flux() {
+    run_mode("flux");
+}
