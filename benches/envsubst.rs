@@ -1,5 +1,6 @@
 //! Substitution throughput on a large multi-document manifest, as a ratio against a plain copy
 //! of the same bytes measured in the same run. `cargo bench --bench envsubst`
+#![allow(clippy::cast_precision_loss, clippy::format_push_string)]
 
 use std::collections::BTreeMap;
 use std::hint::black_box;

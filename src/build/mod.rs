@@ -92,8 +92,7 @@ impl KustomizeBinary {
         let version = if is_kubectl {
             text.lines()
                 .find_map(|l| l.strip_prefix("Kustomize Version:"))
-                .map(|v| v.trim().to_string())
-                .unwrap_or_else(|| "unknown".into())
+                .map_or_else(|| "unknown".into(), |v| v.trim().to_string())
         } else {
             text.trim().to_string()
         };

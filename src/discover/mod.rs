@@ -37,7 +37,7 @@ pub enum DiscoverError {
     NoClusters,
 }
 
-fn yaml_files(root: &Path, dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+fn yaml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
     };
@@ -46,7 +46,7 @@ fn yaml_files(root: &Path, dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     for e in entries {
         let p = e.path();
         if p.is_dir() {
-            yaml_files(root, &p, out);
+            yaml_files(&p, out);
         } else if matches!(p.extension().and_then(|x| x.to_str()), Some("yaml" | "yml")) {
             out.push(p);
         }
@@ -56,7 +56,7 @@ fn yaml_files(root: &Path, dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 /// Finds the cluster roots in a materialised source tree.
 pub fn discover(root: &Path) -> Vec<Cluster> {
     let mut files = Vec::new();
-    yaml_files(root, root, &mut files);
+    yaml_files(root, &mut files);
     let mut by_path: BTreeMap<String, Cluster> = BTreeMap::new();
     for file in files {
         let rel_file = file

@@ -186,8 +186,8 @@ pub fn prepare(root: &Path, ks: &Kustomization) -> Result<Prepared, GenerateErro
             _overlay: None,
         });
     }
-    let (file_name, mut doc) = match &existing {
-        Some(p) => {
+    let (file_name, mut doc) = if let Some(p) = &existing {
+        {
             let rel = p
                 .strip_prefix(root)
                 .unwrap_or(p)
@@ -211,7 +211,8 @@ pub fn prepare(root: &Path, ks: &Kustomization) -> Result<Prepared, GenerateErro
                 doc,
             )
         }
-        None => {
+    } else {
+        {
             let resources = scan_resources(root, &dir)?;
             (
                 "kustomization.yaml".to_string(),

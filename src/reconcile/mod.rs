@@ -6,6 +6,7 @@
 //! is sorted, so it does not depend on thread timing.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 use std::path::Path;
 
 use base64::Engine as _;
@@ -437,8 +438,10 @@ fn reprint(cache: &BuildCache<'_>, pieces: &[(bool, String)]) -> Result<String, 
         crate::artifact::sha256_hex(
             pieces
                 .iter()
-                .map(|(j, t)| format!("{j}\0{t}\0"))
-                .collect::<String>()
+                .fold(String::new(), |mut s, (j, t)| {
+                    let _ = write!(s, "{j}\0{t}\0");
+                    s
+                })
                 .as_bytes()
         )
     );
