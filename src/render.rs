@@ -110,11 +110,19 @@ pub fn clusters_of(root: &Path, opts: &RepoOptions) -> Result<Vec<Cluster>, Rend
 
 /// Renders a directory (a git work tree or a plain directory).
 pub fn render_dir(dir: &Path, opts: &RepoOptions) -> Result<RepoRender, RenderError> {
-    let source = SourceOptions {
+    let mut source = SourceOptions {
         include_untracked: opts.include_untracked,
         spec_ignore: None,
     };
-    let tree = materialize(dir, &source)?;
+    let mut tree = materialize(dir, &source)?;
+    // The GitRepository the roots reconcile from may carry `spec.ignore`: what Flux sees is
+    // then filtered by it too, so the source is materialised again with it.
+    if let Ok(clusters) = clusters_of(tree.root(), opts) {
+        if let Some(ignore) = spec_ignore_of(tree.root(), &clusters) {
+            source.spec_ignore = Some(ignore);
+            tree = materialize(dir, &source)?;
+        }
+    }
     let builder = make_builder(opts)?;
     render_tree(tree, &builder, opts)
 }
@@ -142,4 +150,54 @@ pub fn render_tree(
         clusters: renders,
         tree,
     })
+}
+
+/// The `spec.ignore` of the GitRepository the first cluster root reconciles from, when the
+/// source declares that GitRepository with an ignore list.
+fn spec_ignore_of(root: &Path, clusters: &[Cluster]) -> Option<String> {
+    let src = clusters.iter().find_map(|c| c.root.source_ref.clone())?;
+    let mut files = Vec::new();
+    collect_yaml(root, &mut files);
+    for file in files {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        if !text.contains("GitRepository") {
+            continue;
+        }
+        for doc in crate::manifest::split_documents(&text) {
+            let Ok(json) = crate::postbuild::yaml_json::yaml_to_json(doc) else {
+                continue;
+            };
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&json) else {
+                continue;
+            };
+            let id = crate::flux::ObjectId::of(&v);
+            if id.kind == "GitRepository"
+                && id.group == "source.toolkit.fluxcd.io"
+                && id.name == src.name
+                && id.namespace == src.namespace
+            {
+                if let Some(ignore) = crate::flux::str_at(&v, &["spec", "ignore"]) {
+                    return Some(ignore.to_string());
+                }
+            }
+        }
+    }
+    None
+}
+
+fn collect_yaml(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = rd.filter_map(Result::ok).map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            collect_yaml(&p, out);
+        } else if matches!(p.extension().and_then(|x| x.to_str()), Some("yaml" | "yml")) {
+            out.push(p);
+        }
+    }
 }

@@ -386,36 +386,99 @@ fn render_inner(
     let output = cache
         .build(&prepared.key, &prepared.dir)
         .map_err(|e| e.to_string())?;
-    let Some(pb) = &ks.post_build else {
-        return Artifact::from_kustomize_output(output);
-    };
-    let resolved = resolve_vars(ks, objects, &mut r.notes)?;
-    r.vars = resolved
-        .iter()
-        .map(|(k, (_, s))| (k.clone(), s.clone()))
+    // Each object as kustomize printed it; `true` marks JSON that Flux rebuilt.
+    let mut pieces: Vec<(bool, String)> = crate::manifest::split_documents(&output)
+        .into_iter()
+        .map(|d| (false, d.to_string()))
         .collect();
-    let vars: BTreeMap<String, String> = resolved.into_iter().map(|(k, (v, _))| (k, v)).collect();
-    if !postbuild::should_substitute(&vars, pb.always) {
+    let mut changed = false;
+    if let Some(pb) = &ks.post_build {
+        let resolved = resolve_vars(ks, objects, &mut r.notes)?;
+        r.vars = resolved
+            .iter()
+            .map(|(k, (_, s))| (k.clone(), s.clone()))
+            .collect();
+        let vars: BTreeMap<String, String> =
+            resolved.into_iter().map(|(k, (v, _))| (k, v)).collect();
+        if postbuild::should_substitute(&vars, pb.always) {
+            r.substituted = true;
+            changed = true;
+            // Each object is substituted on its own text, as kustomize printed it
+            // (res.AsYAML() in kustomize_varsub.go), then rebuilt from JSON.
+            for piece in &mut pieces {
+                let obj = parse_object(&piece.1)?;
+                if postbuild::substitution_disabled(&obj) {
+                    continue;
+                }
+                r.vars_used.extend(postbuild::referenced_vars(&piece.1));
+                let out = postbuild::substitute_text(&piece.1, &vars, opts.strict)
+                    .map_err(|e| format!("{}: {e}", ObjectId::of(&obj)))?;
+                *piece = (true, out);
+            }
+        }
+    }
+    // What happens at apply time: commonMetadata is added to every object, and the API
+    // server folds a Secret's stringData into data.
+    for piece in &mut pieces {
+        let mut obj = parse_object(&piece.1)?;
+        if apply_time_changes(&mut obj, ks) {
+            *piece = (true, obj.to_string());
+            changed = true;
+        }
+    }
+    if !changed {
         return Artifact::from_kustomize_output(output);
     }
-    r.substituted = true;
-    // Each object is substituted on its own text, as kustomize printed it (res.AsYAML()).
-    let mut pieces: Vec<(bool, String)> = Vec::new();
-    for doc in crate::manifest::split_documents(&output) {
-        let json = crate::postbuild::yaml_json::yaml_to_json(doc).map_err(|e| e.to_string())?;
-        let obj: Value = serde_json::from_str(&json).map_err(|e| e.to_string())?;
-        if postbuild::substitution_disabled(&obj) {
-            pieces.push((false, doc.to_string()));
-            continue;
-        }
-        r.vars_used.extend(postbuild::referenced_vars(doc));
-        let out = postbuild::substitute_text(doc, &vars, opts.strict)
-            .map_err(|e| format!("{}: {e}", ObjectId::of(&obj)))?;
-        pieces.push((true, out));
-    }
-    // Flux rebuilds each substituted object from JSON; kustomize prints it from there.
+    // kustomize prints the rebuilt objects as it prints resources read from JSON.
     let reprinted = reprint(cache, &pieces)?;
     Artifact::from_kustomize_output(reprinted)
+}
+
+fn parse_object(text: &str) -> Result<Value, String> {
+    let json = crate::postbuild::yaml_json::yaml_to_json(text).map_err(|e| e.to_string())?;
+    serde_json::from_str(&json).map_err(|e| e.to_string())
+}
+
+/// Adds `spec.commonMetadata` and folds Secret `stringData` into `data`; true when changed.
+fn apply_time_changes(obj: &mut Value, ks: &Kustomization) -> bool {
+    let mut changed = false;
+    for (field, extra) in [("labels", &ks.common_labels), ("annotations", &ks.common_annotations)] {
+        if extra.is_empty() {
+            continue;
+        }
+        let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
+            continue;
+        };
+        let map = meta.entry(field).or_insert_with(|| Value::Object(serde_json::Map::new()));
+        if let Some(map) = map.as_object_mut() {
+            for (k, v) in extra {
+                if map.get(k).and_then(Value::as_str) != Some(v.as_str()) {
+                    map.insert(k.clone(), Value::String(v.clone()));
+                    changed = true;
+                }
+            }
+        }
+    }
+    let is_secret = ObjectId::of(obj).kind == "Secret" && ObjectId::of(obj).group.is_empty();
+    let encrypted = obj.get("sops").is_some();
+    if is_secret && !encrypted {
+        if let Some(Value::Object(string_data)) = obj.as_object_mut().and_then(|o| o.remove("stringData")) {
+            let data = obj
+                .as_object_mut()
+                .map(|o| o.entry("data").or_insert_with(|| Value::Object(serde_json::Map::new())));
+            if let Some(Value::Object(data)) = data {
+                for (k, v) in string_data {
+                    let text = match v {
+                        Value::String(s) => s,
+                        other => other.to_string(),
+                    };
+                    data.insert(k, Value::String(base64::engine::general_purpose::STANDARD.encode(text)));
+                }
+            }
+            changed = true;
+        }
+    }
+    changed
 }
 
 /// Prints objects the way kustomize prints resources read back from JSON, in legacy order.
@@ -461,4 +524,92 @@ pub fn render_clusters(
         .par_iter()
         .map(|c| render_cluster(root, c, cache, opts))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ks(spec: Value) -> Kustomization {
+        Kustomization::from_json(&json!({
+            "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+            "metadata": {"name": "apps", "namespace": "flux-system"}, "spec": spec
+        }))
+        .unwrap()
+    }
+
+    fn cm(name: &str, data: Value) -> (ObjectId, Value) {
+        let v = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "flux-system"}, "data": data});
+        (ObjectId::of(&v), v)
+    }
+
+    // kustomize_varsub.go loadVars: substituteFrom in order, later wins; inline wins over all.
+    #[test]
+    fn later_substitute_from_wins_and_inline_wins_over_all() {
+        let k = ks(json!({"postBuild": {
+            "substitute": {"C": "inline"},
+            "substituteFrom": [{"kind": "ConfigMap", "name": "a"}, {"kind": "ConfigMap", "name": "b"}]}}));
+        let objects: BTreeMap<_, _> = [
+            cm("a", json!({"A": "from-a", "B": "from-a", "C": "from-a"})),
+            cm("b", json!({"B": "from-b\n"})),
+        ]
+        .into_iter()
+        .collect();
+        let vars = resolve_vars(&k, &objects, &mut Vec::new()).unwrap();
+        assert_eq!(vars["A"].0, "from-a");
+        assert_eq!(vars["B"].0, "from-b"); // and the newline is removed
+        assert_eq!(vars["C"], ("inline".to_string(), VarSource { source: "inline".into(), encrypted: false }));
+    }
+
+    #[test]
+    fn missing_substitute_from_fails_unless_optional() {
+        let k = ks(json!({"postBuild": {"substituteFrom": [{"kind": "ConfigMap", "name": "gone"}]}}));
+        let err = resolve_vars(&k, &BTreeMap::new(), &mut Vec::new()).unwrap_err();
+        assert!(err.contains("substitute from 'ConfigMap/gone'"), "{err}");
+        let k = ks(json!({"postBuild": {"substituteFrom": [{"kind": "ConfigMap", "name": "gone", "optional": true}]}}));
+        let mut notes = Vec::new();
+        assert!(resolve_vars(&k, &BTreeMap::new(), &mut notes).unwrap().is_empty());
+        assert_eq!(notes.len(), 1);
+    }
+
+    #[test]
+    fn secret_data_is_base64_decoded_and_string_data_read() {
+        let k = ks(json!({"postBuild": {"substituteFrom": [{"kind": "Secret", "name": "s"}]}}));
+        let s = json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "s", "namespace": "flux-system"},
+            "data": {"TOKEN": "czNjcjN0"}, "stringData": {"USER": "admin"}});
+        let objects: BTreeMap<_, _> = [(ObjectId::of(&s), s)].into_iter().collect();
+        let vars = resolve_vars(&k, &objects, &mut Vec::new()).unwrap();
+        assert_eq!(vars["TOKEN"].0, "s3cr3t");
+        assert_eq!(vars["USER"].0, "admin");
+    }
+
+    #[test]
+    fn sops_encrypted_source_is_noted_as_unknown() {
+        let k = ks(json!({"postBuild": {"substituteFrom": [{"kind": "Secret", "name": "s"}]}}));
+        let s = json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "s", "namespace": "flux-system"},
+            "data": {"K": "ENC[AES256_GCM,data:abc,type:str]"}, "sops": {"version": "3.8.1"}});
+        let objects: BTreeMap<_, _> = [(ObjectId::of(&s), s)].into_iter().collect();
+        let mut notes = Vec::new();
+        let vars = resolve_vars(&k, &objects, &mut notes).unwrap();
+        assert!(vars["K"].1.encrypted);
+        assert!(notes[0].contains("SOPS-encrypted"), "{notes:?}");
+    }
+
+    #[test]
+    fn common_metadata_and_string_data_are_applied_as_at_apply_time() {
+        let k = ks(json!({"commonMetadata": {"labels": {"team": "a"}, "annotations": {"x": "y"}}}));
+        let mut obj = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+            "stringData": {"U": "admin"}});
+        assert!(apply_time_changes(&mut obj, &k));
+        assert_eq!(obj["metadata"]["labels"]["team"], "a");
+        assert_eq!(obj["metadata"]["annotations"]["x"], "y");
+        assert_eq!(obj["data"]["U"], "YWRtaW4=");
+        assert!(obj.get("stringData").is_none());
+        let mut plain = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+        assert!(!apply_time_changes(&mut plain, &ks(json!({}))));
+    }
 }
