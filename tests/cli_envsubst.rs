@@ -19,7 +19,12 @@ fn envsubst(args: &[&str], stdin: &[u8]) -> Run {
         .stderr(Stdio::piped())
         .spawn()
         .expect("runs");
-    child.stdin.take().expect("stdin").write_all(stdin).expect("writes");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin)
+        .expect("writes");
     let out = child.wait_with_output().expect("finishes");
     Run {
         status: out.status.code().unwrap_or(-1),
@@ -31,7 +36,10 @@ fn envsubst(args: &[&str], stdin: &[u8]) -> Run {
 #[test]
 fn substitutes_vars_and_leaves_shell_syntax_alone() {
     let r = envsubst(&["--var", "A=x"], b"a=${A} $A $(date) $${HOME}\n");
-    assert_eq!((r.status, r.stdout.as_str()), (0, "a=x $A $(date) ${HOME}\n"));
+    assert_eq!(
+        (r.status, r.stdout.as_str()),
+        (0, "a=x $A $(date) ${HOME}\n")
+    );
 }
 
 #[test]
@@ -48,7 +56,10 @@ fn var_flag_wins_over_vars_file_which_wins_over_env() {
     let f = dir.path().join("vars.env");
     std::fs::write(&f, "# comment\nFLUXSIM_TEST_VAR=from-file\nB=file-b\n").unwrap();
     let f = f.to_str().unwrap();
-    let r = envsubst(&["--env", "--vars", f, "--var", "B=flag-b"], b"${FLUXSIM_TEST_VAR} ${B}");
+    let r = envsubst(
+        &["--env", "--vars", f, "--var", "B=flag-b"],
+        b"${FLUXSIM_TEST_VAR} ${B}",
+    );
     assert_eq!(r.stdout, "from-file flag-b");
 }
 
@@ -69,10 +80,19 @@ fn configmap_and_secret_files_give_vars_as_substitute_from_does() {
     )
     .unwrap();
     let r = envsubst(
-        &["--strict", "--vars", cm.to_str().unwrap(), "--vars", secret.to_str().unwrap()],
+        &[
+            "--strict",
+            "--vars",
+            cm.to_str().unwrap(),
+            "--vars",
+            secret.to_str().unwrap(),
+        ],
         b"${DOMAIN} ${TOKEN} ${USER} ${BIN:-no-binary-data}",
     );
-    assert_eq!((r.status, r.stdout.as_str()), (0, "example.com s3cr3t admin no-binary-data"));
+    assert_eq!(
+        (r.status, r.stdout.as_str()),
+        (0, "example.com s3cr3t admin no-binary-data")
+    );
 }
 
 #[test]
@@ -80,12 +100,20 @@ fn strict_mode_exits_1_and_names_line_column_and_var() {
     let r = envsubst(&["--strict"], b"a: 1\nb: ${MISSING}\n");
     assert_eq!(r.status, 1);
     assert!(r.stdout.is_empty());
-    assert!(r.stderr.contains("<stdin>:2:4: ${MISSING}: variable not set (strict mode): \"MISSING\""), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("<stdin>:2:4: ${MISSING}: variable not set (strict mode): \"MISSING\""),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
 fn indexed_expansion_exits_1_with_an_actionable_message() {
-    let r = envsubst(&[], b"#!/bin/sh\nfalse | tee x\nif [ ${PIPESTATUS[0]} -ne 0 ]; then exit 1; fi\n");
+    let r = envsubst(
+        &[],
+        b"#!/bin/sh\nfalse | tee x\nif [ ${PIPESTATUS[0]} -ne 0 ]; then exit 1; fi\n",
+    );
     assert_eq!(r.status, 1);
     assert!(
         r.stderr.contains("<stdin>:3:6: ${PIPESTATUS[0]}: missing closing brace (indexed expansions are not supported; write $${PIPESTATUS[0]}"),

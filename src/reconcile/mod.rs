@@ -442,14 +442,19 @@ fn parse_object(text: &str) -> Result<Value, String> {
 /// Adds `spec.commonMetadata` and folds Secret `stringData` into `data`; true when changed.
 fn apply_time_changes(obj: &mut Value, ks: &Kustomization) -> bool {
     let mut changed = false;
-    for (field, extra) in [("labels", &ks.common_labels), ("annotations", &ks.common_annotations)] {
+    for (field, extra) in [
+        ("labels", &ks.common_labels),
+        ("annotations", &ks.common_annotations),
+    ] {
         if extra.is_empty() {
             continue;
         }
         let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
             continue;
         };
-        let map = meta.entry(field).or_insert_with(|| Value::Object(serde_json::Map::new()));
+        let map = meta
+            .entry(field)
+            .or_insert_with(|| Value::Object(serde_json::Map::new()));
         if let Some(map) = map.as_object_mut() {
             for (k, v) in extra {
                 if map.get(k).and_then(Value::as_str) != Some(v.as_str()) {
@@ -462,17 +467,23 @@ fn apply_time_changes(obj: &mut Value, ks: &Kustomization) -> bool {
     let is_secret = ObjectId::of(obj).kind == "Secret" && ObjectId::of(obj).group.is_empty();
     let encrypted = obj.get("sops").is_some();
     if is_secret && !encrypted {
-        if let Some(Value::Object(string_data)) = obj.as_object_mut().and_then(|o| o.remove("stringData")) {
-            let data = obj
-                .as_object_mut()
-                .map(|o| o.entry("data").or_insert_with(|| Value::Object(serde_json::Map::new())));
+        if let Some(Value::Object(string_data)) =
+            obj.as_object_mut().and_then(|o| o.remove("stringData"))
+        {
+            let data = obj.as_object_mut().map(|o| {
+                o.entry("data")
+                    .or_insert_with(|| Value::Object(serde_json::Map::new()))
+            });
             if let Some(Value::Object(data)) = data {
                 for (k, v) in string_data {
                     let text = match v {
                         Value::String(s) => s,
                         other => other.to_string(),
                     };
-                    data.insert(k, Value::String(base64::engine::general_purpose::STANDARD.encode(text)));
+                    data.insert(
+                        k,
+                        Value::String(base64::engine::general_purpose::STANDARD.encode(text)),
+                    );
                 }
             }
             changed = true;
@@ -527,6 +538,7 @@ pub fn render_clusters(
 }
 
 #[cfg(test)]
+#[allow(clippy::needless_pass_by_value)]
 mod tests {
     use super::*;
     use serde_json::json;
@@ -560,17 +572,31 @@ mod tests {
         let vars = resolve_vars(&k, &objects, &mut Vec::new()).unwrap();
         assert_eq!(vars["A"].0, "from-a");
         assert_eq!(vars["B"].0, "from-b"); // and the newline is removed
-        assert_eq!(vars["C"], ("inline".to_string(), VarSource { source: "inline".into(), encrypted: false }));
+        assert_eq!(
+            vars["C"],
+            (
+                "inline".to_string(),
+                VarSource {
+                    source: "inline".into(),
+                    encrypted: false
+                }
+            )
+        );
     }
 
     #[test]
     fn missing_substitute_from_fails_unless_optional() {
-        let k = ks(json!({"postBuild": {"substituteFrom": [{"kind": "ConfigMap", "name": "gone"}]}}));
+        let k =
+            ks(json!({"postBuild": {"substituteFrom": [{"kind": "ConfigMap", "name": "gone"}]}}));
         let err = resolve_vars(&k, &BTreeMap::new(), &mut Vec::new()).unwrap_err();
         assert!(err.contains("substitute from 'ConfigMap/gone'"), "{err}");
-        let k = ks(json!({"postBuild": {"substituteFrom": [{"kind": "ConfigMap", "name": "gone", "optional": true}]}}));
+        let k = ks(
+            json!({"postBuild": {"substituteFrom": [{"kind": "ConfigMap", "name": "gone", "optional": true}]}}),
+        );
         let mut notes = Vec::new();
-        assert!(resolve_vars(&k, &BTreeMap::new(), &mut notes).unwrap().is_empty());
+        assert!(resolve_vars(&k, &BTreeMap::new(), &mut notes)
+            .unwrap()
+            .is_empty());
         assert_eq!(notes.len(), 1);
     }
 
