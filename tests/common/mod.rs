@@ -1,0 +1,199 @@
+//! The integration tests' harness: run the real binary, build throw-away git repositories
+//! from fixtures, and read what a render wrote.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// A directory of the crate (`testdata/fleet`, `testdata/bad/<case>`).
+pub(crate) fn crate_path(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// What one run of the binary gave.
+#[derive(Debug)]
+pub(crate) struct Output {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+impl Output {
+    /// Parses stdout as JSON, with the whole output in the panic message when it is not.
+    pub(crate) fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+}
+
+/// Runs `fluxsim ARGS` in `cwd` (the crate root when `None`).
+pub(crate) fn fluxsim_in(cwd: Option<&Path>, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fluxsim"));
+    cmd.args(args)
+        .current_dir(cwd.unwrap_or(Path::new(env!("CARGO_MANIFEST_DIR"))))
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE");
+    let out = cmd.output().expect("the fluxsim binary runs");
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Runs `fluxsim ARGS` in the crate root.
+pub(crate) fn fluxsim(args: &[&str]) -> Output {
+    fluxsim_in(None, args)
+}
+
+/// Runs git in `dir` with a throw-away identity; panics with git's stderr on failure.
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.email=test@example.invalid",
+            "-c",
+            "user.name=fluxsim tests",
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "core.autocrlf=false",
+        ])
+        .args(args)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Copies the regular files and folders under `src` into `dst`.
+pub(crate) fn copy_dir(src: &Path, dst: &Path) {
+    fs::create_dir_all(dst).unwrap();
+    for entry in fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        let kind = entry.file_type().unwrap();
+        let to = dst.join(entry.file_name());
+        if kind.is_dir() {
+            copy_dir(&entry.path(), &to);
+        } else if kind.is_file() {
+            fs::copy(entry.path(), &to).unwrap();
+        }
+    }
+}
+
+/// Commits everything in the work tree at `dir`.
+pub(crate) fn commit_all(dir: &Path, message: &str) {
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "--allow-empty", "-m", message]);
+}
+
+/// A new git repository holding a copy of `src` (a crate directory), committed.
+pub(crate) fn repo_from(src: &str) -> tempfile::TempDir {
+    let tmp = tempfile::Builder::new()
+        .prefix("fluxsim-test-repo-")
+        .tempdir()
+        .unwrap();
+    copy_dir(&crate_path(src), tmp.path());
+    git(tmp.path(), &["init", "-q", "-b", "main"]);
+    commit_all(tmp.path(), "fixture");
+    tmp
+}
+
+/// A committed copy of `testdata/bad/<case>`.
+pub(crate) fn bad_fixture(case: &str) -> tempfile::TempDir {
+    repo_from(&format!("testdata/bad/{case}"))
+}
+
+/// Every file under `root` (relative path to contents), skipping `.git`.
+pub(crate) fn read_tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            if entry.file_name() == ".git" {
+                continue;
+            }
+            let kind = entry.file_type().unwrap();
+            if kind.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path.strip_prefix(root).unwrap().to_string_lossy();
+                out.insert(rel.into_owned(), fs::read(&path).unwrap_or_default());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// SHA-256 in lower-case hex.
+pub(crate) fn sha256(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .fold(String::new(), |mut s, b| {
+            use std::fmt::Write as _;
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+/// `(cluster, namespace/name)` of every Kustomization in a render's JSON, with its entry.
+pub(crate) fn kustomizations(json: &Value) -> BTreeMap<(String, String), Value> {
+    let mut out = BTreeMap::new();
+    for c in json["clusters"].as_array().expect("clusters is a list") {
+        let cluster = c["name"].as_str().unwrap().to_string();
+        for k in c["kustomizations"]
+            .as_array()
+            .expect("kustomizations is a list")
+        {
+            let id = format!(
+                "{}/{}",
+                k["namespace"].as_str().unwrap(),
+                k["name"].as_str().unwrap()
+            );
+            out.insert((cluster.clone(), id), k.clone());
+        }
+    }
+    out
+}
+
+/// The one Kustomization `name` (any namespace) of `cluster` in a render's JSON.
+pub(crate) fn kustomization<'a>(json: &'a Value, cluster: &str, name: &str) -> &'a Value {
+    json["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["name"] == cluster)
+        .flat_map(|c| c["kustomizations"].as_array().unwrap())
+        .find(|k| k["name"] == name)
+        .unwrap_or_else(|| panic!("no Kustomization {name} in cluster {cluster}:\n{json:#}"))
+}
+
+/// Every object of a YAML stream, read as Go's `sigs.k8s.io/yaml` would (through fluxsim's
+/// own reader, which the postbuild unit tests pin).
+pub(crate) fn yaml_objects(text: &str) -> Vec<Value> {
+    fluxsim::manifest::split_documents(text)
+        .into_iter()
+        .map(|doc| {
+            let json = fluxsim::postbuild::yaml_json::yaml_to_json(doc)
+                .unwrap_or_else(|e| panic!("not YAML ({e}):\n{doc}"));
+            serde_json::from_str(&json).unwrap()
+        })
+        .collect()
+}
