@@ -142,7 +142,28 @@ pub fn render_tree(
         .num_threads(opts.jobs)
         .build()
         .map_err(|e| RenderError::Threads(opts.jobs, e.to_string()))?;
-    let mut renders = pool.install(|| render_clusters(tree.root(), &clusters, &cache, &ropts));
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let mut renders = std::thread::scope(|scope| {
+        // A progress line on stderr, only for people watching a terminal.
+        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            let (cache, done, n) = (&cache, &done, clusters.len());
+            scope.spawn(move || {
+                let bar = indicatif::ProgressBar::new_spinner();
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    bar.set_message(format!(
+                        "rendering {n} clusters: {} kustomize builds",
+                        cache.builds_run()
+                    ));
+                    bar.tick();
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                bar.finish_and_clear();
+            });
+        }
+        let r = pool.install(|| render_clusters(tree.root(), &clusters, &cache, &ropts));
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        r
+    });
     renders.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(RepoRender {
         builder: builder.describe(),
