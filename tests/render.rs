@@ -817,8 +817,6 @@ fn unparsable_kustomization_yaml_fails_only_that_kustomization() {
 }
 
 #[test]
-#[ignore = "bug: a kustomize error about a kustomization file does not name the file \
-            (src/build/mod.rs strips the build directory from kustomize's stderr)"]
 fn unparsable_kustomization_yaml_error_names_the_file() {
     let repo = bad_fixture("bad-kustomization-yaml");
     let (_tmp, r) = render_json_out(repo.path(), &[]);
@@ -832,8 +830,6 @@ fn unparsable_kustomization_yaml_error_names_the_file() {
 }
 
 #[test]
-#[ignore = "bug: kubectl's klog header (timestamp, pid) is copied into kustomize errors \
-            (src/build/mod.rs), so a failing render's JSON differs from run to run"]
 fn a_failing_render_is_deterministic_too() {
     let repo = bad_fixture("bad-kustomization-yaml");
     let (_a, first) = render_json_out(repo.path(), &[]);
@@ -878,8 +874,6 @@ fn depends_on_a_kustomization_that_does_not_exist_blocks_it_naming_the_missing_o
 }
 
 #[test]
-#[ignore = "bug: a Kustomization that waits on a blocked one is reported as a dependency \
-            cycle (src/reconcile/mod.rs, the stall branch of render_cluster)"]
 fn waiting_on_a_kustomization_with_a_missing_dependency_is_not_a_cycle() {
     let repo = bad_fixture("missing-dependency");
     let (_tmp, r) = render_json_out(repo.path(), &[]);
@@ -1041,8 +1035,6 @@ fn no_kustomize_or_kubectl_on_path_exits_2_naming_what_to_install() {
 }
 
 #[test]
-#[ignore = "bug: `render --out DIR` deletes DIR first; `--out .` in the repository deletes the \
-            repository (src/report/mod.rs write_out: remove_dir_all(dir))"]
 fn out_dir_that_is_the_repository_does_not_delete_it() {
     let repo = repo_from("testdata/fleet");
     let before = read_tree(repo.path());

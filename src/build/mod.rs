@@ -152,12 +152,9 @@ impl Builder for KustomizeBinary {
         let out = out_reader.join().unwrap_or_default();
         let err = err_reader.join().unwrap_or_default();
         if !status.success() {
-            let msg = String::from_utf8_lossy(&err)
-                .trim()
-                .replace(&*dir.to_string_lossy(), "");
-            return Err(BuildError::Failed(
-                msg.trim_start_matches("Error: ").to_string(),
-            ));
+            return Err(BuildError::Failed(clean_error(&String::from_utf8_lossy(
+                &err,
+            ))));
         }
         String::from_utf8(out).map_err(|_| BuildError::Failed("output is not UTF-8".into()))
     }
@@ -216,5 +213,31 @@ impl<'b> BuildCache<'b> {
     #[must_use]
     pub fn builds_run(&self) -> usize {
         self.builds.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// kustomize's error text without the noise that changes from run to run: kubectl wraps it
+/// in a klog line (`E1202 15:33:21.263713 31756 run.go:72] "command failed" err="..."`).
+fn clean_error(stderr: &str) -> String {
+    let text = stderr.trim();
+    let re =
+        regex::Regex::new(r#"(?s)^[EWIF]\d{4} [\d:.]+\s+\d+ \S+\] "command failed" err="(.*)"$"#)
+            .expect("static regex");
+    let text = match re.captures(text) {
+        Some(c) => c[1].replace("\\\"", "\"").replace("\\n", "\n"),
+        None => text.to_string(),
+    };
+    text.trim_start_matches("Error: ").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kubectl_klog_prefix_is_removed_from_errors() {
+        let e = "E1202 15:33:21.263713   31756 run.go:72] \"command failed\" err=\"accumulating resources: \\\"x\\\" missing\"\n";
+        assert_eq!(clean_error(e), "accumulating resources: \"x\" missing");
+        assert_eq!(clean_error("Error: plain kustomize\n"), "plain kustomize");
     }
 }

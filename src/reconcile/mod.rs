@@ -147,18 +147,28 @@ pub fn render_cluster(
                 .filter(|k| !done.contains_key(*k))
                 .cloned()
                 .collect();
+            // Block only what names a missing Kustomization or sits on a cycle; what merely
+            // waits on those is blocked on the next pass as "dependency not ready".
+            let mut settled_now = false;
             for id in &left {
                 let (ks, parent) = &known[id];
                 let missing = ks.depends_on.iter().find(|d| !known.contains_key(*d));
                 let reason = match missing {
-                    Some(d) => {
-                        format!("dependsOn `{d}`, which no Kustomization in this cluster defines")
-                    }
-                    None => format!("dependency cycle: {}", cycle_from(id, &known).join(" -> ")),
+                    Some(d) => Some(format!(
+                        "dependsOn `{d}`, which no Kustomization in this cluster defines"
+                    )),
+                    None => cycle_through(id, &known)
+                        .map(|c| format!("dependency cycle: {}", c.join(" -> "))),
                 };
-                done.insert(id.clone(), blocked(ks, parent.clone(), reason));
+                if let Some(reason) = reason {
+                    done.insert(id.clone(), blocked(ks, parent.clone(), reason));
+                    settled_now = true;
+                }
             }
-            break;
+            if !settled_now {
+                break;
+            }
+            continue;
         }
         for r in settled {
             done.insert(r.kustomization.id.clone(), r);
@@ -213,28 +223,44 @@ pub fn render_cluster(
     }
 }
 
-fn cycle_from(
+/// The dependency cycle `start` is on, as names from `start` back to it, if it is on one.
+fn cycle_through(
     start: &NamespacedName,
     known: &BTreeMap<NamespacedName, (Kustomization, Option<NamespacedName>)>,
-) -> Vec<String> {
-    let mut path = vec![start.clone()];
-    let mut at = start.clone();
-    for _ in 0..=known.len() {
-        let Some(next) = known
-            .get(&at)
-            .and_then(|(k, _)| k.depends_on.first().cloned())
-        else {
-            break;
+) -> Option<Vec<String>> {
+    // Depth-first search over dependsOn edges for a path that returns to `start`.
+    fn dfs(
+        at: &NamespacedName,
+        start: &NamespacedName,
+        known: &BTreeMap<NamespacedName, (Kustomization, Option<NamespacedName>)>,
+        path: &mut Vec<NamespacedName>,
+        seen: &mut BTreeSet<NamespacedName>,
+    ) -> bool {
+        let Some((ks, _)) = known.get(at) else {
+            return false;
         };
-        if let Some(i) = path.iter().position(|p| *p == next) {
-            let mut cycle: Vec<String> = path[i..].iter().map(|p| p.name.clone()).collect();
-            cycle.push(next.name.clone());
-            return cycle;
+        for d in &ks.depends_on {
+            if d == start {
+                return true;
+            }
+            if seen.insert(d.clone()) {
+                path.push(d.clone());
+                if dfs(d, start, known, path, seen) {
+                    return true;
+                }
+                path.pop();
+            }
         }
-        path.push(next.clone());
-        at = next;
+        false
     }
-    path.iter().map(|p| p.name.clone()).collect()
+    let mut path = vec![start.clone()];
+    let mut seen = BTreeSet::new();
+    if dfs(start, start, known, &mut path, &mut seen) {
+        path.push(start.clone());
+        Some(path.iter().map(|p| p.name.clone()).collect())
+    } else {
+        None
+    }
 }
 
 fn blocked(
@@ -383,9 +409,38 @@ fn render_inner(
     let prepared = crate::generate::prepare(root, ks).map_err(|e| e.to_string())?;
     r.build_path = Some(prepared.rel_path.clone());
     r.generated.clone_from(&prepared.generated);
-    let output = cache
-        .build(&prepared.key, &prepared.dir)
-        .map_err(|e| e.to_string())?;
+    let output = cache.build(&prepared.key, &prepared.dir).map_err(|e| {
+        // Name files by their place in the source, not by fluxsim's temporary directories.
+        let mut msg = e.to_string();
+        let overlay_root = prepared
+            .dir
+            .to_string_lossy()
+            .strip_suffix(&prepared.rel_path)
+            .map(str::to_string);
+        for prefix in overlay_root
+            .iter()
+            .cloned()
+            .chain([format!("{}/", root.display())])
+        {
+            msg = msg.replace(&prefix, "");
+        }
+        // kustomize does not say which file it could not read as a kustomization.
+        if msg.contains("invalid Kustomization") {
+            let dir = root.join(&prepared.rel_path);
+            if let Some(f) = crate::generate::KUSTOMIZATION_FILES
+                .iter()
+                .find(|f| dir.join(f).is_file())
+            {
+                let file = if prepared.rel_path == "." {
+                    (*f).to_string()
+                } else {
+                    format!("{}/{f}", prepared.rel_path)
+                };
+                msg = format!("{file}: {msg}");
+            }
+        }
+        format!("spec.path `{}`: {msg}", ks.path)
+    })?;
     // Each object as kustomize printed it; `true` marks JSON that Flux rebuilt.
     let mut pieces: Vec<(bool, String)> = crate::manifest::split_documents(&output)
         .into_iter()

@@ -130,9 +130,25 @@ pub fn render_json(r: &RepoRender) -> String {
 }
 
 /// Writes `DIR/<cluster>/<namespace>/<name>.yaml` per rendered Kustomization and a
-/// `DIR/SHA256SUMS` that `sha256sum -c` accepts. Everything is written to a temporary
+/// `DIR/SHA256SUMS` that `sha256sum -c` accepts. Everything is written to a staging
 /// directory beside DIR first, then moved into place, so a failure leaves no partial output.
+/// An existing DIR is replaced only when it is empty or earlier fluxsim output (it holds a
+/// `SHA256SUMS`); anything else is refused, never deleted.
 pub fn write_out(r: &RepoRender, dir: &Path) -> std::io::Result<()> {
+    let refuse = |why: &str| {
+        std::io::Error::other(format!("refusing to replace `{}`: {why}", dir.display()))
+    };
+    if dir.exists() {
+        if !dir.is_dir() {
+            return Err(refuse("it is not a directory"));
+        }
+        let empty = std::fs::read_dir(dir)?.next().is_none();
+        if !empty && !dir.join("SHA256SUMS").is_file() {
+            return Err(refuse(
+                "it is not empty and holds no earlier fluxsim output (no SHA256SUMS)",
+            ));
+        }
+    }
     let parent = dir
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -144,7 +160,9 @@ pub fn write_out(r: &RepoRender, dir: &Path) -> std::io::Result<()> {
     let mut sums = String::new();
     for c in &r.clusters {
         for k in &c.kustomizations {
-            let Some(a) = &k.artifact else { continue };
+            let Some(a) = &k.artifact else {
+                continue;
+            };
             let rel = format!(
                 "{}/{}/{}.yaml",
                 c.name, k.kustomization.id.namespace, k.kustomization.id.name
@@ -158,9 +176,22 @@ pub fn write_out(r: &RepoRender, dir: &Path) -> std::io::Result<()> {
         }
     }
     std::fs::write(staging.path().join("SHA256SUMS"), sums)?;
-    if dir.exists() {
-        std::fs::remove_dir_all(dir)?;
-    }
+    // Move the old output aside, put the new one in place, then delete the old one.
+    let old = if dir.exists() {
+        let aside = tempfile::Builder::new()
+            .prefix(".fluxsim-old-")
+            .tempdir_in(parent)?
+            .keep();
+        std::fs::remove_dir(&aside)?;
+        std::fs::rename(dir, &aside)?;
+        Some(aside)
+    } else {
+        None
+    };
     let kept = staging.keep();
-    std::fs::rename(&kept, dir)
+    std::fs::rename(&kept, dir)?;
+    if let Some(old) = old {
+        std::fs::remove_dir_all(old)?;
+    }
+    Ok(())
 }
