@@ -19,12 +19,11 @@ fn envsubst(args: &[&str], stdin: &[u8]) -> Run {
         .stderr(Stdio::piped())
         .spawn()
         .expect("runs");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin)
-        .expect("writes");
+    // A usage error exits before reading stdin; the closed pipe is then expected.
+    match child.stdin.take().expect("stdin").write_all(stdin) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => panic!("writing stdin: {e}"),
+        _ => {}
+    }
     let out = child.wait_with_output().expect("finishes");
     Run {
         status: out.status.code().unwrap_or(-1),
