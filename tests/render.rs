@@ -585,6 +585,33 @@ fn sourceignore_keeps_the_broken_scratch_manifest_out_of_the_render() {
     );
 }
 
+// source-controller filters the archive with the GitRepository's spec.ignore too.
+#[test]
+fn git_repository_spec_ignore_removes_paths_from_the_source() {
+    let repo = repo_from("testdata/fleet");
+    for cluster in CLUSTERS {
+        let p = repo.path().join(format!("clusters/{cluster}/sync.yaml"));
+        let text = fs::read_to_string(&p).unwrap();
+        let text = text.replacen(
+            "  interval: 1m0s\n",
+            "  interval: 1m0s\n  ignore: |\n    /apps/wave-2/\n",
+            1,
+        );
+        fs::write(&p, text).unwrap();
+    }
+    commit_all(repo.path(), "ignore wave-2 in the GitRepository");
+    let (_tmp, r) = render_json_out(repo.path(), &[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let json = r.json();
+    for cluster in CLUSTERS {
+        let wave2 = kustomization(&json, cluster, "apps-wave-2");
+        assert_eq!(status(wave2), "failed", "{cluster}: {wave2:#}");
+        assert!(error(wave2).contains("./apps/wave-2"), "{}", error(wave2));
+        let wave1 = kustomization(&json, cluster, "apps-wave-1");
+        assert_eq!(status(wave1), "rendered", "{cluster}: {}", error(wave1));
+    }
+}
+
 #[test]
 fn without_sourceignore_the_scratch_manifest_fails_apps_wave_0_in_both_clusters_only() {
     let repo = repo_from("testdata/fleet");
