@@ -21,6 +21,13 @@ pub fn split_documents(text: &str) -> Vec<&str> {
     docs
 }
 
+/// Reads one YAML document as kustomize-controller would (YAML 1.1, via
+/// `sigs.k8s.io/yaml.YAMLToJSON`) into a JSON value.
+pub fn parse_object(doc: &str) -> Result<serde_json::Value, String> {
+    let json = crate::postbuild::yaml_json::yaml_to_json(doc).map_err(|e| e.to_string())?;
+    serde_json::from_str(&json).map_err(|e| e.to_string())
+}
+
 fn push_doc<'a>(docs: &mut Vec<&'a str>, doc: &'a str) {
     let meaningful = doc.lines().any(|l| {
         let t = l.trim();

@@ -86,13 +86,22 @@ pub fn make_builder(opts: &RepoOptions) -> Result<KustomizeBinary, RenderError> 
 pub fn clusters_of(root: &Path, opts: &RepoOptions) -> Result<Vec<Cluster>, RenderError> {
     let found = discover(root);
     let mut clusters = if opts.cluster_args.is_empty() {
-        found
+        found.clusters
     } else {
         opts.cluster_args
             .iter()
-            .map(|a| cluster_from_arg(root, a, &found))
+            .map(|a| cluster_from_arg(root, a, &found.clusters))
             .collect::<Result<Vec<_>, _>>()?
     };
+    for c in &mut clusters {
+        c.source_ignore = c.root.source_ref.as_ref().and_then(|src| {
+            let key = crate::flux::NamespacedName {
+                namespace: src.namespace.clone(),
+                name: src.name.clone(),
+            };
+            found.source_ignores.get(&key).cloned()
+        });
+    }
     if clusters.is_empty() {
         return Err(crate::discover::DiscoverError::NoClusters.into());
     }
@@ -118,7 +127,12 @@ pub fn render_dir(dir: &Path, opts: &RepoOptions) -> Result<RepoRender, RenderEr
     // The GitRepository the roots reconcile from may carry `spec.ignore`: what Flux sees is
     // then filtered by it too, so the source is materialised again with it.
     if let Ok(clusters) = clusters_of(tree.root(), opts) {
-        if let Some(ignore) = spec_ignore_of(tree.root(), &clusters) {
+        // The first cluster root that names a source decides, as one tree serves all.
+        let ignore = clusters
+            .iter()
+            .find(|c| c.root.source_ref.is_some())
+            .and_then(|c| c.source_ignore.clone());
+        if let Some(ignore) = ignore {
             source.spec_ignore = Some(ignore);
             tree = materialize(dir, &source)?;
         }
@@ -171,54 +185,4 @@ pub fn render_tree(
         clusters: renders,
         tree,
     })
-}
-
-/// The `spec.ignore` of the GitRepository the first cluster root reconciles from, when the
-/// source declares that GitRepository with an ignore list.
-fn spec_ignore_of(root: &Path, clusters: &[Cluster]) -> Option<String> {
-    let src = clusters.iter().find_map(|c| c.root.source_ref.clone())?;
-    let mut files = Vec::new();
-    collect_yaml(root, &mut files);
-    for file in files {
-        let Ok(text) = std::fs::read_to_string(&file) else {
-            continue;
-        };
-        if !text.contains("GitRepository") {
-            continue;
-        }
-        for doc in crate::manifest::split_documents(&text) {
-            let Ok(json) = crate::postbuild::yaml_json::yaml_to_json(doc) else {
-                continue;
-            };
-            let Ok(v) = serde_json::from_str::<serde_json::Value>(&json) else {
-                continue;
-            };
-            let id = crate::flux::ObjectId::of(&v);
-            if id.kind == "GitRepository"
-                && id.group == "source.toolkit.fluxcd.io"
-                && id.name == src.name
-                && id.namespace == src.namespace
-            {
-                if let Some(ignore) = crate::flux::str_at(&v, &["spec", "ignore"]) {
-                    return Some(ignore.to_string());
-                }
-            }
-        }
-    }
-    None
-}
-
-fn collect_yaml(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = rd.filter_map(Result::ok).map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            collect_yaml(&p, out);
-        } else if matches!(p.extension().and_then(|x| x.to_str()), Some("yaml" | "yml")) {
-            out.push(p);
-        }
-    }
 }

@@ -2,38 +2,16 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+// The shared harness serves several test crates; this one uses only its git helper.
+#[allow(dead_code)]
+mod common;
+
+use common::git;
 use fluxsim::source::{
     materialize, materialize_rev, secure_join, Exclusion, PatternSource, SourceError,
     SourceOptions, Tree,
 };
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "user.name=t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 fn write(root: &Path, rel: &str, text: &str) {
     let path = root.join(rel);

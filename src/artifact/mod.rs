@@ -21,6 +21,9 @@ pub struct ArtifactObject {
     /// The object's YAML text.
     #[serde(skip)]
     pub yaml: String,
+    /// The object as read back from that text.
+    #[serde(skip)]
+    pub object: serde_json::Value,
 }
 
 /// What one Kustomization applies.
@@ -46,8 +49,7 @@ impl Artifact {
     pub fn from_kustomize_output(yaml: String) -> Result<Artifact, String> {
         let mut objects = Vec::new();
         for doc in crate::manifest::split_documents(&yaml) {
-            let json = crate::postbuild::yaml_json::yaml_to_json(doc).map_err(|e| e.to_string())?;
-            let v: serde_json::Value = serde_json::from_str(&json).map_err(|e| e.to_string())?;
+            let v = crate::manifest::parse_object(doc)?;
             objects.push(ArtifactObject {
                 api_version: crate::flux::str_at(&v, &["apiVersion"])
                     .unwrap_or_default()
@@ -55,6 +57,7 @@ impl Artifact {
                 id: ObjectId::of(&v),
                 sha256: sha256_hex(doc.as_bytes()),
                 yaml: doc.to_string(),
+                object: v,
             });
         }
         Ok(Artifact {

@@ -7,10 +7,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde_json::Value;
-
-use crate::flux::{is_kustomization, Kustomization, NamespacedName};
-use crate::generate::normalize_spec_path;
+use crate::flux::{is_kustomization, str_at, Kustomization, NamespacedName, ObjectId};
+use crate::generate::spec_dir;
 
 /// A cluster to render.
 #[derive(Debug, Clone)]
@@ -21,6 +19,19 @@ pub struct Cluster {
     pub root: Kustomization,
     /// The file that declares the root, relative to the source root, when there is one.
     pub file: Option<String>,
+    /// `spec.ignore` of the GitRepository the root reconciles from, when the source
+    /// declares it (filled in by `render::clusters_of` from [`Discovery::source_ignores`]).
+    pub source_ignore: Option<String>,
+}
+
+/// What one scan of a source tree finds.
+#[derive(Debug, Clone, Default)]
+pub struct Discovery {
+    /// The cluster roots, sorted by name.
+    pub clusters: Vec<Cluster>,
+    /// `spec.ignore` of each GitRepository that has one, by namespace (as written, possibly
+    /// empty) and name; the first declaration in file order wins.
+    pub source_ignores: BTreeMap<NamespacedName, String>,
 }
 
 /// A root that could not be understood.
@@ -37,7 +48,7 @@ pub enum DiscoverError {
     NoClusters,
 }
 
-fn yaml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+pub(crate) fn yaml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
     };
@@ -53,11 +64,12 @@ fn yaml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-/// Finds the cluster roots in a materialised source tree.
-pub fn discover(root: &Path) -> Vec<Cluster> {
+/// Finds the cluster roots, and the GitRepositories' ignore lists, in a materialised tree.
+pub fn discover(root: &Path) -> Discovery {
     let mut files = Vec::new();
     yaml_files(root, &mut files);
     let mut by_path: BTreeMap<String, Cluster> = BTreeMap::new();
+    let mut source_ignores = BTreeMap::new();
     for file in files {
         let rel_file = file
             .strip_prefix(root)
@@ -71,19 +83,31 @@ pub fn discover(root: &Path) -> Vec<Cluster> {
             continue;
         };
         for doc in crate::manifest::split_documents(&text) {
-            let Ok(json) = crate::postbuild::yaml_json::yaml_to_json(doc) else {
+            let Ok(v) = crate::manifest::parse_object(doc) else {
                 continue;
             };
-            let Ok(v) = serde_json::from_str::<Value>(&json) else {
+            let id = ObjectId::of(&v);
+            if id.kind == "GitRepository" && id.group == "source.toolkit.fluxcd.io" {
+                if let Some(ignore) = str_at(&v, &["spec", "ignore"]) {
+                    let key = NamespacedName {
+                        namespace: id.namespace,
+                        name: id.name,
+                    };
+                    source_ignores
+                        .entry(key)
+                        .or_insert_with(|| ignore.to_string());
+                }
                 continue;
-            };
+            }
             if !is_kustomization(&v) {
                 continue;
             }
             let Ok(ks) = Kustomization::from_json(&v) else {
                 continue;
             };
-            let path = normalize_spec_path(&ks.path);
+            let Ok(path) = spec_dir(root, &ks.path) else {
+                continue;
+            };
             let holds = if path == "." {
                 rel_dir.is_empty()
             } else {
@@ -101,6 +125,7 @@ pub fn discover(root: &Path) -> Vec<Cluster> {
                 name,
                 root: ks,
                 file: Some(rel_file.clone()),
+                source_ignore: None,
             });
         }
     }
@@ -112,11 +137,15 @@ pub fn discover(root: &Path) -> Vec<Cluster> {
     }
     for c in &mut clusters {
         if counts[&c.name] > 1 {
-            c.name = normalize_spec_path(&c.root.path).replace('/', "-");
+            let path = spec_dir(root, &c.root.path).unwrap_or_else(|_| c.root.path.clone());
+            c.name = path.replace('/', "-");
         }
     }
     clusters.sort_by(|a, b| a.name.cmp(&b.name));
-    clusters
+    Discovery {
+        clusters,
+        source_ignores,
+    }
 }
 
 /// A cluster given as `NAME=PATH`: its root is a synthesised `flux-system/flux-system`
@@ -129,7 +158,7 @@ pub fn cluster_from_arg(
     let (name, path) = arg
         .split_once('=')
         .ok_or_else(|| DiscoverError::BadArgument(arg.to_string()))?;
-    let norm = normalize_spec_path(path);
+    let norm = spec_dir(root, path).unwrap_or_else(|_| path.to_string());
     if !root.join(&norm).is_dir() {
         return Err(DiscoverError::MissingPath(
             arg.to_string(),
@@ -138,7 +167,7 @@ pub fn cluster_from_arg(
     }
     if let Some(c) = found
         .iter()
-        .find(|c| normalize_spec_path(&c.root.path) == norm)
+        .find(|c| spec_dir(root, &c.root.path).is_ok_and(|p| p == norm))
     {
         return Ok(Cluster {
             name: name.to_string(),
@@ -157,11 +186,6 @@ pub fn cluster_from_arg(
         name: name.to_string(),
         root: ks,
         file: None,
+        source_ignore: None,
     })
-}
-
-/// The root Kustomization's id.
-#[must_use]
-pub fn root_id(c: &Cluster) -> NamespacedName {
-    c.root.id.clone()
 }

@@ -7,7 +7,7 @@
 //! of the source; fluxsim never writes into the tree it renders from: it writes the file into
 //! a private overlay directory whose other entries are symbolic links to the tree.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -67,24 +67,15 @@ pub struct Prepared {
     _overlay: Option<Arc<tempfile::TempDir>>,
 }
 
-/// Flux's SecureJoin of `spec.path` onto the source root: `..` is clamped at the root.
-#[must_use]
-pub fn normalize_spec_path(path: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for c in Path::new(path).components() {
-        match c {
-            Component::Normal(p) => parts.push(p.to_str().unwrap_or_default()),
-            Component::ParentDir => {
-                parts.pop();
-            }
-            _ => {}
-        }
-    }
-    if parts.is_empty() {
-        ".".to_string()
-    } else {
-        parts.join("/")
-    }
+/// `spec.path` joined onto the source root as kustomize-controller joins it (SecureJoin:
+/// `..` is clamped at the root), relative to the root: `.` for the root itself.
+pub fn spec_dir(root: &Path, path: &str) -> Result<String, crate::source::SourceError> {
+    let joined = crate::source::secure_join(root, path)?;
+    let rel = joined
+        .strip_prefix(root)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(if rel.is_empty() { ".".to_string() } else { rel })
 }
 
 fn existing_kustomization(dir: &Path) -> Option<PathBuf> {
@@ -150,8 +141,7 @@ fn walk(root: &Path, base: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(
 /// kustomize's resource factory must decode every document of a listed file.
 fn check_manifest(text: &str) -> Result<(), String> {
     for (i, doc) in crate::manifest::split_documents(text).iter().enumerate() {
-        let json = crate::postbuild::yaml_json::yaml_to_json(doc).map_err(|e| e.to_string())?;
-        let v: Value = serde_json::from_str(&json).map_err(|e| e.to_string())?;
+        let v = crate::manifest::parse_object(doc)?;
         match v {
             Value::Null => {}
             Value::Object(ref m) if m.contains_key("kind") || m.contains_key("items") => {}
@@ -164,7 +154,7 @@ fn check_manifest(text: &str) -> Result<(), String> {
 
 /// Prepares `ks.spec.path` of the tree at `root` for building.
 pub fn prepare(root: &Path, ks: &Kustomization) -> Result<Prepared, GenerateError> {
-    let rel_path = normalize_spec_path(&ks.path);
+    let rel_path = spec_dir(root, &ks.path).map_err(|e| GenerateError::Io(e.to_string()))?;
     let dir = if rel_path == "." {
         root.to_path_buf()
     } else {
@@ -365,9 +355,11 @@ mod tests {
 
     #[test]
     fn spec_path_parent_segments_are_clamped_at_the_root() {
-        assert_eq!(normalize_spec_path("./apps/../../../etc"), "etc");
-        assert_eq!(normalize_spec_path("./"), ".");
-        assert_eq!(normalize_spec_path(""), ".");
-        assert_eq!(normalize_spec_path("apps/wave-0/"), "apps/wave-0");
+        let root = tempfile::tempdir().unwrap();
+        let dir = |p: &str| spec_dir(root.path(), p).unwrap();
+        assert_eq!(dir("./apps/../../../etc"), "etc");
+        assert_eq!(dir("./"), ".");
+        assert_eq!(dir(""), ".");
+        assert_eq!(dir("apps/wave-0/"), "apps/wave-0");
     }
 }

@@ -199,18 +199,14 @@ pub fn render_cluster(
         for r in rendered {
             if let Some(a) = &r.artifact {
                 for o in &a.objects {
-                    if let Ok(json) = crate::postbuild::yaml_json::yaml_to_json(&o.yaml) {
-                        if let Ok(v) = serde_json::from_str::<Value>(&json) {
-                            if is_kustomization(&v) {
-                                if let Ok(child) = Kustomization::from_json(&v) {
-                                    known
-                                        .entry(child.id.clone())
-                                        .or_insert((child, Some(r.kustomization.id.clone())));
-                                }
-                            }
-                            objects.insert(o.id.clone(), v);
+                    if is_kustomization(&o.object) {
+                        if let Ok(child) = Kustomization::from_json(&o.object) {
+                            known
+                                .entry(child.id.clone())
+                                .or_insert((child, Some(r.kustomization.id.clone())));
                         }
                     }
+                    objects.insert(o.id.clone(), o.object.clone());
                 }
             }
             done.insert(r.kustomization.id.clone(), r);
@@ -441,12 +437,7 @@ fn render_inner(
         }
         format!("spec.path `{}`: {msg}", ks.path)
     })?;
-    // Each object as kustomize printed it; `true` marks JSON that Flux rebuilt.
-    let mut pieces: Vec<(bool, String)> = crate::manifest::split_documents(&output)
-        .into_iter()
-        .map(|d| (false, d.to_string()))
-        .collect();
-    let mut changed = false;
+    let mut substitute_with = None;
     if let Some(pb) = &ks.post_build {
         let resolved = resolve_vars(ks, objects, &mut r.notes)?;
         r.vars = resolved
@@ -457,29 +448,33 @@ fn render_inner(
             resolved.into_iter().map(|(k, (v, _))| (k, v)).collect();
         if postbuild::should_substitute(&vars, pb.always) {
             r.substituted = true;
-            changed = true;
-            // Each object is substituted on its own text, as kustomize printed it
-            // (res.AsYAML() in kustomize_varsub.go), then rebuilt from JSON.
-            for piece in &mut pieces {
-                let obj = parse_object(&piece.1)?;
-                if postbuild::substitution_disabled(&obj) {
-                    continue;
-                }
-                r.vars_used.extend(postbuild::referenced_vars(&piece.1));
-                let out = postbuild::substitute_text(&piece.1, &vars, opts.strict)
-                    .map_err(|e| format!("{}: {e}", ObjectId::of(&obj)))?;
-                *piece = (true, out);
-            }
+            substitute_with = Some(vars);
         }
     }
-    // What happens at apply time: commonMetadata is added to every object, and the API
-    // server folds a Secret's stringData into data.
-    for piece in &mut pieces {
-        let mut obj = parse_object(&piece.1)?;
+    let mut changed = substitute_with.is_some();
+    // Each object as kustomize printed it; `true` marks JSON that Flux rebuilt.
+    let mut pieces: Vec<(bool, String)> = Vec::new();
+    for doc in crate::manifest::split_documents(&output) {
+        let mut obj = crate::manifest::parse_object(doc)?;
+        let mut piece = (false, doc.to_string());
+        if let Some(vars) = &substitute_with {
+            // Each object is substituted on its own text, as kustomize printed it
+            // (res.AsYAML() in kustomize_varsub.go), then rebuilt from JSON.
+            if !postbuild::substitution_disabled(&obj) {
+                r.vars_used.extend(postbuild::referenced_vars(doc));
+                let out = postbuild::substitute_text(doc, vars, opts.strict)
+                    .map_err(|e| format!("{}: {e}", ObjectId::of(&obj)))?;
+                obj = serde_json::from_str(&out).map_err(|e| e.to_string())?;
+                piece = (true, out);
+            }
+        }
+        // What happens at apply time: commonMetadata is added to every object, and the API
+        // server folds a Secret's stringData into data.
         if apply_time_changes(&mut obj, ks) {
-            *piece = (true, obj.to_string());
+            piece = (true, obj.to_string());
             changed = true;
         }
+        pieces.push(piece);
     }
     if !changed {
         return Artifact::from_kustomize_output(output);
@@ -487,11 +482,6 @@ fn render_inner(
     // kustomize prints the rebuilt objects as it prints resources read from JSON.
     let reprinted = reprint(cache, &pieces)?;
     Artifact::from_kustomize_output(reprinted)
-}
-
-fn parse_object(text: &str) -> Result<Value, String> {
-    let json = crate::postbuild::yaml_json::yaml_to_json(text).map_err(|e| e.to_string())?;
-    serde_json::from_str(&json).map_err(|e| e.to_string())
 }
 
 /// Adds `spec.commonMetadata` and folds Secret `stringData` into `data`; true when changed.
