@@ -8,6 +8,7 @@ pub mod cli;
 pub mod conformance;
 pub mod discover;
 pub mod envsubst;
+pub mod finding;
 pub mod flux;
 pub mod generate;
 pub mod manifest;

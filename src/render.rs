@@ -25,6 +25,9 @@ pub struct RepoOptions {
     pub kustomize: Option<PathBuf>,
     /// Timeout for one kustomize build.
     pub timeout: Duration,
+    /// Track where each object came from (`ArtifactObject::origin`), for the audit and the
+    /// graph check. Digests are the same either way.
+    pub origins: bool,
 }
 
 impl Default for RepoOptions {
@@ -37,6 +40,7 @@ impl Default for RepoOptions {
             jobs: 0,
             kustomize: None,
             timeout: Duration::from_secs(120),
+            origins: false,
         }
     }
 }
@@ -151,6 +155,7 @@ pub fn render_tree(
     let cache = BuildCache::new(builder);
     let ropts = RenderOptions {
         strict: opts.strict,
+        origins: opts.origins,
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs)

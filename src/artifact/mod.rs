@@ -24,6 +24,23 @@ pub struct ArtifactObject {
     /// The object as read back from that text.
     #[serde(skip)]
     pub object: serde_json::Value,
+    /// Where the object came from in the repository, when the render tracked origins
+    /// (`RepoOptions::origins`); never part of the digests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
+}
+
+/// Where a rendered object came from: kustomize's `config.kubernetes.io/origin` annotation,
+/// with its paths made relative to the repository root.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Origin {
+    /// The manifest file the object was read from (`path:`), relative to the repository root.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// For generated objects (`configMapGenerator` ...), the kustomization file that
+    /// configured the generator (`configuredIn:`), relative to the repository root.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub configured_in: Option<String>,
 }
 
 /// What one Kustomization applies.
@@ -58,6 +75,7 @@ impl Artifact {
                 sha256: sha256_hex(doc.as_bytes()),
                 yaml: doc.to_string(),
                 object: v,
+                origin: None,
             });
         }
         Ok(Artifact {

@@ -58,6 +58,7 @@ impl RenderFlags {
             jobs: self.jobs,
             kustomize: self.kustomize.clone(),
             timeout: std::time::Duration::from_secs(self.timeout),
+            origins: false,
         }
     }
 }

@@ -25,6 +25,8 @@ use crate::postbuild;
 pub struct RenderOptions {
     /// Strict substitution (kustomize-controller's default since v1.9.0).
     pub strict: bool,
+    /// Record each object's origin (see `RepoOptions::origins`).
+    pub origins: bool,
 }
 
 /// Where one var's value came from.

@@ -1,0 +1,228 @@
+//! Findings: what the audit and the graph check report, each under a rule with a stable id,
+//! a severity, and the source file and line it points at.
+//!
+//! The consumers (`audit`, `graph`) make findings; `report::findings` prints them as text,
+//! JSON or SARIF 2.1.0.
+
+use serde::Serialize;
+
+/// How bad a finding is. Ordered: `Info < Warning < Error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing; never fails a run unless `--fail-on info`.
+    Info,
+    /// Probably wrong.
+    Warning,
+    /// Flux fails, or applies something wrong.
+    Error,
+}
+
+impl Severity {
+    /// The word used in text output and JSON.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+
+    /// SARIF's `level` for this severity.
+    #[must_use]
+    pub fn sarif_level(self) -> &'static str {
+        match self {
+            Severity::Info => "note",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl std::fmt::Display for Severity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A check: a stable id (`FS101`), a short name, its default severity and a help text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Rule {
+    /// Stable id, never reused for another check.
+    pub id: &'static str,
+    /// Kebab-case name (`indexed-expansion`).
+    pub name: &'static str,
+    /// The default severity of its findings.
+    pub severity: Severity,
+    /// One sentence: what the rule finds.
+    pub summary: &'static str,
+    /// What to do about it.
+    pub help: &'static str,
+}
+
+/// A place in the user's repository.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Location {
+    /// Path relative to the repository root, with `/` separators.
+    pub file: String,
+    /// 1-based line, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// 1-based column (in characters), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<usize>,
+}
+
+impl Location {
+    /// A whole file.
+    #[must_use]
+    pub fn file(file: impl Into<String>) -> Location {
+        Location {
+            file: file.into(),
+            line: None,
+            column: None,
+        }
+    }
+
+    /// A line and column in a file.
+    #[must_use]
+    pub fn at(file: impl Into<String>, line: usize, column: usize) -> Location {
+        Location {
+            file: file.into(),
+            line: Some(line),
+            column: Some(column),
+        }
+    }
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.file)?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+            if let Some(c) = self.column {
+                write!(f, ":{c}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One thing a check found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// The rule's id.
+    pub rule: &'static str,
+    /// Severity (the rule's default unless the check raised or lowered it).
+    pub severity: Severity,
+    /// One sentence, naming the values involved in backticks.
+    pub message: String,
+    /// The cluster, when the finding belongs to one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
+    /// The Flux Kustomization (`namespace/name`), when the finding belongs to one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kustomization: Option<String>,
+    /// Where in the repository, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<Location>,
+}
+
+impl Finding {
+    /// A finding under `rule` with the rule's default severity.
+    #[must_use]
+    pub fn new(rule: &Rule, message: impl Into<String>) -> Finding {
+        Finding {
+            rule: rule.id,
+            severity: rule.severity,
+            message: message.into(),
+            cluster: None,
+            kustomization: None,
+            location: None,
+        }
+    }
+
+    /// Sets the cluster.
+    #[must_use]
+    pub fn in_cluster(mut self, cluster: impl Into<String>) -> Finding {
+        self.cluster = Some(cluster.into());
+        self
+    }
+
+    /// Sets the Kustomization.
+    #[must_use]
+    pub fn in_kustomization(mut self, ks: impl Into<String>) -> Finding {
+        self.kustomization = Some(ks.into());
+        self
+    }
+
+    /// Sets the location.
+    #[must_use]
+    pub fn at(mut self, location: Location) -> Finding {
+        self.location = Some(location);
+        self
+    }
+
+    /// Overrides the severity.
+    #[must_use]
+    pub fn with_severity(mut self, severity: Severity) -> Finding {
+        self.severity = severity;
+        self
+    }
+
+    /// The order findings are printed in: by file, line, column, rule, then message, so the
+    /// output does not depend on discovery or thread order.
+    #[must_use]
+    pub fn sort_key(&self) -> impl Ord + '_ {
+        (
+            self.location.as_ref().map(|l| (&l.file, l.line, l.column)),
+            self.cluster.as_deref(),
+            self.kustomization.as_deref(),
+            self.rule,
+            &self.message,
+        )
+    }
+}
+
+/// Sorts findings into their printing order and drops exact duplicates (the same hazard seen
+/// through two Kustomizations that build the same file is reported once per Kustomization, but
+/// never twice for the same one).
+pub fn normalize(findings: &mut Vec<Finding>) {
+    findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    findings.dedup();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const R: Rule = Rule {
+        id: "FS000",
+        name: "test-rule",
+        severity: Severity::Warning,
+        summary: "A test rule.",
+        help: "Nothing to do.",
+    };
+
+    #[test]
+    fn severity_orders_info_below_warning_below_error() {
+        assert!(Severity::Info < Severity::Warning);
+        assert!(Severity::Warning < Severity::Error);
+    }
+
+    #[test]
+    fn location_display_is_file_line_column() {
+        assert_eq!(Location::at("a/b.yaml", 3, 7).to_string(), "a/b.yaml:3:7");
+        assert_eq!(Location::file("a/b.yaml").to_string(), "a/b.yaml");
+    }
+
+    #[test]
+    fn normalize_sorts_by_location_and_drops_duplicates() {
+        let a = Finding::new(&R, "x").at(Location::at("b.yaml", 1, 1));
+        let b = Finding::new(&R, "y").at(Location::at("a.yaml", 9, 1));
+        let mut v = vec![a.clone(), b.clone(), a.clone()];
+        normalize(&mut v);
+        assert_eq!(v, vec![b, a]);
+    }
+}
