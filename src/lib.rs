@@ -3,6 +3,7 @@
 //! The pipeline is described in `DESIGN.md`; each stage is a module here.
 
 pub mod artifact;
+pub mod audit;
 pub mod build;
 pub mod cli;
 pub mod conformance;

@@ -1,5 +1,6 @@
 //! The command line: flags defined in one place, one function per subcommand.
 
+mod audit;
 mod envsubst;
 mod render;
 pub mod vars;
@@ -33,6 +34,13 @@ enum Command {
     Render(render::RenderArgs),
     /// Print one Kustomization's rendered artifact (like `flux build kustomization`).
     Build(render::BuildArgs),
+    /// Find every way postBuild substitution can fail a Kustomization, silently empty a value
+    /// or ship the wrong literal, with the file and line it comes from.
+    ///
+    /// Renders every cluster (as `render` does, tracking where each object came from) and
+    /// checks each `${...}`, each var and each source. Exit 1 when a finding is at or above
+    /// --fail-on (default: error), 2 on a usage or input error.
+    Audit(audit::AuditArgs),
 }
 
 /// The process exit statuses fluxsim uses everywhere.
@@ -70,6 +78,7 @@ pub fn run() -> ExitCode {
         Command::Envsubst(args) => envsubst::run(&args),
         Command::Render(args) => render::run_render(&args),
         Command::Build(args) => render::run_build(&args),
+        Command::Audit(args) => audit::run_audit(&args),
     };
     status.into()
 }

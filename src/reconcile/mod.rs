@@ -467,6 +467,9 @@ fn render_inner(
     for (o, origin) in template.objects.iter_mut().zip(&origins) {
         o.origin.clone_from(origin);
     }
+    // Kept before substitution runs, so that the audit can read the template of a
+    // Kustomization whose substitution fails.
+    r.template = Some(template.clone());
     let mut substitute_with = None;
     if let Some(pb) = &ks.post_build {
         r.vars = resolve_vars(ks, objects, &mut r.notes)?;
@@ -508,7 +511,6 @@ fn render_inner(
         pieces.push(piece);
     }
     if !changed {
-        r.template = Some(template.clone());
         return Ok(template);
     }
     // kustomize prints the rebuilt objects as it prints resources read from JSON.
@@ -521,7 +523,6 @@ fn render_inner(
             o.origin = by_id.get(&o.id).and_then(|x| (*x).clone());
         }
     }
-    r.template = Some(template);
     Ok(artifact)
 }
 

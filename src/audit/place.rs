@@ -1,0 +1,267 @@
+//! Finding the file and line in the repository that a rendered object (or a piece of its
+//! text) came from, through the origins kustomize recorded (`config.kubernetes.io/origin`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::artifact::Origin;
+use crate::finding::Location;
+
+/// A place found for a needle: where it is, and whether the source quoted it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Place {
+    /// File, line and column.
+    pub(crate) location: Location,
+    /// The character just before the needle is a `"` or `'` (the template quoted it).
+    pub(crate) quoted: bool,
+}
+
+/// What to look for in an object's source file.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Needle<'a> {
+    /// The text to find.
+    pub(crate) text: &'a str,
+    /// Which occurrence inside the object's document (0 for the first).
+    pub(crate) nth: usize,
+    /// Only occurrences not glued to a word (`[A-Za-z0-9._-]`) on either side.
+    pub(crate) whole_word: bool,
+}
+
+/// The object whose source is searched.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ObjectRef<'a> {
+    /// Where kustomize says it came from.
+    pub(crate) origin: Option<&'a Origin>,
+    /// `kind`.
+    pub(crate) kind: &'a str,
+    /// Names to try for its document, best first (the rendered name, then without the
+    /// Kustomization's namePrefix/nameSuffix).
+    pub(crate) names: &'a [String],
+    /// The Kustomization's build directory, used when the origin is unknown.
+    pub(crate) fallback_dir: &'a str,
+}
+
+/// The repository's files, read once each.
+pub(crate) struct Sources<'a> {
+    root: &'a Path,
+    files: BTreeMap<String, Option<String>>,
+}
+
+impl<'a> Sources<'a> {
+    /// Files under `root` (the materialised source tree).
+    pub(crate) fn new(root: &'a Path) -> Sources<'a> {
+        Sources {
+            root,
+            files: BTreeMap::new(),
+        }
+    }
+
+    /// The text of `file` (relative to the root), if it can be read as UTF-8.
+    pub(crate) fn text(&mut self, file: &str) -> Option<&str> {
+        let root = self.root;
+        self.files
+            .entry(file.to_string())
+            .or_insert_with(|| {
+                // Origins never leave the root, but a crafted one must not either.
+                if Path::new(file)
+                    .components()
+                    .any(|c| !matches!(c, std::path::Component::Normal(_)))
+                {
+                    return None;
+                }
+                std::fs::read_to_string(root.join(file)).ok()
+            })
+            .as_deref()
+    }
+
+    /// Where `needle` is in the object's source document; the object's own line when the
+    /// needle is not found there; the file when not even the object is.
+    pub(crate) fn find(&mut self, obj: ObjectRef<'_>, needle: Option<Needle<'_>>) -> Place {
+        let candidates = self.candidate_files(obj);
+        let Some(first) = candidates.first().cloned() else {
+            return Place {
+                location: Location::file(dir_display(obj.fallback_dir)),
+                quoted: false,
+            };
+        };
+        let mut object_place = None;
+        for file in &candidates {
+            let Some(text) = self.text(file) else {
+                continue;
+            };
+            let (start, end) = document_range(text, obj.kind, obj.names);
+            if object_place.is_none() && file == &first {
+                object_place = Some(Location::at(file.clone(), start + 1, 1));
+            }
+            if let Some(n) = needle {
+                if let Some((line, column, quoted)) = nth_in_lines(text, n, start, end) {
+                    return Place {
+                        location: Location::at(file.clone(), line, column),
+                        quoted,
+                    };
+                }
+            }
+        }
+        Place {
+            location: object_place.unwrap_or_else(|| Location::file(first)),
+            quoted: false,
+        }
+    }
+
+    /// The object's file; for a generated object, the kustomization file that configured it
+    /// and then the files beside it (a script read by `configMapGenerator.files`).
+    fn candidate_files(&mut self, obj: ObjectRef<'_>) -> Vec<String> {
+        let Some(origin) = obj.origin else {
+            return Vec::new();
+        };
+        if let Some(p) = &origin.path {
+            return vec![p.clone()];
+        }
+        let Some(conf) = &origin.configured_in else {
+            return Vec::new();
+        };
+        let mut out = vec![conf.clone()];
+        let dir = conf.rsplit_once('/').map_or("", |(d, _)| d);
+        if let Ok(entries) = std::fs::read_dir(self.root.join(dir)) {
+            let mut siblings: Vec<String> = entries
+                .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                .map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    if dir.is_empty() {
+                        name
+                    } else {
+                        format!("{dir}/{name}")
+                    }
+                })
+                .filter(|f| f != conf)
+                .collect();
+            siblings.sort();
+            out.extend(siblings);
+        }
+        out
+    }
+}
+
+/// A build directory as a finding shows it (`apps/vms`, or `.` for the root).
+pub(crate) fn dir_display(dir: &str) -> String {
+    let d = dir.trim_start_matches("./");
+    if d.is_empty() || d == "." {
+        ".".to_string()
+    } else {
+        d.to_string()
+    }
+}
+
+/// The 0-based line range `[start, end)` of the object's document in a multi-document file:
+/// the document whose `kind:` and `metadata.name` match, else the first with that kind, else
+/// the whole file.
+fn document_range(text: &str, kind: &str, names: &[String]) -> (usize, usize) {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut docs = Vec::new();
+    let mut start = 0;
+    for (i, l) in lines.iter().enumerate() {
+        if is_doc_marker(l) {
+            docs.push((start, i));
+            start = i + 1;
+        }
+    }
+    docs.push((start, lines.len()));
+    let kind_of = |(s, e): (usize, usize)| {
+        lines[s..e].iter().any(|l| {
+            l.strip_prefix("kind:")
+                .is_some_and(|k| k.trim().trim_matches(['"', '\'']) == kind)
+        })
+    };
+    let doc = names
+        .iter()
+        .find_map(|n| crate::locate::object_line(text, kind, n))
+        .and_then(|line| docs.iter().copied().find(|&(s, e)| s < line && line <= e))
+        .or_else(|| docs.iter().copied().find(|&d| kind_of(d)));
+    match doc {
+        Some((s, e)) => {
+            // Start at the first line of content, not at comments before it.
+            let first = (s..e)
+                .find(|&i| {
+                    let t = lines[i].trim();
+                    !t.is_empty() && !t.starts_with('#')
+                })
+                .unwrap_or(s);
+            (first, e)
+        }
+        None => (0, lines.len()),
+    }
+}
+
+fn is_doc_marker(line: &str) -> bool {
+    let body = line.trim_end();
+    body == "---" || body.starts_with("--- ") || body.starts_with("---\t")
+}
+
+/// The `nth` occurrence of the needle on lines `[start, end)` (0-based), as a 1-based line,
+/// a 1-based column in characters, and whether a quote precedes it.
+fn nth_in_lines(text: &str, n: Needle<'_>, start: usize, end: usize) -> Option<(usize, usize, bool)> {
+    if n.text.is_empty() {
+        return None;
+    }
+    let mut seen = 0;
+    for (i, line) in text.lines().enumerate().skip(start).take(end.saturating_sub(start)) {
+        for (at, _) in line.match_indices(n.text) {
+            let before = line[..at].chars().next_back();
+            let after = line[at + n.text.len()..].chars().next();
+            if n.whole_word && (before.is_some_and(is_word_char) || after.is_some_and(is_word_char))
+            {
+                continue;
+            }
+            if seen == n.nth {
+                let column = line[..at].chars().count() + 1;
+                return Some((i + 1, column, matches!(before, Some('"' | '\''))));
+            }
+            seen += 1;
+        }
+    }
+    None
+}
+
+/// Characters that continue a host name, an address or an identifier.
+pub(crate) fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '.' | '-' | '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = "# leading comment\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  X: ${V}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\ndata:\n  X: \"${V}\"\n  Y: ${V}\n";
+
+    #[test]
+    fn document_is_found_by_kind_and_name() {
+        assert_eq!(document_range(FILE, "ConfigMap", &["b".into()]), (8, 15));
+        assert_eq!(document_range(FILE, "ConfigMap", &["a".into()]), (1, 7));
+        // An unknown name falls back to the first document of the kind.
+        assert_eq!(document_range(FILE, "ConfigMap", &["zz".into()]), (1, 7));
+    }
+
+    #[test]
+    fn nth_occurrence_in_a_document_has_line_column_and_quote() {
+        let n = |nth| Needle {
+            text: "${V}",
+            nth,
+            whole_word: false,
+        };
+        assert_eq!(nth_in_lines(FILE, n(0), 8, 15), Some((14, 7, true)));
+        assert_eq!(nth_in_lines(FILE, n(1), 8, 15), Some((15, 6, false)));
+        assert_eq!(nth_in_lines(FILE, n(2), 8, 15), None);
+    }
+
+    #[test]
+    fn whole_word_skips_occurrences_inside_a_longer_name() {
+        let text = "a: dev.example.net\nb: example.net\n";
+        let n = Needle {
+            text: "example.net",
+            nth: 0,
+            whole_word: true,
+        };
+        assert_eq!(nth_in_lines(text, n, 0, 2), Some((2, 4, false)));
+    }
+}

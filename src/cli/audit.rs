@@ -1,0 +1,91 @@
+//! `fluxsim audit`: substitution hazards, with the file and line they come from.
+
+use super::render::RenderFlags;
+use super::Status;
+use crate::audit::{audit, AuditOptions, RULES};
+use crate::finding::Severity;
+use crate::render::render_dir;
+
+/// Output formats of `audit`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum Format {
+    /// Grouped by cluster and path, for people.
+    Text,
+    /// Stable JSON for programs.
+    Json,
+    /// SARIF 2.1.0, for code scanning.
+    Sarif,
+}
+
+/// The lowest severity that fails the run.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum FailOn {
+    /// Any finding.
+    Info,
+    /// Warnings and errors.
+    Warning,
+    /// Errors only.
+    Error,
+}
+
+impl From<FailOn> for Severity {
+    fn from(f: FailOn) -> Severity {
+        match f {
+            FailOn::Info => Severity::Info,
+            FailOn::Warning => Severity::Warning,
+            FailOn::Error => Severity::Error,
+        }
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct AuditArgs {
+    #[command(flatten)]
+    pub(crate) flags: RenderFlags,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: Format,
+    /// Exit 1 when a finding is at or above this severity.
+    #[arg(long, value_enum, default_value = "error")]
+    pub(crate) fail_on: FailOn,
+}
+
+pub(crate) fn run_audit(args: &AuditArgs) -> Status {
+    let mut opts = args.flags.options();
+    // Findings point at files and lines through the origins kustomize records.
+    opts.origins = true;
+    let r = match render_dir(&args.flags.repo, &opts) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("fluxsim: error: {e}");
+            return Status::Error;
+        }
+    };
+    let a = audit(
+        &r,
+        AuditOptions {
+            strict: opts.strict,
+        },
+    );
+    match args.format {
+        Format::Text => print!("{}", crate::report::audit::audit_text(&a)),
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&crate::report::audit::audit_json(&a))
+                .unwrap_or_default()
+        ),
+        Format::Sarif => println!(
+            "{}",
+            serde_json::to_string_pretty(&crate::report::findings::findings_sarif(
+                RULES,
+                &a.findings
+            ))
+            .unwrap_or_default()
+        ),
+    }
+    if crate::report::findings::fails(&a.findings, args.fail_on.into()) {
+        Status::Finding
+    } else {
+        Status::Ok
+    }
+}
