@@ -4,6 +4,7 @@
 //!
 //! Fixtures are copied into throw-away git repositories, as in `tests/render.rs`.
 
+#[allow(dead_code)]
 mod common;
 
 use std::collections::BTreeSet;
@@ -210,9 +211,9 @@ fn text_groups_by_cluster_and_path_with_a_summary_line_and_a_total() {
     let planted_text = &planted().text;
     assert_eq!(planted_text.code, 1);
     assert!(
-        planted_text.stdout.contains(
-            "    apps/undefined/deployment.yaml:23:22: error[FS103]: `${MISSING_TOKEN}`"
-        ),
+        planted_text
+            .stdout
+            .contains("    apps/undefined/deployment.yaml:23:22: error[FS103]: `${MISSING_TOKEN}`"),
         "{}",
         planted_text.stdout
     );
@@ -240,7 +241,14 @@ fn json_fields_are_stable() {
         assert!(p.get(key).is_some(), "no `{key}` in {p}");
     }
     let f = &json["findings"][0];
-    for key in ["rule", "severity", "message", "cluster", "kustomization", "location"] {
+    for key in [
+        "rule",
+        "severity",
+        "message",
+        "cluster",
+        "kustomization",
+        "location",
+    ] {
         assert!(f.get(key).is_some(), "no `{key}` in {f}");
     }
     let counts = &json["counts"];

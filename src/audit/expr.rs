@@ -77,7 +77,11 @@ pub(crate) fn literal_snippets(text: &str) -> Vec<String> {
         let rest = &text[at..];
         let line = rest.split('\n').next().unwrap_or(rest);
         let end = line.find('}').map_or(line.len(), |i| i + 1);
-        let start = if text[..at].ends_with('$') { at - 1 } else { at };
+        let start = if text[..at].ends_with('$') {
+            at - 1
+        } else {
+            at
+        };
         out.push(text[start..at + end].to_string());
     }
     out.dedup();

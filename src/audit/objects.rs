@@ -367,7 +367,11 @@ impl<'c> ClusterCtx<'c> {
     }
 
     /// Audits one Kustomization's objects.
-    pub(crate) fn audit_kustomization(&mut self, k: &'c KustomizationRender, files: &mut Sources<'_>) {
+    pub(crate) fn audit_kustomization(
+        &mut self,
+        k: &'c KustomizationRender,
+        files: &mut Sources<'_>,
+    ) {
         let Some(index) = self
             .cluster
             .kustomizations
@@ -380,13 +384,18 @@ impl<'c> ClusterCtx<'c> {
             if let Status::Failed(why) | Status::Blocked(why) = &k.status {
                 self.checks += 1;
                 let location = self.place_of_kustomization(k, None, files);
+                let what = if matches!(k.status, Status::Failed(_)) {
+                    "failed before substitution"
+                } else {
+                    "never reconciled"
+                };
                 self.push(
                     k,
                     &NOT_AUDITED,
                     format!(
-                        "Kustomization `{}` is {} and was not audited: {why}",
+                        "Kustomization `{}` {what} and was not audited: {}",
                         k.kustomization.id,
-                        status_word(&k.status)
+                        without_temp_dirs(why)
                     ),
                     location,
                 );
@@ -475,7 +484,8 @@ impl<'c> ClusterCtx<'c> {
         let verb = if snippets.len() == 1 { "ships" } else { "ship" };
         let message = format!("{listed} {verb} verbatim in {}: {why}", o.id);
         self.findings.push(
-            finding_for(&self.cluster.name, k, rule, message, place.location).with_severity(severity),
+            finding_for(&self.cluster.name, k, rule, message, place.location)
+                .with_severity(severity),
         );
     }
 
@@ -555,7 +565,11 @@ impl<'c> ClusterCtx<'c> {
                         ),
                     ))
                 } else if r.op == ":?" || r.op == ":+" {
-                    Some((&BASH_OPERATOR, Severity::Warning, bash_operator_message(r, o)))
+                    Some((
+                        &BASH_OPERATOR,
+                        Severity::Warning,
+                        bash_operator_message(r, o),
+                    ))
                 } else if !defined && !r.has_default {
                     blocking = true;
                     Some((
@@ -614,9 +628,7 @@ impl<'c> ClusterCtx<'c> {
         };
         let after = String::from_utf8(out)
             .map_err(|_| "the result is not valid UTF-8".to_string())
-            .and_then(|s| {
-                crate::postbuild::yaml_json::yaml_to_json(&s).map_err(|e| e.to_string())
-            })
+            .and_then(|s| crate::postbuild::yaml_json::yaml_to_json(&s).map_err(|e| e.to_string()))
             .and_then(|j| serde_json::from_str::<Value>(&j).map_err(|e| e.to_string()));
         let leaf_refs: Vec<Vec<Ref>> = leaves.iter().map(|l| expr::scan(&l.value).0).collect();
         let mut seen = Occurrences::default();
@@ -628,8 +640,7 @@ impl<'c> ClusterCtx<'c> {
                 let mut culprit = None;
                 for r in leaf_refs.iter().flatten() {
                     let needle = seen.next(&r.text);
-                    if culprit.is_none() && values.get(&r.name).is_some_and(|v| yaml_special(v))
-                    {
+                    if culprit.is_none() && values.get(&r.name).is_some_and(|v| yaml_special(v)) {
                         culprit = Some((needle, r));
                     }
                 }
@@ -680,11 +691,10 @@ impl<'c> ClusterCtx<'c> {
                 refs[0].text,
                 path_text(&leaf.path),
                 o.id,
-                got.map_or_else(|| "disappear".to_string(), |v| format!(
-                    "{} (`{}` read as YAML 1.1)",
-                    describe(v),
-                    text.trim()
-                )),
+                got.map_or_else(
+                    || "disappear".to_string(),
+                    |v| format!("{} (`{}` read as YAML 1.1)", describe(v), text.trim())
+                ),
             );
             self.findings.push(
                 finding_for(&self.cluster.name, k, &TYPE_CHANGE, message, place.location)
@@ -712,6 +722,18 @@ impl<'c> ClusterCtx<'c> {
             })
             .collect()
     }
+}
+
+/// A render error with fluxsim's temporary directories taken out, so that the message names
+/// files as the repository does and is the same on every run.
+fn without_temp_dirs(msg: &str) -> String {
+    static TEMP: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    TEMP.get_or_init(|| regex::Regex::new(r"/[^\s'\x22]*/fluxsim-[a-z]+-[A-Za-z0-9]+/").ok())
+        .as_ref()
+        .map_or_else(
+            || msg.to_string(),
+            |re| re.replace_all(msg, "").into_owned(),
+        )
 }
 
 fn bash_operator_message(r: &Ref, o: &ArtifactObject) -> String {
@@ -803,10 +825,7 @@ mod tests {
             "Pod",
             &keys(&["spec", "containers", "0", "args", "2"])
         ));
-        assert!(!is_string_field(
-            "Deployment",
-            &keys(&["spec", "replicas"])
-        ));
+        assert!(!is_string_field("Deployment", &keys(&["spec", "replicas"])));
     }
 
     // sigs.k8s.io/yaml reads YAML 1.1: `on` is a boolean, `010` octal; `3` and `true` are
@@ -846,7 +865,10 @@ mod tests {
             Some(Severity::Error)
         );
         let repl = keys(&["spec", "replicas"]);
-        assert_eq!(judge("Deployment", &repl, Some(&json!(3)), false, "3"), None);
+        assert_eq!(
+            judge("Deployment", &repl, Some(&json!(3)), false, "3"),
+            None
+        );
         assert_eq!(
             judge("Deployment", &repl, Some(&json!(3)), true, "3").map(|j| j.0),
             Some(Severity::Warning)
@@ -855,6 +877,9 @@ mod tests {
             judge("X", &repl, Some(&json!({"a": "b"})), false, "a: b").map(|j| j.0),
             Some(Severity::Error)
         );
-        assert_eq!(judge("X", &repl, None, false, "").map(|j| j.0), Some(Severity::Error));
+        assert_eq!(
+            judge("X", &repl, None, false, "").map(|j| j.0),
+            Some(Severity::Error)
+        );
     }
 }

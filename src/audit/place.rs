@@ -89,9 +89,13 @@ impl<'a> Sources<'a> {
             let Some(text) = self.text(file) else {
                 continue;
             };
-            let (start, end) = document_range(text, obj.kind, obj.names);
+            let (start, end, name_line) = document_range(text, obj.kind, obj.names);
             if object_place.is_none() && file == &first {
-                object_place = Some(Location::at(file.clone(), start + 1, 1));
+                object_place = Some(Location::at(
+                    file.clone(),
+                    name_line.unwrap_or(start + 1),
+                    1,
+                ));
             }
             if let Some(n) = needle {
                 if let Some((line, column, quoted)) = nth_in_lines(text, n, start, end) {
@@ -153,10 +157,10 @@ pub(crate) fn dir_display(dir: &str) -> String {
     }
 }
 
-/// The 0-based line range `[start, end)` of the object's document in a multi-document file:
-/// the document whose `kind:` and `metadata.name` match, else the first with that kind, else
-/// the whole file.
-fn document_range(text: &str, kind: &str, names: &[String]) -> (usize, usize) {
+/// The 0-based line range `[start, end)` of the object's document in a multi-document file
+/// (the document whose `kind:` and `metadata.name` match, else the first with that kind, else
+/// the whole file), and the 1-based line of its name when it was found by name.
+fn document_range(text: &str, kind: &str, names: &[String]) -> (usize, usize, Option<usize>) {
     let lines: Vec<&str> = text.lines().collect();
     let mut docs = Vec::new();
     let mut start = 0;
@@ -173,12 +177,13 @@ fn document_range(text: &str, kind: &str, names: &[String]) -> (usize, usize) {
                 .is_some_and(|k| k.trim().trim_matches(['"', '\'']) == kind)
         })
     };
-    let doc = names
+    let name_line = names
         .iter()
-        .find_map(|n| crate::locate::object_line(text, kind, n))
+        .find_map(|n| crate::locate::object_line(text, kind, n));
+    let doc = name_line
         .and_then(|line| docs.iter().copied().find(|&(s, e)| s < line && line <= e))
         .or_else(|| docs.iter().copied().find(|&d| kind_of(d)));
-    match doc {
+    let (start, end) = match doc {
         Some((s, e)) => {
             // Start at the first line of content, not at comments before it.
             let first = (s..e)
@@ -190,7 +195,8 @@ fn document_range(text: &str, kind: &str, names: &[String]) -> (usize, usize) {
             (first, e)
         }
         None => (0, lines.len()),
-    }
+    };
+    (start, end, name_line)
 }
 
 fn is_doc_marker(line: &str) -> bool {
@@ -200,12 +206,22 @@ fn is_doc_marker(line: &str) -> bool {
 
 /// The `nth` occurrence of the needle on lines `[start, end)` (0-based), as a 1-based line,
 /// a 1-based column in characters, and whether a quote precedes it.
-fn nth_in_lines(text: &str, n: Needle<'_>, start: usize, end: usize) -> Option<(usize, usize, bool)> {
+fn nth_in_lines(
+    text: &str,
+    n: Needle<'_>,
+    start: usize,
+    end: usize,
+) -> Option<(usize, usize, bool)> {
     if n.text.is_empty() {
         return None;
     }
     let mut seen = 0;
-    for (i, line) in text.lines().enumerate().skip(start).take(end.saturating_sub(start)) {
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .skip(start)
+        .take(end.saturating_sub(start))
+    {
         for (at, _) in line.match_indices(n.text) {
             let before = line[..at].chars().next_back();
             let after = line[at + n.text.len()..].chars().next();
@@ -236,10 +252,19 @@ mod tests {
 
     #[test]
     fn document_is_found_by_kind_and_name() {
-        assert_eq!(document_range(FILE, "ConfigMap", &["b".into()]), (8, 15));
-        assert_eq!(document_range(FILE, "ConfigMap", &["a".into()]), (1, 7));
+        assert_eq!(
+            document_range(FILE, "ConfigMap", &["b".into()]),
+            (8, 15, Some(12))
+        );
+        assert_eq!(
+            document_range(FILE, "ConfigMap", &["a".into()]),
+            (1, 7, Some(5))
+        );
         // An unknown name falls back to the first document of the kind.
-        assert_eq!(document_range(FILE, "ConfigMap", &["zz".into()]), (1, 7));
+        assert_eq!(
+            document_range(FILE, "ConfigMap", &["zz".into()]),
+            (1, 7, None)
+        );
     }
 
     #[test]

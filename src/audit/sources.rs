@@ -93,8 +93,11 @@ pub(crate) fn audit_sources(ctx: &mut ClusterCtx<'_>, files: &mut Sources<'_>) {
         };
         ctx.checks += 1;
         let owner_k = &cluster.kustomizations[owner];
-        let recv_names =
-            list_names(recv.iter().map(|&i| cluster.kustomizations[i].kustomization.id.name.as_str()), 5);
+        let recv_names = list_names(
+            recv.iter()
+                .map(|&i| cluster.kustomizations[i].kustomization.id.name.as_str()),
+            5,
+        );
         if obj.object.get("sops").is_some() {
             let place = place_in(files, owner_k, obj, None);
             ctx.findings.push(finding_for(
@@ -110,7 +113,9 @@ pub(crate) fn audit_sources(ctx: &mut ClusterCtx<'_>, files: &mut Sources<'_>) {
             ));
         }
         // Usage is unknown when a receiver could not be built.
-        let usage_known = recv.iter().all(|&i| template_of(&cluster.kustomizations[i]).is_some());
+        let usage_known = recv
+            .iter()
+            .all(|&i| template_of(&cluster.kustomizations[i]).is_some());
         for key in source_keys(&obj.object, &id.kind) {
             ctx.checks += 1;
             let (rule, message) = if !is_valid_var_name(&key) {
@@ -126,7 +131,9 @@ pub(crate) fn audit_sources(ctx: &mut ClusterCtx<'_>, files: &mut Sources<'_>) {
                     ),
                 )
             } else if usage_known
-                && !recv.iter().any(|i| ctx.used.get(i).is_some_and(|u| u.contains(&key)))
+                && !recv
+                    .iter()
+                    .any(|i| ctx.used.get(i).is_some_and(|u| u.contains(&key)))
             {
                 (
                     &UNUSED_VAR,
@@ -214,7 +221,10 @@ pub(crate) fn distinctive(v: &str) -> bool {
 pub(crate) fn contains_word(hay: &str, needle: &str) -> bool {
     hay.match_indices(needle).any(|(at, _)| {
         !hay[..at].chars().next_back().is_some_and(is_word_char)
-            && !hay[at + needle.len()..].chars().next().is_some_and(is_word_char)
+            && !hay[at + needle.len()..]
+                .chars()
+                .next()
+                .is_some_and(is_word_char)
     })
 }
 
@@ -328,15 +338,26 @@ mod tests {
         for v in ["abc", "3000", "1.5", "true", "off", "debug", "info"] {
             assert!(!distinctive(v), "{v}");
         }
-        for v in ["10.10.0.50", "fleet-prod", "api.prod.example.net", "production"] {
+        for v in [
+            "10.10.0.50",
+            "fleet-prod",
+            "api.prod.example.net",
+            "production",
+        ] {
             assert!(distinctive(v), "{v}");
         }
     }
 
     #[test]
     fn a_value_inside_a_longer_name_is_not_a_literal_of_it() {
-        assert!(!contains_word("host: dev.fleet.example.net", "fleet.example.net"));
-        assert!(contains_word("url: https://fleet.example.net/x", "fleet.example.net"));
+        assert!(!contains_word(
+            "host: dev.fleet.example.net",
+            "fleet.example.net"
+        ));
+        assert!(contains_word(
+            "url: https://fleet.example.net/x",
+            "fleet.example.net"
+        ));
         assert!(contains_word("10.10.0.50", "10.10.0.50"));
         assert!(!contains_word("10.10.0.500", "10.10.0.50"));
     }

@@ -71,8 +71,7 @@ pub(crate) fn run_audit(args: &AuditArgs) -> Status {
         Format::Text => print!("{}", crate::report::audit::audit_text(&a)),
         Format::Json => println!(
             "{}",
-            serde_json::to_string_pretty(&crate::report::audit::audit_json(&a))
-                .unwrap_or_default()
+            serde_json::to_string_pretty(&crate::report::audit::audit_json(&a)).unwrap_or_default()
         ),
         Format::Sarif => println!(
             "{}",

@@ -65,11 +65,7 @@ pub fn audit_text(a: &Audit) -> String {
         a.checks,
         a.paths.len(),
         errors + warnings,
-        if a.strict {
-            ""
-        } else {
-            " (--no-strict)"
-        }
+        if a.strict { "" } else { " (--no-strict)" }
     );
     out
 }
