@@ -1,6 +1,7 @@
 //! The command line: flags defined in one place, one function per subcommand.
 
 mod audit;
+mod diff;
 mod envsubst;
 mod render;
 pub mod vars;
@@ -41,6 +42,26 @@ enum Command {
     /// checks each `${...}`, each var and each source. Exit 1 when a finding is at or above
     /// --fail-on (default: error), 2 on a usage or input error.
     Audit(audit::AuditArgs),
+    /// Compare what every cluster applies at two revisions.
+    ///
+    /// Renders --base and --head (default: the work tree, uncommitted changes included) from
+    /// git without touching the work tree, and reports each (cluster, Kustomization) artifact
+    /// as identical, changed, added or removed, with a unified diff per changed object, and
+    /// objects that move between Kustomizations. Exit 0 when nothing changed, 1 when
+    /// something did, 2 on errors.
+    Diff(diff::DiffArgs),
+    /// Compare clusters: their Kustomization graphs, templates, and the vars that differ.
+    ///
+    /// Exit 0 when the clusters run the same graph and templates (they differ only in var
+    /// values), 1 when they differ in more, 2 on errors.
+    Compare(diff::CompareArgs),
+    /// Diff two revisions and check the harness with canaries before trusting the result.
+    ///
+    /// Plants a canary in each cluster's overlay and one in a shared path, in a temporary
+    /// copy; each must change exactly the artifacts built from its file and, once removed,
+    /// every digest must return. Exit 0 only when the diff meets --expect and every canary
+    /// was detected and restored; 1 otherwise; 2 on errors.
+    Prove(diff::ProveArgs),
 }
 
 /// The process exit statuses fluxsim uses everywhere.
@@ -79,6 +100,9 @@ pub fn run() -> ExitCode {
         Command::Render(args) => render::run_render(&args),
         Command::Build(args) => render::run_build(&args),
         Command::Audit(args) => audit::run_audit(&args),
+        Command::Diff(args) => diff::run_diff(&args),
+        Command::Compare(args) => diff::run_compare(&args),
+        Command::Prove(args) => diff::run_prove(&args),
     };
     status.into()
 }

@@ -1,6 +1,7 @@
 //! Everything fluxsim prints: tables for people, JSON for programs, files for `--out`.
 
 pub mod audit;
+pub mod diff;
 pub mod findings;
 
 use std::fmt::Write as _;
