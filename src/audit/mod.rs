@@ -170,3 +170,6 @@ fn list_names<'a>(names: impl IntoIterator<Item = &'a str>, max: usize) -> Strin
     }
     out.join(", ")
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,322 @@
+//! One test per rule, on renders made by hand (no kustomize, no files: locations fall back to
+//! the build directory). `tests/audit.rs` checks the same rules end to end, with lines.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{json, Value};
+
+use super::{audit_clusters, AuditOptions};
+use crate::artifact::Artifact;
+use crate::finding::{Finding, Severity};
+use crate::flux::Kustomization;
+use crate::reconcile::{ClusterRender, KustomizationRender, Status, VarSource};
+
+fn kustomization(name: &str, spec: &Value) -> Kustomization {
+    Kustomization::from_json(&json!({
+        "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+        "metadata": {"name": name, "namespace": "flux-system"}, "spec": spec
+    }))
+    .unwrap()
+}
+
+/// A rendered Kustomization whose template is `yaml` and whose vars are `vars` (inline).
+fn render(name: &str, spec: &Value, yaml: &str, vars: &[(&str, &str)]) -> KustomizationRender {
+    KustomizationRender {
+        kustomization: kustomization(name, spec),
+        parent: None,
+        status: Status::Rendered,
+        artifact: None,
+        template: Some(Artifact::from_kustomize_output(yaml.to_string()).unwrap()),
+        substituted: false,
+        vars: vars
+            .iter()
+            .map(|(k, v)| {
+                (
+                    (*k).to_string(),
+                    VarSource {
+                        source: "ConfigMap/cluster-vars".into(),
+                        encrypted: false,
+                        value: (*v).to_string(),
+                    },
+                )
+            })
+            .collect(),
+        vars_used: BTreeSet::new(),
+        build_path: Some(format!("apps/{name}")),
+        generated: None,
+        notes: Vec::new(),
+    }
+}
+
+fn substituting() -> Value {
+    json!({"path": "./apps", "postBuild": {"substituteFrom": [{"kind": "ConfigMap", "name": "cluster-vars"}]}})
+}
+
+fn cluster(name: &str, kustomizations: Vec<KustomizationRender>) -> ClusterRender {
+    ClusterRender {
+        name: name.to_string(),
+        kustomizations,
+        waves: Vec::new(),
+    }
+}
+
+fn audit_with(clusters: &[ClusterRender], strict: bool) -> Vec<Finding> {
+    let root = tempfile::tempdir().unwrap();
+    audit_clusters(root.path(), clusters, AuditOptions { strict }).findings
+}
+
+fn audit(clusters: &[ClusterRender]) -> Vec<Finding> {
+    audit_with(clusters, true)
+}
+
+fn rules(findings: &[Finding]) -> Vec<(&'static str, Severity)> {
+    findings.iter().map(|f| (f.rule, f.severity)).collect()
+}
+
+fn configmap(data: &str) -> String {
+    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n{data}")
+}
+
+const VARS: &[(&str, &str)] = &[("CLUSTER_NAME", "dev"), ("FLAG", "on"), ("N", "3")];
+
+// fluxcd/pkg envsubst/parse/parse.go: `${A[0]}` ends the variable name and then wants a `}`:
+// "missing closing brace", and kustomize_varsub.go fails the whole Kustomization with it.
+#[test]
+fn indexed_expansion_fails_the_whole_kustomization() {
+    let c = cluster(
+        "dev",
+        vec![render(
+            "a",
+            &substituting(),
+            &configmap("  A: ${ARR[0]} ${CLUSTER_NAME}\n"),
+            VARS,
+        )],
+    );
+    let f = audit(&[c]);
+    assert_eq!(rules(&f), [("FS101", Severity::Error)]);
+    assert!(
+        f[0].message.contains("missing closing brace"),
+        "{}",
+        f[0].message
+    );
+}
+
+// fluxcd/pkg envsubst/template.go lookupFunc: `:?` and `:+` fall through to toDefault.
+#[test]
+fn colon_question_and_colon_plus_are_plain_defaults() {
+    let yaml = configmap("  A: ${CLUSTER_NAME:+yes}\n  B: ${OTHER:?required}\n");
+    let f = audit(&[cluster(
+        "dev",
+        vec![render("a", &substituting(), &yaml, VARS)],
+    )]);
+    assert_eq!(
+        rules(&f),
+        [("FS102", Severity::Warning), ("FS102", Severity::Warning)]
+    );
+}
+
+// fluxcd/pkg envsubst (strict mode, the StrictPostBuildSubstitutions gate on by default since
+// kustomize-controller v1.9.0): an unset var without a default is an error; without strict
+// mode it is an empty string.
+#[test]
+fn undefined_var_without_default_fails_strict_and_empties_otherwise() {
+    let yaml = configmap("  A: ${NOPE}\n  B: ${ALSO_NOPE:=fine}\n");
+    let c = [cluster(
+        "dev",
+        vec![render("a", &substituting(), &yaml, VARS)],
+    )];
+    let strict = audit(&c);
+    assert_eq!(rules(&strict), [("FS103", Severity::Error)]);
+    assert!(strict[0].message.contains("fails"));
+    let lax = audit_with(&c, false);
+    assert_eq!(rules(&lax), [("FS103", Severity::Error)]);
+    assert!(lax[0].message.contains("empty string"));
+}
+
+// envsubst substitutes every `${...}`, scripts included; only `$${` is an escape
+// (fluxcd/pkg envsubst/parse/scan.go).
+#[test]
+fn shell_var_in_a_script_is_substituted_by_flux() {
+    let yaml = configmap(
+        "  run.sh: |\n    #!/bin/sh\n    echo ${CLUSTER_NAME} ${key} $${escaped} ${HOME:-/root} ${UNIFI_HEAP:=1024}\n",
+    );
+    let f = audit(&[cluster(
+        "dev",
+        vec![render("a", &substituting(), &yaml, VARS)],
+    )]);
+    // `${key}`: undefined, fails; `${HOME:-/root}`: a shell variable given a default; the
+    // defined `${CLUSTER_NAME}` and the cluster-style `${UNIFI_HEAP:=1024}` are Flux's.
+    let mut got = rules(&f);
+    got.sort();
+    assert_eq!(
+        got,
+        [("FS104", Severity::Warning), ("FS104", Severity::Error)]
+    );
+    assert!(f.iter().any(|x| x.message.contains("`${key}`")));
+    assert!(f.iter().any(|x| x.message.contains("`${HOME:-/root}`")));
+}
+
+#[test]
+fn args_of_a_plain_container_are_not_a_script() {
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - args:\n    - --level=${LEVEL}\n    name: x\n";
+    let f = audit(&[cluster(
+        "dev",
+        vec![render("a", &substituting(), yaml, VARS)],
+    )]);
+    assert_eq!(rules(&f), [("FS103", Severity::Error)]);
+}
+
+// sigs.k8s.io/yaml YAMLToJSON reads the substituted text as YAML 1.1 (kustomize_varsub.go).
+#[test]
+fn yaml11_boolean_in_configmap_data_fails_the_apply_but_integer_replicas_is_fine() {
+    let cm = configmap("  A: ${FLAG}\n");
+    let deploy =
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  replicas: ${N}\n";
+    let f = audit(&[cluster(
+        "dev",
+        vec![render(
+            "a",
+            &substituting(),
+            &format!("{cm}---\n{deploy}"),
+            VARS,
+        )],
+    )]);
+    assert_eq!(rules(&f), [("FS105", Severity::Error)]);
+    assert!(
+        f[0].message.contains("the boolean `true`"),
+        "{}",
+        f[0].message
+    );
+}
+
+#[test]
+fn value_that_breaks_the_document_is_an_error() {
+    let yaml = configmap("  A: ${V}\n");
+    let f = audit(&[cluster(
+        "dev",
+        vec![render("a", &substituting(), &yaml, &[("V", "a: b")])],
+    )]);
+    assert_eq!(rules(&f), [("FS105", Severity::Error)]);
+    assert!(f[0].message.contains("no longer YAML"), "{}", f[0].message);
+}
+
+// kustomize-controller substitutes only when spec.postBuild is set and, unless
+// substituteStrategy is Always, some var is defined (postbuild::should_substitute).
+#[test]
+fn reference_in_a_path_that_does_not_substitute_ships_verbatim() {
+    let yaml = configmap("  A: ${CLUSTER_NAME}\n");
+    let none = render("a", &json!({"path": "./a"}), &yaml, &[]);
+    let empty = render(
+        "b",
+        &json!({"path": "./b", "postBuild": {"substituteFrom": [{"kind": "ConfigMap", "name": "x", "optional": true}]}}),
+        &yaml,
+        &[],
+    );
+    let f = audit(&[cluster("dev", vec![none, empty])]);
+    assert_eq!(
+        rules(&f),
+        [("FS106", Severity::Warning), ("FS106", Severity::Warning)]
+    );
+    assert!(f.iter().any(|x| x.message.contains("has no postBuild")));
+    assert!(f.iter().any(|x| x.message.contains("defines no var")));
+}
+
+// kustomize_varsub.go skips objects labelled or annotated
+// kustomize.toolkit.fluxcd.io/substitute: disabled.
+#[test]
+fn substitution_disabled_object_ships_verbatim_as_info() {
+    let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations:\n    kustomize.toolkit.fluxcd.io/substitute: disabled\n  name: c\ndata:\n  A: ${ANYTHING[0]}\n";
+    let f = audit(&[cluster(
+        "dev",
+        vec![render("a", &substituting(), yaml, VARS)],
+    )]);
+    assert_eq!(rules(&f), [("FS107", Severity::Info)]);
+}
+
+// kustomize_varsub.go: every var name must match varsubRegex, or the Kustomization fails.
+#[test]
+fn invalid_inline_var_name_fails_the_kustomization_and_unused_inline_var_is_info() {
+    let spec = json!({"path": "./a", "postBuild": {"substitute": {"bad.name": "x", "SPARE": "y", "USED": "z"}}});
+    let k = render(
+        "a",
+        &spec,
+        &configmap("  A: ${USED}\n"),
+        &[("USED", "z"), ("SPARE", "y")],
+    );
+    let f = audit(&[cluster("dev", vec![k])]);
+    assert_eq!(
+        rules(&f),
+        [("FS108", Severity::Error), ("FS109", Severity::Info)]
+    );
+}
+
+#[test]
+fn other_clusters_value_as_a_literal_is_an_error_unless_generic() {
+    let yaml = configmap("  A: https://api.prod.example.net/\n  B: info\n  C: ${HOST} ${LEVEL}\n");
+    let dev = render(
+        "a",
+        &substituting(),
+        &yaml,
+        &[("HOST", "api.dev.example.net"), ("LEVEL", "debug")],
+    );
+    let prod = render(
+        "a",
+        &substituting(),
+        &yaml,
+        &[("HOST", "api.prod.example.net"), ("LEVEL", "info")],
+    );
+    let f = audit(&[cluster("dev", vec![dev]), cluster("prod", vec![prod])]);
+    assert_eq!(rules(&f), [("FS110", Severity::Error)]);
+    assert_eq!(f[0].cluster.as_deref(), Some("dev"));
+    assert!(f[0].message.contains("`api.prod.example.net`"));
+}
+
+// kustomize-controller reads a SOPS-encrypted substituteFrom Secret as it is when the
+// Kustomization cannot decrypt it; offline, its values are ciphertext.
+#[test]
+fn encrypted_source_is_noted_and_its_vars_are_not_type_checked() {
+    let secret = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: flux-system\nsops:\n  version: 3.9.1\nstringData:\n  P: ENC[AES256_GCM,data:x,type:str]\n";
+    let root = render("root", &json!({"path": "./"}), secret, &[]);
+    let spec =
+        json!({"path": "./a", "postBuild": {"substituteFrom": [{"kind": "Secret", "name": "s"}]}});
+    let mut user = render("a", &spec, &configmap("  A: ${P}\n"), &[("P", "ENC[...]")]);
+    for v in user.vars.values_mut() {
+        v.encrypted = true;
+    }
+    let f = audit(&[cluster("dev", vec![root, user])]);
+    assert_eq!(rules(&f), [("FS111", Severity::Info)]);
+}
+
+#[test]
+fn kustomization_without_a_template_is_not_audited() {
+    let mut k = render("a", &substituting(), &configmap("  A: b\n"), VARS);
+    k.template = None;
+    k.status = Status::Failed("spec.path `./a`: kustomize build failed".into());
+    let f = audit(&[cluster("dev", vec![k])]);
+    assert_eq!(rules(&f), [("FS100", Severity::Warning)]);
+}
+
+#[test]
+fn summary_counts_files_vars_references_and_hazards() {
+    let yaml = configmap("  A: ${CLUSTER_NAME}\n  B: ${NOPE}\n");
+    let root = tempfile::tempdir().unwrap();
+    let a = audit_clusters(
+        root.path(),
+        &[cluster(
+            "dev",
+            vec![render("a", &substituting(), &yaml, VARS)],
+        )],
+        AuditOptions { strict: true },
+    );
+    let p = &a.paths[0];
+    assert_eq!(
+        (p.defined, p.referenced, p.hazards, p.substitutes),
+        (3, 2, 1, true)
+    );
+    assert!(a.checks >= 2);
+    let by_rule: BTreeMap<&str, usize> = a.findings.iter().fold(BTreeMap::new(), |mut m, f| {
+        *m.entry(f.rule).or_default() += 1;
+        m
+    });
+    assert_eq!(by_rule, BTreeMap::from([("FS103", 1)]));
+}
