@@ -91,8 +91,8 @@ pub fn audit_clusters(root: &Path, clusters: &[ClusterRender], opts: AuditOption
     let mut literal_inputs = Vec::new();
     for c in clusters {
         let mut ctx = objects::ClusterCtx::new(c, opts);
-        for k in &c.kustomizations {
-            ctx.audit_kustomization(k, &mut files);
+        for i in 0..c.kustomizations.len() {
+            ctx.audit_kustomization(i, &mut files);
         }
         sources::audit_sources(&mut ctx, &mut files);
         checks += ctx.checks;

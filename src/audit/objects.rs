@@ -366,18 +366,10 @@ impl<'c> ClusterCtx<'c> {
             .push(finding_for(&self.cluster.name, k, rule, message, location));
     }
 
-    /// Audits one Kustomization's objects.
-    pub(crate) fn audit_kustomization(
-        &mut self,
-        k: &'c KustomizationRender,
-        files: &mut Sources<'_>,
-    ) {
-        let Some(index) = self
-            .cluster
-            .kustomizations
-            .iter()
-            .position(|x| std::ptr::eq(x, k))
-        else {
+    /// Audits the objects of the cluster's `index`th Kustomization.
+    pub(crate) fn audit_kustomization(&mut self, index: usize, files: &mut Sources<'_>) {
+        let cluster = self.cluster;
+        let Some(k) = cluster.kustomizations.get(index) else {
             return;
         };
         let Some(t) = template_of(k) else {
@@ -403,8 +395,7 @@ impl<'c> ClusterCtx<'c> {
             return;
         };
         let subst = substitutes(k);
-        let used = self.used.entry(index).or_default().clone();
-        let mut used = used;
+        let mut used = BTreeSet::new();
         for o in &t.objects {
             if let Some(origin) = &o.origin {
                 if let Some(f) = origin.path.as_ref().or(origin.configured_in.as_ref()) {
