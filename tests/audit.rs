@@ -82,6 +82,7 @@ fn audit_reports_exactly_the_planted_findings_at_their_file_and_line() {
         ("FS107", "info", "apps/disabled/configmap.yaml", 9),
         ("FS108", "error", "clusters/base/extra-vars.yaml", 8),
         ("FS111", "info", "clusters/base/sops-vars.yaml", 4),
+        ("FS112", "info", "clusters/base/tiers.yaml", 203),
     ];
     let mut want = BTreeSet::new();
     for cluster in ["dev", "prod"] {

@@ -318,6 +318,9 @@ pub(crate) struct ClusterCtx<'c> {
     /// Every object of every template in the cluster, by id: the Kustomization (index) that
     /// applies it and the object.
     pub(crate) placed: BTreeMap<ObjectId, (usize, &'c ArtifactObject)>,
+    /// The substituteFrom sources of each Kustomization (by index) that nothing in the
+    /// repository applies, as `Kind/name`: its vars are then not all known.
+    pub(crate) unknown_sources: BTreeMap<usize, Vec<String>>,
 }
 
 impl<'c> ClusterCtx<'c> {
@@ -328,6 +331,28 @@ impl<'c> ClusterCtx<'c> {
                 placed.entry(o.id.clone()).or_insert((i, o));
             }
         }
+        let mut unknown_sources: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+        for (i, k) in cluster.kustomizations.iter().enumerate() {
+            for sf in k
+                .kustomization
+                .post_build
+                .iter()
+                .flat_map(|pb| &pb.substitute_from)
+            {
+                let id = ObjectId {
+                    group: String::new(),
+                    kind: sf.kind.clone(),
+                    namespace: k.kustomization.id.namespace.clone(),
+                    name: sf.name.clone(),
+                };
+                if !placed.contains_key(&id) {
+                    unknown_sources
+                        .entry(i)
+                        .or_default()
+                        .push(format!("{}/{}", sf.kind, sf.name));
+                }
+            }
+        }
         ClusterCtx {
             cluster,
             opts,
@@ -336,7 +361,22 @@ impl<'c> ClusterCtx<'c> {
             used: BTreeMap::new(),
             files_of: BTreeMap::new(),
             placed,
+            unknown_sources,
         }
+    }
+
+    /// Whether the `index`th Kustomization's vars are all known (every substituteFrom source
+    /// is applied by something in the repository).
+    pub(crate) fn vars_known(&self, index: usize) -> bool {
+        !self.unknown_sources.contains_key(&index)
+    }
+
+    /// Whether Flux substitutes the `index`th Kustomization's objects, as far as the
+    /// repository tells: when a source is unknown, it may define vars, so yes.
+    pub(crate) fn substitutes_at(&self, index: usize) -> bool {
+        self.cluster.kustomizations.get(index).is_some_and(|k| {
+            substitutes(k) || (k.kustomization.post_build.is_some() && !self.vars_known(index))
+        })
     }
 
     /// Where a Kustomization object itself is defined (the parent's source file), with a
@@ -394,7 +434,8 @@ impl<'c> ClusterCtx<'c> {
             }
             return;
         };
-        let subst = substitutes(k);
+        let subst = self.substitutes_at(index);
+        let known = self.vars_known(index);
         let mut used = BTreeSet::new();
         for o in &t.objects {
             if let Some(origin) = &o.origin {
@@ -404,20 +445,21 @@ impl<'c> ClusterCtx<'c> {
             }
             let disabled = crate::postbuild::substitution_disabled(&o.object);
             if subst && !disabled {
-                self.audit_substituted(k, o, &mut used, files);
+                self.audit_substituted(k, o, known, &mut used, files);
             } else if o.yaml.contains("${") {
-                self.audit_verbatim(k, o, subst, files);
+                self.audit_verbatim(k, o, disabled, files);
             }
         }
         self.used.insert(index, used);
     }
 
-    /// FS106 / FS107: an object Flux does not substitute, with `${...}` in it.
+    /// FS106 / FS107: an object Flux does not substitute, with `${...}` in it (FS107 when it
+    /// says so itself with the `substitute: disabled` annotation or label).
     fn audit_verbatim(
         &mut self,
         k: &KustomizationRender,
         o: &ArtifactObject,
-        subst: bool,
+        disabled: bool,
         files: &mut Sources<'_>,
     ) {
         self.checks += 1;
@@ -427,7 +469,7 @@ impl<'c> ClusterCtx<'c> {
         };
         let listed = super::list_names(snippets.iter().map(String::as_str), 3);
         let ks = &k.kustomization;
-        let (rule, severity, why) = if subst {
+        let (rule, severity, why) = if disabled {
             (
                 &SUBSTITUTION_DISABLED,
                 Severity::Info,
@@ -485,6 +527,7 @@ impl<'c> ClusterCtx<'c> {
         &mut self,
         k: &KustomizationRender,
         o: &ArtifactObject,
+        known: bool,
         used: &mut BTreeSet<String>,
         files: &mut Sources<'_>,
     ) {
@@ -529,15 +572,26 @@ impl<'c> ClusterCtx<'c> {
                 used.insert(r.name.clone());
                 let needle = seen.next(&r.text);
                 let defined = k.vars.contains_key(&r.name);
+                // With a source of unknown content, an undefined var may be defined there: only
+                // names that read as shell variables are still reported (FS104, a warning).
                 let finding = if leaf.script
                     && !defined
                     && (!r.has_default || expr::shell_looking(&r.name))
+                    && (known || expr::shell_looking(&r.name))
                 {
                     // envsubst substitutes every `${...}`, in scripts too: only `$${` escapes.
                     let (severity, what) = if r.has_default {
                         (
                             Severity::Warning,
                             "Flux replaces it with its default before the shell runs".to_string(),
+                        )
+                    } else if !known {
+                        (
+                            Severity::Warning,
+                            format!(
+                                "unless a source whose content is unknown defines `{}`, {consequence}",
+                                r.name
+                            ),
                         )
                     } else {
                         blocking = true;
@@ -561,7 +615,7 @@ impl<'c> ClusterCtx<'c> {
                         Severity::Warning,
                         bash_operator_message(r, o),
                     ))
-                } else if !defined && !r.has_default {
+                } else if !defined && !r.has_default && known {
                     blocking = true;
                     Some((
                         &UNDEFINED_VAR,
@@ -664,7 +718,12 @@ impl<'c> ClusterCtx<'c> {
             if leaf.key || templated_key || refs.is_empty() {
                 continue;
             }
-            if refs.iter().any(|r| encrypted.contains(r.name.as_str())) {
+            // Unknown values (encrypted, or from a source nothing in the repository applies)
+            // cannot be type-checked.
+            if refs.iter().any(|r| {
+                encrypted.contains(r.name.as_str())
+                    || (!r.has_default && !values.contains_key(&r.name))
+            }) {
                 continue;
             }
             self.checks += 1;
@@ -705,7 +764,7 @@ impl<'c> ClusterCtx<'c> {
                 kustomization: k.kustomization.id.to_string(),
                 path: k.kustomization.path.clone(),
                 status: status_word(&k.status),
-                substitutes: substitutes(k),
+                substitutes: self.substitutes_at(i),
                 files: self.files_of.get(&i).map_or(0, BTreeSet::len),
                 defined: k.vars.len(),
                 referenced: self.used.get(&i).map_or(0, BTreeSet::len),

@@ -126,24 +126,40 @@ impl<'a> Sources<'a> {
         };
         let mut out = vec![conf.clone()];
         let dir = conf.rsplit_once('/').map_or("", |(d, _)| d);
-        if let Ok(entries) = std::fs::read_dir(self.root.join(dir)) {
-            let mut siblings: Vec<String> = entries
-                .filter_map(Result::ok)
-                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-                .map(|e| {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    if dir.is_empty() {
-                        name
-                    } else {
-                        format!("{dir}/{name}")
-                    }
-                })
-                .filter(|f| f != conf)
-                .collect();
-            siblings.sort();
-            out.extend(siblings);
-        }
+        let mut found = Vec::new();
+        files_under(self.root, dir, &mut found);
+        found.sort();
+        out.extend(found.into_iter().filter(|f| f != conf));
         out
+    }
+}
+
+/// How many files a generated object's folder is searched through, at most.
+const MAX_GENERATOR_FILES: usize = 256;
+
+/// The regular files under `dir` (relative to `root`), recursively, hidden folders skipped,
+/// at most [`MAX_GENERATOR_FILES`]: where a generator's `files:` and `envs:` come from.
+fn files_under(root: &Path, dir: &str, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
+    entries.sort_by_key(std::fs::DirEntry::file_name);
+    for e in entries {
+        if out.len() >= MAX_GENERATOR_FILES {
+            return;
+        }
+        let name = e.file_name().to_string_lossy().into_owned();
+        let rel = if dir.is_empty() {
+            name.clone()
+        } else {
+            format!("{dir}/{name}")
+        };
+        match e.file_type() {
+            Ok(t) if t.is_file() => out.push(rel),
+            Ok(t) if t.is_dir() && !name.starts_with('.') => files_under(root, &rel, out),
+            _ => {}
+        }
     }
 }
 

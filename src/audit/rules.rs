@@ -127,6 +127,18 @@ pub const ENCRYPTED_SOURCE: Rule = Rule {
            vars.",
 };
 
+/// A substituteFrom source that is not in the repository's render.
+pub const UNKNOWN_SOURCE: Rule = Rule {
+    id: "FS112",
+    name: "unknown-var-source",
+    severity: Severity::Info,
+    summary: "A substituteFrom source is applied by nothing in the repository (an \
+              ExternalSecret's Secret, say): its vars are unknown, so undefined vars are not \
+              reported for the Kustomizations that read it.",
+    help: "Nothing to do if something else creates it on the cluster; a non-optional source \
+           that nothing creates fails the Kustomization (see `fluxsim render`).",
+};
+
 /// Every audit rule, in id order (the SARIF driver lists them in this order).
 pub const RULES: &[Rule] = &[
     NOT_AUDITED,
@@ -141,6 +153,7 @@ pub const RULES: &[Rule] = &[
     UNUSED_VAR,
     OTHER_CLUSTER_LITERAL,
     ENCRYPTED_SOURCE,
+    UNKNOWN_SOURCE,
 ];
 
 #[cfg(test)]

@@ -8,8 +8,10 @@ use serde_json::Value;
 use super::expr;
 use super::objects::{finding_for, place_in, string_leaves, ClusterCtx};
 use super::place::{is_word_char, Needle, Sources};
-use super::rules::{ENCRYPTED_SOURCE, INVALID_VAR_NAME, OTHER_CLUSTER_LITERAL, UNUSED_VAR};
-use super::{list_names, substitutes, template_of};
+use super::rules::{
+    ENCRYPTED_SOURCE, INVALID_VAR_NAME, OTHER_CLUSTER_LITERAL, UNKNOWN_SOURCE, UNUSED_VAR,
+};
+use super::{list_names, template_of};
 use crate::finding::Finding;
 use crate::flux::ObjectId;
 use crate::postbuild::is_valid_var_name;
@@ -43,7 +45,7 @@ pub(crate) fn audit_sources(ctx: &mut ClusterCtx<'_>, files: &mut Sources<'_>) {
     let cluster = ctx.cluster;
     let name = cluster.name.as_str();
     // Which Kustomizations (by index) receive each source.
-    let mut receivers: BTreeMap<ObjectId, Vec<usize>> = BTreeMap::new();
+    let mut receivers: BTreeMap<ObjectId, Vec<(usize, bool)>> = BTreeMap::new();
     for (i, k) in cluster.kustomizations.iter().enumerate() {
         let Some(pb) = &k.kustomization.post_build else {
             continue;
@@ -55,7 +57,7 @@ pub(crate) fn audit_sources(ctx: &mut ClusterCtx<'_>, files: &mut Sources<'_>) {
                 namespace: k.kustomization.id.namespace.clone(),
                 name: sf.name.clone(),
             };
-            receivers.entry(id).or_default().push(i);
+            receivers.entry(id).or_default().push((i, sf.optional));
         }
         for key in pb.substitute.keys() {
             ctx.checks += 1;
@@ -70,7 +72,7 @@ pub(crate) fn audit_sources(ctx: &mut ClusterCtx<'_>, files: &mut Sources<'_>) {
                         k.kustomization.id
                     ),
                 )
-            } else if template_of(k).is_some() && substitutes(k) && !used {
+            } else if template_of(k).is_some() && ctx.substitutes_at(i) && !used {
                 (
                     &UNUSED_VAR,
                     format!(
@@ -86,11 +88,44 @@ pub(crate) fn audit_sources(ctx: &mut ClusterCtx<'_>, files: &mut Sources<'_>) {
                 .push(finding_for(name, k, rule, message, location));
         }
     }
-    for (id, recv) in &receivers {
-        // A missing source is the render's error (or skipped when optional), not a var hazard.
+    for (id, recv_opt) in &receivers {
         let Some(&(owner, obj)) = ctx.placed.get(id) else {
+            // Nothing in the repository applies it: an ExternalSecret's Secret, say, or a
+            // mistake, which `render` reports when the source is not optional.
+            for &(i, optional) in recv_opt {
+                ctx.checks += 1;
+                let k = &cluster.kustomizations[i];
+                let what = if optional {
+                    "optional: Flux skips it when it is missing"
+                } else {
+                    "not optional: Flux fails the Kustomization unless something else creates it"
+                };
+                let location = ctx.place_of_kustomization(
+                    k,
+                    Some(Needle {
+                        text: &id.name,
+                        nth: 0,
+                        whole_word: true,
+                    }),
+                    files,
+                );
+                ctx.findings.push(finding_for(
+                    name,
+                    k,
+                    &UNKNOWN_SOURCE,
+                    format!(
+                        "{}/{}, a substituteFrom source of `{}`, is applied by nothing in \
+                         this repository ({what}); its vars are unknown, so undefined vars \
+                         are not reported for this Kustomization",
+                        id.kind, id.name, k.kustomization.id
+                    ),
+                    location,
+                ));
+            }
             continue;
         };
+        let recv: Vec<usize> = recv_opt.iter().map(|&(i, _)| i).collect();
+        let recv = &recv;
         ctx.checks += 1;
         let owner_k = &cluster.kustomizations[owner];
         let recv_names = list_names(

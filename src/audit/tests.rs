@@ -48,8 +48,10 @@ fn render(name: &str, spec: &Value, yaml: &str, vars: &[(&str, &str)]) -> Kustom
     }
 }
 
+/// A Kustomization with postBuild; its vars are those `render` is given (sources that nothing
+/// applies are tested on their own, as FS112).
 fn substituting() -> Value {
-    json!({"path": "./apps", "postBuild": {"substituteFrom": [{"kind": "ConfigMap", "name": "cluster-vars"}]}})
+    json!({"path": "./apps", "postBuild": {"substitute": {}}})
 }
 
 fn cluster(name: &str, kustomizations: Vec<KustomizationRender>) -> ClusterRender {
@@ -206,12 +208,7 @@ fn value_that_breaks_the_document_is_an_error() {
 fn reference_in_a_path_that_does_not_substitute_ships_verbatim() {
     let yaml = configmap("  A: ${CLUSTER_NAME}\n");
     let none = render("a", &json!({"path": "./a"}), &yaml, &[]);
-    let empty = render(
-        "b",
-        &json!({"path": "./b", "postBuild": {"substituteFrom": [{"kind": "ConfigMap", "name": "x", "optional": true}]}}),
-        &yaml,
-        &[],
-    );
+    let empty = render("b", &substituting(), &yaml, &[]);
     let f = audit(&[cluster("dev", vec![none, empty])]);
     assert_eq!(
         rules(&f),
@@ -319,4 +316,32 @@ fn summary_counts_files_vars_references_and_hazards() {
         m
     });
     assert_eq!(by_rule, BTreeMap::from([("FS103", 1)]));
+}
+
+// kustomize-controller reads substituteFrom sources from the cluster (kustomize_varsub.go
+// loadVars); one that nothing in the repository applies may still exist there.
+#[test]
+fn source_nothing_applies_makes_vars_unknown_instead_of_undefined() {
+    let spec = json!({"path": "./a", "postBuild": {"substituteFrom": [
+        {"kind": "Secret", "name": "from-external-secrets", "optional": true}]}});
+    let yaml = configmap("  A: ${TOKEN}\n  run.sh: |\n    #!/bin/sh\n    echo ${key}\n");
+    let f = audit(&[cluster("dev", vec![render("a", &spec, &yaml, &[])])]);
+    let mut got = rules(&f);
+    got.sort_unstable();
+    // No FS103 for `${TOKEN}`, no FS106 (Flux may well substitute); the shell-looking
+    // `${key}` is still suspect, as a warning.
+    assert_eq!(
+        got,
+        [("FS104", Severity::Warning), ("FS112", Severity::Info)]
+    );
+}
+
+#[test]
+fn disabled_object_in_a_path_without_postbuild_is_info() {
+    let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations:\n    kustomize.toolkit.fluxcd.io/substitute: disabled\n  name: c\ndata:\n  A: ${X}\n";
+    let f = audit(&[cluster(
+        "dev",
+        vec![render("a", &json!({"path": "./a"}), yaml, &[])],
+    )]);
+    assert_eq!(rules(&f), [("FS107", Severity::Info)]);
 }
