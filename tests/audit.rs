@@ -342,3 +342,49 @@ fn usage_and_input_errors_exit_2() {
     let r = fluxsim(&["audit", "testdata/fleet", "--cluster", "nope"]);
     assert_eq!(r.code, 2, "{r:?}");
 }
+
+/// The text report of the fixture, with the one part that depends on the kustomize version
+/// (the build error quoted by FS100) cut after "was not audited:".
+fn normalized_text(out: &str) -> String {
+    out.lines()
+        .map(|l| match l.find("was not audited:") {
+            Some(i) => format!("{} ...", &l[..i + "was not audited:".len()]),
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+// The report people read is pinned: a change to a message or to the grouping shows up here
+// as a diff to review. Regenerate with `UPDATE_GOLDEN=1 cargo test --test audit`.
+#[test]
+fn text_report_of_the_fixture_matches_the_golden_file() {
+    let golden = crate_path("tests/golden/audit-fixture.txt");
+    let got = normalized_text(&planted().text.stdout);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
+        std::fs::write(&golden, &got).unwrap();
+    }
+    let want = std::fs::read_to_string(&golden).unwrap_or_default();
+    assert!(
+        got == want,
+        "the audit text differs from {}:\n{got}",
+        golden.display()
+    );
+}
+
+#[test]
+fn one_worker_gives_the_same_bytes_as_many() {
+    let repo = repo_from("testdata/audit");
+    let dir = repo.path().to_str().unwrap();
+    let one = fluxsim(&["audit", dir, "--format", "json", "--jobs", "1"]);
+    let many = fluxsim(&["audit", dir, "--format", "json", "--jobs", "4"]);
+    assert_eq!(one.code, many.code);
+    assert!(
+        one.stdout == many.stdout,
+        "{}\n---\n{}",
+        one.stdout,
+        many.stdout
+    );
+}
