@@ -681,6 +681,15 @@ impl<'c> ClusterCtx<'c> {
             Ok(v) => v,
             Err(why) => {
                 self.checks += 1;
+                // An unknown var (from a source nothing here applies) read as empty proves
+                // nothing about the document.
+                if leaf_refs
+                    .iter()
+                    .flatten()
+                    .any(|r| !r.has_default && !values.contains_key(&r.name))
+                {
+                    return;
+                }
                 // Point at the first reference whose value can change YAML's structure.
                 let mut culprit = None;
                 for r in leaf_refs.iter().flatten() {

@@ -345,3 +345,63 @@ fn disabled_object_in_a_path_without_postbuild_is_info() {
     )]);
     assert_eq!(rules(&f), [("FS107", Severity::Info)]);
 }
+
+// fluxcd/pkg envsubst/parse: `${PIPESTATUS[0]}` (missing closing brace), `${#arr[@]}` (bad
+// substitution) and `${@}` (unable to parse variable name) stop the parser; `${1}` parses
+// as a var named `1`, which no source can define (its name is invalid), so it fails strictly.
+#[test]
+fn shell_specials_in_a_script_are_reported() {
+    let yaml =
+        configmap("  run.sh: |\n    #!/bin/bash\n    echo ${PIPESTATUS[0]} ${#arr[@]} ${@} ${1}\n");
+    let f = audit(&[cluster(
+        "dev",
+        vec![render("a", &substituting(), &yaml, VARS)],
+    )]);
+    let mut got = rules(&f);
+    got.sort_unstable();
+    assert_eq!(
+        got,
+        [
+            ("FS101", Severity::Error),
+            ("FS101", Severity::Error),
+            ("FS101", Severity::Error),
+            ("FS104", Severity::Error),
+        ]
+    );
+}
+
+// sigs.k8s.io/yaml (YAML 1.1): `#x` after `: ` starts a comment, so the value is null;
+// `*x` is an alias to an anchor that does not exist, so the document does not parse.
+#[test]
+fn comment_and_alias_values_null_or_break_the_document() {
+    let comment = audit(&[cluster(
+        "dev",
+        vec![render(
+            "a",
+            &substituting(),
+            &configmap("  A: ${V}\n"),
+            &[("V", "#x")],
+        )],
+    )]);
+    assert_eq!(rules(&comment), [("FS105", Severity::Error)]);
+    assert!(
+        comment[0].message.contains("null"),
+        "{}",
+        comment[0].message
+    );
+    let alias = audit(&[cluster(
+        "dev",
+        vec![render(
+            "a",
+            &substituting(),
+            &configmap("  A: ${V}\n"),
+            &[("V", "*x")],
+        )],
+    )]);
+    assert_eq!(rules(&alias), [("FS105", Severity::Error)]);
+    assert!(
+        alias[0].message.contains("no longer YAML"),
+        "{}",
+        alias[0].message
+    );
+}
