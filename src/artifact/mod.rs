@@ -85,3 +85,164 @@ impl Artifact {
         })
     }
 }
+
+/// kustomize's origin annotation (`buildMetadata: [originAnnotations]`).
+pub const ORIGIN_ANNOTATION: &str = "config.kubernetes.io/origin";
+
+/// Takes kustomize's origin annotations out of its printed output.
+///
+/// Returns the output exactly as kustomize prints it without `originAnnotations` (the
+/// annotation's lines go, and an `annotations:` key left empty goes too), and, per document,
+/// the origin it carried, with paths as kustomize wrote them (relative to the built
+/// directory). Written by hand because it must give back kustomize's bytes, which a YAML
+/// round trip would not.
+#[must_use]
+pub fn strip_origins(output: &str) -> (String, Vec<Option<Origin>>) {
+    let lines: Vec<&str> = output.split_inclusive('\n').collect();
+    let indent = |l: &str| l.len() - l.trim_start_matches(' ').len();
+    let mut out = String::with_capacity(output.len());
+    let mut origins: Vec<Option<Origin>> = vec![None];
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let body = line.trim_end_matches(['\n', '\r']);
+        if body == "---" {
+            origins.push(None);
+            out.push_str(line);
+            i += 1;
+            continue;
+        }
+        let key = format!("{ORIGIN_ANNOTATION}: |");
+        if body.trim_start() == key {
+            let ind = indent(body);
+            let mut block = String::new();
+            i += 1;
+            while i < lines.len() && {
+                let l = lines[i].trim_end_matches(['\n', '\r']);
+                !l.trim().is_empty() && indent(l) > ind
+            } {
+                block.push_str(lines[i].get(ind + 2..).unwrap_or("").trim_end_matches(' '));
+                i += 1;
+            }
+            if let Some(slot) = origins.last_mut() {
+                *slot = Some(parse_origin(&block));
+            }
+            // `annotations:` with nothing left under it is dropped, as kustomize drops an
+            // empty annotations map.
+            let next_ind = lines.get(i).map_or(0, |l| {
+                let l = l.trim_end_matches(['\n', '\r']);
+                if l == "---" {
+                    0
+                } else {
+                    indent(l)
+                }
+            });
+            if next_ind < ind
+                && out.ends_with(&format!(
+                    "{}annotations:\n",
+                    " ".repeat(ind.saturating_sub(2))
+                ))
+            {
+                let cut = out.len() - (ind.saturating_sub(2) + "annotations:\n".len());
+                out.truncate(cut);
+            }
+            continue;
+        }
+        out.push_str(line);
+        i += 1;
+    }
+    (out, origins)
+}
+
+impl Origin {
+    /// The origin with its paths (relative to the built directory `dir`, itself relative to
+    /// the repository root) made relative to the repository root.
+    #[must_use]
+    pub fn relative_to(self, dir: &str) -> Origin {
+        let join = |p: String| join_relative(dir, &p).unwrap_or(p);
+        Origin {
+            path: self.path.map(join),
+            configured_in: self.configured_in.map(join),
+        }
+    }
+}
+
+/// `dir/p` normalised lexically (`a/b/../c` is `a/c`); `None` when it climbs above the root.
+fn join_relative(dir: &str, p: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in dir.split('/').chain(p.split('/')) {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+fn parse_origin(block: &str) -> Origin {
+    let v = crate::manifest::parse_object(block).unwrap_or(serde_json::Value::Null);
+    let field = |k: &str| {
+        v.get(k)
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string)
+    };
+    Origin {
+        path: field("path"),
+        configured_in: field("configuredIn"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // What `kubectl kustomize` printed for an overlay with `buildMetadata: [originAnnotations]`
+    // (kustomize api/internal/target/kusttarget.go, origin annotations), and without it.
+    const WITH: &str = "apiVersion: v1\ndata:\n  a: b\nkind: ConfigMap\nmetadata:\n  annotations:\n    config.kubernetes.io/origin: |\n      configuredIn: ../base/kustomization.yaml\n      configuredBy:\n        apiVersion: builtin\n        kind: ConfigMapGenerator\n  name: gen-4h2mbtbbt6\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations:\n    config.kubernetes.io/origin: |\n      path: ../base/cm.yaml\n    keep: \"1\"\n  name: x\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  annotations:\n    config.kubernetes.io/origin: |\n      path: svc.yaml\n  name: sec\n";
+    const WITHOUT: &str = "apiVersion: v1\ndata:\n  a: b\nkind: ConfigMap\nmetadata:\n  name: gen-4h2mbtbbt6\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations:\n    keep: \"1\"\n  name: x\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: sec\n";
+
+    #[test]
+    fn strip_origins_gives_back_kustomize_output_without_origin_annotations() {
+        let (out, origins) = strip_origins(WITH);
+        assert_eq!(out, WITHOUT);
+        assert_eq!(origins.len(), 3);
+        assert_eq!(
+            origins[0].as_ref().unwrap().configured_in.as_deref(),
+            Some("../base/kustomization.yaml")
+        );
+        assert_eq!(
+            origins[1].as_ref().unwrap().path.as_deref(),
+            Some("../base/cm.yaml")
+        );
+        assert_eq!(
+            origins[2].as_ref().unwrap().path.as_deref(),
+            Some("svc.yaml")
+        );
+    }
+
+    #[test]
+    fn origin_paths_are_made_relative_to_the_repository_root() {
+        let o = Origin {
+            path: Some("../../components/x/a.yaml".into()),
+            configured_in: Some("kustomization.yaml".into()),
+        }
+        .relative_to("apps/wave-1");
+        assert_eq!(o.path.as_deref(), Some("components/x/a.yaml"));
+        assert_eq!(
+            o.configured_in.as_deref(),
+            Some("apps/wave-1/kustomization.yaml")
+        );
+        assert_eq!(join_relative(".", "a.yaml").as_deref(), Some("a.yaml"));
+        assert_eq!(join_relative("a", "../../x"), None);
+    }
+
+    #[test]
+    fn strip_origins_leaves_output_without_annotations_alone() {
+        let (out, origins) = strip_origins(WITHOUT);
+        assert_eq!(out, WITHOUT);
+        assert!(origins.iter().all(Option::is_none));
+    }
+}

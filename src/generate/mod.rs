@@ -63,6 +63,8 @@ pub struct Prepared {
     pub key: String,
     /// The kustomization file fluxsim wrote, when it wrote one.
     pub generated: Option<String>,
+    /// The user's kustomization asks for origin annotations itself: they are kept.
+    pub user_origins: bool,
     /// Keeps the private overlay directory alive.
     _overlay: Option<Arc<tempfile::TempDir>>,
 }
@@ -152,8 +154,14 @@ fn check_manifest(text: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Prepares `ks.spec.path` of the tree at `root` for building.
-pub fn prepare(root: &Path, ks: &Kustomization) -> Result<Prepared, GenerateError> {
+/// The kustomize build option that annotates each object with the file it came from.
+pub const ORIGIN_ANNOTATIONS: &str = "originAnnotations";
+
+/// Prepares `ks.spec.path` of the tree at `root` for building. With `origins`, the overlay
+/// also asks kustomize for `buildMetadata: [originAnnotations]` (see `artifact::strip_origins`,
+/// which takes the annotations out again), and `Prepared::user_origins` says whether the
+/// user's own kustomization already asked for them (then they are part of what Flux applies).
+pub fn prepare(root: &Path, ks: &Kustomization, origins: bool) -> Result<Prepared, GenerateError> {
     let rel_path = spec_dir(root, &ks.path).map_err(|e| GenerateError::Io(e.to_string()))?;
     let dir = if rel_path == "." {
         root.to_path_buf()
@@ -167,55 +175,79 @@ pub fn prepare(root: &Path, ks: &Kustomization) -> Result<Prepared, GenerateErro
         return Err(GenerateError::NotADirectory(ks.path.clone()));
     }
     let existing = existing_kustomization(&dir);
-    if existing.is_some() && !ks.has_generator_inputs() {
+    if existing.is_some() && !ks.has_generator_inputs() && !origins {
         return Ok(Prepared {
             dir,
             key: rel_path.clone(),
             rel_path,
             generated: None,
+            user_origins: false,
             _overlay: None,
         });
     }
+    let mut existing_text = None;
     let (file_name, mut doc) = if let Some(p) = &existing {
-        {
-            let rel = p
-                .strip_prefix(root)
-                .unwrap_or(p)
-                .to_string_lossy()
-                .into_owned();
-            let text = std::fs::read_to_string(p).map_err(|e| GenerateError::BadKustomization {
+        let rel = p
+            .strip_prefix(root)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .into_owned();
+        let text = std::fs::read_to_string(p).map_err(|e| GenerateError::BadKustomization {
+            file: rel.clone(),
+            message: e.to_string(),
+        })?;
+        let json = crate::postbuild::yaml_json::yaml_to_json(&text).map_err(|e| {
+            GenerateError::BadKustomization {
                 file: rel.clone(),
                 message: e.to_string(),
-            })?;
-            let json = crate::postbuild::yaml_json::yaml_to_json(&text).map_err(|e| {
-                GenerateError::BadKustomization {
-                    file: rel.clone(),
-                    message: e.to_string(),
-                }
-            })?;
-            let doc: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
-            let doc = if doc.is_object() { doc } else { json!({}) };
-            (
-                p.file_name()
-                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
-                doc,
-            )
-        }
+            }
+        })?;
+        let doc: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
+        let doc = if doc.is_object() { doc } else { json!({}) };
+        existing_text = Some(text);
+        (
+            p.file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+            doc,
+        )
     } else {
-        {
-            let resources = scan_resources(root, &dir)?;
-            (
-                "kustomization.yaml".to_string(),
-                json!({
-                    "apiVersion": "kustomize.config.k8s.io/v1beta1",
-                    "kind": "Kustomization",
-                    "resources": resources,
-                }),
-            )
-        }
+        let resources = scan_resources(root, &dir)?;
+        (
+            "kustomization.yaml".to_string(),
+            json!({
+                "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                "kind": "Kustomization",
+                "resources": resources,
+            }),
+        )
     };
     merge_flux_fields(&mut doc, ks, &dir)?;
-    let content = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
+    let user_origins = wants_origins(&doc);
+    // Flux writes a kustomization file only when it generates one or merges spec fields in.
+    let flux_writes = existing.is_none() || ks.has_generator_inputs();
+    let generated =
+        flux_writes.then(|| serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n");
+    let content = match (&generated, existing_text) {
+        (Some(g), _) if !origins || user_origins => g.clone(),
+        (None, Some(text)) if user_origins => text,
+        (None, Some(text)) if origins && !user_origins && doc.get("buildMetadata").is_none() => {
+            // The user's own file, untouched, plus the one line fluxsim needs: re-serialising
+            // it could change how kustomize reads it (YAML 1.1 vs 1.2 scalars).
+            let sep = if text.ends_with('\n') { "" } else { "\n" };
+            format!("{text}{sep}buildMetadata: [{ORIGIN_ANNOTATIONS}]\n")
+        }
+        _ => {
+            if !user_origins {
+                if let Some(obj) = doc.as_object_mut() {
+                    let list = obj.entry("buildMetadata").or_insert_with(|| json!([]));
+                    if let Some(list) = list.as_array_mut() {
+                        list.push(json!(ORIGIN_ANNOTATIONS));
+                    }
+                }
+            }
+            serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+        }
+    };
     let overlay = overlay_with_file(root, &rel_path, &file_name, &content)?;
     let digest = hex(&Sha256::digest(content.as_bytes()));
     let dir = if rel_path == "." {
@@ -227,9 +259,17 @@ pub fn prepare(root: &Path, ks: &Kustomization) -> Result<Prepared, GenerateErro
         dir,
         key: format!("{rel_path}#{digest}"),
         rel_path,
-        generated: Some(content),
+        generated,
+        user_origins,
         _overlay: Some(Arc::new(overlay)),
     })
+}
+
+/// Whether a kustomization's `buildMetadata` already asks for origin annotations.
+fn wants_origins(doc: &Value) -> bool {
+    doc.get("buildMetadata")
+        .and_then(Value::as_array)
+        .is_some_and(|l| l.iter().any(|v| v == ORIGIN_ANNOTATIONS))
 }
 
 /// Lower-case hex.

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::artifact::Artifact;
+use crate::artifact::{Artifact, Origin};
 use crate::build::BuildCache;
 use crate::discover::Cluster;
 use crate::flux::{is_kustomization, Kustomization, NamespacedName, ObjectId, SubstituteFrom};
@@ -66,6 +66,10 @@ pub struct KustomizationRender {
     pub status: Status,
     /// The artifact, when rendered.
     pub artifact: Option<Artifact>,
+    /// The build output before postBuild substitution and apply-time changes (the template
+    /// the artifact was made from); equal to the artifact when nothing changed it.
+    #[serde(skip)]
+    pub template: Option<Artifact>,
     /// Whether postBuild substitution ran.
     pub substituted: bool,
     /// The vars available to substitution and where each came from.
@@ -271,6 +275,7 @@ fn blocked(
         parent,
         status: Status::Blocked(reason),
         artifact: None,
+        template: None,
         substituted: false,
         vars: BTreeMap::new(),
         vars_used: BTreeSet::new(),
@@ -404,7 +409,7 @@ fn render_inner(
     opts: &RenderOptions,
     r: &mut KustomizationRender,
 ) -> Result<Artifact, String> {
-    let prepared = crate::generate::prepare(root, ks).map_err(|e| e.to_string())?;
+    let prepared = crate::generate::prepare(root, ks, opts.origins).map_err(|e| e.to_string())?;
     r.build_path = Some(prepared.rel_path.clone());
     r.generated.clone_from(&prepared.generated);
     let output = cache.build(&prepared.key, &prepared.dir).map_err(|e| {
@@ -439,6 +444,22 @@ fn render_inner(
         }
         format!("spec.path `{}`: {msg}", ks.path)
     })?;
+    // Origins asked for by fluxsim (not by the user) are taken out before anything else
+    // sees the output, so digests do not depend on them.
+    let (output, origins) = if opts.origins && !prepared.user_origins {
+        let (stripped, raw) = crate::artifact::strip_origins(&output);
+        let origins: Vec<Option<Origin>> = raw
+            .into_iter()
+            .map(|o| o.map(|o| o.relative_to(&prepared.rel_path)))
+            .collect();
+        (stripped, origins)
+    } else {
+        (output, Vec::new())
+    };
+    let mut template = Artifact::from_kustomize_output(output.clone())?;
+    for (o, origin) in template.objects.iter_mut().zip(&origins) {
+        o.origin.clone_from(origin);
+    }
     let mut substitute_with = None;
     if let Some(pb) = &ks.post_build {
         let resolved = resolve_vars(ks, objects, &mut r.notes)?;
@@ -456,6 +477,7 @@ fn render_inner(
     let mut changed = substitute_with.is_some();
     // Each object as kustomize printed it; `true` marks JSON that Flux rebuilt.
     let mut pieces: Vec<(bool, String)> = Vec::new();
+    let mut piece_ids: Vec<ObjectId> = Vec::new();
     for doc in crate::manifest::split_documents(&output) {
         let mut obj = crate::manifest::parse_object(doc)?;
         let mut piece = (false, doc.to_string());
@@ -476,14 +498,25 @@ fn render_inner(
             piece = (true, obj.to_string());
             changed = true;
         }
+        piece_ids.push(ObjectId::of(&obj));
         pieces.push(piece);
     }
     if !changed {
-        return Artifact::from_kustomize_output(output);
+        r.template = Some(template.clone());
+        return Ok(template);
     }
     // kustomize prints the rebuilt objects as it prints resources read from JSON.
     let reprinted = reprint(cache, &pieces)?;
-    Artifact::from_kustomize_output(reprinted)
+    let mut artifact = Artifact::from_kustomize_output(reprinted)?;
+    if !origins.is_empty() {
+        // Substitution may rename objects, so origins follow each piece's final id.
+        let by_id: BTreeMap<&ObjectId, &Option<Origin>> = piece_ids.iter().zip(&origins).collect();
+        for o in &mut artifact.objects {
+            o.origin = by_id.get(&o.id).and_then(|x| (*x).clone());
+        }
+    }
+    r.template = Some(template);
+    Ok(artifact)
 }
 
 /// Adds `spec.commonMetadata` and folds Secret `stringData` into `data`; true when changed.
