@@ -1,6 +1,7 @@
 //! The command line: flags defined in one place, one function per subcommand.
 
 mod envsubst;
+mod graph;
 mod render;
 pub mod vars;
 
@@ -33,6 +34,15 @@ enum Command {
     Render(render::RenderArgs),
     /// Print one Kustomization's rendered artifact (like `flux build kustomization`).
     Build(render::BuildArgs),
+    /// Simulate a cold start of each cluster: can every Kustomization become Ready, and in
+    /// what order?
+    ///
+    /// Prints the waves per cluster and findings (FS2xx) with file and line: dependsOn
+    /// cycles and missing targets, custom resources whose CRD is not applied before them,
+    /// runtime CRDs (fluxsim.toml) that deadlock, substituteFrom sources not applied before,
+    /// graphs that differ between clusters, `wait: true` on `wait: false`. Exit 1 on findings
+    /// at or above --fail-on, 2 on a usage or input error.
+    Graph(graph::Args),
 }
 
 /// The process exit statuses fluxsim uses everywhere.
@@ -70,6 +80,7 @@ pub fn run() -> ExitCode {
         Command::Envsubst(args) => envsubst::run(&args),
         Command::Render(args) => render::run_render(&args),
         Command::Build(args) => render::run_build(&args),
+        Command::Graph(args) => graph::run(&args),
     };
     status.into()
 }

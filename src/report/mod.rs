@@ -1,6 +1,7 @@
 //! Everything fluxsim prints: tables for people, JSON for programs, files for `--out`.
 
 pub mod findings;
+pub mod graph;
 
 use std::fmt::Write as _;
 use std::path::Path;
