@@ -29,9 +29,9 @@ impl ClusterCheck<'_> {
         f
     }
 
-    /// `a`, `b` and `c`: the names of what can only run after `id`, or "nothing".
+    /// `, nor does what waits for it: `a`, `b``, or nothing when nothing waits for `id`.
     fn blocked_list(&self, id: &NamespacedName) -> String {
-        names(self.order.after(id))
+        blocked_tail(self.order.after(id))
     }
 
     /// Runs every per-cluster check.
@@ -72,11 +72,11 @@ impl ClusterCheck<'_> {
                     &rules::DEPENDENCY_CYCLE,
                     n,
                     format!(
-                        "`{}` is on a dependsOn cycle ({}): none of them ever becomes Ready, \
-                         nor what waits for them: {}",
+                        "`{}` is on a dependsOn cycle ({}): none of them ever becomes \
+                         Ready{}",
                         id.name,
                         path.join(" -> "),
-                        names(blocked.iter().copied())
+                        blocked_tail(blocked.iter().copied())
                     ),
                 ));
             }
@@ -95,7 +95,7 @@ impl ClusterCheck<'_> {
                     n,
                     format!(
                         "`{}` dependsOn `{d}`, which cluster `{}` never defines: `{}` never \
-                         reconciles, nor what waits for it: {}",
+                         reconciles{}",
                         n.id.name,
                         self.cluster,
                         n.id.name,
@@ -114,7 +114,7 @@ impl ClusterCheck<'_> {
                 let at = obj
                     .and_then(|o| object_location(files, n, o))
                     .or_else(|| n.location.clone());
-                let what = format!("`{obj_id}` (kind `{kind}.{group}`)");
+                let what = format!("`{obj_id}`");
                 if let Some(f) = self.check_kind(n, group, kind, &what) {
                     out.push(with_location(f, at));
                 }
@@ -159,7 +159,7 @@ impl ClusterCheck<'_> {
                 n,
                 format!(
                     "{what} in `{}` needs a CRD applied by {}, which can only run after \
-                     `{}`: its apply fails forever, and nothing after it becomes Ready: {blocked}",
+                     `{}`: its apply fails forever{blocked}",
                     n.id.name,
                     names(providers.iter().map(|p| &p.id)),
                     n.id.name
@@ -173,7 +173,7 @@ impl ClusterCheck<'_> {
                 format!(
                     "{what} in `{}` needs a CRD that no Kustomization of cluster `{}` applies \
                      (not a built-in or Flux kind, not in fluxsim.toml): `{}` never becomes \
-                     Ready, nor what waits for it: {blocked}",
+                     Ready{blocked}",
                     n.id.name, self.cluster, n.id.name
                 ),
             ));
@@ -193,9 +193,10 @@ impl ClusterCheck<'_> {
                     .any(|o| o.id.group == t.group && o.id.kind == t.kind)
             })
             .collect();
-        if triggers.iter().any(|m| {
-            m.id != n.id && m.health_checked && self.order.ready_before(&m.id, &n.id)
-        }) {
+        if triggers
+            .iter()
+            .any(|m| m.id != n.id && m.health_checked && self.order.ready_before(&m.id, &n.id))
+        {
             return None;
         }
         if triggers.is_empty() {
@@ -205,7 +206,7 @@ impl ClusterCheck<'_> {
                 format!(
                     "{what} in `{}` needs a CRD that the controller registers once a \
                      {trigger} is reconciled, and no Kustomization of cluster `{}` applies one: \
-                     `{}` never becomes Ready, nor what waits for it: {blocked}",
+                     `{}` never becomes Ready{blocked}",
                     n.id.name, self.cluster, n.id.name
                 ),
             ));
@@ -233,8 +234,8 @@ impl ClusterCheck<'_> {
                 n,
                 format!(
                     "{what} in `{}` needs a CRD that the controller registers once a \
-                     {trigger} is reconciled, but {cause}: the CRD never appears, `{}` never \
-                     becomes Ready, nor what waits for it: {blocked}",
+                     {trigger} is reconciled, but {cause}: the CRD never appears and `{}` never \
+                     becomes Ready{blocked}",
                     n.id.name, n.id.name
                 ),
             ));
@@ -282,7 +283,10 @@ impl ClusterCheck<'_> {
                     .iter()
                     .all(|p| p.id == n.id || self.order.runs_before(&n.id, &p.id));
                 let when = if producers.is_empty() {
-                    format!("no Kustomization of cluster `{}` applies it", self.cluster)
+                    format!(
+                        "no Kustomization of cluster `{}` that fluxsim could render applies it",
+                        self.cluster
+                    )
                 } else if never {
                     format!("it is applied by {by}, which can only run after (vars are read before the apply)")
                 } else {
@@ -301,7 +305,11 @@ impl ClusterCheck<'_> {
                              cluster Flux silently renders `{}` without those vars{}",
                             n.id.name,
                             n.id.name,
-                            if never { " every time" } else { " until it appears" }
+                            if never {
+                                " every time"
+                            } else {
+                                " until it appears"
+                            }
                         ),
                     )
                 } else {
@@ -310,7 +318,7 @@ impl ClusterCheck<'_> {
                         n,
                         format!(
                             "`{}` substitutes from `{source}`, but {when}: on a cold cluster \
-                             its build fails {}, and nothing that waits for it becomes Ready: {}",
+                             its build fails {}{}",
                             n.id.name,
                             if never || producers.is_empty() {
                                 "forever"
@@ -352,8 +360,15 @@ impl ClusterCheck<'_> {
 
     /// FS212: failing renders and suspended Kustomizations.
     fn never_ready(&self, out: &mut Vec<Finding>) {
+        let explained: BTreeSet<String> = out
+            .iter()
+            .filter(|f| f.rule == rules::SUBSTITUTE_FROM_NOT_BEFORE.id)
+            .filter_map(|f| f.kustomization.clone())
+            .collect();
         for n in self.nodes {
             let why = match &n.state {
+                // A build failing on a missing substituteFrom source is FS208's finding.
+                NodeState::Failed(_) if explained.contains(&n.id.to_string()) => continue,
                 NodeState::Failed(e) => format!("fails to render ({e})"),
                 NodeState::Suspended => "is suspended".to_string(),
                 _ => continue,
@@ -362,7 +377,7 @@ impl ClusterCheck<'_> {
                 &rules::NEVER_READY,
                 n,
                 format!(
-                    "`{}` {why}: it never becomes Ready, nor what waits for it: {}",
+                    "`{}` {why}: it never becomes Ready{}",
                     n.id.name,
                     self.blocked_list(&n.id)
                 ),
@@ -374,6 +389,16 @@ impl ClusterCheck<'_> {
 fn with_location(mut f: Finding, at: Option<Location>) -> Finding {
     f.location = at;
     f
+}
+
+/// `; what waits for it never does either: `a`, `b``, or "" when the list is empty.
+fn blocked_tail<'a>(ids: impl IntoIterator<Item = &'a NamespacedName>) -> String {
+    let list = names(ids);
+    if list == "nothing" {
+        String::new()
+    } else {
+        format!("; what waits for it never does either: {list}")
+    }
 }
 
 /// `` `a`, `b` `` or "nothing".
@@ -500,7 +525,7 @@ fn normalized_path(path: &str, cluster: &str) -> String {
         .join("/")
 }
 
-fn differences(x: &Node, a: &str, y: &Node, b: &str) -> Option<Finding> {
+fn differences(x: &Node, a: &str, y: &Node, other: &str) -> Option<Finding> {
     let mut diffs = Vec::new();
     let dx: BTreeSet<String> = x.depends_on.iter().map(ToString::to_string).collect();
     let dy: BTreeSet<String> = y.depends_on.iter().map(ToString::to_string).collect();
@@ -522,7 +547,7 @@ fn differences(x: &Node, a: &str, y: &Node, b: &str) -> Option<Finding> {
     if x.prune != y.prune {
         diffs.push(format!("prune {} vs {}", x.prune, y.prune));
     }
-    if normalized_path(&x.path, a) != normalized_path(&y.path, b) {
+    if normalized_path(&x.path, a) != normalized_path(&y.path, other) {
         diffs.push(format!("path `{}` vs `{}`", x.path, y.path));
     }
     if diffs.is_empty() {
@@ -531,19 +556,19 @@ fn differences(x: &Node, a: &str, y: &Node, b: &str) -> Option<Finding> {
     let there = y
         .location
         .as_ref()
-        .map_or(String::new(), |l| format!(" ({b}: {l})"));
-    let mut f = Finding::new(
+        .map_or(String::new(), |l| format!(" ({other}: {l})"));
+    let mut finding = Finding::new(
         &rules::CLUSTER_GRAPHS_DIFFER,
         format!(
-            "`{}` differs between clusters `{a}` and `{b}`: {}{there}",
+            "`{}` differs between clusters `{a}` and `{other}`: {}{there}",
             x.id.name,
             diffs.join("; ")
         ),
     )
     .in_cluster(a)
     .in_kustomization(x.id.to_string());
-    f.location.clone_from(&x.location);
-    Some(f)
+    finding.location.clone_from(&x.location);
+    Some(finding)
 }
 
 #[cfg(test)]
@@ -561,7 +586,12 @@ mod tests {
     // (checkDependencies): on a cycle that is forever.
     #[test]
     fn dependency_cycle_is_found_once_as_a_path() {
-        let nodes = vec![dep("a", &["b"]), dep("b", &["c"]), dep("c", &["a"]), dep("d", &["a"])];
+        let nodes = vec![
+            dep("a", &["b"]),
+            dep("b", &["c"]),
+            dep("c", &["a"]),
+            dep("d", &["a"]),
+        ];
         let c = dependency_cycles(&nodes);
         assert_eq!(c, vec![vec![nn("a"), nn("b"), nn("c")]]);
     }
@@ -577,7 +607,10 @@ mod tests {
             normalized_path("./clusters/dev", "dev"),
             normalized_path("./clusters/prod/", "prod")
         );
-        assert_ne!(normalized_path("./apps/a", "dev"), normalized_path("./apps/b", "prod"));
+        assert_ne!(
+            normalized_path("./apps/a", "dev"),
+            normalized_path("./apps/b", "prod")
+        );
     }
 
     #[test]
@@ -588,8 +621,18 @@ mod tests {
         let prod = vec![apps];
         let f = compare_clusters(&[("dev", &dev), ("prod", &prod)]);
         assert_eq!(f.len(), 2, "{f:#?}");
-        assert!(f[0].message.contains("dependsOn [infra] vs []"), "{}", f[0].message);
-        assert!(f[0].message.contains("wait false vs true"), "{}", f[0].message);
-        assert!(f[1].message.contains("`infra` is defined in cluster `dev` but not in `prod`"));
+        assert!(
+            f[0].message.contains("dependsOn [infra] vs []"),
+            "{}",
+            f[0].message
+        );
+        assert!(
+            f[0].message.contains("wait false vs true"),
+            "{}",
+            f[0].message
+        );
+        assert!(f[1]
+            .message
+            .contains("`infra` is defined in cluster `dev` but not in `prod`"));
     }
 }

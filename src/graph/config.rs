@@ -79,9 +79,7 @@ impl GraphConfig {
     pub fn load(path: &Path) -> Result<GraphConfig, ConfigError> {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(GraphConfig::default())
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(GraphConfig::default()),
             Err(source) => {
                 return Err(ConfigError::Read {
                     path: path.to_path_buf(),

@@ -112,10 +112,7 @@ pub const BUILTIN_KINDS: &[(&str, &[&str])] = &[
             "VolumeAttributesClass",
         ],
     ),
-    (
-        "storagemigration.k8s.io",
-        &["StorageVersionMigration"],
-    ),
+    ("storagemigration.k8s.io", &["StorageVersionMigration"]),
 ];
 
 /// Flux's API groups end with this; `flux bootstrap` applies Flux's CRDs
@@ -167,8 +164,14 @@ mod tests {
 
     #[test]
     fn flux_kinds_exist_after_bootstrap_and_custom_groups_do_not() {
-        assert!(exists_on_fresh_cluster("kustomize.toolkit.fluxcd.io", "Kustomization"));
-        assert!(exists_on_fresh_cluster("helm.toolkit.fluxcd.io", "HelmRelease"));
+        assert!(exists_on_fresh_cluster(
+            "kustomize.toolkit.fluxcd.io",
+            "Kustomization"
+        ));
+        assert!(exists_on_fresh_cluster(
+            "helm.toolkit.fluxcd.io",
+            "HelmRelease"
+        ));
         assert!(!exists_on_fresh_cluster("net.fleet.example.io", "VIPPool"));
         assert!(!exists_on_fresh_cluster("kubevirt.io", "VirtualMachine"));
     }

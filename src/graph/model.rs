@@ -116,9 +116,11 @@ impl Files {
     /// The place of the object of `kind` named one of `names` in `file`: its `name:` line
     /// when found, else the whole file.
     pub(crate) fn object(&mut self, file: &str, kind: &str, names: &[&str]) -> Location {
-        let line = self
-            .text(file)
-            .and_then(|t| names.iter().find_map(|n| crate::locate::object_line(t, kind, n)));
+        let line = self.text(file).and_then(|t| {
+            names
+                .iter()
+                .find_map(|n| crate::locate::object_line(t, kind, n))
+        });
         Location {
             file: file.to_string(),
             line,
@@ -181,9 +183,13 @@ pub(crate) fn nodes_of(
             .as_ref()
             .and_then(|p| by_id.get(p).copied())
             .unwrap_or(k);
-        let declared = declaring.artifact.iter().flat_map(|a| &a.objects).find(|o| {
-            is_kustomization(&o.object) && kustomization_id(&o.object).as_ref() == Some(&ks.id)
-        });
+        let declared = declaring
+            .artifact
+            .iter()
+            .flat_map(|a| &a.objects)
+            .find(|o| {
+                is_kustomization(&o.object) && kustomization_id(&o.object).as_ref() == Some(&ks.id)
+            });
         let health_checks = declared
             .and_then(|o| o.object.get("spec"))
             .and_then(|s| s.get("healthChecks"))

@@ -8,7 +8,8 @@ pub const DEPENDENCY_CYCLE: Rule = Rule {
     name: "dependency-cycle",
     severity: Severity::Error,
     summary: "Kustomizations depend on each other in a cycle, so none of them ever becomes Ready.",
-    help: "Remove one `dependsOn` edge of the cycle; `dependsOn` must form a directed acyclic graph.",
+    help:
+        "Remove one `dependsOn` edge of the cycle; `dependsOn` must form a directed acyclic graph.",
 };
 
 /// `dependsOn` naming a Kustomization that the cluster never defines.

@@ -119,11 +119,11 @@ pub(crate) fn simulate(nodes: &[Node], order: &Order<'_>, config: &GraphConfig) 
             if wave_of.contains_key(&n.id) || blocked_by_state(n).is_some() {
                 continue;
             }
-            let parent_ok = n.parent.as_ref().is_none_or(|p| done(p));
-            let deps_ok = n.depends_on.iter().all(|d| done(d));
+            let parent_ok = n.parent.as_ref().is_none_or(&done);
+            let deps_ok = n.depends_on.iter().all(&done);
             let needs_ok = all_needs[&n.id].iter().all(|need| match need {
                 Need::Kind { providers, .. } | Need::Vars { providers, .. } => {
-                    providers.iter().any(|p| done(p))
+                    providers.iter().any(&done)
                 }
             });
             if parent_ok && deps_ok && needs_ok {

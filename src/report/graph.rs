@@ -165,7 +165,12 @@ pub fn graph_dot(r: &GraphReport) -> String {
                 EdgeKind::DependsOn => "",
                 EdgeKind::Applies => " [style=dashed, color=gray]",
             };
-            let _ = writeln!(out, "    \"{}\" -> \"{}\"{style};", key(&e.from), key(&e.to));
+            let _ = writeln!(
+                out,
+                "    \"{}\" -> \"{}\"{style};",
+                key(&e.from),
+                key(&e.to)
+            );
         }
         out.push_str("  }\n");
     }
