@@ -448,28 +448,33 @@ pub(crate) fn dependency_cycles(nodes: &[Node]) -> Vec<Vec<NamespacedName>> {
             .filter(|m| reaches.get(m).is_some_and(|mr| mr.contains(id)))
             .collect();
         done.extend(comp.iter().copied());
-        // A path through the component: from `id`, follow the smallest edge that stays in it
-        // and has not been taken, until back at `id`.
-        let mut path = vec![(*id).clone()];
-        let mut at = *id;
-        let mut visited: BTreeSet<&NamespacedName> = BTreeSet::from([*id]);
-        loop {
-            let next = deps[at]
-                .iter()
-                .copied()
-                .filter(|d| comp.contains(d))
-                .find(|d| !visited.contains(d) && reaches[d].contains(id))
-                .or_else(|| deps[at].iter().copied().find(|d| d == id));
-            match next {
-                Some(d) if d == *id => break,
-                Some(d) => {
-                    visited.insert(d);
-                    path.push(d.clone());
-                    at = d;
+        // The shortest way round through `id`: breadth-first over the component's edges,
+        // in id order, until an edge returns to `id`.
+        let mut prev: BTreeMap<&NamespacedName, &NamespacedName> = BTreeMap::new();
+        let mut queue = std::collections::VecDeque::from([*id]);
+        let mut last = None;
+        'search: while let Some(u) = queue.pop_front() {
+            let mut next: Vec<&NamespacedName> =
+                deps[u].iter().copied().filter(|d| comp.contains(d)).collect();
+            next.sort();
+            for d in next {
+                if d == *id {
+                    last = Some(u);
+                    break 'search;
                 }
-                None => break,
+                if d != *id && !prev.contains_key(d) {
+                    prev.insert(d, u);
+                    queue.push_back(d);
+                }
             }
         }
+        let mut path = Vec::new();
+        let mut at = last;
+        while let Some(u) = at {
+            path.push(u.clone());
+            at = if u == *id { None } else { prev.get(u).copied() };
+        }
+        path.reverse();
         cycles.push(path);
     }
     cycles
@@ -594,6 +599,12 @@ mod tests {
         ];
         let c = dependency_cycles(&nodes);
         assert_eq!(c, vec![vec![nn("a"), nn("b"), nn("c")]]);
+    }
+
+    #[test]
+    fn cycle_path_is_the_shortest_way_back_to_its_start() {
+        let nodes = vec![dep("a", &["b"]), dep("b", &["c", "a"]), dep("c", &["a"])];
+        assert_eq!(dependency_cycles(&nodes), vec![vec![nn("a"), nn("b")]]);
     }
 
     #[test]
