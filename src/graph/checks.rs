@@ -454,8 +454,11 @@ pub(crate) fn dependency_cycles(nodes: &[Node]) -> Vec<Vec<NamespacedName>> {
         let mut queue = std::collections::VecDeque::from([*id]);
         let mut last = None;
         'search: while let Some(u) = queue.pop_front() {
-            let mut next: Vec<&NamespacedName> =
-                deps[u].iter().copied().filter(|d| comp.contains(d)).collect();
+            let mut next: Vec<&NamespacedName> = deps[u]
+                .iter()
+                .copied()
+                .filter(|d| comp.contains(d))
+                .collect();
             next.sort();
             for d in next {
                 if d == *id {
