@@ -434,6 +434,63 @@ fn wait_true_on_a_wait_false_dependency_is_a_warning() {
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
 }
 
+#[test]
+fn suspended_or_failing_kustomizations_never_become_ready_nor_what_waits_for_them() {
+    let (json, f) = findings("never-ready");
+    let never = of_rule(&f, "FS212");
+    assert_eq!(never.len(), 3, "{f:#?}");
+    let by = |name: &str| {
+        *never
+            .iter()
+            .find(|x| x["kustomization"] == format!("flux-system/{name}"))
+            .unwrap_or_else(|| panic!("no FS212 for {name}: {f:#?}"))
+    };
+    let paused = by("paused");
+    assert_eq!(paused["severity"], "error");
+    assert!(message(paused).contains("`after-paused`"), "{paused:#}");
+    assert_at(
+        paused,
+        "clusters/test/apps.yaml",
+        line_of("never-ready", "clusters/test/apps.yaml", "name: paused"),
+    );
+    // Nothing waits for leaf-paused: suspending it is a choice, a warning.
+    assert_eq!(by("leaf-paused")["severity"], "warning");
+    assert!(message(by("broken")).contains("does-not-exist"));
+    // The HelmRelease is a Flux kind: `flux bootstrap` installed its CRD.
+    assert_eq!(f.len(), 3, "{f:#?}");
+    assert_eq!(
+        waves(&json, "test"),
+        vec![w(&["flux-system"]), w(&["helm"])]
+    );
+}
+
+#[test]
+fn flux_kinds_need_their_crds_when_the_cluster_is_not_bootstrapped() {
+    let repo = repo_from("testdata/graph/never-ready");
+    let sync = repo.path().join("clusters/test/flux-system.yaml");
+    let text = std::fs::read_to_string(&sync).unwrap();
+    // Rename the root Kustomization (the second `name: flux-system`, after `kind: Kustomization`).
+    let at = text.find("kind: Kustomization").unwrap();
+    let renamed = format!(
+        "{}{}",
+        &text[..at],
+        text[at..].replacen("name: flux-system", "name: fleet-root", 1)
+    );
+    std::fs::write(&sync, renamed).unwrap();
+    common::commit_all(repo.path(), "not bootstrapped");
+    let out = fluxsim(&["graph", repo.path().to_str().unwrap(), "--format", "json"]);
+    let f = out.json()["findings"].as_array().unwrap().clone();
+    let missing = of_rule(&f, "FS203");
+    assert_eq!(missing.len(), 1, "{f:#?}");
+    assert_eq!(missing[0]["kustomization"], "flux-system/helm");
+    assert!(
+        message(missing[0]).contains("not bootstrapped"),
+        "{:#}",
+        missing[0]
+    );
+    assert_at(missing[0], "apps/helm/release.yaml", 4);
+}
+
 // ---------------------------------------------------------------------------------------
 // Output formats
 // ---------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::config::GraphConfig;
 use super::model::{object_location, Files, Node, NodeState, Order};
 use super::rules;
-use super::simulate::needed_kinds;
+use super::simulate::{flux_installed, needed_kinds};
 use crate::finding::{Finding, Location, Rule};
 use crate::flux::NamespacedName;
 
@@ -108,8 +108,9 @@ impl ClusterCheck<'_> {
 
     /// FS203-FS207: custom resources and their CRDs.
     fn custom_resources(&self, files: &mut Files, out: &mut Vec<Finding>) {
+        let flux = flux_installed(self.nodes);
         for n in self.nodes {
-            for (group, kind, obj_id) in needed_kinds(n) {
+            for (group, kind, obj_id) in needed_kinds(n, flux) {
                 let obj = n.objects.iter().find(|o| &o.id == obj_id);
                 let at = obj
                     .and_then(|o| object_location(files, n, o))
@@ -167,6 +168,18 @@ impl ClusterCheck<'_> {
             ));
         }
         let Some(rc) = self.config.runtime_crd(group, kind) else {
+            if super::kinds::is_flux(group) {
+                return Some(self.finding(
+                    &rules::CRD_MISSING,
+                    n,
+                    format!(
+                        "{what} in `{}` is a Flux kind, but cluster `{}` is not bootstrapped \
+                         (its root is not `flux-system/flux-system`) and no Kustomization \
+                         applies Flux's CRDs: `{}` never becomes Ready{blocked}",
+                        n.id.name, self.cluster, n.id.name
+                    ),
+                ));
+            }
             return Some(self.finding(
                 &rules::CRD_MISSING,
                 n,
@@ -373,7 +386,7 @@ impl ClusterCheck<'_> {
                 NodeState::Suspended => "is suspended".to_string(),
                 _ => continue,
             };
-            out.push(self.finding(
+            let mut f = self.finding(
                 &rules::NEVER_READY,
                 n,
                 format!(
@@ -381,7 +394,12 @@ impl ClusterCheck<'_> {
                     n.id.name,
                     self.blocked_list(&n.id)
                 ),
-            ));
+            );
+            // Suspending a leaf is a choice; suspending what others wait for blocks them.
+            if n.state == NodeState::Suspended && self.order.after(&n.id).is_empty() {
+                f = f.with_severity(crate::finding::Severity::Warning);
+            }
+            out.push(f);
         }
     }
 }

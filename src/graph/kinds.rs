@@ -120,6 +120,10 @@ pub const BUILTIN_KINDS: &[(&str, &[&str])] = &[
 /// any Kustomization runs.
 pub const FLUX_GROUP_SUFFIX: &str = ".toolkit.fluxcd.io";
 
+/// The Flux groups that exist wherever a root Kustomization reconciles at all: its own kind
+/// and its source's.
+pub const FLUX_CORE_GROUPS: &[&str] = &["kustomize.toolkit.fluxcd.io", "source.toolkit.fluxcd.io"];
+
 /// Whether the API server knows `group`/`kind` without any CRD.
 #[must_use]
 pub fn is_builtin(group: &str, kind: &str) -> bool {
@@ -141,12 +145,16 @@ pub fn is_flux(group: &str) -> bool {
 }
 
 /// Whether an object of this kind can be applied on a cluster where Flux runs and no CRD was
-/// applied yet. A kind fluxsim does not list in a built-in group (a newer Kubernetes kind)
-/// is given the benefit of the doubt: nobody can define a CRD in a `*.k8s.io` group without
-/// Kubernetes' API approval, so it is not a custom resource.
+/// applied yet. Every Flux kind exists when the cluster was bootstrapped (`flux_installed`);
+/// otherwise only the groups the root itself needs. A kind fluxsim does not list in a
+/// built-in group (a newer Kubernetes kind) is given the benefit of the doubt: nobody can
+/// define a CRD in a `*.k8s.io` group without Kubernetes' API approval.
 #[must_use]
-pub fn exists_on_fresh_cluster(group: &str, kind: &str) -> bool {
-    is_builtin(group, kind) || is_builtin_group(group) || is_flux(group)
+pub fn exists_on_fresh_cluster(group: &str, kind: &str, flux_installed: bool) -> bool {
+    is_builtin(group, kind)
+        || is_builtin_group(group)
+        || FLUX_CORE_GROUPS.contains(&group)
+        || (flux_installed && is_flux(group))
 }
 
 #[cfg(test)]
@@ -166,13 +174,37 @@ mod tests {
     fn flux_kinds_exist_after_bootstrap_and_custom_groups_do_not() {
         assert!(exists_on_fresh_cluster(
             "kustomize.toolkit.fluxcd.io",
-            "Kustomization"
+            "Kustomization",
+            true
         ));
         assert!(exists_on_fresh_cluster(
             "helm.toolkit.fluxcd.io",
-            "HelmRelease"
+            "HelmRelease",
+            true
         ));
-        assert!(!exists_on_fresh_cluster("net.fleet.example.io", "VIPPool"));
-        assert!(!exists_on_fresh_cluster("kubevirt.io", "VirtualMachine"));
+        assert!(!exists_on_fresh_cluster(
+            "net.fleet.example.io",
+            "VIPPool",
+            true
+        ));
+        assert!(!exists_on_fresh_cluster(
+            "kubevirt.io",
+            "VirtualMachine",
+            true
+        ));
+    }
+
+    #[test]
+    fn without_bootstrap_only_the_roots_own_flux_kinds_exist() {
+        assert!(exists_on_fresh_cluster(
+            "source.toolkit.fluxcd.io",
+            "GitRepository",
+            false
+        ));
+        assert!(!exists_on_fresh_cluster(
+            "helm.toolkit.fluxcd.io",
+            "HelmRelease",
+            false
+        ));
     }
 }

@@ -41,12 +41,12 @@ enum Need {
 
 /// The custom-resource kinds `n` applies that must exist before its apply: not built in,
 /// not Flux's, not defined by a CRD in `n` itself (Flux applies those first).
-pub(crate) fn needed_kinds(n: &Node) -> Vec<(&str, &str, &ObjectId)> {
+pub(crate) fn needed_kinds(n: &Node, flux_installed: bool) -> Vec<(&str, &str, &ObjectId)> {
     let own: Vec<&(String, String)> = n.crds().collect();
     let mut out: Vec<(&str, &str, &ObjectId)> = Vec::new();
     for o in &n.objects {
         let (g, k) = (o.id.group.as_str(), o.id.kind.as_str());
-        if kinds::exists_on_fresh_cluster(g, k)
+        if kinds::exists_on_fresh_cluster(g, k, flux_installed)
             || own.iter().any(|(og, ok)| og == g && ok == k)
             || out.iter().any(|(og, ok, _)| *og == g && *ok == k)
         {
@@ -57,10 +57,10 @@ pub(crate) fn needed_kinds(n: &Node) -> Vec<(&str, &str, &ObjectId)> {
     out
 }
 
-fn needs(n: &Node, nodes: &[Node], config: &GraphConfig) -> Vec<Need> {
+fn needs(n: &Node, nodes: &[Node], config: &GraphConfig, flux_installed: bool) -> Vec<Need> {
     let others = || nodes.iter().filter(|m| m.id != n.id);
     let mut out = Vec::new();
-    for (g, k, _) in needed_kinds(n) {
+    for (g, k, _) in needed_kinds(n, flux_installed) {
         let mut providers: Vec<NamespacedName> = others()
             .filter(|m| m.crds().any(|(cg, ck)| cg == g && ck == k))
             .map(|m| m.id.clone())
@@ -105,9 +105,10 @@ fn needs(n: &Node, nodes: &[Node], config: &GraphConfig) -> Vec<Need> {
 
 /// Runs the cold start of one cluster.
 pub(crate) fn simulate(nodes: &[Node], order: &Order<'_>, config: &GraphConfig) -> Simulation {
+    let flux = flux_installed(nodes);
     let all_needs: BTreeMap<&NamespacedName, Vec<Need>> = nodes
         .iter()
-        .map(|n| (&n.id, needs(n, nodes, config)))
+        .map(|n| (&n.id, needs(n, nodes, config, flux)))
         .collect();
     let mut wave_of: BTreeMap<NamespacedName, usize> = BTreeMap::new();
     let mut waves: Vec<Vec<NamespacedName>> = Vec::new();
@@ -145,7 +146,7 @@ pub(crate) fn simulate(nodes: &[Node], order: &Order<'_>, config: &GraphConfig) 
                 n.parent
                     .as_ref()
                     .filter(|p| !wave_of.contains_key(*p))
-                    .map(|p| format!("its parent `{}` never becomes Ready", p.name))
+                    .map(|p| format!("its parent `{}` never applies it", p.name))
             })
             .or_else(|| {
                 n.depends_on.iter().find_map(|d| {
@@ -186,6 +187,18 @@ pub(crate) fn simulate(nodes: &[Node], order: &Order<'_>, config: &GraphConfig) 
         wave_of,
         never,
     }
+}
+
+/// Whether the cluster runs all of Flux: its root is the bootstrap Kustomization
+/// `flux-system/flux-system` (`flux bootstrap` installs every default controller and CRD
+/// before it), or the cluster applies Flux's CRDs itself (`gotk-components.yaml`).
+pub(crate) fn flux_installed(nodes: &[Node]) -> bool {
+    nodes.iter().any(|n| {
+        n.parent.is_none() && n.id.namespace == "flux-system" && n.id.name == "flux-system"
+    }) || nodes
+        .iter()
+        .flat_map(Node::crds)
+        .any(|(g, _)| kinds::is_flux(g))
 }
 
 fn blocked_by_state(n: &Node) -> Option<String> {
