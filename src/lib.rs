@@ -4,7 +4,9 @@
 
 pub mod artifact;
 pub mod build;
+pub mod canary;
 pub mod cli;
+pub mod compare;
 pub mod conformance;
 pub mod discover;
 pub mod envsubst;

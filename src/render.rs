@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::build::{BuildCache, Builder, KustomizeBinary};
 use crate::discover::{cluster_from_arg, discover, Cluster};
 use crate::reconcile::{render_clusters, ClusterRender, RenderOptions};
-use crate::source::{materialize, SourceOptions, Tree};
+use crate::source::{materialize, materialize_rev, SourceOptions, Tree};
 
 /// What to render and how.
 #[derive(Debug, Clone)]
@@ -123,11 +123,22 @@ pub fn clusters_of(root: &Path, opts: &RepoOptions) -> Result<Vec<Cluster>, Rend
 
 /// Renders a directory (a git work tree or a plain directory).
 pub fn render_dir(dir: &Path, opts: &RepoOptions) -> Result<RepoRender, RenderError> {
+    let tree = load_tree(dir, None, opts)?;
+    let builder = make_builder(opts)?;
+    render_tree(tree, &builder, opts)
+}
+
+/// Materialises what Flux would see of `dir`: its work tree, or the git revision `rev`.
+pub fn load_tree(dir: &Path, rev: Option<&str>, opts: &RepoOptions) -> Result<Tree, RenderError> {
     let mut source = SourceOptions {
         include_untracked: opts.include_untracked,
         spec_ignore: None,
     };
-    let mut tree = materialize(dir, &source)?;
+    let read = |source: &SourceOptions| match rev {
+        Some(rev) => materialize_rev(dir, rev, source),
+        None => materialize(dir, source),
+    };
+    let mut tree = read(&source)?;
     // The GitRepository the roots reconcile from may carry `spec.ignore`: what Flux sees is
     // then filtered by it too, so the source is materialised again with it.
     if let Ok(clusters) = clusters_of(tree.root(), opts) {
@@ -138,11 +149,10 @@ pub fn render_dir(dir: &Path, opts: &RepoOptions) -> Result<RepoRender, RenderEr
             .and_then(|c| c.source_ignore.clone());
         if let Some(ignore) = ignore {
             source.spec_ignore = Some(ignore);
-            tree = materialize(dir, &source)?;
+            tree = read(&source)?;
         }
     }
-    let builder = make_builder(opts)?;
-    render_tree(tree, &builder, opts)
+    Ok(tree)
 }
 
 /// Renders an already materialised tree with `builder`.

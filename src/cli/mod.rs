@@ -1,5 +1,6 @@
 //! The command line: flags defined in one place, one function per subcommand.
 
+mod diff;
 mod envsubst;
 mod graph;
 mod render;
@@ -34,6 +35,26 @@ enum Command {
     Render(render::RenderArgs),
     /// Print one Kustomization's rendered artifact (like `flux build kustomization`).
     Build(render::BuildArgs),
+    /// Compare what every cluster applies at two revisions.
+    ///
+    /// Renders --base and --head (default: the work tree, uncommitted changes included) from
+    /// git without touching the work tree, and reports each (cluster, Kustomization) artifact
+    /// as identical, changed, added or removed, with a unified diff per changed object, and
+    /// objects that move between Kustomizations. Exit 0 when nothing changed, 1 when
+    /// something did, 2 on errors.
+    Diff(diff::DiffArgs),
+    /// Compare clusters: their Kustomization graphs, templates, and the vars that differ.
+    ///
+    /// Exit 0 when the clusters run the same graph and templates (they differ only in var
+    /// values), 1 when they differ in more, 2 on errors.
+    Compare(diff::CompareArgs),
+    /// Diff two revisions and check the harness with canaries before trusting the result.
+    ///
+    /// Plants a canary in each cluster's overlay and one in a shared path, in a temporary
+    /// copy; each must change exactly the artifacts built from its file and, once removed,
+    /// every digest must return. Exit 0 only when the diff meets --expect and every canary
+    /// was detected and restored; 1 otherwise; 2 on errors.
+    Prove(diff::ProveArgs),
     /// Simulate a cold start of each cluster: can every Kustomization become Ready, and in
     /// what order?
     ///
@@ -80,6 +101,9 @@ pub fn run() -> ExitCode {
         Command::Envsubst(args) => envsubst::run(&args),
         Command::Render(args) => render::run_render(&args),
         Command::Build(args) => render::run_build(&args),
+        Command::Diff(args) => diff::run_diff(&args),
+        Command::Compare(args) => diff::run_compare(&args),
+        Command::Prove(args) => diff::run_prove(&args),
         Command::Graph(args) => graph::run(&args),
     };
     status.into()

@@ -37,6 +37,9 @@ pub struct VarSource {
     /// The value is SOPS-encrypted ciphertext: the real value is unknown offline.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub encrypted: bool,
+    /// The value (never printed by `render`: it may come from a Secret).
+    #[serde(skip)]
+    pub value: String,
 }
 
 /// What became of one Kustomization.
@@ -291,7 +294,7 @@ fn resolve_vars(
     ks: &Kustomization,
     objects: &BTreeMap<ObjectId, Value>,
     notes: &mut Vec<String>,
-) -> Result<BTreeMap<String, (String, VarSource)>, String> {
+) -> Result<BTreeMap<String, VarSource>, String> {
     let mut vars = BTreeMap::new();
     let Some(pb) = &ks.post_build else {
         return Ok(vars);
@@ -330,6 +333,7 @@ fn resolve_vars(
         let source = VarSource {
             source: format!("{kind}/{name}"),
             encrypted,
+            value: String::new(),
         };
         let as_string = |v: &Value| match v {
             Value::String(s) => s.clone(),
@@ -346,7 +350,9 @@ fn resolve_vars(
                             value = String::from_utf8_lossy(&bytes).into_owned();
                         }
                     }
-                    vars.insert(k.clone(), (value.replace('\n', ""), source.clone()));
+                    let mut var = source.clone();
+                    var.value = value.replace('\n', "");
+                    vars.insert(k.clone(), var);
                 }
             }
         };
@@ -362,8 +368,9 @@ fn resolve_vars(
         let src = VarSource {
             source: "inline".into(),
             encrypted: false,
+            value: v.replace('\n', ""),
         };
-        vars.insert(k.clone(), (v.replace('\n', ""), src));
+        vars.insert(k.clone(), src);
     }
     Ok(vars)
 }
@@ -462,13 +469,12 @@ fn render_inner(
     }
     let mut substitute_with = None;
     if let Some(pb) = &ks.post_build {
-        let resolved = resolve_vars(ks, objects, &mut r.notes)?;
-        r.vars = resolved
+        r.vars = resolve_vars(ks, objects, &mut r.notes)?;
+        let vars: BTreeMap<String, String> = r
+            .vars
             .iter()
-            .map(|(k, (_, s))| (k.clone(), s.clone()))
+            .map(|(k, v)| (k.clone(), v.value.clone()))
             .collect();
-        let vars: BTreeMap<String, String> =
-            resolved.into_iter().map(|(k, (v, _))| (k, v)).collect();
         if postbuild::should_substitute(&vars, pb.always) {
             r.substituted = true;
             substitute_with = Some(vars);
@@ -650,17 +656,15 @@ mod tests {
         .into_iter()
         .collect();
         let vars = resolve_vars(&k, &objects, &mut Vec::new()).unwrap();
-        assert_eq!(vars["A"].0, "from-a");
-        assert_eq!(vars["B"].0, "from-b"); // and the newline is removed
+        assert_eq!(vars["A"].value, "from-a");
+        assert_eq!(vars["B"].value, "from-b"); // and the newline is removed
         assert_eq!(
             vars["C"],
-            (
-                "inline".to_string(),
-                VarSource {
-                    source: "inline".into(),
-                    encrypted: false
-                }
-            )
+            VarSource {
+                source: "inline".into(),
+                encrypted: false,
+                value: "inline".into(),
+            }
         );
     }
 
@@ -688,8 +692,8 @@ mod tests {
             "data": {"TOKEN": "czNjcjN0"}, "stringData": {"USER": "admin"}});
         let objects: BTreeMap<_, _> = [(ObjectId::of(&s), s)].into_iter().collect();
         let vars = resolve_vars(&k, &objects, &mut Vec::new()).unwrap();
-        assert_eq!(vars["TOKEN"].0, "s3cr3t");
-        assert_eq!(vars["USER"].0, "admin");
+        assert_eq!(vars["TOKEN"].value, "s3cr3t");
+        assert_eq!(vars["USER"].value, "admin");
     }
 
     #[test]
@@ -701,7 +705,7 @@ mod tests {
         let objects: BTreeMap<_, _> = [(ObjectId::of(&s), s)].into_iter().collect();
         let mut notes = Vec::new();
         let vars = resolve_vars(&k, &objects, &mut notes).unwrap();
-        assert!(vars["K"].1.encrypted);
+        assert!(vars["K"].encrypted);
         assert!(notes[0].contains("SOPS-encrypted"), "{notes:?}");
     }
 

@@ -1,5 +1,6 @@
 //! Everything fluxsim prints: tables for people, JSON for programs, files for `--out`.
 
+pub mod diff;
 pub mod findings;
 pub mod graph;
 

@@ -80,6 +80,51 @@ impl Tree {
     pub fn revision(&self) -> Option<&str> {
         self.revision.as_deref()
     }
+
+    /// A second copy of this tree in a new temporary directory, folders and file modes
+    /// included, for experiments (canaries) that must not disturb this one.
+    pub fn duplicate(&self) -> Result<Tree, SourceError> {
+        let out = tempfile::Builder::new()
+            .prefix("fluxsim-source-")
+            .tempdir()
+            .map_err(|source| SourceError::Write {
+                path: std::env::temp_dir(),
+                source,
+            })?;
+        copy_dir(self.root(), out.path())?;
+        Ok(Tree {
+            dir: out,
+            files: self.files.clone(),
+            excluded: self.excluded.clone(),
+            revision: self.revision.clone(),
+        })
+    }
+}
+
+/// Copies the regular files and folders under `from` into the existing folder `to`.
+fn copy_dir(from: &Path, to: &Path) -> Result<(), SourceError> {
+    fn read(path: &Path) -> impl FnOnce(std::io::Error) -> SourceError + '_ {
+        move |source| SourceError::Read {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+    for entry in fs::read_dir(from).map_err(read(from))? {
+        let entry = entry.map_err(read(from))?;
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        let kind = entry.file_type().map_err(read(&src))?;
+        let write = |source| SourceError::Write {
+            path: dst.clone(),
+            source,
+        };
+        if kind.is_dir() {
+            fs::create_dir(&dst).map_err(write)?;
+            copy_dir(&src, &dst)?;
+        } else if kind.is_file() {
+            fs::copy(&src, &dst).map_err(write)?;
+        }
+    }
+    Ok(())
 }
 
 /// A path that is not in the copy.

@@ -1,0 +1,396 @@
+//! Canaries: positive controls for a diff. A harness that reports "identical" must first
+//! show that it would have seen a change.
+//!
+//! In a copy of the head tree, a canary (a small ConfigMap carrying a nonce) is appended as a
+//! new YAML document to a manifest file: one in each cluster's own overlay, and one in the
+//! shared file used by the most Kustomizations. The tree is rendered again and each canary
+//! must show up in exactly the artifacts whose objects come from its file (kustomize's
+//! origin annotations say which), with nothing else changed; then the files are put back,
+//! the tree is rendered once more, and every digest must return to its value.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::artifact::{sha256_hex, Artifact};
+use crate::build::Builder;
+use crate::reconcile::{ClusterRender, KustomizationRender};
+use crate::render::{render_tree, RenderError, RepoOptions, RepoRender};
+
+/// The data key a canary ConfigMap carries its nonce under.
+pub const CANARY_KEY: &str = "fluxsim-canary";
+
+/// A (cluster, Kustomization) pair: one artifact.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Target {
+    /// The cluster.
+    pub cluster: String,
+    /// The Kustomization, `namespace/name`.
+    pub kustomization: String,
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.cluster, self.kustomization)
+    }
+}
+
+/// Where a canary goes and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "scope", rename_all = "lowercase")]
+pub enum Scope {
+    /// In a cluster's own files.
+    Overlay {
+        /// The cluster.
+        cluster: String,
+    },
+    /// In a path shared by several Kustomizations (or the one given with `--canary-path`).
+    Shared,
+}
+
+/// A canary to plant.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    /// The manifest file, relative to the repository root.
+    pub file: String,
+    /// Overlay or shared.
+    #[serde(flatten)]
+    pub scope: Scope,
+    /// The nonce (also the ConfigMap's name suffix).
+    pub nonce: String,
+    /// The artifacts built from the file: the ones the canary must change.
+    pub expected: BTreeSet<Target>,
+    /// Why the file is not in what Flux sees, when it is not (the canary can then never be
+    /// seen: the harness is blind there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub excluded: Option<String>,
+}
+
+/// What one canary did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    /// The plan.
+    #[serde(flatten)]
+    pub plan: Plan,
+    /// The artifacts it showed up in.
+    pub detected_in: BTreeSet<Target>,
+    /// It showed up in exactly the expected artifacts, and those were not empty.
+    pub detected: bool,
+    /// Every expected artifact returned to its digest once the canary was removed.
+    pub restored: bool,
+}
+
+/// The canary run.
+#[derive(Debug, Clone, Serialize)]
+pub struct CanaryReport {
+    /// One per canary.
+    pub canaries: Vec<Outcome>,
+    /// Artifacts that changed in other ways than by gaining canaries (the canaries disturbed
+    /// something, or a render is not deterministic).
+    pub stray_changes: Vec<Target>,
+    /// Artifacts whose digest did not return after the canaries were removed.
+    pub not_restored: Vec<Target>,
+}
+
+impl CanaryReport {
+    /// Every canary detected and restored, nothing else moved.
+    #[must_use]
+    pub fn passed(&self) -> bool {
+        !self.canaries.is_empty()
+            && self.canaries.iter().all(|c| c.detected && c.restored)
+            && self.stray_changes.is_empty()
+            && self.not_restored.is_empty()
+    }
+
+    /// The canaries that concern a cluster: those expected there, and blind ones (expected
+    /// nowhere), which concern every cluster.
+    #[must_use]
+    pub fn for_cluster(&self, cluster: &str) -> Vec<&Outcome> {
+        self.canaries
+            .iter()
+            .filter(|c| {
+                c.plan.expected.is_empty()
+                    || c.plan.expected.iter().any(|t| t.cluster == cluster)
+                    || matches!(&c.plan.scope, Scope::Overlay { cluster: own } if own == cluster)
+            })
+            .collect()
+    }
+}
+
+/// Why canaries could not be planned.
+#[derive(Debug, thiserror::Error)]
+pub enum CanaryError {
+    /// `--canary-path` names no file of the repository.
+    #[error("--canary-path `{0}`: no such file in the repository")]
+    NoSuchFile(String),
+    /// No manifest file feeds any rendered artifact.
+    #[error("no rendered object comes from a manifest file: there is nowhere to plant a canary")]
+    NothingRendered,
+    /// The copy could not be made or written.
+    #[error(transparent)]
+    Source(#[from] crate::source::SourceError),
+    /// A render failed as a whole.
+    #[error(transparent)]
+    Render(#[from] RenderError),
+}
+
+fn targets(cluster: &ClusterRender) -> impl Iterator<Item = (Target, &KustomizationRender)> {
+    cluster.kustomizations.iter().map(move |k| {
+        (
+            Target {
+                cluster: cluster.name.clone(),
+                kustomization: k.kustomization.id.to_string(),
+            },
+            k,
+        )
+    })
+}
+
+/// Which artifacts each manifest file feeds, from the objects' origins (the head render must
+/// have been made with `RepoOptions::origins`).
+fn file_users(head: &RepoRender) -> BTreeMap<String, BTreeSet<Target>> {
+    let mut users: BTreeMap<String, BTreeSet<Target>> = BTreeMap::new();
+    for c in &head.clusters {
+        for (t, k) in targets(c) {
+            for o in k.template.iter().flat_map(|a| &a.objects) {
+                if let Some(path) = o.origin.as_ref().and_then(|o| o.path.as_ref()) {
+                    users.entry(path.clone()).or_default().insert(t.clone());
+                }
+            }
+        }
+    }
+    users
+}
+
+fn under(file: &str, dir: &str) -> bool {
+    dir == "." || file.starts_with(&format!("{dir}/"))
+}
+
+fn nonce(file: &str, scope: &Scope) -> String {
+    let tag = match scope {
+        Scope::Overlay { cluster } => format!("overlay:{cluster}"),
+        Scope::Shared => "shared".into(),
+    };
+    sha256_hex(format!("{tag}\0{file}").as_bytes())[..10].to_string()
+}
+
+/// Chooses the canaries: one in each cluster's own overlay, and one in the shared file that
+/// feeds the most artifacts (deepest path first on ties), or in `canary_path` when given.
+pub fn plan(head: &RepoRender, canary_path: Option<&str>) -> Result<Vec<Plan>, CanaryError> {
+    let users = file_users(head);
+    if users.is_empty() {
+        return Err(CanaryError::NothingRendered);
+    }
+    let roots: Vec<(String, String)> = head
+        .clusters
+        .iter()
+        .filter_map(|c| {
+            let root = c.kustomizations.iter().find(|k| k.parent.is_none())?;
+            Some((c.name.clone(), root.build_path.clone()?))
+        })
+        .collect();
+    let mut plans = Vec::new();
+    for (cluster, dir) in &roots {
+        // A file of the cluster's own folder, preferring one no other cluster uses.
+        let pick = users
+            .iter()
+            .filter(|(f, _)| under(f, dir))
+            .min_by_key(|(f, ts)| {
+                let clusters: BTreeSet<&String> = ts.iter().map(|t| &t.cluster).collect();
+                (clusters.len(), !clusters.contains(cluster), (*f).clone())
+            });
+        if let Some((file, expected)) = pick {
+            let scope = Scope::Overlay {
+                cluster: cluster.clone(),
+            };
+            plans.push(Plan {
+                file: file.clone(),
+                nonce: nonce(file, &scope),
+                scope,
+                expected: expected.clone(),
+                excluded: None,
+            });
+        }
+    }
+    let shared = if let Some(path) = canary_path {
+        let path = path.trim_start_matches("./").to_string();
+        let in_tree = head
+            .tree
+            .files()
+            .iter()
+            .any(|f| f.to_string_lossy() == path);
+        let excluded = head
+            .tree
+            .excluded()
+            .iter()
+            .find(|e| e.path.to_string_lossy() == path)
+            .map(|e| e.reason.to_string());
+        if !in_tree && excluded.is_none() {
+            return Err(CanaryError::NoSuchFile(path));
+        }
+        Plan {
+            expected: users.get(&path).cloned().unwrap_or_default(),
+            nonce: nonce(&path, &Scope::Shared),
+            file: path,
+            scope: Scope::Shared,
+            excluded,
+        }
+    } else {
+        let taken: BTreeSet<&String> = plans.iter().map(|p| &p.file).collect();
+        let outside_roots = |f: &String| roots.iter().all(|(_, d)| !under(f, d));
+        let pick = users
+            .iter()
+            .filter(|(f, _)| !taken.contains(f))
+            .max_by_key(|(f, ts)| {
+                (
+                    outside_roots(f),
+                    ts.len(),
+                    f.matches('/').count(),
+                    std::cmp::Reverse((*f).clone()),
+                )
+            });
+        let Some((file, expected)) = pick else {
+            return Ok(plans);
+        };
+        Plan {
+            file: file.clone(),
+            nonce: nonce(file, &Scope::Shared),
+            scope: Scope::Shared,
+            expected: expected.clone(),
+            excluded: None,
+        }
+    };
+    plans.push(shared);
+    Ok(plans)
+}
+
+/// The YAML document a canary appends.
+fn canary_document(nonce: &str) -> String {
+    format!(
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fluxsim-canary-{nonce}\ndata:\n  {CANARY_KEY}: \"{nonce}\"\n"
+    )
+}
+
+fn nonce_of(o: &crate::artifact::ArtifactObject) -> Option<&str> {
+    if o.id.kind != "ConfigMap" || !o.id.group.is_empty() {
+        return None;
+    }
+    o.object.get("data")?.get(CANARY_KEY)?.as_str()
+}
+
+/// An artifact's objects other than canaries, as (id, digest), for comparing.
+fn without_canaries(a: &Artifact) -> Vec<(String, &str)> {
+    a.objects
+        .iter()
+        .filter(|o| nonce_of(o).is_none())
+        .map(|o| (o.id.to_string(), o.sha256.as_str()))
+        .collect()
+}
+
+fn index(clusters: &[ClusterRender]) -> BTreeMap<Target, &KustomizationRender> {
+    clusters.iter().flat_map(targets).collect()
+}
+
+/// Plants the canaries in a copy of `head`'s tree, renders, restores, renders again.
+pub fn run(
+    head: &RepoRender,
+    plans: Vec<Plan>,
+    builder: &dyn Builder,
+    opts: &RepoOptions,
+) -> Result<CanaryReport, CanaryError> {
+    let copy = head.tree.duplicate()?;
+    let mut originals: Vec<(std::path::PathBuf, Vec<u8>)> = Vec::new();
+    for p in plans.iter().filter(|p| p.excluded.is_none()) {
+        let path = copy.root().join(&p.file);
+        let before = std::fs::read(&path).map_err(|source| crate::source::SourceError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        let mut after = before.clone();
+        if !after.is_empty() && !after.ends_with(b"\n") {
+            after.push(b'\n');
+        }
+        after.extend_from_slice(canary_document(&p.nonce).as_bytes());
+        std::fs::write(&path, &after).map_err(|source| crate::source::SourceError::Write {
+            path: path.clone(),
+            source,
+        })?;
+        originals.push((path, before));
+    }
+    let opts = RepoOptions {
+        origins: false,
+        ..opts.clone()
+    };
+    let RepoRender {
+        tree: copy,
+        clusters: planted,
+        ..
+    } = render_tree(copy, builder, &opts)?;
+    let (h, p) = (index(&head.clusters), index(&planted));
+    let mut detected_in: BTreeMap<&str, BTreeSet<Target>> = BTreeMap::new();
+    let mut stray_changes = Vec::new();
+    for (t, hk) in &h {
+        let pk = p.get(t);
+        let pa = pk.and_then(|k| k.artifact.as_ref());
+        for o in pa.iter().flat_map(|a| &a.objects) {
+            if let Some(n) = nonce_of(o) {
+                detected_in.entry(n).or_default().insert(t.clone());
+            }
+        }
+        let same_rest = match (hk.artifact.as_ref(), pa) {
+            (Some(a), Some(b)) => without_canaries(a) == without_canaries(b),
+            (None, None) => pk.is_some_and(|pk| pk.status == hk.status),
+            _ => false,
+        };
+        if !same_rest {
+            stray_changes.push(t.clone());
+        }
+    }
+    // Kustomizations that exist only because of the canaries are strays too.
+    stray_changes.extend(p.keys().filter(|t| !h.contains_key(*t)).cloned());
+    // Put the files back and render the same copy again: every digest must return.
+    for (path, bytes) in &originals {
+        std::fs::write(path, bytes).map_err(|source| crate::source::SourceError::Write {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    let restored_render = render_tree(copy, builder, &opts)?;
+    let r = index(&restored_render.clusters);
+    let digest = |k: Option<&&KustomizationRender>| {
+        k.map(|k| {
+            (
+                k.artifact.as_ref().map(|a| a.sha256.clone()),
+                k.status.clone(),
+            )
+        })
+    };
+    let not_restored: Vec<Target> = h
+        .keys()
+        .chain(r.keys())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .filter(|t| digest(h.get(*t)) != digest(r.get(*t)))
+        .cloned()
+        .collect();
+    let canaries = plans
+        .into_iter()
+        .map(|plan| {
+            let seen = detected_in.remove(plan.nonce.as_str()).unwrap_or_default();
+            Outcome {
+                detected: !plan.expected.is_empty() && seen == plan.expected,
+                restored: plan.excluded.is_none()
+                    && !plan.expected.is_empty()
+                    && plan.expected.iter().all(|t| !not_restored.contains(t)),
+                detected_in: seen,
+                plan,
+            }
+        })
+        .collect();
+    Ok(CanaryReport {
+        canaries,
+        stray_changes,
+        not_restored,
+    })
+}

@@ -1,0 +1,212 @@
+//! `fluxsim diff`, `fluxsim compare` and `fluxsim prove`.
+
+use super::render::RenderFlags;
+use super::Status;
+use crate::canary;
+use crate::compare::{compare_clusters, diff_revisions, RevisionDiff};
+use crate::render::{load_tree, make_builder, render_tree, RepoOptions, RepoRender};
+use crate::report::diff as report;
+
+/// Output formats of `diff`, `compare` and `prove`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum Format {
+    /// For people.
+    Text,
+    /// Stable JSON for programs (documented in the README).
+    Json,
+    /// A pull-request summary.
+    Markdown,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct DiffArgs {
+    #[command(flatten)]
+    pub(crate) flags: RenderFlags,
+    /// The base revision (a commit, branch or tag of the repository).
+    #[arg(long, value_name = "REV")]
+    pub(crate) base: String,
+    /// The head revision; default: the work tree, uncommitted changes and new files that git
+    /// does not ignore included.
+    #[arg(long, value_name = "REV")]
+    pub(crate) head: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: Format,
+}
+
+/// The expectation `prove` checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Expect {
+    /// No artifact changes (a refactor).
+    Identical,
+    /// Some artifact changes.
+    Changed,
+    /// Either; only the canaries are checked.
+    Any,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ProveArgs {
+    #[command(flatten)]
+    pub(crate) diff: DiffArgs,
+    /// What the diff must show.
+    #[arg(long, value_enum, default_value = "identical")]
+    pub(crate) expect: Expect,
+    /// Plant the shared canary in this file (relative to the repository root) instead of the
+    /// shared file that feeds the most Kustomizations.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) canary_path: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct CompareArgs {
+    #[command(flatten)]
+    pub(crate) flags: RenderFlags,
+    /// The clusters to compare, in order (comma-separated); default: all.
+    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    pub(crate) clusters: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: Format,
+}
+
+fn fail(e: &dyn std::fmt::Display) -> Status {
+    eprintln!("fluxsim: error: {e}");
+    Status::Error
+}
+
+/// Renders base and head with the same options and builder.
+fn render_pair(
+    args: &DiffArgs,
+    opts: &RepoOptions,
+) -> Result<(RepoRender, RepoRender, RevisionDiff), crate::render::RenderError> {
+    let repo = &args.flags.repo;
+    let builder = make_builder(opts)?;
+    let base_tree = load_tree(repo, Some(&args.base), opts)?;
+    // The work tree as head is the change about to be committed: new files that git does
+    // not ignore are part of it.
+    let head_opts = RepoOptions {
+        include_untracked: opts.include_untracked || args.head.is_none(),
+        ..opts.clone()
+    };
+    let head_tree = load_tree(repo, args.head.as_deref(), &head_opts)?;
+    let base = render_tree(base_tree, &builder, opts)?;
+    let head = render_tree(head_tree, &builder, opts)?;
+    let label = |rev: &str, r: &RepoRender| match r.tree.revision() {
+        Some(commit) if !commit.starts_with(rev) => {
+            format!("{rev} ({})", &commit[..12.min(commit.len())])
+        }
+        _ => rev.to_string(),
+    };
+    let base_label = label(&args.base, &base);
+    let head_label = match &args.head {
+        Some(h) => label(h, &head),
+        None => "work tree".to_string(),
+    };
+    let diff = diff_revisions(&base_label, &base.clusters, &head_label, &head.clusters);
+    Ok((base, head, diff))
+}
+
+pub(crate) fn run_diff(args: &DiffArgs) -> Status {
+    let opts = args.flags.options();
+    let (_, _, diff) = match render_pair(args, &opts) {
+        Ok(x) => x,
+        Err(e) => return fail(&e),
+    };
+    match args.format {
+        Format::Text => print!("{}", report::diff_text(&diff)),
+        Format::Json => println!("{:#}", report::diff_json(&diff)),
+        Format::Markdown => print!("{}", report::diff_markdown(&diff)),
+    }
+    if diff.changed() {
+        Status::Finding
+    } else {
+        Status::Ok
+    }
+}
+
+pub(crate) fn run_prove(args: &ProveArgs) -> Status {
+    let opts = RepoOptions {
+        origins: true,
+        ..args.diff.flags.options()
+    };
+    let (_base, head, diff) = match render_pair(&args.diff, &opts) {
+        Ok(x) => x,
+        Err(e) => return fail(&e),
+    };
+    let plans = match canary::plan(&head, args.canary_path.as_deref()) {
+        Ok(p) => p,
+        Err(e) => return fail(&e),
+    };
+    let builder = match make_builder(&opts) {
+        Ok(b) => b,
+        Err(e) => return fail(&e),
+    };
+    let canaries = match canary::run(&head, plans, &builder, &opts) {
+        Ok(c) => c,
+        Err(e) => return fail(&e),
+    };
+    let expectation_met = match args.expect {
+        Expect::Identical => !diff.changed(),
+        Expect::Changed => diff.changed(),
+        Expect::Any => true,
+    };
+    let proof = report::Proof {
+        diff: &diff,
+        expect: match args.expect {
+            Expect::Identical => "identical",
+            Expect::Changed => "changed",
+            Expect::Any => "any",
+        },
+        expectation_met,
+        passed: expectation_met && canaries.passed(),
+        canaries: &canaries,
+    };
+    match args.diff.format {
+        Format::Text => print!("{}", report::prove_text(&proof)),
+        Format::Json => println!("{:#}", report::prove_json(&proof)),
+        Format::Markdown => print!("{}", report::prove_markdown(&proof)),
+    }
+    if proof.passed {
+        Status::Ok
+    } else {
+        Status::Finding
+    }
+}
+
+pub(crate) fn run_compare(args: &CompareArgs) -> Status {
+    let mut opts = args.flags.options();
+    if !args.clusters.is_empty() {
+        opts.only.clone_from(&args.clusters);
+    }
+    let r = match crate::render::render_dir(&args.flags.repo, &opts) {
+        Ok(r) => r,
+        Err(e) => return fail(&e),
+    };
+    // In the order asked for; else by name.
+    let chosen: Vec<&crate::reconcile::ClusterRender> = if args.clusters.is_empty() {
+        r.clusters.iter().collect()
+    } else {
+        args.clusters
+            .iter()
+            .filter_map(|n| r.clusters.iter().find(|c| &c.name == n))
+            .collect()
+    };
+    if chosen.len() < 2 {
+        return fail(&format!(
+            "compare needs at least two clusters; found {}",
+            chosen.len()
+        ));
+    }
+    let c = compare_clusters(&chosen);
+    match args.format {
+        Format::Text => print!("{}", report::compare_text(&c)),
+        Format::Json => println!("{:#}", report::compare_json(&c)),
+        Format::Markdown => print!("{}", report::compare_markdown(&c)),
+    }
+    if c.agnostic {
+        Status::Ok
+    } else {
+        Status::Finding
+    }
+}

@@ -1,0 +1,252 @@
+//! Cluster against cluster: are the Kustomization graphs the same, are the templates (the
+//! build output before postBuild substitution) the same, and which var values make the
+//! rendered artifacts differ. When graphs and templates match, the clusters run the same
+//! templates and differ only in the listed values: the overlay is environment-agnostic.
+//!
+//! A cluster root (the Kustomization nobody applies) holds the cluster's own files — its
+//! `cluster-vars`, its source — so its path and template differ by design and are shown but
+//! not held against the verdict.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::reconcile::{ClusterRender, KustomizationRender, VarSource};
+
+/// One Kustomization's place in one cluster's graph.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GraphNode {
+    /// `spec.path`.
+    pub path: String,
+    /// `spec.dependsOn`, as `namespace/name`, sorted.
+    pub depends_on: Vec<String>,
+    /// `spec.wait`.
+    pub wait: bool,
+    /// `spec.prune`.
+    pub prune: bool,
+    /// `spec.postBuild.substituteFrom`, as `Kind/name` (`?` suffix when optional), in order.
+    pub substitute_from: Vec<String>,
+    /// The cluster root (applied by nobody).
+    pub root: bool,
+}
+
+/// One Kustomization across the clusters' graphs.
+#[derive(Debug, Clone, Serialize)]
+pub struct GraphRow {
+    /// `namespace/name`.
+    pub kustomization: String,
+    /// Per cluster (in `ClusterComparison::clusters` order); `None` where it is not defined.
+    pub nodes: Vec<Option<GraphNode>>,
+    /// The fields that differ (`missing`, `path`, `dependsOn`, `wait`, `prune`,
+    /// `substituteFrom`); empty when identical. A root's path is not counted.
+    pub differences: Vec<String>,
+}
+
+/// One Kustomization's template and render across the clusters.
+#[derive(Debug, Clone, Serialize)]
+pub struct TemplateRow {
+    /// `namespace/name`.
+    pub kustomization: String,
+    /// The cluster root: its template differs by design.
+    pub root: bool,
+    /// The template digest per cluster (`None` where it did not build or is not defined).
+    pub templates: Vec<Option<String>>,
+    /// The artifact digest per cluster.
+    pub artifacts: Vec<Option<String>>,
+    /// All templates present and equal.
+    pub same_template: bool,
+    /// All artifacts present and equal.
+    pub same_artifact: bool,
+    /// The vars this Kustomization uses whose values differ between the clusters.
+    pub differing_vars: Vec<String>,
+}
+
+/// A var whose value differs between clusters.
+#[derive(Debug, Clone, Serialize)]
+pub struct VarDiff {
+    /// The var's name.
+    pub name: String,
+    /// Its value per cluster (`None` where no Kustomization receives it); values from
+    /// Secrets are shown as `(secret)`, SOPS ciphertext as `(encrypted)`.
+    pub values: Vec<Option<String>>,
+    /// Kustomizations (in any cluster) that use it.
+    pub used_by: Vec<String>,
+}
+
+/// The clusters side by side.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterComparison {
+    /// The clusters compared, in the order given.
+    pub clusters: Vec<String>,
+    /// Every Kustomization of any cluster, sorted.
+    pub graph: Vec<GraphRow>,
+    /// Templates and renders, sorted.
+    pub kustomizations: Vec<TemplateRow>,
+    /// Vars whose values differ, sorted by name.
+    pub vars: Vec<VarDiff>,
+    /// Same graph and same templates everywhere but the roots: the clusters differ only in
+    /// var values.
+    pub agnostic: bool,
+}
+
+fn node(k: &KustomizationRender) -> GraphNode {
+    let mut depends_on: Vec<String> = k
+        .kustomization
+        .depends_on
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    depends_on.sort();
+    GraphNode {
+        path: k.kustomization.path.clone(),
+        depends_on,
+        wait: k.kustomization.wait,
+        prune: k.kustomization.prune,
+        substitute_from: k
+            .kustomization
+            .post_build
+            .iter()
+            .flat_map(|p| &p.substitute_from)
+            .map(|s| format!("{}/{}{}", s.kind, s.name, if s.optional { "?" } else { "" }))
+            .collect(),
+        root: k.parent.is_none(),
+    }
+}
+
+fn shown(v: &VarSource) -> String {
+    if v.encrypted {
+        "(encrypted)".into()
+    } else if v.source.starts_with("Secret/") {
+        "(secret)".into()
+    } else {
+        v.value.clone()
+    }
+}
+
+/// Compares `clusters` (in the order given) side by side.
+#[must_use]
+pub fn compare_clusters(clusters: &[&ClusterRender]) -> ClusterComparison {
+    let index: Vec<BTreeMap<String, &KustomizationRender>> = clusters
+        .iter()
+        .map(|c| {
+            c.kustomizations
+                .iter()
+                .map(|k| (k.kustomization.id.to_string(), k))
+                .collect()
+        })
+        .collect();
+    let ids: BTreeSet<&String> = index.iter().flat_map(BTreeMap::keys).collect();
+    let mut graph = Vec::new();
+    let mut rows = Vec::new();
+    for id in &ids {
+        let ks: Vec<Option<&KustomizationRender>> =
+            index.iter().map(|m| m.get(*id).copied()).collect();
+        let nodes: Vec<Option<GraphNode>> = ks.iter().map(|k| k.map(node)).collect();
+        graph.push(GraphRow {
+            kustomization: (*id).clone(),
+            differences: graph_differences(&nodes),
+            nodes,
+        });
+        let digests = |f: fn(&KustomizationRender) -> Option<String>| -> Vec<Option<String>> {
+            ks.iter().map(|k| k.and_then(f)).collect()
+        };
+        let templates = digests(|k| k.template.as_ref().map(|a| a.sha256.clone()));
+        let artifacts = digests(|k| k.artifact.as_ref().map(|a| a.sha256.clone()));
+        let all_same = |d: &[Option<String>]| d.iter().all(|x| x.is_some() && *x == d[0]);
+        let used: BTreeSet<&String> = ks.iter().flatten().flat_map(|k| &k.vars_used).collect();
+        let differing_vars = used
+            .into_iter()
+            .filter(|v| {
+                let vals: BTreeSet<Option<&String>> = ks
+                    .iter()
+                    .map(|k| k.and_then(|k| k.vars.get(*v)).map(|s| &s.value))
+                    .collect();
+                vals.len() > 1
+            })
+            .cloned()
+            .collect();
+        rows.push(TemplateRow {
+            kustomization: (*id).clone(),
+            root: ks.iter().flatten().any(|k| k.parent.is_none()),
+            same_template: all_same(&templates),
+            same_artifact: all_same(&artifacts),
+            templates,
+            artifacts,
+            differing_vars,
+        });
+    }
+    let vars = differing_vars(&index);
+    let agnostic = graph.iter().all(|g| g.differences.is_empty())
+        && rows.iter().all(|r| r.root || r.same_template);
+    ClusterComparison {
+        clusters: clusters.iter().map(|c| c.name.clone()).collect(),
+        graph,
+        kustomizations: rows,
+        vars,
+        agnostic,
+    }
+}
+
+fn graph_differences(nodes: &[Option<GraphNode>]) -> Vec<String> {
+    if nodes.iter().any(Option::is_none) {
+        return vec!["missing".into()];
+    }
+    let nodes: Vec<&GraphNode> = nodes.iter().flatten().collect();
+    let mut out = Vec::new();
+    let differs = |f: &dyn Fn(&GraphNode) -> String| nodes.iter().any(|n| f(n) != f(nodes[0]));
+    let all_roots = nodes.iter().all(|n| n.root);
+    if !all_roots && differs(&|n| n.path.clone()) {
+        out.push("path".into());
+    }
+    if differs(&|n| n.root.to_string()) {
+        out.push("root".into());
+    }
+    if differs(&|n| n.depends_on.join(",")) {
+        out.push("dependsOn".into());
+    }
+    if differs(&|n| n.wait.to_string()) {
+        out.push("wait".into());
+    }
+    if differs(&|n| n.prune.to_string()) {
+        out.push("prune".into());
+    }
+    if differs(&|n| n.substitute_from.join(",")) {
+        out.push("substituteFrom".into());
+    }
+    out
+}
+
+/// Vars whose value, as received by the Kustomizations of each cluster, differs.
+fn differing_vars(index: &[BTreeMap<String, &KustomizationRender>]) -> Vec<VarDiff> {
+    // Per var: per cluster, the values its Kustomizations receive.
+    let mut values: BTreeMap<&String, Vec<BTreeSet<String>>> = BTreeMap::new();
+    let mut used_by: BTreeMap<&String, BTreeSet<String>> = BTreeMap::new();
+    for (i, m) in index.iter().enumerate() {
+        for (id, k) in m {
+            for (name, src) in &k.vars {
+                values
+                    .entry(name)
+                    .or_insert_with(|| vec![BTreeSet::new(); index.len()])[i]
+                    .insert(shown(src));
+                if k.vars_used.contains(name) {
+                    used_by.entry(name).or_default().insert(id.clone());
+                }
+            }
+        }
+    }
+    values
+        .into_iter()
+        .filter(|(_, per)| per.iter().any(|s| *s != per[0]))
+        .map(|(name, per)| VarDiff {
+            name: name.clone(),
+            values: per
+                .into_iter()
+                .map(|s| (!s.is_empty()).then(|| s.into_iter().collect::<Vec<_>>().join(" | ")))
+                .collect(),
+            used_by: used_by
+                .remove(name)
+                .map(|s| s.into_iter().collect())
+                .unwrap_or_default(),
+        })
+        .collect()
+}

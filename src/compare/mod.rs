@@ -1,0 +1,345 @@
+//! Comparing renders: a revision against another (`diff`), and a cluster against another
+//! (`compare`).
+//!
+//! A revision diff matches artifacts by (cluster, Kustomization) and objects by their
+//! `ObjectId` (group, kind, namespace, name: the identity the API server and Flux's inventory
+//! use), so a reordered `resources:` list or an `apiVersion` bump of the same object is not a
+//! move. An object that leaves one Kustomization and appears in another of the same cluster is
+//! a move: with `prune: true` on the old owner, Flux's garbage collection deletes it when the
+//! old owner reconciles and the new owner recreates it (`fluxcd/kustomize-controller`
+//! `internal/controller/kustomization_controller.go`, `prune` of the stale inventory entries).
+
+mod clusters;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::artifact::Artifact;
+use crate::flux::ObjectId;
+use crate::reconcile::{ClusterRender, KustomizationRender, Status};
+
+pub use clusters::{
+    compare_clusters, ClusterComparison, GraphNode, GraphRow, TemplateRow, VarDiff,
+};
+
+/// What became of one thing between two revisions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Change {
+    /// The same bytes.
+    Identical,
+    /// Present in both, different.
+    Changed,
+    /// Only in head.
+    Added,
+    /// Only in base.
+    Removed,
+}
+
+impl Change {
+    /// The word used in reports.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::Identical => "identical",
+            Change::Changed => "changed",
+            Change::Added => "added",
+            Change::Removed => "removed",
+        }
+    }
+}
+
+/// One object's difference inside a changed artifact.
+#[derive(Debug, Clone, Serialize)]
+pub struct ObjectDiff {
+    /// Which object.
+    pub object: ObjectId,
+    /// Changed, added or removed.
+    pub change: Change,
+    /// A unified diff of the object's YAML (base → head); each hunk header names the object.
+    pub diff: String,
+}
+
+/// One Kustomization's artifact in base and head.
+#[derive(Debug, Clone, Serialize)]
+pub struct KustomizationDiff {
+    /// `namespace/name`.
+    pub kustomization: String,
+    /// What happened to it.
+    pub change: Change,
+    /// The artifact digest in base (when it rendered there).
+    pub base_sha256: Option<String>,
+    /// The artifact digest in head (when it rendered there).
+    pub head_sha256: Option<String>,
+    /// Its status in base when it did not render (`failed: ...`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_problem: Option<String>,
+    /// Its status in head when it did not render.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head_problem: Option<String>,
+    /// Objects that differ, sorted by id.
+    pub objects: Vec<ObjectDiff>,
+}
+
+/// An object that moved from one Kustomization to another.
+#[derive(Debug, Clone, Serialize)]
+pub struct Move {
+    /// Which object.
+    pub object: ObjectId,
+    /// Its owner in base.
+    pub from: String,
+    /// Its owner in head.
+    pub to: String,
+    /// The old owner prunes: Flux deletes the object, then the new owner recreates it.
+    pub prune_outage: bool,
+}
+
+/// One cluster's differences.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterDiff {
+    /// The cluster's name.
+    pub cluster: String,
+    /// Whether the cluster exists in both, or only one, revision.
+    pub change: Change,
+    /// Every Kustomization of either revision, sorted.
+    pub kustomizations: Vec<KustomizationDiff>,
+    /// Objects that moved between Kustomizations.
+    pub moves: Vec<Move>,
+}
+
+impl ClusterDiff {
+    /// (identical, total) artifacts.
+    #[must_use]
+    pub fn identical_count(&self) -> (usize, usize) {
+        let same = self
+            .kustomizations
+            .iter()
+            .filter(|k| k.change == Change::Identical)
+            .count();
+        (same, self.kustomizations.len())
+    }
+}
+
+/// A revision against another.
+#[derive(Debug, Clone, Serialize)]
+pub struct RevisionDiff {
+    /// The base revision as given.
+    pub base: String,
+    /// The head revision as given (`work tree` when none).
+    pub head: String,
+    /// Per cluster, sorted by name.
+    pub clusters: Vec<ClusterDiff>,
+}
+
+impl RevisionDiff {
+    /// Whether anything differs.
+    #[must_use]
+    pub fn changed(&self) -> bool {
+        self.clusters.iter().any(|c| {
+            c.change != Change::Identical
+                || !c.moves.is_empty()
+                || c.kustomizations
+                    .iter()
+                    .any(|k| k.change != Change::Identical)
+        })
+    }
+}
+
+fn problem(k: &KustomizationRender) -> Option<String> {
+    match &k.status {
+        Status::Rendered => None,
+        Status::Failed(e) => Some(format!("failed: {e}")),
+        Status::Blocked(e) => Some(format!("blocked: {e}")),
+        Status::External(e) => Some(format!("external: {e}")),
+        Status::Suspended => Some("suspended".into()),
+    }
+}
+
+/// Compares two renders of the same repository, cluster by cluster.
+#[must_use]
+pub fn diff_revisions(
+    base_name: &str,
+    base: &[ClusterRender],
+    head_name: &str,
+    head: &[ClusterRender],
+) -> RevisionDiff {
+    let names: BTreeSet<&str> = base.iter().chain(head).map(|c| c.name.as_str()).collect();
+    let clusters = names
+        .into_iter()
+        .map(|name| {
+            let b = base.iter().find(|c| c.name == name);
+            let h = head.iter().find(|c| c.name == name);
+            diff_cluster(name, b, h)
+        })
+        .collect();
+    RevisionDiff {
+        base: base_name.to_string(),
+        head: head_name.to_string(),
+        clusters,
+    }
+}
+
+fn by_id(c: Option<&ClusterRender>) -> BTreeMap<String, &KustomizationRender> {
+    c.map(|c| {
+        c.kustomizations
+            .iter()
+            .map(|k| (k.kustomization.id.to_string(), k))
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+fn diff_cluster(
+    name: &str,
+    base: Option<&ClusterRender>,
+    head: Option<&ClusterRender>,
+) -> ClusterDiff {
+    let (b, h) = (by_id(base), by_id(head));
+    let ids: BTreeSet<&String> = b.keys().chain(h.keys()).collect();
+    let mut kustomizations = Vec::new();
+    for id in ids {
+        let (bk, hk) = (b.get(id).copied(), h.get(id).copied());
+        let (ba, ha) = (
+            bk.and_then(|k| k.artifact.as_ref()),
+            hk.and_then(|k| k.artifact.as_ref()),
+        );
+        let (bp, hp) = (bk.and_then(problem), hk.and_then(problem));
+        let change = match (bk, hk) {
+            (None, _) => Change::Added,
+            (_, None) => Change::Removed,
+            _ if ba.map(|a| &a.sha256) == ha.map(|a| &a.sha256) && bp == hp => Change::Identical,
+            _ => Change::Changed,
+        };
+        let objects = if change == Change::Identical {
+            Vec::new()
+        } else {
+            diff_objects(ba, ha)
+        };
+        kustomizations.push(KustomizationDiff {
+            kustomization: id.clone(),
+            change,
+            base_sha256: ba.map(|a| a.sha256.clone()),
+            head_sha256: ha.map(|a| a.sha256.clone()),
+            base_problem: bp,
+            head_problem: hp,
+            objects,
+        });
+    }
+    let moves = find_moves(&b, &h);
+    ClusterDiff {
+        cluster: name.to_string(),
+        change: match (base, head) {
+            (None, _) => Change::Added,
+            (_, None) => Change::Removed,
+            _ => Change::Identical,
+        },
+        kustomizations,
+        moves,
+    }
+}
+
+/// Object-by-object differences of two artifacts, sorted by object id.
+fn diff_objects(base: Option<&Artifact>, head: Option<&Artifact>) -> Vec<ObjectDiff> {
+    fn index(a: Option<&Artifact>) -> BTreeMap<ObjectId, &str> {
+        a.map(|a| {
+            a.objects
+                .iter()
+                .map(|o| (o.id.clone(), o.yaml.as_str()))
+                .collect()
+        })
+        .unwrap_or_default()
+    }
+    let (b, h) = (index(base), index(head));
+    let ids: BTreeSet<&ObjectId> = b.keys().chain(h.keys()).collect();
+    let mut out = Vec::new();
+    for id in ids {
+        let (old, new) = (b.get(id).copied(), h.get(id).copied());
+        let change = match (old, new) {
+            (None, _) => Change::Added,
+            (_, None) => Change::Removed,
+            (Some(o), Some(n)) if o == n => continue,
+            _ => Change::Changed,
+        };
+        out.push(ObjectDiff {
+            object: id.clone(),
+            change,
+            diff: unified(old.unwrap_or(""), new.unwrap_or(""), &id.to_string()),
+        });
+    }
+    out
+}
+
+/// A unified diff with three lines of context, each hunk header followed by `label`.
+#[must_use]
+pub fn unified(old: &str, new: &str, label: &str) -> String {
+    use std::fmt::Write as _;
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut out = String::new();
+    for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
+        let _ = writeln!(out, "{} {label}", hunk.header());
+        for change in hunk.iter_changes() {
+            let sign = match change.tag() {
+                similar::ChangeTag::Delete => '-',
+                similar::ChangeTag::Insert => '+',
+                similar::ChangeTag::Equal => ' ',
+            };
+            out.push(sign);
+            out.push_str(change.value());
+            if change.missing_newline() {
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// Objects owned by one Kustomization in base and by another (and not the first) in head.
+fn find_moves(
+    base: &BTreeMap<String, &KustomizationRender>,
+    head: &BTreeMap<String, &KustomizationRender>,
+) -> Vec<Move> {
+    let owners = |side: &BTreeMap<String, &KustomizationRender>| {
+        let mut m: BTreeMap<ObjectId, BTreeSet<String>> = BTreeMap::new();
+        for (id, k) in side {
+            for o in k.artifact.iter().flat_map(|a| &a.objects) {
+                m.entry(o.id.clone()).or_default().insert(id.clone());
+            }
+        }
+        m
+    };
+    let (b, h) = (owners(base), owners(head));
+    let mut moves = Vec::new();
+    for (object, before) in &b {
+        let Some(after) = h.get(object) else {
+            continue;
+        };
+        for from in before.difference(after) {
+            for to in after.difference(before) {
+                moves.push(Move {
+                    object: object.clone(),
+                    from: from.clone(),
+                    to: to.clone(),
+                    prune_outage: base.get(from).is_some_and(|k| k.kustomization.prune),
+                });
+            }
+        }
+    }
+    moves
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unified_diff_names_the_object_in_each_hunk_header() {
+        let d = unified("a: 1\nb: 2\n", "a: 1\nb: 3\n", "ConfigMap/apps/x");
+        assert_eq!(d, "@@ -1,2 +1,2 @@ ConfigMap/apps/x\n a: 1\n-b: 2\n+b: 3\n");
+    }
+
+    #[test]
+    fn unified_diff_of_equal_text_is_empty() {
+        assert_eq!(unified("a\n", "a\n", "x"), "");
+    }
+}

@@ -1,0 +1,481 @@
+//! Printing `diff`, `compare` and `prove`: text for people, JSON for programs, Markdown for a
+//! pull-request summary.
+
+use std::fmt::Write as _;
+
+use serde_json::{json, Value};
+
+use crate::canary::{CanaryReport, Scope};
+use crate::compare::{Change, ClusterComparison, ClusterDiff, KustomizationDiff, RevisionDiff};
+
+fn short(sha: Option<&String>) -> String {
+    sha.map_or_else(|| "-".to_string(), |s| s[..12.min(s.len())].to_string())
+}
+
+fn counts(c: &ClusterDiff) -> String {
+    let (same, total) = c.identical_count();
+    let mut parts = vec![format!("{same}/{total} artifacts identical")];
+    for change in [Change::Changed, Change::Added, Change::Removed] {
+        let n = c
+            .kustomizations
+            .iter()
+            .filter(|k| k.change == change)
+            .count();
+        if n > 0 {
+            parts.push(format!("{n} {}", change.as_str()));
+        }
+    }
+    if !c.moves.is_empty() {
+        parts.push(format!("{} moved objects", c.moves.len()));
+    }
+    let mut s = parts.join(", ");
+    if c.change != Change::Identical {
+        let _ = write!(s, " (cluster {} in head)", c.change.as_str());
+    }
+    s
+}
+
+fn move_line(m: &crate::compare::Move) -> String {
+    let mut s = format!("{} moved from {} to {}", m.object, m.from, m.to);
+    if m.prune_outage {
+        let _ = write!(
+            s,
+            "; warning: {} has prune: true, so Flux deletes the object when {} reconciles and {} \
+             recreates it: a transient outage",
+            m.from, m.from, m.to
+        );
+    }
+    s
+}
+
+fn problems(k: &KustomizationDiff) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(p) = &k.base_problem {
+        out.push(format!("base: {p}"));
+    }
+    if let Some(p) = &k.head_problem {
+        out.push(format!("head: {p}"));
+    }
+    out
+}
+
+/// The diff for people: a summary line per cluster, then each change with its diff.
+#[must_use]
+pub fn diff_text(d: &RevisionDiff) -> String {
+    let mut out = format!("fluxsim diff: base {} -> head {}\n", d.base, d.head);
+    for c in &d.clusters {
+        let _ = writeln!(out, "{}: {}", c.cluster, counts(c));
+        for k in c
+            .kustomizations
+            .iter()
+            .filter(|k| k.change != Change::Identical)
+        {
+            let _ = writeln!(
+                out,
+                "  {:<8} {}  {} -> {}",
+                k.change.as_str(),
+                k.kustomization,
+                short(k.base_sha256.as_ref()),
+                short(k.head_sha256.as_ref())
+            );
+            for p in problems(k) {
+                let _ = writeln!(out, "    {p}");
+            }
+            for o in &k.objects {
+                let _ = writeln!(out, "    {} {}", o.change.as_str(), o.object);
+                for line in o.diff.lines() {
+                    let _ = writeln!(out, "      {line}");
+                }
+            }
+        }
+        for m in &c.moves {
+            let _ = writeln!(out, "  move     {}", move_line(m));
+        }
+    }
+    out.push_str(if d.changed() {
+        "result: changed\n"
+    } else {
+        "result: identical\n"
+    });
+    out
+}
+
+/// The diff as stable JSON.
+#[must_use]
+pub fn diff_json(d: &RevisionDiff) -> Value {
+    let mut v = serde_json::to_value(d).unwrap_or(Value::Null);
+    v["changed"] = json!(d.changed());
+    v
+}
+
+fn fence(text: &str) -> String {
+    // A fence longer than any backtick run inside, so a diff cannot close it.
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    "`".repeat((longest + 1).max(3))
+}
+
+fn diff_markdown_body(d: &RevisionDiff, out: &mut String) {
+    out.push_str("| cluster | artifacts |\n|---|---|\n");
+    for c in &d.clusters {
+        let _ = writeln!(out, "| `{}` | {} |", c.cluster, counts(c));
+    }
+    for c in &d.clusters {
+        let changed: Vec<&KustomizationDiff> = c
+            .kustomizations
+            .iter()
+            .filter(|k| k.change != Change::Identical)
+            .collect();
+        if changed.is_empty() && c.moves.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "\n### `{}`\n\n| Kustomization | change | base | head |\n|---|---|---|---|",
+            c.cluster
+        );
+        for k in &changed {
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | `{}` | `{}` |",
+                k.kustomization,
+                k.change.as_str(),
+                short(k.base_sha256.as_ref()),
+                short(k.head_sha256.as_ref())
+            );
+        }
+        for m in &c.moves {
+            let mark = if m.prune_outage { "⚠️ " } else { "" };
+            let _ = writeln!(out, "\n{mark}{}", move_line(m));
+        }
+        for k in &changed {
+            let mut body = String::new();
+            for p in problems(k) {
+                let _ = writeln!(body, "# {p}");
+            }
+            for o in &k.objects {
+                let _ = writeln!(body, "# {} {}", o.change.as_str(), o.object);
+                body.push_str(&o.diff);
+            }
+            if body.is_empty() {
+                continue;
+            }
+            let f = fence(&body);
+            let _ = write!(
+                out,
+                "\n<details><summary><code>{}</code>: {} object(s)</summary>\n\n{f}diff\n{body}{f}\n\n</details>\n",
+                k.kustomization,
+                k.objects.len()
+            );
+        }
+    }
+}
+
+/// The diff as a pull-request summary.
+#[must_use]
+pub fn diff_markdown(d: &RevisionDiff) -> String {
+    let mut out = format!(
+        "## fluxsim diff: `{}` → `{}`: {}\n\n",
+        d.base,
+        d.head,
+        if d.changed() { "changed" } else { "identical" }
+    );
+    diff_markdown_body(d, &mut out);
+    out
+}
+
+fn opt(v: Option<&String>) -> String {
+    v.map_or_else(|| "(undefined)".into(), Clone::clone)
+}
+
+/// The cluster comparison for people.
+#[must_use]
+pub fn compare_text(c: &ClusterComparison) -> String {
+    let names = c.clusters.join(" vs ");
+    let mut out = format!("fluxsim compare: {names}\n\ngraph:\n");
+    for g in &c.graph {
+        let verdict = if g.differences.is_empty() {
+            "identical".to_string()
+        } else {
+            format!("differs: {}", g.differences.join(", "))
+        };
+        let _ = writeln!(out, "  {:<40} {verdict}", g.kustomization);
+        if !g.differences.is_empty() {
+            for (name, n) in c.clusters.iter().zip(&g.nodes) {
+                let line = n.as_ref().map_or_else(
+                    || "(not defined)".to_string(),
+                    |n| {
+                        format!(
+                            "path={} dependsOn=[{}] wait={} prune={}",
+                            n.path,
+                            n.depends_on.join(","),
+                            n.wait,
+                            n.prune
+                        )
+                    },
+                );
+                let _ = writeln!(out, "    {name}: {line}");
+            }
+        }
+    }
+    out.push_str("\ntemplates:\n");
+    for k in &c.kustomizations {
+        let verdict = if k.root {
+            "cluster root (its own files: differs by design)".to_string()
+        } else if !k.same_template {
+            "templates DIFFER".to_string()
+        } else if k.same_artifact {
+            "same template, same render".to_string()
+        } else {
+            format!(
+                "same template; renders differ by vars: {}",
+                k.differing_vars.join(", ")
+            )
+        };
+        let _ = writeln!(out, "  {:<40} {verdict}", k.kustomization);
+    }
+    let _ = writeln!(out, "\nvars that differ ({}):", c.vars.len());
+    for v in &c.vars {
+        let values: Vec<String> = c
+            .clusters
+            .iter()
+            .zip(&v.values)
+            .map(|(n, val)| format!("{n}={}", opt(val.as_ref())))
+            .collect();
+        let used = if v.used_by.is_empty() {
+            "unused".to_string()
+        } else {
+            format!("used by {}", v.used_by.join(", "))
+        };
+        let _ = writeln!(out, "  {:<24} {}  ({used})", v.name, values.join("  "));
+    }
+    let _ = writeln!(
+        out,
+        "\nresult: {}",
+        if c.agnostic {
+            format!(
+                "{names} run the same graph and templates; they differ only in these {} values",
+                c.vars.len()
+            )
+        } else {
+            format!("{names} differ in more than var values (see above)")
+        }
+    );
+    out
+}
+
+/// The cluster comparison as stable JSON.
+#[must_use]
+pub fn compare_json(c: &ClusterComparison) -> Value {
+    serde_json::to_value(c).unwrap_or(Value::Null)
+}
+
+/// The cluster comparison as a pull-request summary.
+#[must_use]
+pub fn compare_markdown(c: &ClusterComparison) -> String {
+    let names = c.clusters.join(" vs ");
+    let mut out = format!(
+        "## fluxsim compare: {names}: {}\n\n",
+        if c.agnostic {
+            format!("same graph and templates, {} values differ", c.vars.len())
+        } else {
+            "differ in more than values".to_string()
+        }
+    );
+    let head: Vec<String> = c.clusters.iter().map(|n| format!("`{n}`")).collect();
+    let _ = writeln!(
+        out,
+        "| Kustomization | graph | template | {} |\n|---|---|---|{}",
+        head.join(" | "),
+        "---|".repeat(c.clusters.len())
+    );
+    for (g, k) in c.graph.iter().zip(&c.kustomizations) {
+        let graph = if g.differences.is_empty() {
+            "same".to_string()
+        } else {
+            g.differences.join(", ")
+        };
+        let template = if k.root {
+            "root"
+        } else if k.same_template {
+            "same"
+        } else {
+            "**differs**"
+        };
+        let shas: Vec<String> = k
+            .artifacts
+            .iter()
+            .map(|s| format!("`{}`", short(s.as_ref())))
+            .collect();
+        let _ = writeln!(
+            out,
+            "| `{}` | {graph} | {template} | {} |",
+            g.kustomization,
+            shas.join(" | ")
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n| var | {} | used by |\n|---|{}---|",
+        head.join(" | "),
+        "---|".repeat(c.clusters.len())
+    );
+    for v in &c.vars {
+        let vals: Vec<String> = v
+            .values
+            .iter()
+            .map(|x| format!("`{}`", opt(x.as_ref())))
+            .collect();
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} |",
+            v.name,
+            vals.join(" | "),
+            v.used_by.join(", ")
+        );
+    }
+    out
+}
+
+/// The outcome of `prove`.
+#[derive(Debug, serde::Serialize)]
+pub struct Proof<'a> {
+    /// The revision diff.
+    pub diff: &'a RevisionDiff,
+    /// `identical`, `changed` or `any`.
+    pub expect: &'a str,
+    /// The diff meets the expectation.
+    pub expectation_met: bool,
+    /// The canaries.
+    pub canaries: &'a CanaryReport,
+    /// Expectation met, every canary detected and restored.
+    pub passed: bool,
+}
+
+fn canary_summary(p: &Proof<'_>, cluster: &ClusterDiff) -> String {
+    let mine = p.canaries.for_cluster(&cluster.cluster);
+    let detected = mine.iter().filter(|c| c.detected).count();
+    let restored = mine.iter().filter(|c| c.restored).count();
+    let (same, total) = cluster.identical_count();
+    format!(
+        "{}: {same}/{total} artifacts identical; canaries {detected}/{n} detected, {restored}/{n} restored",
+        cluster.cluster,
+        n = mine.len()
+    )
+}
+
+fn canary_lines(p: &Proof<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in &p.canaries.canaries {
+        let scope = match &c.plan.scope {
+            Scope::Overlay { cluster } => format!("overlay of {cluster}"),
+            Scope::Shared => "shared".to_string(),
+        };
+        let verdict = if c.detected && c.restored {
+            "detected, restored".to_string()
+        } else if let Some(why) = &c.plan.excluded {
+            format!("NOT DETECTED: the file is not in what Flux sees ({why}): the harness is blind there")
+        } else if c.plan.expected.is_empty() {
+            "NOT DETECTED: no rendered object comes from this file: the harness is blind there"
+                .to_string()
+        } else if !c.detected {
+            let list = |s: &std::collections::BTreeSet<crate::canary::Target>| {
+                s.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            format!(
+                "NOT DETECTED as expected: expected in [{}], seen in [{}]",
+                list(&c.plan.expected),
+                list(&c.detected_in)
+            )
+        } else {
+            "detected, NOT RESTORED".to_string()
+        };
+        out.push(format!(
+            "canary {} ({scope}) in {}: {verdict}; expected in {} artifacts",
+            c.plan.nonce,
+            c.plan.file,
+            c.plan.expected.len()
+        ));
+    }
+    for t in &p.canaries.stray_changes {
+        out.push(format!("stray change: {t} changed beyond the canaries"));
+    }
+    for t in &p.canaries.not_restored {
+        out.push(format!(
+            "not restored: {t} did not return to its digest after the canaries were removed"
+        ));
+    }
+    out
+}
+
+fn verdict(p: &Proof<'_>) -> String {
+    let mut why = Vec::new();
+    if !p.expectation_met {
+        why.push(format!(
+            "expected {}, got {}",
+            p.expect,
+            if p.diff.changed() {
+                "changes"
+            } else {
+                "no change"
+            }
+        ));
+    }
+    if !p.canaries.passed() {
+        why.push("the canaries did not all pass: the harness cannot be trusted".to_string());
+    }
+    if p.passed {
+        "PASS".to_string()
+    } else {
+        format!("FAIL: {}", why.join("; "))
+    }
+}
+
+/// The proof for people: the diff, the canaries, one summary line per cluster, the verdict.
+#[must_use]
+pub fn prove_text(p: &Proof<'_>) -> String {
+    let mut out = diff_text(p.diff);
+    out.push('\n');
+    for l in canary_lines(p) {
+        let _ = writeln!(out, "{l}");
+    }
+    out.push('\n');
+    for c in &p.diff.clusters {
+        let _ = writeln!(out, "{}", canary_summary(p, c));
+    }
+    let _ = writeln!(out, "prove: {}", verdict(p));
+    out
+}
+
+/// The proof as stable JSON.
+#[must_use]
+pub fn prove_json(p: &Proof<'_>) -> Value {
+    let mut v = serde_json::to_value(p).unwrap_or(Value::Null);
+    v["diff"] = diff_json(p.diff);
+    v
+}
+
+/// The proof as a pull-request summary.
+#[must_use]
+pub fn prove_markdown(p: &Proof<'_>) -> String {
+    let mark = if p.passed { "✅" } else { "❌" };
+    let mut out = format!(
+        "## {mark} fluxsim prove: `{}` → `{}`: {}\n\n",
+        p.diff.base,
+        p.diff.head,
+        verdict(p)
+    );
+    for c in &p.diff.clusters {
+        let _ = writeln!(out, "- {}", canary_summary(p, c));
+    }
+    out.push('\n');
+    diff_markdown_body(p.diff, &mut out);
+    out.push_str("\n<details><summary>canaries</summary>\n\n");
+    for l in canary_lines(p) {
+        let _ = writeln!(out, "- {l}");
+    }
+    out.push_str("\n</details>\n");
+    out
+}

@@ -1,0 +1,472 @@
+//! `fluxsim diff`, `compare` and `prove` on copies of `testdata/fleet` in throw-away git
+//! repositories.
+
+// The shared harness serves several test crates; this one uses part of it.
+#[allow(dead_code)]
+mod common;
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+
+use common::{commit_all, fluxsim_in, git, read_tree, repo_from};
+use serde_json::Value;
+
+fn run(repo: &Path, args: &[&str]) -> common::Output {
+    fluxsim_in(Some(repo), args)
+}
+
+fn edit(repo: &Path, file: &str, from: &str, to: &str) {
+    let path = repo.join(file);
+    let text = fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{file} does not contain {from:?}");
+    fs::write(&path, text.replacen(from, to, 1)).unwrap();
+}
+
+/// The (cluster, Kustomization, change) of every non-identical artifact in a diff's JSON.
+fn changes(json: &Value) -> BTreeSet<(String, String, String)> {
+    let mut out = BTreeSet::new();
+    for c in json["clusters"].as_array().unwrap() {
+        for k in c["kustomizations"].as_array().unwrap() {
+            if k["change"] != "identical" {
+                out.insert((
+                    c["cluster"].as_str().unwrap().to_string(),
+                    k["kustomization"].as_str().unwrap().to_string(),
+                    k["change"].as_str().unwrap().to_string(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// A refactor: a file moved to a sub-folder with its kustomization updated, and the
+/// resources list reordered. Nothing Flux applies changes.
+fn refactor(repo: &Path) {
+    fs::create_dir(repo.join("platform-config/info")).unwrap();
+    fs::rename(
+        repo.join("platform-config/cluster-info.yaml"),
+        repo.join("platform-config/info/cluster-info.yaml"),
+    )
+    .unwrap();
+    fs::write(
+        repo.join("platform-config/kustomization.yaml"),
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - info/cluster-info.yaml\n  - priorityclasses.yaml\n  - vippool.yaml\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn pure_refactor_diffs_identical_and_leaves_the_work_tree_alone() {
+    let repo = repo_from("testdata/fleet");
+    refactor(repo.path());
+    let before = read_tree(repo.path());
+    let status = git(repo.path(), &["status", "--porcelain"]);
+    let out = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let json = out.json();
+    assert_eq!(json["changed"], false);
+    assert!(changes(&json).is_empty());
+    assert_eq!(json["clusters"].as_array().unwrap().len(), 2);
+    // The user's files and git's view of them are untouched.
+    assert_eq!(read_tree(repo.path()), before);
+    assert_eq!(git(repo.path(), &["status", "--porcelain"]), status);
+}
+
+#[test]
+fn pure_refactor_proves_identical_with_every_canary_detected_and_restored() {
+    let repo = repo_from("testdata/fleet");
+    refactor(repo.path());
+    commit_all(repo.path(), "refactor");
+    let out = run(
+        repo.path(),
+        &["prove", "--base", "HEAD~1", "--head", "HEAD"],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("dev: 8/8 artifacts identical; canaries 2/2 detected, 2/2 restored"),
+        "{}",
+        out.stdout
+    );
+    assert!(out
+        .stdout
+        .contains("prod: 8/8 artifacts identical; canaries 2/2 detected, 2/2 restored"));
+    assert!(out.stdout.ends_with("prove: PASS\n"), "{}", out.stdout);
+}
+
+#[test]
+fn one_value_change_changes_exactly_one_artifact_with_the_right_diff() {
+    let repo = repo_from("testdata/fleet");
+    edit(
+        repo.path(),
+        "clusters/prod/cluster-vars.yaml",
+        "WEB_REPLICAS: \"3\"",
+        "WEB_REPLICAS: \"4\"",
+    );
+    let out = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let json = out.json();
+    // The root applies cluster-vars, so its artifact changes too; of the templated
+    // Kustomizations only the one that uses WEB_REPLICAS does.
+    assert_eq!(
+        changes(&json),
+        BTreeSet::from([
+            (
+                "prod".into(),
+                "flux-system/apps-wave-2".into(),
+                "changed".into()
+            ),
+            (
+                "prod".into(),
+                "flux-system/flux-system".into(),
+                "changed".into()
+            ),
+        ])
+    );
+    let prod = &json["clusters"][1];
+    let wave2 = prod["kustomizations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kustomization"] == "flux-system/apps-wave-2")
+        .unwrap();
+    let objects = wave2["objects"].as_array().unwrap();
+    assert_eq!(objects.len(), 1, "{objects:#?}");
+    assert_eq!(objects[0]["object"]["kind"], "Deployment");
+    let diff = objects[0]["diff"].as_str().unwrap();
+    assert!(diff.contains("-  replicas: 3\n+  replicas: 4\n"), "{diff}");
+    assert!(diff.starts_with("@@ "), "{diff}");
+    assert!(
+        diff.lines()
+            .next()
+            .unwrap()
+            .ends_with("Deployment.apps/web/edge-web"),
+        "{diff}"
+    );
+}
+
+#[test]
+fn an_object_moved_between_kustomizations_is_a_move_with_the_prune_warning() {
+    let repo = repo_from("testdata/fleet");
+    fs::rename(
+        repo.path().join("platform-config/priorityclasses.yaml"),
+        repo.path().join("platform/priorityclasses.yaml"),
+    )
+    .unwrap();
+    edit(
+        repo.path(),
+        "platform-config/kustomization.yaml",
+        "  - priorityclasses.yaml\n",
+        "",
+    );
+    edit(
+        repo.path(),
+        "platform/kustomization.yaml",
+        "  - namespaces.yaml\n",
+        "  - namespaces.yaml\n  - priorityclasses.yaml\n",
+    );
+    let out = run(
+        repo.path(),
+        &[
+            "diff",
+            "--base",
+            "HEAD",
+            "--cluster",
+            "dev",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let json = out.json();
+    let moves = json["clusters"][0]["moves"].as_array().unwrap();
+    assert!(!moves.is_empty());
+    for m in moves {
+        assert_eq!(m["object"]["kind"], "PriorityClass");
+        assert_eq!(m["from"], "flux-system/platform-config");
+        assert_eq!(m["to"], "flux-system/platform");
+        assert_eq!(m["prune_outage"], true);
+    }
+    let text = run(repo.path(), &["diff", "--base", "HEAD", "--cluster", "dev"]);
+    assert!(
+        text.stdout
+            .contains("warning: flux-system/platform-config has prune: true"),
+        "{}",
+        text.stdout
+    );
+}
+
+#[test]
+fn a_blind_canary_fails_the_proof() {
+    // apps/wave-0/scratch/ is in .sourceignore: Flux never sees it, so a canary there cannot
+    // be detected, and a proof that relies on it must fail loudly.
+    let repo = repo_from("testdata/fleet");
+    let out = run(
+        repo.path(),
+        &[
+            "prove",
+            "--base",
+            "HEAD",
+            "--canary-path",
+            "apps/wave-0/scratch/memcached.yaml",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("NOT DETECTED: the file is not in what Flux sees"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("prove: FAIL"), "{}", out.stdout);
+}
+
+#[test]
+fn a_canary_in_a_file_nothing_renders_fails_the_proof() {
+    let repo = repo_from("testdata/fleet");
+    let out = run(
+        repo.path(),
+        &[
+            "prove",
+            "--base",
+            "HEAD",
+            "--canary-path",
+            "apps/wave-0/postgres/init.sql",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("NOT DETECTED"), "{}", out.stdout);
+}
+
+#[test]
+fn a_canary_path_that_does_not_exist_is_a_usage_error() {
+    let repo = repo_from("testdata/fleet");
+    let out = run(
+        repo.path(),
+        &["prove", "--base", "HEAD", "--canary-path", "no/such.yaml"],
+    );
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("no/such.yaml"), "{}", out.stderr);
+}
+
+#[test]
+fn prove_expecting_identical_fails_on_a_change_even_with_good_canaries() {
+    let repo = repo_from("testdata/fleet");
+    edit(
+        repo.path(),
+        "clusters/prod/cluster-vars.yaml",
+        "LOG_LEVEL: info",
+        "LOG_LEVEL: warn",
+    );
+    let out = run(repo.path(), &["prove", "--base", "HEAD"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("prove: FAIL: expected identical, got changes"),
+        "{}",
+        out.stdout
+    );
+    let ok = run(
+        repo.path(),
+        &["prove", "--base", "HEAD", "--expect", "changed"],
+    );
+    assert_eq!(ok.code, 0, "{}{}", ok.stdout, ok.stderr);
+}
+
+#[test]
+fn added_and_removed_kustomizations_are_reported() {
+    let repo = repo_from("testdata/fleet");
+    // Drop apps-vms from the shared base: both clusters lose it.
+    edit(
+        repo.path(),
+        "clusters/base/kustomization.yaml",
+        "  - apps-vms.yaml\n",
+        "",
+    );
+    let out = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let c = changes(&out.json());
+    assert!(
+        c.contains(&(
+            "dev".into(),
+            "flux-system/apps-vms".into(),
+            "removed".into()
+        )),
+        "{c:?}"
+    );
+    assert!(c.contains(&(
+        "prod".into(),
+        "flux-system/apps-vms".into(),
+        "removed".into()
+    )));
+    let back = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]);
+    assert_eq!(back.stdout, out.stdout, "diff output is deterministic");
+}
+
+#[test]
+fn a_head_that_fails_to_render_is_a_change_naming_the_error() {
+    let repo = repo_from("testdata/fleet");
+    edit(
+        repo.path(),
+        "platform-config/kustomization.yaml",
+        "  - vippool.yaml\n",
+        "  - missing.yaml\n",
+    );
+    let out = run(repo.path(), &["diff", "--base", "HEAD", "--cluster", "dev"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("head: failed: spec.path `./platform-config`"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn diff_output_is_the_same_whatever_the_thread_count() {
+    let repo = repo_from("testdata/fleet");
+    edit(
+        repo.path(),
+        "clusters/dev/cluster-vars.yaml",
+        "LOG_LEVEL: debug",
+        "LOG_LEVEL: trace",
+    );
+    let one = run(
+        repo.path(),
+        &["diff", "--base", "HEAD", "-j", "1", "--format", "json"],
+    );
+    let four = run(
+        repo.path(),
+        &["diff", "--base", "HEAD", "-j", "4", "--format", "json"],
+    );
+    assert_eq!(one.code, 1);
+    assert_eq!(one.stdout, four.stdout);
+}
+
+#[test]
+fn markdown_summary_has_a_table_per_cluster_and_collapsed_diffs() {
+    let repo = repo_from("testdata/fleet");
+    edit(
+        repo.path(),
+        "clusters/prod/cluster-vars.yaml",
+        "WEB_REPLICAS: \"3\"",
+        "WEB_REPLICAS: \"4\"",
+    );
+    let out = run(
+        repo.path(),
+        &["diff", "--base", "HEAD", "--format", "markdown"],
+    );
+    assert_eq!(out.code, 1);
+    let md = &out.stdout;
+    assert!(md.starts_with("## fluxsim diff: `HEAD"), "{md}");
+    assert!(md.contains("| `dev` | 8/8 artifacts identical |"), "{md}");
+    assert!(
+        md.contains("| `prod` | 6/8 artifacts identical, 2 changed |"),
+        "{md}"
+    );
+    assert!(md.contains("### `prod`"));
+    assert!(
+        md.contains("<details><summary><code>flux-system/apps-wave-2</code>"),
+        "{md}"
+    );
+    assert!(md.contains("```diff\n"), "{md}");
+}
+
+/// The keys whose values differ between two cluster-vars files, read independently.
+fn differing_cluster_vars(repo: &Path) -> BTreeSet<String> {
+    let read = |c: &str| {
+        let text =
+            fs::read_to_string(repo.join(format!("clusters/{c}/cluster-vars.yaml"))).unwrap();
+        let v = &common::yaml_objects(&text)[0];
+        v["data"].as_object().unwrap().clone()
+    };
+    let (dev, prod) = (read("dev"), read("prod"));
+    dev.keys()
+        .chain(prod.keys())
+        .filter(|k| dev.get(*k) != prod.get(*k))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn compare_lists_exactly_the_cluster_vars_that_differ() {
+    let fleet = common::crate_path("testdata/fleet");
+    let out = fluxsim_in(
+        None,
+        &["compare", fleet.to_str().unwrap(), "--format", "json"],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let json = out.json();
+    assert_eq!(json["agnostic"], true);
+    assert_eq!(json["clusters"], serde_json::json!(["dev", "prod"]));
+    let listed: BTreeSet<String> = json["vars"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap().to_string())
+        .collect();
+    let expected = differing_cluster_vars(&fleet);
+    assert_eq!(expected.len(), 8);
+    assert_eq!(listed, expected);
+    // Every Kustomization but the root has the same template in both clusters.
+    for k in json["kustomizations"].as_array().unwrap() {
+        assert_eq!(k["same_template"] == true, k["root"] == false, "{k}");
+    }
+    let text = fluxsim_in(
+        None,
+        &["compare", fleet.to_str().unwrap(), "--clusters", "prod,dev"],
+    );
+    assert!(
+        text.stdout.contains(
+            "prod vs dev run the same graph and templates; they differ only in these 8 values"
+        ),
+        "{}",
+        text.stdout
+    );
+}
+
+#[test]
+fn compare_reports_a_graph_and_template_difference() {
+    let repo = repo_from("testdata/fleet");
+    // A prod-only patch that turns off wait and changes the web replicas template.
+    edit(
+        repo.path(),
+        "clusters/prod/kustomization.yaml",
+        "patches:\n",
+        "patches:\n  - target:\n      kind: Kustomization\n      name: apps-wave-2\n    patch: |\n      - op: replace\n        path: /spec/wait\n        value: false\n      - op: add\n        path: /spec/namePrefix\n        value: prod-\n",
+    );
+    let out = run(repo.path(), &["compare", "--format", "json"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let json = out.json();
+    let row = json["graph"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["kustomization"] == "flux-system/apps-wave-2")
+        .unwrap();
+    assert_eq!(row["differences"], serde_json::json!(["wait"]));
+    let t = json["kustomizations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kustomization"] == "flux-system/apps-wave-2")
+        .unwrap();
+    assert_eq!(t["same_template"], false);
+    assert_eq!(json["agnostic"], false);
+}
+
+#[test]
+fn compare_needs_two_clusters() {
+    let fleet = common::crate_path("testdata/fleet");
+    let out = fluxsim_in(
+        None,
+        &["compare", fleet.to_str().unwrap(), "--clusters", "dev"],
+    );
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("at least two clusters"),
+        "{}",
+        out.stderr
+    );
+}
