@@ -434,6 +434,38 @@ fn wait_true_on_a_wait_false_dependency_is_a_warning() {
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
 }
 
+// fluxcd/pkg ssa ApplyAllStaged applies Namespaces (with CRDs) first, in the same apply;
+// a namespace made by no earlier Kustomization fails the dry-run of every object in it.
+#[test]
+fn namespace_not_created_before_its_objects_is_reported() {
+    let (json, f) = findings("namespaces");
+    let ns = of_rule(&f, "FS213");
+    assert_eq!(ns.len(), 3, "{f:#?}");
+    assert_eq!(f.len(), 3, "{f:#?}");
+    let by = |name: &str| {
+        *ns.iter()
+            .find(|x| x["kustomization"] == format!("flux-system/{name}"))
+            .unwrap_or_else(|| panic!("no FS213 for {name}: {f:#?}"))
+    };
+    let early = by("early");
+    assert_eq!(early["severity"], "error");
+    assert!(message(early).contains("`late-namespace`"), "{early:#}");
+    assert_at(early, "apps/early/configmap.yaml", 4);
+    assert_eq!(by("lost")["severity"], "error");
+    assert!(message(by("lost")).contains("`nowhere`"));
+    let racy = by("racy");
+    assert_eq!(racy["severity"], "warning");
+    assert!(message(racy).contains("`team-namespaces`"), "{racy:#}");
+    assert_eq!(
+        waves(&json, "test"),
+        vec![
+            w(&["flux-system"]),
+            w(&["own", "team-namespaces"]),
+            w(&["ordered", "racy"])
+        ]
+    );
+}
+
 #[test]
 fn suspended_or_failing_kustomizations_never_become_ready_nor_what_waits_for_them() {
     let (json, f) = findings("never-ready");
@@ -502,7 +534,7 @@ fn sarif_has_every_graph_rule_and_a_located_result_per_finding() {
     let s = out.json();
     assert_eq!(s["version"], "2.1.0");
     let rules = s["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
-    assert_eq!(rules.len(), 12);
+    assert_eq!(rules.len(), 13);
     assert_eq!(rules[0]["id"], "FS201");
     let results = s["runs"][0]["results"].as_array().unwrap();
     assert_eq!(results.len(), 3);

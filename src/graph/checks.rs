@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::config::GraphConfig;
 use super::model::{object_location, Files, Node, NodeState, Order};
 use super::rules;
-use super::simulate::{flux_installed, needed_kinds};
+use super::simulate::{flux_installed, namespace_providers, needed_kinds, needed_namespaces};
 use crate::finding::{Finding, Location, Rule};
 use crate::flux::NamespacedName;
 
@@ -40,6 +40,7 @@ impl ClusterCheck<'_> {
         self.cycles(&mut out);
         self.missing_dependencies(&mut out);
         self.custom_resources(files, &mut out);
+        self.namespaces(files, &mut out);
         self.substitute_from(&mut out);
         self.wait_on_unwaited(&mut out);
         self.never_ready(&mut out);
@@ -266,6 +267,72 @@ impl ClusterCheck<'_> {
                 names(triggers.iter().filter(|m| m.id != n.id).map(|m| &m.id))
             ),
         ))
+    }
+
+    /// FS213: namespaces not created before the objects in them.
+    fn namespaces(&self, files: &mut Files, out: &mut Vec<Finding>) {
+        for n in self.nodes {
+            for (ns, obj_id) in needed_namespaces(n, self.nodes) {
+                let providers = namespace_providers(ns, n, self.nodes);
+                if providers
+                    .iter()
+                    .any(|p| self.order.runs_before(&p.id, &n.id))
+                {
+                    continue;
+                }
+                let at = n
+                    .objects
+                    .iter()
+                    .find(|o| &o.id == obj_id)
+                    .and_then(|o| object_location(files, n, o))
+                    .or_else(|| n.location.clone());
+                let unordered: Vec<&NamespacedName> = providers
+                    .iter()
+                    .filter(|p| !self.order.runs_before(&n.id, &p.id))
+                    .map(|p| &p.id)
+                    .collect();
+                let blocked = self.blocked_list(&n.id);
+                let (message, race) = if providers.is_empty() {
+                    (
+                        format!(
+                            "`{obj_id}` in `{}` lives in namespace `{ns}`, which no \
+                             Kustomization of cluster `{}` creates: its apply fails and `{}` \
+                             never becomes Ready{blocked}",
+                            n.id.name, self.cluster, n.id.name
+                        ),
+                        false,
+                    )
+                } else if unordered.is_empty() {
+                    (
+                        format!(
+                            "`{obj_id}` in `{}` lives in namespace `{ns}`, which {} creates, \
+                             but that can only run after `{}`: its apply fails forever{blocked}",
+                            n.id.name,
+                            names(providers.iter().map(|p| &p.id)),
+                            n.id.name
+                        ),
+                        false,
+                    )
+                } else {
+                    (
+                        format!(
+                            "`{obj_id}` in `{}` lives in namespace `{ns}`, which {} creates, \
+                             not ordered before it: on a cold cluster `{}` fails until that \
+                             one has run",
+                            n.id.name,
+                            names(unordered),
+                            n.id.name
+                        ),
+                        true,
+                    )
+                };
+                let mut f = self.finding(&rules::NAMESPACE_NOT_CREATED_BEFORE, n, message);
+                if race {
+                    f = f.with_severity(crate::finding::Severity::Warning);
+                }
+                out.push(with_location(f, at));
+            }
+        }
     }
 
     /// FS208/FS209: substituteFrom sources not applied before.

@@ -115,6 +115,16 @@ pub const BUILTIN_KINDS: &[(&str, &[&str])] = &[
     ("storagemigration.k8s.io", &["StorageVersionMigration"]),
 ];
 
+/// Namespaces on a fresh cluster: Kubernetes' own, and `flux-system` (made by
+/// `flux bootstrap` before the root Kustomization).
+pub const INITIAL_NAMESPACES: &[&str] = &[
+    "default",
+    "flux-system",
+    "kube-node-lease",
+    "kube-public",
+    "kube-system",
+];
+
 /// Flux's API groups end with this; `flux bootstrap` applies Flux's CRDs
 /// (`gotk-components.yaml`) before it creates the root Kustomization, so they exist before
 /// any Kustomization runs.

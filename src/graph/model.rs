@@ -32,6 +32,8 @@ pub(crate) struct Obj {
     pub(crate) file: Option<String>,
     /// For a CRD: the group and kind it defines.
     pub(crate) defines: Option<(String, String)>,
+    /// For a CRD: its objects are cluster-scoped (`spec.scope: Cluster`).
+    pub(crate) cluster_scoped: bool,
 }
 
 /// A Flux Kustomization in the graph.
@@ -218,6 +220,7 @@ pub(crate) fn nodes_of(
                     .as_ref()
                     .and_then(|x| x.path.clone().or_else(|| x.configured_in.clone())),
                 defines: crd_defines(&o.id, &o.object),
+                cluster_scoped: str_at(&o.object, &["spec", "scope"]) == Some("Cluster"),
             })
             .collect();
         nodes.push(Node {

@@ -133,6 +133,18 @@ pub const NEVER_READY: Rule = Rule {
     help: "Fix the render error (`fluxsim render` shows it), or resume the Kustomization.",
 };
 
+/// A namespaced object whose Namespace is not created before it.
+pub const NAMESPACE_NOT_CREATED_BEFORE: Rule = Rule {
+    id: "FS213",
+    name: "namespace-not-created-before",
+    severity: Severity::Error,
+    summary: "An object's Namespace is created by no Kustomization that runs before (or with) \
+              its own, so its apply fails with `namespaces not found` on a cold cluster \
+              (a warning when the creating Kustomization is merely unordered: a race).",
+    help: "Create the Namespace in the same Kustomization (Flux applies Namespaces first) or in \
+           one this Kustomization depends on.",
+};
+
 /// Every rule of the graph check, in id order (for SARIF's rule table).
 pub const RULES: &[Rule] = &[
     DEPENDENCY_CYCLE,
@@ -147,6 +159,7 @@ pub const RULES: &[Rule] = &[
     CLUSTER_GRAPHS_DIFFER,
     WAIT_ON_UNWAITED,
     NEVER_READY,
+    NAMESPACE_NOT_CREATED_BEFORE,
 ];
 
 #[cfg(test)]

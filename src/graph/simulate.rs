@@ -32,6 +32,11 @@ enum Need {
         kind: String,
         providers: Vec<NamespacedName>,
     },
+    /// A Namespace some other Kustomization creates.
+    Namespace {
+        name: String,
+        providers: Vec<NamespacedName>,
+    },
     /// A `substituteFrom` object (not optional) some other Kustomization applies.
     Vars {
         source: String,
@@ -55,6 +60,54 @@ pub(crate) fn needed_kinds(n: &Node, flux_installed: bool) -> Vec<(&str, &str, &
         out.push((g, k, &o.id));
     }
     out
+}
+
+/// The namespaces `n`'s objects live in that must exist before its apply: not there from
+/// the start, not created by `n` itself (Flux applies Namespaces first), each with the first
+/// object that needs it. Objects of cluster-scoped CRDs are skipped (kustomize may give them
+/// a namespace the API server ignores).
+pub(crate) fn needed_namespaces<'a>(n: &'a Node, nodes: &[Node]) -> Vec<(&'a str, &'a ObjectId)> {
+    let cluster_scoped: Vec<&(String, String)> = nodes
+        .iter()
+        .flat_map(|m| &m.objects)
+        .filter(|o| o.cluster_scoped)
+        .filter_map(|o| o.defines.as_ref())
+        .collect();
+    let own: Vec<&str> = n
+        .objects
+        .iter()
+        .filter(|o| o.id.group.is_empty() && o.id.kind == "Namespace")
+        .map(|o| o.id.name.as_str())
+        .collect();
+    let mut out: Vec<(&str, &ObjectId)> = Vec::new();
+    for o in &n.objects {
+        let ns = o.id.namespace.as_str();
+        if ns.is_empty()
+            || kinds::INITIAL_NAMESPACES.contains(&ns)
+            || own.contains(&ns)
+            || out.iter().any(|(x, _)| *x == ns)
+            || cluster_scoped
+                .iter()
+                .any(|(g, k)| *g == o.id.group && *k == o.id.kind)
+        {
+            continue;
+        }
+        out.push((ns, &o.id));
+    }
+    out
+}
+
+/// The Kustomizations other than `n` that create Namespace `ns`.
+pub(crate) fn namespace_providers<'a>(ns: &str, n: &Node, nodes: &'a [Node]) -> Vec<&'a Node> {
+    nodes
+        .iter()
+        .filter(|m| {
+            m.id != n.id
+                && m.objects
+                    .iter()
+                    .any(|o| o.id.group.is_empty() && o.id.kind == "Namespace" && o.id.name == ns)
+        })
+        .collect()
 }
 
 fn needs(n: &Node, nodes: &[Node], config: &GraphConfig, flux_installed: bool) -> Vec<Need> {
@@ -81,6 +134,15 @@ fn needs(n: &Node, nodes: &[Node], config: &GraphConfig, flux_installed: bool) -
             group: g.to_string(),
             kind: k.to_string(),
             providers,
+        });
+    }
+    for (ns, _) in needed_namespaces(n, nodes) {
+        out.push(Need::Namespace {
+            name: ns.to_string(),
+            providers: namespace_providers(ns, n, nodes)
+                .iter()
+                .map(|m| m.id.clone())
+                .collect(),
         });
     }
     for s in n.substitute_from.iter().filter(|s| !s.optional) {
@@ -123,9 +185,9 @@ pub(crate) fn simulate(nodes: &[Node], order: &Order<'_>, config: &GraphConfig) 
             let parent_ok = n.parent.as_ref().is_none_or(&done);
             let deps_ok = n.depends_on.iter().all(&done);
             let needs_ok = all_needs[&n.id].iter().all(|need| match need {
-                Need::Kind { providers, .. } | Need::Vars { providers, .. } => {
-                    providers.iter().any(&done)
-                }
+                Need::Kind { providers, .. }
+                | Need::Namespace { providers, .. }
+                | Need::Vars { providers, .. } => providers.iter().any(&done),
             });
             if parent_ok && deps_ok && needs_ok {
                 now.push(n.id.clone());
@@ -169,6 +231,13 @@ pub(crate) fn simulate(nodes: &[Node], order: &Order<'_>, config: &GraphConfig) 
                         "its `{kind}.{group}` objects need a CRD that no Kustomization \
                          creates before it"
                     )),
+                    Need::Namespace { name, providers }
+                        if !providers.iter().any(|p| wave_of.contains_key(p)) =>
+                    {
+                        Some(format!(
+                            "namespace `{name}` is not created by any Kustomization before it"
+                        ))
+                    }
                     Need::Vars { source, providers }
                         if !providers.iter().any(|p| wave_of.contains_key(p)) =>
                     {
@@ -224,6 +293,7 @@ mod tests {
             },
             file: None,
             defines: None,
+            cluster_scoped: false,
         }
     }
 
