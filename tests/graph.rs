@@ -193,6 +193,29 @@ fn missing_dependency_in_one_cluster_names_everything_it_blocks() {
     assert_eq!(waves(&json, "prod"), vec![w(&["flux-system"])]);
 }
 
+/// The text report is what a person reads in CI: pinned whole.
+#[test]
+fn missing_root_text_report_is_pinned() {
+    let out = graph("missing-root", &[]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let expected = "\
+cluster dev: all 4 Kustomizations become Ready in 4 waves
+  wave 0: flux-system/flux-system
+  wave 1: flux-system/infra
+  wave 2: flux-system/apps
+  wave 3: flux-system/web
+cluster prod: 2 of 3 Kustomizations never become Ready
+  wave 0: flux-system/flux-system
+  never ready: flux-system/apps: dependsOn `flux-system/infra`, which this cluster never defines
+  never ready: flux-system/web: waits for `apps`, which never becomes Ready
+clusters/base/apps.yaml:6: error[FS202]: `apps` dependsOn `flux-system/infra`, which cluster `prod` never defines: `apps` never reconciles; what waits for it never does either: `web` (prod, flux-system/apps)
+clusters/base/apps.yaml:22: warning[FS210]: `web` differs between clusters `dev` and `prod`: wait true vs false (prod: clusters/base/apps.yaml:22) (dev, flux-system/web)
+clusters/base/infra.yaml:6: warning[FS210]: `infra` is defined in cluster `dev` but not in `prod` (dev, flux-system/infra)
+3 findings (1 errors, 2 warnings, 0 info)
+";
+    assert_eq!(out.stdout, expected);
+}
+
 #[test]
 fn cluster_graphs_that_differ_are_reported_by_kustomization_name() {
     let (_, f) = findings("missing-root");

@@ -634,6 +634,13 @@ fn differences(x: &Node, a: &str, y: &Node, other: &str) -> Option<Finding> {
     if dx != dy {
         diffs.push(format!("dependsOn {} vs {}", list(&dx), list(&dy)));
     }
+    if x.parent != y.parent {
+        let by = |p: &Option<NamespacedName>| {
+            p.as_ref()
+                .map_or_else(|| "the root".to_string(), |p| format!("`{}`", p.name))
+        };
+        diffs.push(format!("applied by {} vs {}", by(&x.parent), by(&y.parent)));
+    }
     if x.wait != y.wait {
         diffs.push(format!("wait {} vs {}", x.wait, y.wait));
     }
@@ -709,6 +716,21 @@ mod tests {
         assert_ne!(
             normalized_path("./apps/a", "dev"),
             normalized_path("./apps/b", "prod")
+        );
+    }
+
+    #[test]
+    fn clusters_differ_in_the_parent_that_applies_a_kustomization() {
+        let mut a = dep("apps", &[]);
+        a.parent = Some(nn("root"));
+        let mut b = dep("apps", &[]);
+        b.parent = Some(nn("infra"));
+        let f = compare_clusters(&[("dev", &[a]), ("prod", &[b])]);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert!(
+            f[0].message.contains("applied by `root` vs `infra`"),
+            "{}",
+            f[0].message
         );
     }
 

@@ -106,8 +106,8 @@ pub const CLUSTER_GRAPHS_DIFFER: Rule = Rule {
     id: "FS210",
     name: "cluster-graphs-differ",
     severity: Severity::Warning,
-    summary: "The same Kustomization differs between clusters in its `dependsOn`, `wait`, \
-              `prune` or `path`, or exists in only one of them.",
+    summary: "The same Kustomization differs between clusters in the parent that applies it, \
+              its `dependsOn`, `wait`, `prune` or `path`, or exists in only one of them.",
     help: "Make the clusters' graphs the same (share the Flux Kustomizations in a base) unless \
            the difference is intended.",
 };
