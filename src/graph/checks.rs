@@ -207,9 +207,21 @@ impl ClusterCheck<'_> {
                     .any(|o| o.id.group == t.group && o.id.kind == t.kind)
             })
             .collect();
+        // Ready waits for the trigger's health with `wait: true`, or with `healthChecks`
+        // naming it (checkHealth in kustomization_controller.go).
+        let awaits = |m: &Node| {
+            m.wait
+                || m.objects
+                    .iter()
+                    .filter(|o| o.id.group == t.group && o.id.kind == t.kind)
+                    .any(|o| {
+                        m.health_checks
+                            .contains(&(o.id.kind.clone(), o.id.name.clone()))
+                    })
+        };
         if triggers
             .iter()
-            .any(|m| m.id != n.id && m.health_checked && self.order.ready_before(&m.id, &n.id))
+            .any(|m| m.id != n.id && awaits(m) && self.order.ready_before(&m.id, &n.id))
         {
             return None;
         }
@@ -694,6 +706,59 @@ mod tests {
         ];
         let c = dependency_cycles(&nodes);
         assert_eq!(c, vec![vec![nn("a"), nn("b"), nn("c")]]);
+    }
+
+    fn runtime_findings(health_checks: Vec<(String, String)>) -> Vec<Finding> {
+        use crate::flux::ObjectId;
+        use crate::graph::model::Obj;
+        let obj = |kind: &str, name: &str| Obj {
+            id: ObjectId {
+                group: "cdi.kubevirt.io".into(),
+                kind: kind.into(),
+                namespace: "default".into(),
+                name: name.into(),
+            },
+            file: None,
+            defines: None,
+            cluster_scoped: false,
+        };
+        let mut cdi = dep("cdi", &[]);
+        let mut crd = obj("CustomResourceDefinition", "cdis.cdi.kubevirt.io");
+        crd.id.group = "apiextensions.k8s.io".into();
+        crd.defines = Some(("cdi.kubevirt.io".into(), "CDI".into()));
+        cdi.objects = vec![crd, obj("CDI", "cdi")];
+        cdi.health_checked = !health_checks.is_empty();
+        cdi.health_checks = health_checks;
+        let mut volumes = dep("volumes", &["cdi"]);
+        volumes.objects = vec![obj("DataVolume", "disk")];
+        let nodes = vec![cdi, volumes];
+        let config = GraphConfig::parse(
+            "[[runtime_crds]]\ngroup = \"cdi.kubevirt.io\"\nkinds = [\"DataVolume\"]\n\
+             created_by = { group = \"cdi.kubevirt.io\", kind = \"CDI\" }\n",
+        )
+        .unwrap();
+        let order = Order::new(&nodes);
+        let mut files = Files::new(std::path::Path::new("/nonexistent"));
+        ClusterCheck {
+            cluster: "test",
+            nodes: &nodes,
+            order: &order,
+            config: &config,
+        }
+        .run(&mut files)
+    }
+
+    // kustomize-controller checkHealth: with `wait: false`, Ready waits for the objects
+    // listed in spec.healthChecks.
+    #[test]
+    fn runtime_crd_trigger_named_in_health_checks_is_awaited() {
+        let f = runtime_findings(vec![("CDI".into(), "cdi".into())]);
+        assert!(f.is_empty(), "{f:#?}");
+        let f = runtime_findings(vec![("CDI".into(), "other".into())]);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].rule, "FS207");
+        let f = runtime_findings(Vec::new());
+        assert_eq!(f[0].rule, "FS207");
     }
 
     #[test]

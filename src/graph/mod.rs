@@ -18,15 +18,17 @@
 //! - So A **runs before** B when A is reached from B over parent and `dependsOn` edges,
 //!   transitively; A is **Ready before** B when some path from B enters A through a
 //!   `dependsOn` edge. Siblings with no path between them are unordered: they race.
-//! - Within one apply, Flux applies CRDs and Namespaces first and waits for them
-//!   (`ApplyAllStaged` in fluxcd/pkg `ssa/manager_apply.go`), so a custom resource may sit
-//!   with its CRD. But every object of a stage is dry-run before any is applied (`ApplyAll`),
-//!   so one custom resource without a CRD fails the whole apply: nothing of it is applied,
-//!   child Kustomizations included.
+//! - Within one apply, Flux applies CRDs and Namespaces first and waits for them to register
+//!   (kustomize-controller's `apply` in `kustomization_controller.go`; `ApplyAllStaged` in
+//!   fluxcd/pkg `ssa/manager_apply.go`), so a custom resource may sit with its CRD and an
+//!   object with its Namespace. But every object of a stage is dry-run before any is applied
+//!   (`ApplyAll`), so one object without its CRD or Namespace fails the whole apply: nothing
+//!   of it is applied, child Kustomizations included.
 //! - A CRD that a controller registers at run time (declared in `fluxsim.toml`, see
 //!   [`config`]) exists once its trigger object has been reconciled by the controller: it must
-//!   be applied by a `wait: true` Kustomization that is Ready before the custom resource's.
-//!   A trigger in the same Kustomization as the custom resource can never be applied.
+//!   be applied by a Kustomization that waits for it (`wait: true`, or `healthChecks` naming
+//!   it) and is Ready before the custom resource's. A trigger in the same Kustomization as the
+//!   custom resource can never be applied.
 //! - `substituteFrom` vars are read at build time, before the apply: the ConfigMap or
 //!   Secret must come from a Kustomization that runs before, never from the same one.
 //!

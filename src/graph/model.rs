@@ -47,6 +47,9 @@ pub(crate) struct Node {
     pub(crate) wait: bool,
     /// `spec.wait` or `spec.healthChecks`: Ready means its (checked) objects are healthy.
     pub(crate) health_checked: bool,
+    /// `spec.healthChecks` entries, as (kind, name): with `wait: false`, the objects whose
+    /// health Ready waits for.
+    pub(crate) health_checks: Vec<(String, String)>,
     pub(crate) prune: bool,
     pub(crate) path: String,
     pub(crate) state: NodeState,
@@ -68,6 +71,7 @@ impl Node {
             depends_on: Vec::new(),
             wait: false,
             health_checked: false,
+            health_checks: Vec::new(),
             prune: false,
             path: format!("./{name}"),
             state: NodeState::Rendered,
@@ -192,11 +196,21 @@ pub(crate) fn nodes_of(
             .find(|o| {
                 is_kustomization(&o.object) && kustomization_id(&o.object).as_ref() == Some(&ks.id)
             });
-        let health_checks = declared
+        let health_checks: Vec<(String, String)> = declared
             .and_then(|o| o.object.get("spec"))
             .and_then(|s| s.get("healthChecks"))
             .and_then(serde_json::Value::as_array)
-            .is_some_and(|a| !a.is_empty());
+            .map(|a| {
+                a.iter()
+                    .filter_map(|h| {
+                        Some((
+                            str_at(h, &["kind"])?.to_string(),
+                            str_at(h, &["name"])?.to_string(),
+                        ))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         let file = declared
             .and_then(|o| o.origin.as_ref())
             .and_then(|o| o.path.clone())
@@ -228,7 +242,8 @@ pub(crate) fn nodes_of(
             parent: k.parent.clone(),
             depends_on: ks.depends_on.clone(),
             wait: ks.wait,
-            health_checked: ks.wait || health_checks,
+            health_checked: ks.wait || !health_checks.is_empty(),
+            health_checks,
             prune: ks.prune,
             path: ks.path.clone(),
             state,
