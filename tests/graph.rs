@@ -114,6 +114,20 @@ fn fleet_converges_on_a_cold_cluster_in_its_documented_waves() {
 }
 
 #[test]
+fn cluster_root_given_on_the_command_line_gives_the_same_waves() {
+    let out = fluxsim(&[
+        "graph",
+        "testdata/fleet",
+        "--cluster-root",
+        "staging=clusters/prod",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(waves(&out.json(), "staging"), fleet_waves());
+}
+
+#[test]
 fn fleet_text_prints_the_waves_per_cluster() {
     let out = fluxsim(&["graph", "testdata/fleet", "--cluster", "dev"]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);

@@ -59,7 +59,8 @@ enum Command {
     /// what order?
     ///
     /// Prints the waves per cluster and findings (FS2xx) with file and line: dependsOn
-    /// cycles and missing targets, custom resources whose CRD is not applied before them,
+    /// cycles and missing targets, custom resources whose CRD (objects whose Namespace) is
+    /// not applied before them,
     /// runtime CRDs (fluxsim.toml) that deadlock, substituteFrom sources not applied before,
     /// graphs that differ between clusters, `wait: true` on `wait: false`. Exit 1 on findings
     /// at or above --fail-on, 2 on a usage or input error.
