@@ -659,7 +659,9 @@ fn differences(x: &Node, a: &str, y: &Node, other: &str) -> Option<Finding> {
     if x.prune != y.prune {
         diffs.push(format!("prune {} vs {}", x.prune, y.prune));
     }
-    if normalized_path(&x.path, a) != normalized_path(&y.path, other) {
+    // Each cluster root points at its own directory by design.
+    let roots = x.parent.is_none() && y.parent.is_none();
+    if !roots && normalized_path(&x.path, a) != normalized_path(&y.path, other) {
         diffs.push(format!("path `{}` vs `{}`", x.path, y.path));
     }
     if diffs.is_empty() {
@@ -797,6 +799,15 @@ mod tests {
             "{}",
             f[0].message
         );
+    }
+
+    #[test]
+    fn cluster_roots_may_point_at_their_own_directories() {
+        let mut a = dep("flux-system", &[]);
+        a.path = "./clusters/eu-1".into();
+        let mut b = dep("flux-system", &[]);
+        b.path = "./fleet/us".into();
+        assert!(compare_clusters(&[("dev", &[a]), ("prod", &[b])]).is_empty());
     }
 
     #[test]
