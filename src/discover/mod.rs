@@ -3,6 +3,14 @@
 //! A root is a Flux Kustomization whose `spec.path` is the directory that holds its file, or
 //! an ancestor of it (Flux's bootstrap layout keeps `clusters/dev/flux-system/gotk-sync.yaml`
 //! with `path: ./clusters/dev`). Roots can also be given as `NAME=PATH`.
+//!
+//! Where the root Kustomization is not in the repository, the cluster's root folder is still
+//! recognisable, and a `flux-system/flux-system` root is synthesised for it (as `flux
+//! bootstrap` or the Flux Operator would create it on the cluster):
+//! - a folder holding `flux-system/gotk-components.yaml` or `flux-system/gotk-sync.yaml`
+//!   (`flux bootstrap`'s layout, whose generated `gotk-sync.yaml` is often left out of git);
+//! - the `spec.sync.path` of a Flux Operator `FluxInstance`, or the `instance.sync.path`
+//!   value of a HelmRelease (the `flux-instance` chart's values).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -44,7 +52,7 @@ pub enum DiscoverError {
     #[error("--cluster `{0}`: path `{1}` does not exist in the source")]
     MissingPath(String, String),
     /// No cluster was found.
-    #[error("no cluster root found: no Flux Kustomization has a spec.path that holds its own file; pass --cluster NAME=PATH")]
+    #[error("no cluster root found: no Flux Kustomization has a spec.path that holds its own file, no folder holds flux-system/gotk-components.yaml or gotk-sync.yaml, and no Flux Operator sync path was found; pass --cluster-root NAME=PATH")]
     NoClusters,
 }
 
@@ -70,6 +78,8 @@ pub fn discover(root: &Path) -> Discovery {
     yaml_files(root, &mut files);
     let mut by_path: BTreeMap<String, Cluster> = BTreeMap::new();
     let mut source_ignores = BTreeMap::new();
+    // Root folders whose root Kustomization lives on the cluster only: (path, declared in).
+    let mut implied: BTreeMap<String, String> = BTreeMap::new();
     for file in files {
         let rel_file = file
             .strip_prefix(root)
@@ -79,6 +89,11 @@ pub fn discover(root: &Path) -> Discovery {
         let rel_dir = Path::new(&rel_file)
             .parent()
             .map_or(String::new(), |p| p.to_string_lossy().into_owned());
+        if let Some(cluster_dir) = bootstrap_dir(&rel_file) {
+            implied
+                .entry(cluster_dir)
+                .or_insert_with(|| rel_file.clone());
+        }
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
         };
@@ -87,6 +102,12 @@ pub fn discover(root: &Path) -> Discovery {
                 continue;
             };
             let id = ObjectId::of(&v);
+            if let Some(sync_path) = operator_sync_path(&v, &id) {
+                if let Ok(p) = spec_dir(root, sync_path) {
+                    implied.entry(p).or_insert_with(|| rel_file.clone());
+                }
+                continue;
+            }
             if id.kind == "GitRepository" && id.group == "source.toolkit.fluxcd.io" {
                 if let Some(ignore) = str_at(&v, &["spec", "ignore"]) {
                     let key = NamespacedName {
@@ -127,6 +148,23 @@ pub fn discover(root: &Path) -> Discovery {
                 file: Some(rel_file.clone()),
                 source_ignore: None,
             });
+        }
+    }
+    for (path, file) in implied {
+        if by_path.contains_key(&path) || !root.join(&path).is_dir() {
+            continue;
+        }
+        let name = path.rsplit('/').next().unwrap_or(&path).to_string();
+        if let Some(ks) = synthetic_root(&path) {
+            by_path.insert(
+                path,
+                Cluster {
+                    name,
+                    root: ks,
+                    file: Some(file),
+                    source_ignore: None,
+                },
+            );
         }
     }
     let mut clusters: Vec<Cluster> = by_path.into_values().collect();
@@ -174,18 +212,136 @@ pub fn cluster_from_arg(
             ..c.clone()
         });
     }
-    let synthetic = serde_json::json!({
-        "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
-        "metadata": {"name": "flux-system", "namespace": "flux-system"},
-        "spec": {"path": format!("./{norm}"), "prune": true,
-                 "sourceRef": {"kind": "GitRepository", "name": "flux-system"}}
-    });
-    let ks = Kustomization::from_json(&synthetic)
-        .map_err(|_| DiscoverError::BadArgument(arg.to_string()))?;
+    let ks = synthetic_root(&norm).ok_or_else(|| DiscoverError::BadArgument(arg.to_string()))?;
     Ok(Cluster {
         name: name.to_string(),
         root: ks,
         file: None,
         source_ignore: None,
     })
+}
+
+/// The root Kustomization `flux bootstrap` (or the Flux Operator) creates on the cluster for
+/// the folder `path` (relative to the source root): `flux-system/flux-system`, pruning, from
+/// the `flux-system` GitRepository.
+fn synthetic_root(path: &str) -> Option<Kustomization> {
+    let synthetic = serde_json::json!({
+        "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+        "metadata": {"name": "flux-system", "namespace": "flux-system"},
+        "spec": {"path": format!("./{path}"), "prune": true,
+                 "sourceRef": {"kind": "GitRepository", "name": "flux-system"}}
+    });
+    Kustomization::from_json(&synthetic).ok()
+}
+
+/// For `<dir>/flux-system/gotk-components.yaml` or `.../gotk-sync.yaml`, the cluster folder
+/// `<dir>` (`.` at the source root).
+fn bootstrap_dir(rel_file: &str) -> Option<String> {
+    let dir = ["gotk-components.yaml", "gotk-sync.yaml"]
+        .iter()
+        .find_map(|f| rel_file.strip_suffix(&format!("flux-system/{f}")))?;
+    if dir.is_empty() {
+        return Some(".".into());
+    }
+    dir.strip_suffix('/').map(str::to_string)
+}
+
+/// The sync path a Flux Operator install points at: `FluxInstance.spec.sync.path`, or a
+/// HelmRelease's `values.instance.sync.path` (the `flux-instance` chart).
+fn operator_sync_path<'a>(v: &'a serde_json::Value, id: &ObjectId) -> Option<&'a str> {
+    match (id.group.as_str(), id.kind.as_str()) {
+        ("fluxcd.controlplane.io", "FluxInstance") => str_at(v, &["spec", "sync", "path"]),
+        ("helm.toolkit.fluxcd.io", "HelmRelease") => {
+            str_at(v, &["spec", "values", "instance", "sync", "path"])
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let p = t.path().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        t
+    }
+
+    // `flux bootstrap` writes clusters/<name>/flux-system/{gotk-components,gotk-sync}.yaml
+    // and a root Kustomization `flux-system` with `path: ./clusters/<name>` (flux2
+    // `pkg/manifestgen/sync`); repositories often keep gotk-sync.yaml out of git.
+    #[test]
+    fn bootstrap_folder_without_its_sync_file_is_a_cluster_root() {
+        let t = tree(&[
+            (
+                "clusters/staging/flux-system/gotk-components.yaml",
+                "# generated\n",
+            ),
+            (
+                "clusters/staging/apps.yaml",
+                "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n",
+            ),
+        ]);
+        let d = discover(t.path());
+        assert_eq!(d.clusters.len(), 1);
+        let c = &d.clusters[0];
+        assert_eq!(c.name, "staging");
+        assert_eq!(c.root.path, "./clusters/staging");
+        assert_eq!(c.root.id.to_string(), "flux-system/flux-system");
+        assert_eq!(
+            c.file.as_deref(),
+            Some("clusters/staging/flux-system/gotk-components.yaml")
+        );
+    }
+
+    // The Flux Operator reconciles `FluxInstance.spec.sync.path` as the cluster root
+    // (controlplaneio-fluxcd/flux-operator, FluxInstance API `sync`); the flux-instance chart
+    // takes it as `instance.sync.path`.
+    #[test]
+    fn flux_operator_sync_path_is_a_cluster_root() {
+        let t = tree(&[
+            ("kubernetes/flux/cluster/ks.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n"),
+            (
+                "kubernetes/apps/flux/hr.yaml",
+                "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: flux-instance\nspec:\n  values:\n    instance:\n      sync:\n        kind: GitRepository\n        path: kubernetes/flux/cluster\n",
+            ),
+            (
+                "other/fi.yaml",
+                "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\nspec:\n  sync:\n    path: ./other/root\n",
+            ),
+            ("other/root/x.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: b\n"),
+        ]);
+        let d = discover(t.path());
+        let roots: Vec<(&str, &str)> = d
+            .clusters
+            .iter()
+            .map(|c| (c.name.as_str(), c.root.path.as_str()))
+            .collect();
+        assert_eq!(
+            roots,
+            vec![
+                ("cluster", "./kubernetes/flux/cluster"),
+                ("root", "./other/root")
+            ]
+        );
+    }
+
+    #[test]
+    fn a_root_kustomization_in_the_repository_wins_over_an_implied_one() {
+        let t = tree(&[
+            ("clusters/dev/flux-system/gotk-components.yaml", "# generated\n"),
+            (
+                "clusters/dev/flux-system/gotk-sync.yaml",
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: root\n  namespace: flux-system\nspec:\n  path: ./clusters/dev\n",
+            ),
+        ]);
+        let d = discover(t.path());
+        assert_eq!(d.clusters.len(), 1);
+        assert_eq!(d.clusters[0].root.id.name, "root");
+    }
 }
