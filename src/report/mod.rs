@@ -2,6 +2,7 @@
 
 pub mod diff;
 pub mod findings;
+pub mod graph;
 
 use std::fmt::Write as _;
 use std::path::Path;
