@@ -14,6 +14,7 @@ pub mod envsubst;
 pub mod finding;
 pub mod flux;
 pub mod generate;
+pub mod graph;
 pub mod locate;
 pub mod manifest;
 pub mod postbuild;

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::build::store::Store;
 use crate::build::{BuildCache, Builder, KustomizeBinary};
 use crate::discover::{cluster_from_arg, discover, Cluster};
 use crate::reconcile::{render_clusters, ClusterRender, RenderOptions};
@@ -25,6 +26,8 @@ pub struct RepoOptions {
     pub kustomize: Option<PathBuf>,
     /// Timeout for one kustomize build.
     pub timeout: Duration,
+    /// The persistent build cache folder (`None`: builds are cached for this run only).
+    pub cache_dir: Option<PathBuf>,
     /// Track where each object came from (`ArtifactObject::origin`), for the audit and the
     /// graph check. Digests are the same either way.
     pub origins: bool,
@@ -41,6 +44,7 @@ impl Default for RepoOptions {
             kustomize: None,
             timeout: Duration::from_secs(120),
             origins: false,
+            cache_dir: None,
         }
     }
 }
@@ -55,6 +59,8 @@ pub struct RepoRender {
     pub clusters: Vec<ClusterRender>,
     /// Distinct kustomize builds that ran.
     pub builds_run: usize,
+    /// Builds read from the persistent cache instead.
+    pub stored_hits: usize,
 }
 
 /// Why a repository could not be rendered at all (a single Kustomization's failure is not
@@ -155,14 +161,29 @@ pub fn load_tree(dir: &Path, rev: Option<&str>, opts: &RepoOptions) -> Result<Tr
     Ok(tree)
 }
 
+/// The build cache `opts` asks for, in front of `builder`.
+#[must_use]
+pub fn build_cache<'b>(builder: &'b dyn Builder, opts: &RepoOptions) -> BuildCache<'b> {
+    BuildCache::with_store(builder, opts.cache_dir.as_deref().map(Store::new))
+}
+
 /// Renders an already materialised tree with `builder`.
 pub fn render_tree(
     tree: Tree,
     builder: &dyn Builder,
     opts: &RepoOptions,
 ) -> Result<RepoRender, RenderError> {
+    render_tree_cached(tree, &build_cache(builder, opts), opts)
+}
+
+/// Renders an already materialised tree through `cache`, which several renders (base and
+/// head, canary copies) may share.
+pub fn render_tree_cached(
+    tree: Tree,
+    cache: &BuildCache<'_>,
+    opts: &RepoOptions,
+) -> Result<RepoRender, RenderError> {
     let clusters = clusters_of(tree.root(), opts)?;
-    let cache = BuildCache::new(builder);
     let ropts = RenderOptions {
         strict: opts.strict,
         origins: opts.origins,
@@ -175,7 +196,7 @@ pub fn render_tree(
     let mut renders = std::thread::scope(|scope| {
         // A progress line on stderr, only for people watching a terminal.
         if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-            let (cache, done, n) = (&cache, &done, clusters.len());
+            let (done, n) = (&done, clusters.len());
             scope.spawn(move || {
                 let bar = indicatif::ProgressBar::new_spinner();
                 while !done.load(std::sync::atomic::Ordering::Relaxed) {
@@ -189,14 +210,15 @@ pub fn render_tree(
                 bar.finish_and_clear();
             });
         }
-        let r = pool.install(|| render_clusters(tree.root(), &clusters, &cache, &ropts));
+        let r = pool.install(|| render_clusters(tree.root(), &clusters, cache, &ropts));
         done.store(true, std::sync::atomic::Ordering::Relaxed);
         r
     });
     renders.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(RepoRender {
-        builder: builder.describe(),
+        builder: cache.builder().describe(),
         builds_run: cache.builds_run(),
+        stored_hits: cache.stored_hits(),
         clusters: renders,
         tree,
     })

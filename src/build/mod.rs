@@ -5,6 +5,9 @@
 //! (kustomize-controller builds with `LoadRestrictionsNone`). Identical builds within a run
 //! are done once (`BuildCache`).
 
+pub mod closure;
+pub mod store;
+
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -168,21 +171,40 @@ impl Builder for KustomizeBinary {
     }
 }
 
-/// Builds each distinct input once per run, even when asked concurrently.
+/// What one build gave, and where it was built (an error names that place).
+type Built = (Result<String, BuildError>, PathBuf);
+
+/// Builds each distinct input once per run, even when asked concurrently, and keeps
+/// successful outputs in a persistent [`store::Store`] when given one.
+///
+/// A build's identity is the digest of its input closure (see [`closure`]) and the builder's
+/// identity, so the same inputs in two trees (base and head of a diff, a canary copy) or two
+/// clusters are built once. Builds whose inputs cannot be pinned down (remote bases, Helm
+/// charts) fall back to the caller's per-tree key and are never stored.
 pub struct BuildCache<'b> {
     builder: &'b dyn Builder,
-    #[allow(clippy::type_complexity)]
-    entries: Mutex<HashMap<String, Arc<OnceLock<Result<String, BuildError>>>>>,
+    identity: String,
+    store: Option<store::Store>,
+    entries: Mutex<HashMap<String, Arc<OnceLock<Built>>>>,
     builds: std::sync::atomic::AtomicUsize,
+    stored_hits: std::sync::atomic::AtomicUsize,
 }
 
 impl<'b> BuildCache<'b> {
-    /// A cache in front of `builder`.
+    /// An in-memory cache in front of `builder`.
     pub fn new(builder: &'b dyn Builder) -> Self {
+        Self::with_store(builder, None)
+    }
+
+    /// A cache in front of `builder` that also reads and writes `store`.
+    pub fn with_store(builder: &'b dyn Builder, store: Option<store::Store>) -> Self {
         BuildCache {
+            identity: builder.describe(),
             builder,
+            store,
             entries: Mutex::new(HashMap::new()),
             builds: 0.into(),
+            stored_hits: 0.into(),
         }
     }
 
@@ -192,27 +214,58 @@ impl<'b> BuildCache<'b> {
         self.builder
     }
 
-    /// Builds `dir` unless a build with the same `key` was done (or is under way).
+    /// Builds `dir` unless a build of the same inputs was done (or is under way). `key`
+    /// identifies the build within its tree, for builds whose inputs cannot be pinned down.
     pub fn build(&self, key: &str, dir: &Path) -> Result<String, BuildError> {
+        let content = closure::closure(dir).ok().map(|c| {
+            crate::artifact::sha256_hex(format!("{}\0{}", self.identity, c.digest()).as_bytes())
+        });
         let cell = {
             let mut map = self
                 .entries
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            map.entry(key.to_string()).or_default().clone()
+            let mem_key = content
+                .as_ref()
+                .map_or_else(|| format!("tree:{key}"), |d| format!("cas:{d}"));
+            map.entry(mem_key).or_default().clone()
         };
-        cell.get_or_init(|| {
+        let (result, built_in) = cell.get_or_init(|| {
+            let stored = content
+                .as_ref()
+                .zip(self.store.as_ref())
+                .and_then(|(d, s)| s.get(d));
+            if let Some(out) = stored {
+                self.stored_hits
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                return (Ok(out), dir.to_path_buf());
+            }
             self.builds
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            self.builder.build(dir)
-        })
-        .clone()
+            let r = self.builder.build(dir);
+            if let (Ok(out), Some(d), Some(s)) = (&r, &content, &self.store) {
+                s.put(d, out);
+            }
+            (r, dir.to_path_buf())
+        });
+        match result {
+            // An error names the folder it was built in: one from another tree is rebuilt
+            // here, so the message names this tree's files.
+            Err(_) if built_in != dir => self.builder.build(dir),
+            r => r.clone(),
+        }
     }
 
-    /// How many builds actually ran.
+    /// How many builds actually ran (neither in memory nor in the store).
     #[must_use]
     pub fn builds_run(&self) -> usize {
         self.builds.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How many builds came from the persistent store.
+    #[must_use]
+    pub fn stored_hits(&self) -> usize {
+        self.stored_hits.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 

@@ -14,9 +14,9 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::artifact::{sha256_hex, Artifact};
-use crate::build::Builder;
+use crate::build::BuildCache;
 use crate::reconcile::{ClusterRender, KustomizationRender};
-use crate::render::{render_tree, RenderError, RepoOptions, RepoRender};
+use crate::render::{render_tree_cached, RenderError, RepoOptions, RepoRender};
 
 /// The data key a canary ConfigMap carries its nonce under.
 pub const CANARY_KEY: &str = "fluxsim-canary";
@@ -292,11 +292,12 @@ fn index(clusters: &[ClusterRender]) -> BTreeMap<Target, &KustomizationRender> {
     clusters.iter().flat_map(targets).collect()
 }
 
-/// Plants the canaries in a copy of `head`'s tree, renders, restores, renders again.
+/// Plants the canaries in a copy of `head`'s tree, renders, restores, renders again, through
+/// `cache`: only the builds whose inputs hold a canary run again.
 pub fn run(
     head: &RepoRender,
     plans: Vec<Plan>,
-    builder: &dyn Builder,
+    cache: &BuildCache<'_>,
     opts: &RepoOptions,
 ) -> Result<CanaryReport, CanaryError> {
     let copy = head.tree.duplicate()?;
@@ -318,15 +319,13 @@ pub fn run(
         })?;
         originals.push((path, before));
     }
-    let opts = RepoOptions {
-        origins: false,
-        ..opts.clone()
-    };
+    // The same options as the head render (origins included), so that every build the
+    // canaries do not touch is the head's own, from the cache.
     let RepoRender {
         tree: copy,
         clusters: planted,
         ..
-    } = render_tree(copy, builder, &opts)?;
+    } = render_tree_cached(copy, cache, opts)?;
     let (h, p) = (index(&head.clusters), index(&planted));
     let mut detected_in: BTreeMap<&str, BTreeSet<Target>> = BTreeMap::new();
     let mut stray_changes = Vec::new();
@@ -356,7 +355,7 @@ pub fn run(
             source,
         })?;
     }
-    let restored_render = render_tree(copy, builder, &opts)?;
+    let restored_render = render_tree_cached(copy, cache, opts)?;
     let r = index(&restored_render.clusters);
     let digest = |k: Option<&&KustomizationRender>| {
         k.map(|k| {

@@ -2,9 +2,12 @@
 
 use super::render::RenderFlags;
 use super::Status;
+use crate::build::BuildCache;
 use crate::canary;
 use crate::compare::{compare_clusters, diff_revisions, RevisionDiff};
-use crate::render::{load_tree, make_builder, render_tree, RepoOptions, RepoRender};
+use crate::render::{
+    build_cache, load_tree, make_builder, render_tree_cached, RepoOptions, RepoRender,
+};
 use crate::report::diff as report;
 
 /// Output formats of `diff`, `compare` and `prove`.
@@ -75,13 +78,14 @@ fn fail(e: &dyn std::fmt::Display) -> Status {
     Status::Error
 }
 
-/// Renders base and head with the same options and builder.
+/// Renders base and head with the same options, through one build cache: what did not
+/// change between them is built once.
 fn render_pair(
     args: &DiffArgs,
     opts: &RepoOptions,
+    cache: &BuildCache<'_>,
 ) -> Result<(RepoRender, RepoRender, RevisionDiff), crate::render::RenderError> {
     let repo = &args.flags.repo;
-    let builder = make_builder(opts)?;
     let base_tree = load_tree(repo, Some(&args.base), opts)?;
     // The work tree as head is the change about to be committed: new files that git does
     // not ignore are part of it.
@@ -90,8 +94,8 @@ fn render_pair(
         ..opts.clone()
     };
     let head_tree = load_tree(repo, args.head.as_deref(), &head_opts)?;
-    let base = render_tree(base_tree, &builder, opts)?;
-    let head = render_tree(head_tree, &builder, opts)?;
+    let base = render_tree_cached(base_tree, cache, opts)?;
+    let head = render_tree_cached(head_tree, cache, opts)?;
     let label = |rev: &str, r: &RepoRender| match r.tree.revision() {
         Some(commit) if !commit.starts_with(rev) => {
             format!("{rev} ({})", &commit[..12.min(commit.len())])
@@ -109,7 +113,12 @@ fn render_pair(
 
 pub(crate) fn run_diff(args: &DiffArgs) -> Status {
     let opts = args.flags.options();
-    let (_, _, diff) = match render_pair(args, &opts) {
+    let builder = match make_builder(&opts) {
+        Ok(b) => b,
+        Err(e) => return fail(&e),
+    };
+    let cache = build_cache(&builder, &opts);
+    let (_, _, diff) = match render_pair(args, &opts, &cache) {
         Ok(x) => x,
         Err(e) => return fail(&e),
     };
@@ -130,7 +139,12 @@ pub(crate) fn run_prove(args: &ProveArgs) -> Status {
         origins: true,
         ..args.diff.flags.options()
     };
-    let (_base, head, diff) = match render_pair(&args.diff, &opts) {
+    let builder = match make_builder(&opts) {
+        Ok(b) => b,
+        Err(e) => return fail(&e),
+    };
+    let cache = build_cache(&builder, &opts);
+    let (_base, head, diff) = match render_pair(&args.diff, &opts, &cache) {
         Ok(x) => x,
         Err(e) => return fail(&e),
     };
@@ -138,11 +152,7 @@ pub(crate) fn run_prove(args: &ProveArgs) -> Status {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };
-    let builder = match make_builder(&opts) {
-        Ok(b) => b,
-        Err(e) => return fail(&e),
-    };
-    let canaries = match canary::run(&head, plans, &builder, &opts) {
+    let canaries = match canary::run(&head, plans, &cache, &opts) {
         Ok(c) => c,
         Err(e) => return fail(&e),
     };

@@ -3,6 +3,7 @@
 mod audit;
 mod diff;
 mod envsubst;
+mod graph;
 mod render;
 pub mod vars;
 
@@ -62,6 +63,16 @@ enum Command {
     /// every digest must return. Exit 0 only when the diff meets --expect and every canary
     /// was detected and restored; 1 otherwise; 2 on errors.
     Prove(diff::ProveArgs),
+    /// Simulate a cold start of each cluster: can every Kustomization become Ready, and in
+    /// what order?
+    ///
+    /// Prints the waves per cluster and findings (FS2xx) with file and line: dependsOn
+    /// cycles and missing targets, custom resources whose CRD (objects whose Namespace) is
+    /// not applied before them,
+    /// runtime CRDs (fluxsim.toml) that deadlock, substituteFrom sources not applied before,
+    /// graphs that differ between clusters, `wait: true` on `wait: false`. Exit 1 on findings
+    /// at or above --fail-on, 2 on a usage or input error.
+    Graph(graph::Args),
 }
 
 /// The process exit statuses fluxsim uses everywhere.
@@ -103,6 +114,7 @@ pub fn run() -> ExitCode {
         Command::Diff(args) => diff::run_diff(&args),
         Command::Compare(args) => diff::run_compare(&args),
         Command::Prove(args) => diff::run_prove(&args),
+        Command::Graph(args) => graph::run(&args),
     };
     status.into()
 }

@@ -33,6 +33,13 @@ pub(crate) struct RenderFlags {
     /// Timeout for one kustomize build, in seconds.
     #[arg(long, default_value_t = 120)]
     pub(crate) timeout: u64,
+    /// Keep build outputs here across runs, keyed by the digest of their inputs (default:
+    /// $FLUXSIM_CACHE_DIR, else $XDG_CACHE_HOME/fluxsim, else ~/.cache/fluxsim).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) cache_dir: Option<PathBuf>,
+    /// Do not read or write the persistent build cache.
+    #[arg(long, conflicts_with = "cache_dir")]
+    pub(crate) no_cache: bool,
 }
 
 impl RenderFlags {
@@ -59,6 +66,13 @@ impl RenderFlags {
             kustomize: self.kustomize.clone(),
             timeout: std::time::Duration::from_secs(self.timeout),
             origins: false,
+            cache_dir: if self.no_cache {
+                None
+            } else {
+                self.cache_dir
+                    .clone()
+                    .or_else(crate::build::store::Store::default_dir)
+            },
         }
     }
 }

@@ -3,6 +3,7 @@
 pub mod audit;
 pub mod diff;
 pub mod findings;
+pub mod graph;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -84,9 +85,14 @@ pub fn render_table(r: &RepoRender) -> String {
         .flat_map(|c| &c.kustomizations)
         .filter(|k| k.status == Status::Rendered)
         .count();
+    let cached = if r.stored_hits > 0 {
+        format!(", {} from the build cache", r.stored_hits)
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "{} clusters, {ok}/{total} Kustomizations rendered, {} kustomize builds ({})",
+        "{} clusters, {ok}/{total} Kustomizations rendered, {} kustomize builds{cached} ({})",
         r.clusters.len(),
         r.builds_run,
         r.builder

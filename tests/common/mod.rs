@@ -32,8 +32,15 @@ impl Output {
 
 /// Runs `fluxsim ARGS` in `cwd` (the crate root when `None`).
 pub(crate) fn fluxsim_in(cwd: Option<&Path>, args: &[&str]) -> Output {
+    // A build cache of its own, so runs neither share builds with each other nor with the
+    // user's cache (tests count the builds a run makes).
+    let cache = tempfile::Builder::new()
+        .prefix("fluxsim-test-cache-")
+        .tempdir()
+        .unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_fluxsim"));
     cmd.args(args)
+        .env("FLUXSIM_CACHE_DIR", cache.path())
         .current_dir(cwd.unwrap_or(Path::new(env!("CARGO_MANIFEST_DIR"))))
         .env_remove("GIT_DIR")
         .env_remove("GIT_WORK_TREE")

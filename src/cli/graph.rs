@@ -1,0 +1,107 @@
+//! `fluxsim graph`: simulate a cold start of each cluster and check its Kustomization graph.
+
+use std::path::PathBuf;
+
+use super::render::RenderFlags;
+use super::Status;
+use crate::finding::Severity;
+use crate::graph::config::{GraphConfig, CONFIG_FILE};
+use crate::render::render_dir;
+
+/// Output formats of `graph`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum Format {
+    /// Waves and findings for people.
+    Text,
+    /// Stable JSON: clusters (waves, Kustomizations, edges) and findings.
+    Json,
+    /// SARIF 2.1.0, for code-scanning annotations.
+    Sarif,
+    /// Graphviz DOT of every cluster's graph.
+    Dot,
+    /// A Mermaid flowchart of every cluster's graph.
+    Mermaid,
+}
+
+/// The lowest severity that makes the exit status 1.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum FailOn {
+    /// Any finding.
+    Info,
+    /// Warnings and errors.
+    Warning,
+    /// Errors only.
+    Error,
+}
+
+impl From<FailOn> for Severity {
+    fn from(f: FailOn) -> Severity {
+        match f {
+            FailOn::Info => Severity::Info,
+            FailOn::Warning => Severity::Warning,
+            FailOn::Error => Severity::Error,
+        }
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    #[command(flatten)]
+    pub(crate) flags: RenderFlags,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: Format,
+    /// Exit 1 when a finding is at or above this severity.
+    #[arg(long, value_enum, default_value = "warning")]
+    pub(crate) fail_on: FailOn,
+    /// The fluxsim config file; default: `fluxsim.toml` at the repository root.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+}
+
+pub(crate) fn run(args: &Args) -> Status {
+    let config_path = args
+        .config
+        .clone()
+        .unwrap_or_else(|| args.flags.repo.join(CONFIG_FILE));
+    if args.config.is_some() && !config_path.is_file() {
+        eprintln!(
+            "fluxsim: error: --config `{}`: no such file",
+            config_path.display()
+        );
+        return Status::Error;
+    }
+    let config = match GraphConfig::load(&config_path) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("fluxsim: error: {e} (see `## graph` in the README for the schema)");
+            return Status::Error;
+        }
+    };
+    let mut opts = args.flags.options();
+    opts.origins = true;
+    let render = match render_dir(&args.flags.repo, &opts) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("fluxsim: error: {e}");
+            return Status::Error;
+        }
+    };
+    let report = crate::graph::check(&render, &config);
+    let text = match args.format {
+        Format::Text => crate::report::graph::graph_text(&report),
+        Format::Json => crate::report::graph::graph_json(&report),
+        Format::Sarif => {
+            let v = crate::report::findings::findings_sarif(crate::graph::RULES, &report.findings);
+            serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+        }
+        Format::Dot => crate::report::graph::graph_dot(&report),
+        Format::Mermaid => crate::report::graph::graph_mermaid(&report),
+    };
+    print!("{text}");
+    if crate::report::findings::fails(&report.findings, args.fail_on.into()) {
+        Status::Finding
+    } else {
+        Status::Ok
+    }
+}

@@ -1,0 +1,167 @@
+//! `fluxsim.toml`: what the repository tells the graph check that fluxsim cannot see in the
+//! manifests — CRDs that a controller registers at run time.
+//!
+//! ```toml
+//! # The operator registers the Widget CRD once a WidgetOperator object is reconciled.
+//! [[runtime_crds]]
+//! group = "widgets.example.io"
+//! kinds = ["Widget", "WidgetPool"]
+//! created_by = { group = "operator.example.io", kind = "WidgetOperator" }
+//! ```
+//!
+//! Tables other than `runtime_crds` are left to other fluxsim commands; unknown keys inside
+//! a `[[runtime_crds]]` entry are errors, so a typo is not silently ignored.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// The config file's name, at the repository root.
+pub const CONFIG_FILE: &str = "fluxsim.toml";
+
+/// What `fluxsim.toml` says about the graph.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct GraphConfig {
+    /// CRDs created at run time by a controller.
+    #[serde(default)]
+    pub runtime_crds: Vec<RuntimeCrd>,
+}
+
+/// CRDs that appear only once an object of `created_by` kind has been reconciled.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeCrd {
+    /// The CRDs' API group.
+    pub group: String,
+    /// The kinds the CRDs define.
+    pub kinds: Vec<String>,
+    /// The object whose reconciliation makes the controller register them.
+    pub created_by: KindRef,
+}
+
+/// An API group and kind.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KindRef {
+    /// API group (`""` for the core group).
+    #[serde(default)]
+    pub group: String,
+    /// Kind.
+    pub kind: String,
+}
+
+/// A config file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file exists but cannot be read.
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or does not match the schema.
+    #[error("{path}:{line}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line (1 when the parser gives none).
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl GraphConfig {
+    /// Reads `path`; a file that does not exist is an empty config.
+    pub fn load(path: &Path) -> Result<GraphConfig, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(GraphConfig::default()),
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+        };
+        GraphConfig::parse(&text).map_err(|(line, message)| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            line,
+            message,
+        })
+    }
+
+    /// Parses the text of a config file; an error is a line and a message.
+    pub fn parse(text: &str) -> Result<GraphConfig, (usize, String)> {
+        let config: GraphConfig = toml::from_str(text).map_err(|e| {
+            let line = e
+                .span()
+                .map_or(1, |s| crate::locate::line_col(text, s.start).0);
+            (line, e.message().trim().to_string())
+        })?;
+        for (i, r) in config.runtime_crds.iter().enumerate() {
+            if r.kinds.is_empty() || r.created_by.kind.is_empty() {
+                let line = text
+                    .match_indices("[[runtime_crds]]")
+                    .nth(i)
+                    .map_or(1, |(o, _)| crate::locate::line_col(text, o).0);
+                return Err((
+                    line,
+                    "a [[runtime_crds]] entry needs at least one kind and a created_by kind"
+                        .to_string(),
+                ));
+            }
+        }
+        Ok(config)
+    }
+
+    /// The runtime entry that defines `group`/`kind`, if any.
+    #[must_use]
+    pub fn runtime_crd(&self, group: &str, kind: &str) -> Option<&RuntimeCrd> {
+        self.runtime_crds
+            .iter()
+            .find(|r| r.group == group && r.kinds.iter().any(|k| k == kind))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runtime_crds_parse_with_created_by() {
+        let c = GraphConfig::parse(
+            "[[runtime_crds]]\ngroup = \"w.example.io\"\nkinds = [\"Widget\"]\n\
+             created_by = { group = \"op.example.io\", kind = \"Operator\" }\n",
+        )
+        .unwrap();
+        let r = c.runtime_crd("w.example.io", "Widget").unwrap();
+        assert_eq!(r.created_by.kind, "Operator");
+        assert!(c.runtime_crd("w.example.io", "Other").is_none());
+    }
+
+    #[test]
+    fn unknown_key_in_runtime_crds_is_an_error_with_its_line() {
+        let e = GraphConfig::parse(
+            "[[runtime_crds]]\ngroup = \"g\"\nkinds = [\"K\"]\ncreated_by = { kind = \"T\" }\ncreatedBy = 1\n",
+        )
+        .unwrap_err();
+        assert_eq!(e.0, 5, "{e:?}");
+        assert!(e.1.contains("createdBy"), "{e:?}");
+    }
+
+    #[test]
+    fn other_tables_are_left_to_other_commands() {
+        let c = GraphConfig::parse("[audit]\nignore = [\"FS101\"]\n").unwrap();
+        assert!(c.runtime_crds.is_empty());
+    }
+
+    #[test]
+    fn missing_file_is_an_empty_config() {
+        let c = GraphConfig::load(Path::new("/nonexistent/fluxsim.toml")).unwrap();
+        assert_eq!(c, GraphConfig::default());
+    }
+}

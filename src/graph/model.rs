@@ -1,0 +1,368 @@
+//! The graph's nodes, read from a cluster's render: each Flux Kustomization with its edges
+//! (the parent that applies it, the `dependsOn` it waits for) and the objects it applies.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::finding::Location;
+use crate::flux::{is_kustomization, str_at, NamespacedName, ObjectId, SubstituteFrom};
+use crate::reconcile::{ClusterRender, KustomizationRender, Status};
+
+/// What the render made of a Kustomization, as far as the graph cares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum NodeState {
+    /// Rendered: its objects are known.
+    Rendered,
+    /// Its build or substitution fails: it never becomes Ready.
+    Failed(String),
+    /// `spec.suspend: true`: never reconciled.
+    Suspended,
+    /// Its source is not this repository: its objects are unknown.
+    External,
+    /// Not rendered because something it waits for is not ready: its objects are unknown.
+    NotRendered,
+}
+
+/// One object a Kustomization applies.
+#[derive(Debug, Clone)]
+pub(crate) struct Obj {
+    /// Which object (as rendered, after namePrefix and substitution).
+    pub(crate) id: ObjectId,
+    /// The file it came from, relative to the repository root, when known.
+    pub(crate) file: Option<String>,
+    /// For a CRD: the group and kind it defines.
+    pub(crate) defines: Option<(String, String)>,
+    /// For a CRD: its objects are cluster-scoped (`spec.scope: Cluster`).
+    pub(crate) cluster_scoped: bool,
+}
+
+/// A Flux Kustomization in the graph.
+#[derive(Debug, Clone)]
+pub(crate) struct Node {
+    pub(crate) id: NamespacedName,
+    /// The Kustomization that applies this one; `None` for the cluster root.
+    pub(crate) parent: Option<NamespacedName>,
+    pub(crate) depends_on: Vec<NamespacedName>,
+    /// `spec.wait`.
+    pub(crate) wait: bool,
+    /// `spec.wait` or `spec.healthChecks`: Ready means its (checked) objects are healthy.
+    pub(crate) health_checked: bool,
+    /// `spec.healthChecks` entries, as (kind, name): with `wait: false`, the objects whose
+    /// health Ready waits for.
+    pub(crate) health_checks: Vec<(String, String)>,
+    pub(crate) prune: bool,
+    pub(crate) path: String,
+    pub(crate) state: NodeState,
+    pub(crate) objects: Vec<Obj>,
+    pub(crate) substitute_from: Vec<SubstituteFrom>,
+    /// Where the Kustomization is declared.
+    pub(crate) location: Option<Location>,
+    /// `spec.namePrefix` and `spec.nameSuffix`, to find a renamed object in its file.
+    pub(crate) affixes: (Option<String>, Option<String>),
+}
+
+impl Node {
+    /// A node with no objects and no edges (for tests and synthetic graphs).
+    #[cfg(test)]
+    pub(crate) fn bare(name: &str) -> Node {
+        Node {
+            id: nn(name),
+            parent: None,
+            depends_on: Vec::new(),
+            wait: false,
+            health_checked: false,
+            health_checks: Vec::new(),
+            prune: false,
+            path: format!("./{name}"),
+            state: NodeState::Rendered,
+            objects: Vec::new(),
+            substitute_from: Vec::new(),
+            location: None,
+            affixes: (None, None),
+        }
+    }
+
+    /// The CRDs (group, kind) this Kustomization applies.
+    pub(crate) fn crds(&self) -> impl Iterator<Item = &(String, String)> {
+        self.objects.iter().filter_map(|o| o.defines.as_ref())
+    }
+}
+
+/// `flux-system/<name>`, for tests.
+#[cfg(test)]
+pub(crate) fn nn(name: &str) -> NamespacedName {
+    NamespacedName {
+        namespace: "flux-system".into(),
+        name: name.into(),
+    }
+}
+
+/// Reads files of the materialised source once each, to find lines in them.
+pub(crate) struct Files {
+    root: PathBuf,
+    cache: BTreeMap<String, Option<String>>,
+}
+
+impl Files {
+    pub(crate) fn new(root: &Path) -> Files {
+        Files {
+            root: root.to_path_buf(),
+            cache: BTreeMap::new(),
+        }
+    }
+
+    fn text(&mut self, file: &str) -> Option<&str> {
+        let root = &self.root;
+        self.cache
+            .entry(file.to_string())
+            .or_insert_with(|| std::fs::read_to_string(root.join(file)).ok())
+            .as_deref()
+    }
+
+    /// The place of the object of `kind` named one of `names` in `file`: its `name:` line
+    /// when found, else the whole file.
+    pub(crate) fn object(&mut self, file: &str, kind: &str, names: &[&str]) -> Location {
+        let line = self.text(file).and_then(|t| {
+            names
+                .iter()
+                .find_map(|n| crate::locate::object_line(t, kind, n))
+        });
+        Location {
+            file: file.to_string(),
+            line,
+            column: None,
+        }
+    }
+}
+
+/// The `namespace/name` a Flux Kustomization object gets (namespace defaults to `default`).
+fn kustomization_id(obj: &serde_json::Value) -> Option<NamespacedName> {
+    Some(NamespacedName {
+        namespace: str_at(obj, &["metadata", "namespace"])
+            .unwrap_or("default")
+            .to_string(),
+        name: str_at(obj, &["metadata", "name"])?.to_string(),
+    })
+}
+
+/// The names an object may carry in its file: as rendered, and without the Kustomization's
+/// `namePrefix`/`nameSuffix`.
+fn file_names<'a>(n: &Node, name: &'a str) -> Vec<&'a str> {
+    let mut names = vec![name];
+    let mut bare = name;
+    if let Some(p) = &n.affixes.0 {
+        bare = bare.strip_prefix(p.as_str()).unwrap_or(bare);
+    }
+    if let Some(s) = &n.affixes.1 {
+        bare = bare.strip_suffix(s.as_str()).unwrap_or(bare);
+    }
+    if bare != name {
+        names.push(bare);
+    }
+    names
+}
+
+/// The place of an object of Kustomization `n`.
+pub(crate) fn object_location(files: &mut Files, n: &Node, obj: &Obj) -> Option<Location> {
+    let file = obj.file.as_deref()?;
+    Some(files.object(file, &obj.id.kind, &file_names(n, &obj.id.name)))
+}
+
+/// Builds the nodes of one cluster, sorted by id. `root_file` is the file that declares
+/// the cluster's root Kustomization, when discovery found one.
+pub(crate) fn nodes_of(
+    cluster: &ClusterRender,
+    root_file: Option<&str>,
+    files: &mut Files,
+) -> Vec<Node> {
+    let by_id: BTreeMap<&NamespacedName, &KustomizationRender> = cluster
+        .kustomizations
+        .iter()
+        .map(|k| (&k.kustomization.id, k))
+        .collect();
+    let mut nodes = Vec::new();
+    for k in &cluster.kustomizations {
+        let ks = &k.kustomization;
+        // A Kustomization is an object of its parent's artifact (the root: of its own).
+        let declaring = k
+            .parent
+            .as_ref()
+            .and_then(|p| by_id.get(p).copied())
+            .unwrap_or(k);
+        let declared = declaring
+            .artifact
+            .iter()
+            .flat_map(|a| &a.objects)
+            .find(|o| {
+                is_kustomization(&o.object) && kustomization_id(&o.object).as_ref() == Some(&ks.id)
+            });
+        let health_checks: Vec<(String, String)> = declared
+            .and_then(|o| o.object.get("spec"))
+            .and_then(|s| s.get("healthChecks"))
+            .and_then(serde_json::Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|h| {
+                        Some((
+                            str_at(h, &["kind"])?.to_string(),
+                            str_at(h, &["name"])?.to_string(),
+                        ))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let file = declared
+            .and_then(|o| o.origin.as_ref())
+            .and_then(|o| o.path.clone())
+            .or_else(|| root_file.filter(|_| k.parent.is_none()).map(str::to_string));
+        let location = file.map(|f| files.object(&f, "Kustomization", &[ks.id.name.as_str()]));
+        let state = match &k.status {
+            Status::Rendered => NodeState::Rendered,
+            Status::Failed(e) => NodeState::Failed(e.clone()),
+            Status::Suspended => NodeState::Suspended,
+            Status::External(_) => NodeState::External,
+            Status::Blocked(_) => NodeState::NotRendered,
+        };
+        let objects = k
+            .artifact
+            .iter()
+            .flat_map(|a| &a.objects)
+            .map(|o| Obj {
+                id: o.id.clone(),
+                file: o
+                    .origin
+                    .as_ref()
+                    .and_then(|x| x.path.clone().or_else(|| x.configured_in.clone())),
+                defines: crd_defines(&o.id, &o.object),
+                cluster_scoped: str_at(&o.object, &["spec", "scope"]) == Some("Cluster"),
+            })
+            .collect();
+        nodes.push(Node {
+            id: ks.id.clone(),
+            parent: k.parent.clone(),
+            depends_on: ks.depends_on.clone(),
+            wait: ks.wait,
+            health_checked: ks.wait || !health_checks.is_empty(),
+            health_checks,
+            prune: ks.prune,
+            path: ks.path.clone(),
+            state,
+            objects,
+            substitute_from: ks
+                .post_build
+                .as_ref()
+                .map(|p| p.substitute_from.clone())
+                .unwrap_or_default(),
+            location,
+            affixes: (ks.name_prefix.clone(), ks.name_suffix.clone()),
+        });
+    }
+    nodes.sort_by(|a, b| a.id.cmp(&b.id));
+    nodes
+}
+
+/// For a CustomResourceDefinition, the (group, kind) it defines.
+fn crd_defines(id: &ObjectId, obj: &serde_json::Value) -> Option<(String, String)> {
+    if id.group != "apiextensions.k8s.io" || id.kind != "CustomResourceDefinition" {
+        return None;
+    }
+    Some((
+        str_at(obj, &["spec", "group"])?.to_string(),
+        str_at(obj, &["spec", "names", "kind"])?.to_string(),
+    ))
+}
+
+/// The edges of the graph, read once: who runs before whom.
+pub(crate) struct Order<'a> {
+    pub(crate) nodes: BTreeMap<&'a NamespacedName, &'a Node>,
+    /// For each node, the nodes that have applied everything before it applies (its parent
+    /// and its dependencies, transitively).
+    pub(crate) before: BTreeMap<&'a NamespacedName, BTreeSet<&'a NamespacedName>>,
+    /// For each node, the nodes that are Ready before it applies: the targets of a
+    /// `dependsOn` edge on any path from it.
+    pub(crate) ready_before: BTreeMap<&'a NamespacedName, BTreeSet<&'a NamespacedName>>,
+}
+
+impl<'a> Order<'a> {
+    pub(crate) fn new(nodes: &'a [Node]) -> Order<'a> {
+        let map: BTreeMap<&NamespacedName, &Node> = nodes.iter().map(|n| (&n.id, n)).collect();
+        let mut before = BTreeMap::new();
+        let mut ready_before = BTreeMap::new();
+        for n in nodes {
+            // Walk parent and dependsOn edges; a target reached through a dependsOn edge is
+            // Ready, a target reached only through a parent edge is applied.
+            let mut seen: BTreeSet<&NamespacedName> = BTreeSet::new();
+            let mut ready: BTreeSet<&NamespacedName> = BTreeSet::new();
+            let mut stack: Vec<&Node> = vec![n];
+            let mut visited: BTreeSet<&NamespacedName> = BTreeSet::new();
+            while let Some(at) = stack.pop() {
+                if !visited.insert(&at.id) {
+                    continue;
+                }
+                for d in &at.depends_on {
+                    if let Some(dn) = map.get(d) {
+                        seen.insert(&dn.id);
+                        ready.insert(&dn.id);
+                        stack.push(dn);
+                    }
+                }
+                if let Some(p) = at.parent.as_ref().and_then(|p| map.get(p)) {
+                    seen.insert(&p.id);
+                    stack.push(p);
+                }
+            }
+            before.insert(&n.id, seen);
+            ready_before.insert(&n.id, ready);
+        }
+        Order {
+            nodes: map,
+            before,
+            ready_before,
+        }
+    }
+
+    /// Whether `a` has applied all its objects before `b` applies.
+    pub(crate) fn runs_before(&self, a: &NamespacedName, b: &NamespacedName) -> bool {
+        self.before.get(b).is_some_and(|s| s.contains(a))
+    }
+
+    /// Whether `a` is Ready before `b` applies.
+    pub(crate) fn ready_before(&self, a: &NamespacedName, b: &NamespacedName) -> bool {
+        self.ready_before.get(b).is_some_and(|s| s.contains(a))
+    }
+
+    /// Everything that can only run after `id`: what depends on it or is applied by it,
+    /// transitively (and is not `id` itself).
+    pub(crate) fn after(&self, id: &NamespacedName) -> Vec<&'a NamespacedName> {
+        self.before
+            .iter()
+            .filter(|(k, s)| **k != id && s.contains(id))
+            .map(|(k, _)| *k)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // kustomize-controller: a child exists once its parent applied it; a dependsOn target
+    // must be Ready (checkDependencies in kustomization_controller.go).
+    #[test]
+    fn parent_edges_order_applies_and_depends_on_edges_order_readiness() {
+        let mut root = Node::bare("root");
+        root.parent = None;
+        let mut infra = Node::bare("infra");
+        infra.parent = Some(nn("root"));
+        let mut apps = Node::bare("apps");
+        apps.parent = Some(nn("root"));
+        apps.depends_on = vec![nn("infra")];
+        let nodes = vec![apps, infra, root];
+        let o = Order::new(&nodes);
+        assert!(o.runs_before(&nn("root"), &nn("apps")));
+        assert!(!o.ready_before(&nn("root"), &nn("apps")));
+        assert!(o.ready_before(&nn("infra"), &nn("apps")));
+        assert!(!o.runs_before(&nn("apps"), &nn("infra")));
+        assert_eq!(o.after(&nn("infra")), vec![&nn("apps")]);
+    }
+}

@@ -1,0 +1,178 @@
+//! The graph check's rules: stable ids FS2xx, never reused for another check.
+
+use crate::finding::{Rule, Severity};
+
+/// `dependsOn` edges that form a cycle: none of the Kustomizations on it ever reconciles.
+pub const DEPENDENCY_CYCLE: Rule = Rule {
+    id: "FS201",
+    name: "dependency-cycle",
+    severity: Severity::Error,
+    summary: "Kustomizations depend on each other in a cycle, so none of them ever becomes Ready.",
+    help:
+        "Remove one `dependsOn` edge of the cycle; `dependsOn` must form a directed acyclic graph.",
+};
+
+/// `dependsOn` naming a Kustomization that the cluster never defines.
+pub const MISSING_DEPENDENCY: Rule = Rule {
+    id: "FS202",
+    name: "missing-dependency",
+    severity: Severity::Error,
+    summary: "A `dependsOn` entry names a Kustomization this cluster never defines, so the \
+              Kustomization and everything that waits for it are never reconciled.",
+    help: "Define the Kustomization in this cluster (is it missing from the cluster's overlay?) \
+           or remove the `dependsOn` entry.",
+};
+
+/// A custom resource whose CRD no Kustomization of the cluster applies.
+pub const CRD_MISSING: Rule = Rule {
+    id: "FS203",
+    name: "crd-missing",
+    severity: Severity::Error,
+    summary: "A custom resource's CRD is applied by no Kustomization of this cluster, and is \
+              neither a built-in kind, a Flux kind nor declared in fluxsim.toml.",
+    help: "Apply the CRD from this Kustomization or from one it depends on; if a controller \
+           registers it at run time, declare it under `[[runtime_crds]]` in fluxsim.toml.",
+};
+
+/// A custom resource whose CRD is applied by a Kustomization that runs after it.
+pub const CRD_APPLIED_LATER: Rule = Rule {
+    id: "FS204",
+    name: "crd-applied-later",
+    severity: Severity::Error,
+    summary: "A custom resource's CRD is applied by a Kustomization that can only run after \
+              this one (a dependent or a child): the apply fails and the graph deadlocks on a \
+              cold cluster.",
+    help: "Move the CRD into this Kustomization or into one it depends on, or reverse the \
+           `dependsOn` edge.",
+};
+
+/// A custom resource whose CRD is applied by an unrelated Kustomization (a race).
+pub const CRD_UNORDERED: Rule = Rule {
+    id: "FS205",
+    name: "crd-unordered",
+    severity: Severity::Warning,
+    summary: "A custom resource's CRD is applied by a Kustomization that is not ordered before \
+              this one: on a cold cluster the apply fails until the other one happens to run.",
+    help: "Add a `dependsOn` on the Kustomization that applies the CRD.",
+};
+
+/// A custom resource of a CRD that a controller creates at run time, deadlocked.
+pub const RUNTIME_CRD_DEADLOCK: Rule = Rule {
+    id: "FS206",
+    name: "runtime-crd-deadlock",
+    severity: Severity::Error,
+    summary: "A custom resource's CRD is created at run time by a controller once a trigger \
+              object is reconciled, but the trigger is applied by the same Kustomization, by one \
+              that runs after it, or by none: the CRD never appears.",
+    help: "Apply the trigger object in an earlier Kustomization with `wait: true` and make this \
+           one depend on it.",
+};
+
+/// A custom resource of a runtime CRD whose trigger nobody waits for.
+pub const RUNTIME_CRD_NOT_AWAITED: Rule = Rule {
+    id: "FS207",
+    name: "runtime-crd-not-awaited",
+    severity: Severity::Warning,
+    summary: "A custom resource's CRD is created at run time once a trigger object is ready, \
+              but no `dependsOn` edge waits for a `wait: true` Kustomization that applies the \
+              trigger: the apply fails until the controller happens to catch up.",
+    help: "Set `wait: true` on the Kustomization that applies the trigger and depend on it.",
+};
+
+/// A `substituteFrom` source produced by a Kustomization that is not ordered before.
+pub const SUBSTITUTE_FROM_NOT_BEFORE: Rule = Rule {
+    id: "FS208",
+    name: "substitute-from-not-before",
+    severity: Severity::Error,
+    summary: "A `substituteFrom` ConfigMap or Secret is applied by no Kustomization ordered \
+              before this one: on a cold cluster the build fails until it appears (or never, \
+              when it comes from a dependent).",
+    help: "Apply the ConfigMap/Secret in a Kustomization this one depends on (or in its parent).",
+};
+
+/// An optional `substituteFrom` source produced by a Kustomization not ordered before.
+pub const OPTIONAL_SUBSTITUTE_FROM_NOT_BEFORE: Rule = Rule {
+    id: "FS209",
+    name: "optional-substitute-from-not-before",
+    severity: Severity::Warning,
+    summary: "An `optional: true` `substituteFrom` source is applied by a Kustomization not \
+              ordered before this one: on a cold cluster Flux silently renders without its vars.",
+    help: "Apply the ConfigMap/Secret in a Kustomization this one depends on; `optional` hides \
+           the ordering bug instead of failing.",
+};
+
+/// Two clusters' graphs differ.
+pub const CLUSTER_GRAPHS_DIFFER: Rule = Rule {
+    id: "FS210",
+    name: "cluster-graphs-differ",
+    severity: Severity::Warning,
+    summary: "The same Kustomization differs between clusters in the parent that applies it, \
+              its `dependsOn`, `wait`, `prune` or `path`, or exists in only one of them.",
+    help: "Make the clusters' graphs the same (share the Flux Kustomizations in a base) unless \
+           the difference is intended.",
+};
+
+/// `wait: true` depending on `wait: false`.
+pub const WAIT_ON_UNWAITED: Rule = Rule {
+    id: "FS211",
+    name: "wait-on-unwaited-dependency",
+    severity: Severity::Warning,
+    summary: "A `wait: true` Kustomization depends on a `wait: false` one, whose Ready only \
+              means applied, not healthy.",
+    help: "Set `wait: true` (or `healthChecks`) on the dependency, or depend on the \
+           Kustomization that waits for what you need.",
+};
+
+/// A Kustomization that fails to render or is suspended, and what waits for it.
+pub const NEVER_READY: Rule = Rule {
+    id: "FS212",
+    name: "never-ready",
+    severity: Severity::Error,
+    summary: "A Kustomization fails to render or is suspended, so it and everything that waits \
+              for it never become Ready on a cold cluster.",
+    help: "Fix the render error (`fluxsim render` shows it), or resume the Kustomization.",
+};
+
+/// A namespaced object whose Namespace is not created before it.
+pub const NAMESPACE_NOT_CREATED_BEFORE: Rule = Rule {
+    id: "FS213",
+    name: "namespace-not-created-before",
+    severity: Severity::Error,
+    summary: "An object's Namespace is created by no Kustomization that runs before (or with) \
+              its own, so its apply fails with `namespaces not found` on a cold cluster \
+              (a warning when the creating Kustomization is merely unordered: a race).",
+    help: "Create the Namespace in the same Kustomization (Flux applies Namespaces first) or in \
+           one this Kustomization depends on.",
+};
+
+/// Every rule of the graph check, in id order (for SARIF's rule table).
+pub const RULES: &[Rule] = &[
+    DEPENDENCY_CYCLE,
+    MISSING_DEPENDENCY,
+    CRD_MISSING,
+    CRD_APPLIED_LATER,
+    CRD_UNORDERED,
+    RUNTIME_CRD_DEADLOCK,
+    RUNTIME_CRD_NOT_AWAITED,
+    SUBSTITUTE_FROM_NOT_BEFORE,
+    OPTIONAL_SUBSTITUTE_FROM_NOT_BEFORE,
+    CLUSTER_GRAPHS_DIFFER,
+    WAIT_ON_UNWAITED,
+    NEVER_READY,
+    NAMESPACE_NOT_CREATED_BEFORE,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rule_ids_are_unique_sorted_and_fs2xx() {
+        let ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
+        let mut sorted = ids.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(ids, sorted);
+        assert!(ids.iter().all(|id| id.starts_with("FS2") && id.len() == 5));
+    }
+}

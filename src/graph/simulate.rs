@@ -1,0 +1,356 @@
+//! The cold start, wave by wave: what can reconcile first, then next, until nothing moves.
+//!
+//! The simulation is optimistic about time: a Kustomization that is not guaranteed to run
+//! after what it needs (a race, see FS205/FS207) is placed in the first wave where what it
+//! needs exists, as its retries would eventually find. What never becomes Ready is left out
+//! of the waves, with the first reason found.
+
+use std::collections::BTreeMap;
+
+use super::config::GraphConfig;
+use super::kinds;
+use super::model::{Node, NodeState, Order};
+use crate::flux::{NamespacedName, ObjectId};
+
+/// The waves and, for what never becomes Ready, why.
+pub(crate) struct Simulation {
+    /// Waves of ids, each sorted; wave 0 holds the root.
+    pub(crate) waves: Vec<Vec<NamespacedName>>,
+    /// The wave each Kustomization becomes Ready in.
+    pub(crate) wave_of: BTreeMap<NamespacedName, usize>,
+    /// Kustomizations that never become Ready, with a reason.
+    pub(crate) never: BTreeMap<NamespacedName, String>,
+}
+
+/// What a Kustomization needs from others before its apply can succeed.
+#[derive(Debug)]
+enum Need {
+    /// A CRD that some other Kustomization applies (any of `providers`), or, for a runtime
+    /// CRD, a trigger object some other Kustomization applies.
+    Kind {
+        group: String,
+        kind: String,
+        providers: Vec<NamespacedName>,
+    },
+    /// A Namespace some other Kustomization creates.
+    Namespace {
+        name: String,
+        providers: Vec<NamespacedName>,
+    },
+    /// A `substituteFrom` object (not optional) some other Kustomization applies.
+    Vars {
+        source: String,
+        providers: Vec<NamespacedName>,
+    },
+}
+
+/// The custom-resource kinds `n` applies that must exist before its apply: not built in,
+/// not Flux's, not defined by a CRD in `n` itself (Flux applies those first).
+pub(crate) fn needed_kinds(n: &Node, flux_installed: bool) -> Vec<(&str, &str, &ObjectId)> {
+    let own: Vec<&(String, String)> = n.crds().collect();
+    let mut out: Vec<(&str, &str, &ObjectId)> = Vec::new();
+    for o in &n.objects {
+        let (g, k) = (o.id.group.as_str(), o.id.kind.as_str());
+        if kinds::exists_on_fresh_cluster(g, k, flux_installed)
+            || own.iter().any(|(og, ok)| og == g && ok == k)
+            || out.iter().any(|(og, ok, _)| *og == g && *ok == k)
+        {
+            continue;
+        }
+        out.push((g, k, &o.id));
+    }
+    out
+}
+
+/// The namespaces `n`'s objects live in that must exist before its apply: not there from
+/// the start, not created by `n` itself (Flux applies Namespaces first), each with the first
+/// object that needs it. Objects of cluster-scoped CRDs are skipped (kustomize may give them
+/// a namespace the API server ignores).
+pub(crate) fn needed_namespaces<'a>(n: &'a Node, nodes: &[Node]) -> Vec<(&'a str, &'a ObjectId)> {
+    let cluster_scoped: Vec<&(String, String)> = nodes
+        .iter()
+        .flat_map(|m| &m.objects)
+        .filter(|o| o.cluster_scoped)
+        .filter_map(|o| o.defines.as_ref())
+        .collect();
+    let own: Vec<&str> = n
+        .objects
+        .iter()
+        .filter(|o| o.id.group.is_empty() && o.id.kind == "Namespace")
+        .map(|o| o.id.name.as_str())
+        .collect();
+    let mut out: Vec<(&str, &ObjectId)> = Vec::new();
+    for o in &n.objects {
+        let ns = o.id.namespace.as_str();
+        if ns.is_empty()
+            || kinds::INITIAL_NAMESPACES.contains(&ns)
+            || own.contains(&ns)
+            || out.iter().any(|(x, _)| *x == ns)
+            || cluster_scoped
+                .iter()
+                .any(|(g, k)| *g == o.id.group && *k == o.id.kind)
+        {
+            continue;
+        }
+        out.push((ns, &o.id));
+    }
+    out
+}
+
+/// The Kustomizations other than `n` that create Namespace `ns`.
+pub(crate) fn namespace_providers<'a>(ns: &str, n: &Node, nodes: &'a [Node]) -> Vec<&'a Node> {
+    nodes
+        .iter()
+        .filter(|m| {
+            m.id != n.id
+                && m.objects
+                    .iter()
+                    .any(|o| o.id.group.is_empty() && o.id.kind == "Namespace" && o.id.name == ns)
+        })
+        .collect()
+}
+
+fn needs(n: &Node, nodes: &[Node], config: &GraphConfig, flux_installed: bool) -> Vec<Need> {
+    let others = || nodes.iter().filter(|m| m.id != n.id);
+    let mut out = Vec::new();
+    for (g, k, _) in needed_kinds(n, flux_installed) {
+        let mut providers: Vec<NamespacedName> = others()
+            .filter(|m| m.crds().any(|(cg, ck)| cg == g && ck == k))
+            .map(|m| m.id.clone())
+            .collect();
+        if let Some(rc) = config.runtime_crd(g, k) {
+            let t = &rc.created_by;
+            providers.extend(
+                others()
+                    .filter(|m| {
+                        m.objects
+                            .iter()
+                            .any(|o| o.id.group == t.group && o.id.kind == t.kind)
+                    })
+                    .map(|m| m.id.clone()),
+            );
+        }
+        out.push(Need::Kind {
+            group: g.to_string(),
+            kind: k.to_string(),
+            providers,
+        });
+    }
+    for (ns, _) in needed_namespaces(n, nodes) {
+        out.push(Need::Namespace {
+            name: ns.to_string(),
+            providers: namespace_providers(ns, n, nodes)
+                .iter()
+                .map(|m| m.id.clone())
+                .collect(),
+        });
+    }
+    for s in n.substitute_from.iter().filter(|s| !s.optional) {
+        let providers = others()
+            .filter(|m| {
+                m.objects.iter().any(|o| {
+                    o.id.group.is_empty()
+                        && o.id.kind == s.kind
+                        && o.id.name == s.name
+                        && o.id.namespace == n.id.namespace
+                })
+            })
+            .map(|m| m.id.clone())
+            .collect();
+        out.push(Need::Vars {
+            source: format!("{}/{}", s.kind, s.name),
+            providers,
+        });
+    }
+    out
+}
+
+/// Runs the cold start of one cluster.
+pub(crate) fn simulate(nodes: &[Node], order: &Order<'_>, config: &GraphConfig) -> Simulation {
+    let flux = flux_installed(nodes);
+    let all_needs: BTreeMap<&NamespacedName, Vec<Need>> = nodes
+        .iter()
+        .map(|n| (&n.id, needs(n, nodes, config, flux)))
+        .collect();
+    let mut wave_of: BTreeMap<NamespacedName, usize> = BTreeMap::new();
+    let mut waves: Vec<Vec<NamespacedName>> = Vec::new();
+    loop {
+        let w = waves.len();
+        let done = |id: &NamespacedName| wave_of.get(id).is_some_and(|x| *x < w);
+        let mut now: Vec<NamespacedName> = Vec::new();
+        for n in nodes {
+            if wave_of.contains_key(&n.id) || blocked_by_state(n).is_some() {
+                continue;
+            }
+            let parent_ok = n.parent.as_ref().is_none_or(&done);
+            let deps_ok = n.depends_on.iter().all(&done);
+            let needs_ok = all_needs[&n.id].iter().all(|need| match need {
+                Need::Kind { providers, .. }
+                | Need::Namespace { providers, .. }
+                | Need::Vars { providers, .. } => providers.iter().any(&done),
+            });
+            if parent_ok && deps_ok && needs_ok {
+                now.push(n.id.clone());
+            }
+        }
+        if now.is_empty() {
+            break;
+        }
+        for id in &now {
+            wave_of.insert(id.clone(), w);
+        }
+        waves.push(now);
+    }
+    let mut never = BTreeMap::new();
+    for n in nodes.iter().filter(|n| !wave_of.contains_key(&n.id)) {
+        let reason = blocked_by_state(n)
+            .or_else(|| {
+                n.parent
+                    .as_ref()
+                    .filter(|p| !wave_of.contains_key(*p))
+                    .map(|p| format!("its parent `{}` never applies it", p.name))
+            })
+            .or_else(|| {
+                n.depends_on.iter().find_map(|d| {
+                    if !order.nodes.contains_key(d) {
+                        Some(format!("dependsOn `{d}`, which this cluster never defines"))
+                    } else if !wave_of.contains_key(d) {
+                        Some(format!("waits for `{}`, which never becomes Ready", d.name))
+                    } else {
+                        None
+                    }
+                })
+            })
+            .or_else(|| {
+                all_needs[&n.id].iter().find_map(|need| match need {
+                    Need::Kind {
+                        group,
+                        kind,
+                        providers,
+                    } if !providers.iter().any(|p| wave_of.contains_key(p)) => Some(format!(
+                        "its `{kind}.{group}` objects need a CRD that no Kustomization \
+                         creates before it"
+                    )),
+                    Need::Namespace { name, providers }
+                        if !providers.iter().any(|p| wave_of.contains_key(p)) =>
+                    {
+                        Some(format!(
+                            "namespace `{name}` is not created by any Kustomization before it"
+                        ))
+                    }
+                    Need::Vars { source, providers }
+                        if !providers.iter().any(|p| wave_of.contains_key(p)) =>
+                    {
+                        Some(format!(
+                            "substituteFrom `{source}` is never applied before it"
+                        ))
+                    }
+                    _ => None,
+                })
+            })
+            .unwrap_or_else(|| "what it waits for never becomes Ready".to_string());
+        never.insert(n.id.clone(), reason);
+    }
+    Simulation {
+        waves,
+        wave_of,
+        never,
+    }
+}
+
+/// Whether the cluster runs all of Flux: its root is the bootstrap Kustomization
+/// `flux-system/flux-system` (`flux bootstrap` installs every default controller and CRD
+/// before it), or the cluster applies Flux's CRDs itself (`gotk-components.yaml`).
+pub(crate) fn flux_installed(nodes: &[Node]) -> bool {
+    nodes.iter().any(|n| {
+        n.parent.is_none() && n.id.namespace == "flux-system" && n.id.name == "flux-system"
+    }) || nodes
+        .iter()
+        .flat_map(Node::crds)
+        .any(|(g, _)| kinds::is_flux(g))
+}
+
+fn blocked_by_state(n: &Node) -> Option<String> {
+    match &n.state {
+        NodeState::Failed(e) => Some(format!("it fails to render: {e}")),
+        NodeState::Suspended => Some("it is suspended".to_string()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::model::{nn, Obj};
+
+    fn obj(group: &str, kind: &str, name: &str) -> Obj {
+        Obj {
+            id: ObjectId {
+                group: group.into(),
+                kind: kind.into(),
+                namespace: String::new(),
+                name: name.into(),
+            },
+            file: None,
+            defines: None,
+            cluster_scoped: false,
+        }
+    }
+
+    fn crd(group: &str, kind: &str) -> Obj {
+        Obj {
+            defines: Some((group.into(), kind.into())),
+            ..obj("apiextensions.k8s.io", "CustomResourceDefinition", kind)
+        }
+    }
+
+    fn child(name: &str, deps: &[&str]) -> Node {
+        let mut n = Node::bare(name);
+        n.parent = Some(nn("root"));
+        n.depends_on = deps.iter().map(|d| nn(d)).collect();
+        n
+    }
+
+    // kustomize-controller checkDependencies: a Kustomization reconciles only once every
+    // dependsOn target is Ready; a child exists once its parent applied it.
+    #[test]
+    fn waves_follow_parent_then_depends_on() {
+        let nodes = vec![
+            child("apps", &["infra"]),
+            child("infra", &[]),
+            Node::bare("root"),
+        ];
+        let o = Order::new(&nodes);
+        let s = simulate(&nodes, &o, &GraphConfig::default());
+        assert_eq!(
+            s.waves,
+            vec![vec![nn("root")], vec![nn("infra")], vec![nn("apps")]]
+        );
+        assert!(s.never.is_empty());
+    }
+
+    // fluxcd/pkg ssa ApplyAllStaged: CRDs in the same apply are applied (and established)
+    // before the custom resources.
+    #[test]
+    fn crd_in_the_same_kustomization_does_not_delay_it() {
+        let mut a = child("a", &[]);
+        a.objects = vec![crd("x.io", "Widget"), obj("x.io", "Widget", "w")];
+        let nodes = vec![a, Node::bare("root")];
+        let o = Order::new(&nodes);
+        let s = simulate(&nodes, &o, &GraphConfig::default());
+        assert_eq!(s.wave_of[&nn("a")], 1);
+    }
+
+    #[test]
+    fn crd_applied_by_a_dependent_never_converges() {
+        let mut a = child("a", &[]);
+        a.objects = vec![obj("x.io", "Widget", "w")];
+        let mut b = child("b", &["a"]);
+        b.objects = vec![crd("x.io", "Widget")];
+        let nodes = vec![a, b, Node::bare("root")];
+        let o = Order::new(&nodes);
+        let s = simulate(&nodes, &o, &GraphConfig::default());
+        assert!(s.never[&nn("a")].contains("Widget.x.io"), "{:?}", s.never);
+        assert!(s.never[&nn("b")].contains("`a`"), "{:?}", s.never);
+    }
+}

@@ -1,0 +1,221 @@
+//! Printing the graph check: the cold-start waves as text and JSON, and the graph as
+//! Graphviz DOT and Mermaid for pictures in a pull request.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde_json::json;
+
+use crate::flux::NamespacedName;
+use crate::graph::{ClusterGraph, EdgeKind, GraphReport};
+
+use super::findings::{counts, findings_json, findings_text};
+
+fn ids(wave: &[NamespacedName]) -> String {
+    wave.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Per cluster: whether it converges and its waves, then what never becomes Ready; then the
+/// findings and a summary line.
+#[must_use]
+pub fn graph_text(r: &GraphReport) -> String {
+    let mut out = String::new();
+    for c in &r.clusters {
+        let total = c.kustomizations.len();
+        let never: Vec<_> = c
+            .kustomizations
+            .iter()
+            .filter_map(|k| k.never_ready.as_ref().map(|w| (&k.id, w)))
+            .collect();
+        if never.is_empty() && c.missing.is_empty() {
+            let _ = writeln!(
+                out,
+                "cluster {}: all {total} Kustomizations become Ready in {} waves",
+                c.name,
+                c.waves.len()
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "cluster {}: {} of {total} Kustomizations never become Ready",
+                c.name,
+                never.len()
+            );
+        }
+        for (i, w) in c.waves.iter().enumerate() {
+            let _ = writeln!(out, "  wave {i}: {}", ids(w));
+        }
+        for (id, why) in never {
+            let _ = writeln!(out, "  never ready: {id}: {why}");
+        }
+    }
+    out.push_str(&findings_text(&r.findings));
+    let [info, warning, error] = counts(&r.findings);
+    let _ = writeln!(
+        out,
+        "{} findings ({error} errors, {warning} warnings, {info} info)",
+        r.findings.len()
+    );
+    out
+}
+
+/// The report as stable JSON: clusters (waves, Kustomizations, edges, missing names) and
+/// findings.
+#[must_use]
+pub fn graph_json(r: &GraphReport) -> String {
+    let clusters: Vec<serde_json::Value> = r
+        .clusters
+        .iter()
+        .map(|c| {
+            json!({
+                "name": c.name,
+                "converges": c.converges(),
+                "waves": c.waves.iter().map(|w| w.iter().map(ToString::to_string).collect::<Vec<_>>()).collect::<Vec<_>>(),
+                "kustomizations": c.kustomizations.iter().map(|k| json!({
+                    "id": k.id.to_string(),
+                    "path": k.path,
+                    "wait": k.wait,
+                    "prune": k.prune,
+                    "wave": k.wave,
+                    "neverReady": k.never_ready,
+                    "location": k.location,
+                })).collect::<Vec<_>>(),
+                "edges": c.edges.iter().map(|e| json!({
+                    "from": e.from.to_string(),
+                    "to": e.to.to_string(),
+                    "kind": e.kind,
+                })).collect::<Vec<_>>(),
+                "missing": c.missing.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let v = json!({ "clusters": clusters, "findings": findings_json(&r.findings) });
+    serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+}
+
+/// A node of a picture: its label and whether it never becomes Ready or is missing.
+struct PicNode {
+    label: String,
+    bad: bool,
+    missing: bool,
+}
+
+/// Every node of a cluster's picture, by id: the Kustomizations, then the missing names.
+fn pic_nodes(c: &ClusterGraph) -> BTreeMap<&NamespacedName, PicNode> {
+    let mut nodes = BTreeMap::new();
+    for k in &c.kustomizations {
+        let state = match k.wave {
+            Some(w) => format!("wave {w}"),
+            None => "never ready".to_string(),
+        };
+        nodes.insert(
+            &k.id,
+            PicNode {
+                label: format!("{}\n{state}", k.id.name),
+                bad: k.wave.is_none(),
+                missing: false,
+            },
+        );
+    }
+    for m in &c.missing {
+        nodes.insert(
+            m,
+            PicNode {
+                label: format!("{}\nmissing", m.name),
+                bad: true,
+                missing: true,
+            },
+        );
+    }
+    nodes
+}
+
+fn dot_escape(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// Graphviz DOT: one subgraph per cluster; `dependsOn` edges solid, "applies" edges dashed,
+/// from what comes first to what comes after; what never becomes Ready in red.
+#[must_use]
+pub fn graph_dot(r: &GraphReport) -> String {
+    let mut out = String::from(
+        "digraph fluxsim {\n  rankdir=LR;\n  node [shape=box, fontname=\"sans-serif\"];\n",
+    );
+    for (ci, c) in r.clusters.iter().enumerate() {
+        let key = |id: &NamespacedName| dot_escape(&format!("{}/{id}", c.name));
+        let _ = writeln!(out, "  subgraph cluster_{ci} {{");
+        let _ = writeln!(out, "    label=\"{}\";", dot_escape(&c.name));
+        for (id, n) in pic_nodes(c) {
+            let mut attrs = format!("label=\"{}\"", dot_escape(&n.label));
+            if n.bad {
+                attrs.push_str(", color=red");
+            }
+            if n.missing {
+                attrs.push_str(", style=dashed");
+            }
+            let _ = writeln!(out, "    \"{}\" [{attrs}];", key(id));
+        }
+        for e in &c.edges {
+            let style = match e.kind {
+                EdgeKind::DependsOn => "",
+                EdgeKind::Applies => " [style=dashed, color=gray]",
+            };
+            let _ = writeln!(
+                out,
+                "    \"{}\" -> \"{}\"{style};",
+                key(&e.from),
+                key(&e.to)
+            );
+        }
+        out.push_str("  }\n");
+    }
+    out.push_str("}\n");
+    out
+}
+
+fn mermaid_escape(s: &str) -> String {
+    s.replace('"', "#quot;").replace('\n', "<br/>")
+}
+
+/// Mermaid `flowchart LR`: one subgraph per cluster; `dependsOn` edges `-->`, "applies"
+/// edges `-.->`; what never becomes Ready gets the `never` class (red).
+#[must_use]
+pub fn graph_mermaid(r: &GraphReport) -> String {
+    let mut out = String::from("flowchart LR\n");
+    let mut bad = Vec::new();
+    for (ci, c) in r.clusters.iter().enumerate() {
+        let nodes = pic_nodes(c);
+        let index: BTreeMap<&NamespacedName, String> = nodes
+            .keys()
+            .enumerate()
+            .map(|(i, id)| (*id, format!("c{ci}n{i}")))
+            .collect();
+        let _ = writeln!(out, "  subgraph c{ci}[\"{}\"]", mermaid_escape(&c.name));
+        for (id, n) in &nodes {
+            let _ = writeln!(out, "    {}[\"{}\"]", index[id], mermaid_escape(&n.label));
+            if n.bad {
+                bad.push(index[id].clone());
+            }
+        }
+        for e in &c.edges {
+            let arrow = match e.kind {
+                EdgeKind::DependsOn => "-->",
+                EdgeKind::Applies => "-.->",
+            };
+            if let (Some(f), Some(t)) = (index.get(&e.from), index.get(&e.to)) {
+                let _ = writeln!(out, "    {f} {arrow} {t}");
+            }
+        }
+        out.push_str("  end\n");
+    }
+    if !bad.is_empty() {
+        out.push_str("  classDef never stroke:#d00,stroke-width:2px,color:#d00\n");
+        let _ = writeln!(out, "  class {} never", bad.join(","));
+    }
+    out
+}

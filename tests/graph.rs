@@ -1,0 +1,655 @@
+//! `fluxsim graph` end to end: the example fleet converges in its documented waves, and each
+//! fixture under `testdata/graph/<case>` reproduces one cold-start deadlock or hazard, with
+//! the Kustomizations (and file and line) it involves named.
+//!
+//! Fixtures are copied into throw-away git repositories, as in `tests/render.rs`.
+
+#[allow(dead_code)]
+mod common;
+
+use serde_json::Value;
+
+use common::{crate_path, fluxsim, repo_from, Output};
+
+/// `fluxsim graph <copy of testdata/graph/CASE> ARGS`.
+fn graph(case: &str, args: &[&str]) -> Output {
+    let repo = repo_from(&format!("testdata/graph/{case}"));
+    let mut all = vec!["graph", repo.path().to_str().unwrap()];
+    all.extend_from_slice(args);
+    fluxsim(&all)
+}
+
+/// The findings of `graph CASE --format json`, with the whole output kept for messages.
+fn findings(case: &str) -> (Value, Vec<Value>) {
+    let out = graph(case, &["--format", "json"]);
+    assert_eq!(
+        out.code, 1,
+        "{case}: findings exit 1\n{}{}",
+        out.stdout, out.stderr
+    );
+    let json = out.json();
+    let f = json["findings"].as_array().unwrap().clone();
+    (json, f)
+}
+
+/// The findings of one rule.
+fn of_rule<'a>(findings: &'a [Value], rule: &str) -> Vec<&'a Value> {
+    findings.iter().filter(|f| f["rule"] == rule).collect()
+}
+
+/// The 1-based line of the first line of `testdata/graph/CASE/FILE` that is `text` once
+/// trimmed.
+fn line_of(case: &str, file: &str, text: &str) -> u64 {
+    let body =
+        std::fs::read_to_string(crate_path(&format!("testdata/graph/{case}/{file}"))).unwrap();
+    let i = body
+        .lines()
+        .position(|l| l.trim() == text)
+        .unwrap_or_else(|| panic!("no line `{text}` in {case}/{file}"));
+    i as u64 + 1
+}
+
+fn assert_at(f: &Value, file: &str, line: u64) {
+    assert_eq!(f["location"]["file"], file, "{f:#}");
+    assert_eq!(f["location"]["line"], line, "{f:#}");
+}
+
+fn message(f: &Value) -> &str {
+    f["message"].as_str().unwrap()
+}
+
+/// The waves of a cluster in the JSON output.
+fn waves(json: &Value, cluster: &str) -> Vec<Vec<String>> {
+    let c = json["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == cluster)
+        .unwrap_or_else(|| panic!("no cluster {cluster}"));
+    serde_json::from_value(c["waves"].clone()).unwrap()
+}
+
+fn w(ids: &[&str]) -> Vec<String> {
+    ids.iter().map(|i| format!("flux-system/{i}")).collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// The fleet
+// ---------------------------------------------------------------------------------------
+
+/// The fleet's graph (testdata/fleet/README.md) in cold-start order: the root, platform
+/// (CRDs), platform-config (the VIPPool), then the two branches.
+fn fleet_waves() -> Vec<Vec<String>> {
+    vec![
+        w(&["flux-system"]),
+        w(&["platform"]),
+        w(&["platform-config"]),
+        w(&["apps-wave-0", "platform-config-cdi"]),
+        w(&["apps-vms", "apps-wave-1"]),
+        w(&["apps-wave-2"]),
+    ]
+}
+
+#[test]
+fn fleet_converges_on_a_cold_cluster_in_its_documented_waves() {
+    let out = fluxsim(&["graph", "testdata/fleet", "--format", "json"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let json = out.json();
+    assert_eq!(json["findings"], serde_json::json!([]));
+    for cluster in ["dev", "prod"] {
+        assert_eq!(waves(&json, cluster), fleet_waves(), "{cluster}");
+    }
+    let clusters = json["clusters"].as_array().unwrap();
+    assert!(clusters.iter().all(|c| c["converges"] == true));
+    // Every Kustomization points at its declaration.
+    let dev = &clusters[0]["kustomizations"];
+    let platform = dev
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["id"] == "flux-system/platform")
+        .unwrap();
+    assert_eq!(platform["location"]["file"], "clusters/base/platform.yaml");
+    assert_eq!(platform["location"]["line"], 6);
+}
+
+#[test]
+fn cluster_root_given_on_the_command_line_gives_the_same_waves() {
+    let out = fluxsim(&[
+        "graph",
+        "testdata/fleet",
+        "--cluster-root",
+        "staging=clusters/prod",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(waves(&out.json(), "staging"), fleet_waves());
+}
+
+#[test]
+fn fleet_text_prints_the_waves_per_cluster() {
+    let out = fluxsim(&["graph", "testdata/fleet", "--cluster", "dev"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let expected = "\
+cluster dev: all 8 Kustomizations become Ready in 6 waves
+  wave 0: flux-system/flux-system
+  wave 1: flux-system/platform
+  wave 2: flux-system/platform-config
+  wave 3: flux-system/apps-wave-0, flux-system/platform-config-cdi
+  wave 4: flux-system/apps-vms, flux-system/apps-wave-1
+  wave 5: flux-system/apps-wave-2
+0 findings (0 errors, 0 warnings, 0 info)
+";
+    assert_eq!(out.stdout, expected);
+}
+
+// ---------------------------------------------------------------------------------------
+// Deadlocks and hazards
+// ---------------------------------------------------------------------------------------
+
+// kustomize-controller checkDependencies (kustomization_controller.go): a dependency that
+// is not Ready requeues the Kustomization; on a cycle, forever.
+#[test]
+fn dependency_cycle_names_each_member_and_what_waits_for_it() {
+    let (json, f) = findings("cycle");
+    let cyc = of_rule(&f, "FS201");
+    assert_eq!(cyc.len(), 2, "{f:#?}");
+    for (fd, name) in cyc.iter().zip(["cycle-a", "cycle-b"]) {
+        assert_eq!(fd["kustomization"], format!("flux-system/{name}"));
+        assert_at(
+            fd,
+            "clusters/test/apps.yaml",
+            line_of("cycle", "clusters/test/apps.yaml", &format!("name: {name}")),
+        );
+        assert!(
+            message(fd).contains("cycle-a -> cycle-b -> cycle-a"),
+            "{fd:#}"
+        );
+        assert!(message(fd).contains("`after-cycle`"), "{fd:#}");
+    }
+    assert_eq!(f.len(), 2, "only the cycle: {f:#?}");
+    assert_eq!(
+        waves(&json, "test"),
+        vec![w(&["flux-system"]), w(&["healthy"])]
+    );
+}
+
+// checkDependencies: "dependency '%s' not found" requeues forever on a cold cluster.
+#[test]
+fn missing_dependency_in_one_cluster_names_everything_it_blocks() {
+    let (json, f) = findings("missing-root");
+    let missing = of_rule(&f, "FS202");
+    assert_eq!(missing.len(), 1, "{f:#?}");
+    let m = missing[0];
+    assert_eq!(m["cluster"], "prod");
+    assert_eq!(m["kustomization"], "flux-system/apps");
+    assert_eq!(m["severity"], "error");
+    assert_at(
+        m,
+        "clusters/base/apps.yaml",
+        line_of("missing-root", "clusters/base/apps.yaml", "name: apps"),
+    );
+    assert!(message(m).contains("`flux-system/infra`"), "{m:#}");
+    assert!(
+        message(m).contains("`web`"),
+        "it names what it blocks: {m:#}"
+    );
+    assert_eq!(
+        waves(&json, "dev"),
+        vec![
+            w(&["flux-system"]),
+            w(&["infra"]),
+            w(&["apps"]),
+            w(&["web"])
+        ]
+    );
+    assert_eq!(waves(&json, "prod"), vec![w(&["flux-system"])]);
+}
+
+/// The text report is what a person reads in CI: pinned whole.
+#[test]
+fn missing_root_text_report_is_pinned() {
+    let out = graph("missing-root", &[]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let expected = "\
+cluster dev: all 4 Kustomizations become Ready in 4 waves
+  wave 0: flux-system/flux-system
+  wave 1: flux-system/infra
+  wave 2: flux-system/apps
+  wave 3: flux-system/web
+cluster prod: 2 of 3 Kustomizations never become Ready
+  wave 0: flux-system/flux-system
+  never ready: flux-system/apps: dependsOn `flux-system/infra`, which this cluster never defines
+  never ready: flux-system/web: waits for `apps`, which never becomes Ready
+clusters/base/apps.yaml:6: error[FS202]: `apps` dependsOn `flux-system/infra`, which cluster `prod` never defines: `apps` never reconciles; what waits for it never does either: `web` (prod, flux-system/apps)
+clusters/base/apps.yaml:22: warning[FS210]: `web` differs between clusters `dev` and `prod`: wait true vs false (prod: clusters/base/apps.yaml:22) (dev, flux-system/web)
+clusters/base/infra.yaml:6: warning[FS210]: `infra` is defined in cluster `dev` but not in `prod` (dev, flux-system/infra)
+3 findings (1 errors, 2 warnings, 0 info)
+";
+    assert_eq!(out.stdout, expected);
+}
+
+#[test]
+fn cluster_graphs_that_differ_are_reported_by_kustomization_name() {
+    let (_, f) = findings("missing-root");
+    let differ = of_rule(&f, "FS210");
+    assert_eq!(differ.len(), 2, "{f:#?}");
+    let infra = differ
+        .iter()
+        .find(|d| d["kustomization"] == "flux-system/infra")
+        .unwrap();
+    assert!(
+        message(infra).contains("defined in cluster `dev` but not in `prod`"),
+        "{infra:#}"
+    );
+    assert_at(
+        infra,
+        "clusters/base/infra.yaml",
+        line_of("missing-root", "clusters/base/infra.yaml", "name: infra"),
+    );
+    let web = differ
+        .iter()
+        .find(|d| d["kustomization"] == "flux-system/web")
+        .unwrap();
+    assert!(message(web).contains("wait true vs false"), "{web:#}");
+    // The roots' paths (./clusters/dev, ./clusters/prod) name their cluster: no difference.
+    assert!(
+        !f.iter()
+            .any(|d| d["kustomization"] == "flux-system/flux-system"),
+        "{f:#?}"
+    );
+}
+
+// fluxcd/pkg ssa ApplyAll dry-runs every object before applying any: a custom resource
+// without its CRD fails the whole apply, so a CRD from a dependent can never arrive.
+#[test]
+fn crd_applied_by_a_dependent_deadlocks_and_names_what_it_blocks() {
+    let (_, f) = findings("crds");
+    let later = of_rule(&f, "FS204");
+    assert_eq!(later.len(), 1, "{f:#?}");
+    let l = later[0];
+    assert_eq!(l["kustomization"], "flux-system/widgets");
+    assert_at(
+        l,
+        "apps/widgets/widget.yaml",
+        line_of("crds", "apps/widgets/widget.yaml", "name: big-widget"),
+    );
+    assert!(message(l).contains("`widget-crds`"), "{l:#}");
+    assert!(message(l).contains("`widget-users`"), "{l:#}");
+}
+
+#[test]
+fn crd_applied_by_an_unordered_sibling_is_a_race() {
+    let (_, f) = findings("crds");
+    let race = of_rule(&f, "FS205");
+    assert_eq!(race.len(), 1, "{f:#?}");
+    assert_eq!(race[0]["severity"], "warning");
+    assert_eq!(race[0]["kustomization"], "flux-system/gadgets");
+    assert_at(race[0], "apps/gadgets/gadget.yaml", 4);
+    assert!(message(race[0]).contains("`gadget-crds`"));
+}
+
+#[test]
+fn crd_applied_by_no_kustomization_is_an_error() {
+    let (_, f) = findings("crds");
+    let missing = of_rule(&f, "FS203");
+    assert_eq!(missing.len(), 1, "{f:#?}");
+    assert_eq!(missing[0]["kustomization"], "flux-system/sprockets");
+    assert_at(missing[0], "apps/sprockets/sprocket.yaml", 4);
+}
+
+// fluxcd/pkg ssa ApplyAllStaged: CRDs (and Namespaces) are applied and established first,
+// so a CRD and its custom resources may share a Kustomization.
+#[test]
+fn crd_in_the_same_kustomization_or_an_ancestor_is_fine() {
+    let (json, f) = findings("crds");
+    for ok in [
+        "self-contained",
+        "widget-users",
+        "gadget-crds",
+        "widget-crds",
+    ] {
+        assert!(
+            !f.iter()
+                .any(|x| x["kustomization"] == format!("flux-system/{ok}")),
+            "{ok}: {f:#?}"
+        );
+    }
+    assert_eq!(f.len(), 3, "{f:#?}");
+    let w1 = &waves(&json, "test")[1];
+    assert!(
+        w1.contains(&"flux-system/self-contained".to_string()),
+        "{w1:?}"
+    );
+}
+
+#[test]
+fn runtime_crd_with_its_trigger_in_the_same_kustomization_deadlocks() {
+    let (json, f) = findings("runtime-crd");
+    let dead = of_rule(&f, "FS206");
+    assert_eq!(dead.len(), 1, "{f:#?}");
+    let d = dead[0];
+    assert_eq!(d["kustomization"], "flux-system/virt");
+    assert_at(
+        d,
+        "apps/virt/vm.yaml",
+        line_of("runtime-crd", "apps/virt/vm.yaml", "name: unifi"),
+    );
+    assert!(message(d).contains("`KubeVirt.kubevirt.io`"), "{d:#}");
+    assert!(
+        message(d).contains("`vms`"),
+        "the dependent tier waits forever: {d:#}"
+    );
+    let never: Vec<&Value> = json["clusters"][0]["kustomizations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| !k["neverReady"].is_null())
+        .collect();
+    let ids: Vec<&str> = never.iter().map(|k| k["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["flux-system/virt", "flux-system/vms"]);
+}
+
+#[test]
+fn runtime_crd_whose_trigger_no_dependency_waits_for_is_a_warning() {
+    let (_, f) = findings("runtime-crd");
+    let racy = of_rule(&f, "FS207");
+    assert_eq!(racy.len(), 1, "{f:#?}");
+    assert_eq!(racy[0]["kustomization"], "flux-system/volumes-racy");
+    assert_eq!(racy[0]["severity"], "warning");
+    assert_at(racy[0], "apps/volumes-racy/datavolume.yaml", 4);
+    // `volumes` depends on `cdi`, which waits for the CDI trigger: no finding.
+    assert!(
+        !f.iter()
+            .any(|x| x["kustomization"] == "flux-system/volumes"),
+        "{f:#?}"
+    );
+}
+
+#[test]
+fn runtime_crd_not_declared_in_fluxsim_toml_is_a_missing_crd() {
+    let empty = tempfile::NamedTempFile::new().unwrap();
+    let out = graph(
+        "runtime-crd",
+        &[
+            "--format",
+            "json",
+            "--config",
+            empty.path().to_str().unwrap(),
+        ],
+    );
+    let f = out.json()["findings"].as_array().unwrap().clone();
+    let mut missing: Vec<&str> = of_rule(&f, "FS203")
+        .iter()
+        .map(|x| x["kustomization"].as_str().unwrap())
+        .collect();
+    missing.sort_unstable();
+    assert_eq!(
+        missing,
+        [
+            "flux-system/virt",
+            "flux-system/volumes",
+            "flux-system/volumes-racy"
+        ],
+        "{f:#?}"
+    );
+}
+
+#[test]
+fn invalid_fluxsim_toml_is_an_input_error_with_its_line() {
+    let repo = repo_from("testdata/graph/wait-on-unwaited");
+    std::fs::write(
+        repo.path().join("fluxsim.toml"),
+        "[[runtime_crds]]\ngroup = \"g\"\nkinds = [\"K\"]\ncreated_by = { kind = \"T\" }\ncreatedBy = 1\n",
+    )
+    .unwrap();
+    let out = fluxsim(&["graph", repo.path().to_str().unwrap()]);
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("fluxsim.toml:5:"), "{}", out.stderr);
+}
+
+// kustomize-controller reads substituteFrom objects from the cluster at build time
+// (kustomize_varsub.go, via SubstituteVariables in the build): not there yet, not found.
+#[test]
+fn substitute_from_a_kustomization_not_ordered_before_fails_on_a_cold_cluster() {
+    let (_, f) = findings("substitute-from");
+    let hard = of_rule(&f, "FS208");
+    assert_eq!(hard.len(), 1, "{f:#?}");
+    assert_eq!(hard[0]["kustomization"], "flux-system/consumer");
+    assert_eq!(hard[0]["severity"], "error");
+    assert_at(
+        hard[0],
+        "clusters/test/apps.yaml",
+        line_of(
+            "substitute-from",
+            "clusters/test/apps.yaml",
+            "name: consumer",
+        ),
+    );
+    assert!(message(hard[0]).contains("`producer`"), "{:#}", hard[0]);
+    assert!(
+        !f.iter().any(|x| x["kustomization"] == "flux-system/good"),
+        "{f:#?}"
+    );
+}
+
+#[test]
+fn optional_substitute_from_not_ordered_before_is_a_silently_wrong_render() {
+    let (_, f) = findings("substitute-from");
+    let soft = of_rule(&f, "FS209");
+    assert_eq!(soft.len(), 1, "{f:#?}");
+    assert_eq!(soft[0]["kustomization"], "flux-system/optional-consumer");
+    assert!(message(soft[0]).contains("silently"), "{:#}", soft[0]);
+    assert_at(
+        soft[0],
+        "clusters/test/apps.yaml",
+        line_of(
+            "substitute-from",
+            "clusters/test/apps.yaml",
+            "name: optional-consumer",
+        ),
+    );
+}
+
+// kustomize-controller checkHealth runs only with spec.wait or spec.healthChecks: without
+// them, Ready means applied.
+#[test]
+fn wait_true_on_a_wait_false_dependency_is_a_warning() {
+    let (_, f) = findings("wait-on-unwaited");
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0]["rule"], "FS211");
+    assert_eq!(f[0]["kustomization"], "flux-system/apps");
+    assert!(message(&f[0]).contains("`infra`"));
+    assert_at(
+        &f[0],
+        "clusters/test/apps.yaml",
+        line_of("wait-on-unwaited", "clusters/test/apps.yaml", "name: apps"),
+    );
+    // A warning fails the default --fail-on warning, not --fail-on error.
+    let out = graph("wait-on-unwaited", &["--fail-on", "error"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+}
+
+// fluxcd/pkg ssa ApplyAllStaged applies Namespaces (with CRDs) first, in the same apply;
+// a namespace made by no earlier Kustomization fails the dry-run of every object in it.
+#[test]
+fn namespace_not_created_before_its_objects_is_reported() {
+    let (json, f) = findings("namespaces");
+    let ns = of_rule(&f, "FS213");
+    assert_eq!(ns.len(), 3, "{f:#?}");
+    assert_eq!(f.len(), 3, "{f:#?}");
+    let by = |name: &str| {
+        *ns.iter()
+            .find(|x| x["kustomization"] == format!("flux-system/{name}"))
+            .unwrap_or_else(|| panic!("no FS213 for {name}: {f:#?}"))
+    };
+    let early = by("early");
+    assert_eq!(early["severity"], "error");
+    assert!(message(early).contains("`late-namespace`"), "{early:#}");
+    assert_at(early, "apps/early/configmap.yaml", 4);
+    assert_eq!(by("lost")["severity"], "error");
+    assert!(message(by("lost")).contains("`nowhere`"));
+    let racy = by("racy");
+    assert_eq!(racy["severity"], "warning");
+    assert!(message(racy).contains("`team-namespaces`"), "{racy:#}");
+    assert_eq!(
+        waves(&json, "test"),
+        vec![
+            w(&["flux-system"]),
+            w(&["own", "team-namespaces"]),
+            w(&["ordered", "racy"])
+        ]
+    );
+}
+
+#[test]
+fn suspended_or_failing_kustomizations_never_become_ready_nor_what_waits_for_them() {
+    let (json, f) = findings("never-ready");
+    let never = of_rule(&f, "FS212");
+    assert_eq!(never.len(), 3, "{f:#?}");
+    let by = |name: &str| {
+        *never
+            .iter()
+            .find(|x| x["kustomization"] == format!("flux-system/{name}"))
+            .unwrap_or_else(|| panic!("no FS212 for {name}: {f:#?}"))
+    };
+    let paused = by("paused");
+    assert_eq!(paused["severity"], "error");
+    assert!(message(paused).contains("`after-paused`"), "{paused:#}");
+    assert_at(
+        paused,
+        "clusters/test/apps.yaml",
+        line_of("never-ready", "clusters/test/apps.yaml", "name: paused"),
+    );
+    // Nothing waits for leaf-paused: suspending it is a choice, a warning.
+    assert_eq!(by("leaf-paused")["severity"], "warning");
+    assert!(message(by("broken")).contains("does-not-exist"));
+    // The HelmRelease is a Flux kind: `flux bootstrap` installed its CRD.
+    assert_eq!(f.len(), 3, "{f:#?}");
+    assert_eq!(
+        waves(&json, "test"),
+        vec![w(&["flux-system"]), w(&["helm"])]
+    );
+}
+
+#[test]
+fn flux_kinds_need_their_crds_when_the_cluster_is_not_bootstrapped() {
+    let repo = repo_from("testdata/graph/never-ready");
+    let sync = repo.path().join("clusters/test/flux-system.yaml");
+    let text = std::fs::read_to_string(&sync).unwrap();
+    // Rename the root Kustomization (the second `name: flux-system`, after `kind: Kustomization`).
+    let at = text.find("kind: Kustomization").unwrap();
+    let renamed = format!(
+        "{}{}",
+        &text[..at],
+        text[at..].replacen("name: flux-system", "name: fleet-root", 1)
+    );
+    std::fs::write(&sync, renamed).unwrap();
+    common::commit_all(repo.path(), "not bootstrapped");
+    let out = fluxsim(&["graph", repo.path().to_str().unwrap(), "--format", "json"]);
+    let f = out.json()["findings"].as_array().unwrap().clone();
+    let missing = of_rule(&f, "FS203");
+    assert_eq!(missing.len(), 1, "{f:#?}");
+    assert_eq!(missing[0]["kustomization"], "flux-system/helm");
+    assert!(
+        message(missing[0]).contains("not bootstrapped"),
+        "{:#}",
+        missing[0]
+    );
+    assert_at(missing[0], "apps/helm/release.yaml", 4);
+}
+
+// ---------------------------------------------------------------------------------------
+// Output formats
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn sarif_has_every_graph_rule_and_a_located_result_per_finding() {
+    let out = graph("crds", &["--format", "sarif"]);
+    assert_eq!(out.code, 1);
+    let s = out.json();
+    assert_eq!(s["version"], "2.1.0");
+    let rules = s["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
+    assert_eq!(rules.len(), 13);
+    assert_eq!(rules[0]["id"], "FS201");
+    let results = s["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    let r = results.iter().find(|r| r["ruleId"] == "FS204").unwrap();
+    let p = &r["locations"][0]["physicalLocation"];
+    assert_eq!(p["artifactLocation"]["uri"], "apps/widgets/widget.yaml");
+    assert_eq!(p["region"]["startLine"], 4);
+}
+
+#[test]
+fn dot_output_has_a_subgraph_per_cluster_and_marks_what_never_becomes_ready() {
+    let out = graph("missing-root", &["--format", "dot"]);
+    assert_eq!(out.code, 1);
+    let dot = &out.stdout;
+    assert!(dot.starts_with("digraph fluxsim {\n"), "{dot}");
+    assert!(dot.ends_with("}\n"));
+    assert!(
+        dot.contains("subgraph cluster_0 {\n    label=\"dev\";"),
+        "{dot}"
+    );
+    assert!(
+        dot.contains("subgraph cluster_1 {\n    label=\"prod\";"),
+        "{dot}"
+    );
+    assert!(
+        dot.contains(
+            "\"prod/flux-system/infra\" [label=\"infra\\nmissing\", color=red, style=dashed];"
+        ),
+        "{dot}"
+    );
+    assert!(
+        dot.contains("\"prod/flux-system/apps\" [label=\"apps\\nnever ready\", color=red];"),
+        "{dot}"
+    );
+    assert!(
+        dot.contains("\"dev/flux-system/infra\" -> \"dev/flux-system/apps\";"),
+        "{dot}"
+    );
+    assert!(dot.contains("\"dev/flux-system/flux-system\" -> \"dev/flux-system/infra\" [style=dashed, color=gray];"), "{dot}");
+    // dev: 3 applies + 2 dependsOn edges; prod: 2 applies + 2 dependsOn edges.
+    assert_eq!(dot.matches(" -> ").count(), 9, "{dot}");
+}
+
+#[test]
+fn mermaid_output_is_a_flowchart_with_never_ready_nodes_classed() {
+    let out = graph("missing-root", &["--format", "mermaid"]);
+    let m = &out.stdout;
+    assert!(
+        m.starts_with("flowchart LR\n  subgraph c0[\"dev\"]\n"),
+        "{m}"
+    );
+    assert_eq!(m.matches("  end\n").count(), 2, "{m}");
+    assert_eq!(m.matches(" --> ").count(), 4, "dependsOn edges: {m}");
+    assert_eq!(m.matches(" -.-> ").count(), 5, "applies edges: {m}");
+    assert!(m.contains("c1n2[\"infra<br/>missing\"]"), "{m}");
+    assert!(m.ends_with("class c1n0,c1n2,c1n3 never\n"), "{m}");
+}
+
+#[test]
+fn outputs_are_the_same_bytes_whatever_the_jobs() {
+    let repo = repo_from("testdata/graph/missing-root");
+    let path = repo.path().to_str().unwrap();
+    for format in ["text", "json", "dot", "mermaid", "sarif"] {
+        let one = fluxsim(&["graph", path, "--format", format, "--jobs", "1"]);
+        let two = fluxsim(&["graph", path, "--format", format, "--jobs", "2"]);
+        let again = fluxsim(&["graph", path, "--format", format, "--jobs", "2"]);
+        assert_eq!(one.stdout, two.stdout, "{format}");
+        assert_eq!(two.stdout, again.stdout, "{format}");
+    }
+}
+
+#[test]
+fn unknown_cluster_is_an_input_error() {
+    let out = fluxsim(&["graph", "testdata/fleet", "--cluster", "staging"]);
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("no cluster named `staging`"),
+        "{}",
+        out.stderr
+    );
+}
