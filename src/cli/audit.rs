@@ -1,9 +1,10 @@
 //! `fluxsim audit`: substitution hazards, with the file and line they come from.
 
+// `--fail-on` means the same in `graph` and `audit`: one definition.
+use super::graph::FailOn;
 use super::render::RenderFlags;
 use super::Status;
 use crate::audit::{audit, AuditOptions, RULES};
-use crate::finding::Severity;
 use crate::render::render_dir;
 
 /// Output formats of `audit`.
@@ -15,27 +16,6 @@ pub(crate) enum Format {
     Json,
     /// SARIF 2.1.0, for code scanning.
     Sarif,
-}
-
-/// The lowest severity that fails the run.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub(crate) enum FailOn {
-    /// Any finding.
-    Info,
-    /// Warnings and errors.
-    Warning,
-    /// Errors only.
-    Error,
-}
-
-impl From<FailOn> for Severity {
-    fn from(f: FailOn) -> Severity {
-        match f {
-            FailOn::Info => Severity::Info,
-            FailOn::Warning => Severity::Warning,
-            FailOn::Error => Severity::Error,
-        }
-    }
 }
 
 #[derive(Debug, clap::Args)]
