@@ -72,6 +72,8 @@ fn audit_reports_exactly_the_planted_findings_at_their_file_and_line() {
         ("FS100", "warning", "clusters/base/tiers.yaml", 175),
         ("FS101", "error", "apps/indexed/job.yaml", 18),
         ("FS102", "warning", "apps/bash-ops/configmap.yaml", 7),
+        // Behind `undefined`, which strict substitution fails: still audited.
+        ("FS102", "warning", "apps/downstream/configmap.yaml", 7),
         ("FS103", "error", "apps/undefined/deployment.yaml", 23),
         ("FS104", "error", "apps/script/configmap.yaml", 12),
         ("FS104", "warning", "apps/script/configmap.yaml", 15),

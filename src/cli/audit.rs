@@ -34,6 +34,11 @@ pub(crate) fn run_audit(args: &AuditArgs) -> Status {
     let mut opts = args.flags.options();
     // Findings point at files and lines through the origins kustomize records.
     opts.origins = true;
+    // Rendered without strict substitution, so that an undefined var (reported as FS103)
+    // does not block the Kustomizations that depend on its Kustomization: they are audited
+    // too. The findings are judged as `--no-strict` says.
+    let strict = opts.strict;
+    opts.strict = false;
     let r = match render_dir(&args.flags.repo, &opts) {
         Ok(r) => r,
         Err(e) => {
@@ -43,9 +48,7 @@ pub(crate) fn run_audit(args: &AuditArgs) -> Status {
     };
     let a = audit(
         &r,
-        AuditOptions {
-            strict: opts.strict,
-        },
+        AuditOptions { strict },
     );
     match args.format {
         Format::Text => print!("{}", crate::report::audit::audit_text(&a)),
