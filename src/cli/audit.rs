@@ -46,10 +46,7 @@ pub(crate) fn run_audit(args: &AuditArgs) -> Status {
             return Status::Error;
         }
     };
-    let a = audit(
-        &r,
-        AuditOptions { strict },
-    );
+    let a = audit(&r, AuditOptions { strict });
     match args.format {
         Format::Text => print!("{}", crate::report::audit::audit_text(&a)),
         Format::Json => println!(
