@@ -45,6 +45,8 @@ fn render(name: &str, spec: &Value, yaml: &str, vars: &[(&str, &str)]) -> Kustom
         build_path: Some(format!("apps/{name}")),
         generated: None,
         notes: Vec::new(),
+        inputs: None,
+        reused: false,
     }
 }
 
