@@ -539,7 +539,10 @@ mod tests {
 
     #[test]
     fn markdown_diffs_are_cut_to_fit_a_job_summary() {
-        let big: String = (0..20_000).map(|i| format!("+line {i}\n")).collect();
+        let big = (0..20_000).fold(String::new(), |mut s, i| {
+            let _ = writeln!(s, "+line {i}");
+            s
+        });
         let md = diff_markdown(&one_change(big));
         assert!(md.len() < MARKDOWN_DIFF_LIMIT + 4096, "{}", md.len());
         assert!(md.contains("more lines: run `fluxsim diff` for all of it"));
