@@ -580,3 +580,28 @@ fn changed_only_agrees_with_a_full_diff_on_every_kind_of_edit() {
         assert_eq!(without_skipped(quick_json), full.json(), "{what}");
     }
 }
+
+#[test]
+fn an_unknown_base_revision_is_an_input_error_naming_it() {
+    let repo = repo_from("testdata/fleet");
+    let out = run(repo.path(), &["diff", "--base", "no-such-branch"]);
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("no-such-branch"), "{}", out.stderr);
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn an_explicit_head_revision_ignores_the_work_tree() {
+    let repo = repo_from("testdata/fleet");
+    // Uncommitted: not part of `--head HEAD`.
+    edit(
+        repo.path(),
+        "clusters/dev/cluster-vars.yaml",
+        "LOG_LEVEL: debug",
+        "LOG_LEVEL: trace",
+    );
+    let out = run(repo.path(), &["diff", "--base", "HEAD", "--head", "HEAD"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let dirty = run(repo.path(), &["diff", "--base", "HEAD"]);
+    assert_eq!(dirty.code, 1, "{}{}", dirty.stdout, dirty.stderr);
+}
