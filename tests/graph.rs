@@ -676,6 +676,16 @@ fn helm_crds_in_fluxsim_toml_replace_the_presumption_with_an_exact_check() {
     assert!(message(&f[0]).contains("(`monitoring`)"), "{:#}", f[0]);
 }
 
+// CRDs installed by the cluster's bootstrap before Flux (a helmfile step, say) exist from
+// the start: nothing orders them, nothing can deadlock on them.
+#[test]
+fn bootstrap_crd_groups_in_fluxsim_toml_exist_from_the_start() {
+    let repo = with_config("crds", "[bootstrap]\ncrd_groups = [\"example.io\"]\n");
+    let out = fluxsim(&["graph", repo.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(out.json()["findings"], serde_json::json!([]));
+}
+
 // fluxcd/pkg ssa ApplyAll dry-runs every object of a stage before applying any: the custom
 // resource fails its dry-run, so the HelmRelease beside it is never applied either.
 #[test]

@@ -112,7 +112,7 @@ impl ClusterCheck<'_> {
     fn custom_resources(&self, files: &mut Files, out: &mut Vec<Finding>) {
         let flux = flux_apis(self.nodes);
         for n in self.nodes {
-            for (group, kind, obj_id) in needed_kinds(n, &flux) {
+            for (group, kind, obj_id) in needed_kinds(n, &flux, self.config) {
                 let obj = n.objects.iter().find(|o| &o.id == obj_id);
                 let at = obj
                     .and_then(|o| object_location(files, n, o))
@@ -638,22 +638,11 @@ struct Candidate<'a> {
 
 impl<'a> Candidate<'a> {
     fn new(m: &'a Node, release: &'a Obj, chart: &'a HelmChart, group: &str) -> Candidate<'a> {
-        let parts = |s: &str| -> BTreeSet<String> {
-            s.split(['.', '-', '_'])
-                .filter(|p| !GENERIC_NAME_PARTS.contains(p) && p.len() > 1)
-                .map(str::to_string)
-                .collect()
-        };
-        let g = parts(group);
-        let mine: BTreeSet<String> = parts(&chart.chart)
-            .into_iter()
-            .chain(parts(&release.id.name))
-            .collect();
         Candidate {
             node: &m.id,
             release,
             chart,
-            score: g.intersection(&mine).count(),
+            score: name_score(group, &[&chart.chart, &release.id.name]),
             ordered: false,
         }
     }
@@ -668,6 +657,28 @@ impl<'a> Candidate<'a> {
             .then_with(|| self.release.id.namespace.cmp(&other.release.id.namespace))
             .then_with(|| self.release.id.name.cmp(&other.release.id.name))
     }
+}
+
+/// How many name parts of `group` one of `names` shares: equal parts, one part the prefix of
+/// the other (at least 4 characters: `dragonfly` and `dragonflydb.io`), or a part equal to a
+/// whole name without its dashes (`external-dns` and `externaldns.k8s.io`).
+fn name_score(group: &str, names: &[&str]) -> usize {
+    let parts = |s: &str| -> Vec<String> {
+        s.split(['.', '-', '_'])
+            .filter(|p| p.len() > 1 && !GENERIC_NAME_PARTS.contains(p))
+            .map(str::to_string)
+            .collect()
+    };
+    let mut mine: Vec<String> = names.iter().flat_map(|n| parts(n)).collect();
+    mine.extend(names.iter().map(|n| n.replace(['-', '_'], "")));
+    let close = |a: &str, b: &str| {
+        a == b || (a.len().min(b.len()) >= 4 && (a.starts_with(b) || b.starts_with(a)))
+    };
+    let mut g = parts(group);
+    g.dedup();
+    g.iter()
+        .filter(|gp| mine.iter().any(|m| close(gp, m)))
+        .count()
 }
 
 /// Name parts too common to rank a chart by.
@@ -979,6 +990,18 @@ mod tests {
         assert_eq!(f[0].rule, "FS207");
         let f = runtime_findings(Vec::new());
         assert_eq!(f[0].rule, "FS207");
+    }
+
+    #[test]
+    fn charts_are_ranked_by_the_name_parts_they_share_with_the_group() {
+        assert_eq!(name_score("cert-manager.io", &["cert-manager", "cm"]), 2);
+        assert_eq!(name_score("dragonflydb.io", &["dragonfly-operator"]), 1);
+        assert_eq!(name_score("externaldns.k8s.io", &["external-dns"]), 1);
+        assert_eq!(
+            name_score("monitoring.coreos.com", &["kube-prometheus-stack"]),
+            0
+        );
+        assert_eq!(name_score("external-secrets.io", &["app"]), 0);
     }
 
     #[test]

@@ -13,6 +13,10 @@
 //! [[helm_crds]]
 //! chart = "cert-manager"
 //! groups = ["cert-manager.io", "acme.cert-manager.io"]
+//!
+//! # The cluster's bootstrap installs these CRDs before Flux runs (outside any Kustomization).
+//! [bootstrap]
+//! crd_groups = ["external-secrets.io"]
 //! ```
 //!
 //! Tables other than these are left to other fluxsim commands; unknown keys inside an entry
@@ -34,6 +38,20 @@ pub struct GraphConfig {
     /// CRDs installed by a Helm chart when a `HelmRelease` of it is installed.
     #[serde(default)]
     pub helm_crds: Vec<HelmCrds>,
+    /// What exists before Flux runs besides Kubernetes and Flux.
+    #[serde(default)]
+    pub bootstrap: Bootstrap,
+}
+
+/// What the cluster's bootstrap installs before Flux runs, outside the repository's
+/// Kustomizations (a `helmfile` or `kubectl apply` step before `flux bootstrap`, say): the
+/// cold start then begins with it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Bootstrap {
+    /// API groups whose CRDs exist from the start.
+    #[serde(default)]
+    pub crd_groups: Vec<String>,
 }
 
 /// The CRDs of `groups` come from the chart `chart`: they exist once a `HelmRelease` of that
@@ -250,6 +268,14 @@ mod tests {
         assert_eq!(c.trigger("acme.cert-manager.io", "Order"), None);
         let e = GraphConfig::parse("[[helm_crds]]\nchart = \"x\"\ngroups = []\n").unwrap_err();
         assert_eq!(e.0, 1, "{e:?}");
+    }
+
+    #[test]
+    fn bootstrap_crd_groups_parse_and_unknown_keys_are_errors() {
+        let c = GraphConfig::parse("[bootstrap]\ncrd_groups = [\"cilium.io\"]\n").unwrap();
+        assert_eq!(c.bootstrap.crd_groups, ["cilium.io"]);
+        let e = GraphConfig::parse("[bootstrap]\ncrds = []\n").unwrap_err();
+        assert_eq!(e.0, 2, "{e:?}");
     }
 
     #[test]

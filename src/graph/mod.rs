@@ -36,6 +36,8 @@
 //!   object with its Namespace. But every object of a stage is dry-run before any is applied
 //!   (`ApplyAll`), so one object without its CRD or Namespace fails the whole apply: nothing
 //!   of it is applied, child Kustomizations included.
+//! - CRDs the cluster's bootstrap installs before Flux (`[bootstrap] crd_groups` in
+//!   `fluxsim.toml`, see [`config`]) exist from the start, like built-in kinds.
 //! - A CRD that a controller registers at run time (declared in `fluxsim.toml`, see
 //!   [`config`]) exists once its trigger object has been reconciled by the controller: it must
 //!   be applied by a Kustomization that waits for it (`wait: true`, or `healthChecks` naming

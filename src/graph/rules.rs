@@ -33,7 +33,8 @@ pub const CRD_MISSING: Rule = Rule {
     help: "Apply the CRD from this Kustomization or from one it depends on; if a controller \
            registers it at run time, declare it under `[[runtime_crds]]` in fluxsim.toml; if a \
            Helm chart installs it, apply the HelmRelease in a Kustomization with `wait: true` \
-           that this one depends on.",
+           that this one depends on; if the cluster's bootstrap installs it before Flux, list \
+           its group under `[bootstrap] crd_groups` in fluxsim.toml.",
 };
 
 /// A custom resource whose CRD is applied by a Kustomization that runs after it.

@@ -47,16 +47,19 @@ enum Need {
 }
 
 /// The custom-resource kinds `n` applies that must exist before its apply: not built in,
-/// not Flux's, not defined by a CRD in `n` itself (Flux applies those first).
+/// not Flux's, not installed by the cluster's bootstrap (fluxsim.toml), not defined by a CRD
+/// in `n` itself (Flux applies those first).
 pub(crate) fn needed_kinds<'a>(
     n: &'a Node,
     flux: &FluxApis,
+    config: &GraphConfig,
 ) -> Vec<(&'a str, &'a str, &'a ObjectId)> {
     let own: Vec<&(String, String)> = n.crds().collect();
     let mut out: Vec<(&str, &str, &ObjectId)> = Vec::new();
     for o in &n.objects {
         let (g, k) = (o.id.group.as_str(), o.id.kind.as_str());
         if kinds::exists_on_fresh_cluster(g, k, flux)
+            || config.bootstrap.crd_groups.iter().any(|b| b == g)
             || own.iter().any(|(og, ok)| og == g && ok == k)
             || out.iter().any(|(og, ok, _)| *og == g && *ok == k)
         {
@@ -118,7 +121,7 @@ pub(crate) fn namespace_providers<'a>(ns: &str, n: &Node, nodes: &'a [Node]) -> 
 fn needs(n: &Node, nodes: &[Node], config: &GraphConfig, flux: &FluxApis) -> Vec<Need> {
     let others = || nodes.iter().filter(|m| m.id != n.id);
     let mut out = Vec::new();
-    for (g, k, _) in needed_kinds(n, flux) {
+    for (g, k, _) in needed_kinds(n, flux, config) {
         let mut providers: Vec<NamespacedName> = others()
             .filter(|m| m.crds().any(|(cg, ck)| cg == g && ck == k))
             .map(|m| m.id.clone())
