@@ -183,10 +183,22 @@ pub fn render_tree_cached(
     cache: &BuildCache<'_>,
     opts: &RepoOptions,
 ) -> Result<RepoRender, RenderError> {
+    render_tree_reusing(tree, cache, opts, None)
+}
+
+/// [`render_tree_cached`], taking from `reuse` (a render of another revision) every
+/// Kustomization whose spec, vars and input files are unchanged.
+pub fn render_tree_reusing(
+    tree: Tree,
+    cache: &BuildCache<'_>,
+    opts: &RepoOptions,
+    reuse: Option<std::sync::Arc<crate::reconcile::Reuse>>,
+) -> Result<RepoRender, RenderError> {
     let clusters = clusters_of(tree.root(), opts)?;
     let ropts = RenderOptions {
         strict: opts.strict,
         origins: opts.origins,
+        reuse,
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs)

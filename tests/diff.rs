@@ -470,3 +470,138 @@ fn compare_needs_two_clusters() {
         out.stderr
     );
 }
+
+/// The diff JSON without the `skipped` lists, for comparing a changed-only diff with a full one.
+fn without_skipped(mut json: Value) -> Value {
+    for c in json["clusters"].as_array_mut().unwrap() {
+        c.as_object_mut().unwrap().remove("skipped");
+    }
+    json
+}
+
+fn skipped(json: &Value, cluster: &str) -> BTreeSet<String> {
+    json["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["cluster"] == cluster)
+        .and_then(|c| c["skipped"].as_array())
+        .map(|s| s.iter().map(|x| x.as_str().unwrap().to_string()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn changed_only_skips_what_did_not_change_and_reports_the_same_changes() {
+    let repo = repo_from("testdata/fleet");
+    edit(
+        repo.path(),
+        "clusters/prod/cluster-vars.yaml",
+        "WEB_REPLICAS: \"3\"",
+        "WEB_REPLICAS: \"4\"",
+    );
+    let full = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]);
+    let quick = run(
+        repo.path(),
+        &[
+            "diff",
+            "--base",
+            "HEAD",
+            "--changed-only",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(quick.code, 1, "{}", quick.stderr);
+    let quick_json = quick.json();
+    // dev reads nothing that changed; in prod only the root (it applies cluster-vars) and
+    // the one Kustomization that uses WEB_REPLICAS are rendered again.
+    assert_eq!(skipped(&quick_json, "dev").len(), 8);
+    let prod = skipped(&quick_json, "prod");
+    assert_eq!(prod.len(), 6, "{prod:?}");
+    assert!(!prod.contains("flux-system/apps-wave-2"));
+    assert!(!prod.contains("flux-system/flux-system"));
+    assert_eq!(without_skipped(quick_json), full.json());
+}
+
+#[test]
+fn changed_only_agrees_with_a_full_diff_on_every_kind_of_edit() {
+    type Edit = fn(&Path);
+    let edits: [(&str, Edit); 5] = [
+        ("leaf manifest", |r| {
+            edit(r, "apps/wave-2/web/service.yaml", "port: 80", "port: 8080");
+        }),
+        ("shared component", |r| {
+            edit(
+                r,
+                "components/pod-hardening/kustomization.yaml",
+                "runAsNonRoot: true",
+                "runAsNonRoot: false",
+            );
+        }),
+        ("new file in a generated path", |r| {
+            fs::write(
+                r.join("apps/wave-0/redis/extra.yaml"),
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\ndata:\n  a: b\n",
+            )
+            .unwrap();
+        }),
+        ("file deleted from a generated path", |r| {
+            fs::remove_file(r.join("apps/wave-0/redis/configmap.yaml")).unwrap();
+        }),
+        ("Kustomization spec", |r| {
+            edit(r, "clusters/base/apps.yaml", "timeout: 5m", "timeout: 6m");
+            edit(r, "clusters/base/apps.yaml", "prune: true", "prune: false");
+        }),
+    ];
+    for (what, apply) in edits {
+        let repo = repo_from("testdata/fleet");
+        apply(repo.path());
+        let full = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]);
+        let quick = run(
+            repo.path(),
+            &[
+                "diff",
+                "--base",
+                "HEAD",
+                "--changed-only",
+                "--format",
+                "json",
+            ],
+        );
+        assert_eq!(
+            full.code, 1,
+            "{what}: the edit changes something: {}",
+            full.stdout
+        );
+        assert_eq!(quick.code, full.code, "{what}");
+        let quick_json = quick.json();
+        let n_skipped = skipped(&quick_json, "dev").len() + skipped(&quick_json, "prod").len();
+        assert!(n_skipped > 0, "{what}: nothing skipped");
+        assert_eq!(without_skipped(quick_json), full.json(), "{what}");
+    }
+}
+
+#[test]
+fn an_unknown_base_revision_is_an_input_error_naming_it() {
+    let repo = repo_from("testdata/fleet");
+    let out = run(repo.path(), &["diff", "--base", "no-such-branch"]);
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("no-such-branch"), "{}", out.stderr);
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn an_explicit_head_revision_ignores_the_work_tree() {
+    let repo = repo_from("testdata/fleet");
+    // Uncommitted: not part of `--head HEAD`.
+    edit(
+        repo.path(),
+        "clusters/dev/cluster-vars.yaml",
+        "LOG_LEVEL: debug",
+        "LOG_LEVEL: trace",
+    );
+    let out = run(repo.path(), &["diff", "--base", "HEAD", "--head", "HEAD"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let dirty = run(repo.path(), &["diff", "--base", "HEAD"]);
+    assert_eq!(dirty.code, 1, "{}{}", dirty.stdout, dirty.stderr);
+}

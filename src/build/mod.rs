@@ -217,7 +217,18 @@ impl<'b> BuildCache<'b> {
     /// Builds `dir` unless a build of the same inputs was done (or is under way). `key`
     /// identifies the build within its tree, for builds whose inputs cannot be pinned down.
     pub fn build(&self, key: &str, dir: &Path) -> Result<String, BuildError> {
-        let content = closure::closure(dir).ok().map(|c| {
+        self.build_with(key, dir, closure::closure(dir).ok().as_ref())
+    }
+
+    /// [`Self::build`] with the build's input closure already found (`None`: its inputs
+    /// cannot be pinned down).
+    pub fn build_with(
+        &self,
+        key: &str,
+        dir: &Path,
+        inputs: Option<&closure::Closure>,
+    ) -> Result<String, BuildError> {
+        let content = inputs.map(|c| {
             crate::artifact::sha256_hex(format!("{}\0{}", self.identity, c.digest()).as_bytes())
         });
         let cell = {

@@ -6,7 +6,8 @@ use crate::build::BuildCache;
 use crate::canary;
 use crate::compare::{compare_clusters, diff_revisions, RevisionDiff};
 use crate::render::{
-    build_cache, load_tree, make_builder, render_tree_cached, RepoOptions, RepoRender,
+    build_cache, load_tree, make_builder, render_tree_cached, render_tree_reusing, RepoOptions,
+    RepoRender,
 };
 use crate::report::diff as report;
 
@@ -35,6 +36,10 @@ pub(crate) struct DiffArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: Format,
+    /// Render again in head only the Kustomizations whose spec, vars or input files changed;
+    /// the others are taken from base (and reported as skipped).
+    #[arg(long)]
+    pub(crate) changed_only: bool,
 }
 
 /// The expectation `prove` checks.
@@ -95,7 +100,20 @@ fn render_pair(
     };
     let head_tree = load_tree(repo, args.head.as_deref(), &head_opts)?;
     let base = render_tree_cached(base_tree, cache, opts)?;
-    let head = render_tree_cached(head_tree, cache, opts)?;
+    let reuse = args.changed_only.then(|| {
+        let changed = crate::source::changed_files(&base.tree, &head_tree);
+        let base = base
+            .clusters
+            .iter()
+            .flat_map(|c| {
+                c.kustomizations
+                    .iter()
+                    .map(|k| ((c.name.clone(), k.kustomization.id.clone()), k.clone()))
+            })
+            .collect();
+        std::sync::Arc::new(crate::reconcile::Reuse { base, changed })
+    });
+    let head = render_tree_reusing(head_tree, cache, opts, reuse)?;
     let label = |rev: &str, r: &RepoRender| match r.tree.revision() {
         Some(commit) if !commit.starts_with(rev) => {
             format!("{rev} ({})", &commit[..12.min(commit.len())])

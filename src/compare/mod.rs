@@ -106,6 +106,10 @@ pub struct ClusterDiff {
     pub kustomizations: Vec<KustomizationDiff>,
     /// Objects that moved between Kustomizations.
     pub moves: Vec<Move>,
+    /// Kustomizations not rendered again in head because nothing they read changed
+    /// (`--changed-only`); identical by construction.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
 }
 
 impl ClusterDiff {
@@ -227,7 +231,13 @@ fn diff_cluster(
         });
     }
     let moves = find_moves(&b, &h);
+    let skipped = h
+        .iter()
+        .filter(|(_, k)| k.reused)
+        .map(|(id, _)| id.clone())
+        .collect();
     ClusterDiff {
+        skipped,
         cluster: name.to_string(),
         change: match (base, head) {
             (None, _) => Change::Added,

@@ -20,6 +20,15 @@ use crate::discover::Cluster;
 use crate::flux::{is_kustomization, Kustomization, NamespacedName, ObjectId, SubstituteFrom};
 use crate::postbuild;
 
+/// What a changed-only render may take from an earlier render of the base revision.
+#[derive(Debug, Clone, Default)]
+pub struct Reuse {
+    /// The base render's Kustomizations, by cluster name and id.
+    pub base: BTreeMap<(String, NamespacedName), KustomizationRender>,
+    /// The files (relative to the source root) that differ between base and head.
+    pub changed: BTreeSet<String>,
+}
+
 /// How to render.
 #[derive(Debug, Clone)]
 pub struct RenderOptions {
@@ -27,6 +36,8 @@ pub struct RenderOptions {
     pub strict: bool,
     /// Record each object's origin (see `RepoOptions::origins`).
     pub origins: bool,
+    /// Reuse base renders whose inputs did not change (`diff --changed-only`).
+    pub reuse: Option<std::sync::Arc<Reuse>>,
 }
 
 /// Where one var's value came from.
@@ -85,6 +96,14 @@ pub struct KustomizationRender {
     pub generated: Option<String>,
     /// Things the user should know (encrypted vars, unknown values).
     pub notes: Vec<String>,
+    /// The files the build read, relative to the source root (`None` when they cannot be
+    /// pinned down: remote bases, Helm charts).
+    #[serde(skip)]
+    pub inputs: Option<BTreeSet<String>>,
+    /// Taken from the base render unchanged (`diff --changed-only`): same spec, same vars,
+    /// and no input file changed.
+    #[serde(skip)]
+    pub reused: bool,
 }
 
 /// One cluster's render.
@@ -188,15 +207,14 @@ pub fn render_cluster(
         let rendered: Vec<KustomizationRender> = ready
             .par_iter()
             .map(|(ks, parent)| {
-                render_kustomization(
+                let ctx = Ctx {
                     root,
-                    ks,
-                    parent.clone(),
-                    own_source.as_ref(),
-                    &objects,
+                    cluster: &cluster.name,
+                    own_source: own_source.as_ref(),
                     cache,
                     opts,
-                )
+                };
+                render_kustomization(&ctx, ks, parent.clone(), &objects)
             })
             .collect();
         waves.push(
@@ -285,6 +303,8 @@ fn blocked(
         build_path: None,
         generated: None,
         notes: Vec::new(),
+        inputs: None,
+        reused: false,
     }
 }
 
@@ -375,21 +395,30 @@ fn resolve_vars(
     Ok(vars)
 }
 
+/// What every Kustomization of one cluster's render shares.
+struct Ctx<'a> {
+    /// The source root.
+    root: &'a Path,
+    /// The cluster's name.
+    cluster: &'a str,
+    /// The source the cluster root reconciles from.
+    own_source: Option<&'a crate::flux::SourceRef>,
+    cache: &'a BuildCache<'a>,
+    opts: &'a RenderOptions,
+}
+
 fn render_kustomization(
-    root: &Path,
+    ctx: &Ctx<'_>,
     ks: &Kustomization,
     parent: Option<NamespacedName>,
-    own_source: Option<&crate::flux::SourceRef>,
     objects: &BTreeMap<ObjectId, Value>,
-    cache: &BuildCache<'_>,
-    opts: &RenderOptions,
 ) -> KustomizationRender {
     let mut r = blocked(ks, parent, String::new());
     if ks.suspend {
         r.status = Status::Suspended;
         return r;
     }
-    if let (Some(src), Some(own)) = (&ks.source_ref, own_source) {
+    if let (Some(src), Some(own)) = (&ks.source_ref, ctx.own_source) {
         if src != own {
             r.status = Status::External(format!(
                 "source {}/{}/{}",
@@ -398,59 +427,119 @@ fn render_kustomization(
             return r;
         }
     }
-    match render_inner(root, ks, objects, cache, opts, &mut r) {
-        Ok(artifact) => {
+    match render_inner(ctx, ks, objects, &mut r) {
+        Ok(Rendered::Artifact(artifact)) => {
             r.artifact = Some(artifact);
             r.status = Status::Rendered;
         }
+        Ok(Rendered::Reused(base)) => return *base,
         Err(e) => r.status = Status::Failed(e),
     }
     r
 }
 
+/// What `render_inner` produced.
+enum Rendered {
+    /// A new artifact.
+    Artifact(Artifact),
+    /// The base render, reused as it is.
+    Reused(Box<KustomizationRender>),
+}
+
+/// The base render of `ks` when a changed-only render may reuse it: the same Kustomization,
+/// rendered, no file either build read has changed, and the same values for the vars its
+/// objects reference (whether any var is defined decides whether substitution runs at all).
+fn reusable(
+    reuse: &Reuse,
+    cluster: &str,
+    ks: &Kustomization,
+    inputs: Option<&BTreeSet<String>>,
+    objects: &BTreeMap<ObjectId, Value>,
+) -> Option<Box<KustomizationRender>> {
+    let base = reuse.base.get(&(cluster.to_string(), ks.id.clone()))?;
+    let untouched =
+        |files: Option<&BTreeSet<String>>| files.is_some_and(|f| f.is_disjoint(&reuse.changed));
+    if base.kustomization != *ks
+        || base.status != Status::Rendered
+        || !untouched(inputs)
+        || !untouched(base.inputs.as_ref())
+    {
+        return None;
+    }
+    let mut notes = Vec::new();
+    let vars = resolve_vars(ks, objects, &mut notes).ok()?;
+    let value = |m: &BTreeMap<String, VarSource>, v: &String| m.get(v).map(|s| s.value.clone());
+    let same_vars = vars.is_empty() == base.vars.is_empty()
+        && base
+            .vars_used
+            .iter()
+            .all(|v| value(&vars, v) == value(&base.vars, v));
+    same_vars.then(|| {
+        let mut r = base.clone();
+        r.vars = vars;
+        r.notes = notes;
+        r.reused = true;
+        Box::new(r)
+    })
+}
+
 fn render_inner(
-    root: &Path,
+    ctx: &Ctx<'_>,
     ks: &Kustomization,
     objects: &BTreeMap<ObjectId, Value>,
-    cache: &BuildCache<'_>,
-    opts: &RenderOptions,
     r: &mut KustomizationRender,
-) -> Result<Artifact, String> {
+) -> Result<Rendered, String> {
+    let Ctx {
+        root,
+        cluster,
+        cache,
+        opts,
+        ..
+    } = *ctx;
     let prepared = crate::generate::prepare(root, ks, opts.origins).map_err(|e| e.to_string())?;
     r.build_path = Some(prepared.rel_path.clone());
     r.generated.clone_from(&prepared.generated);
-    let output = cache.build(&prepared.key, &prepared.dir).map_err(|e| {
-        // Name files by their place in the source, not by fluxsim's temporary directories.
-        let mut msg = e.to_string();
-        let overlay_root = prepared
-            .dir
-            .to_string_lossy()
-            .strip_suffix(&prepared.rel_path)
-            .map(str::to_string);
-        for prefix in overlay_root
-            .iter()
-            .cloned()
-            .chain([format!("{}/", root.display())])
-        {
-            msg = msg.replace(&prefix, "");
+    let closure = crate::build::closure::closure(&prepared.dir).ok();
+    r.inputs = closure.as_ref().map(|c| c.source_files(&prepared.rel_path));
+    if let Some(reuse) = &opts.reuse {
+        if let Some(base) = reusable(reuse, cluster, ks, r.inputs.as_ref(), objects) {
+            return Ok(Rendered::Reused(base));
         }
-        // kustomize does not say which file it could not read as a kustomization.
-        if msg.contains("invalid Kustomization") {
-            let dir = root.join(&prepared.rel_path);
-            if let Some(f) = crate::generate::KUSTOMIZATION_FILES
+    }
+    let output = cache
+        .build_with(&prepared.key, &prepared.dir, closure.as_ref())
+        .map_err(|e| {
+            // Name files by their place in the source, not by fluxsim's temporary directories.
+            let mut msg = e.to_string();
+            let overlay_root = prepared
+                .dir
+                .to_string_lossy()
+                .strip_suffix(&prepared.rel_path)
+                .map(str::to_string);
+            for prefix in overlay_root
                 .iter()
-                .find(|f| dir.join(f).is_file())
+                .cloned()
+                .chain([format!("{}/", root.display())])
             {
-                let file = if prepared.rel_path == "." {
-                    (*f).to_string()
-                } else {
-                    format!("{}/{f}", prepared.rel_path)
-                };
-                msg = format!("{file}: {msg}");
+                msg = msg.replace(&prefix, "");
             }
-        }
-        format!("spec.path `{}`: {msg}", ks.path)
-    })?;
+            // kustomize does not say which file it could not read as a kustomization.
+            if msg.contains("invalid Kustomization") {
+                let dir = root.join(&prepared.rel_path);
+                if let Some(f) = crate::generate::KUSTOMIZATION_FILES
+                    .iter()
+                    .find(|f| dir.join(f).is_file())
+                {
+                    let file = if prepared.rel_path == "." {
+                        (*f).to_string()
+                    } else {
+                        format!("{}/{f}", prepared.rel_path)
+                    };
+                    msg = format!("{file}: {msg}");
+                }
+            }
+            format!("spec.path `{}`: {msg}", ks.path)
+        })?;
     // Origins asked for by fluxsim (not by the user) are taken out before anything else
     // sees the output, so digests do not depend on them.
     let (output, origins) = if opts.origins && !prepared.user_origins {
@@ -509,7 +598,7 @@ fn render_inner(
     }
     if !changed {
         r.template = Some(template.clone());
-        return Ok(template);
+        return Ok(Rendered::Artifact(template));
     }
     // kustomize prints the rebuilt objects as it prints resources read from JSON.
     let reprinted = reprint(cache, &pieces)?;
@@ -522,7 +611,7 @@ fn render_inner(
         }
     }
     r.template = Some(template);
-    Ok(artifact)
+    Ok(Rendered::Artifact(artifact))
 }
 
 /// Adds `spec.commonMetadata` and folds Secret `stringData` into `data`; true when changed.

@@ -28,6 +28,9 @@ fn counts(c: &ClusterDiff) -> String {
     if !c.moves.is_empty() {
         parts.push(format!("{} moved objects", c.moves.len()));
     }
+    if !c.skipped.is_empty() {
+        parts.push(format!("{} skipped (inputs unchanged)", c.skipped.len()));
+    }
     let mut s = parts.join(", ");
     if c.change != Change::Identical {
         let _ = write!(s, " (cluster {} in head)", c.change.as_str());

@@ -101,6 +101,23 @@ impl Tree {
     }
 }
 
+/// The files (relative paths, `/`-separated) that are in only one of two trees, or in both
+/// with different contents.
+#[must_use]
+pub fn changed_files(a: &Tree, b: &Tree) -> BTreeSet<String> {
+    let all: BTreeSet<&PathBuf> = a.files.iter().chain(&b.files).collect();
+    all.into_iter()
+        .filter(|rel| {
+            let (x, y) = (fs::read(a.root().join(rel)), fs::read(b.root().join(rel)));
+            match (x, y) {
+                (Ok(x), Ok(y)) => x != y,
+                _ => true,
+            }
+        })
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .collect()
+}
+
 /// Copies the regular files and folders under `from` into the existing folder `to`.
 fn copy_dir(from: &Path, to: &Path) -> Result<(), SourceError> {
     fn read(path: &Path) -> impl FnOnce(std::io::Error) -> SourceError + '_ {
