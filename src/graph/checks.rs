@@ -694,10 +694,17 @@ fn candidates(c: &mut [Candidate]) -> String {
         .iter()
         .take(CANDIDATES_SHOWN)
         .map(|x| {
+            // `Skip` leaves the chart's crds/ directory out; CRDs in its templates still
+            // install, so the release stays a candidate, marked.
+            let skip = if x.chart.install_crds == "Skip" {
+                ", `install.crds: Skip`"
+            } else {
+                ""
+            };
             let chart = if x.chart.chart.is_empty() {
                 String::new()
             } else {
-                format!(" (chart `{}`)", x.chart.chart)
+                format!(" (chart `{}`{skip})", x.chart.chart)
             };
             format!(
                 "HelmRelease `{}/{}`{chart} in `{}`",
@@ -990,6 +997,45 @@ mod tests {
         assert_eq!(f[0].rule, "FS207");
         let f = runtime_findings(Vec::new());
         assert_eq!(f[0].rule, "FS207");
+    }
+
+    // helm-controller: `install.crds: Skip` leaves out the chart's crds/ directory, but CRDs
+    // in its templates still install: the release stays a candidate, marked.
+    #[test]
+    fn candidates_are_listed_best_match_first_and_marked_when_they_skip_crds() {
+        use crate::flux::ObjectId;
+        use crate::graph::model::HelmChart;
+        let release = |name: &str| Obj {
+            id: ObjectId {
+                group: "helm.toolkit.fluxcd.io".into(),
+                kind: "HelmRelease".into(),
+                namespace: "infra".into(),
+                name: name.into(),
+            },
+            file: None,
+            defines: None,
+            cluster_scoped: false,
+            helm: None,
+        };
+        let infra = dep("infra", &[]);
+        let (a, b) = (release("app"), release("cert-manager"));
+        let plain = HelmChart {
+            chart: "app".into(),
+            install_crds: "Create".into(),
+        };
+        let skip = HelmChart {
+            chart: "cert-manager".into(),
+            install_crds: "Skip".into(),
+        };
+        let mut c = [
+            Candidate::new(&infra, &a, &plain, "cert-manager.io"),
+            Candidate::new(&infra, &b, &skip, "cert-manager.io"),
+        ];
+        assert_eq!(
+            candidates(&mut c),
+            "HelmRelease `infra/cert-manager` (chart `cert-manager`, `install.crds: Skip`) in \
+             `infra`, HelmRelease `infra/app` (chart `app`) in `infra`"
+        );
     }
 
     #[test]
