@@ -21,6 +21,8 @@ pub mod reconcile;
 pub mod render;
 pub mod report;
 pub mod source;
+#[cfg(test)]
+mod testutil;
 
 /// Runs the command line and returns the process exit status.
 #[must_use]

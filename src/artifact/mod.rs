@@ -169,17 +169,7 @@ impl Origin {
 
 /// `dir/p` normalised lexically (`a/b/../c` is `a/c`); `None` when it climbs above the root.
 fn join_relative(dir: &str, p: &str) -> Option<String> {
-    let mut parts: Vec<&str> = Vec::new();
-    for seg in dir.split('/').chain(p.split('/')) {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            s => parts.push(s),
-        }
-    }
-    Some(parts.join("/"))
+    crate::source::clean_relative(&format!("{dir}/{p}"))
 }
 
 fn parse_origin(block: &str) -> Origin {

@@ -47,24 +47,9 @@ impl Closure {
     pub fn source_files(&self, build_dir: &str) -> BTreeSet<String> {
         self.files
             .keys()
-            .filter_map(|p| normalize(&format!("{build_dir}/{p}")))
+            .filter_map(|p| crate::source::clean_relative(&format!("{build_dir}/{p}")))
             .collect()
     }
-}
-
-/// `a/./b/../c` as `a/c`; `None` when it climbs above its start.
-fn normalize(path: &str) -> Option<String> {
-    let mut parts: Vec<&str> = Vec::new();
-    for seg in path.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            s => parts.push(s),
-        }
-    }
-    Some(parts.join("/"))
 }
 
 /// Why a build's inputs cannot be pinned down.
@@ -85,7 +70,7 @@ pub fn closure(dir: &Path) -> Result<Closure, Uncacheable> {
 }
 
 fn add_file(path: &Path, rel: &str, c: &mut Closure) {
-    let rel = normalize(rel).unwrap_or_else(|| rel.to_string());
+    let rel = crate::source::clean_relative(rel).unwrap_or_else(|| rel.to_string());
     if c.files.contains_key(&rel) {
         return;
     }
@@ -189,16 +174,7 @@ fn collect_strings(v: &Value, out: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let t = tempfile::tempdir().unwrap();
-        for (path, text) in files {
-            let p = t.path().join(path);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
-        t
-    }
+    use crate::testutil::tree;
 
     #[test]
     fn closure_follows_resources_components_patches_and_generator_files() {

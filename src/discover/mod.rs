@@ -261,16 +261,7 @@ fn operator_sync_path<'a>(v: &'a serde_json::Value, id: &ObjectId) -> Option<&'a
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let t = tempfile::tempdir().unwrap();
-        for (path, text) in files {
-            let p = t.path().join(path);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
-        t
-    }
+    use crate::testutil::tree;
 
     // `flux bootstrap` writes clusters/<name>/flux-system/{gotk-components,gotk-sync}.yaml
     // and a root Kustomization `flux-system` with `path: ./clusters/<name>` (flux2

@@ -117,6 +117,9 @@ fn fence(text: &str) -> String {
     "`".repeat((longest + 1).max(3))
 }
 
+/// The most bytes of diff shown for one Kustomization in Markdown.
+const MARKDOWN_DIFF_LIMIT: usize = 64 * 1024;
+
 fn diff_markdown_body(d: &RevisionDiff, out: &mut String) {
     out.push_str("| cluster | artifacts |\n|---|---|\n");
     for c in &d.clusters {
@@ -161,6 +164,20 @@ fn diff_markdown_body(d: &RevisionDiff, out: &mut String) {
             }
             if body.is_empty() {
                 continue;
+            }
+            // GitHub caps a job summary at 1 MiB: keep each diff well under it.
+            if body.len() > MARKDOWN_DIFF_LIMIT {
+                let mut cut = MARKDOWN_DIFF_LIMIT;
+                while !body.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                let cut = body[..cut].rfind('\n').map_or(cut, |n| n + 1);
+                let rest = body[cut..].lines().count();
+                body.truncate(cut);
+                let _ = writeln!(
+                    body,
+                    "# ... {rest} more lines: run `fluxsim diff` for all of it"
+                );
             }
             let f = fence(&body);
             let _ = write!(
@@ -481,4 +498,60 @@ pub fn prove_markdown(p: &Proof<'_>) -> String {
     }
     out.push_str("\n</details>\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::{ObjectDiff, RevisionDiff};
+    use crate::flux::ObjectId;
+
+    fn one_change(diff: String) -> RevisionDiff {
+        RevisionDiff {
+            base: "main".into(),
+            head: "work tree".into(),
+            clusters: vec![ClusterDiff {
+                cluster: "dev".into(),
+                change: Change::Identical,
+                kustomizations: vec![KustomizationDiff {
+                    kustomization: "flux-system/apps".into(),
+                    change: Change::Changed,
+                    base_sha256: Some("a".repeat(64)),
+                    head_sha256: Some("b".repeat(64)),
+                    base_problem: None,
+                    head_problem: None,
+                    objects: vec![ObjectDiff {
+                        object: ObjectId {
+                            group: String::new(),
+                            kind: "ConfigMap".into(),
+                            namespace: "apps".into(),
+                            name: "big".into(),
+                        },
+                        change: Change::Changed,
+                        diff,
+                    }],
+                }],
+                moves: Vec::new(),
+                skipped: Vec::new(),
+            }],
+        }
+    }
+
+    #[test]
+    fn markdown_diffs_are_cut_to_fit_a_job_summary() {
+        let big = (0..20_000).fold(String::new(), |mut s, i| {
+            let _ = writeln!(s, "+line {i}");
+            s
+        });
+        let md = diff_markdown(&one_change(big));
+        assert!(md.len() < MARKDOWN_DIFF_LIMIT + 4096, "{}", md.len());
+        assert!(md.contains("more lines: run `fluxsim diff` for all of it"));
+        assert!(md.trim_end().ends_with("</details>"));
+    }
+
+    #[test]
+    fn markdown_fence_is_longer_than_any_backtick_run_in_the_diff() {
+        let md = diff_markdown(&one_change("+a: \"```\"\n".into()));
+        assert!(md.contains("````diff\n"), "{md}");
+    }
 }

@@ -84,13 +84,7 @@ impl Tree {
     /// A second copy of this tree in a new temporary directory, folders and file modes
     /// included, for experiments (canaries) that must not disturb this one.
     pub fn duplicate(&self) -> Result<Tree, SourceError> {
-        let out = tempfile::Builder::new()
-            .prefix("fluxsim-source-")
-            .tempdir()
-            .map_err(|source| SourceError::Write {
-                path: std::env::temp_dir(),
-                source,
-            })?;
+        let out = source_temp_dir()?;
         copy_dir(self.root(), out.path())?;
         Ok(Tree {
             dir: out,
@@ -99,6 +93,33 @@ impl Tree {
             revision: self.revision.clone(),
         })
     }
+}
+
+/// A new, empty temporary folder for a tree.
+fn source_temp_dir() -> Result<TempDir, SourceError> {
+    tempfile::Builder::new()
+        .prefix("fluxsim-source-")
+        .tempdir()
+        .map_err(|source| SourceError::Write {
+            path: std::env::temp_dir(),
+            source,
+        })
+}
+
+/// `a/./b/../c` as `a/c` (`/`-separated, relative); `None` when it climbs above its start.
+#[must_use]
+pub fn clean_relative(path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in path.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    Some(parts.join("/"))
 }
 
 /// The files (relative paths, `/`-separated) that are in only one of two trees, or in both
@@ -298,13 +319,7 @@ fn build(
 ) -> Result<Tree, SourceError> {
     entries.sort_by(|a, b| a.path.cmp(&b.path));
     let matcher = Matcher::new(user_patterns(dir, &entries, opts)?);
-    let out = tempfile::Builder::new()
-        .prefix("fluxsim-source-")
-        .tempdir()
-        .map_err(|source| SourceError::Write {
-            path: std::env::temp_dir(),
-            source,
-        })?;
+    let out = source_temp_dir()?;
     let root = out.path().to_path_buf();
 
     let mut excluded = Vec::new();
