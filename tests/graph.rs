@@ -297,6 +297,12 @@ fn crd_applied_by_no_kustomization_is_an_error() {
     assert_eq!(missing.len(), 1, "{f:#?}");
     assert_eq!(missing[0]["kustomization"], "flux-system/sprockets");
     assert_at(missing[0], "apps/sprockets/sprocket.yaml", 4);
+    // The cluster applies no HelmRelease, so no chart can be presumed to bring the CRD.
+    assert!(
+        message(missing[0]).contains("no HelmRelease could install it"),
+        "{:#}",
+        missing[0]
+    );
 }
 
 // fluxcd/pkg ssa ApplyAllStaged: CRDs (and Namespaces) are applied and established first,
@@ -561,6 +567,206 @@ fn flux_kinds_need_their_crds_when_the_cluster_is_not_bootstrapped() {
 }
 
 // ---------------------------------------------------------------------------------------
+// CRDs from Helm charts, and Flux's own kinds
+// ---------------------------------------------------------------------------------------
+
+/// A copy of `testdata/graph/CASE` with `fluxsim.toml` written and committed.
+fn with_config(case: &str, toml: &str) -> tempfile::TempDir {
+    let repo = repo_from(&format!("testdata/graph/{case}"));
+    std::fs::write(repo.path().join("fluxsim.toml"), toml).unwrap();
+    common::commit_all(repo.path(), "fluxsim.toml");
+    repo
+}
+
+fn findings_in(repo: &tempfile::TempDir) -> Vec<Value> {
+    let out = fluxsim(&["graph", repo.path().to_str().unwrap(), "--format", "json"]);
+    out.json()["findings"].as_array().unwrap().clone()
+}
+
+// helm-controller installs a chart's CRDs (Helm's crds/ directory, `install.crds: Create` by
+// default) before its templates; kustomize-controller's checkHealth with `wait: true` makes
+// the Kustomization Ready only once the HelmRelease is Ready (installed).
+#[test]
+fn crd_presumed_from_a_chart_installed_before_is_info_not_error() {
+    let (json, f) = findings("helm-crds");
+    assert_eq!(f.len(), 2, "{f:#?}");
+    let info = of_rule(&f, "FS214");
+    assert_eq!(info.len(), 1, "{f:#?}");
+    let i = info[0];
+    assert_eq!(i["severity"], "info");
+    assert_eq!(i["kustomization"], "flux-system/issuers");
+    assert_at(
+        i,
+        "apps/issuers/issuer.yaml",
+        line_of("helm-crds", "apps/issuers/issuer.yaml", "name: letsencrypt"),
+    );
+    assert!(
+        message(i).contains(
+            "HelmRelease `default/cert-manager` (chart `cert-manager`) in `cert-manager`"
+        ),
+        "{i:#}"
+    );
+    assert!(
+        message(i)
+            .contains("`[[helm_crds]] chart = \"cert-manager\" groups = [\"cert-manager.io\"]`"),
+        "{i:#}"
+    );
+    assert!(of_rule(&f, "FS203").is_empty(), "{f:#?}");
+    assert_eq!(
+        waves(&json, "test"),
+        vec![
+            w(&["flux-system"]),
+            w(&["cert-manager", "monitoring"]),
+            w(&["dashboards", "issuers"])
+        ]
+    );
+}
+
+// With `wait: false` a Kustomization is Ready once applied (checkHealth does not run): the
+// chart may not be installed yet, so the custom resource's dry-run fails until it is.
+#[test]
+fn crd_presumed_from_a_chart_nothing_waits_for_is_a_warning() {
+    let (_, f) = findings("helm-crds");
+    let racy = of_rule(&f, "FS215");
+    assert_eq!(racy.len(), 1, "{f:#?}");
+    let r = racy[0];
+    assert_eq!(r["severity"], "warning");
+    assert_eq!(r["kustomization"], "flux-system/dashboards");
+    assert_at(
+        r,
+        "apps/dashboards/servicemonitor.yaml",
+        line_of(
+            "helm-crds",
+            "apps/dashboards/servicemonitor.yaml",
+            "name: web",
+        ),
+    );
+    // The chart of the Kustomization it depends on is ranked first.
+    assert!(
+        message(r).contains(
+            "one of HelmRelease `default/kube-prometheus-stack` (chart \
+             `kube-prometheus-stack`) in `monitoring`, HelmRelease `default/cert-manager`"
+        ),
+        "{r:#}"
+    );
+    assert!(
+        message(r).contains("chart = \"kube-prometheus-stack\""),
+        "{r:#}"
+    );
+}
+
+#[test]
+fn helm_crds_in_fluxsim_toml_replace_the_presumption_with_an_exact_check() {
+    let repo = with_config(
+        "helm-crds",
+        "[[helm_crds]]\nchart = \"cert-manager\"\ngroups = [\"cert-manager.io\"]\n\n\
+         [[helm_crds]]\nchart = \"kube-prometheus-stack\"\ngroups = [\"monitoring.coreos.com\"]\n",
+    );
+    let f = findings_in(&repo);
+    // issuers waits for cert-manager (wait: true): declared and ordered, no finding;
+    // dashboards depends on monitoring, which does not wait for its HelmRelease: FS207.
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0]["rule"], "FS207");
+    assert_eq!(f[0]["kustomization"], "flux-system/dashboards");
+    assert!(
+        message(&f[0]).contains("HelmRelease of chart `kube-prometheus-stack`"),
+        "{:#}",
+        f[0]
+    );
+    assert!(message(&f[0]).contains("(`monitoring`)"), "{:#}", f[0]);
+}
+
+// CRDs installed by the cluster's bootstrap before Flux (a helmfile step, say) exist from
+// the start: nothing orders them, nothing can deadlock on them.
+#[test]
+fn bootstrap_crd_groups_in_fluxsim_toml_exist_from_the_start() {
+    let repo = with_config("crds", "[bootstrap]\ncrd_groups = [\"example.io\"]\n");
+    let out = fluxsim(&["graph", repo.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(out.json()["findings"], serde_json::json!([]));
+}
+
+// fluxcd/pkg ssa ApplyAll dry-runs every object of a stage before applying any: the custom
+// resource fails its dry-run, so the HelmRelease beside it is never applied either.
+#[test]
+fn chart_in_the_same_kustomization_as_its_custom_resource_deadlocks() {
+    let (json, f) = findings("helm-crds-same");
+    assert_eq!(f.len(), 1, "{f:#?}");
+    let d = &f[0];
+    assert_eq!(d["rule"], "FS203");
+    assert_eq!(d["severity"], "error");
+    assert_eq!(d["kustomization"], "flux-system/operator");
+    assert_at(
+        d,
+        "apps/operator/widget.yaml",
+        line_of("helm-crds-same", "apps/operator/widget.yaml", "name: big"),
+    );
+    assert!(
+        message(d).contains("HelmRelease `default/widget-operator` (chart `widget-operator`) in `operator` can only be applied by `operator` itself"),
+        "{d:#}"
+    );
+    assert!(message(d).contains("dry-runs every object"), "{d:#}");
+    assert_eq!(waves(&json, "test"), vec![w(&["flux-system"])]);
+    // Declared, it is the same deadlock, reported as one (FS206).
+    let repo = with_config(
+        "helm-crds-same",
+        "[[helm_crds]]\nchart = \"widget-operator\"\ngroups = [\"widgets.example.io\"]\n",
+    );
+    let f = findings_in(&repo);
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0]["rule"], "FS206");
+    assert!(
+        message(&f[0]).contains("applies the HelmRelease of chart `widget-operator` itself"),
+        "{:#}",
+        f[0]
+    );
+}
+
+// `flux bootstrap --components-extra=source-watcher` installs the ArtifactGenerator CRD; a
+// repository whose gotk-components.yaml is still the placeholder does not say which
+// components the bootstrap installs, so Flux's kinds are presumed.
+#[test]
+fn bootstrapped_cluster_has_flux_extension_kinds() {
+    let out = graph("flux-extensions", &["--format", "json"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let json = out.json();
+    assert_eq!(json["findings"], serde_json::json!([]));
+    assert_eq!(waves(&json, "test"), vec![w(&["flux-system"]), w(&["web"])]);
+}
+
+#[test]
+fn flux_kind_missing_from_a_rendered_gotk_components_names_the_extra_component() {
+    let repo = repo_from("testdata/graph/flux-extensions");
+    std::fs::write(
+        repo.path()
+            .join("clusters/test/flux-system/gotk-components.yaml"),
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  \
+         name: helmreleases.helm.toolkit.fluxcd.io\nspec:\n  group: helm.toolkit.fluxcd.io\n  \
+         names:\n    kind: HelmRelease\n    plural: helmreleases\n  scope: Namespaced\n",
+    )
+    .unwrap();
+    common::commit_all(repo.path(), "gotk-components without source-watcher");
+    let f = findings_in(&repo);
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0]["rule"], "FS203");
+    assert_eq!(f[0]["kustomization"], "flux-system/flux-system");
+    assert_at(
+        &f[0],
+        "clusters/test/artifacts.yaml",
+        line_of(
+            "flux-extensions",
+            "clusters/test/artifacts.yaml",
+            "name: monorepo",
+        ),
+    );
+    assert!(
+        message(&f[0]).contains("`--components-extra=source-watcher`"),
+        "{:#}",
+        f[0]
+    );
+}
+
+// ---------------------------------------------------------------------------------------
 // Output formats
 // ---------------------------------------------------------------------------------------
 
@@ -571,7 +777,7 @@ fn sarif_has_every_graph_rule_and_a_located_result_per_finding() {
     let s = out.json();
     assert_eq!(s["version"], "2.1.0");
     let rules = s["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
-    assert_eq!(rules.len(), 13);
+    assert_eq!(rules.len(), 15);
     assert_eq!(rules[0]["id"], "FS201");
     let results = s["runs"][0]["results"].as_array().unwrap();
     assert_eq!(results.len(), 3);

@@ -68,8 +68,9 @@ enum Command {
     ///
     /// Prints the waves per cluster and findings (FS2xx) with file and line: dependsOn
     /// cycles and missing targets, custom resources whose CRD (objects whose Namespace) is
-    /// not applied before them,
-    /// runtime CRDs (fluxsim.toml) that deadlock, substituteFrom sources not applied before,
+    /// not applied before them (a CRD no manifest defines is presumed to come from a Helm
+    /// chart applied before, and said so), runtime and Helm CRDs (fluxsim.toml) that
+    /// deadlock, substituteFrom sources not applied before,
     /// graphs that differ between clusters, `wait: true` on `wait: false`. Exit 1 on findings
     /// at or above --fail-on, 2 on a usage or input error.
     Graph(graph::Args),

@@ -125,14 +125,52 @@ pub const INITIAL_NAMESPACES: &[&str] = &[
     "kube-system",
 ];
 
-/// Flux's API groups end with this; `flux bootstrap` applies Flux's CRDs
-/// (`gotk-components.yaml`) before it creates the root Kustomization, so they exist before
-/// any Kustomization runs.
-pub const FLUX_GROUP_SUFFIX: &str = ".toolkit.fluxcd.io";
+/// Flux's API groups end with this (`*.toolkit.fluxcd.io` for the toolkit controllers,
+/// `*.extensions.fluxcd.io` for extensions such as source-watcher's `ArtifactGenerator`).
+/// The domain is Flux's, so nobody else defines CRDs in it.
+pub const FLUX_GROUP_SUFFIX: &str = ".fluxcd.io";
 
 /// The Flux groups that exist wherever a root Kustomization reconciles at all: its own kind
 /// and its source's.
 pub const FLUX_CORE_GROUPS: &[&str] = &["kustomize.toolkit.fluxcd.io", "source.toolkit.fluxcd.io"];
+
+/// Flux groups whose controllers `flux bootstrap` installs only when asked with
+/// `--components-extra` (the default `--components` are source-, kustomize-, helm- and
+/// notification-controller: fluxcd.io/flux/installation/configuration/optional-components/;
+/// source-watcher needs `--components-extra=source-watcher`, Flux 2.7.2+:
+/// github.com/fluxcd/source-watcher README), with the value to pass.
+pub const FLUX_EXTRA_COMPONENTS: &[(&str, &str)] = &[
+    (
+        "image.toolkit.fluxcd.io",
+        "image-reflector-controller,image-automation-controller",
+    ),
+    ("source.extensions.fluxcd.io", "source-watcher"),
+];
+
+/// The `--components-extra` value that installs `group`'s controller, if it is an extra.
+#[must_use]
+pub fn flux_extra_component(group: &str) -> Option<&'static str> {
+    FLUX_EXTRA_COMPONENTS
+        .iter()
+        .find(|(g, _)| *g == group)
+        .map(|(_, c)| *c)
+}
+
+/// Which of Flux's kinds a cluster has before any Kustomization runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FluxApis {
+    /// Not bootstrapped (the root is not `flux-system/flux-system`) and no Flux CRD in the
+    /// render: only the groups the root itself needs ([`FLUX_CORE_GROUPS`]).
+    RootOnly,
+    /// Bootstrapped, but the render carries none of Flux's CRDs (`gotk-components.yaml` is
+    /// the placeholder a repository has before `flux bootstrap` writes it, or lies outside
+    /// the root's path): the components are whatever the bootstrap command installs, which
+    /// the repository does not say, so every `*.fluxcd.io` kind is presumed to exist.
+    Presumed,
+    /// The render carries Flux's CRDs (`gotk-components.yaml`, which `flux bootstrap` applies
+    /// before the root reconciles): exactly these (group, kind) exist.
+    Rendered(Vec<(String, String)>),
+}
 
 /// Whether the API server knows `group`/`kind` without any CRD.
 #[must_use]
@@ -148,23 +186,27 @@ pub fn is_builtin_group(group: &str) -> bool {
     BUILTIN_KINDS.iter().any(|(g, _)| *g == group)
 }
 
-/// Whether `group` is one of Flux's (`kustomize.toolkit.fluxcd.io`, `source.toolkit.fluxcd.io` ...).
+/// Whether `group` is one of Flux's (`kustomize.toolkit.fluxcd.io`,
+/// `source.extensions.fluxcd.io` ...).
 #[must_use]
 pub fn is_flux(group: &str) -> bool {
     group.ends_with(FLUX_GROUP_SUFFIX)
 }
 
 /// Whether an object of this kind can be applied on a cluster where Flux runs and no CRD was
-/// applied yet. Every Flux kind exists when the cluster was bootstrapped (`flux_installed`);
-/// otherwise only the groups the root itself needs. A kind fluxsim does not list in a
+/// applied yet (see [`FluxApis`] for Flux's own kinds). A kind fluxsim does not list in a
 /// built-in group (a newer Kubernetes kind) is given the benefit of the doubt: nobody can
 /// define a CRD in a `*.k8s.io` group without Kubernetes' API approval.
 #[must_use]
-pub fn exists_on_fresh_cluster(group: &str, kind: &str, flux_installed: bool) -> bool {
+pub fn exists_on_fresh_cluster(group: &str, kind: &str, flux: &FluxApis) -> bool {
     is_builtin(group, kind)
         || is_builtin_group(group)
         || FLUX_CORE_GROUPS.contains(&group)
-        || (flux_installed && is_flux(group))
+        || match flux {
+            FluxApis::RootOnly => false,
+            FluxApis::Presumed => is_flux(group),
+            FluxApis::Rendered(kinds) => kinds.iter().any(|(g, k)| g == group && k == kind),
+        }
 }
 
 #[cfg(test)]
@@ -185,22 +227,22 @@ mod tests {
         assert!(exists_on_fresh_cluster(
             "kustomize.toolkit.fluxcd.io",
             "Kustomization",
-            true
+            &FluxApis::Presumed
         ));
         assert!(exists_on_fresh_cluster(
             "helm.toolkit.fluxcd.io",
             "HelmRelease",
-            true
+            &FluxApis::Presumed
         ));
         assert!(!exists_on_fresh_cluster(
             "net.fleet.example.io",
             "VIPPool",
-            true
+            &FluxApis::Presumed
         ));
         assert!(!exists_on_fresh_cluster(
             "kubevirt.io",
             "VirtualMachine",
-            true
+            &FluxApis::Presumed
         ));
     }
 
@@ -209,12 +251,41 @@ mod tests {
         assert!(exists_on_fresh_cluster(
             "source.toolkit.fluxcd.io",
             "GitRepository",
-            false
+            &FluxApis::RootOnly
         ));
         assert!(!exists_on_fresh_cluster(
             "helm.toolkit.fluxcd.io",
             "HelmRelease",
-            false
+            &FluxApis::RootOnly
         ));
+    }
+
+    // flux2 optional-components docs: extras are installed only with --components-extra;
+    // a render that carries gotk-components.yaml says which were.
+    #[test]
+    fn flux_extensions_are_presumed_after_bootstrap_unless_the_render_lists_flux_crds() {
+        assert!(exists_on_fresh_cluster(
+            "source.extensions.fluxcd.io",
+            "ArtifactGenerator",
+            &FluxApis::Presumed
+        ));
+        let rendered = FluxApis::Rendered(vec![(
+            "helm.toolkit.fluxcd.io".to_string(),
+            "HelmRelease".to_string(),
+        )]);
+        assert!(exists_on_fresh_cluster(
+            "helm.toolkit.fluxcd.io",
+            "HelmRelease",
+            &rendered
+        ));
+        assert!(!exists_on_fresh_cluster(
+            "source.extensions.fluxcd.io",
+            "ArtifactGenerator",
+            &rendered
+        ));
+        assert_eq!(
+            flux_extra_component("source.extensions.fluxcd.io"),
+            Some("source-watcher")
+        );
     }
 }

@@ -4,8 +4,20 @@
 //! What "runs before" means on a cold cluster (nothing but Flux's controllers and CRDs):
 //!
 //! - The root Kustomization exists from bootstrap (`flux bootstrap` applies Flux's own CRDs
-//!   and controllers first, so every `*.toolkit.fluxcd.io` kind exists before any
-//!   Kustomization runs).
+//!   and controllers first). Which Flux kinds exist ([`kinds::FluxApis`]): when the render
+//!   carries Flux's CRDs (the repository's `flux-system/gotk-components.yaml`, written by
+//!   `flux bootstrap`), exactly those; when it carries none but the root is the bootstrap
+//!   Kustomization `flux-system/flux-system` (the file is still the placeholder
+//!   `flux bootstrap` replaces, or lies outside the root's path), every `*.fluxcd.io` kind,
+//!   `*.toolkit.fluxcd.io` and `*.extensions.fluxcd.io` alike: the default `--components`
+//!   (source-, kustomize-, helm-, notification-controller) are always installed, the extras
+//!   (image-reflector/image-automation-controller, source-watcher's `ArtifactGenerator`)
+//!   only with `--components-extra`, and the command line is not in the repository, so a
+//!   repository that uses an extra kind is taken to be bootstrapped with it
+//!   (fluxcd.io/flux/installation/configuration/optional-components/; fluxcd/source-watcher
+//!   README). A rendered gotk-components.yaml without an extra kind the cluster uses is
+//!   FS203, naming the `--components-extra` value. Otherwise (not bootstrapped) only the
+//!   `kustomize` and `source` groups the root itself needs exist.
 //! - A Kustomization exists once its **parent** (the Kustomization whose artifact holds it)
 //!   has applied it. The parent applies all its objects in one apply, so everything the
 //!   parent applies (its CRDs included) is on the cluster when the child first reconciles;
@@ -24,11 +36,34 @@
 //!   object with its Namespace. But every object of a stage is dry-run before any is applied
 //!   (`ApplyAll`), so one object without its CRD or Namespace fails the whole apply: nothing
 //!   of it is applied, child Kustomizations included.
+//! - CRDs the cluster's bootstrap installs before Flux (`[bootstrap] crd_groups` in
+//!   `fluxsim.toml`, see [`config`]) exist from the start, like built-in kinds.
 //! - A CRD that a controller registers at run time (declared in `fluxsim.toml`, see
 //!   [`config`]) exists once its trigger object has been reconciled by the controller: it must
 //!   be applied by a Kustomization that waits for it (`wait: true`, or `healthChecks` naming
 //!   it) and is Ready before the custom resource's. A trigger in the same Kustomization as the
 //!   custom resource can never be applied.
+//! - A CRD in no rendered manifest and no `fluxsim.toml` entry may come from a Helm chart:
+//!   helm-controller installs a chart's `crds/` directory before its templates on install
+//!   (`spec.install.crds`: `Create` by default, or `CreateReplace`; `Skip` installs none;
+//!   on upgrade the default is `Skip`: fluxcd.io/flux/components/helm/helmreleases/,
+//!   "Controlling the lifecycle of Custom Resource Definitions"), and charts may template
+//!   CRDs too (so `Skip` does not rule a chart out). fluxsim cannot see a chart's CRDs
+//!   offline, so it presumes, and says so. A `HelmRelease` applied by a Kustomization that
+//!   waits for it (`wait: true` or `healthChecks` naming it: Ready means installed) and is
+//!   Ready before the custom resource's Kustomization: FS214 (info), the CRD exists from
+//!   then on. Only `HelmRelease`s nothing waits for (an unordered Kustomization, the parent,
+//!   a `dependsOn` target with `wait: false`): FS215 (warning), the apply fails until
+//!   helm-controller has installed the chart, and kustomize-controller retries at
+//!   `retryInterval` (or `interval`), so it converges late. Only `HelmRelease`s in the same
+//!   Kustomization or in one that runs after it: FS203, for the dry-run of every object
+//!   comes before any apply (`ApplyAll`, above), so a `HelmRelease` beside the custom
+//!   resource is never applied on a cold cluster. No `HelmRelease` at all: FS203. Candidates
+//!   are ranked in the message by the name parts their chart or release shares with the
+//!   group (`cert-manager` and `cert-manager.io`), and the best such match is named when it
+//!   is not among those the finding relies on; the match never clears or raises a finding.
+//!   `[[helm_crds]]` in `fluxsim.toml` makes it exact: the chart's groups then exist once a
+//!   `HelmRelease` of that chart is installed, checked like a runtime CRD (FS206/FS207).
 //! - `substituteFrom` vars are read at build time, before the apply: the ConfigMap or
 //!   Secret must come from a Kustomization that runs before, never from the same one.
 //!

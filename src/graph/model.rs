@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use super::config::Trigger;
 use crate::finding::Location;
 use crate::flux::{is_kustomization, str_at, NamespacedName, ObjectId, SubstituteFrom};
 use crate::reconcile::{ClusterRender, KustomizationRender, Status};
@@ -34,6 +35,32 @@ pub(crate) struct Obj {
     pub(crate) defines: Option<(String, String)>,
     /// For a CRD: its objects are cluster-scoped (`spec.scope: Cluster`).
     pub(crate) cluster_scoped: bool,
+    /// For a Flux `HelmRelease`: what it installs.
+    pub(crate) helm: Option<HelmChart>,
+}
+
+/// The chart a `HelmRelease` installs, as far as the render tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct HelmChart {
+    /// `spec.chart.spec.chart`; for a `spec.chartRef` to an `OCIRepository` rendered in the
+    /// cluster, the last path segment of its `spec.url` (the chart's name in an OCI registry);
+    /// otherwise the `chartRef`'s name.
+    pub(crate) chart: String,
+    /// `spec.install.crds` (`Create` when unset: helm-controller's default on install).
+    pub(crate) install_crds: String,
+}
+
+/// Whether `o` is an object that makes a declared CRD exist.
+pub(crate) fn is_trigger(o: &Obj, t: Trigger<'_>) -> bool {
+    match t {
+        Trigger::Object(k) => o.id.group == k.group && o.id.kind == k.kind,
+        Trigger::Chart(c) => o.helm.as_ref().is_some_and(|h| h.chart == c),
+    }
+}
+
+/// Whether `id` is a Flux `HelmRelease`.
+pub(crate) fn is_helm_release(id: &ObjectId) -> bool {
+    id.group == "helm.toolkit.fluxcd.io" && id.kind == "HelmRelease"
 }
 
 /// A Flux Kustomization in the graph.
@@ -80,6 +107,23 @@ impl Node {
             location: None,
             affixes: (None, None),
         }
+    }
+
+    /// The `HelmRelease`s this Kustomization applies, with their charts.
+    pub(crate) fn helm_releases(&self) -> impl Iterator<Item = (&Obj, &HelmChart)> {
+        self.objects
+            .iter()
+            .filter_map(|o| o.helm.as_ref().map(|h| (o, h)))
+    }
+
+    /// Whether this Kustomization's Ready waits for the health of `obj` (`wait: true`, or
+    /// `healthChecks` naming it: `checkHealth` in kustomize-controller).
+    pub(crate) fn awaits(&self, obj: &Obj) -> bool {
+        self.wait
+            || self
+                .health_checks
+                .iter()
+                .any(|(k, n)| *k == obj.id.kind && *n == obj.id.name)
     }
 
     /// The CRDs (group, kind) this Kustomization applies.
@@ -180,6 +224,7 @@ pub(crate) fn nodes_of(
         .iter()
         .map(|k| (&k.kustomization.id, k))
         .collect();
+    let oci_charts = oci_chart_names(cluster);
     let mut nodes = Vec::new();
     for k in &cluster.kustomizations {
         let ks = &k.kustomization;
@@ -235,6 +280,7 @@ pub(crate) fn nodes_of(
                     .and_then(|x| x.path.clone().or_else(|| x.configured_in.clone())),
                 defines: crd_defines(&o.id, &o.object),
                 cluster_scoped: str_at(&o.object, &["spec", "scope"]) == Some("Cluster"),
+                helm: is_helm_release(&o.id).then(|| helm_chart(&o.id, &o.object, &oci_charts)),
             })
             .collect();
         nodes.push(Node {
@@ -259,6 +305,51 @@ pub(crate) fn nodes_of(
     }
     nodes.sort_by(|a, b| a.id.cmp(&b.id));
     nodes
+}
+
+/// For each `OCIRepository` the cluster renders, by (namespace, name), the last path segment
+/// of its `spec.url`: the chart's name when a `HelmRelease` installs it through `chartRef`.
+fn oci_chart_names(cluster: &ClusterRender) -> BTreeMap<(String, String), String> {
+    cluster
+        .kustomizations
+        .iter()
+        .flat_map(|k| k.artifact.iter().flat_map(|a| &a.objects))
+        .filter(|o| o.id.group == "source.toolkit.fluxcd.io" && o.id.kind == "OCIRepository")
+        .filter_map(|o| {
+            let url = str_at(&o.object, &["spec", "url"])?;
+            let tail = url.trim_end_matches('/').rsplit('/').next()?;
+            Some((
+                (o.id.namespace.clone(), o.id.name.clone()),
+                tail.to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// The chart of a `HelmRelease` (see [`HelmChart`]); `""` when it names none.
+fn helm_chart(
+    id: &ObjectId,
+    obj: &serde_json::Value,
+    oci_charts: &BTreeMap<(String, String), String>,
+) -> HelmChart {
+    let chart = if let Some(c) = str_at(obj, &["spec", "chart", "spec", "chart"]) {
+        c.to_string()
+    } else if let Some(name) = str_at(obj, &["spec", "chartRef", "name"]) {
+        let ns = str_at(obj, &["spec", "chartRef", "namespace"]).unwrap_or(&id.namespace);
+        let kind = str_at(obj, &["spec", "chartRef", "kind"]).unwrap_or_default();
+        match oci_charts.get(&(ns.to_string(), name.to_string())) {
+            Some(tail) if kind == "OCIRepository" => tail.clone(),
+            _ => name.to_string(),
+        }
+    } else {
+        String::new()
+    };
+    HelmChart {
+        chart,
+        install_crds: str_at(obj, &["spec", "install", "crds"])
+            .unwrap_or("Create")
+            .to_string(),
+    }
 }
 
 /// For a CustomResourceDefinition, the (group, kind) it defines.

@@ -31,7 +31,10 @@ pub const CRD_MISSING: Rule = Rule {
     summary: "A custom resource's CRD is applied by no Kustomization of this cluster, and is \
               neither a built-in kind, a Flux kind nor declared in fluxsim.toml.",
     help: "Apply the CRD from this Kustomization or from one it depends on; if a controller \
-           registers it at run time, declare it under `[[runtime_crds]]` in fluxsim.toml.",
+           registers it at run time, declare it under `[[runtime_crds]]` in fluxsim.toml; if a \
+           Helm chart installs it, apply the HelmRelease in a Kustomization with `wait: true` \
+           that this one depends on; if the cluster's bootstrap installs it before Flux, list \
+           its group under `[bootstrap] crd_groups` in fluxsim.toml.",
 };
 
 /// A custom resource whose CRD is applied by a Kustomization that runs after it.
@@ -145,6 +148,32 @@ pub const NAMESPACE_NOT_CREATED_BEFORE: Rule = Rule {
            one this Kustomization depends on.",
 };
 
+/// A custom resource whose CRD is presumed to come from a Helm chart installed before it.
+pub const CRD_PRESUMED_FROM_HELM: Rule = Rule {
+    id: "FS214",
+    name: "crd-presumed-from-helm",
+    severity: Severity::Info,
+    summary: "A custom resource's CRD is in no rendered manifest and no fluxsim.toml entry, but \
+              a Kustomization that waits for its HelmReleases and is Ready before this one \
+              applies HelmReleases: the CRD is presumed to come from one of their charts \
+              (fluxsim cannot see a chart's CRDs offline).",
+    help: "Declare the chart's CRD groups under `[[helm_crds]]` in fluxsim.toml so fluxsim \
+           checks the order exactly instead of presuming.",
+};
+
+/// A custom resource whose CRD can only come from a Helm chart nothing waits for.
+pub const CRD_PRESUMED_FROM_HELM_NOT_AWAITED: Rule = Rule {
+    id: "FS215",
+    name: "crd-presumed-from-helm-not-awaited",
+    severity: Severity::Warning,
+    summary: "A custom resource's CRD is in no rendered manifest and no fluxsim.toml entry; the \
+              HelmReleases that might install it are applied by Kustomizations this one does \
+              not wait for (unordered, its parent, or a `dependsOn` target without `wait`): on \
+              a cold cluster its apply fails until helm-controller has installed the chart.",
+    help: "Depend on the Kustomization that applies the chart's HelmRelease and give that one \
+           `wait: true`; declare the chart under `[[helm_crds]]` in fluxsim.toml.",
+};
+
 /// Every rule of the graph check, in id order (for SARIF's rule table).
 pub const RULES: &[Rule] = &[
     DEPENDENCY_CYCLE,
@@ -160,6 +189,8 @@ pub const RULES: &[Rule] = &[
     WAIT_ON_UNWAITED,
     NEVER_READY,
     NAMESPACE_NOT_CREATED_BEFORE,
+    CRD_PRESUMED_FROM_HELM,
+    CRD_PRESUMED_FROM_HELM_NOT_AWAITED,
 ];
 
 #[cfg(test)]

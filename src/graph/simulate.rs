@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 
 use super::config::GraphConfig;
-use super::kinds;
-use super::model::{Node, NodeState, Order};
+use super::kinds::{self, FluxApis};
+use super::model::{is_trigger, Node, NodeState, Order};
 use crate::flux::{NamespacedName, ObjectId};
 
 /// The waves and, for what never becomes Ready, why.
@@ -25,8 +25,10 @@ pub(crate) struct Simulation {
 /// What a Kustomization needs from others before its apply can succeed.
 #[derive(Debug)]
 enum Need {
-    /// A CRD that some other Kustomization applies (any of `providers`), or, for a runtime
-    /// CRD, a trigger object some other Kustomization applies.
+    /// A CRD that some other Kustomization applies (any of `providers`); for a CRD declared
+    /// in fluxsim.toml, a trigger object some other Kustomization applies; for a CRD in no
+    /// render and no declaration, any other Kustomization that applies a `HelmRelease` (the
+    /// presumption of FS214/FS215).
     Kind {
         group: String,
         kind: String,
@@ -45,13 +47,19 @@ enum Need {
 }
 
 /// The custom-resource kinds `n` applies that must exist before its apply: not built in,
-/// not Flux's, not defined by a CRD in `n` itself (Flux applies those first).
-pub(crate) fn needed_kinds(n: &Node, flux_installed: bool) -> Vec<(&str, &str, &ObjectId)> {
+/// not Flux's, not installed by the cluster's bootstrap (fluxsim.toml), not defined by a CRD
+/// in `n` itself (Flux applies those first).
+pub(crate) fn needed_kinds<'a>(
+    n: &'a Node,
+    flux: &FluxApis,
+    config: &GraphConfig,
+) -> Vec<(&'a str, &'a str, &'a ObjectId)> {
     let own: Vec<&(String, String)> = n.crds().collect();
     let mut out: Vec<(&str, &str, &ObjectId)> = Vec::new();
     for o in &n.objects {
         let (g, k) = (o.id.group.as_str(), o.id.kind.as_str());
-        if kinds::exists_on_fresh_cluster(g, k, flux_installed)
+        if kinds::exists_on_fresh_cluster(g, k, flux)
+            || config.bootstrap.crd_groups.iter().any(|b| b == g)
             || own.iter().any(|(og, ok)| og == g && ok == k)
             || out.iter().any(|(og, ok, _)| *og == g && *ok == k)
         {
@@ -110,23 +118,26 @@ pub(crate) fn namespace_providers<'a>(ns: &str, n: &Node, nodes: &'a [Node]) -> 
         .collect()
 }
 
-fn needs(n: &Node, nodes: &[Node], config: &GraphConfig, flux_installed: bool) -> Vec<Need> {
+fn needs(n: &Node, nodes: &[Node], config: &GraphConfig, flux: &FluxApis) -> Vec<Need> {
     let others = || nodes.iter().filter(|m| m.id != n.id);
     let mut out = Vec::new();
-    for (g, k, _) in needed_kinds(n, flux_installed) {
+    for (g, k, _) in needed_kinds(n, flux, config) {
         let mut providers: Vec<NamespacedName> = others()
             .filter(|m| m.crds().any(|(cg, ck)| cg == g && ck == k))
             .map(|m| m.id.clone())
             .collect();
-        if let Some(rc) = config.runtime_crd(g, k) {
-            let t = &rc.created_by;
+        if let Some(t) = config.trigger(g, k) {
             providers.extend(
                 others()
-                    .filter(|m| {
-                        m.objects
-                            .iter()
-                            .any(|o| o.id.group == t.group && o.id.kind == t.kind)
-                    })
+                    .filter(|m| m.objects.iter().any(|o| is_trigger(o, t)))
+                    .map(|m| m.id.clone()),
+            );
+        } else if providers.is_empty() && !kinds::is_flux(g) {
+            // Presumed from a chart: the CRD exists once a Kustomization that applies a
+            // HelmRelease has run (a HelmRelease in `n` itself never helps: see FS203).
+            providers.extend(
+                others()
+                    .filter(|m| m.helm_releases().next().is_some())
                     .map(|m| m.id.clone()),
             );
         }
@@ -167,10 +178,10 @@ fn needs(n: &Node, nodes: &[Node], config: &GraphConfig, flux_installed: bool) -
 
 /// Runs the cold start of one cluster.
 pub(crate) fn simulate(nodes: &[Node], order: &Order<'_>, config: &GraphConfig) -> Simulation {
-    let flux = flux_installed(nodes);
+    let flux = flux_apis(nodes);
     let all_needs: BTreeMap<&NamespacedName, Vec<Need>> = nodes
         .iter()
-        .map(|n| (&n.id, needs(n, nodes, config, flux)))
+        .map(|n| (&n.id, needs(n, nodes, config, &flux)))
         .collect();
     let mut wave_of: BTreeMap<NamespacedName, usize> = BTreeMap::new();
     let mut waves: Vec<Vec<NamespacedName>> = Vec::new();
@@ -258,16 +269,28 @@ pub(crate) fn simulate(nodes: &[Node], order: &Order<'_>, config: &GraphConfig) 
     }
 }
 
-/// Whether the cluster runs all of Flux: its root is the bootstrap Kustomization
-/// `flux-system/flux-system` (`flux bootstrap` installs every default controller and CRD
-/// before it), or the cluster applies Flux's CRDs itself (`gotk-components.yaml`).
-pub(crate) fn flux_installed(nodes: &[Node]) -> bool {
-    nodes.iter().any(|n| {
-        n.parent.is_none() && n.id.namespace == "flux-system" && n.id.name == "flux-system"
-    }) || nodes
+/// Which of Flux's kinds exist from the start (see [`FluxApis`]): the Flux CRDs the render
+/// carries when it carries any (`gotk-components.yaml`); otherwise every Flux kind when the
+/// root is the bootstrap Kustomization `flux-system/flux-system` (`flux bootstrap` installs
+/// Flux before it), else only the root's own.
+pub(crate) fn flux_apis(nodes: &[Node]) -> FluxApis {
+    let rendered: Vec<(String, String)> = nodes
         .iter()
         .flat_map(Node::crds)
-        .any(|(g, _)| kinds::is_flux(g))
+        .filter(|(g, _)| kinds::is_flux(g))
+        .cloned()
+        .collect();
+    if !rendered.is_empty() {
+        return FluxApis::Rendered(rendered);
+    }
+    let bootstrapped = nodes.iter().any(|n| {
+        n.parent.is_none() && n.id.namespace == "flux-system" && n.id.name == "flux-system"
+    });
+    if bootstrapped {
+        FluxApis::Presumed
+    } else {
+        FluxApis::RootOnly
+    }
 }
 
 fn blocked_by_state(n: &Node) -> Option<String> {
@@ -294,6 +317,7 @@ mod tests {
             file: None,
             defines: None,
             cluster_scoped: false,
+            helm: None,
         }
     }
 
