@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::build::native::{AutoBuilder, NativeBuilder};
 use crate::build::{BuildCache, Builder, KustomizeBinary};
 use crate::discover::{cluster_from_arg, discover, Cluster};
 use crate::reconcile::{render_clusters, ClusterRender, RenderOptions};
@@ -25,6 +26,8 @@ pub struct RepoOptions {
     pub kustomize: Option<PathBuf>,
     /// Timeout for one kustomize build.
     pub timeout: Duration,
+    /// Which builder runs `kustomize build`.
+    pub builder: BuilderChoice,
     /// Track where each object came from (`ArtifactObject::origin`), for the audit and the
     /// graph check. Digests are the same either way.
     pub origins: bool,
@@ -41,8 +44,21 @@ impl Default for RepoOptions {
             kustomize: None,
             timeout: Duration::from_secs(120),
             origins: false,
+            builder: BuilderChoice::Auto,
         }
     }
+}
+
+/// Which builder turns a kustomization directory into YAML.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BuilderChoice {
+    /// Native in-process builds, delegating to the kustomize binary what they do not support.
+    #[default]
+    Auto,
+    /// Native only: a build that needs kustomize fails, naming the feature.
+    Native,
+    /// The kustomize binary for every build.
+    Kustomize,
 }
 
 /// A repository's render.
@@ -78,12 +94,14 @@ pub enum RenderError {
     Threads(usize, String),
 }
 
-/// Locates the builder the options ask for.
-pub fn make_builder(opts: &RepoOptions) -> Result<KustomizeBinary, RenderError> {
-    Ok(KustomizeBinary::locate(
-        opts.kustomize.as_deref(),
-        opts.timeout,
-    )?)
+/// Makes the builder the options ask for (locating the kustomize binary unless `native`).
+pub fn make_builder(opts: &RepoOptions) -> Result<Box<dyn Builder>, RenderError> {
+    let binary = || KustomizeBinary::locate(opts.kustomize.as_deref(), opts.timeout);
+    Ok(match opts.builder {
+        BuilderChoice::Native => Box::new(NativeBuilder),
+        BuilderChoice::Kustomize => Box::new(binary()?),
+        BuilderChoice::Auto => Box::new(AutoBuilder::new(binary()?)),
+    })
 }
 
 /// Finds the clusters of a materialised tree.
@@ -142,7 +160,7 @@ pub fn render_dir(dir: &Path, opts: &RepoOptions) -> Result<RepoRender, RenderEr
         }
     }
     let builder = make_builder(opts)?;
-    render_tree(tree, &builder, opts)
+    render_tree(tree, builder.as_ref(), opts)
 }
 
 /// Renders an already materialised tree with `builder`.

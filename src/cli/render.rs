@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::Status;
 use crate::reconcile::Status as KsStatus;
-use crate::render::{render_dir, RepoOptions};
+use crate::render::{render_dir, BuilderChoice, RepoOptions};
 
 /// Flags shared by the subcommands that render a repository.
 #[derive(Debug, Clone, clap::Args)]
@@ -33,6 +33,22 @@ pub(crate) struct RenderFlags {
     /// Timeout for one kustomize build, in seconds.
     #[arg(long, default_value_t = 120)]
     pub(crate) timeout: u64,
+    /// Who builds kustomizations: `auto` builds in-process and hands what it does not support
+    /// to kustomize; `native` never runs kustomize (unsupported builds fail); `kustomize`
+    /// always runs it.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub(crate) builder: BuilderFlag,
+}
+
+/// Values of `--builder`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum BuilderFlag {
+    /// Native, delegating unsupported builds to the kustomize binary.
+    Auto,
+    /// Native only.
+    Native,
+    /// The kustomize binary only.
+    Kustomize,
 }
 
 impl RenderFlags {
@@ -59,6 +75,11 @@ impl RenderFlags {
             kustomize: self.kustomize.clone(),
             timeout: std::time::Duration::from_secs(self.timeout),
             origins: false,
+            builder: match self.builder {
+                BuilderFlag::Auto => BuilderChoice::Auto,
+                BuilderFlag::Native => BuilderChoice::Native,
+                BuilderFlag::Kustomize => BuilderChoice::Kustomize,
+            },
         }
     }
 }

@@ -1,0 +1,259 @@
+//! One kustomization's build (`api/internal/target/kusttarget.go`): accumulate resources,
+//! then components, then run generators and transformers; at the root, check what the final
+//! name-reference pass would change, sort in legacy order and print.
+
+use std::path::{Path, PathBuf};
+
+use super::generator::generate;
+use super::kustfile::{self, KustKind, Kustomization};
+use super::node::Node;
+use super::patch::apply_patch;
+use super::printer::print_resource;
+use super::reader::{read_documents, ReadError};
+use super::resource::{append_all, sort_legacy, Resource};
+use super::transform::{add_annotations, add_labels, set_namespace};
+use super::NativeError;
+
+/// Builds the kustomization in `dir` and prints it as `kustomize build` does.
+pub(crate) fn build_root(dir: &Path) -> Result<String, NativeError> {
+    let dir = canonical(dir)?;
+    let mut stack = Vec::new();
+    let mut resources = Vec::new();
+    accumulate(&dir, KustKind::Kustomization, &mut resources, &mut stack)?;
+    fix_back_references(&mut resources)?;
+    sort_legacy(&mut resources);
+    let mut out = String::new();
+    for (i, r) in resources.iter().enumerate() {
+        if i > 0 {
+            out.push_str("---\n");
+        }
+        out.push_str(&print_resource(&r.node));
+    }
+    Ok(out)
+}
+
+/// kustomize resolves every loader root through symbolic links (`ConfirmDir`).
+fn canonical(dir: &Path) -> Result<PathBuf, NativeError> {
+    std::fs::canonicalize(dir)
+        .map_err(|e| NativeError::Failed(format!("{}: {e}", dir.display())))
+}
+
+fn display(k: &Kustomization) -> String {
+    k.file.display().to_string()
+}
+
+/// `KustTarget.accumulateTarget` for the kustomization in `dir`, into `acc`.
+fn accumulate(
+    dir: &Path,
+    expect: KustKind,
+    acc: &mut Vec<Resource>,
+    stack: &mut Vec<PathBuf>,
+) -> Result<(), NativeError> {
+    if stack.iter().any(|d| d == dir) {
+        return Err(NativeError::Failed(format!(
+            "cycle detected: {} includes itself",
+            dir.display()
+        )));
+    }
+    stack.push(dir.to_path_buf());
+    let k = kustfile::load(dir)?;
+    let file = display(&k);
+    if k.kind != expect {
+        return Err(NativeError::unsupported(
+            "a Component used as a Kustomization (or the reverse)",
+            &file,
+        ));
+    }
+    for entry in &k.resources {
+        accumulate_resource(&k, entry, acc, stack)?;
+    }
+    for entry in &k.components {
+        if entry.contains("://") || entry.starts_with("github.com/") {
+            return Err(NativeError::unsupported("a remote component", &file));
+        }
+        let cdir = canonical(&k.dir.join(entry))?;
+        if !cdir.is_dir() {
+            return Err(NativeError::unsupported("a component that is a file", &file));
+        }
+        accumulate(&cdir, KustKind::Component, acc, stack)?;
+    }
+    let mut generated = Vec::new();
+    for g in &k.config_maps {
+        generated.push(generate(g, false, &k.dir, &file)?);
+    }
+    for g in &k.secrets {
+        generated.push(generate(g, true, &k.dir, &file)?);
+    }
+    append_all(acc, generated)?;
+    // configureBuiltinTransformers order: patches, namespace, prefix/suffix, labels
+    // (each `labels` entry, then commonLabels), annotations.
+    for p in &k.patches {
+        apply_patch(acc, p, &file)?;
+    }
+    if let Some(ns) = &k.namespace {
+        set_namespace(acc, ns, &file)?;
+    }
+    let common_keys: Vec<&String> = k.common_labels.iter().map(|(k, _)| k).collect();
+    for set in &k.labels {
+        if set.pairs.iter().any(|(key, _)| common_keys.contains(&key)) {
+            return Err(NativeError::unsupported(
+                "a label in both labels and commonLabels",
+                &file,
+            ));
+        }
+        add_labels(acc, &set.pairs, set.include_selectors, &file)?;
+    }
+    add_labels(acc, &k.common_labels, true, &file)?;
+    add_annotations(acc, &k.common_annotations, &file)?;
+    stack.pop();
+    Ok(())
+}
+
+fn accumulate_resource(
+    k: &Kustomization,
+    entry: &str,
+    acc: &mut Vec<Resource>,
+    stack: &mut Vec<PathBuf>,
+) -> Result<(), NativeError> {
+    let file = display(k);
+    if entry.contains("://") || entry.starts_with("github.com/") || entry.starts_with("git@") {
+        return Err(NativeError::unsupported("a remote resource", &file));
+    }
+    let path = k.dir.join(entry);
+    if path.is_dir() {
+        let sub_dir = canonical(&path)?;
+        if kustfile::find(&sub_dir)?.is_none() {
+            return Err(NativeError::Failed(format!(
+                "accumulating resources: {} has no kustomization file",
+                sub_dir.display()
+            )));
+        }
+        let mut sub = Vec::new();
+        accumulate(&sub_dir, KustKind::Kustomization, &mut sub, stack)?;
+        return append_all(acc, sub);
+    }
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        NativeError::Failed(format!("accumulating resources from '{entry}': {e}"))
+    })?;
+    let shown = path.display().to_string();
+    let docs = read_documents(&text).map_err(|e| match e {
+        ReadError::Syntax(m) => NativeError::Failed(format!("{shown}: {m}")),
+        ReadError::Unsupported(w) => NativeError::unsupported(&w, &shown),
+    })?;
+    let mut resources = Vec::new();
+    for d in docs {
+        resources.push(Resource::from_document(d, &shown)?);
+    }
+    append_all(acc, resources)
+}
+
+/// The root build ends with the name-reference fix-up (`FixBackReferences`,
+/// `api/filters/nameref/nameref.go`). Names never change here (prefixes, suffixes and hash
+/// suffixes are delegated), but namespaces do, and references that carry a namespace follow
+/// the resources that moved: ServiceAccount subjects of role bindings are updated here;
+/// webhook, APIService and CRD conversion references are delegated.
+fn fix_back_references(resources: &mut [Resource]) -> Result<(), NativeError> {
+    let moved: Vec<(String, String, String)> = resources
+        .iter()
+        .filter(|r| r.namespace() != r.original_namespace)
+        .map(|r| {
+            (
+                r.kind().to_string(),
+                r.name().to_string(),
+                r.original_namespace.clone(),
+            )
+        })
+        .collect();
+    if moved.is_empty() {
+        return Ok(());
+    }
+    let accounts: Vec<(String, String, String)> = resources
+        .iter()
+        .filter(|r| {
+            let g = r.gvk();
+            g.group.is_empty() && g.version == "v1" && g.kind == "ServiceAccount"
+        })
+        .filter(|r| r.namespace() != r.original_namespace)
+        .map(|r| {
+            (
+                r.name().to_string(),
+                r.original_namespace.clone(),
+                r.namespace().to_string(),
+            )
+        })
+        .collect();
+    for r in resources.iter_mut() {
+        let gvk = r.gvk();
+        let conversion = gvk.kind == "CustomResourceDefinition"
+            && r.node.get_path(&["spec", "conversion", "webhook"]).is_some();
+        if conversion
+            || matches!(
+                gvk.kind.as_str(),
+                "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" | "APIService"
+            )
+        {
+            return Err(NativeError::unsupported(
+                "a webhook, APIService or CRD conversion reference with a namespace change",
+                r.name(),
+            ));
+        }
+        let binding = gvk.group == "rbac.authorization.k8s.io"
+            && (gvk.kind == "RoleBinding" || gvk.kind == "ClusterRoleBinding");
+        if !binding || accounts.is_empty() {
+            continue;
+        }
+        let name = r.name().to_string();
+        let Some(Node::Seq(subjects)) = r.node.as_map_mut().and_then(|m| m.get_mut("subjects"))
+        else {
+            continue;
+        };
+        for s in subjects {
+            let Node::Map(m) = s else {
+                return Err(NativeError::unsupported("a subject that is not a mapping", &name));
+            };
+            let Some(sname) = m.get("name").and_then(Node::as_str).map(str::to_string) else {
+                return Err(NativeError::unsupported("a subject without a name", &name));
+            };
+            let by_name = |a: &&(String, String, String)| a.0 == sname;
+            let found: Vec<&(String, String, String)> = match m.get("namespace") {
+                None => accounts.iter().filter(by_name).collect(),
+                Some(Node::Str(ns)) => {
+                    if ns == "default" || accounts.iter().any(|a| a.1.is_empty()) {
+                        return Err(NativeError::unsupported(
+                            "a subject in the default namespace with a namespace change",
+                            &name,
+                        ));
+                    }
+                    let original: Vec<_> = accounts.iter().filter(|a| &a.1 == ns).collect();
+                    let pool = if original.is_empty() {
+                        accounts.iter().filter(|a| &a.2 == ns).collect()
+                    } else {
+                        original
+                    };
+                    pool.into_iter().filter(by_name).collect()
+                }
+                Some(_) => {
+                    return Err(NativeError::unsupported(
+                        "a subject namespace that is not a string",
+                        &name,
+                    ))
+                }
+            };
+            match found.as_slice() {
+                [] => {}
+                [(_, _, current)] => {
+                    if !current.is_empty() {
+                        m.insert("namespace", Node::Str(current.clone()));
+                    }
+                }
+                _ => {
+                    return Err(NativeError::unsupported(
+                        "a subject that matches several ServiceAccounts",
+                        &name,
+                    ))
+                }
+            }
+        }
+    }
+    Ok(())
+}
