@@ -1,9 +1,12 @@
 //! Reading YAML streams the way kustomize's kyaml does (go-yaml v3, YAML 1.2-ish: `yes`
 //! and `on` are strings, `010` is octal 8, `1_000` is 1000), into [`Node`]s.
 //!
-//! Only what this module is sure of is read; anything else (anchors, aliases, tags other
-//! than `!!str`, merge keys, timestamps, infinities, line separators that the JSON round trip
-//! would change) is reported as unsupported so the build is delegated to kustomize.
+//! Only what this module is sure of is read; anything else (anchors on collections, merge
+//! keys, tags other than `!!str`, timestamps, infinities, line separators that the JSON round
+//! trip would change) is reported as unsupported so the build is delegated to kustomize.
+//! Anchored scalars are read with their aliases expanded, as the JSON round trip expands
+//! them; an anchored collection is not, because kyaml's transformers edit the shared node in
+//! place (labels added to an anchored map show up at every alias).
 
 use saphyr_parser::{Event, Parser, ScalarStyle};
 
@@ -25,6 +28,9 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
     // Open collections: a sequence, or a mapping with a pending key.
     let mut stack: Vec<Frame> = Vec::new();
     let mut current: Option<Node> = None;
+    // Anchored scalars, and the keys they were found under in this document.
+    let mut anchors: std::collections::HashMap<usize, Node> = std::collections::HashMap::new();
+    let mut anchored_keys: Vec<String> = Vec::new();
     loop {
         let Some(next) = parser.next_event() else {
             break;
@@ -35,17 +41,19 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
             Event::StreamEnd => break,
             Event::DocumentEnd => {
                 if let Some(doc) = current.take() {
+                    check_anchored_keys(&doc, &anchored_keys)?;
                     if doc != Node::Null {
                         docs.push(doc);
                     }
                 }
+                anchored_keys.clear();
                 None
             }
-            Event::Alias(_) => return Err(unsupported("YAML aliases")),
+            Event::Alias(id) => match anchors.get(&id) {
+                Some(n) => Some(n.clone()),
+                None => return Err(unsupported("an alias of a YAML collection")),
+            },
             Event::Scalar(value, style, anchor, tag) => {
-                if anchor != 0 {
-                    return Err(unsupported("YAML anchors"));
-                }
                 let is_key = matches!(stack.last(), Some(Frame::Map(_, None)));
                 let is_merge = style == ScalarStyle::Plain && value == "<<";
                 let node = match tag {
@@ -69,11 +77,17 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
                 if is_key && is_merge {
                     return Err(unsupported("YAML merge keys"));
                 }
+                if anchor != 0 {
+                    if let Some(Frame::Map(_, Some(key))) = stack.last() {
+                        anchored_keys.push(key.clone());
+                    }
+                    anchors.insert(anchor, node.clone());
+                }
                 Some(node)
             }
             Event::SequenceStart(anchor, ref tag) | Event::MappingStart(anchor, ref tag) => {
                 if anchor != 0 {
-                    return Err(unsupported("YAML anchors"));
+                    return Err(unsupported("an anchored YAML collection"));
                 }
                 if tag.is_some() {
                     return Err(unsupported("tagged YAML collections"));
@@ -116,11 +130,25 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
         }
     }
     if let Some(doc) = current.take() {
+        check_anchored_keys(&doc, &anchored_keys)?;
         if doc != Node::Null {
             docs.push(doc);
         }
     }
     Ok(docs)
+}
+
+/// The namespace transformer sets `metadata.namespace` (and a Namespace's `metadata.name`)
+/// in place, so an anchored value there would change its aliases too: not reproduced.
+fn check_anchored_keys(doc: &Node, keys: &[String]) -> Result<(), ReadError> {
+    let is_namespace = doc.str_at(&["kind"]) == Some("Namespace");
+    if keys
+        .iter()
+        .any(|k| k == "namespace" || (is_namespace && k == "name"))
+    {
+        return Err(unsupported("an anchored namespace or Namespace name"));
+    }
+    Ok(())
 }
 
 enum Frame {
@@ -324,11 +352,17 @@ mod tests {
     }
 
     #[test]
-    fn anchors_and_timestamps_are_unsupported() {
+    fn scalar_aliases_are_expanded_and_collection_anchors_unsupported() {
+        let n = one("a: &x 1\nb: *x\n");
+        assert_eq!(n.as_map().and_then(|m| m.get("b")), Some(&Node::Int(1)));
         assert!(matches!(
-            read_documents("a: &x 1\nb: *x\n"),
+            read_documents("a: &x {c: 1}\nb: *x\n"),
             Err(ReadError::Unsupported(_))
         ));
+    }
+
+    #[test]
+    fn unquoted_timestamps_are_unsupported() {
         assert!(matches!(
             read_documents("a: 2001-12-14\n"),
             Err(ReadError::Unsupported(_))

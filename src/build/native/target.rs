@@ -19,7 +19,7 @@ pub(crate) fn build_root(dir: &Path) -> Result<String, NativeError> {
     let dir = canonical(dir)?;
     let mut stack = Vec::new();
     let mut resources = Vec::new();
-    accumulate(&dir, KustKind::Kustomization, &mut resources, &mut stack)?;
+    accumulate(&dir, None, &mut resources, &mut stack)?;
     fix_back_references(&mut resources)?;
     sort_legacy(&mut resources);
     let mut out = String::new();
@@ -45,7 +45,7 @@ fn display(k: &Kustomization) -> String {
 /// `KustTarget.accumulateTarget` for the kustomization in `dir`, into `acc`.
 fn accumulate(
     dir: &Path,
-    expect: KustKind,
+    expect: Option<KustKind>,
     acc: &mut Vec<Resource>,
     stack: &mut Vec<PathBuf>,
 ) -> Result<(), NativeError> {
@@ -58,7 +58,8 @@ fn accumulate(
     stack.push(dir.to_path_buf());
     let k = kustfile::load(dir)?;
     let file = display(&k);
-    if k.kind != expect {
+    // The root may be a Component (kustomize builds it like a Kustomization).
+    if expect.is_some_and(|e| e != k.kind) {
         return Err(NativeError::unsupported(
             "a Component used as a Kustomization (or the reverse)",
             &file,
@@ -75,7 +76,7 @@ fn accumulate(
         if !cdir.is_dir() {
             return Err(NativeError::unsupported("a component that is a file", &file));
         }
-        accumulate(&cdir, KustKind::Component, acc, stack)?;
+        accumulate(&cdir, Some(KustKind::Component), acc, stack)?;
     }
     let mut generated = Vec::new();
     for g in &k.config_maps {
@@ -129,7 +130,7 @@ fn accumulate_resource(
             )));
         }
         let mut sub = Vec::new();
-        accumulate(&sub_dir, KustKind::Kustomization, &mut sub, stack)?;
+        accumulate(&sub_dir, Some(KustKind::Kustomization), &mut sub, stack)?;
         return append_all(acc, sub);
     }
     let text = std::fs::read_to_string(&path).map_err(|e| {
@@ -218,7 +219,7 @@ fn fix_back_references(resources: &mut [Resource]) -> Result<(), NativeError> {
             let found: Vec<&(String, String, String)> = match m.get("namespace") {
                 None => accounts.iter().filter(by_name).collect(),
                 Some(Node::Str(ns)) => {
-                    if ns == "default" || accounts.iter().any(|a| a.1.is_empty()) {
+                    if ns.is_empty() || ns == "default" {
                         return Err(NativeError::unsupported(
                             "a subject in the default namespace with a namespace change",
                             &name,
