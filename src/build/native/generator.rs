@@ -35,20 +35,17 @@ pub(crate) fn generate(
         pairs.push((k.to_string(), remove_quotes(v).to_string()));
     }
     for source in &args.files {
-        let (key, path) = match source.split_once('=') {
-            Some((k, p)) => {
-                if k.is_empty() || p.is_empty() || p.contains('=') {
-                    return Err(unsupported("an unusual file source"));
-                }
-                (k.to_string(), p.to_string())
+        let (key, path) = if let Some((k, p)) = source.split_once('=') {
+            if k.is_empty() || p.is_empty() || p.contains('=') {
+                return Err(unsupported("an unusual file source"));
             }
-            None => {
-                let base = Path::new(source)
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                (base, source.clone())
-            }
+            (k.to_string(), p.to_string())
+        } else {
+            let base = Path::new(source)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            (base, source.clone())
         };
         if path.contains("://") {
             return Err(unsupported("a remote file source"));
@@ -74,8 +71,7 @@ pub(crate) fn generate(
     for (k, v) in pairs {
         let valid = !k.is_empty()
             && k.len() <= 253
-            && k
-                .bytes()
+            && k.bytes()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
             && k != "."
             && k != ".."

@@ -10,7 +10,8 @@ use serde_json::Value;
 use super::NativeError;
 
 /// File names kustomize looks for, in its order (`konfig.RecognizedKustomizationFileNames`).
-pub(crate) const FILE_NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+pub(crate) const FILE_NAMES: [&str; 3] =
+    ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
 /// Whether a kustomization file is a `Kustomization` or a `Component`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,7 +144,8 @@ pub(crate) fn load(dir: &Path) -> Result<Kustomization, NativeError> {
             continue;
         }
         match key.as_str() {
-            "apiVersion" | "metadata" => {}
+            // apiVersion and metadata are not read (generatorOptions is merged below).
+            "apiVersion" | "metadata" | "generatorOptions" => {}
             "kind" => {
                 k.kind = match value.as_str() {
                     Some("Kustomization") => KustKind::Kustomization,
@@ -178,7 +180,6 @@ pub(crate) fn load(dir: &Path) -> Result<Kustomization, NativeError> {
             "secretGenerator" => {
                 k.secrets = generators(value, true).map_err(|w| unsupported(&w))?;
             }
-            "generatorOptions" => {}
             other => return Err(unsupported(&format!("the `{other}` field"))),
         }
     }

@@ -59,9 +59,7 @@ pub struct NativeBuilder;
 impl Builder for NativeBuilder {
     fn build(&self, dir: &Path) -> Result<String, BuildError> {
         build_native(dir).map_err(|e| match e {
-            NativeError::Unsupported { feature, file } => {
-                BuildError::Unsupported { feature, file }
-            }
+            NativeError::Unsupported { feature, file } => BuildError::Unsupported { feature, file },
             NativeError::Failed(m) => BuildError::Failed(m),
         })
     }
@@ -90,7 +88,10 @@ impl AutoBuilder {
     }
 
     /// Builds natively, or says why not; when native fails, the binary's result.
-    pub fn build_with_reason(&self, dir: &Path) -> (Result<String, BuildError>, Option<NativeError>) {
+    pub fn build_with_reason(
+        &self,
+        dir: &Path,
+    ) -> (Result<String, BuildError>, Option<NativeError>) {
         match build_native(dir) {
             Ok(out) => {
                 self.native_builds.fetch_add(1, Ordering::Relaxed);

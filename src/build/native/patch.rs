@@ -79,15 +79,17 @@ pub(crate) fn apply_patch(
         let Some(name) = patch.str_at(&["metadata", "name"]) else {
             return Err(unsupported("a strategic-merge patch without metadata.name"));
         };
-        let targets: Vec<usize> = match &spec.target {
-            Some(t) => {
-                let matcher = TargetMatcher::new(t).map_err(|w| unsupported(&w))?;
-                (0..resources.len())
-                    .filter(|&i| matcher.matches(&resources[i]))
-                    .collect()
-            }
-            None => {
-                let api = pm.get("apiVersion").and_then(Node::as_str).unwrap_or_default();
+        let targets: Vec<usize> = if let Some(t) = &spec.target {
+            let matcher = TargetMatcher::new(t).map_err(|w| unsupported(&w))?;
+            (0..resources.len())
+                .filter(|&i| matcher.matches(&resources[i]))
+                .collect()
+        } else {
+            {
+                let api = pm
+                    .get("apiVersion")
+                    .and_then(Node::as_str)
+                    .unwrap_or_default();
                 let ns = patch.str_at(&["metadata", "namespace"]);
                 let found: Vec<usize> = (0..resources.len())
                     .filter(|&i| {
@@ -199,9 +201,7 @@ fn merge(dest: &mut Node, patch: &Node, builtin: bool) -> Result<(), String> {
                 let dest_items = match d.get(k) {
                     Some(Node::Seq(di)) => di.as_slice(),
                     Some(Node::Null) | None => &[],
-                    Some(_) => {
-                        return Err("a strategic-merge patch changing a field's type".into())
-                    }
+                    Some(_) => return Err("a strategic-merge patch changing a field's type".into()),
                 };
                 if has_associative_elements(items) || has_associative_elements(dest_items) {
                     return Err("a strategic-merge patch on a list with merge keys".into());
@@ -295,7 +295,9 @@ fn failed(s: &str) -> OpError {
 /// Splits a JSON pointer (`/a/b~1c`) into its tokens.
 fn pointer(path: &str) -> Result<Vec<String>, OpError> {
     if path.is_empty() {
-        return Err(OpError::Unsupported("a JSON 6902 operation on the root".into()));
+        return Err(OpError::Unsupported(
+            "a JSON 6902 operation on the root".into(),
+        ));
     }
     let Some(rest) = path.strip_prefix('/') else {
         return Err(failed("a JSON pointer must start with /"));
@@ -313,7 +315,9 @@ fn parent_mut<'n>(root: &'n mut Node, tokens: &[String]) -> Result<&'n mut Node,
             Node::Map(m) => m.get_mut(t).ok_or_else(|| failed("missing path"))?,
             Node::Seq(items) => {
                 let i = index(t, items.len(), false)?;
-                items.get_mut(i).ok_or_else(|| failed("index out of range"))?
+                items
+                    .get_mut(i)
+                    .ok_or_else(|| failed("index out of range"))?
             }
             _ => return Err(failed("path through a scalar")),
         };
@@ -325,11 +329,20 @@ fn index(token: &str, len: usize, allow_end: bool) -> Result<usize, OpError> {
     if token == "-" && allow_end {
         return Ok(len);
     }
-    if token.is_empty() || !token.bytes().all(|c| c.is_ascii_digit()) || (token.len() > 1 && token.starts_with('0')) {
-        return Err(OpError::Unsupported(format!("the JSON pointer index `{token}`")));
+    if token.is_empty()
+        || !token.bytes().all(|c| c.is_ascii_digit())
+        || (token.len() > 1 && token.starts_with('0'))
+    {
+        return Err(OpError::Unsupported(format!(
+            "the JSON pointer index `{token}`"
+        )));
     }
     let i: usize = token.parse().map_err(|_| failed("bad index"))?;
-    let max = if allow_end { len } else { len.saturating_sub(1) };
+    let max = if allow_end {
+        len
+    } else {
+        len.saturating_sub(1)
+    };
     if i > max || (!allow_end && len == 0) {
         return Err(failed("index out of range"));
     }
@@ -341,7 +354,9 @@ fn get<'n>(root: &'n Node, tokens: &[String]) -> Result<&'n Node, OpError> {
     for t in tokens {
         n = match n {
             Node::Map(m) => m.get(t).ok_or_else(|| failed("missing path"))?,
-            Node::Seq(items) => items.get(index(t, items.len(), false)?).ok_or_else(|| failed("index out of range"))?,
+            Node::Seq(items) => items
+                .get(index(t, items.len(), false)?)
+                .ok_or_else(|| failed("index out of range"))?,
             _ => return Err(failed("path through a scalar")),
         };
     }
@@ -381,10 +396,20 @@ fn apply_op(root: &mut Node, op: &Node) -> Result<(), OpError> {
     let Node::Map(m) = op else {
         return Err(failed("an operation that is not an object"));
     };
-    let kind = m.get("op").and_then(Node::as_str).ok_or_else(|| failed("missing op"))?;
-    let path = m.get("path").and_then(Node::as_str).ok_or_else(|| failed("missing path"))?;
+    let kind = m
+        .get("op")
+        .and_then(Node::as_str)
+        .ok_or_else(|| failed("missing op"))?;
+    let path = m
+        .get("path")
+        .and_then(Node::as_str)
+        .ok_or_else(|| failed("missing path"))?;
     let tokens = pointer(path)?;
-    let value = || m.get("value").cloned().ok_or_else(|| failed("missing value"));
+    let value = || {
+        m.get("value")
+            .cloned()
+            .ok_or_else(|| failed("missing value"))
+    };
     match kind {
         "add" => add(root, &tokens, value()?),
         "remove" => remove(root, &tokens).map(|_| ()),
@@ -407,7 +432,10 @@ fn apply_op(root: &mut Node, op: &Node) -> Result<(), OpError> {
             }
         }
         "move" | "copy" => {
-            let from = m.get("from").and_then(Node::as_str).ok_or_else(|| failed("missing from"))?;
+            let from = m
+                .get("from")
+                .and_then(Node::as_str)
+                .ok_or_else(|| failed("missing from"))?;
             let from = pointer(from)?;
             let v = if kind == "move" {
                 remove(root, &from)?

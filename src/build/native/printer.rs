@@ -78,24 +78,37 @@ impl Emitter {
                     let a = analyze(k);
                     let simple = !a.multiline && k.len() <= 128;
                     if simple {
-                        self.scalar(k, string_style(k), &a, Ctx {
-                            mapping: true,
-                            simple_key: true,
-                        });
+                        self.scalar(
+                            k,
+                            string_style(k),
+                            &a,
+                            Ctx {
+                                mapping: true,
+                                simple_key: true,
+                            },
+                        );
                         self.write_indicator(":", false, false, false);
                     } else {
                         self.write_indicator("?", true, false, true);
-                        self.scalar(k, string_style(k), &a, Ctx {
-                            mapping: true,
-                            simple_key: false,
-                        });
+                        self.scalar(
+                            k,
+                            string_style(k),
+                            &a,
+                            Ctx {
+                                mapping: true,
+                                simple_key: false,
+                            },
+                        );
                         self.write_indent();
                         self.write_indicator(":", true, false, true);
                     }
-                    self.node(v, Ctx {
-                        mapping: true,
-                        simple_key: false,
-                    });
+                    self.node(
+                        v,
+                        Ctx {
+                            mapping: true,
+                            simple_key: false,
+                        },
+                    );
                 }
                 self.pop_indent();
             }
@@ -178,8 +191,7 @@ impl Emitter {
 
     fn write_indent(&mut self) {
         let indent = usize::try_from(self.indent.max(0)).unwrap_or(0);
-        if !self.indention || self.column > indent || (self.column == indent && !self.whitespace)
-        {
+        if !self.indention || self.column > indent || (self.column == indent && !self.whitespace) {
             self.put_break();
         }
         while self.column < indent {
@@ -319,20 +331,15 @@ impl Emitter {
                         self.put(letter);
                         for k in (0..width).rev() {
                             let digit = (v >> (k * 4)) & 0xF;
-                            self.put(char::from_digit(digit, 16).map_or('0', |d| {
-                                d.to_ascii_uppercase()
-                            }));
+                            self.put(
+                                char::from_digit(digit, 16).map_or('0', |d| d.to_ascii_uppercase()),
+                            );
                         }
                     }
                 }
                 spaces = false;
             } else if c == ' ' {
-                if allow_breaks
-                    && !spaces
-                    && self.column > BEST_WIDTH
-                    && i > 0
-                    && i + 1 < b.len()
-                {
+                if allow_breaks && !spaces && self.column > BEST_WIDTH && i > 0 && i + 1 < b.len() {
                     self.write_indent();
                     if b[i + 1] == b' ' {
                         self.put('\\');
@@ -522,47 +529,90 @@ fn go_parses_float(s: &str) -> bool {
     if body.is_empty() || s.contains('_') {
         return false;
     }
-    is_yaml_float(s) || (body.chars().all(|c| c.is_ascii_digit() || c == '.') && s.parse::<f64>().is_ok())
+    is_yaml_float(s)
+        || (body.chars().all(|c| c.is_ascii_digit() || c == '.') && s.parse::<f64>().is_ok())
 }
 
-/// resolve.go `parseTimestamp` (four digits and a dash, then one of its layouts); judged
-/// loosely: any text of the date shapes counts, which only matters for quoting.
-fn is_timestamp(s: &str) -> bool {
-    let b = s.as_bytes();
-    if b.len() < 8 || !b[..4].iter().all(u8::is_ascii_digit) || b[4] != b'-' {
+/// resolve.go `parseTimestamp`: `YYYY-` then one of Go's layouts `2006-1-2T15:4:5.999999999Z07:00`
+/// (also with `t`), `2006-1-2 15:4:5.999999999`, `2006-1-2`, as `time.Parse` reads them
+/// (one- or two-digit fields, ranges and month lengths checked, any fraction, `,` or `.`).
+fn is_timestamp(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    if bytes.len() < 8 || !bytes[..4].iter().all(u8::is_ascii_digit) || bytes[4] != b'-' {
         return false;
     }
-    // "2006-1-2", optionally followed by [Tt ]15:4:5(.9*)?(Z|±07:00)?
-    let rest = &s[5..];
-    let (date, time) = match rest.find(['T', 't', ' ']) {
-        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
-        None => (rest, None),
-    };
-    let mut parts = date.split('-');
-    let (Some(m), Some(d), None) = (parts.next(), parts.next(), parts.next()) else {
+    let year: u32 = text[..4].parse().unwrap_or(0);
+    let mut rest = &bytes[5..];
+    let Some(month) = take_num(&mut rest) else {
         return false;
     };
-    let num = |x: &str, lo: u32, hi: u32| {
-        (1..=2).contains(&x.len())
-            && x.bytes().all(|c| c.is_ascii_digit())
-            && x.parse::<u32>().is_ok_and(|v| (lo..=hi).contains(&v))
-    };
-    if !num(m, 1, 12) || !num(d, 1, 31) {
+    if rest.first() != Some(&b'-') {
         return false;
     }
-    match time {
-        None => true,
-        Some(t) => {
-            let t = t.trim_end_matches('Z');
-            let t = t.split(['+', '-']).next().unwrap_or(t);
-            let t = t.split('.').next().unwrap_or(t);
-            let mut hms = t.split(':');
-            matches!(
-                (hms.next(), hms.next(), hms.next(), hms.next()),
-                (Some(h), Some(mi), Some(se), None)
-                    if num(h, 0, 23) && num(mi, 0, 59) && num(se, 0, 59)
-            )
+    rest = &rest[1..];
+    let Some(day) = take_num(&mut rest) else {
+        return false;
+    };
+    if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
+        return false;
+    }
+    let (zoned, after) = match rest.first() {
+        None => return true,
+        Some(b'T' | b't') => (true, &rest[1..]),
+        Some(b' ') => (false, &rest[1..]),
+        Some(_) => return false,
+    };
+    rest = after;
+    let mut clock = [0u32; 3];
+    for (i, field) in clock.iter_mut().enumerate() {
+        if i > 0 {
+            if rest.first() != Some(&b':') {
+                return false;
+            }
+            rest = &rest[1..];
         }
+        let Some(v) = take_num(&mut rest) else {
+            return false;
+        };
+        *field = v;
+    }
+    if clock[0] >= 24 || clock[1] >= 60 || clock[2] >= 60 {
+        return false;
+    }
+    if rest.len() >= 2 && matches!(rest[0], b'.' | b',') && rest[1].is_ascii_digit() {
+        rest = &rest[1..];
+        while rest.first().is_some_and(u8::is_ascii_digit) {
+            rest = &rest[1..];
+        }
+    }
+    if !zoned {
+        return rest.is_empty();
+    }
+    match rest {
+        [b'Z'] => true,
+        [b'+' | b'-', h1, h2, b':', m1, m2] => [h1, h2, m1, m2].iter().all(|c| c.is_ascii_digit()),
+        _ => false,
+    }
+}
+
+/// Go's `getnum(value, false)`: one or two digits.
+fn take_num(rest: &mut &[u8]) -> Option<u32> {
+    let first = rest.first().filter(|c| c.is_ascii_digit())?;
+    let mut v = u32::from(first - b'0');
+    *rest = &rest[1..];
+    if let Some(second) = rest.first().filter(|c| c.is_ascii_digit()) {
+        v = v * 10 + u32::from(second - b'0');
+        *rest = &rest[1..];
+    }
+    Some(v)
+}
+
+fn days_in_month(year: u32, month: u32) -> u32 {
+    match month {
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
     }
 }
 
@@ -966,11 +1016,21 @@ mod tests {
     }
 
     #[test]
+    fn timestamps_are_judged_as_go_time_parse_does() {
+        assert!(is_timestamp("2001-12-14"));
+        assert!(is_timestamp("2001-12-14 21:59:43.10"));
+        assert!(is_timestamp("2001-1-2T3:04:05Z"));
+        assert!(!is_timestamp("2024-02-30"));
+        assert!(!is_timestamp("2001-12-14T21:59:43"));
+        assert!(!is_timestamp("2001-12-14x"));
+    }
+
+    #[test]
     fn floats_print_as_go_formats_them_after_json() {
         assert_eq!(format_float(1.0), "1");
         assert_eq!(format_float(0.5), "0.5");
         assert_eq!(format_float(1_234_567.5), "1.2345675e+06");
         assert_eq!(format_float(1e-7), "1e-07");
-        assert_eq!(format_float(1e20), "100000000000000000000".parse::<f64>().map(|_| "1e+20".to_string()).unwrap_or_default());
+        assert_eq!(format_float(1e20), "1e+20");
     }
 }

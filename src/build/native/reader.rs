@@ -31,10 +31,7 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
     // Anchored scalars, and the keys they were found under in this document.
     let mut anchors: std::collections::HashMap<usize, Node> = std::collections::HashMap::new();
     let mut anchored_keys: Vec<String> = Vec::new();
-    loop {
-        let Some(next) = parser.next_event() else {
-            break;
-        };
+    while let Some(next) = parser.next_event() {
         let (event, _span) = next.map_err(|e| ReadError::Syntax(e.to_string()))?;
         let completed = match event {
             Event::StreamStart | Event::Nothing | Event::DocumentStart(_) => None,
@@ -65,10 +62,7 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
                         Node::Str(value.into_owned())
                     }
                     Some(t) => {
-                        return Err(unsupported(&format!(
-                            "YAML tag `{}{}`",
-                            t.handle, t.suffix
-                        )))
+                        return Err(unsupported(&format!("YAML tag `{}{}`", t.handle, t.suffix)))
                     }
                 };
                 if is_key && !matches!(node, Node::Str(_)) {
@@ -168,7 +162,9 @@ fn scalar(value: &str, style: ScalarStyle) -> Result<Node, ReadError> {
     {
         // go-yaml v3 folds the break before a more-indented line into two breaks, unlike the
         // YAML spec (and saphyr): not reproduced.
-        return Err(unsupported("a folded block scalar with more-indented lines"));
+        return Err(unsupported(
+            "a folded block scalar with more-indented lines",
+        ));
     }
     if style != ScalarStyle::Plain {
         return Ok(Node::Str(value.to_string()));

@@ -50,22 +50,22 @@ impl Resource {
             return Err(unsupported("a metadata.namespace that is not a string"));
         }
         match meta.get("annotations") {
-            None => {}
             // kio.ByteReader adds its index annotations on read and clears the map again
             // when they are removed: an empty map disappears (kyaml ClearEmptyAnnotations).
             Some(Node::Map(a)) if a.is_empty() => {
                 meta.remove("annotations");
             }
-            Some(Node::Map(a)) => {
+            Some(Node::Map(a))
                 if a.0.iter().any(|(k, _)| {
                     k.starts_with("config.kubernetes.io/")
                         || k.starts_with("internal.config.kubernetes.io/")
                         || k.starts_with("kustomize.config.k8s.io/")
                         || k.starts_with("config.k8s.io/")
-                }) {
-                    return Err(unsupported("kustomize's own annotations"));
-                }
+                }) =>
+            {
+                return Err(unsupported("kustomize's own annotations"));
             }
+            None | Some(Node::Map(_)) => {}
             Some(_) => return Err(unsupported("metadata.annotations that is not a mapping")),
         }
         if !matches!(meta.get("labels"), None | Some(Node::Map(_))) {
@@ -132,10 +132,7 @@ impl Resource {
 }
 
 /// Appends resources, failing on an id that is already there (`resWrangler.Append`).
-pub(crate) fn append_all(
-    into: &mut Vec<Resource>,
-    more: Vec<Resource>,
-) -> Result<(), NativeError> {
+pub(crate) fn append_all(into: &mut Vec<Resource>, more: Vec<Resource>) -> Result<(), NativeError> {
     for r in more {
         for existing in into.iter() {
             if existing.same_id(&r)? {
@@ -156,35 +153,70 @@ pub(crate) fn append_all(
 /// the group/versions it lists them under (`kyaml/openapi`, `IsCertainlyClusterScoped`).
 /// Kinds it does not know (custom resources) count as namespaced, as in kustomize.
 const CLUSTER_SCOPED: &[(&str, &[&str], &[&str])] = &[
-    ("", &["v1"], &["Namespace", "Node", "PersistentVolume", "ComponentStatus"]),
+    (
+        "",
+        &["v1"],
+        &["Namespace", "Node", "PersistentVolume", "ComponentStatus"],
+    ),
     (
         "admissionregistration.k8s.io",
         &["v1", "v1beta1"],
-        &["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"],
+        &[
+            "MutatingWebhookConfiguration",
+            "ValidatingWebhookConfiguration",
+        ],
     ),
-    ("apiextensions.k8s.io", &["v1", "v1beta1"], &["CustomResourceDefinition"]),
-    ("apiregistration.k8s.io", &["v1", "v1beta1"], &["APIService"]),
-    ("authentication.k8s.io", &["v1", "v1beta1"], &["TokenReview"]),
+    (
+        "apiextensions.k8s.io",
+        &["v1", "v1beta1"],
+        &["CustomResourceDefinition"],
+    ),
+    (
+        "apiregistration.k8s.io",
+        &["v1", "v1beta1"],
+        &["APIService"],
+    ),
+    (
+        "authentication.k8s.io",
+        &["v1", "v1beta1"],
+        &["TokenReview"],
+    ),
     (
         "authorization.k8s.io",
         &["v1", "v1beta1"],
-        &["SelfSubjectAccessReview", "SelfSubjectRulesReview", "SubjectAccessReview"],
+        &[
+            "SelfSubjectAccessReview",
+            "SelfSubjectRulesReview",
+            "SubjectAccessReview",
+        ],
     ),
-    ("certificates.k8s.io", &["v1", "v1beta1"], &["CertificateSigningRequest"]),
+    (
+        "certificates.k8s.io",
+        &["v1", "v1beta1"],
+        &["CertificateSigningRequest"],
+    ),
     (
         "flowcontrol.apiserver.k8s.io",
         &["v1alpha1", "v1beta1"],
         &["FlowSchema", "PriorityLevelConfiguration"],
     ),
     ("networking.k8s.io", &["v1", "v1beta1"], &["IngressClass"]),
-    ("node.k8s.io", &["v1", "v1beta1", "v1alpha1"], &["RuntimeClass"]),
+    (
+        "node.k8s.io",
+        &["v1", "v1beta1", "v1alpha1"],
+        &["RuntimeClass"],
+    ),
     ("policy", &["v1beta1"], &["PodSecurityPolicy"]),
     (
         "rbac.authorization.k8s.io",
         &["v1", "v1beta1", "v1alpha1"],
         &["ClusterRole", "ClusterRoleBinding"],
     ),
-    ("scheduling.k8s.io", &["v1", "v1beta1", "v1alpha1"], &["PriorityClass"]),
+    (
+        "scheduling.k8s.io",
+        &["v1", "v1beta1", "v1alpha1"],
+        &["PriorityClass"],
+    ),
     (
         "storage.k8s.io",
         &["v1", "v1beta1"],
@@ -239,14 +271,15 @@ const CLUSTER_SCOPED_ELSEWHERE: &[&str] = &[
 /// `Gvk.IsClusterScoped()` as kustomize v5 answers it.
 pub(crate) fn is_cluster_scoped(gvk: &Gvk) -> Result<bool, NativeError> {
     let known = CLUSTER_SCOPED.iter().any(|(g, versions, kinds)| {
-        *g == gvk.group && versions.contains(&gvk.version.as_str()) && kinds.contains(&gvk.kind.as_str())
+        *g == gvk.group
+            && versions.contains(&gvk.version.as_str())
+            && kinds.contains(&gvk.kind.as_str())
     });
     if known {
         return Ok(true);
     }
-    let k8s_group = gvk.group.is_empty()
-        || !gvk.group.contains('.')
-        || gvk.group.ends_with(".k8s.io");
+    let k8s_group =
+        gvk.group.is_empty() || !gvk.group.contains('.') || gvk.group.ends_with(".k8s.io");
     if k8s_group && CLUSTER_SCOPED_ELSEWHERE.contains(&gvk.kind.as_str()) {
         return Err(NativeError::Unsupported {
             feature: format!(

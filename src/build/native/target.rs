@@ -34,8 +34,7 @@ pub(crate) fn build_root(dir: &Path) -> Result<String, NativeError> {
 
 /// kustomize resolves every loader root through symbolic links (`ConfirmDir`).
 fn canonical(dir: &Path) -> Result<PathBuf, NativeError> {
-    std::fs::canonicalize(dir)
-        .map_err(|e| NativeError::Failed(format!("{}: {e}", dir.display())))
+    std::fs::canonicalize(dir).map_err(|e| NativeError::Failed(format!("{}: {e}", dir.display())))
 }
 
 fn display(k: &Kustomization) -> String {
@@ -74,7 +73,10 @@ fn accumulate(
         }
         let cdir = canonical(&k.dir.join(entry))?;
         if !cdir.is_dir() {
-            return Err(NativeError::unsupported("a component that is a file", &file));
+            return Err(NativeError::unsupported(
+                "a component that is a file",
+                &file,
+            ));
         }
         accumulate(&cdir, Some(KustKind::Component), acc, stack)?;
     }
@@ -133,9 +135,8 @@ fn accumulate_resource(
         accumulate(&sub_dir, Some(KustKind::Kustomization), &mut sub, stack)?;
         return append_all(acc, sub);
     }
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        NativeError::Failed(format!("accumulating resources from '{entry}': {e}"))
-    })?;
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| NativeError::Failed(format!("accumulating resources from '{entry}': {e}")))?;
     let shown = path.display().to_string();
     let docs = read_documents(&text).map_err(|e| match e {
         ReadError::Syntax(m) => NativeError::Failed(format!("{shown}: {m}")),
@@ -186,7 +187,9 @@ fn fix_back_references(resources: &mut [Resource]) -> Result<(), NativeError> {
     for r in resources.iter_mut() {
         let gvk = r.gvk();
         let conversion = gvk.kind == "CustomResourceDefinition"
-            && r.node.get_path(&["spec", "conversion", "webhook"]).is_some();
+            && r.node
+                .get_path(&["spec", "conversion", "webhook"])
+                .is_some();
         if conversion
             || matches!(
                 gvk.kind.as_str(),
@@ -210,7 +213,10 @@ fn fix_back_references(resources: &mut [Resource]) -> Result<(), NativeError> {
         };
         for s in subjects {
             let Node::Map(m) = s else {
-                return Err(NativeError::unsupported("a subject that is not a mapping", &name));
+                return Err(NativeError::unsupported(
+                    "a subject that is not a mapping",
+                    &name,
+                ));
             };
             let Some(sname) = m.get("name").and_then(Node::as_str).map(str::to_string) else {
                 return Err(NativeError::unsupported("a subject without a name", &name));

@@ -34,15 +34,45 @@ const fn fs(
 /// `metadataLabelsFieldSpecs` (builtinpluginconsts/metadatalabels.go).
 const METADATA_LABELS: &[FieldSpec] = &[
     fs("", "", "", "metadata/labels", true),
-    fs("", "v1", "ReplicationController", "spec/template/metadata/labels", true),
+    fs(
+        "",
+        "v1",
+        "ReplicationController",
+        "spec/template/metadata/labels",
+        true,
+    ),
     fs("", "", "Deployment", "spec/template/metadata/labels", true),
     fs("", "", "ReplicaSet", "spec/template/metadata/labels", true),
     fs("", "", "DaemonSet", "spec/template/metadata/labels", true),
-    fs("apps", "", "StatefulSet", "spec/template/metadata/labels", true),
-    fs("apps", "", "StatefulSet", "spec/volumeClaimTemplates[]/metadata/labels", true),
+    fs(
+        "apps",
+        "",
+        "StatefulSet",
+        "spec/template/metadata/labels",
+        true,
+    ),
+    fs(
+        "apps",
+        "",
+        "StatefulSet",
+        "spec/volumeClaimTemplates[]/metadata/labels",
+        true,
+    ),
     fs("batch", "", "Job", "spec/template/metadata/labels", true),
-    fs("batch", "", "CronJob", "spec/jobTemplate/metadata/labels", true),
-    fs("batch", "", "CronJob", "spec/jobTemplate/spec/template/metadata/labels", true),
+    fs(
+        "batch",
+        "",
+        "CronJob",
+        "spec/jobTemplate/metadata/labels",
+        true,
+    ),
+    fs(
+        "batch",
+        "",
+        "CronJob",
+        "spec/jobTemplate/spec/template/metadata/labels",
+        true,
+    ),
 ];
 
 /// `commonLabelFieldSpecs` (builtinpluginconsts/commonlabels.go), before the metadata ones.
@@ -75,14 +105,62 @@ const COMMON_LABEL_SELECTORS: &[FieldSpec] = &[
 /// `commonAnnotationFieldSpecs` (builtinpluginconsts/commonannotations.go).
 const COMMON_ANNOTATIONS: &[FieldSpec] = &[
     fs("", "", "", "metadata/annotations", true),
-    fs("", "v1", "ReplicationController", "spec/template/metadata/annotations", true),
-    fs("", "", "Deployment", "spec/template/metadata/annotations", true),
-    fs("", "", "ReplicaSet", "spec/template/metadata/annotations", true),
-    fs("", "", "DaemonSet", "spec/template/metadata/annotations", true),
-    fs("", "", "StatefulSet", "spec/template/metadata/annotations", true),
-    fs("batch", "", "Job", "spec/template/metadata/annotations", true),
-    fs("batch", "", "CronJob", "spec/jobTemplate/metadata/annotations", true),
-    fs("batch", "", "CronJob", "spec/jobTemplate/spec/template/metadata/annotations", true),
+    fs(
+        "",
+        "v1",
+        "ReplicationController",
+        "spec/template/metadata/annotations",
+        true,
+    ),
+    fs(
+        "",
+        "",
+        "Deployment",
+        "spec/template/metadata/annotations",
+        true,
+    ),
+    fs(
+        "",
+        "",
+        "ReplicaSet",
+        "spec/template/metadata/annotations",
+        true,
+    ),
+    fs(
+        "",
+        "",
+        "DaemonSet",
+        "spec/template/metadata/annotations",
+        true,
+    ),
+    fs(
+        "",
+        "",
+        "StatefulSet",
+        "spec/template/metadata/annotations",
+        true,
+    ),
+    fs(
+        "batch",
+        "",
+        "Job",
+        "spec/template/metadata/annotations",
+        true,
+    ),
+    fs(
+        "batch",
+        "",
+        "CronJob",
+        "spec/jobTemplate/metadata/annotations",
+        true,
+    ),
+    fs(
+        "batch",
+        "",
+        "CronJob",
+        "spec/jobTemplate/spec/template/metadata/annotations",
+        true,
+    ),
 ];
 
 /// `Gvk.IsSelected`: empty selector fields match anything.
@@ -103,12 +181,7 @@ enum Setter<'a> {
 
 /// `fieldspec.Filter`: walks `path` (sequences are walked element by element), creating
 /// missing fields when the spec says so, and sets the value at the end.
-fn apply_path(
-    node: &mut Node,
-    path: &[&str],
-    create: bool,
-    setter: Setter,
-) -> Result<(), String> {
+fn apply_path(node: &mut Node, path: &[&str], create: bool, setter: Setter) -> Result<(), String> {
     let Some((first, rest)) = path.split_first() else {
         return set_value(node, setter);
     };
@@ -247,7 +320,7 @@ pub(crate) fn set_namespace(
         let gvk = r.gvk();
         let cluster_scoped = is_cluster_scoped(&gvk).map_err(|e| match e {
             NativeError::Unsupported { feature, .. } => NativeError::unsupported(&feature, file),
-            other => other,
+            other @ NativeError::Failed(_) => other,
         })?;
         // metaNamespaceHack: metadata/namespace, created, on namespaced kinds only.
         if !cluster_scoped {
@@ -261,10 +334,8 @@ pub(crate) fn set_namespace(
         }
         // roleBindingHack: subjects named `default` get the namespace.
         if gvk.kind == "RoleBinding" || gvk.kind == "ClusterRoleBinding" {
-            if let Some(Node::Seq(subjects)) = r
-                .node
-                .as_map_mut()
-                .and_then(|m| m.get_mut("subjects"))
+            if let Some(Node::Seq(subjects)) =
+                r.node.as_map_mut().and_then(|m| m.get_mut("subjects"))
             {
                 for s in subjects {
                     if let Node::Map(m) = s {
