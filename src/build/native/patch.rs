@@ -365,6 +365,7 @@ fn get<'n>(root: &'n Node, tokens: &[String]) -> Result<&'n Node, OpError> {
 
 fn add(root: &mut Node, tokens: &[String], value: Node) -> Result<(), OpError> {
     let (last, parents) = tokens.split_last().ok_or_else(|| failed("empty path"))?;
+    ensure_path_exists(root, parents, last)?;
     match parent_mut(root, parents)? {
         Node::Map(m) => {
             m.insert(last, value);
@@ -377,6 +378,42 @@ fn add(root: &mut Node, tokens: &[String], value: Node) -> Result<(), OpError> {
         }
         _ => Err(failed("add to a scalar")),
     }
+}
+
+/// kustomize applies JSON patches with evanphx/json-patch's `EnsurePathExistsOnAdd`: an
+/// `add` creates missing parent objects. Creating arrays (or padding them) is not reproduced.
+fn ensure_path_exists(root: &mut Node, parents: &[String], last: &str) -> Result<(), OpError> {
+    let mut n = root;
+    for (i, t) in parents.iter().enumerate() {
+        let next = parents.get(i + 1).map_or(last, String::as_str);
+        n = match n {
+            Node::Map(m) => {
+                if m.get(t).is_none() {
+                    if next == "-" || next.parse::<i64>().is_ok() {
+                        return Err(OpError::Unsupported(
+                            "a JSON 6902 add that creates an array".into(),
+                        ));
+                    }
+                    m.0.push((t.clone(), Node::Map(Map::default())));
+                }
+                match m.get_mut(t) {
+                    Some(Node::Null) => {
+                        return Err(OpError::Unsupported(
+                            "a JSON 6902 add through a null field".into(),
+                        ))
+                    }
+                    Some(v) => v,
+                    None => return Err(failed("missing path")),
+                }
+            }
+            Node::Seq(items) => {
+                let i = index(t, items.len(), false)?;
+                items.get_mut(i).ok_or_else(|| failed("index out of range"))?
+            }
+            _ => return Err(failed("path through a scalar")),
+        };
+    }
+    Ok(())
 }
 
 fn remove(root: &mut Node, tokens: &[String]) -> Result<Node, OpError> {

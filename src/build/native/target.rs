@@ -21,6 +21,9 @@ pub(crate) fn build_root(dir: &Path) -> Result<String, NativeError> {
     let mut resources = Vec::new();
     accumulate(&dir, None, &mut resources, &mut stack)?;
     fix_back_references(&mut resources)?;
+    for r in &resources {
+        check_metadata_strings(r)?;
+    }
     sort_legacy(&mut resources);
     let mut out = String::new();
     for (i, r) in resources.iter().enumerate() {
@@ -259,6 +262,23 @@ fn fix_back_references(resources: &mut [Resource]) -> Result<(), NativeError> {
                         &name,
                     ))
                 }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// kustomize rewrites labels and annotations as `map[string]string` whenever it records ids
+/// (a namespace change, for one), turning a non-string value into a string; when it does is
+/// not tracked here, so such values are delegated.
+fn check_metadata_strings(r: &Resource) -> Result<(), NativeError> {
+    for field in ["labels", "annotations"] {
+        if let Some(m) = r.node.get_path(&["metadata", field]).and_then(Node::as_map) {
+            if m.0.iter().any(|(_, v)| !matches!(v, Node::Str(_))) {
+                return Err(NativeError::unsupported(
+                    &format!("a metadata.{field} value that is not a string"),
+                    r.name(),
+                ));
             }
         }
     }
