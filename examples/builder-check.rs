@@ -27,9 +27,7 @@ fn main() -> ExitCode {
     let Some(root) = args
         .iter()
         .enumerate()
-        .find(|(i, a)| {
-            !a.starts_with("--") && (*i == 0 || args[i - 1] != "--kustomize")
-        })
+        .find(|(i, a)| !a.starts_with("--") && (*i == 0 || args[i - 1] != "--kustomize"))
         .map(|(_, a)| PathBuf::from(a))
     else {
         eprintln!("usage: builder-check DIR [--kustomize PATH] [--verbose]");
@@ -51,7 +49,11 @@ fn main() -> ExitCode {
     let (mut same, mut different, mut delegated, mut both_fail) = (0, 0, 0, 0);
     for dir in &dirs {
         let shown = dir.strip_prefix(&root).unwrap_or(dir).display().to_string();
-        let shown = if shown.is_empty() { ".".to_string() } else { shown };
+        let shown = if shown.is_empty() {
+            ".".to_string()
+        } else {
+            shown
+        };
         let native = build_native(dir);
         if let Err(NativeError::Unsupported { feature, file }) = &native {
             delegated += 1;
@@ -89,7 +91,9 @@ fn main() -> ExitCode {
             }
         }
     }
-    println!("{same} identical, {different} different, {delegated} delegated, {both_fail} both fail");
+    println!(
+        "{same} identical, {different} different, {delegated} delegated, {both_fail} both fail"
+    );
     if different > 0 {
         ExitCode::from(1)
     } else {
