@@ -408,7 +408,9 @@ fn ensure_path_exists(root: &mut Node, parents: &[String], last: &str) -> Result
             }
             Node::Seq(items) => {
                 let i = index(t, items.len(), false)?;
-                items.get_mut(i).ok_or_else(|| failed("index out of range"))?
+                items
+                    .get_mut(i)
+                    .ok_or_else(|| failed("index out of range"))?
             }
             _ => return Err(failed("path through a scalar")),
         };

@@ -1,12 +1,11 @@
 //! Reading YAML streams the way kustomize's kyaml does (go-yaml v3, YAML 1.2-ish: `yes`
 //! and `on` are strings, `010` is octal 8, `1_000` is 1000), into [`Node`]s.
 //!
-//! Only what this module is sure of is read; anything else (anchors on collections, merge
-//! keys, tags other than `!!str`, timestamps, infinities, line separators that the JSON round
-//! trip would change) is reported as unsupported so the build is delegated to kustomize.
-//! Anchored scalars are read with their aliases expanded, as the JSON round trip expands
-//! them; an anchored collection is not, because kyaml's transformers edit the shared node in
-//! place (labels added to an anchored map show up at every alias).
+//! Only what this module is sure of is read; anything else (merge keys, tags other than
+//! `!!str`, timestamps, infinities, line separators that the JSON round trip would change) is
+//! reported as unsupported so the build is delegated to kustomize. Aliases are expanded into
+//! copies: kustomize de-anchors what it reads (`kio.ByteReader`), so a transformer editing
+//! an anchored map does not change its aliases.
 
 use saphyr_parser::{Event, Parser, ScalarStyle};
 
@@ -28,9 +27,7 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
     // Open collections: a sequence, or a mapping with a pending key.
     let mut stack: Vec<Frame> = Vec::new();
     let mut current: Option<Node> = None;
-    // Anchored scalars, and the keys they were found under in this document.
     let mut anchors: std::collections::HashMap<usize, Node> = std::collections::HashMap::new();
-    let mut anchored_keys: Vec<String> = Vec::new();
     while let Some(next) = parser.next_event() {
         let (event, _span) = next.map_err(|e| ReadError::Syntax(e.to_string()))?;
         let completed = match event {
@@ -38,20 +35,18 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
             Event::StreamEnd => break,
             Event::DocumentEnd => {
                 if let Some(doc) = current.take() {
-                    check_anchored_keys(&doc, &anchored_keys)?;
                     if doc != Node::Null {
                         docs.push(doc);
                     }
                 }
-                anchored_keys.clear();
                 None
             }
             Event::Alias(id) => match anchors.get(&id) {
                 Some(n) => Some(n.clone()),
-                None => return Err(unsupported("an alias of a YAML collection")),
+                None => return Err(ReadError::Syntax("unknown anchor referenced".into())),
             },
             Event::Scalar(value, style, anchor, tag) => {
-                let is_key = matches!(stack.last(), Some(Frame::Map(_, None)));
+                let is_key = matches!(stack.last(), Some(Frame::Map(_, None, _)));
                 let is_merge = style == ScalarStyle::Plain && value == "<<";
                 let node = match tag {
                     None => scalar(&value, style)?,
@@ -72,41 +67,41 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
                     return Err(unsupported("YAML merge keys"));
                 }
                 if anchor != 0 {
-                    if let Some(Frame::Map(_, Some(key))) = stack.last() {
-                        anchored_keys.push(key.clone());
-                    }
                     anchors.insert(anchor, node.clone());
                 }
                 Some(node)
             }
             Event::SequenceStart(anchor, ref tag) | Event::MappingStart(anchor, ref tag) => {
-                if anchor != 0 {
-                    return Err(unsupported("an anchored YAML collection"));
-                }
                 if tag.is_some() {
                     return Err(unsupported("tagged YAML collections"));
                 }
-                if matches!(stack.last(), Some(Frame::Map(_, None))) {
+                if matches!(stack.last(), Some(Frame::Map(_, None, _))) {
                     return Err(unsupported("a mapping key that is not a string"));
                 }
                 if matches!(event, Event::SequenceStart(..)) {
-                    stack.push(Frame::Seq(Vec::new()));
+                    stack.push(Frame::Seq(Vec::new(), anchor));
                 } else {
-                    stack.push(Frame::Map(Map::default(), None));
+                    stack.push(Frame::Map(Map::default(), None, anchor));
                 }
                 None
             }
-            Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
-                Some(Frame::Seq(items)) => Some(Node::Seq(items)),
-                Some(Frame::Map(map, None)) => Some(Node::Map(map)),
-                _ => return Err(ReadError::Syntax("unbalanced collection".into())),
-            },
+            Event::SequenceEnd | Event::MappingEnd => {
+                let (node, anchor) = match stack.pop() {
+                    Some(Frame::Seq(items, anchor)) => (Node::Seq(items), anchor),
+                    Some(Frame::Map(map, None, anchor)) => (Node::Map(map), anchor),
+                    _ => return Err(ReadError::Syntax("unbalanced collection".into())),
+                };
+                if anchor != 0 {
+                    anchors.insert(anchor, node.clone());
+                }
+                Some(node)
+            }
         };
         if let Some(node) = completed {
             match stack.last_mut() {
                 None => current = Some(node),
-                Some(Frame::Seq(items)) => items.push(node),
-                Some(Frame::Map(map, pending)) => match pending.take() {
+                Some(Frame::Seq(items, _)) => items.push(node),
+                Some(Frame::Map(map, pending, _)) => match pending.take() {
                     None => {
                         let Node::Str(key) = node else {
                             return Err(unsupported("a mapping key that is not a string"));
@@ -124,7 +119,6 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
         }
     }
     if let Some(doc) = current.take() {
-        check_anchored_keys(&doc, &anchored_keys)?;
         if doc != Node::Null {
             docs.push(doc);
         }
@@ -132,22 +126,10 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
     Ok(docs)
 }
 
-/// The namespace transformer sets `metadata.namespace` (and a Namespace's `metadata.name`)
-/// in place, so an anchored value there would change its aliases too: not reproduced.
-fn check_anchored_keys(doc: &Node, keys: &[String]) -> Result<(), ReadError> {
-    let is_namespace = doc.str_at(&["kind"]) == Some("Namespace");
-    if keys
-        .iter()
-        .any(|k| k == "namespace" || (is_namespace && k == "name"))
-    {
-        return Err(unsupported("an anchored namespace or Namespace name"));
-    }
-    Ok(())
-}
-
+/// An open collection and its anchor id (0: none).
 enum Frame {
-    Seq(Vec<Node>),
-    Map(Map, Option<String>),
+    Seq(Vec<Node>, usize),
+    Map(Map, Option<String>, usize),
 }
 
 fn unsupported(what: &str) -> ReadError {
@@ -348,11 +330,13 @@ mod tests {
     }
 
     #[test]
-    fn scalar_aliases_are_expanded_and_collection_anchors_unsupported() {
-        let n = one("a: &x 1\nb: *x\n");
-        assert_eq!(n.as_map().and_then(|m| m.get("b")), Some(&Node::Int(1)));
+    fn aliases_are_expanded_into_copies() {
+        let n = one("a: &x 1\nb: *x\nc: &m {d: [1]}\ne: *m\n");
+        let m = n.as_map().expect("map");
+        assert_eq!(m.get("b"), Some(&Node::Int(1)));
+        assert_eq!(m.get("e"), m.get("c"));
         assert!(matches!(
-            read_documents("a: &x {c: 1}\nb: *x\n"),
+            read_documents("a: &x {c: 1}\nb:\n  <<: *x\n"),
             Err(ReadError::Unsupported(_))
         ));
     }
