@@ -105,22 +105,27 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 10, "{found:#?}");
+    assert_eq!(found.len(), 11, "{found:#?}");
 }
 
 #[test]
-fn a_hash_suffix_generator_is_unsupported_not_guessed() {
+fn a_generator_from_env_files_is_unsupported_not_guessed() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("kustomization.yaml"),
-        "configMapGenerator:\n- name: x\n  literals: [a=b]\n",
+        "configMapGenerator:\n- name: x\n  envs: [a.env]\n",
     )
     .unwrap();
     let err = build_native(dir.path()).unwrap_err();
     assert!(
-        matches!(&err, NativeError::Unsupported { feature, .. } if feature.contains("hash suffix")),
+        matches!(&err, NativeError::Unsupported { feature, .. } if feature.contains("envs")),
         "{err}"
     );
+}
+
+#[test]
+fn generated_names_get_kustomize_hash_and_references_follow() {
+    assert_fixture("hash");
 }
 
 #[test]

@@ -1,8 +1,7 @@
 //! `configMapGenerator` and `secretGenerator` (`api/internal/generators/configmap.go`,
 //! `secret.go`, `utils.go`, and the key-value loader `api/kv/kv.go`).
 //!
-//! The name hash suffix is not reproduced: a generator without `disableNameSuffixHash` is
-//! delegated (the suffix and the references it rewrites are kustomize's).
+//! The name hash suffix is added at the end of the root build (`nameref`).
 
 use std::path::Path;
 
@@ -21,9 +20,6 @@ pub(crate) fn generate(
     file: &str,
 ) -> Result<Resource, NativeError> {
     let unsupported = |w: &str| NativeError::unsupported(w, file);
-    if !args.options.disable_name_suffix_hash {
-        return Err(unsupported("a generator name hash suffix"));
-    }
     let mut pairs: Vec<(String, String)> = Vec::new();
     // kv.go Load: env files, then literals, then files.
     for lit in &args.literals {
@@ -120,7 +116,9 @@ pub(crate) fn generate(
     if args.options.immutable {
         obj.insert("immutable", Node::Bool(true));
     }
-    Resource::from_document(Node::Map(obj), file)
+    let mut r = Resource::from_document(Node::Map(obj), file)?;
+    r.needs_hash = !args.options.disable_name_suffix_hash;
+    Ok(r)
 }
 
 fn string_map(pairs: &[(String, String)]) -> Node {

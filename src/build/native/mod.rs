@@ -9,6 +9,7 @@
 
 mod generator;
 mod kustfile;
+mod nameref;
 mod node;
 mod patch;
 mod printer;

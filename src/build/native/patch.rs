@@ -48,6 +48,11 @@ pub(crate) fn apply_patch(
             if !matcher.matches(r) {
                 continue;
             }
+            if r.needs_hash {
+                return Err(unsupported(
+                    "a patch on a generated resource with a hash suffix",
+                ));
+            }
             for op in &ops {
                 apply_op(&mut r.node, op).map_err(|e| match e {
                     OpError::Unsupported(w) => unsupported(&w),
@@ -108,6 +113,11 @@ pub(crate) fn apply_patch(
         };
         for i in targets {
             let r = &mut resources[i];
+            if r.needs_hash {
+                return Err(unsupported(
+                    "a patch on a generated resource with a hash suffix",
+                ));
+            }
             let builtin = is_builtin_group(&r.gvk().group);
             // With a target, the patch takes the target's identity (PatchTransformer.go).
             let mut p = patch.clone();

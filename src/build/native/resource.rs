@@ -12,6 +12,8 @@ pub(crate) struct Resource {
     /// Its namespace when it was read (kustomize keeps previous ids; the name reference
     /// fix-up at the end of a build follows namespace changes).
     pub(crate) original_namespace: String,
+    /// A generated ConfigMap or Secret whose name gets the content hash at the end.
+    pub(crate) needs_hash: bool,
 }
 
 /// Group, version and kind.
@@ -79,6 +81,7 @@ impl Resource {
         Ok(Resource {
             node,
             original_namespace,
+            needs_hash: false,
         })
     }
 

@@ -20,6 +20,7 @@ pub(crate) fn build_root(dir: &Path) -> Result<String, NativeError> {
     let mut stack = Vec::new();
     let mut resources = Vec::new();
     accumulate(&dir, None, &mut resources, &mut stack)?;
+    super::nameref::apply_hash_suffixes(&mut resources)?;
     fix_back_references(&mut resources)?;
     for r in &resources {
         check_metadata_strings(r)?;
