@@ -86,6 +86,11 @@ fn aliases_of_anchored_scalars_are_expanded() {
 }
 
 #[test]
+fn images_rewrite_every_container_list_but_a_crds() {
+    assert_fixture("images");
+}
+
+#[test]
 fn every_fixture_directory_has_a_test() {
     // A fixture added without a test above would go unchecked.
     let mut found = Vec::new();
@@ -105,7 +110,7 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 11, "{found:#?}");
+    assert_eq!(found.len(), 12, "{found:#?}");
 }
 
 #[test]

@@ -71,6 +71,14 @@ pub(crate) struct GeneratorArgs {
     pub(crate) options: GenOptions,
 }
 
+/// One `images:` entry.
+#[derive(Debug, Clone)]
+pub(crate) struct ImageSpec {
+    pub(crate) name: String,
+    pub(crate) new_name: Option<String>,
+    pub(crate) new_tag: Option<String>,
+}
+
 /// A kustomization file, reduced to what the native builder reproduces.
 #[derive(Debug, Clone)]
 pub(crate) struct Kustomization {
@@ -86,6 +94,7 @@ pub(crate) struct Kustomization {
     pub(crate) patches: Vec<PatchSpec>,
     pub(crate) config_maps: Vec<GeneratorArgs>,
     pub(crate) secrets: Vec<GeneratorArgs>,
+    pub(crate) images: Vec<ImageSpec>,
 }
 
 /// Finds the kustomization file of `dir`.
@@ -138,6 +147,7 @@ pub(crate) fn load(dir: &Path) -> Result<Kustomization, NativeError> {
         patches: Vec::new(),
         config_maps: Vec::new(),
         secrets: Vec::new(),
+        images: Vec::new(),
     };
     for (key, value) in &obj {
         if is_empty(value) {
@@ -177,6 +187,7 @@ pub(crate) fn load(dir: &Path) -> Result<Kustomization, NativeError> {
             "configMapGenerator" => {
                 k.config_maps = generators(value, false).map_err(|w| unsupported(&w))?;
             }
+            "images" => k.images = images(value).map_err(|w| unsupported(&w))?,
             "secretGenerator" => {
                 k.secrets = generators(value, true).map_err(|w| unsupported(&w))?;
             }
@@ -383,6 +394,40 @@ fn generators(v: &Value, secret: bool) -> Result<Vec<GeneratorArgs>, String> {
             return Err("a generator without a name".into());
         }
         out.push(g);
+    }
+    Ok(out)
+}
+
+fn images(v: &Value) -> Result<Vec<ImageSpec>, String> {
+    let list = v.as_array().ok_or("images")?;
+    let mut out = Vec::new();
+    for item in list {
+        let obj = item.as_object().ok_or("images")?;
+        let mut spec = ImageSpec {
+            name: String::new(),
+            new_name: None,
+            new_tag: None,
+        };
+        for (key, value) in obj {
+            if is_empty(value) {
+                continue;
+            }
+            // A number (`newTag: 1.20`) is not reproduced: kustomize's reading of it is its own.
+            let text = value
+                .as_str()
+                .ok_or_else(|| format!("an image `{key}` that is not a string"))?
+                .to_string();
+            match key.as_str() {
+                "name" => spec.name = text,
+                "newName" => spec.new_name = Some(text),
+                "newTag" => spec.new_tag = Some(text),
+                other => return Err(format!("images `{other}`")),
+            }
+        }
+        if spec.name.is_empty() {
+            return Err("an image without a name".into());
+        }
+        out.push(spec);
     }
     Ok(out)
 }

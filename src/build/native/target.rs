@@ -11,7 +11,7 @@ use super::patch::apply_patch;
 use super::printer::print_resource;
 use super::reader::{read_documents, ReadError};
 use super::resource::{append_all, sort_legacy, Resource};
-use super::transform::{add_annotations, add_labels, set_namespace};
+use super::transform::{add_annotations, add_labels, set_images, set_namespace};
 use super::NativeError;
 
 /// Builds the kustomization in `dir` and prints it as `kustomize build` does.
@@ -93,7 +93,7 @@ fn accumulate(
     }
     append_all(acc, generated)?;
     // configureBuiltinTransformers order: patches, namespace, prefix/suffix, labels
-    // (each `labels` entry, then commonLabels), annotations.
+    // (each `labels` entry, then commonLabels), annotations, (replicas,) images.
     for p in &k.patches {
         apply_patch(acc, p, &file)?;
     }
@@ -112,6 +112,9 @@ fn accumulate(
     }
     add_labels(acc, &k.common_labels, true, &file)?;
     add_annotations(acc, &k.common_annotations, &file)?;
+    for image in &k.images {
+        set_images(acc, image, &file)?;
+    }
     stack.pop();
     Ok(())
 }
