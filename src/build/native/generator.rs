@@ -55,7 +55,7 @@ pub(crate) fn generate(
         let Ok(text) = String::from_utf8(bytes) else {
             return Err(unsupported("a binary file source"));
         };
-        if text.contains(['\u{85}', '\u{2028}', '\u{2029}']) {
+        if text.contains(['\u{85}', '\u{2028}', '\u{2029}', '\u{FEFF}']) {
             return Err(unsupported("a NEL, LS or PS character in a file source"));
         }
         pairs.push((key, text));

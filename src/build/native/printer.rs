@@ -556,12 +556,16 @@ fn is_timestamp(text: &str) -> bool {
     if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
         return false;
     }
-    let (zoned, after) = match rest.first() {
+    let (zoned, mut after) = match rest.first() {
         None => return true,
         Some(b'T' | b't') => (true, &rest[1..]),
         Some(b' ') => (false, &rest[1..]),
         Some(_) => return false,
     };
+    // Go's time.Parse matches a space of the layout with any run of spaces (`skip`).
+    while !zoned && after.first() == Some(&b' ') {
+        after = &after[1..];
+    }
     rest = after;
     let mut clock = [0u32; 3];
     for (i, field) in clock.iter_mut().enumerate() {
@@ -732,6 +736,31 @@ pub(crate) fn format_float(f: f64) -> String {
         }
     }
     out
+}
+
+/// Whether some mapping has keys that yaml.v2's `keyList.Less` does not order consistently
+/// (it is not transitive: `a9t` < `a10` < `a92` < `a9t`). Go sorts such keys in an order
+/// that depends on map iteration, which is random: kustomize's output is not predictable.
+pub(crate) fn has_unstable_key_order(node: &Node) -> bool {
+    match node {
+        Node::Map(m) => {
+            let digits = m.0.iter().filter(|(k, _)| k.chars().any(is_digit)).count();
+            if digits > 0 {
+                let mut keys: Vec<&String> = m.0.iter().map(|(k, _)| k).collect();
+                keys.sort_by(|a, b| key_order(a, b));
+                for i in 0..keys.len() {
+                    for j in (i + 1)..keys.len() {
+                        if key_less(keys[j], keys[i]) {
+                            return true;
+                        }
+                    }
+                }
+            }
+            m.0.iter().any(|(_, v)| has_unstable_key_order(v))
+        }
+        Node::Seq(items) => items.iter().any(has_unstable_key_order),
+        _ => false,
+    }
 }
 
 /// yaml.v2 `sorter.go` `keyList.Less` for two string keys.
@@ -1019,6 +1048,7 @@ mod tests {
     fn timestamps_are_judged_as_go_time_parse_does() {
         assert!(is_timestamp("2001-12-14"));
         assert!(is_timestamp("2001-12-14 21:59:43.10"));
+        assert!(is_timestamp("2001-12-14   1:2:3"));
         assert!(is_timestamp("2001-1-2T3:04:05Z"));
         assert!(!is_timestamp("2024-02-30"));
         assert!(!is_timestamp("2001-12-14T21:59:43"));

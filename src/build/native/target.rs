@@ -24,6 +24,12 @@ pub(crate) fn build_root(dir: &Path) -> Result<String, NativeError> {
     fix_back_references(&mut resources)?;
     for r in &resources {
         check_metadata_strings(r)?;
+        if super::printer::has_unstable_key_order(&r.node) {
+            return Err(NativeError::unsupported(
+                "keys that go-yaml v2 sorts in a random order",
+                r.name(),
+            ));
+        }
     }
     sort_legacy(&mut resources);
     let mut out = String::new();
