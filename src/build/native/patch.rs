@@ -67,7 +67,8 @@ pub(crate) fn apply_patch(
         return Ok(());
     }
     let docs = read_documents(&spec.text).map_err(|e| match e {
-        ReadError::Syntax(m) => NativeError::Failed(format!("patch {}: {m}", spec.origin)),
+        // saphyr and go-yaml disagree on some malformed input: let kustomize judge it.
+        ReadError::Syntax(m) => unsupported(&format!("YAML the native reader rejects ({m})")),
         ReadError::Unsupported(w) => unsupported(&w),
     })?;
     if docs.is_empty() {

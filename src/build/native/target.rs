@@ -152,7 +152,10 @@ fn accumulate_resource(
         .map_err(|e| NativeError::Failed(format!("accumulating resources from '{entry}': {e}")))?;
     let shown = path.display().to_string();
     let docs = read_documents(&text).map_err(|e| match e {
-        ReadError::Syntax(m) => NativeError::Failed(format!("{shown}: {m}")),
+        // saphyr and go-yaml disagree on some malformed input: let kustomize judge it.
+        ReadError::Syntax(m) => {
+            NativeError::unsupported(&format!("YAML the native reader rejects ({m})"), &shown)
+        }
         ReadError::Unsupported(w) => NativeError::unsupported(&w, &shown),
     })?;
     let mut resources = Vec::new();
