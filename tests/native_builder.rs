@@ -91,6 +91,11 @@ fn images_rewrite_every_container_list_but_a_crds() {
 }
 
 #[test]
+fn name_prefix_and_suffix_rename_all_but_crds_and_namespaces() {
+    assert_fixture("prefix");
+}
+
+#[test]
 fn every_fixture_directory_has_a_test() {
     // A fixture added without a test above would go unchecked.
     let mut found = Vec::new();
@@ -110,7 +115,7 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 12, "{found:#?}");
+    assert_eq!(found.len(), 13, "{found:#?}");
 }
 
 #[test]

@@ -95,6 +95,8 @@ pub(crate) struct Kustomization {
     pub(crate) config_maps: Vec<GeneratorArgs>,
     pub(crate) secrets: Vec<GeneratorArgs>,
     pub(crate) images: Vec<ImageSpec>,
+    pub(crate) name_prefix: String,
+    pub(crate) name_suffix: String,
 }
 
 /// Finds the kustomization file of `dir`.
@@ -148,6 +150,8 @@ pub(crate) fn load(dir: &Path) -> Result<Kustomization, NativeError> {
         config_maps: Vec::new(),
         secrets: Vec::new(),
         images: Vec::new(),
+        name_prefix: String::new(),
+        name_suffix: String::new(),
     };
     for (key, value) in &obj {
         if is_empty(value) {
@@ -186,6 +190,18 @@ pub(crate) fn load(dir: &Path) -> Result<Kustomization, NativeError> {
             "patches" => k.patches = patches(value, dir).map_err(|w| unsupported(&w))?,
             "configMapGenerator" => {
                 k.config_maps = generators(value, false).map_err(|w| unsupported(&w))?;
+            }
+            "namePrefix" => {
+                k.name_prefix = value
+                    .as_str()
+                    .ok_or_else(|| unsupported("a namePrefix that is not a string"))?
+                    .to_string();
+            }
+            "nameSuffix" => {
+                k.name_suffix = value
+                    .as_str()
+                    .ok_or_else(|| unsupported("a nameSuffix that is not a string"))?
+                    .to_string();
             }
             "images" => k.images = images(value).map_err(|w| unsupported(&w))?,
             "secretGenerator" => {

@@ -14,6 +14,8 @@ pub(crate) struct Resource {
     pub(crate) original_namespace: String,
     /// A generated ConfigMap or Secret whose name gets the content hash at the end.
     pub(crate) needs_hash: bool,
+    /// Its name when it was read or generated (prefixes and suffixes change it).
+    pub(crate) original_name: String,
 }
 
 /// Group, version and kind.
@@ -73,6 +75,11 @@ impl Resource {
         if !matches!(meta.get("labels"), None | Some(Node::Map(_))) {
             return Err(unsupported("metadata.labels that is not a mapping"));
         }
+        let original_name = meta
+            .get("name")
+            .and_then(Node::as_str)
+            .unwrap_or_default()
+            .to_string();
         let original_namespace = meta
             .get("namespace")
             .and_then(Node::as_str)
@@ -82,6 +89,7 @@ impl Resource {
             node,
             original_namespace,
             needs_hash: false,
+            original_name,
         })
     }
 

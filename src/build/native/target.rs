@@ -11,7 +11,7 @@ use super::patch::apply_patch;
 use super::printer::print_resource;
 use super::reader::{read_documents, ReadError};
 use super::resource::{append_all, sort_legacy, Resource};
-use super::transform::{add_annotations, add_labels, set_images, set_namespace};
+use super::transform::{add_annotations, add_labels, add_prefix_suffix, set_images, set_namespace};
 use super::NativeError;
 
 /// Builds the kustomization in `dir` and prints it as `kustomize build` does.
@@ -20,6 +20,7 @@ pub(crate) fn build_root(dir: &Path) -> Result<String, NativeError> {
     let mut stack = Vec::new();
     let mut resources = Vec::new();
     accumulate(&dir, None, &mut resources, &mut stack)?;
+    check_renames(&resources)?;
     super::nameref::apply_hash_suffixes(&mut resources)?;
     fix_back_references(&mut resources)?;
     for r in &resources {
@@ -106,6 +107,7 @@ fn accumulate(
     if let Some(ns) = &k.namespace {
         set_namespace(acc, ns, &file)?;
     }
+    add_prefix_suffix(acc, &k.name_prefix, &k.name_suffix, &file)?;
     let common_keys: Vec<&String> = k.common_labels.iter().map(|(k, _)| k).collect();
     for set in &k.labels {
         if set.pairs.iter().any(|(key, _)| common_keys.contains(&key)) {
@@ -294,6 +296,58 @@ fn check_metadata_strings(r: &Resource) -> Result<(), NativeError> {
                 ));
             }
         }
+    }
+    Ok(())
+}
+
+/// Kinds that hold a name reference kustomize rewrites (the referrers of
+/// `builtinpluginconsts/namereference.go`), and Flux-irrelevant extras of the same file.
+const REFERRER_KINDS: &[&str] = &[
+    "Pod",
+    "PodTemplate",
+    "Deployment",
+    "ReplicaSet",
+    "ReplicationController",
+    "DaemonSet",
+    "StatefulSet",
+    "Job",
+    "CronJob",
+    "HorizontalPodAutoscaler",
+    "Ingress",
+    "Role",
+    "ClusterRole",
+    "RoleBinding",
+    "ClusterRoleBinding",
+    "ServiceAccount",
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "Node",
+    "APIService",
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+    "HTTPRoute",
+];
+
+/// Names changed by a prefix or suffix are followed by kustomize's name-reference pass in
+/// every referrer; that pass is reproduced only for generated ConfigMaps and Secrets, so a
+/// renamed build with a referrer in it is delegated.
+fn check_renames(resources: &[Resource]) -> Result<(), NativeError> {
+    // A Namespace renamed by the namespace transformer is no name-reference target.
+    if resources
+        .iter()
+        .all(|r| r.name() == r.original_name || r.kind() == "Namespace")
+    {
+        return Ok(());
+    }
+    if let Some(r) = resources.iter().find(|r| {
+        REFERRER_KINDS.contains(&r.kind())
+            || (r.kind() == "Service" && r.gvk().group == "serving.knative.dev")
+    }) {
+        return Err(NativeError::unsupported(
+            "a name prefix or suffix with resources that may refer to renamed ones",
+            r.name(),
+        ));
     }
     Ok(())
 }

@@ -492,3 +492,47 @@ fn new_image(value: &str, image: &super::kustfile::ImageSpec) -> Result<String, 
     }
     Ok(name)
 }
+
+/// `namePrefix` / `nameSuffix` (`PrefixSuffixTransformer`): `metadata/name` of every resource
+/// but CRDs, APIServices and Namespaces (`prefixSuffixFieldSpecsToSkip`). The references
+/// to renamed resources are not rewritten here: the root build delegates when a resource of
+/// a kind that can hold such a reference is present (`target::check_renames`).
+pub(crate) fn add_prefix_suffix(
+    resources: &mut [Resource],
+    prefix: &str,
+    suffix: &str,
+    file: &str,
+) -> Result<(), NativeError> {
+    if prefix.is_empty() && suffix.is_empty() {
+        return Ok(());
+    }
+    for r in resources.iter_mut() {
+        let gvk = r.gvk();
+        let skip = gvk.kind == "CustomResourceDefinition"
+            || gvk.kind == "Namespace"
+            || (gvk.group == "apiregistration.k8s.io" && gvk.kind == "APIService");
+        if skip {
+            continue;
+        }
+        if r.needs_hash && !suffix.is_empty() {
+            return Err(NativeError::unsupported(
+                "a nameSuffix on a generated resource with a hash suffix",
+                file,
+            ));
+        }
+        let name = format!("{prefix}{}{suffix}", r.name());
+        if let Some(Node::Map(meta)) = r.node.as_map_mut().and_then(|m| m.get_mut("metadata")) {
+            meta.insert("name", Node::Str(name));
+        }
+    }
+    for i in 0..resources.len() {
+        for j in (i + 1)..resources.len() {
+            if resources[i].same_id(&resources[j])? {
+                return Err(NativeError::Failed(
+                    "name prefix or suffix produces an ID conflict".into(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
