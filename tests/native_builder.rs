@@ -152,3 +152,78 @@ fn unknown_kustomization_fields_are_unsupported() {
         "{err}"
     );
 }
+
+fn render_fleet(builder: &str) -> (i32, serde_json::Value) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fluxsim"))
+        .args([
+            "render",
+            "testdata/fleet",
+            "--format",
+            "json",
+            "--builder",
+            builder,
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .output()
+        .expect("the fluxsim binary runs");
+    let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    (out.status.code().unwrap_or(-1), json)
+}
+
+fn digests(render: &serde_json::Value) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    for c in render["clusters"].as_array().unwrap() {
+        for k in c["kustomizations"].as_array().unwrap() {
+            out.push((
+                c["name"].as_str().unwrap_or_default().to_string(),
+                k["path"].as_str().unwrap_or_default().to_string(),
+                k["sha256"].as_str().unwrap_or_default().to_string(),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn auto_builder_renders_the_fleet_exactly_as_the_kustomize_binary() {
+    let (auto_code, auto) = render_fleet("auto");
+    let (kustomize_code, kustomize) = render_fleet("kustomize");
+    assert_eq!(auto_code, 0);
+    assert_eq!(kustomize_code, 0);
+    let (a, k) = (digests(&auto), digests(&kustomize));
+    assert_eq!(a.len(), 16);
+    assert!(a.iter().all(|(_, _, sha)| !sha.is_empty()), "{a:#?}");
+    assert_eq!(a, k);
+}
+
+#[test]
+fn native_builder_alone_fails_a_build_naming_the_feature_and_file() {
+    let (code, render) = render_fleet("native");
+    assert_eq!(code, 1, "a failed Kustomization is a finding");
+    let failed: Vec<&serde_json::Value> = render["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["kustomizations"].as_array().unwrap())
+        .filter(|k| k["status"] == "failed")
+        .collect();
+    // apps/wave-2 gets a namePrefix from its Flux Kustomization and holds a Deployment.
+    assert_eq!(failed.len(), 2, "{failed:#?}");
+    for k in failed {
+        let e = k["error"].as_str().unwrap_or_default();
+        assert!(e.contains("native builder: a name prefix or suffix"), "{e}");
+        assert!(e.contains("apps/wave-2/kustomization.yaml"), "{e}");
+        assert!(
+            e.contains("use --builder auto or --builder kustomize"),
+            "{e}"
+        );
+    }
+}

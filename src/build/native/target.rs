@@ -20,18 +20,19 @@ pub(crate) fn build_root(dir: &Path) -> Result<String, NativeError> {
     let mut stack = Vec::new();
     let mut resources = Vec::new();
     accumulate(&dir, None, &mut resources, &mut stack)?;
-    check_renames(&resources)?;
-    super::nameref::apply_hash_suffixes(&mut resources)?;
-    fix_back_references(&mut resources)?;
-    for r in &resources {
-        check_metadata_strings(r)?;
-        if super::printer::has_unstable_key_order(&r.node) {
-            return Err(NativeError::unsupported(
-                "keys that go-yaml v2 sorts in a random order",
-                r.name(),
-            ));
-        }
-    }
+    finish(&mut resources).map_err(|e| match e {
+        // The root-level checks name a resource: say which build it belongs to.
+        NativeError::Unsupported { feature, file } => NativeError::Unsupported {
+            feature: format!("{feature} (resource `{file}`)"),
+            file: kustfile::find(&dir)
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| dir.clone())
+                .display()
+                .to_string(),
+        },
+        other @ NativeError::Failed(_) => other,
+    })?;
     sort_legacy(&mut resources);
     let mut out = String::new();
     for (i, r) in resources.iter().enumerate() {
@@ -41,6 +42,24 @@ pub(crate) fn build_root(dir: &Path) -> Result<String, NativeError> {
         out.push_str(&print_resource(&r.node));
     }
     Ok(out)
+}
+
+/// What the root build does last (`MakeCustomizedResMap`): hash suffixes and name
+/// references, then the checks on what this builder would not print as kustomize does.
+fn finish(resources: &mut [Resource]) -> Result<(), NativeError> {
+    check_renames(resources)?;
+    super::nameref::apply_hash_suffixes(resources)?;
+    fix_back_references(resources)?;
+    for r in resources.iter() {
+        check_metadata_strings(r)?;
+        if super::printer::has_unstable_key_order(&r.node) {
+            return Err(NativeError::unsupported(
+                "keys that go-yaml v2 sorts in a random order",
+                r.name(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// kustomize resolves every loader root through symbolic links (`ConfirmDir`).
