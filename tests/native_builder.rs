@@ -96,6 +96,11 @@ fn name_prefix_and_suffix_rename_all_but_crds_and_namespaces() {
 }
 
 #[test]
+fn json6902_follows_evanphx_v4_replace_and_kustomize_internal_annotations() {
+    assert_fixture("jsonpatch");
+}
+
+#[test]
 fn every_fixture_directory_has_a_test() {
     // A fixture added without a test above would go unchecked.
     let mut found = Vec::new();
@@ -115,7 +120,7 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 13, "{found:#?}");
+    assert_eq!(found.len(), 14, "{found:#?}");
 }
 
 #[test]

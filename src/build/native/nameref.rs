@@ -76,6 +76,46 @@ pub(crate) fn apply_hash_suffixes(resources: &mut [Resource]) -> Result<(), Nati
     Ok(())
 }
 
+/// kustomize's name-reference pass walks every referrer's field specs on every build, and
+/// fails (or not, depending on its own field lookup) when a path runs into a scalar, as a
+/// patch can make happen: such builds are delegated.
+pub(crate) fn check_reference_paths(resources: &[Resource]) -> Result<(), NativeError> {
+    for r in resources {
+        let gvk = r.gvk();
+        for (kind, group, version, path) in CONFIG_MAP_REFS.iter().chain(SECRET_REFS) {
+            if *kind != gvk.kind
+                || (!group.is_empty() && *group != gvk.group)
+                || (!version.is_empty() && *version != gvk.version)
+            {
+                continue;
+            }
+            let path = split_path(path);
+            let path: Vec<&str> = path.iter().map(String::as_str).collect();
+            if runs_into_scalar(&r.node, &path) {
+                return Err(NativeError::unsupported(
+                    "a name-reference path that runs into a scalar",
+                    r.name(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn runs_into_scalar(node: &Node, path: &[&str]) -> bool {
+    let Some((first, rest)) = path.split_first() else {
+        return false;
+    };
+    match node {
+        Node::Seq(items) => items.iter().any(|i| runs_into_scalar(i, path)),
+        Node::Map(m) => m.get(first).is_some_and(|v| {
+            !rest.is_empty() && !matches!(v, Node::Map(_) | Node::Seq(_))
+                || runs_into_scalar(v, rest)
+        }),
+        _ => true,
+    }
+}
+
 /// `ResId.IsNsEquals` for two namespaced resources: unset means `default`.
 fn same_namespace(a: &str, b: &str) -> bool {
     let norm = |s: &str| if s.is_empty() { "default" } else { s }.to_string();

@@ -376,7 +376,6 @@ fn get<'n>(root: &'n Node, tokens: &[String]) -> Result<&'n Node, OpError> {
 
 fn add(root: &mut Node, tokens: &[String], value: Node) -> Result<(), OpError> {
     let (last, parents) = tokens.split_last().ok_or_else(|| failed("empty path"))?;
-    ensure_path_exists(root, parents, last)?;
     match parent_mut(root, parents)? {
         Node::Map(m) => {
             m.insert(last, value);
@@ -391,44 +390,6 @@ fn add(root: &mut Node, tokens: &[String], value: Node) -> Result<(), OpError> {
     }
 }
 
-/// kustomize applies JSON patches with evanphx/json-patch's `EnsurePathExistsOnAdd`: an
-/// `add` creates missing parent objects. Creating arrays (or padding them) is not reproduced.
-fn ensure_path_exists(root: &mut Node, parents: &[String], last: &str) -> Result<(), OpError> {
-    let mut n = root;
-    for (i, t) in parents.iter().enumerate() {
-        let next = parents.get(i + 1).map_or(last, String::as_str);
-        n = match n {
-            Node::Map(m) => {
-                if m.get(t).is_none() {
-                    if next == "-" || next.parse::<i64>().is_ok() {
-                        return Err(OpError::Unsupported(
-                            "a JSON 6902 add that creates an array".into(),
-                        ));
-                    }
-                    m.0.push((t.clone(), Node::Map(Map::default())));
-                }
-                match m.get_mut(t) {
-                    Some(Node::Null) => {
-                        return Err(OpError::Unsupported(
-                            "a JSON 6902 add through a null field".into(),
-                        ))
-                    }
-                    Some(v) => v,
-                    None => return Err(failed("missing path")),
-                }
-            }
-            Node::Seq(items) => {
-                let i = index(t, items.len(), false)?;
-                items
-                    .get_mut(i)
-                    .ok_or_else(|| failed("index out of range"))?
-            }
-            _ => return Err(failed("path through a scalar")),
-        };
-    }
-    Ok(())
-}
-
 fn remove(root: &mut Node, tokens: &[String]) -> Result<Node, OpError> {
     let (last, parents) = tokens.split_last().ok_or_else(|| failed("empty path"))?;
     match parent_mut(root, parents)? {
@@ -441,7 +402,10 @@ fn remove(root: &mut Node, tokens: &[String]) -> Result<Node, OpError> {
     }
 }
 
-/// One JSON 6902 operation, as evanphx/json-patch applies it.
+/// One JSON 6902 operation, as evanphx/json-patch v4 applies it: no parent is created, but
+/// `replace` of a missing object key sets it (`partialDoc.get` finds nothing without error).
+/// During a build every resource carries kustomize's internal annotations, so
+/// `metadata.annotations` exists even when the file has none.
 fn apply_op(root: &mut Node, op: &Node) -> Result<(), OpError> {
     let Node::Map(m) = op else {
         return Err(failed("an operation that is not an object"));
@@ -460,13 +424,36 @@ fn apply_op(root: &mut Node, op: &Node) -> Result<(), OpError> {
             .cloned()
             .ok_or_else(|| failed("missing value"))
     };
+    let touches_annotations =
+        |t: &[String]| t.len() >= 2 && t[0] == "metadata" && t[1] == "annotations";
+    if touches_annotations(&tokens) {
+        if !matches!(kind, "add" | "replace" | "remove") || tokens.len() == 2 && kind != "remove" {
+            return Err(OpError::Unsupported(
+                "a JSON 6902 operation on metadata.annotations as a whole".into(),
+            ));
+        }
+        if let Some(Node::Map(meta)) = root.as_map_mut().and_then(|r| r.get_mut("metadata")) {
+            if meta.get("annotations").is_none() && tokens.len() > 2 {
+                meta.0
+                    .push(("annotations".into(), Node::Map(Map::default())));
+            }
+        }
+    }
     match kind {
         "add" => add(root, &tokens, value()?),
-        "remove" => remove(root, &tokens).map(|_| ()),
+        "remove" => {
+            if tokens.len() == 2 && touches_annotations(&tokens) {
+                // The internal annotations make it exist; removing it drops the user's too.
+                if let Some(Node::Map(meta)) = root.as_map_mut().and_then(|r| r.get_mut("metadata"))
+                {
+                    meta.remove("annotations");
+                }
+                return Ok(());
+            }
+            remove(root, &tokens).map(|_| ())
+        }
         "replace" => {
             let v = value()?;
-            let target = get(root, &tokens)?;
-            let _ = target;
             let (last, parents) = tokens.split_last().ok_or_else(|| failed("empty path"))?;
             match parent_mut(root, parents)? {
                 Node::Map(pm) => {
@@ -487,20 +474,23 @@ fn apply_op(root: &mut Node, op: &Node) -> Result<(), OpError> {
                 .and_then(Node::as_str)
                 .ok_or_else(|| failed("missing from"))?;
             let from = pointer(from)?;
-            let v = if kind == "move" {
-                remove(root, &from)?
-            } else {
-                get(root, &from)?.clone()
-            };
+            if touches_annotations(&from) {
+                return Err(OpError::Unsupported(
+                    "a JSON 6902 move or copy from metadata.annotations".into(),
+                ));
+            }
+            // A missing source key reads as nothing in v4: not reproduced.
+            let v = get(root, &from)
+                .map_err(|_| {
+                    OpError::Unsupported("a JSON 6902 move or copy from a missing path".into())
+                })?
+                .clone();
+            if kind == "move" {
+                remove(root, &from)?;
+            }
             add(root, &tokens, v)
         }
-        "test" => {
-            if get(root, &tokens)? == &value()? {
-                Ok(())
-            } else {
-                Err(failed("test failed"))
-            }
-        }
+        "test" => Err(OpError::Unsupported("a JSON 6902 test operation".into())),
         other => Err(failed(&format!("unknown op {other}"))),
     }
 }

@@ -48,9 +48,10 @@ pub(crate) fn build_root(dir: &Path) -> Result<String, NativeError> {
 /// references, then the checks on what this builder would not print as kustomize does.
 fn finish(resources: &mut [Resource]) -> Result<(), NativeError> {
     check_renames(resources)?;
+    super::nameref::check_reference_paths(resources)?;
     super::nameref::apply_hash_suffixes(resources)?;
     fix_back_references(resources)?;
-    for r in resources.iter() {
+    for r in resources.iter_mut() {
         check_metadata_strings(r)?;
         if super::printer::has_unstable_key_order(&r.node) {
             return Err(NativeError::unsupported(
@@ -305,7 +306,29 @@ fn fix_back_references(resources: &mut [Resource]) -> Result<(), NativeError> {
 /// kustomize rewrites labels and annotations as `map[string]string` whenever it records ids
 /// (a namespace change, for one), turning a non-string value into a string; when it does is
 /// not tracked here, so such values are delegated.
-fn check_metadata_strings(r: &Resource) -> Result<(), NativeError> {
+fn check_metadata_strings(r: &mut Resource) -> Result<(), NativeError> {
+    // kustomize removes its internal annotations at the end and drops the map when it is
+    // left empty (a patch may have emptied it too).
+    if let Some(Node::Map(meta)) = r.node.as_map_mut().and_then(|m| m.get_mut("metadata")) {
+        match meta.get("annotations") {
+            Some(Node::Map(a)) if a.is_empty() => {
+                meta.remove("annotations");
+            }
+            None | Some(Node::Map(_)) => {}
+            Some(_) => {
+                return Err(NativeError::unsupported(
+                    "metadata.annotations that is not a mapping",
+                    r.name(),
+                ))
+            }
+        }
+        if !matches!(meta.get("labels"), None | Some(Node::Map(_))) {
+            return Err(NativeError::unsupported(
+                "metadata.labels that is not a mapping",
+                r.name(),
+            ));
+        }
+    }
     for field in ["labels", "annotations"] {
         if let Some(m) = r.node.get_path(&["metadata", field]).and_then(Node::as_map) {
             if m.0.iter().any(|(_, v)| !matches!(v, Node::Str(_))) {
