@@ -220,15 +220,27 @@ fn merge(dest: &mut Node, patch: &Node, builtin: bool) -> Result<(), String> {
                 check_new_lists(pv)?;
                 d.insert(k, strip_nulls(pv));
             }
+            // kyaml's merge copies a scalar's value into the existing node, which keeps its
+            // tag (`a: "x"` patched with `a: 1` prints `a: "1"`): only same-typed scalars
+            // are reproduced.
             scalar => match d.get(k) {
-                Some(Node::Map(_) | Node::Seq(_)) => {
-                    return Err("a strategic-merge patch changing a field's type".into())
-                }
-                _ => d.insert(k, scalar.clone()),
+                None => d.insert(k, scalar.clone()),
+                Some(old) if same_scalar_type(old, scalar) => d.insert(k, scalar.clone()),
+                Some(_) => return Err("a strategic-merge patch changing a field's type".into()),
             },
         }
     }
     Ok(())
+}
+
+fn same_scalar_type(a: &Node, b: &Node) -> bool {
+    matches!(
+        (a, b),
+        (Node::Str(_), Node::Str(_))
+            | (Node::Bool(_), Node::Bool(_))
+            | (Node::Int(_) | Node::Uint(_), Node::Int(_) | Node::Uint(_))
+            | (Node::Float(_), Node::Float(_))
+    )
 }
 
 fn contains_seq(n: &Node) -> bool {
