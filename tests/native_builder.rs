@@ -101,6 +101,11 @@ fn json6902_follows_evanphx_v4_replace_and_kustomize_internal_annotations() {
 }
 
 #[test]
+fn legacy_patch_fields_apply_in_kustomize_transformer_order() {
+    assert_fixture("legacy-patches");
+}
+
+#[test]
 fn every_fixture_directory_has_a_test() {
     // A fixture added without a test above would go unchecked.
     let mut found = Vec::new();
@@ -120,7 +125,7 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 14, "{found:#?}");
+    assert_eq!(found.len(), 15, "{found:#?}");
 }
 
 #[test]

@@ -40,9 +40,22 @@ pub(crate) struct Selector {
     pub(crate) name: Option<String>,
 }
 
-/// One entry of `patches:`.
+/// Which kind of patch a field accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PatchKind {
+    /// `patches:`: either.
+    Any,
+    /// `patchesStrategicMerge:`.
+    StrategicMerge,
+    /// `patchesJson6902:`.
+    Json6902,
+}
+
+/// One entry of `patches:` (or of the legacy `patchesStrategicMerge` / `patchesJson6902`).
 #[derive(Debug, Clone)]
 pub(crate) struct PatchSpec {
+    /// What the field it came from accepts.
+    pub(crate) kind: PatchKind,
     /// The patch text (inline, or read from `path`).
     pub(crate) text: String,
     /// Where it was written, for messages.
@@ -92,6 +105,8 @@ pub(crate) struct Kustomization {
     pub(crate) labels: Vec<LabelSet>,
     pub(crate) common_annotations: Vec<(String, String)>,
     pub(crate) patches: Vec<PatchSpec>,
+    pub(crate) patches_strategic_merge: Vec<PatchSpec>,
+    pub(crate) patches_json6902: Vec<PatchSpec>,
     pub(crate) config_maps: Vec<GeneratorArgs>,
     pub(crate) secrets: Vec<GeneratorArgs>,
     pub(crate) images: Vec<ImageSpec>,
@@ -147,6 +162,8 @@ pub(crate) fn load(dir: &Path) -> Result<Kustomization, NativeError> {
         labels: Vec::new(),
         common_annotations: Vec::new(),
         patches: Vec::new(),
+        patches_strategic_merge: Vec::new(),
+        patches_json6902: Vec::new(),
         config_maps: Vec::new(),
         secrets: Vec::new(),
         images: Vec::new(),
@@ -188,6 +205,19 @@ pub(crate) fn load(dir: &Path) -> Result<Kustomization, NativeError> {
             }
             "labels" => k.labels = label_sets(value).map_err(|w| unsupported(&w))?,
             "patches" => k.patches = patches(value, dir).map_err(|w| unsupported(&w))?,
+            "patchesStrategicMerge" => {
+                k.patches_strategic_merge =
+                    strategic_merge_patches(value, dir).map_err(|w| unsupported(&w))?;
+            }
+            "patchesJson6902" => {
+                k.patches_json6902 = patches(value, dir).map_err(|w| unsupported(&w))?;
+                for p in &mut k.patches_json6902 {
+                    p.kind = PatchKind::Json6902;
+                    if p.target.is_none() {
+                        return Err(unsupported("a patchesJson6902 entry without target"));
+                    }
+                }
+            }
             "configMapGenerator" => {
                 k.config_maps = generators(value, false).map_err(|w| unsupported(&w))?;
             }
@@ -328,9 +358,39 @@ fn patches(v: &Value, dir: &Path) -> Result<Vec<PatchSpec>, String> {
         }
         let text = text.ok_or("a patch without patch or path")?;
         out.push(PatchSpec {
+            kind: PatchKind::Any,
             text,
             origin,
             target,
+        });
+    }
+    Ok(out)
+}
+
+/// `patchesStrategicMerge`: each entry is a patch itself when it reads as YAML objects
+/// (`PatchStrategicMergeTransformer.Config` tries that first), else a file.
+fn strategic_merge_patches(v: &Value, dir: &Path) -> Result<Vec<PatchSpec>, String> {
+    let list = v.as_array().ok_or("patchesStrategicMerge")?;
+    let mut out = Vec::new();
+    for item in list {
+        let entry = item.as_str().ok_or("patchesStrategicMerge")?;
+        let inline = super::reader::read_documents(entry)
+            .is_ok_and(|docs| !docs.is_empty() && docs.iter().all(|d| d.as_map().is_some()));
+        let (text, origin) = if inline {
+            (entry.to_string(), "inline patch".to_string())
+        } else {
+            if entry.contains("://") {
+                return Err("a remote patch".into());
+            }
+            let t = std::fs::read_to_string(dir.join(entry))
+                .map_err(|_| format!("a patch file that cannot be read ({entry})"))?;
+            (t, entry.to_string())
+        };
+        out.push(PatchSpec {
+            kind: PatchKind::StrategicMerge,
+            text,
+            origin,
+            target: None,
         });
     }
     Ok(out)

@@ -9,7 +9,7 @@
 
 use regex::Regex;
 
-use super::kustfile::{PatchSpec, Selector};
+use super::kustfile::{PatchKind, PatchSpec, Selector};
 use super::node::{Map, Node};
 use super::reader::{read_documents, ReadError};
 use super::resource::Resource;
@@ -32,6 +32,16 @@ pub(crate) fn apply_patch(
                 !t.is_empty() && !t.starts_with('#') && t != "---"
             })
             .is_some_and(|l| l.trim_start().starts_with("- "));
+    let wrong_kind = match spec.kind {
+        PatchKind::Any => false,
+        PatchKind::StrategicMerge => is_json6902,
+        PatchKind::Json6902 => !is_json6902,
+    };
+    if wrong_kind {
+        return Err(unsupported(
+            "a patch of the other kind than its field expects",
+        ));
+    }
     if is_json6902 {
         let Some(target) = &spec.target else {
             return Err(unsupported("a JSON 6902 patch without a target"));

@@ -119,9 +119,10 @@ fn accumulate(
         generated.push(generate(g, true, &k.dir, &file)?);
     }
     append_all(acc, generated)?;
-    // configureBuiltinTransformers order: patches, namespace, prefix/suffix, labels
-    // (each `labels` entry, then commonLabels), annotations, (replicas,) images.
-    for p in &k.patches {
+    // configureBuiltinTransformers order: patchesStrategicMerge, patches, namespace,
+    // prefix/suffix, labels (each `labels` entry, then commonLabels), annotations,
+    // patchesJson6902, (replicas,) images.
+    for p in k.patches_strategic_merge.iter().chain(&k.patches) {
         apply_patch(acc, p, &file)?;
     }
     if let Some(ns) = &k.namespace {
@@ -140,6 +141,9 @@ fn accumulate(
     }
     add_labels(acc, &k.common_labels, true, &file)?;
     add_annotations(acc, &k.common_annotations, &file)?;
+    for p in &k.patches_json6902 {
+        apply_patch(acc, p, &file)?;
+    }
     for image in &k.images {
         set_images(acc, image, &file)?;
     }
