@@ -106,6 +106,11 @@ fn legacy_patch_fields_apply_in_kustomize_transformer_order() {
 }
 
 #[test]
+fn replicas_set_the_named_workloads_keeping_a_string_a_string() {
+    assert_fixture("replicas");
+}
+
+#[test]
 fn every_fixture_directory_has_a_test() {
     // A fixture added without a test above would go unchecked.
     let mut found = Vec::new();
@@ -125,7 +130,7 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 15, "{found:#?}");
+    assert_eq!(found.len(), 16, "{found:#?}");
 }
 
 #[test]

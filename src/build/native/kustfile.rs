@@ -112,6 +112,8 @@ pub(crate) struct Kustomization {
     pub(crate) images: Vec<ImageSpec>,
     pub(crate) name_prefix: String,
     pub(crate) name_suffix: String,
+    /// `replicas:` as (name, count).
+    pub(crate) replicas: Vec<(String, i64)>,
 }
 
 /// Finds the kustomization file of `dir`.
@@ -169,6 +171,7 @@ pub(crate) fn load(dir: &Path) -> Result<Kustomization, NativeError> {
         images: Vec::new(),
         name_prefix: String::new(),
         name_suffix: String::new(),
+        replicas: Vec::new(),
     };
     for (key, value) in &obj {
         if is_empty(value) {
@@ -233,6 +236,7 @@ pub(crate) fn load(dir: &Path) -> Result<Kustomization, NativeError> {
                     .ok_or_else(|| unsupported("a nameSuffix that is not a string"))?
                     .to_string();
             }
+            "replicas" => k.replicas = replicas(value).map_err(|w| unsupported(&w))?,
             "images" => k.images = images(value).map_err(|w| unsupported(&w))?,
             "secretGenerator" => {
                 k.secrets = generators(value, true).map_err(|w| unsupported(&w))?;
@@ -504,6 +508,28 @@ fn images(v: &Value) -> Result<Vec<ImageSpec>, String> {
             return Err("an image without a name".into());
         }
         out.push(spec);
+    }
+    Ok(out)
+}
+
+fn replicas(v: &Value) -> Result<Vec<(String, i64)>, String> {
+    let list = v.as_array().ok_or("replicas")?;
+    let mut out = Vec::new();
+    for item in list {
+        let obj = item.as_object().ok_or("replicas")?;
+        let mut name = None;
+        let mut count = None;
+        for (key, value) in obj {
+            match key.as_str() {
+                "name" => name = value.as_str().map(str::to_string),
+                "count" => count = value.as_i64(),
+                other => return Err(format!("replicas `{other}`")),
+            }
+        }
+        match (name, count) {
+            (Some(n), Some(c)) if !n.is_empty() => out.push((n, c)),
+            _ => return Err("a replicas entry without a name or an integer count".into()),
+        }
     }
     Ok(out)
 }

@@ -11,7 +11,9 @@ use super::patch::apply_patch;
 use super::printer::print_resource;
 use super::reader::{read_documents, ReadError};
 use super::resource::{append_all, sort_legacy, Resource};
-use super::transform::{add_annotations, add_labels, add_prefix_suffix, set_images, set_namespace};
+use super::transform::{
+    add_annotations, add_labels, add_prefix_suffix, set_images, set_namespace, set_replicas,
+};
 use super::NativeError;
 
 /// Builds the kustomization in `dir` and prints it as `kustomize build` does.
@@ -121,7 +123,7 @@ fn accumulate(
     append_all(acc, generated)?;
     // configureBuiltinTransformers order: patchesStrategicMerge, patches, namespace,
     // prefix/suffix, labels (each `labels` entry, then commonLabels), annotations,
-    // patchesJson6902, (replicas,) images.
+    // patchesJson6902, replicas, images.
     for p in k.patches_strategic_merge.iter().chain(&k.patches) {
         apply_patch(acc, p, &file)?;
     }
@@ -143,6 +145,9 @@ fn accumulate(
     add_annotations(acc, &k.common_annotations, &file)?;
     for p in &k.patches_json6902 {
         apply_patch(acc, p, &file)?;
+    }
+    for (name, count) in &k.replicas {
+        set_replicas(acc, name, *count, &file)?;
     }
     for image in &k.images {
         set_images(acc, image, &file)?;

@@ -536,3 +536,66 @@ pub(crate) fn add_prefix_suffix(
     }
     Ok(())
 }
+
+/// The `replicas:` transformer (`ReplicaCountTransformer`): `spec/replicas` of the
+/// Deployments, StatefulSets, ReplicaSets and ReplicationControllers named so (by any of
+/// their ids). An existing value keeps its type (`SetScalar` keeps the tag: `"1"` becomes
+/// `"3"`); a missing one is created as an integer.
+pub(crate) fn set_replicas(
+    resources: &mut [Resource],
+    name: &str,
+    count: i64,
+    file: &str,
+) -> Result<(), NativeError> {
+    const KINDS: [&str; 4] = [
+        "Deployment",
+        "StatefulSet",
+        "ReplicaSet",
+        "ReplicationController",
+    ];
+    let mut found = false;
+    for r in resources.iter_mut() {
+        if !KINDS.contains(&r.kind()) || (r.name() != name && r.original_name != name) {
+            continue;
+        }
+        found = true;
+        let Some(Node::Map(top)) = Some(&mut r.node) else {
+            continue;
+        };
+        if top.get("spec").is_none() {
+            top.0.push(("spec".into(), Node::Map(Map::default())));
+        }
+        let Some(Node::Map(spec)) = top.get_mut("spec") else {
+            return Err(NativeError::unsupported(
+                "a spec that is not a mapping",
+                file,
+            ));
+        };
+        let value = match spec.get("replicas") {
+            None | Some(Node::Null | Node::Int(_) | Node::Uint(_)) => Node::Int(count),
+            Some(Node::Str(_)) => Node::Str(count.to_string()),
+            Some(_) => {
+                return Err(NativeError::unsupported(
+                    "a spec.replicas that is not an integer or a string",
+                    file,
+                ))
+            }
+        };
+        spec.insert("replicas", value);
+    }
+    if !found {
+        // A name from between two renames is an id kustomize remembers and this builder
+        // does not.
+        if resources.iter().any(|r| r.name() != r.original_name) {
+            return Err(NativeError::unsupported(
+                "replicas naming a resource that is not found after a rename",
+                file,
+            ));
+        }
+        return Err(NativeError::Failed(format!(
+            "resource with name {name} does not match a config with the following GVK \
+             [Deployment StatefulSet ReplicaSet ReplicationController]"
+        )));
+    }
+    Ok(())
+}
