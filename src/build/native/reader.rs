@@ -26,15 +26,10 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
     if text.lines().any(|l| l.starts_with('%')) {
         return Err(unsupported("a YAML directive"));
     }
-    // Where saphyr (YAML 1.2) accepts what go-yaml's libyaml scanner rejects: the `\/` escape,
-    // and tabs in indentation.
-    if text.contains("\\/")
-        || text
-            .lines()
-            .any(|l| l.trim_start_matches(' ').starts_with('\t'))
-    {
-        return Err(unsupported("a `\\/` escape or a tab in indentation"));
-    }
+    // Where saphyr (YAML 1.2) accepts what go-yaml's libyaml scanner rejects: the `\/` escape
+    // in a double-quoted scalar, and tabs in indentation.
+    let check_escapes = text.contains("\\/");
+    let check_tabs = text.contains('\t');
     let mut parser = Parser::new_from_str(text);
     let mut docs = Vec::new();
     // Open collections: a sequence, or a mapping with a pending key.
@@ -42,7 +37,22 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
     let mut current: Option<Node> = None;
     let mut anchors: std::collections::HashMap<usize, Node> = std::collections::HashMap::new();
     while let Some(next) = parser.next_event() {
-        let (event, _span) = next.map_err(|e| ReadError::Syntax(e.to_string()))?;
+        let (event, span) = next.map_err(|e| ReadError::Syntax(e.to_string()))?;
+        if let Event::Scalar(_, style, _, _) = &event {
+            match style {
+                ScalarStyle::DoubleQuoted if check_escapes => {
+                    let raw: String = text
+                        .chars()
+                        .skip(span.start.index())
+                        .take(span.end.index().saturating_sub(span.start.index()))
+                        .collect();
+                    if raw.contains("\\/") {
+                        return Err(unsupported("a `\\/` escape"));
+                    }
+                }
+                _ => {}
+            }
+        }
         let completed = match event {
             Event::StreamStart | Event::Nothing | Event::DocumentStart(_) => None,
             Event::StreamEnd => break,
@@ -136,6 +146,15 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
         if doc != Node::Null {
             docs.push(doc);
         }
+    }
+    // libyaml also refuses a tab among a block scalar's indentation spaces (where saphyr
+    // reads it as content): any line whose indentation ends in a tab is delegated.
+    if check_tabs
+        && text
+            .lines()
+            .any(|line| line.trim_start_matches(' ').starts_with('\t'))
+    {
+        return Err(unsupported("a tab in indentation"));
     }
     Ok(docs)
 }
