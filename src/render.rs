@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::build::native::{AutoBuilder, NativeBuilder};
 use crate::build::store::Store;
 use crate::build::{BuildCache, Builder, KustomizeBinary};
 use crate::discover::{cluster_from_arg, discover, Cluster};
@@ -28,6 +29,8 @@ pub struct RepoOptions {
     pub timeout: Duration,
     /// The persistent build cache folder (`None`: builds are cached for this run only).
     pub cache_dir: Option<PathBuf>,
+    /// Which builder runs `kustomize build`.
+    pub builder: BuilderChoice,
     /// Track where each object came from (`ArtifactObject::origin`), for the audit and the
     /// graph check. Digests are the same either way.
     pub origins: bool,
@@ -45,8 +48,21 @@ impl Default for RepoOptions {
             timeout: Duration::from_secs(120),
             origins: false,
             cache_dir: None,
+            builder: BuilderChoice::Auto,
         }
     }
+}
+
+/// Which builder turns a kustomization directory into YAML.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BuilderChoice {
+    /// Native in-process builds, delegating to the kustomize binary what they do not support.
+    #[default]
+    Auto,
+    /// Native only: a build that needs kustomize fails, naming the feature.
+    Native,
+    /// The kustomize binary for every build.
+    Kustomize,
 }
 
 /// A repository's render.
@@ -84,12 +100,14 @@ pub enum RenderError {
     Threads(usize, String),
 }
 
-/// Locates the builder the options ask for.
-pub fn make_builder(opts: &RepoOptions) -> Result<KustomizeBinary, RenderError> {
-    Ok(KustomizeBinary::locate(
-        opts.kustomize.as_deref(),
-        opts.timeout,
-    )?)
+/// Makes the builder the options ask for (locating the kustomize binary unless `native`).
+pub fn make_builder(opts: &RepoOptions) -> Result<Box<dyn Builder>, RenderError> {
+    let binary = || KustomizeBinary::locate(opts.kustomize.as_deref(), opts.timeout);
+    Ok(match opts.builder {
+        BuilderChoice::Native => Box::new(NativeBuilder),
+        BuilderChoice::Kustomize => Box::new(binary()?),
+        BuilderChoice::Auto => Box::new(AutoBuilder::new(binary()?)),
+    })
 }
 
 /// Finds the clusters of a materialised tree.
@@ -131,7 +149,7 @@ pub fn clusters_of(root: &Path, opts: &RepoOptions) -> Result<Vec<Cluster>, Rend
 pub fn render_dir(dir: &Path, opts: &RepoOptions) -> Result<RepoRender, RenderError> {
     let tree = load_tree(dir, None, opts)?;
     let builder = make_builder(opts)?;
-    render_tree(tree, &builder, opts)
+    render_tree(tree, builder.as_ref(), opts)
 }
 
 /// Materialises what Flux would see of `dir`: its work tree, or the git revision `rev`.

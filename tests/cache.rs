@@ -16,7 +16,7 @@ use fluxsim::source::{materialize, SourceOptions};
 
 /// A builder that counts the builds it is asked for.
 struct Counting {
-    inner: fluxsim::build::KustomizeBinary,
+    inner: Box<dyn Builder>,
     dirs: Mutex<Vec<std::path::PathBuf>>,
 }
 

@@ -670,7 +670,7 @@ fn fluxsim_build_prints_exactly_the_artifact_render_writes() {
 
 /// A builder that records every directory it is asked to build.
 struct Recording {
-    inner: fluxsim::build::KustomizeBinary,
+    inner: Box<dyn fluxsim::build::Builder>,
     dirs: Mutex<Vec<PathBuf>>,
 }
 

@@ -3,7 +3,10 @@
 //! The default builder runs the `kustomize` binary (or `kubectl kustomize`) as a subprocess,
 //! as Flux's own build would run in-process, with `--load-restrictor LoadRestrictionsNone`
 //! (kustomize-controller builds with `LoadRestrictionsNone`). Identical builds within a run
-//! are done once (`BuildCache`).
+//! are done once (`BuildCache`). `native` builds in-process for the kustomize subset Flux
+//! repositories use, and `auto` (the default) delegates the rest to the binary.
+
+pub mod native;
 
 pub mod closure;
 pub mod store;
@@ -30,6 +33,17 @@ pub enum BuildError {
     /// kustomize ran longer than the timeout.
     #[error("kustomize build timed out after {0:?}")]
     Timeout(Duration),
+    /// The native builder (`--builder native`) does not reproduce a feature the build uses.
+    #[error(
+        "native builder: {feature} (in {file}) is not supported; use --builder auto or \
+         --builder kustomize"
+    )]
+    Unsupported {
+        /// What is not supported.
+        feature: String,
+        /// Where it was found.
+        file: String,
+    },
 }
 
 /// Something that turns a kustomization directory into kustomize's printed output.

@@ -135,7 +135,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Status {
         Ok(b) => b,
         Err(e) => return fail(&e),
     };
-    let cache = build_cache(&builder, &opts);
+    let cache = build_cache(builder.as_ref(), &opts);
     let (_, _, diff) = match render_pair(args, &opts, &cache) {
         Ok(x) => x,
         Err(e) => return fail(&e),
@@ -161,7 +161,7 @@ pub(crate) fn run_prove(args: &ProveArgs) -> Status {
         Ok(b) => b,
         Err(e) => return fail(&e),
     };
-    let cache = build_cache(&builder, &opts);
+    let cache = build_cache(builder.as_ref(), &opts);
     let (_base, head, diff) = match render_pair(&args.diff, &opts, &cache) {
         Ok(x) => x,
         Err(e) => return fail(&e),

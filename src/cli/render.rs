@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::Status;
 use crate::reconcile::Status as KsStatus;
-use crate::render::{render_dir, RepoOptions};
+use crate::render::{render_dir, BuilderChoice, RepoOptions};
 
 /// Flags shared by the subcommands that render a repository.
 #[derive(Debug, Clone, clap::Args)]
@@ -40,6 +40,22 @@ pub(crate) struct RenderFlags {
     /// Do not read or write the persistent build cache.
     #[arg(long, conflicts_with = "cache_dir")]
     pub(crate) no_cache: bool,
+    /// Who builds kustomizations: `auto` builds in-process and hands what it does not support
+    /// to kustomize; `native` never runs kustomize (unsupported builds fail); `kustomize`
+    /// always runs it.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub(crate) builder: BuilderFlag,
+}
+
+/// Values of `--builder`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum BuilderFlag {
+    /// Native, delegating unsupported builds to the kustomize binary.
+    Auto,
+    /// Native only.
+    Native,
+    /// The kustomize binary only.
+    Kustomize,
 }
 
 impl RenderFlags {
@@ -72,6 +88,11 @@ impl RenderFlags {
                 self.cache_dir
                     .clone()
                     .or_else(crate::build::store::Store::default_dir)
+            },
+            builder: match self.builder {
+                BuilderFlag::Auto => BuilderChoice::Auto,
+                BuilderFlag::Native => BuilderChoice::Native,
+                BuilderFlag::Kustomize => BuilderChoice::Kustomize,
             },
         }
     }

@@ -1,0 +1,139 @@
+//! `configMapGenerator` and `secretGenerator` (`api/internal/generators/configmap.go`,
+//! `secret.go`, `utils.go`, and the key-value loader `api/kv/kv.go`).
+//!
+//! The name hash suffix is added at the end of the root build (`nameref`).
+
+use std::path::Path;
+
+use base64::Engine as _;
+
+use super::kustfile::GeneratorArgs;
+use super::node::{Map, Node};
+use super::resource::Resource;
+use super::NativeError;
+
+/// Makes the ConfigMap (or Secret) one generator entry asks for.
+pub(crate) fn generate(
+    args: &GeneratorArgs,
+    secret: bool,
+    dir: &Path,
+    file: &str,
+) -> Result<Resource, NativeError> {
+    let unsupported = |w: &str| NativeError::unsupported(w, file);
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    // kv.go Load: env files, then literals, then files.
+    for lit in &args.literals {
+        let Some((k, v)) = lit.split_once('=') else {
+            return Err(NativeError::Failed(format!(
+                "invalid literal source {lit}, expected key=value"
+            )));
+        };
+        pairs.push((k.to_string(), remove_quotes(v).to_string()));
+    }
+    for source in &args.files {
+        let (key, path) = if let Some((k, p)) = source.split_once('=') {
+            if k.is_empty() || p.is_empty() || p.contains('=') {
+                return Err(unsupported("an unusual file source"));
+            }
+            (k.to_string(), p.to_string())
+        } else {
+            let base = Path::new(source)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            (base, source.clone())
+        };
+        if path.contains("://") {
+            return Err(unsupported("a remote file source"));
+        }
+        let full = dir.join(&path);
+        if full.is_dir() {
+            return Err(unsupported("a directory file source"));
+        }
+        let bytes = std::fs::read(&full)
+            .map_err(|e| NativeError::Failed(format!("{}: {e}", full.display())))?;
+        let Ok(text) = String::from_utf8(bytes) else {
+            return Err(unsupported("a binary file source"));
+        };
+        if text.contains(['\u{85}', '\u{2028}', '\u{2029}', '\u{FEFF}']) {
+            return Err(unsupported("a NEL, LS or PS character in a file source"));
+        }
+        pairs.push((key, text));
+    }
+    if pairs.is_empty() {
+        return Err(unsupported("a generator without data"));
+    }
+    let mut data = Map::default();
+    for (k, v) in pairs {
+        let valid = !k.is_empty()
+            && k.len() <= 253
+            && k.bytes()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+            && k != "."
+            && k != ".."
+            && !k.starts_with("..");
+        if !valid {
+            return Err(unsupported("an unusual data key"));
+        }
+        if data.get(&k).is_some() {
+            return Err(NativeError::Failed(format!(
+                "configmap {}: cannot add key {k}, another key by that name already exists",
+                args.name
+            )));
+        }
+        let value = if secret {
+            base64::engine::general_purpose::STANDARD.encode(v.as_bytes())
+        } else {
+            v
+        };
+        data.0.push((k, Node::Str(value)));
+    }
+    let mut meta = Map::default();
+    meta.insert("name", Node::Str(args.name.clone()));
+    if let Some(ns) = &args.namespace {
+        meta.insert("namespace", Node::Str(ns.clone()));
+    }
+    if !args.options.labels.is_empty() {
+        meta.insert("labels", string_map(&args.options.labels));
+    }
+    if !args.options.annotations.is_empty() {
+        meta.insert("annotations", string_map(&args.options.annotations));
+    }
+    let mut obj = Map::default();
+    obj.insert("apiVersion", Node::Str("v1".into()));
+    obj.insert(
+        "kind",
+        Node::Str(if secret { "Secret" } else { "ConfigMap" }.into()),
+    );
+    obj.insert("metadata", Node::Map(meta));
+    obj.insert("data", Node::Map(data));
+    if secret {
+        obj.insert(
+            "type",
+            Node::Str(args.secret_type.clone().unwrap_or_else(|| "Opaque".into())),
+        );
+    }
+    if args.options.immutable {
+        obj.insert("immutable", Node::Bool(true));
+    }
+    let mut r = Resource::from_document(Node::Map(obj), file)?;
+    r.needs_hash = !args.options.disable_name_suffix_hash;
+    Ok(r)
+}
+
+fn string_map(pairs: &[(String, String)]) -> Node {
+    Node::Map(Map(pairs
+        .iter()
+        .map(|(k, v)| (k.clone(), Node::Str(v.clone())))
+        .collect()))
+}
+
+/// kv.go `removeQuotes`: one pair of matching surrounding quotes.
+fn remove_quotes(s: &str) -> &str {
+    let b = s.as_bytes();
+    if b.len() >= 2 && b[0] == b[b.len() - 1] && (b[0] == b'"' || b[0] == b'\'') {
+        &s[1..s.len() - 1]
+    } else {
+        s
+    }
+}

@@ -1,0 +1,122 @@
+//! A native (in-process) kustomize builder for the subset of kustomize Flux repositories use,
+//! and the `auto` builder that hands everything else to the kustomize binary.
+//!
+//! Stages mirror kustomize's: `kustfile` (loader), `target` (accumulator: resources,
+//! components, generators, transformers), `transform` / `patch` / `generator` (the builtin
+//! plugins), `resource` (resource map and legacy order), `reader` and `printer` (kyaml's
+//! reading and `sigs.k8s.io/yaml`'s printing). Whatever the native builder is not sure to
+//! reproduce byte for byte is an [`NativeError::Unsupported`], never a guess.
+
+mod generator;
+mod kustfile;
+mod nameref;
+mod node;
+mod patch;
+mod printer;
+mod reader;
+mod resource;
+mod target;
+mod transform;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::{BuildError, Builder, KustomizeBinary};
+
+/// Why the native builder did not build a directory.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum NativeError {
+    /// The kustomization uses something the native builder does not reproduce.
+    #[error("{feature} (in {file}) is not supported by the native builder")]
+    Unsupported {
+        /// What is not supported.
+        feature: String,
+        /// Where it was found.
+        file: String,
+    },
+    /// The build fails (kustomize would fail too, with its own words).
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl NativeError {
+    fn unsupported(feature: &str, file: impl AsRef<Path>) -> NativeError {
+        NativeError::Unsupported {
+            feature: feature.to_string(),
+            file: file.as_ref().display().to_string(),
+        }
+    }
+}
+
+/// Builds `dir` natively; the text is what `kustomize build` prints.
+pub fn build_native(dir: &Path) -> Result<String, NativeError> {
+    target::build_root(dir)
+}
+
+/// The native builder alone: a build it does not support fails, naming the feature.
+#[derive(Debug, Default)]
+pub struct NativeBuilder;
+
+impl Builder for NativeBuilder {
+    fn build(&self, dir: &Path) -> Result<String, BuildError> {
+        build_native(dir).map_err(|e| match e {
+            NativeError::Unsupported { feature, file } => BuildError::Unsupported { feature, file },
+            NativeError::Failed(m) => BuildError::Failed(m),
+        })
+    }
+
+    fn describe(&self) -> String {
+        "native (in-process kustomize subset)".to_string()
+    }
+}
+
+/// Native first; any build it cannot do exactly (or that fails, so the error message is
+/// kustomize's own) is handed to the kustomize binary.
+pub struct AutoBuilder {
+    binary: KustomizeBinary,
+    native_builds: AtomicUsize,
+    delegated: AtomicUsize,
+}
+
+impl AutoBuilder {
+    /// An auto builder delegating to `binary`.
+    pub fn new(binary: KustomizeBinary) -> Self {
+        AutoBuilder {
+            binary,
+            native_builds: AtomicUsize::new(0),
+            delegated: AtomicUsize::new(0),
+        }
+    }
+
+    /// Builds natively, or says why not; when native fails, the binary's result.
+    pub fn build_with_reason(
+        &self,
+        dir: &Path,
+    ) -> (Result<String, BuildError>, Option<NativeError>) {
+        match build_native(dir) {
+            Ok(out) => {
+                self.native_builds.fetch_add(1, Ordering::Relaxed);
+                (Ok(out), None)
+            }
+            Err(e) => {
+                self.delegated.fetch_add(1, Ordering::Relaxed);
+                (self.binary.build(dir), Some(e))
+            }
+        }
+    }
+}
+
+impl Builder for AutoBuilder {
+    fn build(&self, dir: &Path) -> Result<String, BuildError> {
+        self.build_with_reason(dir).0
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "auto: native for {} builds, {} for {} delegated",
+            self.native_builds.load(Ordering::Relaxed),
+            self.binary.describe(),
+            self.delegated.load(Ordering::Relaxed)
+        )
+    }
+}

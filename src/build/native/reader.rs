@@ -1,0 +1,394 @@
+//! Reading YAML streams the way kustomize's kyaml does (go-yaml v3, YAML 1.2-ish: `yes`
+//! and `on` are strings, `010` is octal 8, `1_000` is 1000), into [`Node`]s.
+//!
+//! Only what this module is sure of is read; anything else (merge keys, tags other than
+//! `!!str`, timestamps, infinities, line separators that the JSON round trip would change) is
+//! reported as unsupported so the build is delegated to kustomize. Aliases are expanded into
+//! copies: kustomize de-anchors what it reads (`kio.ByteReader`), so a transformer editing
+//! an anchored map does not change its aliases.
+
+use saphyr_parser::{Event, Parser, ScalarStyle};
+
+use super::node::{Map, Node};
+
+/// Why a stream could not be read natively.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ReadError {
+    /// The YAML does not parse (kustomize would fail too, with its own message).
+    Syntax(String),
+    /// The YAML uses something this reader does not reproduce exactly.
+    Unsupported(String),
+}
+
+/// Reads every document of a YAML stream; empty documents are dropped.
+pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
+    // go-yaml refuses `%YAML 1.2`; saphyr reads it. Directives are rare enough to delegate.
+    if text.lines().any(|l| l.starts_with('%')) {
+        return Err(unsupported("a YAML directive"));
+    }
+    // Where saphyr (YAML 1.2) accepts what go-yaml's libyaml scanner rejects: the `\/` escape
+    // in a double-quoted scalar, and tabs in indentation.
+    let check_escapes = text.contains("\\/");
+    let check_tabs = text.contains('\t');
+    let mut parser = Parser::new_from_str(text);
+    let mut docs = Vec::new();
+    // Open collections: a sequence, or a mapping with a pending key.
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut current: Option<Node> = None;
+    let mut anchors: std::collections::HashMap<usize, Node> = std::collections::HashMap::new();
+    while let Some(next) = parser.next_event() {
+        let (event, span) = next.map_err(|e| ReadError::Syntax(e.to_string()))?;
+        if let Event::Scalar(_, style, _, _) = &event {
+            match style {
+                ScalarStyle::DoubleQuoted if check_escapes => {
+                    let raw: String = text
+                        .chars()
+                        .skip(span.start.index())
+                        .take(span.end.index().saturating_sub(span.start.index()))
+                        .collect();
+                    if raw.contains("\\/") {
+                        return Err(unsupported("a `\\/` escape"));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let completed = match event {
+            Event::StreamStart | Event::Nothing | Event::DocumentStart(_) => None,
+            Event::StreamEnd => break,
+            Event::DocumentEnd => {
+                if let Some(doc) = current.take() {
+                    if doc != Node::Null {
+                        docs.push(doc);
+                    }
+                }
+                None
+            }
+            Event::Alias(id) => match anchors.get(&id) {
+                Some(n) => Some(n.clone()),
+                None => return Err(ReadError::Syntax("unknown anchor referenced".into())),
+            },
+            Event::Scalar(value, style, anchor, tag) => {
+                let is_key = matches!(stack.last(), Some(Frame::Map(_, None, _)));
+                // A `<<` key, quoted or not, disappears somewhere in kustomize's round trip.
+                let is_merge = value == "<<";
+                let node = match tag {
+                    None => scalar(&value, style)?,
+                    Some(t) if t.handle == "tag:yaml.org,2002:" && t.suffix == "str" => {
+                        Node::Str(value.into_owned())
+                    }
+                    Some(t) if t.handle == "!!" && t.suffix == "str" => {
+                        Node::Str(value.into_owned())
+                    }
+                    Some(t) => {
+                        return Err(unsupported(&format!("YAML tag `{}{}`", t.handle, t.suffix)))
+                    }
+                };
+                if is_key && !matches!(node, Node::Str(_)) {
+                    return Err(unsupported("a mapping key that is not a string"));
+                }
+                if is_key && is_merge {
+                    return Err(unsupported("YAML merge keys"));
+                }
+                if anchor != 0 {
+                    anchors.insert(anchor, node.clone());
+                }
+                Some(node)
+            }
+            Event::SequenceStart(anchor, ref tag) | Event::MappingStart(anchor, ref tag) => {
+                if tag.is_some() {
+                    return Err(unsupported("tagged YAML collections"));
+                }
+                if matches!(stack.last(), Some(Frame::Map(_, None, _))) {
+                    return Err(unsupported("a mapping key that is not a string"));
+                }
+                if matches!(event, Event::SequenceStart(..)) {
+                    stack.push(Frame::Seq(Vec::new(), anchor));
+                } else {
+                    stack.push(Frame::Map(Map::default(), None, anchor));
+                }
+                None
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let (node, anchor) = match stack.pop() {
+                    Some(Frame::Seq(items, anchor)) => (Node::Seq(items), anchor),
+                    Some(Frame::Map(map, None, anchor)) => (Node::Map(map), anchor),
+                    _ => return Err(ReadError::Syntax("unbalanced collection".into())),
+                };
+                if anchor != 0 {
+                    anchors.insert(anchor, node.clone());
+                }
+                Some(node)
+            }
+        };
+        if let Some(node) = completed {
+            match stack.last_mut() {
+                None => current = Some(node),
+                Some(Frame::Seq(items, _)) => items.push(node),
+                Some(Frame::Map(map, pending, _)) => match pending.take() {
+                    None => {
+                        let Node::Str(key) = node else {
+                            return Err(unsupported("a mapping key that is not a string"));
+                        };
+                        if map.get(&key).is_some() {
+                            return Err(ReadError::Syntax(format!(
+                                "mapping key {key:?} already defined"
+                            )));
+                        }
+                        *pending = Some(key);
+                    }
+                    Some(key) => map.0.push((key, node)),
+                },
+            }
+        }
+    }
+    if let Some(doc) = current.take() {
+        if doc != Node::Null {
+            docs.push(doc);
+        }
+    }
+    // libyaml also refuses a tab among a block scalar's indentation spaces (where saphyr
+    // reads it as content): any line whose indentation ends in a tab is delegated.
+    if check_tabs
+        && text
+            .lines()
+            .any(|line| line.trim_start_matches(' ').starts_with('\t'))
+    {
+        return Err(unsupported("a tab in indentation"));
+    }
+    Ok(docs)
+}
+
+/// An open collection and its anchor id (0: none).
+enum Frame {
+    Seq(Vec<Node>, usize),
+    Map(Map, Option<String>, usize),
+}
+
+fn unsupported(what: &str) -> ReadError {
+    ReadError::Unsupported(what.to_string())
+}
+
+/// A scalar as go-yaml v3 resolves it (`resolve.go`), then as the JSON round trip leaves it.
+fn scalar(value: &str, style: ScalarStyle) -> Result<Node, ReadError> {
+    check_string(value)?;
+    if style == ScalarStyle::Folded
+        && (value.strip_suffix('\n').unwrap_or(value).contains('\n')
+            || value.starts_with([' ', '\t']))
+    {
+        // go-yaml v3 and saphyr disagree on folded scalars with line breaks left in them
+        // (more-indented lines, kept trailing blank lines): not reproduced.
+        return Err(unsupported("a folded block scalar with kept line breaks"));
+    }
+    if style != ScalarStyle::Plain {
+        return Ok(Node::Str(value.to_string()));
+    }
+    Ok(match value {
+        "" | "~" | "null" | "Null" | "NULL" => Node::Null,
+        "true" | "True" | "TRUE" => Node::Bool(true),
+        "false" | "False" | "FALSE" => Node::Bool(false),
+        ".nan" | ".NaN" | ".NAN" | ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF"
+        | "-.inf" | "-.Inf" | "-.INF" => return Err(unsupported("an infinite or NaN number")),
+        _ => match value.as_bytes().first() {
+            Some(b'0'..=b'9' | b'+' | b'-' | b'.') => number(value)?,
+            _ => Node::Str(value.to_string()),
+        },
+    })
+}
+
+/// Strings the JSON round trip would not give back unchanged: yaml.v2 reads a raw NEL, LS
+/// or PS inside a JSON string as a line break and folds it.
+fn check_string(value: &str) -> Result<(), ReadError> {
+    if value.contains(['\u{85}', '\u{2028}', '\u{2029}']) {
+        return Err(unsupported("a NEL, LS or PS character in a string"));
+    }
+    // After a byte-order mark, go-yaml v2's emitter escapes every following character of a
+    // double-quoted scalar; not reproduced.
+    if value.contains('\u{FEFF}') {
+        return Err(unsupported("a byte-order mark in a string"));
+    }
+    Ok(())
+}
+
+/// resolve.go's number branch: timestamps first (kyaml turns them into RFC 3339 text: not
+/// reproduced), then `ParseInt(plain, 0, 64)`, `ParseUint`, and the YAML float syntax.
+fn number(value: &str) -> Result<Node, ReadError> {
+    let b = value.as_bytes();
+    if b.len() > 4 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-' {
+        return Err(unsupported("an unquoted timestamp"));
+    }
+    let plain = value.replace('_', "");
+    if let Some(i) = go_parse_int(&plain) {
+        return Ok(Node::Int(i));
+    }
+    if let Some(u) = go_parse_uint(&plain) {
+        return Ok(Node::Uint(u));
+    }
+    if is_yaml_float(&plain) {
+        if let Ok(f) = plain.parse::<f64>() {
+            if f.is_finite() {
+                return Ok(Node::Float(f));
+            }
+        }
+        return Err(unsupported("an out-of-range float"));
+    }
+    if value.starts_with('.') && value.contains('_') {
+        // resolve.go tries ParseFloat on the raw text for a leading dot; Go's underscore
+        // rules there are not reproduced: be safe.
+        return Err(unsupported("an unusual number"));
+    }
+    if plain.bytes().all(|c| c.is_ascii_digit()) && !plain.is_empty() {
+        // Digits that overflow every integer type.
+        return Err(unsupported("an out-of-range integer"));
+    }
+    Ok(Node::Str(value.to_string()))
+}
+
+/// `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$` (resolve.go `yamlStyleFloat`).
+pub(crate) fn is_yaml_float(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = usize::from(matches!(b.first(), Some(b'+' | b'-')));
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while b.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i - start
+    };
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    } else {
+        if digits(&mut i) == 0 {
+            return false;
+        }
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            digits(&mut i);
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+/// Go `strconv.ParseUint(s, 0, 64)`: `0x`, `0o`, `0b` and leading-`0` octal prefixes.
+pub(crate) fn go_parse_uint(s: &str) -> Option<u64> {
+    let (digits, radix) = split_radix(s)?;
+    let mut n: u64 = 0;
+    for c in digits.chars() {
+        let d = c.to_digit(36)?;
+        if d >= radix {
+            return None;
+        }
+        n = n.checked_mul(u64::from(radix))?.checked_add(u64::from(d))?;
+    }
+    Some(n)
+}
+
+/// Whether `s` is valid `ParseUint(s, 0, 64)` syntax, whatever its size.
+pub(crate) fn go_uint_syntax(s: &str) -> bool {
+    split_radix(s).is_some_and(|(digits, radix)| {
+        digits
+            .chars()
+            .all(|c| c.to_digit(36).is_some_and(|d| d < radix))
+    })
+}
+
+fn split_radix(s: &str) -> Option<(&str, u32)> {
+    let b = s.as_bytes();
+    if b.is_empty() {
+        return None;
+    }
+    let r = if b[0] == b'0' && b.len() >= 3 && matches!(b[1] | 0x20, b'b' | b'o' | b'x') {
+        let radix = match b[1] | 0x20 {
+            b'b' => 2,
+            b'o' => 8,
+            _ => 16,
+        };
+        (&s[2..], radix)
+    } else if b[0] == b'0' && b.len() > 1 {
+        (&s[1..], 8)
+    } else {
+        (s, 10)
+    };
+    if r.0.is_empty() {
+        return None;
+    }
+    Some(r)
+}
+
+/// Go `strconv.ParseInt(s, 0, 64)`.
+pub(crate) fn go_parse_int(s: &str) -> Option<i64> {
+    let (negative, rest) = match s.as_bytes().first() {
+        Some(b'+') => (false, &s[1..]),
+        Some(b'-') => (true, &s[1..]),
+        _ => (false, s),
+    };
+    let magnitude = go_parse_uint(rest)?;
+    if negative {
+        0i64.checked_sub_unsigned(magnitude)
+    } else {
+        i64::try_from(magnitude).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(text: &str) -> Node {
+        let mut docs = read_documents(text).expect("reads");
+        assert_eq!(docs.len(), 1);
+        docs.remove(0)
+    }
+
+    #[test]
+    fn yaml_1_2_words_are_strings_and_legacy_octal_is_a_number() {
+        let n = one("a: yes\nb: on\nc: 010\nd: 0o10\ne: 1_000\nf: True\ng: ~\nh: 0x1F\n");
+        let m = n.as_map().expect("map");
+        assert_eq!(m.get("a"), Some(&Node::Str("yes".into())));
+        assert_eq!(m.get("b"), Some(&Node::Str("on".into())));
+        assert_eq!(m.get("c"), Some(&Node::Int(8)));
+        assert_eq!(m.get("d"), Some(&Node::Int(8)));
+        assert_eq!(m.get("e"), Some(&Node::Int(1000)));
+        assert_eq!(m.get("f"), Some(&Node::Bool(true)));
+        assert_eq!(m.get("g"), Some(&Node::Null));
+        assert_eq!(m.get("h"), Some(&Node::Int(31)));
+    }
+
+    #[test]
+    fn aliases_are_expanded_into_copies() {
+        let n = one("a: &x 1\nb: *x\nc: &m {d: [1]}\ne: *m\n");
+        let m = n.as_map().expect("map");
+        assert_eq!(m.get("b"), Some(&Node::Int(1)));
+        assert_eq!(m.get("e"), m.get("c"));
+        assert!(matches!(
+            read_documents("a: &x {c: 1}\nb:\n  <<: *x\n"),
+            Err(ReadError::Unsupported(_))
+        ));
+    }
+
+    #[test]
+    fn unquoted_timestamps_are_unsupported() {
+        assert!(matches!(
+            read_documents("a: 2001-12-14\n"),
+            Err(ReadError::Unsupported(_))
+        ));
+    }
+
+    #[test]
+    fn empty_documents_are_dropped() {
+        let docs = read_documents("---\n# nothing\n---\na: 1\n---\n").expect("reads");
+        assert_eq!(docs.len(), 1);
+    }
+}

@@ -1,0 +1,377 @@
+//! One resource and its identity (`resid.ResId`), the resource map kustomize accumulates
+//! into (`resmap`), and kustomize's legacy output order (`SortOrderTransformer.go`).
+
+use super::node::Node;
+use super::NativeError;
+
+/// A resource being built.
+#[derive(Debug, Clone)]
+pub(crate) struct Resource {
+    /// The object.
+    pub(crate) node: Node,
+    /// Its namespace when it was read (kustomize keeps previous ids; the name reference
+    /// fix-up at the end of a build follows namespace changes).
+    pub(crate) original_namespace: String,
+    /// A generated ConfigMap or Secret whose name gets the content hash at the end.
+    pub(crate) needs_hash: bool,
+    /// Its name when it was read or generated (prefixes and suffixes change it).
+    pub(crate) original_name: String,
+}
+
+/// Group, version and kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Gvk {
+    pub(crate) group: String,
+    pub(crate) version: String,
+    pub(crate) kind: String,
+}
+
+impl Resource {
+    /// Makes a resource of a document read from `file`, checking what kustomize checks and
+    /// what this builder reproduces.
+    pub(crate) fn from_document(mut node: Node, file: &str) -> Result<Resource, NativeError> {
+        let unsupported = |what: &str| NativeError::Unsupported {
+            feature: what.to_string(),
+            file: file.to_string(),
+        };
+        let Node::Map(map) = &mut node else {
+            return Err(unsupported("a document that is not a mapping"));
+        };
+        let kind = map.get("kind").and_then(Node::as_str).unwrap_or_default();
+        if kind.is_empty() || !matches!(map.get("apiVersion"), Some(Node::Str(_))) {
+            return Err(unsupported("a document without apiVersion or kind"));
+        }
+        if kind.ends_with("List") && map.get("items").is_some() {
+            return Err(unsupported("a List document"));
+        }
+        let Some(Node::Map(meta)) = map.get_mut("metadata") else {
+            return Err(unsupported("a document without metadata"));
+        };
+        if !matches!(meta.get("name"), Some(Node::Str(n)) if !n.is_empty()) {
+            return Err(unsupported("a document without metadata.name"));
+        }
+        if !matches!(meta.get("namespace"), None | Some(Node::Str(_))) {
+            return Err(unsupported("a metadata.namespace that is not a string"));
+        }
+        match meta.get("annotations") {
+            // kio.ByteReader adds its index annotations on read and clears the map again
+            // when they are removed: an empty map disappears (kyaml ClearEmptyAnnotations).
+            Some(Node::Map(a)) if a.is_empty() => {
+                meta.remove("annotations");
+            }
+            Some(Node::Map(a))
+                if a.0.iter().any(|(k, _)| {
+                    k.starts_with("config.kubernetes.io/")
+                        || k.starts_with("internal.config.kubernetes.io/")
+                        || k.starts_with("kustomize.config.k8s.io/")
+                        || k.starts_with("config.k8s.io/")
+                }) =>
+            {
+                return Err(unsupported("kustomize's own annotations"));
+            }
+            None | Some(Node::Map(_)) => {}
+            Some(_) => return Err(unsupported("metadata.annotations that is not a mapping")),
+        }
+        if !matches!(meta.get("labels"), None | Some(Node::Map(_))) {
+            return Err(unsupported("metadata.labels that is not a mapping"));
+        }
+        let original_name = meta
+            .get("name")
+            .and_then(Node::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let original_namespace = meta
+            .get("namespace")
+            .and_then(Node::as_str)
+            .unwrap_or_default()
+            .to_string();
+        Ok(Resource {
+            node,
+            original_namespace,
+            needs_hash: false,
+            original_name,
+        })
+    }
+
+    /// `apiVersion` split into group and version, and `kind` (`resid.GvkFromNode`).
+    pub(crate) fn gvk(&self) -> Gvk {
+        let api = self.node.str_at(&["apiVersion"]).unwrap_or_default();
+        let (group, version) = match api.find('/') {
+            Some(i) => (&api[..i], &api[i + 1..]),
+            None => ("", api),
+        };
+        Gvk {
+            group: group.to_string(),
+            version: version.to_string(),
+            kind: self.kind().to_string(),
+        }
+    }
+
+    /// `kind`.
+    pub(crate) fn kind(&self) -> &str {
+        self.node.str_at(&["kind"]).unwrap_or_default()
+    }
+
+    /// `metadata.name`.
+    pub(crate) fn name(&self) -> &str {
+        self.node.str_at(&["metadata", "name"]).unwrap_or_default()
+    }
+
+    /// `metadata.namespace`, empty when unset.
+    pub(crate) fn namespace(&self) -> &str {
+        self.node
+            .str_at(&["metadata", "namespace"])
+            .unwrap_or_default()
+    }
+
+    /// Whether two resources have the same id (`ResId.Equals`: an unset namespace is
+    /// `default` for a namespaced kind).
+    pub(crate) fn same_id(&self, other: &Resource) -> Result<bool, NativeError> {
+        if self.gvk() != other.gvk() || self.name() != other.name() {
+            return Ok(false);
+        }
+        let effective = |r: &Resource| -> Result<String, NativeError> {
+            let ns = r.namespace();
+            Ok(if ns.is_empty() && !is_cluster_scoped(&r.gvk())? {
+                "default".to_string()
+            } else {
+                ns.to_string()
+            })
+        };
+        Ok(effective(self)? == effective(other)?)
+    }
+}
+
+/// Appends resources, failing on an id that is already there (`resWrangler.Append`).
+pub(crate) fn append_all(into: &mut Vec<Resource>, more: Vec<Resource>) -> Result<(), NativeError> {
+    for r in more {
+        for existing in into.iter() {
+            if existing.same_id(&r)? {
+                return Err(NativeError::Failed(format!(
+                    "may not add resource with an already registered id: {}/{} {}",
+                    r.kind(),
+                    r.name(),
+                    r.namespace()
+                )));
+            }
+        }
+        into.push(r);
+    }
+    Ok(())
+}
+
+/// Kinds the Kubernetes 1.21 OpenAPI document kyaml embeds says are cluster-scoped, with
+/// the group/versions it lists them under (`kyaml/openapi`, `IsCertainlyClusterScoped`).
+/// Kinds it does not know (custom resources) count as namespaced, as in kustomize.
+const CLUSTER_SCOPED: &[(&str, &[&str], &[&str])] = &[
+    (
+        "",
+        &["v1"],
+        &["Namespace", "Node", "PersistentVolume", "ComponentStatus"],
+    ),
+    (
+        "admissionregistration.k8s.io",
+        &["v1", "v1beta1"],
+        &[
+            "MutatingWebhookConfiguration",
+            "ValidatingWebhookConfiguration",
+        ],
+    ),
+    (
+        "apiextensions.k8s.io",
+        &["v1", "v1beta1"],
+        &["CustomResourceDefinition"],
+    ),
+    (
+        "apiregistration.k8s.io",
+        &["v1", "v1beta1"],
+        &["APIService"],
+    ),
+    (
+        "authentication.k8s.io",
+        &["v1", "v1beta1"],
+        &["TokenReview"],
+    ),
+    (
+        "authorization.k8s.io",
+        &["v1", "v1beta1"],
+        &[
+            "SelfSubjectAccessReview",
+            "SelfSubjectRulesReview",
+            "SubjectAccessReview",
+        ],
+    ),
+    (
+        "certificates.k8s.io",
+        &["v1", "v1beta1"],
+        &["CertificateSigningRequest"],
+    ),
+    (
+        "flowcontrol.apiserver.k8s.io",
+        &["v1alpha1", "v1beta1"],
+        &["FlowSchema", "PriorityLevelConfiguration"],
+    ),
+    ("networking.k8s.io", &["v1", "v1beta1"], &["IngressClass"]),
+    (
+        "node.k8s.io",
+        &["v1", "v1beta1", "v1alpha1"],
+        &["RuntimeClass"],
+    ),
+    ("policy", &["v1beta1"], &["PodSecurityPolicy"]),
+    (
+        "rbac.authorization.k8s.io",
+        &["v1", "v1beta1", "v1alpha1"],
+        &["ClusterRole", "ClusterRoleBinding"],
+    ),
+    (
+        "scheduling.k8s.io",
+        &["v1", "v1beta1", "v1alpha1"],
+        &["PriorityClass"],
+    ),
+    (
+        "storage.k8s.io",
+        &["v1", "v1beta1"],
+        &["StorageClass", "VolumeAttachment", "CSIDriver", "CSINode"],
+    ),
+    ("storage.k8s.io", &["v1alpha1"], &["VolumeAttachment"]),
+];
+
+/// Kinds that are cluster-scoped in some Kubernetes version: when one of them shows up
+/// under a group/version not listed above, kustomize's answer is not known here.
+const CLUSTER_SCOPED_ELSEWHERE: &[&str] = &[
+    "Namespace",
+    "Node",
+    "PersistentVolume",
+    "ComponentStatus",
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+    "CustomResourceDefinition",
+    "APIService",
+    "TokenReview",
+    "SelfSubjectAccessReview",
+    "SelfSubjectRulesReview",
+    "SubjectAccessReview",
+    "SelfSubjectReview",
+    "CertificateSigningRequest",
+    "ClusterTrustBundle",
+    "FlowSchema",
+    "PriorityLevelConfiguration",
+    "IngressClass",
+    "IPAddress",
+    "ServiceCIDR",
+    "RuntimeClass",
+    "PodSecurityPolicy",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "PriorityClass",
+    "StorageClass",
+    "VolumeAttachment",
+    "CSIDriver",
+    "CSINode",
+    "VolumeAttributesClass",
+    "StorageVersion",
+    "StorageVersionMigration",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+    "MutatingAdmissionPolicy",
+    "MutatingAdmissionPolicyBinding",
+    "DeviceClass",
+    "ResourceSlice",
+];
+
+/// `Gvk.IsClusterScoped()` as kustomize v5 answers it.
+pub(crate) fn is_cluster_scoped(gvk: &Gvk) -> Result<bool, NativeError> {
+    let known = CLUSTER_SCOPED.iter().any(|(g, versions, kinds)| {
+        *g == gvk.group
+            && versions.contains(&gvk.version.as_str())
+            && kinds.contains(&gvk.kind.as_str())
+    });
+    if known {
+        return Ok(true);
+    }
+    let k8s_group =
+        gvk.group.is_empty() || !gvk.group.contains('.') || gvk.group.ends_with(".k8s.io");
+    if k8s_group && CLUSTER_SCOPED_ELSEWHERE.contains(&gvk.kind.as_str()) {
+        return Err(NativeError::Unsupported {
+            feature: format!(
+                "the scope of {}/{} {} (not in kustomize's built-in schema)",
+                gvk.group, gvk.version, gvk.kind
+            ),
+            file: String::new(),
+        });
+    }
+    Ok(false)
+}
+
+const ORDER_FIRST: [&str; 22] = [
+    "Namespace",
+    "ResourceQuota",
+    "StorageClass",
+    "CustomResourceDefinition",
+    "ServiceAccount",
+    "PodSecurityPolicy",
+    "Role",
+    "ClusterRole",
+    "RoleBinding",
+    "ClusterRoleBinding",
+    "ConfigMap",
+    "Secret",
+    "Endpoints",
+    "Service",
+    "LimitRange",
+    "PriorityClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "Deployment",
+    "StatefulSet",
+    "CronJob",
+    "PodDisruptionBudget",
+];
+const ORDER_LAST: [&str; 2] = [
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+];
+
+fn type_order(kind: &str) -> i64 {
+    if let Some(i) = ORDER_FIRST.iter().position(|k| *k == kind) {
+        return i as i64 - ORDER_FIRST.len() as i64;
+    }
+    if let Some(i) = ORDER_LAST.iter().position(|k| *k == kind) {
+        return 1 + i as i64;
+    }
+    0
+}
+
+fn or(s: &str, default: &'static str) -> String {
+    if s.is_empty() {
+        default.to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+/// `legacyGVKSortString`.
+fn gvk_sort_string(g: &Gvk) -> String {
+    [or(&g.group, "~G"), or(&g.version, "~V"), or(&g.kind, "~K")].join("_")
+}
+
+/// `legacyResIDSortString` (the Gvk part is equal when it is used).
+fn id_sort_string(r: &Resource) -> String {
+    [or(r.namespace(), "~X"), or(r.name(), "~N")].join("|")
+}
+
+/// Sorts resources in kustomize's legacy order (`legacyIDSorter.Less`; ids are unique, so
+/// the unstable Go sort gives one answer).
+pub(crate) fn sort_legacy(resources: &mut [Resource]) {
+    resources.sort_by(|a, b| {
+        let (ga, gb) = (a.gvk(), b.gvk());
+        if ga != gb {
+            let (oa, ob) = (type_order(&ga.kind), type_order(&gb.kind));
+            if oa != ob {
+                return oa.cmp(&ob);
+            }
+            return gvk_sort_string(&ga).cmp(&gvk_sort_string(&gb));
+        }
+        id_sort_string(a).cmp(&id_sort_string(b))
+    });
+}

@@ -1,0 +1,404 @@
+//! One kustomization's build (`api/internal/target/kusttarget.go`): accumulate resources,
+//! then components, then run generators and transformers; at the root, check what the final
+//! name-reference pass would change, sort in legacy order and print.
+
+use std::path::{Path, PathBuf};
+
+use super::generator::generate;
+use super::kustfile::{self, KustKind, Kustomization};
+use super::node::Node;
+use super::patch::apply_patch;
+use super::printer::print_resource;
+use super::reader::{read_documents, ReadError};
+use super::resource::{append_all, sort_legacy, Resource};
+use super::transform::{
+    add_annotations, add_labels, add_prefix_suffix, set_images, set_namespace, set_replicas,
+};
+use super::NativeError;
+
+/// Builds the kustomization in `dir` and prints it as `kustomize build` does.
+pub(crate) fn build_root(dir: &Path) -> Result<String, NativeError> {
+    let dir = canonical(dir)?;
+    let mut stack = Vec::new();
+    let mut resources = Vec::new();
+    accumulate(&dir, None, &mut resources, &mut stack)?;
+    finish(&mut resources).map_err(|e| match e {
+        // The root-level checks name a resource: say which build it belongs to.
+        NativeError::Unsupported { feature, file } => NativeError::Unsupported {
+            feature: format!("{feature} (resource `{file}`)"),
+            file: kustfile::find(&dir)
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| dir.clone())
+                .display()
+                .to_string(),
+        },
+        other @ NativeError::Failed(_) => other,
+    })?;
+    sort_legacy(&mut resources);
+    let mut out = String::new();
+    for (i, r) in resources.iter().enumerate() {
+        if i > 0 {
+            out.push_str("---\n");
+        }
+        out.push_str(&print_resource(&r.node));
+    }
+    Ok(out)
+}
+
+/// What the root build does last (`MakeCustomizedResMap`): hash suffixes and name
+/// references, then the checks on what this builder would not print as kustomize does.
+fn finish(resources: &mut [Resource]) -> Result<(), NativeError> {
+    check_renames(resources)?;
+    super::nameref::check_reference_paths(resources)?;
+    super::nameref::apply_hash_suffixes(resources)?;
+    fix_back_references(resources)?;
+    for r in resources.iter_mut() {
+        check_metadata_strings(r)?;
+        if super::printer::has_unstable_key_order(&r.node) {
+            return Err(NativeError::unsupported(
+                "keys that go-yaml v2 sorts in a random order",
+                r.name(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// kustomize resolves every loader root through symbolic links (`ConfirmDir`).
+fn canonical(dir: &Path) -> Result<PathBuf, NativeError> {
+    std::fs::canonicalize(dir).map_err(|e| NativeError::Failed(format!("{}: {e}", dir.display())))
+}
+
+fn display(k: &Kustomization) -> String {
+    k.file.display().to_string()
+}
+
+/// `KustTarget.accumulateTarget` for the kustomization in `dir`, into `acc`.
+fn accumulate(
+    dir: &Path,
+    expect: Option<KustKind>,
+    acc: &mut Vec<Resource>,
+    stack: &mut Vec<PathBuf>,
+) -> Result<(), NativeError> {
+    if stack.iter().any(|d| d == dir) {
+        return Err(NativeError::Failed(format!(
+            "cycle detected: {} includes itself",
+            dir.display()
+        )));
+    }
+    stack.push(dir.to_path_buf());
+    let k = kustfile::load(dir)?;
+    let file = display(&k);
+    // The root may be a Component (kustomize builds it like a Kustomization).
+    if expect.is_some_and(|e| e != k.kind) {
+        return Err(NativeError::unsupported(
+            "a Component used as a Kustomization (or the reverse)",
+            &file,
+        ));
+    }
+    for entry in &k.resources {
+        accumulate_resource(&k, entry, acc, stack)?;
+    }
+    for entry in &k.components {
+        if entry.contains("://") || entry.starts_with("github.com/") {
+            return Err(NativeError::unsupported("a remote component", &file));
+        }
+        let cdir = canonical(&k.dir.join(entry))?;
+        if !cdir.is_dir() {
+            return Err(NativeError::unsupported(
+                "a component that is a file",
+                &file,
+            ));
+        }
+        accumulate(&cdir, Some(KustKind::Component), acc, stack)?;
+    }
+    let mut generated = Vec::new();
+    for g in &k.config_maps {
+        generated.push(generate(g, false, &k.dir, &file)?);
+    }
+    for g in &k.secrets {
+        generated.push(generate(g, true, &k.dir, &file)?);
+    }
+    append_all(acc, generated)?;
+    // configureBuiltinTransformers order: patchesStrategicMerge, patches, namespace,
+    // prefix/suffix, labels (each `labels` entry, then commonLabels), annotations,
+    // patchesJson6902, replicas, images.
+    for p in k.patches_strategic_merge.iter().chain(&k.patches) {
+        apply_patch(acc, p, &file)?;
+    }
+    if let Some(ns) = &k.namespace {
+        set_namespace(acc, ns, &file)?;
+    }
+    add_prefix_suffix(acc, &k.name_prefix, &k.name_suffix, &file)?;
+    let common_keys: Vec<&String> = k.common_labels.iter().map(|(k, _)| k).collect();
+    for set in &k.labels {
+        if set.pairs.iter().any(|(key, _)| common_keys.contains(&key)) {
+            return Err(NativeError::unsupported(
+                "a label in both labels and commonLabels",
+                &file,
+            ));
+        }
+        add_labels(acc, &set.pairs, set.include_selectors, &file)?;
+    }
+    add_labels(acc, &k.common_labels, true, &file)?;
+    add_annotations(acc, &k.common_annotations, &file)?;
+    for p in &k.patches_json6902 {
+        apply_patch(acc, p, &file)?;
+    }
+    for (name, count) in &k.replicas {
+        set_replicas(acc, name, *count, &file)?;
+    }
+    for image in &k.images {
+        set_images(acc, image, &file)?;
+    }
+    stack.pop();
+    Ok(())
+}
+
+fn accumulate_resource(
+    k: &Kustomization,
+    entry: &str,
+    acc: &mut Vec<Resource>,
+    stack: &mut Vec<PathBuf>,
+) -> Result<(), NativeError> {
+    let file = display(k);
+    if entry.contains("://") || entry.starts_with("github.com/") || entry.starts_with("git@") {
+        return Err(NativeError::unsupported("a remote resource", &file));
+    }
+    let path = k.dir.join(entry);
+    if path.is_dir() {
+        let sub_dir = canonical(&path)?;
+        if kustfile::find(&sub_dir)?.is_none() {
+            return Err(NativeError::Failed(format!(
+                "accumulating resources: {} has no kustomization file",
+                sub_dir.display()
+            )));
+        }
+        let mut sub = Vec::new();
+        accumulate(&sub_dir, Some(KustKind::Kustomization), &mut sub, stack)?;
+        return append_all(acc, sub);
+    }
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| NativeError::Failed(format!("accumulating resources from '{entry}': {e}")))?;
+    let shown = path.display().to_string();
+    let docs = read_documents(&text).map_err(|e| match e {
+        // saphyr and go-yaml disagree on some malformed input: let kustomize judge it.
+        ReadError::Syntax(m) => {
+            NativeError::unsupported(&format!("YAML the native reader rejects ({m})"), &shown)
+        }
+        ReadError::Unsupported(w) => NativeError::unsupported(&w, &shown),
+    })?;
+    let mut resources = Vec::new();
+    for d in docs {
+        resources.push(Resource::from_document(d, &shown)?);
+    }
+    append_all(acc, resources)
+}
+
+/// The root build ends with the name-reference fix-up (`FixBackReferences`,
+/// `api/filters/nameref/nameref.go`). Names never change here (prefixes, suffixes and hash
+/// suffixes are delegated), but namespaces do, and references that carry a namespace follow
+/// the resources that moved: ServiceAccount subjects of role bindings are updated here;
+/// webhook, APIService and CRD conversion references are delegated.
+fn fix_back_references(resources: &mut [Resource]) -> Result<(), NativeError> {
+    let moved: Vec<(String, String, String)> = resources
+        .iter()
+        .filter(|r| r.namespace() != r.original_namespace)
+        .map(|r| {
+            (
+                r.kind().to_string(),
+                r.name().to_string(),
+                r.original_namespace.clone(),
+            )
+        })
+        .collect();
+    if moved.is_empty() {
+        return Ok(());
+    }
+    let accounts: Vec<(String, String, String)> = resources
+        .iter()
+        .filter(|r| {
+            let g = r.gvk();
+            g.group.is_empty() && g.version == "v1" && g.kind == "ServiceAccount"
+        })
+        .filter(|r| r.namespace() != r.original_namespace)
+        .map(|r| {
+            (
+                r.name().to_string(),
+                r.original_namespace.clone(),
+                r.namespace().to_string(),
+            )
+        })
+        .collect();
+    for r in resources.iter_mut() {
+        let gvk = r.gvk();
+        let conversion = gvk.kind == "CustomResourceDefinition"
+            && r.node
+                .get_path(&["spec", "conversion", "webhook"])
+                .is_some();
+        if conversion
+            || matches!(
+                gvk.kind.as_str(),
+                "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" | "APIService"
+            )
+        {
+            return Err(NativeError::unsupported(
+                "a webhook, APIService or CRD conversion reference with a namespace change",
+                r.name(),
+            ));
+        }
+        let binding = gvk.group == "rbac.authorization.k8s.io"
+            && (gvk.kind == "RoleBinding" || gvk.kind == "ClusterRoleBinding");
+        if !binding || accounts.is_empty() {
+            continue;
+        }
+        let name = r.name().to_string();
+        let Some(Node::Seq(subjects)) = r.node.as_map_mut().and_then(|m| m.get_mut("subjects"))
+        else {
+            continue;
+        };
+        for s in subjects {
+            let Node::Map(m) = s else {
+                return Err(NativeError::unsupported(
+                    "a subject that is not a mapping",
+                    &name,
+                ));
+            };
+            let Some(sname) = m.get("name").and_then(Node::as_str).map(str::to_string) else {
+                return Err(NativeError::unsupported("a subject without a name", &name));
+            };
+            let by_name = |a: &&(String, String, String)| a.0 == sname;
+            let found: Vec<&(String, String, String)> = match m.get("namespace") {
+                None => accounts.iter().filter(by_name).collect(),
+                Some(Node::Str(ns)) => {
+                    if ns.is_empty() || ns == "default" {
+                        return Err(NativeError::unsupported(
+                            "a subject in the default namespace with a namespace change",
+                            &name,
+                        ));
+                    }
+                    let original: Vec<_> = accounts.iter().filter(|a| &a.1 == ns).collect();
+                    let pool = if original.is_empty() {
+                        accounts.iter().filter(|a| &a.2 == ns).collect()
+                    } else {
+                        original
+                    };
+                    pool.into_iter().filter(by_name).collect()
+                }
+                Some(_) => {
+                    return Err(NativeError::unsupported(
+                        "a subject namespace that is not a string",
+                        &name,
+                    ))
+                }
+            };
+            match found.as_slice() {
+                [] => {}
+                [(_, _, current)] => {
+                    if !current.is_empty() {
+                        m.insert("namespace", Node::Str(current.clone()));
+                    }
+                }
+                _ => {
+                    return Err(NativeError::unsupported(
+                        "a subject that matches several ServiceAccounts",
+                        &name,
+                    ))
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// kustomize rewrites labels and annotations as `map[string]string` whenever it records ids
+/// (a namespace change, for one), turning a non-string value into a string; when it does is
+/// not tracked here, so such values are delegated.
+fn check_metadata_strings(r: &mut Resource) -> Result<(), NativeError> {
+    // kustomize removes its internal annotations at the end and drops the map when it is
+    // left empty (a patch may have emptied it too).
+    if let Some(Node::Map(meta)) = r.node.as_map_mut().and_then(|m| m.get_mut("metadata")) {
+        match meta.get("annotations") {
+            Some(Node::Map(a)) if a.is_empty() => {
+                meta.remove("annotations");
+            }
+            None | Some(Node::Map(_)) => {}
+            Some(_) => {
+                return Err(NativeError::unsupported(
+                    "metadata.annotations that is not a mapping",
+                    r.name(),
+                ))
+            }
+        }
+        if !matches!(meta.get("labels"), None | Some(Node::Map(_))) {
+            return Err(NativeError::unsupported(
+                "metadata.labels that is not a mapping",
+                r.name(),
+            ));
+        }
+    }
+    for field in ["labels", "annotations"] {
+        if let Some(m) = r.node.get_path(&["metadata", field]).and_then(Node::as_map) {
+            if m.0.iter().any(|(_, v)| !matches!(v, Node::Str(_))) {
+                return Err(NativeError::unsupported(
+                    &format!("a metadata.{field} value that is not a string"),
+                    r.name(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Kinds that hold a name reference kustomize rewrites (the referrers of
+/// `builtinpluginconsts/namereference.go`), and Flux-irrelevant extras of the same file.
+const REFERRER_KINDS: &[&str] = &[
+    "Pod",
+    "PodTemplate",
+    "Deployment",
+    "ReplicaSet",
+    "ReplicationController",
+    "DaemonSet",
+    "StatefulSet",
+    "Job",
+    "CronJob",
+    "HorizontalPodAutoscaler",
+    "Ingress",
+    "Role",
+    "ClusterRole",
+    "RoleBinding",
+    "ClusterRoleBinding",
+    "ServiceAccount",
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "Node",
+    "APIService",
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+    "HTTPRoute",
+];
+
+/// Names changed by a prefix or suffix are followed by kustomize's name-reference pass in
+/// every referrer; that pass is reproduced only for generated ConfigMaps and Secrets, so a
+/// renamed build with a referrer in it is delegated.
+fn check_renames(resources: &[Resource]) -> Result<(), NativeError> {
+    // A Namespace renamed by the namespace transformer is no name-reference target.
+    if resources
+        .iter()
+        .all(|r| r.name() == r.original_name || r.kind() == "Namespace")
+    {
+        return Ok(());
+    }
+    if let Some(r) = resources.iter().find(|r| {
+        REFERRER_KINDS.contains(&r.kind())
+            || (r.kind() == "Service" && r.gvk().group == "serving.knative.dev")
+    }) {
+        return Err(NativeError::unsupported(
+            "a name prefix or suffix with resources that may refer to renamed ones",
+            r.name(),
+        ));
+    }
+    Ok(())
+}

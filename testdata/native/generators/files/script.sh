@@ -1,0 +1,3 @@
+#!/bin/sh
+echo "hello ${NAME}"  
+exit 0
