@@ -71,6 +71,8 @@ pub struct RepoRender {
     pub tree: Tree,
     /// The builder used, as text (`kubectl kustomize (kustomize v5.5.0)`).
     pub builder: String,
+    /// What the builder did in this run (`native for 22 builds, 1 delegated`), when it says.
+    pub builder_stats: Option<String>,
     /// One render per cluster, sorted by name.
     pub clusters: Vec<ClusterRender>,
     /// Distinct kustomize builds that ran.
@@ -247,6 +249,7 @@ pub fn render_tree_reusing(
     renders.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(RepoRender {
         builder: cache.builder().describe(),
+        builder_stats: cache.builder().stats(),
         builds_run: cache.builds_run(),
         stored_hits: cache.stored_hits(),
         clusters: renders,

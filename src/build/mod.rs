@@ -50,8 +50,39 @@ pub enum BuildError {
 pub trait Builder: Sync + Send {
     /// Builds `dir` and returns what `kustomize build` prints.
     fn build(&self, dir: &Path) -> Result<String, BuildError>;
-    /// What this builder is, for reports (e.g. `kubectl kustomize (kustomize v5.5.0)`).
+    /// What this builder is, for reports (e.g. `kubectl kustomize (kustomize v5.5.0)`); the
+    /// same for every run with the same tools.
     fn describe(&self) -> String;
+    /// What makes this builder's output what it is, for the build cache's keys: by default
+    /// its description (the kustomize version).
+    fn identity(&self) -> String {
+        self.describe()
+    }
+    /// What it did in this run, for the summary line (e.g. how many builds it delegated).
+    fn stats(&self) -> Option<String> {
+        None
+    }
+}
+
+/// The running fluxsim binary, as its size and modification time: code built into fluxsim
+/// (the native builder) can change between builds of the same version, and the build cache
+/// must not serve one build's output to another.
+#[must_use]
+pub fn own_fingerprint() -> String {
+    let version = env!("CARGO_PKG_VERSION");
+    std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .map_or_else(
+            |_| format!("fluxsim {version} (unknown build)"),
+            |m| {
+                let mtime = m
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_nanos());
+                format!("fluxsim {version} ({} bytes, {mtime})", m.len())
+            },
+        )
 }
 
 /// The kustomize binary, run as a subprocess.
@@ -213,7 +244,7 @@ impl<'b> BuildCache<'b> {
     /// A cache in front of `builder` that also reads and writes `store`.
     pub fn with_store(builder: &'b dyn Builder, store: Option<store::Store>) -> Self {
         BuildCache {
-            identity: builder.describe(),
+            identity: builder.identity(),
             builder,
             store,
             entries: Mutex::new(HashMap::new()),

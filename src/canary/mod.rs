@@ -147,8 +147,8 @@ fn targets(cluster: &ClusterRender) -> impl Iterator<Item = (Target, &Kustomizat
     })
 }
 
-/// Which artifacts each manifest file feeds, from the objects' origins (the head render must
-/// have been made with `RepoOptions::origins`).
+/// Which artifacts each manifest file feeds, from the objects' origins (the render must have
+/// been made with `RepoOptions::origins`).
 fn file_users(head: &RepoRender) -> BTreeMap<String, BTreeSet<Target>> {
     let mut users: BTreeMap<String, BTreeSet<Target>> = BTreeMap::new();
     for c in &head.clusters {
@@ -319,8 +319,8 @@ pub fn run(
         })?;
         originals.push((path, before));
     }
-    // The same options as the head render (origins included), so that every build the
-    // canaries do not touch is the head's own, from the cache.
+    // The same options as the head render, so that every build the canaries do not touch is
+    // the head's own, from the cache.
     let RepoRender {
         tree: copy,
         clusters: planted,

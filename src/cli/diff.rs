@@ -153,10 +153,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Status {
 }
 
 pub(crate) fn run_prove(args: &ProveArgs) -> Status {
-    let opts = RepoOptions {
-        origins: true,
-        ..args.diff.flags.options()
-    };
+    let opts = args.diff.flags.options();
     let builder = match make_builder(&opts) {
         Ok(b) => b,
         Err(e) => return fail(&e),
@@ -166,8 +163,21 @@ pub(crate) fn run_prove(args: &ProveArgs) -> Status {
         Ok(x) => x,
         Err(e) => return fail(&e),
     };
-    let plans = match canary::plan(&head, args.canary_path.as_deref()) {
-        Ok(p) => p,
+    // Where to plant canaries, and what each must change, comes from kustomize's origin
+    // annotations: one more render of head that tracks them. The diff and canary renders do
+    // not, so they keep every build the native builder can do.
+    let with_origins = RepoOptions {
+        origins: true,
+        ..opts.clone()
+    };
+    let planning = head
+        .tree
+        .duplicate()
+        .map_err(crate::render::RenderError::from)
+        .and_then(|tree| render_tree_cached(tree, &cache, &with_origins));
+    let plans = match planning.map(|p| canary::plan(&p, args.canary_path.as_deref())) {
+        Ok(Ok(p)) => p,
+        Ok(Err(e)) => return fail(&e),
         Err(e) => return fail(&e),
     };
     let canaries = match canary::run(&head, plans, &cache, &opts) {

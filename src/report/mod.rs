@@ -90,9 +90,13 @@ pub fn render_table(r: &RepoRender) -> String {
     } else {
         String::new()
     };
+    let stats = r
+        .builder_stats
+        .as_ref()
+        .map_or_else(String::new, |s| format!("; {s}"));
     let _ = writeln!(
         out,
-        "{} clusters, {ok}/{total} Kustomizations rendered, {} kustomize builds{cached} ({})",
+        "{} clusters, {ok}/{total} Kustomizations rendered, {} kustomize builds{cached} ({}{stats})",
         r.clusters.len(),
         r.builds_run,
         r.builder

@@ -68,6 +68,10 @@ impl Builder for NativeBuilder {
     fn describe(&self) -> String {
         "native (in-process kustomize subset)".to_string()
     }
+
+    fn identity(&self) -> String {
+        format!("{} {}", self.describe(), super::own_fingerprint())
+    }
 }
 
 /// Native first; any build it cannot do exactly (or that fails, so the error message is
@@ -112,11 +116,18 @@ impl Builder for AutoBuilder {
     }
 
     fn describe(&self) -> String {
-        format!(
-            "auto: native for {} builds, {} for {} delegated",
+        format!("auto: native, delegating to {}", self.binary.describe())
+    }
+
+    fn identity(&self) -> String {
+        format!("{} {}", self.describe(), super::own_fingerprint())
+    }
+
+    fn stats(&self) -> Option<String> {
+        Some(format!(
+            "native for {} builds, {} delegated",
             self.native_builds.load(Ordering::Relaxed),
-            self.binary.describe(),
             self.delegated.load(Ordering::Relaxed)
-        )
+        ))
     }
 }
