@@ -104,7 +104,9 @@ pub enum RenderError {
 
 /// Makes the builder the options ask for (locating the kustomize binary unless `native`).
 pub fn make_builder(opts: &RepoOptions) -> Result<Box<dyn Builder>, RenderError> {
-    let binary = || KustomizeBinary::locate(opts.kustomize.as_deref(), opts.timeout);
+    let store = opts.cache_dir.as_deref().map(Store::new);
+    let binary =
+        || KustomizeBinary::locate_with(opts.kustomize.as_deref(), opts.timeout, store.as_ref());
     Ok(match opts.builder {
         BuilderChoice::Native => Box::new(NativeBuilder),
         BuilderChoice::Kustomize => Box::new(binary()?),

@@ -105,6 +105,16 @@ fn on_path(name: &str) -> Option<PathBuf> {
 impl KustomizeBinary {
     /// Finds kustomize: `explicit` when given, else `kustomize` on PATH, else `kubectl`.
     pub fn locate(explicit: Option<&Path>, timeout: Duration) -> Result<Self, BuildError> {
+        Self::locate_with(explicit, timeout, None)
+    }
+
+    /// [`Self::locate`], remembering the probed version in `store` under the binary's path,
+    /// size and modification time, so a run with a warm cache starts no probe process.
+    pub fn locate_with(
+        explicit: Option<&Path>,
+        timeout: Duration,
+        store: Option<&store::Store>,
+    ) -> Result<Self, BuildError> {
         let program = match explicit {
             Some(p) => p.to_path_buf(),
             None => on_path("kustomize")
@@ -116,7 +126,26 @@ impl KustomizeBinary {
             .and_then(|n| n.to_str())
             .is_some_and(|n| n.starts_with("kubectl"));
         let subcommand = if is_kubectl { "kustomize" } else { "build" };
-        let version = Self::probe_version(&program, is_kubectl)?;
+        let key = std::fs::metadata(&program).ok().map(|m| {
+            let mtime = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            crate::artifact::sha256_hex(
+                format!("tool\0{}\0{}\0{mtime}", program.display(), m.len()).as_bytes(),
+            )
+        });
+        let known = key.as_ref().zip(store).and_then(|(k, s)| s.get(k));
+        let version = if let Some(v) = known {
+            v
+        } else {
+            let v = Self::probe_version(&program, is_kubectl)?;
+            if let (Some(k), Some(s)) = (&key, store) {
+                s.put(k, &v);
+            }
+            v
+        };
         Ok(KustomizeBinary {
             program,
             subcommand,
