@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::artifact::Artifact;
 use crate::finding::{normalize, Finding, Severity};
-use crate::reconcile::{ClusterRender, KustomizationRender, Status};
+use crate::reconcile::{ClusterRender, KustomizationRender};
 
 pub use rules::RULES;
 
@@ -132,17 +132,6 @@ pub fn audit_clusters(root: &Path, clusters: &[ClusterRender], opts: AuditOption
 #[must_use]
 pub fn audit(render: &crate::render::RepoRender, opts: AuditOptions) -> Audit {
     audit_clusters(render.tree.root(), &render.clusters, opts)
-}
-
-/// The word for a Kustomization's outcome.
-fn status_word(s: &Status) -> &'static str {
-    match s {
-        Status::Rendered => "rendered",
-        Status::Failed(_) => "failed",
-        Status::Blocked(_) => "blocked",
-        Status::External(_) => "external",
-        Status::Suspended => "suspended",
-    }
 }
 
 /// The objects to audit: the build before substitution.

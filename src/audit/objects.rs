@@ -12,7 +12,7 @@ use super::rules::{
     BASH_OPERATOR, NOT_AUDITED, SHELL_VAR_IN_SCRIPT, SUBSTITUTION_DISABLED, TYPE_CHANGE,
     UNDEFINED_VAR, UNSUPPORTED_EXPANSION, VERBATIM_LITERAL,
 };
-use super::{status_word, substitutes, template_of, AuditOptions, PathSummary};
+use super::{substitutes, template_of, AuditOptions, PathSummary};
 use crate::artifact::ArtifactObject;
 use crate::finding::{Finding, Location, Rule, Severity};
 use crate::flux::{ObjectId, KUSTOMIZE_GROUP};
@@ -772,7 +772,7 @@ impl<'c> ClusterCtx<'c> {
                 cluster: self.cluster.name.clone(),
                 kustomization: k.kustomization.id.to_string(),
                 path: k.kustomization.path.clone(),
-                status: status_word(&k.status),
+                status: k.status.as_str(),
                 substitutes: self.substitutes_at(i),
                 files: self.files_of.get(&i).map_or(0, BTreeSet::len),
                 defined: k.vars.len(),

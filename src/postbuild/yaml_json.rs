@@ -983,7 +983,7 @@ fn resolve_map(input: &str, pos: Pos) -> Option<(&'static str, Value)> {
 }
 
 /// resolve.go `yamlStyleFloat`: `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
-fn is_yaml_style_float(s: &str) -> bool {
+pub(crate) fn is_yaml_style_float(s: &str) -> bool {
     let b = s.as_bytes();
     let mut i = usize::from(matches!(b.first(), Some(b'+' | b'-')));
     let digits = |i: &mut usize| {
@@ -1021,7 +1021,7 @@ fn is_yaml_style_float(s: &str) -> bool {
 
 /// Go strconv.`ParseUint`(s, base, 64); base 0 reads the 0x, 0o, 0b and leading-0 prefixes.
 /// Underscores are never passed in (resolve.go strips them first).
-fn go_parse_uint(s: &str, base: u32) -> Option<u64> {
+pub(crate) fn go_parse_uint(s: &str, base: u32) -> Option<u64> {
     if s.is_empty() {
         return None;
     }
@@ -1054,7 +1054,7 @@ fn go_parse_uint(s: &str, base: u32) -> Option<u64> {
 }
 
 /// Go strconv.`ParseInt`(s, base, 64): an optional sign, then `ParseUint`'s syntax.
-fn go_parse_int(s: &str, base: u32) -> Option<i64> {
+pub(crate) fn go_parse_int(s: &str, base: u32) -> Option<i64> {
     let (negative, rest) = match s.as_bytes().first() {
         Some(b'+') => (false, &s[1..]),
         Some(b'-') => (true, &s[1..]),

@@ -69,6 +69,20 @@ pub enum Status {
     Suspended,
 }
 
+impl Status {
+    /// The word for the outcome, as reports print it.
+    #[must_use]
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Status::Rendered => "rendered",
+            Status::Failed(_) => "failed",
+            Status::Blocked(_) => "blocked",
+            Status::External(_) => "external",
+            Status::Suspended => "suspended",
+        }
+    }
+}
+
 /// One Kustomization's render.
 #[derive(Debug, Clone, Serialize)]
 pub struct KustomizationRender {

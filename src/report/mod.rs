@@ -13,16 +13,6 @@ use serde_json::json;
 use crate::reconcile::{KustomizationRender, Status};
 use crate::render::RepoRender;
 
-fn status_word(s: &Status) -> &'static str {
-    match s {
-        Status::Rendered => "rendered",
-        Status::Failed(_) => "failed",
-        Status::Blocked(_) => "blocked",
-        Status::External(_) => "external",
-        Status::Suspended => "suspended",
-    }
-}
-
 /// The default table: one line per Kustomization, then problems and a summary.
 #[must_use]
 pub fn render_table(r: &RepoRender) -> String {
@@ -45,7 +35,7 @@ pub fn render_table(r: &RepoRender) -> String {
                 k.kustomization.path.clone(),
                 a.map_or("-".into(), |a| a.objects.len().to_string()),
                 if k.substituted { "yes" } else { "no" }.into(),
-                status_word(&k.status).into(),
+                k.status.as_str().into(),
                 a.map_or("-".into(), |a| a.sha256[..12].to_string()),
             ]);
             match &k.status {
@@ -55,7 +45,7 @@ pub fn render_table(r: &RepoRender) -> String {
                         "{}: {} {}: {e}",
                         c.name,
                         k.kustomization.id,
-                        status_word(&k.status)
+                        k.status.as_str()
                     );
                 }
                 _ => {}
@@ -106,9 +96,9 @@ pub fn render_table(r: &RepoRender) -> String {
 
 fn kustomization_json(k: &KustomizationRender) -> serde_json::Value {
     let (status, error) = match &k.status {
-        Status::Rendered | Status::Suspended => (status_word(&k.status), None),
+        Status::Rendered | Status::Suspended => (k.status.as_str(), None),
         Status::Failed(e) | Status::Blocked(e) | Status::External(e) => {
-            (status_word(&k.status), Some(e.clone()))
+            (k.status.as_str(), Some(e.clone()))
         }
     };
     json!({

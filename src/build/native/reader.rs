@@ -244,55 +244,13 @@ fn number(value: &str) -> Result<Node, ReadError> {
     Ok(Node::Str(value.to_string()))
 }
 
-/// `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$` (resolve.go `yamlStyleFloat`).
-pub(crate) fn is_yaml_float(s: &str) -> bool {
-    let b = s.as_bytes();
-    let mut i = usize::from(matches!(b.first(), Some(b'+' | b'-')));
-    let digits = |i: &mut usize| {
-        let start = *i;
-        while b.get(*i).is_some_and(u8::is_ascii_digit) {
-            *i += 1;
-        }
-        *i - start
-    };
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    } else {
-        if digits(&mut i) == 0 {
-            return false;
-        }
-        if b.get(i) == Some(&b'.') {
-            i += 1;
-            digits(&mut i);
-        }
-    }
-    if matches!(b.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(b.get(i), Some(b'+' | b'-')) {
-            i += 1;
-        }
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    }
-    i == b.len()
-}
+/// `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$` (resolve.go `yamlStyleFloat`):
+/// the same rule the postBuild reader uses.
+pub(crate) use crate::postbuild::yaml_json::is_yaml_style_float as is_yaml_float;
 
 /// Go `strconv.ParseUint(s, 0, 64)`: `0x`, `0o`, `0b` and leading-`0` octal prefixes.
 pub(crate) fn go_parse_uint(s: &str) -> Option<u64> {
-    let (digits, radix) = split_radix(s)?;
-    let mut n: u64 = 0;
-    for c in digits.chars() {
-        let d = c.to_digit(36)?;
-        if d >= radix {
-            return None;
-        }
-        n = n.checked_mul(u64::from(radix))?.checked_add(u64::from(d))?;
-    }
-    Some(n)
+    crate::postbuild::yaml_json::go_parse_uint(s, 0)
 }
 
 /// Whether `s` is valid `ParseUint(s, 0, 64)` syntax, whatever its size.
@@ -329,17 +287,7 @@ fn split_radix(s: &str) -> Option<(&str, u32)> {
 
 /// Go `strconv.ParseInt(s, 0, 64)`.
 pub(crate) fn go_parse_int(s: &str) -> Option<i64> {
-    let (negative, rest) = match s.as_bytes().first() {
-        Some(b'+') => (false, &s[1..]),
-        Some(b'-') => (true, &s[1..]),
-        _ => (false, s),
-    };
-    let magnitude = go_parse_uint(rest)?;
-    if negative {
-        0i64.checked_sub_unsigned(magnitude)
-    } else {
-        i64::try_from(magnitude).ok()
-    }
+    crate::postbuild::yaml_json::go_parse_int(s, 0)
 }
 
 #[cfg(test)]
