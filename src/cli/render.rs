@@ -43,7 +43,7 @@ pub(crate) struct RenderFlags {
     /// Who builds kustomizations: `auto` builds in-process and hands what it does not support
     /// to kustomize; `native` never runs kustomize (unsupported builds fail); `kustomize`
     /// always runs it.
-    #[arg(long, value_enum, default_value = "auto")]
+    #[arg(long, value_enum, default_value = "auto", env = "FLUXSIM_BUILDER")]
     pub(crate) builder: BuilderFlag,
 }
 
