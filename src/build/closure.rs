@@ -61,11 +61,17 @@ pub enum Uncacheable {
 
 /// Finds the input closure of building `dir`.
 pub fn closure(dir: &Path) -> Result<Closure, Uncacheable> {
+    closure_with(dir, None)
+}
+
+/// Finds the input closure of building `dir` as if its kustomization file were `file`
+/// (name, content): the closure of a generated overlay, found without making the overlay.
+pub fn closure_with(dir: &Path, file: Option<(&str, &str)>) -> Result<Closure, Uncacheable> {
     let mut c = Closure {
         files: BTreeMap::new(),
     };
     let mut seen = BTreeSet::new();
-    visit_dir(dir, "", &mut c, &mut seen)?;
+    visit_dir(dir, "", file, &mut c, &mut seen)?;
     Ok(c)
 }
 
@@ -84,6 +90,7 @@ fn add_file(path: &Path, rel: &str, c: &mut Closure) {
 fn visit_dir(
     dir: &Path,
     rel: &str,
+    file: Option<(&str, &str)>,
     c: &mut Closure,
     seen: &mut BTreeSet<std::path::PathBuf>,
 ) -> Result<(), Uncacheable> {
@@ -98,7 +105,20 @@ fn visit_dir(
             format!("{rel}/{name}")
         }
     };
-    let Some(kfile) = KUSTOMIZATION_FILES.iter().find(|f| dir.join(f).is_file()) else {
+    let (kfile, text) = if let Some((name, content)) = file {
+        let rel = join(name);
+        c.files
+            .entry(crate::source::clean_relative(&rel).unwrap_or(rel))
+            .or_insert_with(|| hex(&Sha256::digest(content.as_bytes())));
+        (name.to_string(), content.to_string())
+    } else if let Some(kfile) = KUSTOMIZATION_FILES.iter().find(|f| dir.join(f).is_file()) {
+        let kpath = dir.join(kfile);
+        add_file(&kpath, &join(kfile), c);
+        (
+            (*kfile).to_string(),
+            std::fs::read_to_string(&kpath).unwrap_or_default(),
+        )
+    } else {
         // A folder without a kustomization: everything under it counts.
         let mut entries: Vec<_> = std::fs::read_dir(dir)
             .map(|rd| rd.filter_map(Result::ok).collect())
@@ -108,16 +128,14 @@ fn visit_dir(
             let name = e.file_name().to_string_lossy().into_owned();
             let p = e.path();
             if p.is_dir() {
-                visit_dir(&p, &join(&name), c, seen)?;
+                visit_dir(&p, &join(&name), None, c, seen)?;
             } else if p.is_file() {
                 add_file(&p, &join(&name), c);
             }
         }
         return Ok(());
     };
-    let kpath = dir.join(kfile);
-    add_file(&kpath, &join(kfile), c);
-    let text = std::fs::read_to_string(&kpath).unwrap_or_default();
+    let kfile = kfile.as_str();
     let Ok(doc) = crate::manifest::parse_object(&text) else {
         return Ok(());
     };
@@ -149,7 +167,7 @@ fn visit_dir(
             }
             let p = dir.join(cand);
             if p.is_dir() {
-                visit_dir(&p, &join(cand), c, seen)?;
+                visit_dir(&p, &join(cand), None, c, seen)?;
             } else if p.is_file() {
                 add_file(&p, &join(cand), c);
             }

@@ -302,6 +302,17 @@ impl<'b> BuildCache<'b> {
         dir: &Path,
         inputs: Option<&closure::Closure>,
     ) -> Result<String, BuildError> {
+        self.build_lazy(key, inputs, &|| Ok(dir.to_path_buf()))
+    }
+
+    /// [`Self::build_with`] where the folder to build is made only when a build must run
+    /// (a generated overlay is not needed when the output is in the cache).
+    pub fn build_lazy(
+        &self,
+        key: &str,
+        inputs: Option<&closure::Closure>,
+        dir: &dyn Fn() -> Result<PathBuf, BuildError>,
+    ) -> Result<String, BuildError> {
         let content = inputs.map(|c| {
             crate::artifact::sha256_hex(format!("{}\0{}", self.identity, c.digest()).as_bytes())
         });
@@ -323,20 +334,31 @@ impl<'b> BuildCache<'b> {
             if let Some(out) = stored {
                 self.stored_hits
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                return (Ok(out), dir.to_path_buf());
+                return (Ok(out), PathBuf::new());
             }
+            let here = match dir() {
+                Ok(d) => d,
+                Err(e) => return (Err(e), PathBuf::new()),
+            };
             self.builds
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let r = self.builder.build(dir);
+            let r = self.builder.build(&here);
             if let (Ok(out), Some(d), Some(s)) = (&r, &content, &self.store) {
                 s.put(d, out);
             }
-            (r, dir.to_path_buf())
+            (r, here)
         });
         match result {
             // An error names the folder it was built in: one from another tree is rebuilt
             // here, so the message names this tree's files.
-            Err(_) if built_in != dir => self.builder.build(dir),
+            Err(_) => {
+                let here = dir()?;
+                if *built_in == here {
+                    result.clone()
+                } else {
+                    self.builder.build(&here)
+                }
+            }
             r => r.clone(),
         }
     }

@@ -55,8 +55,8 @@ pub enum GenerateError {
 /// A directory ready for `kustomize build`.
 #[derive(Debug, Clone)]
 pub struct Prepared {
-    /// Where to run the build.
-    pub dir: PathBuf,
+    /// The folder of `spec.path` in the tree.
+    pub source_dir: PathBuf,
     /// `spec.path` relative to the source root, normalised (`.` for the root).
     pub rel_path: String,
     /// Identifies the build within a tree: the path and the kustomization file fluxsim wrote.
@@ -65,8 +65,44 @@ pub struct Prepared {
     pub generated: Option<String>,
     /// The user's kustomization asks for origin annotations itself: they are kept.
     pub user_origins: bool,
-    /// Keeps the private overlay directory alive.
-    _overlay: Option<Arc<tempfile::TempDir>>,
+    /// The kustomization file fluxsim writes for the build (name, content), when it writes
+    /// one: it goes into a private overlay folder, made only when a build must run.
+    pub file: Option<(String, String)>,
+    /// The source root, which the overlay mirrors.
+    root: PathBuf,
+    /// The overlay, once made (kept alive as long as the `Prepared`).
+    overlay: std::sync::OnceLock<Result<Arc<tempfile::TempDir>, GenerateError>>,
+}
+
+impl Prepared {
+    /// Where to run the build: the folder itself, or the overlay holding fluxsim's
+    /// kustomization file (made on first call).
+    pub fn dir(&self) -> Result<PathBuf, GenerateError> {
+        let Some((name, content)) = &self.file else {
+            return Ok(self.source_dir.clone());
+        };
+        let overlay = self
+            .overlay
+            .get_or_init(|| {
+                overlay_with_file(&self.root, &self.rel_path, name, content).map(Arc::new)
+            })
+            .clone()?;
+        Ok(if self.rel_path == "." {
+            overlay.path().to_path_buf()
+        } else {
+            overlay.path().join(&self.rel_path)
+        })
+    }
+
+    /// The input closure of the build, found without making the overlay.
+    pub fn closure(
+        &self,
+    ) -> Result<crate::build::closure::Closure, crate::build::closure::Uncacheable> {
+        crate::build::closure::closure_with(
+            &self.source_dir,
+            self.file.as_ref().map(|(n, c)| (n.as_str(), c.as_str())),
+        )
+    }
 }
 
 /// `spec.path` joined onto the source root as kustomize-controller joins it (SecureJoin:
@@ -177,12 +213,14 @@ pub fn prepare(root: &Path, ks: &Kustomization, origins: bool) -> Result<Prepare
     let existing = existing_kustomization(&dir);
     if existing.is_some() && !ks.has_generator_inputs() && !origins {
         return Ok(Prepared {
-            dir,
+            source_dir: dir,
             key: rel_path.clone(),
             rel_path,
             generated: None,
             user_origins: false,
-            _overlay: None,
+            file: None,
+            root: root.to_path_buf(),
+            overlay: std::sync::OnceLock::new(),
         });
     }
     let mut existing_text = None;
@@ -248,20 +286,16 @@ pub fn prepare(root: &Path, ks: &Kustomization, origins: bool) -> Result<Prepare
             serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
         }
     };
-    let overlay = overlay_with_file(root, &rel_path, &file_name, &content)?;
     let digest = hex(&Sha256::digest(content.as_bytes()));
-    let dir = if rel_path == "." {
-        overlay.path().to_path_buf()
-    } else {
-        overlay.path().join(&rel_path)
-    };
     Ok(Prepared {
-        dir,
+        source_dir: dir,
         key: format!("{rel_path}#{digest}"),
         rel_path,
         generated,
         user_origins,
-        _overlay: Some(Arc::new(overlay)),
+        file: Some((file_name, content)),
+        root: root.to_path_buf(),
+        overlay: std::sync::OnceLock::new(),
     })
 }
 

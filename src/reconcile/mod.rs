@@ -513,7 +513,7 @@ fn render_inner(
     let prepared = crate::generate::prepare(root, ks, opts.origins).map_err(|e| e.to_string())?;
     r.build_path = Some(prepared.rel_path.clone());
     r.generated.clone_from(&prepared.generated);
-    let closure = crate::build::closure::closure(&prepared.dir).ok();
+    let closure = prepared.closure().ok();
     r.inputs = closure.as_ref().map(|c| c.source_files(&prepared.rel_path));
     if let Some(reuse) = &opts.reuse {
         if let Some(base) = reusable(reuse, cluster, ks, r.inputs.as_ref(), objects) {
@@ -521,15 +521,19 @@ fn render_inner(
         }
     }
     let output = cache
-        .build_with(&prepared.key, &prepared.dir, closure.as_ref())
+        .build_lazy(&prepared.key, closure.as_ref(), &|| {
+            prepared
+                .dir()
+                .map_err(|e| crate::build::BuildError::Failed(e.to_string()))
+        })
         .map_err(|e| {
             // Name files by their place in the source, not by fluxsim's temporary directories.
             let mut msg = e.to_string();
-            let overlay_root = prepared
-                .dir
-                .to_string_lossy()
-                .strip_suffix(&prepared.rel_path)
-                .map(str::to_string);
+            let overlay_root = prepared.dir().ok().and_then(|d| {
+                d.to_string_lossy()
+                    .strip_suffix(&prepared.rel_path)
+                    .map(str::to_string)
+            });
             for prefix in overlay_root
                 .iter()
                 .cloned()
