@@ -153,10 +153,10 @@ impl RevisionDiff {
 fn problem(k: &KustomizationRender) -> Option<String> {
     match &k.status {
         Status::Rendered => None,
-        Status::Failed(e) => Some(format!("failed: {e}")),
-        Status::Blocked(e) => Some(format!("blocked: {e}")),
-        Status::External(e) => Some(format!("external: {e}")),
-        Status::Suspended => Some("suspended".into()),
+        Status::Suspended => Some(k.status.as_str().to_string()),
+        Status::Failed(e) | Status::Blocked(e) | Status::External(e) => {
+            Some(format!("{}: {e}", k.status.as_str()))
+        }
     }
 }
 
