@@ -46,10 +46,25 @@ pub enum BuildError {
     },
 }
 
+/// One build: the folder `dir` as the disk shows it with `files` (held in memory) over it,
+/// and how to make that folder real on disk for a builder that must read it there.
+pub struct Job<'a> {
+    /// The folder to build, as the in-process builder reads it.
+    pub dir: PathBuf,
+    /// Files that exist only in memory (fluxsim's kustomization file, objects to print).
+    pub files: native::vfs::Vfs,
+    /// Makes the folder on disk (made once, by the caller's closure) and says where it is.
+    pub on_disk: &'a dyn Fn() -> Result<PathBuf, BuildError>,
+}
+
 /// Something that turns a kustomization directory into kustomize's printed output.
 pub trait Builder: Sync + Send {
     /// Builds `dir` and returns what `kustomize build` prints.
     fn build(&self, dir: &Path) -> Result<String, BuildError>;
+    /// Builds `job`: by default, on disk.
+    fn build_job(&self, job: &Job<'_>) -> Result<String, BuildError> {
+        self.build(&(job.on_disk)()?)
+    }
     /// What this builder is, for reports (e.g. `kubectl kustomize (kustomize v5.5.0)`); the
     /// same for every run with the same tools.
     fn describe(&self) -> String;
@@ -302,16 +317,22 @@ impl<'b> BuildCache<'b> {
         dir: &Path,
         inputs: Option<&closure::Closure>,
     ) -> Result<String, BuildError> {
-        self.build_lazy(key, inputs, &|| Ok(dir.to_path_buf()))
+        let on_disk = || Ok(dir.to_path_buf());
+        let job = Job {
+            dir: dir.to_path_buf(),
+            files: native::vfs::Vfs::disk(),
+            on_disk: &on_disk,
+        };
+        self.build_lazy(key, inputs, &job)
     }
 
-    /// [`Self::build_with`] where the folder to build is made only when a build must run
-    /// (a generated overlay is not needed when the output is in the cache).
+    /// [`Self::build_with`] for a [`Job`]: its folder is made on disk only when a build must
+    /// run and the builder needs it there (a cache hit or a native build makes none).
     pub fn build_lazy(
         &self,
         key: &str,
         inputs: Option<&closure::Closure>,
-        dir: &dyn Fn() -> Result<PathBuf, BuildError>,
+        job: &Job<'_>,
     ) -> Result<String, BuildError> {
         let content = inputs.map(|c| {
             crate::artifact::sha256_hex(format!("{}\0{}", self.identity, c.digest()).as_bytes())
@@ -336,29 +357,18 @@ impl<'b> BuildCache<'b> {
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 return (Ok(out), PathBuf::new());
             }
-            let here = match dir() {
-                Ok(d) => d,
-                Err(e) => return (Err(e), PathBuf::new()),
-            };
             self.builds
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let r = self.builder.build(&here);
+            let r = self.builder.build_job(job);
             if let (Ok(out), Some(d), Some(s)) = (&r, &content, &self.store) {
                 s.put(d, out);
             }
-            (r, here)
+            (r, job.dir.clone())
         });
         match result {
             // An error names the folder it was built in: one from another tree is rebuilt
             // here, so the message names this tree's files.
-            Err(_) => {
-                let here = dir()?;
-                if *built_in == here {
-                    result.clone()
-                } else {
-                    self.builder.build(&here)
-                }
-            }
+            Err(_) if *built_in != job.dir => self.builder.build_job(job),
             r => r.clone(),
         }
     }

@@ -94,6 +94,27 @@ impl Prepared {
         })
     }
 
+    /// The overlay folder, when it has been made (the build was handed to a binary).
+    #[must_use]
+    pub fn made_dir(&self) -> Option<PathBuf> {
+        match self.overlay.get() {
+            Some(Ok(overlay)) if self.rel_path == "." => Some(overlay.path().to_path_buf()),
+            Some(Ok(overlay)) => Some(overlay.path().join(&self.rel_path)),
+            _ => None,
+        }
+    }
+
+    /// The files of the build that exist only in memory (fluxsim's kustomization file), for
+    /// a builder that reads the tree in place instead of through the overlay.
+    #[must_use]
+    pub fn memory_files(&self) -> crate::build::native::vfs::Vfs {
+        let mut vfs = crate::build::native::vfs::Vfs::disk();
+        if let Some((name, content)) = &self.file {
+            vfs.insert(&self.source_dir.join(name), content.clone());
+        }
+        vfs
+    }
+
     /// The input closure of the build, found without making the overlay.
     pub fn closure(
         &self,

@@ -520,16 +520,22 @@ fn render_inner(
             return Ok(Rendered::Reused(base));
         }
     }
+    let on_disk = || {
+        prepared
+            .dir()
+            .map_err(|e| crate::build::BuildError::Failed(e.to_string()))
+    };
+    let job = crate::build::Job {
+        dir: prepared.source_dir.clone(),
+        files: prepared.memory_files(),
+        on_disk: &on_disk,
+    };
     let output = cache
-        .build_lazy(&prepared.key, closure.as_ref(), &|| {
-            prepared
-                .dir()
-                .map_err(|e| crate::build::BuildError::Failed(e.to_string()))
-        })
+        .build_lazy(&prepared.key, closure.as_ref(), &job)
         .map_err(|e| {
             // Name files by their place in the source, not by fluxsim's temporary directories.
             let mut msg = e.to_string();
-            let overlay_root = prepared.dir().ok().and_then(|d| {
+            let overlay_root = prepared.made_dir().and_then(|d| {
                 d.to_string_lossy()
                     .strip_suffix(&prepared.rel_path)
                     .map(str::to_string)
@@ -688,33 +694,66 @@ fn apply_time_changes(obj: &mut Value, ks: &Kustomization) -> bool {
 
 /// Prints objects the way kustomize prints resources read back from JSON, in legacy order.
 fn reprint(cache: &BuildCache<'_>, pieces: &[(bool, String)]) -> Result<String, String> {
-    let dir = tempfile::Builder::new()
-        .prefix("fluxsim-postbuild-")
-        .tempdir()
-        .map_err(|e| e.to_string())?;
-    let mut names = Vec::new();
-    for (i, (is_json, text)) in pieces.iter().enumerate() {
-        let name = format!("r{i:05}.{}", if *is_json { "json" } else { "yaml" });
-        std::fs::write(dir.path().join(&name), text).map_err(|e| e.to_string())?;
-        names.push(name);
-    }
-    let k = serde_json::json!({"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": names});
-    std::fs::write(dir.path().join("kustomization.yaml"), k.to_string())
-        .map_err(|e| e.to_string())?;
-    let key = format!(
-        "reprint#{}",
-        crate::artifact::sha256_hex(
-            pieces
-                .iter()
-                .fold(String::new(), |mut s, (j, t)| {
-                    let _ = write!(s, "{j}\0{t}\0");
-                    s
-                })
-                .as_bytes()
-        )
+    let key = crate::artifact::sha256_hex(
+        pieces
+            .iter()
+            .fold(String::new(), |mut s, (j, t)| {
+                let _ = write!(s, "{j}\0{t}\0");
+                s
+            })
+            .as_bytes(),
     );
+    let names: Vec<String> = (0..pieces.len())
+        .map(|i| format!("r{i:05}.{}", if pieces[i].0 { "json" } else { "yaml" }))
+        .collect();
+    let k = serde_json::json!({"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": names});
+    // The folder exists in memory for the native builder; it is written out only for the
+    // kustomize binary. Its name is unique to the content, never one that exists.
+    let virtual_dir = std::env::temp_dir().join(format!("fluxsim-postbuild-{key}.virtual"));
+    let mut files = crate::build::native::vfs::Vfs::disk();
+    // The build's inputs are exactly these files, so its closure is known without reading.
+    let mut inputs = crate::build::closure::Closure {
+        files: std::collections::BTreeMap::new(),
+    };
+    for (name, text) in std::iter::once(("kustomization.yaml", k.to_string())).chain(
+        names
+            .iter()
+            .zip(pieces)
+            .map(|(n, (_, t))| (n.as_str(), t.clone())),
+    ) {
+        inputs.files.insert(
+            name.to_string(),
+            crate::artifact::sha256_hex(text.as_bytes()),
+        );
+        files.insert(&virtual_dir.join(name), text);
+    }
+    let written: std::sync::OnceLock<Result<tempfile::TempDir, String>> =
+        std::sync::OnceLock::new();
+    let on_disk = || {
+        written
+            .get_or_init(|| {
+                let dir = tempfile::Builder::new()
+                    .prefix("fluxsim-postbuild-")
+                    .tempdir()
+                    .map_err(|e| e.to_string())?;
+                for (name, (_, text)) in names.iter().zip(pieces) {
+                    std::fs::write(dir.path().join(name), text).map_err(|e| e.to_string())?;
+                }
+                std::fs::write(dir.path().join("kustomization.yaml"), k.to_string())
+                    .map_err(|e| e.to_string())?;
+                Ok(dir)
+            })
+            .as_ref()
+            .map(|d| d.path().to_path_buf())
+            .map_err(|e| crate::build::BuildError::Failed(e.clone()))
+    };
+    let job = crate::build::Job {
+        dir: virtual_dir,
+        files,
+        on_disk: &on_disk,
+    };
     cache
-        .build(&key, dir.path())
+        .build_lazy(&format!("reprint#{key}"), Some(&inputs), &job)
         .map_err(|e| format!("printing the substituted objects: {e}"))
 }
 

@@ -10,10 +10,12 @@ use base64::Engine as _;
 use super::kustfile::GeneratorArgs;
 use super::node::{Map, Node};
 use super::resource::Resource;
+use super::vfs::Vfs;
 use super::NativeError;
 
 /// Makes the ConfigMap (or Secret) one generator entry asks for.
 pub(crate) fn generate(
+    vfs: &Vfs,
     args: &GeneratorArgs,
     secret: bool,
     dir: &Path,
@@ -47,10 +49,11 @@ pub(crate) fn generate(
             return Err(unsupported("a remote file source"));
         }
         let full = dir.join(&path);
-        if full.is_dir() {
+        if vfs.is_dir(&full) {
             return Err(unsupported("a directory file source"));
         }
-        let bytes = std::fs::read(&full)
+        let bytes = vfs
+            .read(&full)
             .map_err(|e| NativeError::Failed(format!("{}: {e}", full.display())))?;
         let Ok(text) = String::from_utf8(bytes) else {
             return Err(unsupported("a binary file source"));

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::vfs::Vfs;
 use super::NativeError;
 
 /// File names kustomize looks for, in its order (`konfig.RecognizedKustomizationFileNames`).
@@ -117,11 +118,11 @@ pub(crate) struct Kustomization {
 }
 
 /// Finds the kustomization file of `dir`.
-pub(crate) fn find(dir: &Path) -> Result<Option<PathBuf>, NativeError> {
+pub(crate) fn find(vfs: &Vfs, dir: &Path) -> Result<Option<PathBuf>, NativeError> {
     let found: Vec<PathBuf> = FILE_NAMES
         .iter()
         .map(|n| dir.join(n))
-        .filter(|p| p.is_file())
+        .filter(|p| vfs.is_file(p))
         .collect();
     if found.len() > 1 {
         return Err(NativeError::unsupported(
@@ -133,14 +134,15 @@ pub(crate) fn find(dir: &Path) -> Result<Option<PathBuf>, NativeError> {
 }
 
 /// Loads the kustomization of `dir`.
-pub(crate) fn load(dir: &Path) -> Result<Kustomization, NativeError> {
-    let Some(file) = find(dir)? else {
+pub(crate) fn load(vfs: &Vfs, dir: &Path) -> Result<Kustomization, NativeError> {
+    let Some(file) = find(vfs, dir)? else {
         return Err(NativeError::Failed(format!(
             "no kustomization file in {}",
             dir.display()
         )));
     };
-    let text = std::fs::read_to_string(&file)
+    let text = vfs
+        .read_to_string(&file)
         .map_err(|e| NativeError::Failed(format!("{}: {e}", file.display())))?;
     let json = crate::postbuild::yaml_json::yaml_to_json(&text)
         .map_err(|e| NativeError::Failed(format!("{}: {e}", file.display())))?;
@@ -207,13 +209,13 @@ pub(crate) fn load(dir: &Path) -> Result<Kustomization, NativeError> {
                     string_map(value).ok_or_else(|| unsupported("commonAnnotations"))?;
             }
             "labels" => k.labels = label_sets(value).map_err(|w| unsupported(&w))?,
-            "patches" => k.patches = patches(value, dir).map_err(|w| unsupported(&w))?,
+            "patches" => k.patches = patches(vfs, value, dir).map_err(|w| unsupported(&w))?,
             "patchesStrategicMerge" => {
                 k.patches_strategic_merge =
-                    strategic_merge_patches(value, dir).map_err(|w| unsupported(&w))?;
+                    strategic_merge_patches(vfs, value, dir).map_err(|w| unsupported(&w))?;
             }
             "patchesJson6902" => {
-                k.patches_json6902 = patches(value, dir).map_err(|w| unsupported(&w))?;
+                k.patches_json6902 = patches(vfs, value, dir).map_err(|w| unsupported(&w))?;
                 for p in &mut k.patches_json6902 {
                     p.kind = PatchKind::Json6902;
                     if p.target.is_none() {
@@ -327,7 +329,7 @@ fn selector(v: &Value) -> Result<Selector, String> {
     Ok(s)
 }
 
-fn patches(v: &Value, dir: &Path) -> Result<Vec<PatchSpec>, String> {
+fn patches(vfs: &Vfs, v: &Value, dir: &Path) -> Result<Vec<PatchSpec>, String> {
     let list = v.as_array().ok_or("patches")?;
     let mut out = Vec::new();
     for item in list {
@@ -346,7 +348,8 @@ fn patches(v: &Value, dir: &Path) -> Result<Vec<PatchSpec>, String> {
                         return Err("a remote patch".into());
                     }
                     let p = dir.join(rel);
-                    let t = std::fs::read_to_string(&p)
+                    let t = vfs
+                        .read_to_string(&p)
                         .map_err(|_| format!("a patch file that cannot be read ({rel})"))?;
                     origin = rel.to_string();
                     if text.is_some() {
@@ -373,7 +376,7 @@ fn patches(v: &Value, dir: &Path) -> Result<Vec<PatchSpec>, String> {
 
 /// `patchesStrategicMerge`: each entry is a patch itself when it reads as YAML objects
 /// (`PatchStrategicMergeTransformer.Config` tries that first), else a file.
-fn strategic_merge_patches(v: &Value, dir: &Path) -> Result<Vec<PatchSpec>, String> {
+fn strategic_merge_patches(vfs: &Vfs, v: &Value, dir: &Path) -> Result<Vec<PatchSpec>, String> {
     let list = v.as_array().ok_or("patchesStrategicMerge")?;
     let mut out = Vec::new();
     for item in list {
@@ -386,7 +389,8 @@ fn strategic_merge_patches(v: &Value, dir: &Path) -> Result<Vec<PatchSpec>, Stri
             if entry.contains("://") {
                 return Err("a remote patch".into());
             }
-            let t = std::fs::read_to_string(dir.join(entry))
+            let t = vfs
+                .read_to_string(&dir.join(entry))
                 .map_err(|_| format!("a patch file that cannot be read ({entry})"))?;
             (t, entry.to_string())
         };

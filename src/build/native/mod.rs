@@ -17,11 +17,13 @@ mod reader;
 mod resource;
 mod target;
 mod transform;
+pub mod vfs;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::{BuildError, Builder, KustomizeBinary};
+use super::{BuildError, Builder, Job, KustomizeBinary};
+use vfs::Vfs;
 
 /// Why the native builder did not build a directory.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -50,7 +52,19 @@ impl NativeError {
 
 /// Builds `dir` natively; the text is what `kustomize build` prints.
 pub fn build_native(dir: &Path) -> Result<String, NativeError> {
-    target::build_root(dir)
+    target::build_root(dir, &Vfs::disk())
+}
+
+/// Builds `dir` natively as `vfs` shows it (the disk with in-memory files over it).
+pub fn build_native_in(dir: &Path, vfs: &Vfs) -> Result<String, NativeError> {
+    target::build_root(dir, vfs)
+}
+
+fn to_build_error(e: NativeError) -> BuildError {
+    match e {
+        NativeError::Unsupported { feature, file } => BuildError::Unsupported { feature, file },
+        NativeError::Failed(m) => BuildError::Failed(m),
+    }
 }
 
 /// The native builder alone: a build it does not support fails, naming the feature.
@@ -59,10 +73,11 @@ pub struct NativeBuilder;
 
 impl Builder for NativeBuilder {
     fn build(&self, dir: &Path) -> Result<String, BuildError> {
-        build_native(dir).map_err(|e| match e {
-            NativeError::Unsupported { feature, file } => BuildError::Unsupported { feature, file },
-            NativeError::Failed(m) => BuildError::Failed(m),
-        })
+        build_native(dir).map_err(to_build_error)
+    }
+
+    fn build_job(&self, job: &Job<'_>) -> Result<String, BuildError> {
+        build_native_in(&job.dir, &job.files).map_err(to_build_error)
     }
 
     fn describe(&self) -> String {
@@ -113,6 +128,16 @@ impl AutoBuilder {
 impl Builder for AutoBuilder {
     fn build(&self, dir: &Path) -> Result<String, BuildError> {
         self.build_with_reason(dir).0
+    }
+
+    /// Native from memory; the folder is made on disk only when the binary takes over.
+    fn build_job(&self, job: &Job<'_>) -> Result<String, BuildError> {
+        if let Ok(out) = build_native_in(&job.dir, &job.files) {
+            self.native_builds.fetch_add(1, Ordering::Relaxed);
+            return Ok(out);
+        }
+        self.delegated.fetch_add(1, Ordering::Relaxed);
+        self.binary.build(&(job.on_disk)()?)
     }
 
     fn describe(&self) -> String {

@@ -14,19 +14,20 @@ use super::resource::{append_all, sort_legacy, Resource};
 use super::transform::{
     add_annotations, add_labels, add_prefix_suffix, set_images, set_namespace, set_replicas,
 };
+use super::vfs::Vfs;
 use super::NativeError;
 
 /// Builds the kustomization in `dir` and prints it as `kustomize build` does.
-pub(crate) fn build_root(dir: &Path) -> Result<String, NativeError> {
-    let dir = canonical(dir)?;
+pub(crate) fn build_root(dir: &Path, vfs: &Vfs) -> Result<String, NativeError> {
+    let dir = canonical(vfs, dir)?;
     let mut stack = Vec::new();
     let mut resources = Vec::new();
-    accumulate(&dir, None, &mut resources, &mut stack)?;
+    accumulate(vfs, &dir, None, &mut resources, &mut stack)?;
     finish(&mut resources).map_err(|e| match e {
         // The root-level checks name a resource: say which build it belongs to.
         NativeError::Unsupported { feature, file } => NativeError::Unsupported {
             feature: format!("{feature} (resource `{file}`)"),
-            file: kustfile::find(&dir)
+            file: kustfile::find(vfs, &dir)
                 .ok()
                 .flatten()
                 .unwrap_or_else(|| dir.clone())
@@ -66,8 +67,9 @@ fn finish(resources: &mut [Resource]) -> Result<(), NativeError> {
 }
 
 /// kustomize resolves every loader root through symbolic links (`ConfirmDir`).
-fn canonical(dir: &Path) -> Result<PathBuf, NativeError> {
-    std::fs::canonicalize(dir).map_err(|e| NativeError::Failed(format!("{}: {e}", dir.display())))
+fn canonical(vfs: &Vfs, dir: &Path) -> Result<PathBuf, NativeError> {
+    vfs.canonicalize(dir)
+        .map_err(|e| NativeError::Failed(format!("{}: {e}", dir.display())))
 }
 
 fn display(k: &Kustomization) -> String {
@@ -76,6 +78,7 @@ fn display(k: &Kustomization) -> String {
 
 /// `KustTarget.accumulateTarget` for the kustomization in `dir`, into `acc`.
 fn accumulate(
+    vfs: &Vfs,
     dir: &Path,
     expect: Option<KustKind>,
     acc: &mut Vec<Resource>,
@@ -88,7 +91,7 @@ fn accumulate(
         )));
     }
     stack.push(dir.to_path_buf());
-    let k = kustfile::load(dir)?;
+    let k = kustfile::load(vfs, dir)?;
     let file = display(&k);
     // The root may be a Component (kustomize builds it like a Kustomization).
     if expect.is_some_and(|e| e != k.kind) {
@@ -98,27 +101,27 @@ fn accumulate(
         ));
     }
     for entry in &k.resources {
-        accumulate_resource(&k, entry, acc, stack)?;
+        accumulate_resource(vfs, &k, entry, acc, stack)?;
     }
     for entry in &k.components {
         if entry.contains("://") || entry.starts_with("github.com/") {
             return Err(NativeError::unsupported("a remote component", &file));
         }
-        let cdir = canonical(&k.dir.join(entry))?;
-        if !cdir.is_dir() {
+        let cdir = canonical(vfs, &k.dir.join(entry))?;
+        if !vfs.is_dir(&cdir) {
             return Err(NativeError::unsupported(
                 "a component that is a file",
                 &file,
             ));
         }
-        accumulate(&cdir, Some(KustKind::Component), acc, stack)?;
+        accumulate(vfs, &cdir, Some(KustKind::Component), acc, stack)?;
     }
     let mut generated = Vec::new();
     for g in &k.config_maps {
-        generated.push(generate(g, false, &k.dir, &file)?);
+        generated.push(generate(vfs, g, false, &k.dir, &file)?);
     }
     for g in &k.secrets {
-        generated.push(generate(g, true, &k.dir, &file)?);
+        generated.push(generate(vfs, g, true, &k.dir, &file)?);
     }
     append_all(acc, generated)?;
     // configureBuiltinTransformers order: patchesStrategicMerge, patches, namespace,
@@ -157,6 +160,7 @@ fn accumulate(
 }
 
 fn accumulate_resource(
+    vfs: &Vfs,
     k: &Kustomization,
     entry: &str,
     acc: &mut Vec<Resource>,
@@ -167,19 +171,26 @@ fn accumulate_resource(
         return Err(NativeError::unsupported("a remote resource", &file));
     }
     let path = k.dir.join(entry);
-    if path.is_dir() {
-        let sub_dir = canonical(&path)?;
-        if kustfile::find(&sub_dir)?.is_none() {
+    if vfs.is_dir(&path) {
+        let sub_dir = canonical(vfs, &path)?;
+        if kustfile::find(vfs, &sub_dir)?.is_none() {
             return Err(NativeError::Failed(format!(
                 "accumulating resources: {} has no kustomization file",
                 sub_dir.display()
             )));
         }
         let mut sub = Vec::new();
-        accumulate(&sub_dir, Some(KustKind::Kustomization), &mut sub, stack)?;
+        accumulate(
+            vfs,
+            &sub_dir,
+            Some(KustKind::Kustomization),
+            &mut sub,
+            stack,
+        )?;
         return append_all(acc, sub);
     }
-    let text = std::fs::read_to_string(&path)
+    let text = vfs
+        .read_to_string(&path)
         .map_err(|e| NativeError::Failed(format!("accumulating resources from '{entry}': {e}")))?;
     let shown = path.display().to_string();
     let docs = read_documents(&text).map_err(|e| match e {
