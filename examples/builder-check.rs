@@ -1,11 +1,15 @@
 //! Builds every kustomization directory under DIR with the native builder and with the
 //! kustomize binary, and compares the bytes.
 //!
-//! `cargo run --release --example builder-check -- DIR [--kustomize PATH] [--verbose]`
+//! `cargo run --release --example builder-check -- DIR [--kustomize PATH] [--origins] [--verbose]`
 //! ends with `N identical, M different, K delegated, F both fail` and exits 1 when M > 0
 //! (2 when DIR cannot be read or no kustomize is found). A directory the binary cannot build
 //! counts as "both fail" when the native builder fails too (the failure is compared, not
 //! the message); a native success where kustomize fails is a difference.
+//!
+//! With `--origins`, both build a copy of DIR in which every YAML kustomization file without
+//! `buildMetadata` also asks for `buildMetadata: [originAnnotations]`, as fluxsim's origin
+//! renders (audit, graph, prove) do.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -19,6 +23,7 @@ const FILE_NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kusto
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let verbose = args.iter().any(|a| a == "--verbose");
+    let origins = args.iter().any(|a| a == "--origins");
     let kustomize = args
         .iter()
         .position(|a| a == "--kustomize")
@@ -30,9 +35,17 @@ fn main() -> ExitCode {
         .find(|(i, a)| !a.starts_with("--") && (*i == 0 || args[i - 1] != "--kustomize"))
         .map(|(_, a)| PathBuf::from(a))
     else {
-        eprintln!("usage: builder-check DIR [--kustomize PATH] [--verbose]");
+        eprintln!("usage: builder-check DIR [--kustomize PATH] [--origins] [--verbose]");
         return ExitCode::from(2);
     };
+    let copy = match origins.then(|| with_origins(&root)).transpose() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("builder-check: copying {}: {e}", root.display());
+            return ExitCode::from(2);
+        }
+    };
+    let root = copy.as_ref().map_or(root, |c| c.path().to_path_buf());
     let binary = match KustomizeBinary::locate(kustomize.as_deref(), Duration::from_secs(120)) {
         Ok(b) => b,
         Err(e) => {
@@ -141,4 +154,49 @@ fn print_first_difference(native: &str, kustomize: &str) {
             println!("  native    {:>5}: {l}", i + 1);
         }
     }
+}
+
+/// A copy of `root` in which every YAML kustomization file that has no `buildMetadata` asks
+/// for origin annotations (the line fluxsim appends for its origin renders).
+fn with_origins(root: &Path) -> std::io::Result<tempfile::TempDir> {
+    let copy = tempfile::tempdir()?;
+    copy_tree(root, copy.path())?;
+    Ok(copy)
+}
+
+fn copy_tree(src: &Path, dst: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dst)?;
+    for entry in std::fs::read_dir(src)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let (from, to) = (entry.path(), dst.join(&name));
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            if name != ".git" {
+                copy_tree(&from, &to)?;
+            }
+        } else if kind.is_file() {
+            let bytes = std::fs::read(&from)?;
+            let is_kustomization = FILE_NAMES.iter().any(|n| name == std::ffi::OsStr::new(n));
+            match String::from_utf8(bytes) {
+                Ok(text) if is_kustomization && !text.contains("buildMetadata") => {
+                    let sep = if text.is_empty() || text.ends_with('\n') {
+                        ""
+                    } else {
+                        "\n"
+                    };
+                    std::fs::write(
+                        &to,
+                        format!("{text}{sep}buildMetadata: [originAnnotations]\n"),
+                    )?;
+                }
+                Ok(text) => std::fs::write(&to, text)?,
+                Err(e) => std::fs::write(&to, e.into_bytes())?,
+            }
+        } else if kind.is_symlink() {
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(std::fs::read_link(&from)?, &to)?;
+        }
+    }
+    Ok(())
 }

@@ -110,6 +110,30 @@ fn replicas_set_the_named_workloads_keeping_a_string_a_string() {
     assert_fixture("replicas");
 }
 
+/// kustomize `api/internal/target/kusttarget.go` (`accumulateFile`, `accumulateResources`,
+/// `runGenerators`) and `api/resource/origin.go`: with `buildMetadata: [originAnnotations]`
+/// each object names the file it was read from (`path`, joined from the root as Go's
+/// `path.Join`) or the kustomization file and builtin generator that made it
+/// (`configuredIn`, `configuredBy`); included kustomizations take the root's buildMetadata.
+#[test]
+fn origin_annotations_name_each_objects_file_or_generator_from_the_root() {
+    assert_fixture("origins/overlay");
+    assert_fixture("origins/base");
+    assert_fixture("origins/base/nested");
+    assert_fixture("origins/comp");
+    let out = build("origins/overlay");
+    assert!(
+        out.contains("      path: ../base/nested/deploy.yaml\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("      configuredIn: ../base/nested/kustomization.yml\n      configuredBy:\n        apiVersion: builtin\n        kind: SecretGenerator\n"),
+        "{out}"
+    );
+    // Without buildMetadata in the root there are none, whatever an included file asks.
+    assert!(!build("origins/base").contains("config.kubernetes.io/origin"));
+}
+
 #[test]
 fn every_fixture_directory_has_a_test() {
     // A fixture added without a test above would go unchecked.
@@ -130,7 +154,7 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 16, "{found:#?}");
+    assert_eq!(found.len(), 19, "{found:#?}");
 }
 
 #[test]

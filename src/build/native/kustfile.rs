@@ -115,6 +115,9 @@ pub(crate) struct Kustomization {
     pub(crate) name_suffix: String,
     /// `replicas:` as (name, count).
     pub(crate) replicas: Vec<(String, i64)>,
+    /// `buildMetadata: [originAnnotations]` (only the root's counts: kustomize gives every
+    /// kustomization it includes the root's `buildMetadata`).
+    pub(crate) origin_annotations: bool,
 }
 
 /// Finds the kustomization file of `dir`.
@@ -174,6 +177,7 @@ pub(crate) fn load(vfs: &Vfs, dir: &Path) -> Result<Kustomization, NativeError> 
         name_prefix: String::new(),
         name_suffix: String::new(),
         replicas: Vec::new(),
+        origin_annotations: false,
     };
     for (key, value) in &obj {
         if is_empty(value) {
@@ -239,6 +243,15 @@ pub(crate) fn load(vfs: &Vfs, dir: &Path) -> Result<Kustomization, NativeError> 
                     .to_string();
             }
             "replicas" => k.replicas = replicas(value).map_err(|w| unsupported(&w))?,
+            "buildMetadata" => {
+                // Only the origin annotations are reproduced (managedByLabel and
+                // transformerAnnotations are not).
+                let list = strings(value).ok_or_else(|| unsupported("buildMetadata"))?;
+                if list.iter().any(|m| m != "originAnnotations") {
+                    return Err(unsupported("buildMetadata other than originAnnotations"));
+                }
+                k.origin_annotations = true;
+            }
             "images" => k.images = images(value).map_err(|w| unsupported(&w))?,
             "secretGenerator" => {
                 k.secrets = generators(value, true).map_err(|w| unsupported(&w))?;

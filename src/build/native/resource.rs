@@ -1,7 +1,7 @@
 //! One resource and its identity (`resid.ResId`), the resource map kustomize accumulates
 //! into (`resmap`), and kustomize's legacy output order (`SortOrderTransformer.go`).
 
-use super::node::Node;
+use super::node::{Map, Node};
 use super::NativeError;
 
 /// A resource being built.
@@ -110,6 +110,20 @@ impl Resource {
     /// `kind`.
     pub(crate) fn kind(&self) -> &str {
         self.node.str_at(&["kind"]).unwrap_or_default()
+    }
+
+    /// Sets the annotation `key` (making `metadata.annotations` when missing).
+    pub(crate) fn set_annotation(&mut self, key: &str, value: &str) {
+        let Some(Node::Map(meta)) = self.node.as_map_mut().and_then(|m| m.get_mut("metadata"))
+        else {
+            return;
+        };
+        if !matches!(meta.get("annotations"), Some(Node::Map(_))) {
+            meta.insert("annotations", Node::Map(Map::default()));
+        }
+        if let Some(Node::Map(a)) = meta.get_mut("annotations") {
+            a.insert(key, Node::Str(value.to_string()));
+        }
     }
 
     /// `metadata.name`.

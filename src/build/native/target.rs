@@ -22,7 +22,7 @@ pub(crate) fn build_root(dir: &Path, vfs: &Vfs) -> Result<String, NativeError> {
     let dir = canonical(vfs, dir)?;
     let mut stack = Vec::new();
     let mut resources = Vec::new();
-    accumulate(vfs, &dir, None, &mut resources, &mut stack)?;
+    accumulate(vfs, &dir, None, None, &mut resources, &mut stack)?;
     finish(&mut resources).map_err(|e| match e {
         // The root-level checks name a resource: say which build it belongs to.
         NativeError::Unsupported { feature, file } => NativeError::Unsupported {
@@ -66,6 +66,58 @@ fn finish(resources: &mut [Resource]) -> Result<(), NativeError> {
     Ok(())
 }
 
+/// The annotation `buildMetadata: [originAnnotations]` asks for (`utils.OriginAnnotationKey`).
+const ORIGIN_ANNOTATION: &str = "config.kubernetes.io/origin";
+
+/// `Origin.Append` for a local path: Go's `path.Join`, which cleans the result.
+fn origin_join(origin: &str, entry: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    let rooted = origin.starts_with('/') || (origin.is_empty() && entry.starts_with('/'));
+    for seg in origin.split('/').chain(entry.split('/')) {
+        match seg {
+            "" | "." => {}
+            ".." if parts.last().is_some_and(|p| *p != "..") => {
+                parts.pop();
+            }
+            ".." if rooted => {}
+            other => parts.push(other),
+        }
+    }
+    let joined = parts.join("/");
+    match (rooted, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".to_string(),
+        (false, false) => joined,
+    }
+}
+
+/// `path` as kyaml marshals it inside the origin annotation, when that is the path itself:
+/// any path that YAML would quote or read as something else is left to kustomize.
+fn plain_origin_path(path: &str, file: &str) -> Result<String, NativeError> {
+    // A folder in it, or an extension (a dot then a letter that cannot make a number, as
+    // `1.e5` does), keeps it from reading as a number; only those forms are taken as plain.
+    let has_extension = path
+        .as_bytes()
+        .windows(2)
+        .any(|w| w[0] == b'.' && w[1].is_ascii_alphabetic() && !matches!(w[1], b'e' | b'E'));
+    let plain = path
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '-' | '_'))
+        && path
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '_'))
+        && (path.contains('/') || has_extension);
+    if plain {
+        Ok(path.to_string())
+    } else {
+        Err(NativeError::unsupported(
+            &format!("an origin path YAML may quote ({path})"),
+            file,
+        ))
+    }
+}
+
 /// kustomize resolves every loader root through symbolic links (`ConfirmDir`).
 fn canonical(vfs: &Vfs, dir: &Path) -> Result<PathBuf, NativeError> {
     vfs.canonicalize(dir)
@@ -77,13 +129,18 @@ fn display(k: &Kustomization) -> String {
 }
 
 /// `KustTarget.accumulateTarget` for the kustomization in `dir`, into `acc`.
+///
+/// `origin` is where the folder is, seen from the root (kustomize's `Origin.Path`), when the
+/// root asks for origin annotations: `None` for the root itself, whose `buildMetadata` decides.
 fn accumulate(
     vfs: &Vfs,
     dir: &Path,
     expect: Option<KustKind>,
+    origin: Option<&str>,
     acc: &mut Vec<Resource>,
     stack: &mut Vec<PathBuf>,
 ) -> Result<(), NativeError> {
+    let is_root = stack.is_empty();
     if stack.iter().any(|d| d == dir) {
         return Err(NativeError::Failed(format!(
             "cycle detected: {} includes itself",
@@ -93,6 +150,12 @@ fn accumulate(
     stack.push(dir.to_path_buf());
     let k = kustfile::load(vfs, dir)?;
     let file = display(&k);
+    let root_origin = (is_root && k.origin_annotations).then(String::new);
+    let origin = if is_root {
+        root_origin.as_deref()
+    } else {
+        origin
+    };
     // The root may be a Component (kustomize builds it like a Kustomization).
     if expect.is_some_and(|e| e != k.kind) {
         return Err(NativeError::unsupported(
@@ -101,7 +164,7 @@ fn accumulate(
         ));
     }
     for entry in &k.resources {
-        accumulate_resource(vfs, &k, entry, acc, stack)?;
+        accumulate_resource(vfs, &k, entry, origin, acc, stack)?;
     }
     for entry in &k.components {
         if entry.contains("://") || entry.starts_with("github.com/") {
@@ -114,7 +177,15 @@ fn accumulate(
                 &file,
             ));
         }
-        accumulate(vfs, &cdir, Some(KustKind::Component), acc, stack)?;
+        let sub_origin = origin.map(|o| origin_join(o, entry));
+        accumulate(
+            vfs,
+            &cdir,
+            Some(KustKind::Component),
+            sub_origin.as_deref(),
+            acc,
+            stack,
+        )?;
     }
     let mut generated = Vec::new();
     for g in &k.config_maps {
@@ -122,6 +193,29 @@ fn accumulate(
     }
     for g in &k.secrets {
         generated.push(generate(vfs, g, true, &k.dir, &file)?);
+    }
+    if let Some(o) = origin {
+        // `runGenerators`: a generated object's origin is the kustomization file that
+        // configured it, and the builtin generator.
+        let name = k
+            .file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let configured_in = plain_origin_path(&origin_join(o, &name), &file)?;
+        for r in &mut generated {
+            let generator = if r.kind() == "Secret" {
+                "SecretGenerator"
+            } else {
+                "ConfigMapGenerator"
+            };
+            r.set_annotation(
+                ORIGIN_ANNOTATION,
+                &format!(
+                    "configuredIn: {configured_in}\nconfiguredBy:\n  apiVersion: builtin\n  kind: {generator}\n"
+                ),
+            );
+        }
     }
     append_all(acc, generated)?;
     // configureBuiltinTransformers order: patchesStrategicMerge, patches, namespace,
@@ -163,6 +257,7 @@ fn accumulate_resource(
     vfs: &Vfs,
     k: &Kustomization,
     entry: &str,
+    origin: Option<&str>,
     acc: &mut Vec<Resource>,
     stack: &mut Vec<PathBuf>,
 ) -> Result<(), NativeError> {
@@ -180,10 +275,12 @@ fn accumulate_resource(
             )));
         }
         let mut sub = Vec::new();
+        let sub_origin = origin.map(|o| origin_join(o, entry));
         accumulate(
             vfs,
             &sub_dir,
             Some(KustKind::Kustomization),
+            sub_origin.as_deref(),
             &mut sub,
             stack,
         )?;
@@ -201,8 +298,16 @@ fn accumulate_resource(
         ReadError::Unsupported(w) => NativeError::unsupported(&w, &shown),
     })?;
     let mut resources = Vec::new();
+    // `accumulateFile`: every object of a file gets the file's origin as it is read.
+    let annotation = origin
+        .map(|o| plain_origin_path(&origin_join(o, entry), &shown).map(|p| format!("path: {p}\n")))
+        .transpose()?;
     for d in docs {
-        resources.push(Resource::from_document(d, &shown)?);
+        let mut r = Resource::from_document(d, &shown)?;
+        if let Some(a) = &annotation {
+            r.set_annotation(ORIGIN_ANNOTATION, a);
+        }
+        resources.push(r);
     }
     append_all(acc, resources)
 }
