@@ -177,3 +177,54 @@ fn no_cache_reads_and_writes_nothing() {
     ]);
     assert_eq!(both.code, 2);
 }
+
+#[test]
+fn each_kustomization_says_which_builder_made_it_also_from_the_cache() {
+    // `replacements` is outside the native subset: that one build goes to kustomize.
+    let repo = tempfile::tempdir().unwrap();
+    common::copy_dir(&crate_path("testdata/fleet"), repo.path());
+    let file = repo.path().join("apps/wave-1/kustomization.yaml");
+    let text = fs::read_to_string(&file).unwrap();
+    fs::write(
+        &file,
+        format!("{text}replacements:\n- source: {{kind: Service, name: orders, fieldPath: metadata.name}}\n  targets:\n  - select: {{kind: Service, name: orders}}\n    fieldPaths: [metadata.annotations.copied]\n    options: {{create: true}}\n"),
+    )
+    .unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let args = [
+        "render",
+        repo.path().to_str().unwrap(),
+        "--format",
+        "json",
+        "--builder",
+        "auto",
+        "--cache-dir",
+        cache.path().to_str().unwrap(),
+    ];
+    let cold = fluxsim(&args);
+    assert_eq!(cold.code, 0, "{}", cold.stderr);
+    let json = cold.json();
+    for cluster in ["dev", "prod"] {
+        let by = |name: &str| common::kustomization(&json, cluster, name)["builtBy"].clone();
+        assert_eq!(by("apps-wave-1"), "kustomize");
+        assert_eq!(by("apps-wave-0"), "native");
+        assert_eq!(by("platform"), "native");
+    }
+    // A warm run serves every build from the cache and still names who made each.
+    let warm = fluxsim(&args);
+    assert_eq!(warm.stdout, cold.stdout);
+    let forced = fluxsim(&[
+        "render",
+        repo.path().to_str().unwrap(),
+        "--format",
+        "json",
+        "--builder",
+        "kustomize",
+        "--no-cache",
+    ]);
+    let forced = forced.json();
+    assert_eq!(
+        common::kustomization(&forced, "dev", "platform")["builtBy"],
+        "kustomize"
+    );
+}

@@ -44,6 +44,7 @@ fn render(name: &str, spec: &Value, yaml: &str, vars: &[(&str, &str)]) -> Kustom
         vars_used: BTreeSet::new(),
         build_path: Some(format!("apps/{name}")),
         generated: None,
+        built_by: None,
         notes: Vec::new(),
         inputs: None,
         reused: false,

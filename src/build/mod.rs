@@ -57,6 +57,35 @@ pub struct Job<'a> {
     pub on_disk: &'a dyn Fn() -> Result<PathBuf, BuildError>,
 }
 
+/// Which builder made a build's output: fluxsim's native builder or the kustomize binary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Maker {
+    /// The in-process builder (`src/build/native/`).
+    Native,
+    /// The kustomize binary (or `kubectl kustomize`), as a subprocess.
+    Kustomize,
+}
+
+impl Maker {
+    /// `native` or `kustomize`, as reports print it.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Maker::Native => "native",
+            Maker::Kustomize => "kustomize",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Maker> {
+        match s {
+            "native" => Some(Maker::Native),
+            "kustomize" => Some(Maker::Kustomize),
+            _ => None,
+        }
+    }
+}
+
 /// Something that turns a kustomization directory into kustomize's printed output.
 pub trait Builder: Sync + Send {
     /// Builds `dir` and returns what `kustomize build` prints.
@@ -64,6 +93,10 @@ pub trait Builder: Sync + Send {
     /// Builds `job`: by default, on disk.
     fn build_job(&self, job: &Job<'_>) -> Result<String, BuildError> {
         self.build(&(job.on_disk)()?)
+    }
+    /// [`Self::build_job`], saying which builder made the result (by default, the binary).
+    fn build_job_by(&self, job: &Job<'_>) -> (Result<String, BuildError>, Maker) {
+        (self.build_job(job), Maker::Kustomize)
     }
     /// What this builder is, for reports (e.g. `kubectl kustomize (kustomize v5.5.0)`); the
     /// same for every run with the same tools.
@@ -260,8 +293,9 @@ impl Builder for KustomizeBinary {
     }
 }
 
-/// What one build gave, and where it was built (an error names that place).
-type Built = (Result<String, BuildError>, PathBuf);
+/// What one build gave, which builder made it, and where it was built (an error names that
+/// place).
+type Built = (Result<String, BuildError>, Maker, PathBuf);
 
 /// Builds each distinct input once per run, even when asked concurrently, and keeps
 /// successful outputs in a persistent [`store::Store`] when given one.
@@ -334,6 +368,17 @@ impl<'b> BuildCache<'b> {
         inputs: Option<&closure::Closure>,
         job: &Job<'_>,
     ) -> Result<String, BuildError> {
+        self.build_made(key, inputs, job).map(|(out, _)| out)
+    }
+
+    /// [`Self::build_lazy`], saying which builder made the output (for a stored build, the
+    /// one that made it when it was stored).
+    pub fn build_made(
+        &self,
+        key: &str,
+        inputs: Option<&closure::Closure>,
+        job: &Job<'_>,
+    ) -> Result<(String, Maker), BuildError> {
         let content = inputs.map(|c| {
             crate::artifact::sha256_hex(format!("{}\0{}", self.identity, c.digest()).as_bytes())
         });
@@ -347,29 +392,37 @@ impl<'b> BuildCache<'b> {
                 .map_or_else(|| format!("tree:{key}"), |d| format!("cas:{d}"));
             map.entry(mem_key).or_default().clone()
         };
-        let (result, built_in) = cell.get_or_init(|| {
+        let (result, maker, built_in) = cell.get_or_init(|| {
+            // A stored entry is the maker's name, a line break, and the output.
             let stored = content
                 .as_ref()
                 .zip(self.store.as_ref())
-                .and_then(|(d, s)| s.get(d));
-            if let Some(out) = stored {
+                .and_then(|(d, s)| s.get(d))
+                .and_then(|body| {
+                    let (maker, out) = body.split_once('\n')?;
+                    Some((Maker::parse(maker)?, out.to_string()))
+                });
+            if let Some((maker, out)) = stored {
                 self.stored_hits
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                return (Ok(out), PathBuf::new());
+                return (Ok(out), maker, PathBuf::new());
             }
             self.builds
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let r = self.builder.build_job(job);
+            let (r, maker) = self.builder.build_job_by(job);
             if let (Ok(out), Some(d), Some(s)) = (&r, &content, &self.store) {
-                s.put(d, out);
+                s.put(d, &format!("{}\n{out}", maker.as_str()));
             }
-            (r, job.dir.clone())
+            (r, maker, job.dir.clone())
         });
         match result {
             // An error names the folder it was built in: one from another tree is rebuilt
             // here, so the message names this tree's files.
-            Err(_) if *built_in != job.dir => self.builder.build_job(job),
-            r => r.clone(),
+            Err(_) if *built_in != job.dir => {
+                let (r, maker) = self.builder.build_job_by(job);
+                r.map(|out| (out, maker))
+            }
+            r => r.clone().map(|out| (out, *maker)),
         }
     }
 

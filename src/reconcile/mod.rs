@@ -108,6 +108,9 @@ pub struct KustomizationRender {
     pub build_path: Option<String>,
     /// The kustomization file fluxsim generated or merged, when it wrote one.
     pub generated: Option<String>,
+    /// Which builder made the build output (`None` when there is none: not rendered, or the
+    /// build failed).
+    pub built_by: Option<crate::build::Maker>,
     /// Things the user should know (encrypted vars, unknown values).
     pub notes: Vec<String>,
     /// The files the build read, relative to the source root (`None` when they cannot be
@@ -316,6 +319,7 @@ fn blocked(
         vars_used: BTreeSet::new(),
         build_path: None,
         generated: None,
+        built_by: None,
         notes: Vec::new(),
         inputs: None,
         reused: false,
@@ -530,8 +534,8 @@ fn render_inner(
         files: prepared.memory_files(),
         on_disk: &on_disk,
     };
-    let output = cache
-        .build_lazy(&prepared.key, closure.as_ref(), &job)
+    let (output, maker) = cache
+        .build_made(&prepared.key, closure.as_ref(), &job)
         .map_err(|e| {
             // Name files by their place in the source, not by fluxsim's temporary directories.
             let mut msg = e.to_string();
@@ -564,6 +568,7 @@ fn render_inner(
             }
             format!("spec.path `{}`: {msg}", ks.path)
         })?;
+    r.built_by = Some(maker);
     // Origins asked for by fluxsim (not by the user) are taken out before anything else
     // sees the output, so digests do not depend on them.
     let (output, origins) = if opts.origins && !prepared.user_origins {

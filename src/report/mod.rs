@@ -114,6 +114,7 @@ fn kustomization_json(k: &KustomizationRender) -> serde_json::Value {
         "vars": k.vars,
         "varsUsed": k.vars_used,
         "notes": k.notes,
+        "builtBy": k.built_by.map(crate::build::Maker::as_str),
         "sha256": k.artifact.as_ref().map(|a| a.sha256.clone()),
         "objects": k.artifact.as_ref().map(|a| a.objects.clone()).unwrap_or_default(),
     })

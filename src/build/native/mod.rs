@@ -22,7 +22,7 @@ pub mod vfs;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::{BuildError, Builder, Job, KustomizeBinary};
+use super::{BuildError, Builder, Job, KustomizeBinary, Maker};
 use vfs::Vfs;
 
 /// Why the native builder did not build a directory.
@@ -80,6 +80,10 @@ impl Builder for NativeBuilder {
         build_native_in(&job.dir, &job.files).map_err(to_build_error)
     }
 
+    fn build_job_by(&self, job: &Job<'_>) -> (Result<String, BuildError>, Maker) {
+        (self.build_job(job), Maker::Native)
+    }
+
     fn describe(&self) -> String {
         "native (in-process kustomize subset)".to_string()
     }
@@ -130,14 +134,19 @@ impl Builder for AutoBuilder {
         self.build_with_reason(dir).0
     }
 
-    /// Native from memory; the folder is made on disk only when the binary takes over.
     fn build_job(&self, job: &Job<'_>) -> Result<String, BuildError> {
+        self.build_job_by(job).0
+    }
+
+    /// Native from memory; the folder is made on disk only when the binary takes over.
+    fn build_job_by(&self, job: &Job<'_>) -> (Result<String, BuildError>, Maker) {
         if let Ok(out) = build_native_in(&job.dir, &job.files) {
             self.native_builds.fetch_add(1, Ordering::Relaxed);
-            return Ok(out);
+            return (Ok(out), Maker::Native);
         }
         self.delegated.fetch_add(1, Ordering::Relaxed);
-        self.binary.build(&(job.on_disk)()?)
+        let out = (job.on_disk)().and_then(|dir| self.binary.build(&dir));
+        (out, Maker::Kustomize)
     }
 
     fn describe(&self) -> String {
