@@ -8,7 +8,7 @@ use crate::build::store::Store;
 use crate::build::{BuildCache, Builder, KustomizeBinary};
 use crate::discover::{cluster_from_arg, discover, Cluster};
 use crate::reconcile::{render_clusters, ClusterRender, RenderOptions};
-use crate::source::{materialize, materialize_rev, SourceOptions, Tree};
+use crate::source::{in_place, materialize_rev, SourceOptions, Tree};
 
 /// What to render and how.
 #[derive(Debug, Clone)]
@@ -164,7 +164,9 @@ pub fn load_tree(dir: &Path, rev: Option<&str>, opts: &RepoOptions) -> Result<Tr
     };
     let read = |source: &SourceOptions| match rev {
         Some(rev) => materialize_rev(dir, rev, source),
-        None => materialize(dir, source),
+        // The work tree is read in place (`source::view`): copying it costs more than
+        // rendering it.
+        None => in_place(dir, source),
     };
     let mut tree = read(&source)?;
     // The GitRepository the roots reconcile from may carry `spec.ignore`: what Flux sees is

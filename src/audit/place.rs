@@ -69,7 +69,7 @@ impl<'a> Sources<'a> {
                 {
                     return None;
                 }
-                std::fs::read_to_string(root.join(file)).ok()
+                crate::source::view::read_to_string(&root.join(file)).ok()
             })
             .as_deref()
     }
@@ -140,25 +140,25 @@ const MAX_GENERATOR_FILES: usize = 256;
 /// The regular files under `dir` (relative to `root`), recursively, hidden folders skipped,
 /// at most [`MAX_GENERATOR_FILES`]: where a generator's `files:` and `envs:` come from.
 fn files_under(root: &Path, dir: &str, out: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+    let Ok(entries) = crate::source::view::read_dir(&root.join(dir)) else {
         return;
     };
-    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
-    entries.sort_by_key(std::fs::DirEntry::file_name);
     for e in entries {
         if out.len() >= MAX_GENERATOR_FILES {
             return;
         }
-        let name = e.file_name().to_string_lossy().into_owned();
+        let name = e.name.to_string_lossy().into_owned();
         let rel = if dir.is_empty() {
             name.clone()
         } else {
             format!("{dir}/{name}")
         };
-        match e.file_type() {
-            Ok(t) if t.is_file() => out.push(rel),
-            Ok(t) if t.is_dir() && !name.starts_with('.') => files_under(root, &rel, out),
-            _ => {}
+        if e.is_dir {
+            if !name.starts_with('.') {
+                files_under(root, &rel, out);
+            }
+        } else if crate::source::view::is_file(&root.join(&rel)) {
+            out.push(rel);
         }
     }
 }

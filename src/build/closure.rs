@@ -13,6 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use crate::source::view;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -81,7 +82,7 @@ fn add_file(path: &Path, rel: &str, c: &mut Closure) {
         return;
     }
     // An unreadable file counts with an empty digest: the build will fail on it anyway.
-    let sha = std::fs::read(path)
+    let sha = view::read(path)
         .map(|b| hex(&Sha256::digest(&b)))
         .unwrap_or_default();
     c.files.insert(rel, sha);
@@ -94,7 +95,7 @@ fn visit_dir(
     c: &mut Closure,
     seen: &mut BTreeSet<std::path::PathBuf>,
 ) -> Result<(), Uncacheable> {
-    let canonical = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let canonical = view::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     if !seen.insert(canonical) {
         return Ok(());
     }
@@ -111,25 +112,24 @@ fn visit_dir(
             .entry(crate::source::clean_relative(&rel).unwrap_or(rel))
             .or_insert_with(|| hex(&Sha256::digest(content.as_bytes())));
         (name.to_string(), content.to_string())
-    } else if let Some(kfile) = KUSTOMIZATION_FILES.iter().find(|f| dir.join(f).is_file()) {
+    } else if let Some(kfile) = KUSTOMIZATION_FILES
+        .iter()
+        .find(|f| view::is_file(&dir.join(f)))
+    {
         let kpath = dir.join(kfile);
         add_file(&kpath, &join(kfile), c);
         (
             (*kfile).to_string(),
-            std::fs::read_to_string(&kpath).unwrap_or_default(),
+            view::read_to_string(&kpath).unwrap_or_default(),
         )
     } else {
         // A folder without a kustomization: everything under it counts.
-        let mut entries: Vec<_> = std::fs::read_dir(dir)
-            .map(|rd| rd.filter_map(Result::ok).collect())
-            .unwrap_or_default();
-        entries.sort_by_key(std::fs::DirEntry::file_name);
-        for e in entries {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let p = e.path();
-            if p.is_dir() {
+        for e in view::read_dir(dir).unwrap_or_default() {
+            let name = e.name.to_string_lossy().into_owned();
+            let p = dir.join(&e.name);
+            if e.is_dir {
                 visit_dir(&p, &join(&name), None, c, seen)?;
-            } else if p.is_file() {
+            } else if view::is_file(&p) {
                 add_file(&p, &join(&name), c);
             }
         }
@@ -166,9 +166,9 @@ fn visit_dir(
                 continue;
             }
             let p = dir.join(cand);
-            if p.is_dir() {
+            if view::is_dir(&p) {
                 visit_dir(&p, &join(cand), None, c, seen)?;
-            } else if p.is_file() {
+            } else if view::is_file(&p) {
                 add_file(&p, &join(cand), c);
             }
         }

@@ -57,14 +57,12 @@ pub enum DiscoverError {
 }
 
 pub(crate) fn yaml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
+    let Ok(entries) = crate::source::view::read_dir(dir) else {
         return;
     };
-    let mut entries: Vec<_> = rd.filter_map(Result::ok).collect();
-    entries.sort_by_key(std::fs::DirEntry::file_name);
     for e in entries {
-        let p = e.path();
-        if p.is_dir() {
+        let p = dir.join(&e.name);
+        if e.is_dir {
             yaml_files(&p, out);
         } else if matches!(p.extension().and_then(|x| x.to_str()), Some("yaml" | "yml")) {
             out.push(p);
@@ -94,7 +92,7 @@ pub fn discover(root: &Path) -> Discovery {
                 .entry(cluster_dir)
                 .or_insert_with(|| rel_file.clone());
         }
-        let Ok(text) = std::fs::read_to_string(&file) else {
+        let Ok(text) = crate::source::view::read_to_string(&file) else {
             continue;
         };
         for doc in crate::manifest::split_documents(&text) {
@@ -151,7 +149,7 @@ pub fn discover(root: &Path) -> Discovery {
         }
     }
     for (path, file) in implied {
-        if by_path.contains_key(&path) || !root.join(&path).is_dir() {
+        if by_path.contains_key(&path) || !crate::source::view::is_dir(&root.join(&path)) {
             continue;
         }
         let name = path.rsplit('/').next().unwrap_or(&path).to_string();
@@ -197,7 +195,7 @@ pub fn cluster_from_arg(
         .split_once('=')
         .ok_or_else(|| DiscoverError::BadArgument(arg.to_string()))?;
     let norm = spec_dir(root, path).unwrap_or_else(|_| path.to_string());
-    if !root.join(&norm).is_dir() {
+    if !crate::source::view::is_dir(&root.join(&norm)) {
         return Err(DiscoverError::MissingPath(
             arg.to_string(),
             path.to_string(),

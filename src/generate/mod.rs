@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::source::view;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -78,13 +79,15 @@ impl Prepared {
     /// Where to run the build: the folder itself, or the overlay holding fluxsim's
     /// kustomization file (made on first call).
     pub fn dir(&self) -> Result<PathBuf, GenerateError> {
+        let io = |e: std::io::Error| GenerateError::Io(e.to_string());
         let Some((name, content)) = &self.file else {
-            return Ok(self.source_dir.clone());
+            return view::on_disk(&self.source_dir).map_err(io);
         };
         let overlay = self
             .overlay
             .get_or_init(|| {
-                overlay_with_file(&self.root, &self.rel_path, name, content).map(Arc::new)
+                let root = view::on_disk(&self.root).map_err(io)?;
+                overlay_with_file(&root, &self.rel_path, name, content).map(Arc::new)
             })
             .clone()?;
         Ok(if self.rel_path == "." {
@@ -92,16 +95,6 @@ impl Prepared {
         } else {
             overlay.path().join(&self.rel_path)
         })
-    }
-
-    /// The overlay folder, when it has been made (the build was handed to a binary).
-    #[must_use]
-    pub fn made_dir(&self) -> Option<PathBuf> {
-        match self.overlay.get() {
-            Some(Ok(overlay)) if self.rel_path == "." => Some(overlay.path().to_path_buf()),
-            Some(Ok(overlay)) => Some(overlay.path().join(&self.rel_path)),
-            _ => None,
-        }
     }
 
     /// The files of the build that exist only in memory (fluxsim's kustomization file), for
@@ -141,7 +134,7 @@ fn existing_kustomization(dir: &Path) -> Option<PathBuf> {
     KUSTOMIZATION_FILES
         .iter()
         .map(|f| dir.join(f))
-        .find(|p| p.is_file())
+        .find(|p| view::is_file(p))
 }
 
 /// Lists the manifests Flux's generator would put in `resources`, as `./rel/path`.
@@ -152,22 +145,16 @@ fn scan_resources(root: &Path, dir: &Path) -> Result<Vec<String>, GenerateError>
 }
 
 fn walk(root: &Path, base: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), GenerateError> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| GenerateError::Io(format!("{}: {e}", dir.display())))?
-        .filter_map(Result::ok)
-        .collect();
-    // filepath.Walk visits entries in lexical order.
-    entries.sort_by_key(std::fs::DirEntry::file_name);
+    // filepath.Walk visits entries in lexical order (read_dir sorts them).
+    let entries =
+        view::read_dir(dir).map_err(|e| GenerateError::Io(format!("{}: {e}", dir.display())))?;
     for entry in entries {
-        let path = entry.path();
+        let path = dir.join(&entry.name);
         let rel = format!(
             "./{}",
             path.strip_prefix(base).unwrap_or(&path).to_string_lossy()
         );
-        let Ok(meta) = std::fs::metadata(&path) else {
-            continue;
-        };
-        if meta.is_dir() {
+        if entry.is_dir {
             if existing_kustomization(&path).is_some() {
                 out.push(rel);
             } else {
@@ -187,7 +174,7 @@ fn walk(root: &Path, base: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(
             .unwrap_or(&path)
             .to_string_lossy()
             .into_owned();
-        let text = std::fs::read_to_string(&path).map_err(|e| GenerateError::BadManifest {
+        let text = view::read_to_string(&path).map_err(|e| GenerateError::BadManifest {
             file: file.clone(),
             message: e.to_string(),
         })?;
@@ -225,10 +212,10 @@ pub fn prepare(root: &Path, ks: &Kustomization, origins: bool) -> Result<Prepare
     } else {
         root.join(&rel_path)
     };
-    if !dir.exists() {
+    if !view::exists(&dir) {
         return Err(GenerateError::PathNotFound(ks.path.clone()));
     }
-    if !dir.is_dir() {
+    if !view::is_dir(&dir) {
         return Err(GenerateError::NotADirectory(ks.path.clone()));
     }
     let existing = existing_kustomization(&dir);
@@ -251,7 +238,7 @@ pub fn prepare(root: &Path, ks: &Kustomization, origins: bool) -> Result<Prepare
             .unwrap_or(p)
             .to_string_lossy()
             .into_owned();
-        let text = std::fs::read_to_string(p).map_err(|e| GenerateError::BadKustomization {
+        let text = view::read_to_string(p).map_err(|e| GenerateError::BadKustomization {
             file: rel.clone(),
             message: e.to_string(),
         })?;
@@ -375,7 +362,7 @@ fn merge_flux_fields(doc: &mut Value, ks: &Kustomization, dir: &Path) -> Result<
     if !ks.components.is_empty() {
         let mut wanted = Vec::new();
         for c in &ks.components {
-            if dir.join(c).exists() {
+            if view::exists(&dir.join(c)) {
                 wanted.push(json!(c));
             } else if !ks.ignore_missing_components {
                 return Err(GenerateError::MissingComponent(c.clone()));

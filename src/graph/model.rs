@@ -159,7 +159,7 @@ impl Files {
         let root = &self.root;
         self.cache
             .entry(file.to_string())
-            .or_insert_with(|| std::fs::read_to_string(root.join(file)).ok())
+            .or_insert_with(|| crate::source::view::read_to_string(&root.join(file)).ok())
             .as_deref()
     }
 

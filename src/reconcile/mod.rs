@@ -538,25 +538,16 @@ fn render_inner(
         .build_made(&prepared.key, closure.as_ref(), &job)
         .map_err(|e| {
             // Name files by their place in the source, not by fluxsim's temporary directories.
-            let mut msg = e.to_string();
-            let overlay_root = prepared.made_dir().and_then(|d| {
-                d.to_string_lossy()
-                    .strip_suffix(&prepared.rel_path)
-                    .map(str::to_string)
-            });
-            for prefix in overlay_root
-                .iter()
-                .cloned()
-                .chain([format!("{}/", root.display())])
-            {
-                msg = msg.replace(&prefix, "");
-            }
+            // The same build may have failed in another cluster's overlay (the error is
+            // shared through the cache), so any of fluxsim's folders is taken out.
+            let mut msg = e.to_string().replace(&format!("{}/", root.display()), "");
+            msg = temp_folder_re().replace_all(&msg, "").into_owned();
             // kustomize does not say which file it could not read as a kustomization.
             if msg.contains("invalid Kustomization") {
                 let dir = root.join(&prepared.rel_path);
                 if let Some(f) = crate::generate::KUSTOMIZATION_FILES
                     .iter()
-                    .find(|f| dir.join(f).is_file())
+                    .find(|f| crate::source::view::is_file(&dir.join(f)))
                 {
                     let file = if prepared.rel_path == "." {
                         (*f).to_string()
@@ -698,6 +689,16 @@ fn apply_time_changes(obj: &mut Value, ks: &Kustomization) -> bool {
 }
 
 /// Prints objects the way kustomize prints resources read back from JSON, in legacy order.
+/// A path into one of fluxsim's temporary folders (overlays, copies of a viewed tree), up to
+/// and including the folder itself.
+fn temp_folder_re() -> &'static regex::Regex {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        regex::Regex::new(r"[^\s'\x22]*fluxsim-(?:overlay|source)-[A-Za-z0-9]+/")
+            .expect("static regex")
+    })
+}
+
 fn reprint(cache: &BuildCache<'_>, pieces: &[(bool, String)]) -> Result<String, String> {
     let key = crate::artifact::sha256_hex(
         pieces

@@ -23,6 +23,7 @@ mod git;
 mod go_match;
 mod ignore;
 mod secure_join;
+pub mod view;
 mod walk;
 
 use std::collections::BTreeSet;
@@ -47,20 +48,42 @@ pub struct SourceOptions {
     pub spec_ignore: Option<String>,
 }
 
-/// A materialised copy of what Flux would see; deleted when dropped.
+/// What Flux would see: a materialised copy (deleted when dropped), or the user's folder
+/// viewed in place (see [`view`]).
 #[derive(Debug)]
 pub struct Tree {
-    dir: TempDir,
+    dir: Root,
     files: Vec<PathBuf>,
     excluded: Vec<Excluded>,
     revision: Option<String>,
 }
 
+/// Where a tree's files are.
+#[derive(Debug)]
+enum Root {
+    /// A copy in a temporary folder.
+    Copy(TempDir),
+    /// The user's folder, read in place through [`view`] (nothing is ever written there).
+    InPlace {
+        root: PathBuf,
+        _registration: view::Registration,
+    },
+}
+
 impl Tree {
-    /// The root of the copy.
+    /// The root of the tree: the copy, or the viewed folder.
     #[must_use]
     pub fn root(&self) -> &Path {
-        self.dir.path()
+        match &self.dir {
+            Root::Copy(d) => d.path(),
+            Root::InPlace { root, .. } => root,
+        }
+    }
+
+    /// Whether the tree is the user's folder read in place: read it only through [`view`].
+    #[must_use]
+    pub fn in_place(&self) -> bool {
+        matches!(self.dir, Root::InPlace { .. })
     }
 
     /// Relative paths of the regular files copied, sorted.
@@ -85,9 +108,13 @@ impl Tree {
     /// included, for experiments (canaries) that must not disturb this one.
     pub fn duplicate(&self) -> Result<Tree, SourceError> {
         let out = source_temp_dir()?;
-        copy_dir(self.root(), out.path())?;
+        let from = view::on_disk(self.root()).map_err(|source| SourceError::Read {
+            path: self.root().to_path_buf(),
+            source,
+        })?;
+        copy_dir(&from, out.path())?;
         Ok(Tree {
-            dir: out,
+            dir: Root::Copy(out),
             files: self.files.clone(),
             excluded: self.excluded.clone(),
             revision: self.revision.clone(),
@@ -243,12 +270,48 @@ struct Entry {
 /// or a plain directory). Outside git every regular file under `dir` is a candidate.
 pub fn materialize(dir: &Path, opts: &SourceOptions) -> Result<Tree, SourceError> {
     check_dir(dir)?;
-    let entries = if git::in_work_tree(dir)? {
-        work_tree_entries(dir, opts.include_untracked)?
-    } else {
-        walk::plain_entries(dir)?
-    };
+    let entries = folder_entries(dir, opts)?;
     build(dir, entries, opts, None)
+}
+
+/// What Flux would see of the directory `dir`, as [`materialize`] finds it, but read in
+/// place: nothing is copied, and readers going through [`view`] see only those paths.
+pub fn in_place(dir: &Path, opts: &SourceOptions) -> Result<Tree, SourceError> {
+    check_dir(dir)?;
+    let root = fs::canonicalize(dir).map_err(|source| SourceError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let entries = folder_entries(&root, opts)?;
+    let plan = plan(&root, entries, opts)?;
+    let files: Vec<PathBuf> = plan.copies.iter().map(|(e, _, _)| e.path.clone()).collect();
+    let mut dirs: BTreeSet<PathBuf> = plan.folders;
+    for f in &files {
+        dirs.extend(
+            f.ancestors()
+                .skip(1)
+                .filter(|a| !a.as_os_str().is_empty())
+                .map(Path::to_path_buf),
+        );
+    }
+    let registration = view::register(root.clone(), files.iter().cloned().collect(), dirs);
+    Ok(Tree {
+        dir: Root::InPlace {
+            root,
+            _registration: registration,
+        },
+        files,
+        excluded: plan.excluded,
+        revision: None,
+    })
+}
+
+fn folder_entries(dir: &Path, opts: &SourceOptions) -> Result<Vec<Entry>, SourceError> {
+    if git::in_work_tree(dir)? {
+        work_tree_entries(dir, opts.include_untracked)
+    } else {
+        walk::plain_entries(dir)
+    }
 }
 
 /// Copies what Flux would see of `dir`'s folder at the git revision `rev` (a commit, branch
@@ -310,20 +373,19 @@ fn work_tree_entries(dir: &Path, include_untracked: bool) -> Result<Vec<Entry>, 
     Ok(entries)
 }
 
-/// Applies the ignore rules to `entries` and writes the survivors into a new temp dir.
-fn build(
-    dir: &Path,
-    mut entries: Vec<Entry>,
-    opts: &SourceOptions,
-    revision: Option<String>,
-) -> Result<Tree, SourceError> {
+/// What a tree holds: the files to copy, the folders the archive keeps, and the exclusions.
+struct Plan {
+    copies: Vec<(Entry, Content, bool)>,
+    folders: BTreeSet<PathBuf>,
+    excluded: Vec<Excluded>,
+}
+
+/// Applies the ignore rules to `entries`.
+fn plan(dir: &Path, mut entries: Vec<Entry>, opts: &SourceOptions) -> Result<Plan, SourceError> {
     entries.sort_by(|a, b| a.path.cmp(&b.path));
     let matcher = Matcher::new(user_patterns(dir, &entries, opts)?);
-    let out = source_temp_dir()?;
-    let root = out.path().to_path_buf();
-
     let mut excluded = Vec::new();
-    let mut copies: Vec<(&Entry, &Content, bool)> = Vec::new();
+    let mut copies: Vec<(Entry, Content, bool)> = Vec::new();
     // Folders the archive would hold: every folder of an existing path.
     let mut folders = BTreeSet::new();
     for entry in &entries {
@@ -341,7 +403,7 @@ fn build(
             } => {
                 let pattern = matcher.excluded_by(&entry.path, false);
                 if pattern.is_none() {
-                    copies.push((entry, content, *executable));
+                    copies.push((entry.clone(), content.clone(), *executable));
                 }
                 pattern.map(ignored)
             }
@@ -372,26 +434,42 @@ fn build(
             });
         }
     }
-
     // Archive writes a header for every folder the filter keeps, so an emptied folder
     // still exists after extraction (a `spec.path` to it is found, and builds empty).
-    for folder in &folders {
-        if matcher.excluded_by(folder, true).is_none() {
-            let target = root.join(folder);
-            fs::create_dir_all(&target).map_err(|source| SourceError::Write {
-                path: target,
-                source,
-            })?;
-        }
-    }
-    write_files(dir, &root, &copies)?;
-
-    let files = copies.iter().map(|(e, _, _)| e.path.clone()).collect();
+    folders.retain(|f| matcher.excluded_by(f, true).is_none());
     excluded.sort();
-    Ok(Tree {
-        dir: out,
-        files,
+    Ok(Plan {
+        copies,
+        folders,
         excluded,
+    })
+}
+
+/// Applies the ignore rules to `entries` and writes the survivors into a new temp dir.
+fn build(
+    dir: &Path,
+    entries: Vec<Entry>,
+    opts: &SourceOptions,
+    revision: Option<String>,
+) -> Result<Tree, SourceError> {
+    let plan = plan(dir, entries, opts)?;
+    let out = source_temp_dir()?;
+    let root = out.path().to_path_buf();
+    for folder in &plan.folders {
+        let target = root.join(folder);
+        fs::create_dir_all(&target).map_err(|source| SourceError::Write {
+            path: target,
+            source,
+        })?;
+    }
+    let copies: Vec<(&Entry, &Content, bool)> =
+        plan.copies.iter().map(|(e, c, x)| (e, c, *x)).collect();
+    write_files(dir, &root, &copies)?;
+    let files = plan.copies.iter().map(|(e, _, _)| e.path.clone()).collect();
+    Ok(Tree {
+        dir: Root::Copy(out),
+        files,
+        excluded: plan.excluded,
         revision,
     })
 }

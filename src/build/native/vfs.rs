@@ -1,4 +1,5 @@
-//! What the native builder reads: the disk, with some files held in memory instead.
+//! What the native builder reads: the disk (as `source::view` shows it), with some files
+//! held in memory instead.
 //!
 //! fluxsim's generated kustomization file (Flux's generator output) and the substituted
 //! objects it prints again (`reconcile::reprint`) exist only in memory. The kustomize binary
@@ -7,6 +8,8 @@
 //! instead, so an overlay is made only when a build is handed to the binary.
 
 use std::collections::BTreeMap;
+
+use crate::source::view;
 use std::path::{Component, Path, PathBuf};
 
 /// The disk, with in-memory files laid over it. Paths are absolute and lexically clean.
@@ -30,7 +33,7 @@ impl Vfs {
         let resolved = path
             .parent()
             .zip(path.file_name())
-            .and_then(|(dir, name)| std::fs::canonicalize(dir).ok().map(|d| d.join(name)));
+            .and_then(|(dir, name)| view::canonicalize(dir).ok().map(|d| d.join(name)));
         self.files.insert(resolved.unwrap_or(path), content.into());
     }
 
@@ -57,20 +60,20 @@ impl Vfs {
     /// Whether `path` is a file, in memory or on disk.
     #[must_use]
     pub fn is_file(&self, path: &Path) -> bool {
-        self.held(path).is_some() || path.is_file()
+        self.held(path).is_some() || view::is_file(path)
     }
 
     /// Whether `path` is a folder, on disk or holding in-memory files.
     #[must_use]
     pub fn is_dir(&self, path: &Path) -> bool {
-        path.is_dir() || self.holds_dir(path)
+        view::is_dir(path) || self.holds_dir(path)
     }
 
     /// The text of the file at `path`.
     pub fn read_to_string(&self, path: &Path) -> std::io::Result<String> {
         match self.held(path) {
             Some(text) => Ok(text.clone()),
-            None => std::fs::read_to_string(path),
+            None => view::read_to_string(path),
         }
     }
 
@@ -78,14 +81,14 @@ impl Vfs {
     pub fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
         match self.held(path) {
             Some(text) => Ok(text.clone().into_bytes()),
-            None => std::fs::read(path),
+            None => view::read(path),
         }
     }
 
     /// `path` with symbolic links resolved, as kustomize's loader roots are; an in-memory
     /// folder or file that is not on disk is taken as it is written (it has no links).
     pub fn canonicalize(&self, path: &Path) -> std::io::Result<PathBuf> {
-        match std::fs::canonicalize(path) {
+        match view::canonicalize(path) {
             Ok(p) => Ok(p),
             Err(e) => {
                 if self.held(path).is_some() || self.holds_dir(path) {
