@@ -193,15 +193,19 @@ fn unknown_kustomization_fields_are_unsupported() {
 }
 
 fn render_fleet(builder: &str) -> (i32, serde_json::Value) {
+    render(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("testdata/fleet")
+            .as_path(),
+        builder,
+    )
+}
+
+fn render(repo: &Path, builder: &str) -> (i32, serde_json::Value) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_fluxsim"))
-        .args([
-            "render",
-            "testdata/fleet",
-            "--format",
-            "json",
-            "--builder",
-            builder,
-        ])
+        .arg("render")
+        .arg(repo)
+        .args(["--format", "json", "--builder", builder])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env_remove("GIT_DIR")
         .env_remove("GIT_WORK_TREE")
@@ -215,6 +219,19 @@ fn render_fleet(builder: &str) -> (i32, serde_json::Value) {
         )
     });
     (out.status.code().unwrap_or(-1), json)
+}
+
+/// Copies a fixture tree (files and folders only) into `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
 }
 
 fn digests(render: &serde_json::Value) -> Vec<(String, String, String)> {
@@ -244,8 +261,32 @@ fn auto_builder_renders_the_fleet_exactly_as_the_kustomize_binary() {
 }
 
 #[test]
+fn native_builder_alone_renders_the_fleet_with_its_flux_name_prefix_as_the_kustomize_binary() {
+    // apps/wave-2 gets `namePrefix: edge-` from its Flux Kustomization: the Deployment's
+    // ConfigMap and the Ingress's Service follow the rename (nameref.rs).
+    let (native_code, native) = render_fleet("native");
+    let (kustomize_code, kustomize) = render_fleet("kustomize");
+    assert_eq!(native_code, 0, "{native:#?}");
+    assert_eq!(kustomize_code, 0);
+    let (n, k) = (digests(&native), digests(&kustomize));
+    assert_eq!(n.len(), 16);
+    assert!(n.iter().all(|(_, _, sha)| !sha.is_empty()), "{n:#?}");
+    assert_eq!(n, k);
+}
+
+#[test]
 fn native_builder_alone_fails_a_build_naming_the_feature_and_file() {
-    let (code, render) = render_fleet("native");
+    let repo = tempfile::tempdir().unwrap();
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/fleet"),
+        repo.path(),
+    );
+    // `sortOptions` is left to the kustomize binary.
+    let wave2 = repo.path().join("apps/wave-2/kustomization.yaml");
+    let mut text = std::fs::read_to_string(&wave2).unwrap();
+    text.push_str("sortOptions:\n  order: legacy\n");
+    std::fs::write(&wave2, text).unwrap();
+    let (code, render) = render(repo.path(), "native");
     assert_eq!(code, 1, "a failed Kustomization is a finding");
     let failed: Vec<&serde_json::Value> = render["clusters"]
         .as_array()
@@ -254,11 +295,11 @@ fn native_builder_alone_fails_a_build_naming_the_feature_and_file() {
         .flat_map(|c| c["kustomizations"].as_array().unwrap())
         .filter(|k| k["status"] == "failed")
         .collect();
-    // apps/wave-2 gets a namePrefix from its Flux Kustomization and holds a Deployment.
+    // apps/wave-2 in both clusters.
     assert_eq!(failed.len(), 2, "{failed:#?}");
     for k in failed {
         let e = k["error"].as_str().unwrap_or_default();
-        assert!(e.contains("native builder: a name prefix or suffix"), "{e}");
+        assert!(e.contains("native builder: the `sortOptions` field"), "{e}");
         assert!(e.contains("apps/wave-2/kustomization.yaml"), "{e}");
         assert!(
             e.contains("use --builder auto or --builder kustomize"),

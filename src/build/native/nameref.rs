@@ -1,125 +1,498 @@
-//! Generated names and the references that follow them: the content hash kustomize appends
-//! to a generated ConfigMap or Secret (`api/hasher/hasher.go`), and the name-reference
-//! fix-up for ConfigMaps and Secrets (`api/filters/nameref/nameref.go` with the field specs
-//! of `builtinpluginconsts/namereference.go`).
+//! Renamed resources and the references that follow them: the content hash kustomize
+//! appends to a generated ConfigMap or Secret (`api/hasher/hasher.go`, `HashTransformer`), and
+//! the name-reference fix-up that ends every build (`ResAccumulator.FixBackReferences`:
+//! `api/internal/accumulator/namereferencetransformer.go`, `api/filters/nameref/nameref.go`,
+//! with the field specs of `builtinpluginconsts/namereference.go`).
+//!
+//! The fix-up runs once, at the root, over every resource of the build: a reference is
+//! rewritten to the one resource of the referred kind that once had the referenced name
+//! (any of its previous ids), in a namespace the referrer can see, preferring the one renamed
+//! by the same prefixes and suffixes as the referrer. So renames in a sub-kustomization and
+//! in the kustomizations above it are all followed at the end.
 
 use sha2::{Digest, Sha256};
 
-use super::node::Node;
-use super::resource::{is_cluster_scoped, Resource};
+use super::node::{Map, Node};
+use super::resource::{
+    effective_namespace, is_cluster_scoped, Gvk, PrevId, Resource, NOT_A_NAMESPACE,
+};
 use super::NativeError;
 
-/// Appends the content hash to every generated resource that asks for it, then rewrites the
-/// ConfigMap and Secret references to them.
+/// Appends the content hash to every generated resource that asks for it (`HashTransformer`:
+/// the id before is remembered, so [`fix_back_references`] follows the new name).
 pub(crate) fn apply_hash_suffixes(resources: &mut [Resource]) -> Result<(), NativeError> {
-    // (kind, old name, new name, namespace)
-    let mut renamed: Vec<(String, String, String, String)> = Vec::new();
     for r in resources.iter_mut().filter(|r| r.needs_hash) {
         let hash = hash_of(r);
-        let old = r.name().to_string();
-        let new = format!("{old}-{hash}");
+        r.store_previous_id()?;
+        let new = format!("{}-{hash}", r.name());
         if let Some(Node::Map(meta)) = r.node.as_map_mut().and_then(|m| m.get_mut("metadata")) {
-            meta.insert("name", Node::Str(new.clone()));
+            meta.insert("name", Node::Str(new));
         }
-        renamed.push((r.kind().to_string(), old, new, r.namespace().to_string()));
         r.needs_hash = false;
     }
-    if renamed.is_empty() {
-        return Ok(());
-    }
-    for r in resources.iter_mut() {
-        let gvk = r.gvk();
-        if gvk.kind == "Node" && r.node.get_path(&["spec", "configSource"]).is_some() {
-            return Err(NativeError::unsupported(
-                "a Node configSource reference to a generated name",
-                r.name(),
-            ));
-        }
-        let referrer_ns = r.namespace().to_string();
-        let referrer_cluster = is_cluster_scoped(&gvk)?;
-        for (referral, specs) in [("ConfigMap", CONFIG_MAP_REFS), ("Secret", SECRET_REFS)] {
-            for spec in specs {
-                let (kind, group, version, path) = *spec;
-                if kind != gvk.kind
-                    || (!group.is_empty() && group != gvk.group)
-                    || (!version.is_empty() && version != gvk.version)
-                {
-                    continue;
-                }
-                let path = split_path(path);
-                let path: Vec<&str> = path.iter().map(String::as_str).collect();
-                let mut result = Ok(());
-                visit_scalars(&mut r.node, &path, &mut |value: &mut String| {
-                    let candidates: Vec<&(String, String, String, String)> = renamed
-                        .iter()
-                        .filter(|c| c.0 == referral && c.1 == *value)
-                        .filter(|c| referrer_cluster || same_namespace(&c.3, &referrer_ns))
-                        .collect();
-                    match candidates.as_slice() {
-                        [] => {}
-                        [one] => *value = one.2.clone(),
-                        more => {
-                            if more.iter().all(|c| c.2 == more[0].2) {
-                                *value = more[0].2.clone();
-                            } else {
-                                result = Err(NativeError::Failed(format!(
-                                    "found multiple possible referrals for {value}"
-                                )));
-                            }
-                        }
-                    }
-                });
-                result?;
-            }
-        }
-    }
     Ok(())
 }
 
-/// kustomize's name-reference pass walks every referrer's field specs on every build, and
-/// fails (or not, depending on its own field lookup) when a path runs into a scalar, as a
-/// patch can make happen: such builds are delegated.
-pub(crate) fn check_reference_paths(resources: &[Resource]) -> Result<(), NativeError> {
-    for r in resources {
+/// A `nameReference` entry: resources of this kind (the referral) are named by the fields
+/// the referrers' specs point at.
+struct BackReference {
+    group: &'static str,
+    version: &'static str,
+    kind: &'static str,
+    referrers: &'static [Spec],
+}
+
+/// A referrer's field spec: which kinds, and the path to the name (`/` splits it, `\/` is a
+/// slash inside a key).
+struct Spec {
+    group: &'static str,
+    version: &'static str,
+    kind: &'static str,
+    path: &'static str,
+}
+
+const fn spec(
+    group: &'static str,
+    version: &'static str,
+    kind: &'static str,
+    path: &'static str,
+) -> Spec {
+    Spec {
+        group,
+        version,
+        kind,
+        path,
+    }
+}
+
+/// `Gvk.IsSelected`: empty selector fields match anything.
+fn selects(group: &str, version: &str, kind: &str, gvk: &Gvk) -> bool {
+    (group.is_empty() || group == gvk.group)
+        && (version.is_empty() || version == gvk.version)
+        && (kind.is_empty() || kind == gvk.kind)
+}
+
+/// What the fix-up reads of each resource: ids do not change while it runs (only fields of
+/// the referrers do), so they are taken once.
+struct Ident {
+    /// The current group, version and kind.
+    gvk: Gvk,
+    name: String,
+    /// `metadata.namespace` as it is (empty when unset).
+    namespace: String,
+    /// The effective current namespace.
+    effective: String,
+    cluster_scoped: bool,
+    prev_ids: Vec<PrevId>,
+    /// The effective namespace of the original id (`OrgId().EffectiveNamespace()`).
+    org_namespace: String,
+    prefixes: Vec<String>,
+    suffixes: Vec<String>,
+}
+
+impl Ident {
+    fn of(r: &Resource) -> Result<Ident, NativeError> {
         let gvk = r.gvk();
-        for (kind, group, version, path) in CONFIG_MAP_REFS.iter().chain(SECRET_REFS) {
-            if *kind != gvk.kind
-                || (!group.is_empty() && *group != gvk.group)
-                || (!version.is_empty() && *version != gvk.version)
-            {
-                continue;
+        let cluster_scoped = is_cluster_scoped(&gvk)?;
+        let org = r.org_id()?;
+        let org_gvk = Gvk {
+            kind: org.kind,
+            ..gvk.clone()
+        };
+        Ok(Ident {
+            name: r.name().to_string(),
+            namespace: r.namespace().to_string(),
+            effective: r.effective_namespace()?,
+            cluster_scoped,
+            prev_ids: r.prev_ids.clone(),
+            org_namespace: effective_namespace(&org_gvk, &org.namespace)?,
+            prefixes: r.prefixes.clone(),
+            suffixes: r.suffixes.clone(),
+            gvk,
+        })
+    }
+
+    /// Whether one of its previous ids is selected by this group, version and kind (the
+    /// previous ids keep the current group and version).
+    fn was(&self, group: &str, version: &str, kind: &str) -> bool {
+        self.prev_ids.iter().any(|p| {
+            selects(
+                group,
+                version,
+                kind,
+                &Gvk {
+                    kind: p.kind.clone(),
+                    ..self.gvk.clone()
+                },
+            )
+        })
+    }
+}
+
+/// Why a reference cannot be fixed here.
+enum Problem {
+    /// kustomize's answer is not reproduced.
+    Unsupported(String),
+    /// kustomize fails the build.
+    Failed(String),
+}
+
+fn unsupported(what: &str) -> Problem {
+    Problem::Unsupported(what.to_string())
+}
+
+/// The referrer being fixed, and what the fix-up needs of the build.
+struct Fixing<'a> {
+    idents: &'a [Ident],
+    /// The referrer's ids.
+    me: &'a Ident,
+    /// The resources it can refer to (`SubsetThatCouldBeReferencedByResource`), by index.
+    subset: Vec<usize>,
+    /// The referral's kind selector.
+    back: &'a BackReference,
+    /// The `roleRef` group and kind, when the field is a `roleRef/name`.
+    role_ref: Option<(String, String)>,
+}
+
+/// `FixBackReferences`: in every referrer (selected by its original kind), rewrites each
+/// name reference to the current name of the resource it refers to.
+pub(crate) fn fix_back_references(resources: &mut [Resource]) -> Result<(), NativeError> {
+    // Without a previous id nothing can be a referral: the pass only checks what kustomize
+    // would fail on.
+    let renamed = resources.iter().any(|r| !r.prev_ids.is_empty());
+    let idents = if renamed {
+        resources
+            .iter()
+            .map(Ident::of)
+            .collect::<Result<Vec<_>, _>>()?
+    } else {
+        Vec::new()
+    };
+    for (i, r) in resources.iter_mut().enumerate() {
+        let shown = r.name().to_string();
+        let in_resource = |p: Problem| match p {
+            Problem::Unsupported(w) => NativeError::unsupported(&w, &shown),
+            Problem::Failed(w) => {
+                NativeError::Failed(format!("updating name reference in `{shown}`: {w}"))
             }
-            let path = split_path(path);
+        };
+        let gvk = r.gvk();
+        let org_kind = r.org_id()?.kind;
+        let org_gvk = Gvk {
+            kind: org_kind,
+            ..gvk
+        };
+        let specs: Vec<(&BackReference, &Spec)> = NAME_REFERENCES
+            .iter()
+            .flat_map(|b| b.referrers.iter().map(move |s| (b, s)))
+            .filter(|(_, s)| selects(s.group, s.version, s.kind, &org_gvk))
+            .collect();
+        if specs.is_empty() {
+            continue;
+        }
+        let namespaces = role_binding_namespaces(&r.node).map_err(in_resource)?;
+        for (back, spec) in specs {
+            let path = split_path(spec.path);
             let path: Vec<&str> = path.iter().map(String::as_str).collect();
-            if runs_into_scalar(&r.node, &path) {
-                return Err(NativeError::unsupported(
-                    "a name-reference path that runs into a scalar",
-                    r.name(),
-                ));
-            }
+            let fixing = if renamed {
+                let me = &idents[i];
+                let subset = (0..idents.len())
+                    .filter(|&j| {
+                        let t = &idents[j];
+                        me.cluster_scoped
+                            || t.cluster_scoped
+                            || t.effective == me.effective
+                            || namespaces.contains(&t.namespace)
+                    })
+                    .collect();
+                let role_ref = if spec.path.ends_with("roleRef/name") {
+                    role_ref_gvk(&r.node).map_err(in_resource)?
+                } else {
+                    None
+                };
+                Some(Fixing {
+                    idents: &idents,
+                    me,
+                    subset,
+                    back,
+                    role_ref,
+                })
+            } else {
+                None
+            };
+            walk(&mut r.node, &path, &mut |node: &mut Node| {
+                set(node, fixing.as_ref())
+            })
+            .map_err(in_resource)?;
         }
     }
     Ok(())
 }
 
-fn runs_into_scalar(node: &Node, path: &[&str]) -> bool {
+/// `getNamespacesForRoleBinding`: the namespaces of a RoleBinding's ServiceAccount subjects,
+/// whose resources it may refer to from another namespace.
+fn role_binding_namespaces(node: &Node) -> Result<Vec<String>, Problem> {
+    let mut out = Vec::new();
+    if node.str_at(&["kind"]) != Some("RoleBinding") {
+        return Ok(out);
+    }
+    let Some(Node::Seq(subjects)) = node.get_path(&["subjects"]) else {
+        return Ok(out);
+    };
+    for s in subjects {
+        let Node::Map(m) = s else {
+            return Err(unsupported("a role binding subject that is not a mapping"));
+        };
+        let (Some(ns), Some(kind)) = (m.get("namespace"), m.get("kind")) else {
+            continue;
+        };
+        let Node::Str(kind) = kind else {
+            return Err(unsupported(
+                "a role binding subject kind that is not a string",
+            ));
+        };
+        if kind == "ServiceAccount" {
+            let Node::Str(ns) = ns else {
+                return Err(unsupported(
+                    "a ServiceAccount subject namespace that is not a string",
+                ));
+            };
+            out.push(ns.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// `getRoleRefGvk`: the `roleRef` group and kind; none when either is missing.
+fn role_ref_gvk(node: &Node) -> Result<Option<(String, String)>, Problem> {
+    let Some(role_ref) = node.get_path(&["roleRef"]) else {
+        return Ok(None);
+    };
+    let Node::Map(m) = role_ref else {
+        return Err(unsupported("a roleRef that is not a mapping"));
+    };
+    match (m.get("apiGroup"), m.get("kind")) {
+        (Some(Node::Str(g)), Some(Node::Str(k))) => Ok(Some((g.clone(), k.clone()))),
+        (None, _) | (_, None) => Ok(None),
+        _ => Err(unsupported(
+            "a roleRef apiGroup or kind that is not a string",
+        )),
+    }
+}
+
+/// `fieldspec.Filter` without creation: walks `path`, sequences element by element (a null
+/// anywhere ends the walk), and calls `set` on what is at its end.
+fn walk(
+    node: &mut Node,
+    path: &[&str],
+    set: &mut dyn FnMut(&mut Node) -> Result<(), Problem>,
+) -> Result<(), Problem> {
     let Some((first, rest)) = path.split_first() else {
-        return false;
+        return set(node);
     };
     match node {
-        Node::Seq(items) => items.iter().any(|i| runs_into_scalar(i, path)),
-        Node::Map(m) => m.get(first).is_some_and(|v| {
-            !rest.is_empty() && !matches!(v, Node::Map(_) | Node::Seq(_))
-                || runs_into_scalar(v, rest)
-        }),
-        _ => true,
+        Node::Null => Ok(()),
+        Node::Seq(items) => items.iter_mut().try_for_each(|i| walk(i, path, set)),
+        Node::Map(m) => match m.get_mut(first) {
+            Some(v) => walk(v, rest, set),
+            None => Ok(()),
+        },
+        // kustomize fails ("expected sequence or mapping node").
+        _ => Err(unsupported("a name-reference path that runs into a scalar")),
     }
 }
 
-/// `ResId.IsNsEquals` for two namespaced resources: unset means `default`.
-fn same_namespace(a: &str, b: &str) -> bool {
-    let norm = |s: &str| if s.is_empty() { "default" } else { s }.to_string();
-    norm(a) == norm(b)
+/// `nameref.Filter.set`: a name, a list of names, or a mapping with `name` (and `namespace`).
+/// With nothing renamed (`fixing` is none) only what kustomize would fail on is checked.
+fn set(node: &mut Node, fixing: Option<&Fixing>) -> Result<(), Problem> {
+    match node {
+        Node::Null => Ok(()),
+        Node::Map(m) => set_mapping(m, fixing),
+        Node::Seq(items) => {
+            for item in items {
+                match item {
+                    Node::Null => {}
+                    Node::Map(m) => set_mapping(m, fixing)?,
+                    Node::Seq(_) => {
+                        return Err(unsupported("a list in a list of name references"));
+                    }
+                    other => set_scalar(other, fixing)?,
+                }
+            }
+            Ok(())
+        }
+        other => set_scalar(other, fixing),
+    }
+}
+
+fn set_scalar(node: &mut Node, fixing: Option<&Fixing>) -> Result<(), Problem> {
+    let Some(f) = fixing else {
+        return Ok(());
+    };
+    // kustomize compares the scalar's YAML text, which the reader did not keep.
+    let Node::Str(old) = node else {
+        return Err(unsupported("a name reference that is not a string"));
+    };
+    if let Some(j) = select(f, old, &f.subset, false)? {
+        let new = &f.idents[j].name;
+        if new != old {
+            old.clone_from(new);
+        }
+    }
+    Ok(())
+}
+
+/// `setMapping`: the candidates are narrowed to the mapping's `namespace` (the original
+/// namespaces first, then the current ones); the referral's namespace is written too,
+/// unless it has none.
+fn set_mapping(m: &mut Map, fixing: Option<&Fixing>) -> Result<(), Problem> {
+    let Some(name) = m.get("name") else {
+        // kustomize fails ("no 'name' field in node").
+        return Err(unsupported("a name reference mapping without a name"));
+    };
+    let Node::Str(old) = name else {
+        return Err(unsupported(
+            "a name reference mapping whose name is not a string",
+        ));
+    };
+    let Some(f) = fixing else {
+        return Ok(());
+    };
+    let pool: Vec<usize> = match m.get("namespace") {
+        None => f.subset.clone(),
+        Some(Node::Str(ns)) => {
+            let in_ns = |original: bool| -> Vec<usize> {
+                f.subset
+                    .iter()
+                    .copied()
+                    .filter(|&j| {
+                        let t = &f.idents[j];
+                        let n = if original {
+                            &t.org_namespace
+                        } else {
+                            &t.effective
+                        };
+                        n != NOT_A_NAMESPACE && n == ns
+                    })
+                    .collect()
+            };
+            let original = in_ns(true);
+            if original.is_empty() {
+                in_ns(false)
+            } else {
+                original
+            }
+        }
+        Some(_) => {
+            return Err(unsupported(
+                "a name reference mapping whose namespace is not a string",
+            ))
+        }
+    };
+    let Some(j) = select(f, old, &pool, true)? else {
+        return Ok(());
+    };
+    let t = &f.idents[j];
+    if t.name == *old && t.namespace.is_empty() {
+        return Ok(());
+    }
+    m.insert("name", Node::Str(t.name.clone()));
+    // An empty namespace would not mean `default` here: it is left as it is.
+    if !t.namespace.is_empty() {
+        m.insert("namespace", Node::Str(t.namespace.clone()));
+    }
+    Ok(())
+}
+
+/// `selectReferral`: the candidates that once had the name, were of the referred kind (and
+/// of the `roleRef` kind), and are in the referrer's namespace unless one of them is
+/// cluster-scoped or a ServiceAccount. Several left are told apart by the referrer's
+/// prefixes and suffixes, first letting an empty list match any, then exactly.
+fn select(
+    f: &Fixing,
+    old: &str,
+    pool: &[usize],
+    with_namespace: bool,
+) -> Result<Option<usize>, Problem> {
+    let me = f.me;
+    let mut c: Vec<usize> = pool
+        .iter()
+        .copied()
+        .filter(|&j| {
+            let t = &f.idents[j];
+            t.prev_ids.iter().any(|p| p.name == old)
+                && t.was(f.back.group, f.back.version, f.back.kind)
+                && f.role_ref
+                    .as_ref()
+                    .is_none_or(|(group, kind)| t.was(group, "", kind))
+                && (me.cluster_scoped
+                    || t.cluster_scoped
+                    || t.gvk.kind == "ServiceAccount"
+                    || t.effective == me.effective)
+        })
+        .collect();
+    if c.len() == 1 {
+        return Ok(Some(c[0]));
+    }
+    c.retain(|&j| affixes_match(me, &f.idents[j], true));
+    if c.len() == 1 {
+        return Ok(Some(c[0]));
+    }
+    let same = |c: &[usize]| {
+        let first = &f.idents[c[0]];
+        c.iter().all(|&j| {
+            let t = &f.idents[j];
+            t.name == first.name && (!with_namespace || t.namespace == first.namespace)
+        })
+    };
+    if c.len() > 1 && same(&c) {
+        // Whether kustomize takes the first of equal candidates before or after comparing
+        // prefixes exactly is not pinned down here.
+        return Err(unsupported(
+            "a name reference with several candidates of the same name",
+        ));
+    }
+    c.retain(|&j| affixes_match(me, &f.idents[j], false));
+    match c.len() {
+        0 => Ok(None),
+        1 => Ok(Some(c[0])),
+        _ if same(&c) => Err(unsupported(
+            "a name reference with several candidates of the same name",
+        )),
+        _ => {
+            let ids: Vec<String> = c
+                .iter()
+                .map(|&j| {
+                    let t = &f.idents[j];
+                    format!("{}/{}.{}", t.gvk.kind, t.name, t.namespace)
+                })
+                .collect();
+            Err(Problem::Failed(format!(
+                "found multiple possible referrals for `{old}`: {}",
+                ids.join(", ")
+            )))
+        }
+    }
+}
+
+/// `Resource.PrefixesSuffixesEquals`: the two were renamed by the same innermost prefixes
+/// and suffixes (`utils.SameEndingSubSlice`); with `allow_empty`, none on either side
+/// matches anything.
+fn affixes_match(a: &Ident, b: &Ident, allow_empty: bool) -> bool {
+    let matches = |x: &[String], y: &[String]| {
+        (allow_empty && (x.is_empty() || y.is_empty())) || same_ending(x, y)
+    };
+    matches(&a.prefixes, &b.prefixes) && matches(&a.suffixes, &b.suffixes)
+}
+
+/// `utils.SameEndingSubSlice`: the shorter list ends the longer one; an empty list only ends
+/// an empty one.
+fn same_ending(a: &[String], b: &[String]) -> bool {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if short.is_empty() {
+        return long.is_empty();
+    }
+    long.ends_with(short)
 }
 
 /// Splits a field-spec path at `/`, keeping `\/` as a slash inside a field name.
@@ -143,27 +516,6 @@ fn split_path(path: &str) -> Vec<String> {
         }
     }
     out
-}
-
-/// Walks `path` (sequences element by element, as `fieldspec.Filter` does) and calls `f` on
-/// each string found at its end (each element when it ends at a list of strings).
-fn visit_scalars(node: &mut Node, path: &[&str], f: &mut dyn FnMut(&mut String)) {
-    match node {
-        Node::Seq(items) => {
-            for item in items {
-                visit_scalars(item, path, f);
-            }
-        }
-        Node::Str(s) if path.is_empty() => f(s),
-        Node::Map(m) => {
-            if let Some((first, rest)) = path.split_first() {
-                if let Some(v) = m.get_mut(first) {
-                    visit_scalars(v, rest, f);
-                }
-            }
-        }
-        _ => {}
-    }
 }
 
 /// `hasher.Hash` for a ConfigMap or Secret: the JSON of kind, data (and type), with the name
@@ -246,637 +598,288 @@ fn push_json_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// (referrer kind, group, version, path) for ConfigMap references.
-const CONFIG_MAP_REFS: &[(&str, &str, &str, &str)] = &[
-    ("Pod", "", "v1", "spec/volumes/configMap/name"),
-    (
-        "Pod",
-        "",
-        "v1",
-        "spec/containers/env/valueFrom/configMapKeyRef/name",
-    ),
-    (
-        "Pod",
-        "",
-        "v1",
-        "spec/initContainers/env/valueFrom/configMapKeyRef/name",
-    ),
-    ("Pod", "", "v1", "spec/containers/envFrom/configMapRef/name"),
-    (
-        "Pod",
-        "",
-        "v1",
-        "spec/initContainers/envFrom/configMapRef/name",
-    ),
-    (
-        "Pod",
-        "",
-        "v1",
-        "spec/volumes/projected/sources/configMap/name",
-    ),
-    (
-        "PodTemplate",
-        "",
-        "",
-        "template/spec/volumes/configMap/name",
-    ),
-    (
-        "PodTemplate",
-        "",
-        "",
-        "template/spec/containers/env/valueFrom/configMapKeyRef/name",
-    ),
-    (
-        "PodTemplate",
-        "",
-        "",
-        "template/spec/initContainers/env/valueFrom/configMapKeyRef/name",
-    ),
-    (
-        "PodTemplate",
-        "",
-        "",
-        "template/spec/containers/envFrom/configMapRef/name",
-    ),
-    (
-        "PodTemplate",
-        "",
-        "",
-        "template/spec/initContainers/envFrom/configMapRef/name",
-    ),
-    (
-        "PodTemplate",
-        "",
-        "",
-        "template/spec/volumes/projected/sources/configMap/name",
-    ),
-    (
-        "Deployment",
-        "",
-        "",
-        "spec/template/spec/volumes/configMap/name",
-    ),
-    (
-        "Deployment",
-        "",
-        "",
-        "spec/template/spec/containers/env/valueFrom/configMapKeyRef/name",
-    ),
-    (
-        "Deployment",
-        "",
-        "",
-        "spec/template/spec/initContainers/env/valueFrom/configMapKeyRef/name",
-    ),
-    (
-        "Deployment",
-        "",
-        "",
-        "spec/template/spec/containers/envFrom/configMapRef/name",
-    ),
-    (
-        "Deployment",
-        "",
-        "",
-        "spec/template/spec/initContainers/envFrom/configMapRef/name",
-    ),
-    (
-        "Deployment",
-        "",
-        "",
-        "spec/template/spec/volumes/projected/sources/configMap/name",
-    ),
-    (
-        "ReplicaSet",
-        "",
-        "",
-        "spec/template/spec/volumes/configMap/name",
-    ),
-    (
-        "ReplicaSet",
-        "",
-        "",
-        "spec/template/spec/containers/env/valueFrom/configMapKeyRef/name",
-    ),
-    (
-        "ReplicaSet",
-        "",
-        "",
-        "spec/template/spec/initContainers/env/valueFrom/configMapKeyRef/name",
-    ),
-    (
-        "ReplicaSet",
-        "",
-        "",
-        "spec/template/spec/containers/envFrom/configMapRef/name",
-    ),
-    (
-        "ReplicaSet",
-        "",
-        "",
-        "spec/template/spec/initContainers/envFrom/configMapRef/name",
-    ),
-    (
-        "ReplicaSet",
-        "",
-        "",
-        "spec/template/spec/volumes/projected/sources/configMap/name",
-    ),
-    (
-        "DaemonSet",
-        "",
-        "",
-        "spec/template/spec/volumes/configMap/name",
-    ),
-    (
-        "DaemonSet",
-        "",
-        "",
-        "spec/template/spec/containers/env/valueFrom/configMapKeyRef/name",
-    ),
-    (
-        "DaemonSet",
-        "",
-        "",
-        "spec/template/spec/initContainers/env/valueFrom/configMapKeyRef/name",
-    ),
-    (
-        "DaemonSet",
-        "",
-        "",
-        "spec/template/spec/containers/envFrom/configMapRef/name",
-    ),
-    (
-        "DaemonSet",
-        "",
-        "",
-        "spec/template/spec/initContainers/envFrom/configMapRef/name",
-    ),
-    (
-        "DaemonSet",
-        "",
-        "",
-        "spec/template/spec/volumes/projected/sources/configMap/name",
-    ),
-    (
-        "StatefulSet",
-        "",
-        "",
-        "spec/template/spec/volumes/configMap/name",
-    ),
-    (
-        "StatefulSet",
-        "",
-        "",
-        "spec/template/spec/containers/env/valueFrom/configMapKeyRef/name",
-    ),
-    (
-        "StatefulSet",
-        "",
-        "",
-        "spec/template/spec/initContainers/env/valueFrom/configMapKeyRef/name",
-    ),
-    (
-        "StatefulSet",
-        "",
-        "",
-        "spec/template/spec/containers/envFrom/configMapRef/name",
-    ),
-    (
-        "StatefulSet",
-        "",
-        "",
-        "spec/template/spec/initContainers/envFrom/configMapRef/name",
-    ),
-    (
-        "StatefulSet",
-        "",
-        "",
-        "spec/template/spec/volumes/projected/sources/configMap/name",
-    ),
-    ("Job", "", "", "spec/template/spec/volumes/configMap/name"),
-    (
-        "Job",
-        "",
-        "",
-        "spec/template/spec/containers/env/valueFrom/configMapKeyRef/name",
-    ),
-    (
-        "Job",
-        "",
-        "",
-        "spec/template/spec/initContainers/env/valueFrom/configMapKeyRef/name",
-    ),
-    (
-        "Job",
-        "",
-        "",
-        "spec/template/spec/containers/envFrom/configMapRef/name",
-    ),
-    (
-        "Job",
-        "",
-        "",
-        "spec/template/spec/initContainers/envFrom/configMapRef/name",
-    ),
-    (
-        "Job",
-        "",
-        "",
-        "spec/template/spec/volumes/projected/sources/configMap/name",
-    ),
-    (
-        "CronJob",
-        "",
-        "",
-        "spec/jobTemplate/spec/template/spec/volumes/configMap/name",
-    ),
-    (
-        "CronJob",
-        "",
-        "",
-        "spec/jobTemplate/spec/template/spec/volumes/projected/sources/configMap/name",
-    ),
-    (
-        "CronJob",
-        "",
-        "",
-        "spec/jobTemplate/spec/template/spec/containers/env/valueFrom/configMapKeyRef/name",
-    ),
-    (
-        "CronJob",
-        "",
-        "",
-        "spec/jobTemplate/spec/template/spec/initContainers/env/valueFrom/configMapKeyRef/name",
-    ),
-    (
-        "CronJob",
-        "",
-        "",
-        "spec/jobTemplate/spec/template/spec/containers/envFrom/configMapRef/name",
-    ),
-    (
-        "CronJob",
-        "",
-        "",
-        "spec/jobTemplate/spec/template/spec/initContainers/envFrom/configMapRef/name",
-    ),
-    ("Role", "", "", "rules/resourceNames"),
-    ("ClusterRole", "", "", "rules/resourceNames"),
-    (
-        "Ingress",
-        "",
-        "",
-        "metadata/annotations/nginx.ingress.kubernetes.io\\/fastcgi-params-configmap",
-    ),
-];
-
-/// (referrer kind, group, version, path) for Secret references.
-const SECRET_REFS: &[(&str, &str, &str, &str)] = &[
-    ("Pod", "", "v1", "spec/volumes/secret/secretName"),
-    (
-        "Pod",
-        "",
-        "v1",
-        "spec/containers/env/valueFrom/secretKeyRef/name",
-    ),
-    (
-        "Pod",
-        "",
-        "v1",
-        "spec/initContainers/env/valueFrom/secretKeyRef/name",
-    ),
-    ("Pod", "", "v1", "spec/containers/envFrom/secretRef/name"),
-    (
-        "Pod",
-        "",
-        "v1",
-        "spec/initContainers/envFrom/secretRef/name",
-    ),
-    ("Pod", "", "v1", "spec/imagePullSecrets/name"),
-    (
-        "Pod",
-        "",
-        "v1",
-        "spec/volumes/projected/sources/secret/name",
-    ),
-    (
-        "PodTemplate",
-        "",
-        "",
-        "template/spec/volumes/secret/secretName",
-    ),
-    (
-        "PodTemplate",
-        "",
-        "",
-        "template/spec/containers/env/valueFrom/secretKeyRef/name",
-    ),
-    (
-        "PodTemplate",
-        "",
-        "",
-        "template/spec/initContainers/env/valueFrom/secretKeyRef/name",
-    ),
-    (
-        "PodTemplate",
-        "",
-        "",
-        "template/spec/containers/envFrom/secretRef/name",
-    ),
-    (
-        "PodTemplate",
-        "",
-        "",
-        "template/spec/initContainers/envFrom/secretRef/name",
-    ),
-    ("PodTemplate", "", "", "template/spec/imagePullSecrets/name"),
-    (
-        "PodTemplate",
-        "",
-        "",
-        "template/spec/volumes/projected/sources/secret/name",
-    ),
-    (
-        "Deployment",
-        "",
-        "",
-        "spec/template/spec/volumes/secret/secretName",
-    ),
-    (
-        "Deployment",
-        "",
-        "",
-        "spec/template/spec/containers/env/valueFrom/secretKeyRef/name",
-    ),
-    (
-        "Deployment",
-        "",
-        "",
-        "spec/template/spec/initContainers/env/valueFrom/secretKeyRef/name",
-    ),
-    (
-        "Deployment",
-        "",
-        "",
-        "spec/template/spec/containers/envFrom/secretRef/name",
-    ),
-    (
-        "Deployment",
-        "",
-        "",
-        "spec/template/spec/initContainers/envFrom/secretRef/name",
-    ),
-    (
-        "Deployment",
-        "",
-        "",
-        "spec/template/spec/imagePullSecrets/name",
-    ),
-    (
-        "Deployment",
-        "",
-        "",
-        "spec/template/spec/volumes/projected/sources/secret/name",
-    ),
-    (
-        "ReplicaSet",
-        "",
-        "",
-        "spec/template/spec/volumes/secret/secretName",
-    ),
-    (
-        "ReplicaSet",
-        "",
-        "",
-        "spec/template/spec/containers/env/valueFrom/secretKeyRef/name",
-    ),
-    (
-        "ReplicaSet",
-        "",
-        "",
-        "spec/template/spec/initContainers/env/valueFrom/secretKeyRef/name",
-    ),
-    (
-        "ReplicaSet",
-        "",
-        "",
-        "spec/template/spec/containers/envFrom/secretRef/name",
-    ),
-    (
-        "ReplicaSet",
-        "",
-        "",
-        "spec/template/spec/initContainers/envFrom/secretRef/name",
-    ),
-    (
-        "ReplicaSet",
-        "",
-        "",
-        "spec/template/spec/imagePullSecrets/name",
-    ),
-    (
-        "ReplicaSet",
-        "",
-        "",
-        "spec/template/spec/volumes/projected/sources/secret/name",
-    ),
-    (
-        "DaemonSet",
-        "",
-        "",
-        "spec/template/spec/volumes/secret/secretName",
-    ),
-    (
-        "DaemonSet",
-        "",
-        "",
-        "spec/template/spec/containers/env/valueFrom/secretKeyRef/name",
-    ),
-    (
-        "DaemonSet",
-        "",
-        "",
-        "spec/template/spec/initContainers/env/valueFrom/secretKeyRef/name",
-    ),
-    (
-        "DaemonSet",
-        "",
-        "",
-        "spec/template/spec/containers/envFrom/secretRef/name",
-    ),
-    (
-        "DaemonSet",
-        "",
-        "",
-        "spec/template/spec/initContainers/envFrom/secretRef/name",
-    ),
-    (
-        "DaemonSet",
-        "",
-        "",
-        "spec/template/spec/imagePullSecrets/name",
-    ),
-    (
-        "DaemonSet",
-        "",
-        "",
-        "spec/template/spec/volumes/projected/sources/secret/name",
-    ),
-    (
-        "StatefulSet",
-        "",
-        "",
-        "spec/template/spec/volumes/secret/secretName",
-    ),
-    (
-        "StatefulSet",
-        "",
-        "",
-        "spec/template/spec/containers/env/valueFrom/secretKeyRef/name",
-    ),
-    (
-        "StatefulSet",
-        "",
-        "",
-        "spec/template/spec/initContainers/env/valueFrom/secretKeyRef/name",
-    ),
-    (
-        "StatefulSet",
-        "",
-        "",
-        "spec/template/spec/containers/envFrom/secretRef/name",
-    ),
-    (
-        "StatefulSet",
-        "",
-        "",
-        "spec/template/spec/initContainers/envFrom/secretRef/name",
-    ),
-    (
-        "StatefulSet",
-        "",
-        "",
-        "spec/template/spec/imagePullSecrets/name",
-    ),
-    (
-        "StatefulSet",
-        "",
-        "",
-        "spec/template/spec/volumes/projected/sources/secret/name",
-    ),
-    (
-        "Job",
-        "",
-        "",
-        "spec/template/spec/volumes/secret/secretName",
-    ),
-    (
-        "Job",
-        "",
-        "",
-        "spec/template/spec/containers/env/valueFrom/secretKeyRef/name",
-    ),
-    (
-        "Job",
-        "",
-        "",
-        "spec/template/spec/initContainers/env/valueFrom/secretKeyRef/name",
-    ),
-    (
-        "Job",
-        "",
-        "",
-        "spec/template/spec/containers/envFrom/secretRef/name",
-    ),
-    (
-        "Job",
-        "",
-        "",
-        "spec/template/spec/initContainers/envFrom/secretRef/name",
-    ),
-    ("Job", "", "", "spec/template/spec/imagePullSecrets/name"),
-    (
-        "Job",
-        "",
-        "",
-        "spec/template/spec/volumes/projected/sources/secret/name",
-    ),
-    (
-        "CronJob",
-        "",
-        "",
-        "spec/jobTemplate/spec/template/spec/volumes/secret/secretName",
-    ),
-    (
-        "CronJob",
-        "",
-        "",
-        "spec/jobTemplate/spec/template/spec/volumes/projected/sources/secret/name",
-    ),
-    (
-        "CronJob",
-        "",
-        "",
-        "spec/jobTemplate/spec/template/spec/containers/env/valueFrom/secretKeyRef/name",
-    ),
-    (
-        "CronJob",
-        "",
-        "",
-        "spec/jobTemplate/spec/template/spec/initContainers/env/valueFrom/secretKeyRef/name",
-    ),
-    (
-        "CronJob",
-        "",
-        "",
-        "spec/jobTemplate/spec/template/spec/containers/envFrom/secretRef/name",
-    ),
-    (
-        "CronJob",
-        "",
-        "",
-        "spec/jobTemplate/spec/template/spec/initContainers/envFrom/secretRef/name",
-    ),
-    (
-        "CronJob",
-        "",
-        "",
-        "spec/jobTemplate/spec/template/spec/imagePullSecrets/name",
-    ),
-    ("Ingress", "", "", "spec/tls/secretName"),
-    (
-        "Ingress",
-        "",
-        "",
-        "metadata/annotations/ingress.kubernetes.io\\/auth-secret",
-    ),
-    (
-        "Ingress",
-        "",
-        "",
-        "metadata/annotations/nginx.ingress.kubernetes.io\\/auth-secret",
-    ),
-    (
-        "Ingress",
-        "",
-        "",
-        "metadata/annotations/nginx.ingress.kubernetes.io\\/auth-tls-secret",
-    ),
-    ("ServiceAccount", "", "", "imagePullSecrets/name"),
-    ("StorageClass", "", "", "parameters/secretName"),
-    ("StorageClass", "", "", "parameters/adminSecretName"),
-    ("StorageClass", "", "", "parameters/userSecretName"),
-    ("StorageClass", "", "", "parameters/secretRef"),
-    ("Role", "", "", "rules/resourceNames"),
-    ("ClusterRole", "", "", "rules/resourceNames"),
-    (
-        "Service",
-        "serving.knative.dev",
-        "v1",
-        "spec/template/spec/containers/env/valueFrom/secretKeyRef/name",
-    ),
-    ("PersistentVolume", "", "", "spec/azureFile/secretName"),
+/// The builtin `nameReference` config as kustomize v5.5.0 embeds it (`namereference.go`), in
+/// its order; a field listed twice is fixed twice, as kustomize does.
+const NAME_REFERENCES: &[BackReference] = &[
+    BackReference {
+        group: "",
+        version: "",
+        kind: "Deployment",
+        referrers: &[
+            spec("", "", "HorizontalPodAutoscaler", "spec/scaleTargetRef/name"),
+        ],
+    },
+    BackReference {
+        group: "",
+        version: "",
+        kind: "ReplicationController",
+        referrers: &[
+            spec("", "", "HorizontalPodAutoscaler", "spec/scaleTargetRef/name"),
+        ],
+    },
+    BackReference {
+        group: "",
+        version: "",
+        kind: "ReplicaSet",
+        referrers: &[
+            spec("", "", "HorizontalPodAutoscaler", "spec/scaleTargetRef/name"),
+        ],
+    },
+    BackReference {
+        group: "",
+        version: "",
+        kind: "StatefulSet",
+        referrers: &[
+            spec("", "", "HorizontalPodAutoscaler", "spec/scaleTargetRef/name"),
+        ],
+    },
+    BackReference {
+        group: "",
+        version: "v1",
+        kind: "ConfigMap",
+        referrers: &[
+            spec("", "v1", "Pod", "spec/volumes/configMap/name"),
+            spec("", "v1", "Pod", "spec/containers/env/valueFrom/configMapKeyRef/name"),
+            spec("", "v1", "Pod", "spec/initContainers/env/valueFrom/configMapKeyRef/name"),
+            spec("", "v1", "Pod", "spec/containers/envFrom/configMapRef/name"),
+            spec("", "v1", "Pod", "spec/initContainers/envFrom/configMapRef/name"),
+            spec("", "v1", "Pod", "spec/volumes/projected/sources/configMap/name"),
+            spec("", "", "PodTemplate", "template/spec/volumes/configMap/name"),
+            spec("", "", "PodTemplate", "template/spec/containers/env/valueFrom/configMapKeyRef/name"),
+            spec("", "", "PodTemplate", "template/spec/initContainers/env/valueFrom/configMapKeyRef/name"),
+            spec("", "", "PodTemplate", "template/spec/containers/envFrom/configMapRef/name"),
+            spec("", "", "PodTemplate", "template/spec/initContainers/envFrom/configMapRef/name"),
+            spec("", "", "PodTemplate", "template/spec/volumes/projected/sources/configMap/name"),
+            spec("", "", "Deployment", "spec/template/spec/volumes/configMap/name"),
+            spec("", "", "Deployment", "spec/template/spec/containers/env/valueFrom/configMapKeyRef/name"),
+            spec("", "", "Deployment", "spec/template/spec/initContainers/env/valueFrom/configMapKeyRef/name"),
+            spec("", "", "Deployment", "spec/template/spec/containers/envFrom/configMapRef/name"),
+            spec("", "", "Deployment", "spec/template/spec/initContainers/envFrom/configMapRef/name"),
+            spec("", "", "Deployment", "spec/template/spec/volumes/projected/sources/configMap/name"),
+            spec("", "", "ReplicaSet", "spec/template/spec/volumes/configMap/name"),
+            spec("", "", "ReplicaSet", "spec/template/spec/containers/env/valueFrom/configMapKeyRef/name"),
+            spec("", "", "ReplicaSet", "spec/template/spec/initContainers/env/valueFrom/configMapKeyRef/name"),
+            spec("", "", "ReplicaSet", "spec/template/spec/containers/envFrom/configMapRef/name"),
+            spec("", "", "ReplicaSet", "spec/template/spec/initContainers/envFrom/configMapRef/name"),
+            spec("", "", "ReplicaSet", "spec/template/spec/volumes/projected/sources/configMap/name"),
+            spec("", "", "DaemonSet", "spec/template/spec/volumes/configMap/name"),
+            spec("", "", "DaemonSet", "spec/template/spec/containers/env/valueFrom/configMapKeyRef/name"),
+            spec("", "", "DaemonSet", "spec/template/spec/initContainers/env/valueFrom/configMapKeyRef/name"),
+            spec("", "", "DaemonSet", "spec/template/spec/containers/envFrom/configMapRef/name"),
+            spec("", "", "DaemonSet", "spec/template/spec/initContainers/envFrom/configMapRef/name"),
+            spec("", "", "DaemonSet", "spec/template/spec/volumes/projected/sources/configMap/name"),
+            spec("", "", "StatefulSet", "spec/template/spec/volumes/configMap/name"),
+            spec("", "", "StatefulSet", "spec/template/spec/containers/env/valueFrom/configMapKeyRef/name"),
+            spec("", "", "StatefulSet", "spec/template/spec/initContainers/env/valueFrom/configMapKeyRef/name"),
+            spec("", "", "StatefulSet", "spec/template/spec/containers/envFrom/configMapRef/name"),
+            spec("", "", "StatefulSet", "spec/template/spec/initContainers/envFrom/configMapRef/name"),
+            spec("", "", "StatefulSet", "spec/template/spec/volumes/projected/sources/configMap/name"),
+            spec("", "", "Job", "spec/template/spec/volumes/configMap/name"),
+            spec("", "", "Job", "spec/template/spec/containers/env/valueFrom/configMapKeyRef/name"),
+            spec("", "", "Job", "spec/template/spec/initContainers/env/valueFrom/configMapKeyRef/name"),
+            spec("", "", "Job", "spec/template/spec/containers/envFrom/configMapRef/name"),
+            spec("", "", "Job", "spec/template/spec/initContainers/envFrom/configMapRef/name"),
+            spec("", "", "Job", "spec/template/spec/volumes/projected/sources/configMap/name"),
+            spec("", "", "CronJob", "spec/jobTemplate/spec/template/spec/volumes/configMap/name"),
+            spec("", "", "CronJob", "spec/jobTemplate/spec/template/spec/volumes/projected/sources/configMap/name"),
+            spec("", "", "CronJob", "spec/jobTemplate/spec/template/spec/containers/env/valueFrom/configMapKeyRef/name"),
+            spec("", "", "CronJob", "spec/jobTemplate/spec/template/spec/initContainers/env/valueFrom/configMapKeyRef/name"),
+            spec("", "", "CronJob", "spec/jobTemplate/spec/template/spec/containers/envFrom/configMapRef/name"),
+            spec("", "", "CronJob", "spec/jobTemplate/spec/template/spec/initContainers/envFrom/configMapRef/name"),
+            spec("", "", "Node", "spec/configSource/configMap"),
+            spec("", "", "Role", "rules/resourceNames"),
+            spec("", "", "ClusterRole", "rules/resourceNames"),
+            spec("", "", "Ingress", "metadata/annotations/nginx.ingress.kubernetes.io\\/fastcgi-params-configmap"),
+        ],
+    },
+    BackReference {
+        group: "",
+        version: "v1",
+        kind: "Secret",
+        referrers: &[
+            spec("", "v1", "Pod", "spec/volumes/secret/secretName"),
+            spec("", "v1", "Pod", "spec/containers/env/valueFrom/secretKeyRef/name"),
+            spec("", "v1", "Pod", "spec/initContainers/env/valueFrom/secretKeyRef/name"),
+            spec("", "v1", "Pod", "spec/containers/envFrom/secretRef/name"),
+            spec("", "v1", "Pod", "spec/initContainers/envFrom/secretRef/name"),
+            spec("", "v1", "Pod", "spec/imagePullSecrets/name"),
+            spec("", "v1", "Pod", "spec/volumes/projected/sources/secret/name"),
+            spec("", "", "PodTemplate", "template/spec/volumes/secret/secretName"),
+            spec("", "", "PodTemplate", "template/spec/containers/env/valueFrom/secretKeyRef/name"),
+            spec("", "", "PodTemplate", "template/spec/initContainers/env/valueFrom/secretKeyRef/name"),
+            spec("", "", "PodTemplate", "template/spec/containers/envFrom/secretRef/name"),
+            spec("", "", "PodTemplate", "template/spec/initContainers/envFrom/secretRef/name"),
+            spec("", "", "PodTemplate", "template/spec/imagePullSecrets/name"),
+            spec("", "", "PodTemplate", "template/spec/volumes/projected/sources/secret/name"),
+            spec("", "", "Deployment", "spec/template/spec/volumes/secret/secretName"),
+            spec("", "", "Deployment", "spec/template/spec/containers/env/valueFrom/secretKeyRef/name"),
+            spec("", "", "Deployment", "spec/template/spec/initContainers/env/valueFrom/secretKeyRef/name"),
+            spec("", "", "Deployment", "spec/template/spec/containers/envFrom/secretRef/name"),
+            spec("", "", "Deployment", "spec/template/spec/initContainers/envFrom/secretRef/name"),
+            spec("", "", "Deployment", "spec/template/spec/imagePullSecrets/name"),
+            spec("", "", "Deployment", "spec/template/spec/volumes/projected/sources/secret/name"),
+            spec("", "", "ReplicaSet", "spec/template/spec/volumes/secret/secretName"),
+            spec("", "", "ReplicaSet", "spec/template/spec/containers/env/valueFrom/secretKeyRef/name"),
+            spec("", "", "ReplicaSet", "spec/template/spec/initContainers/env/valueFrom/secretKeyRef/name"),
+            spec("", "", "ReplicaSet", "spec/template/spec/containers/envFrom/secretRef/name"),
+            spec("", "", "ReplicaSet", "spec/template/spec/initContainers/envFrom/secretRef/name"),
+            spec("", "", "ReplicaSet", "spec/template/spec/imagePullSecrets/name"),
+            spec("", "", "ReplicaSet", "spec/template/spec/volumes/projected/sources/secret/name"),
+            spec("", "", "DaemonSet", "spec/template/spec/volumes/secret/secretName"),
+            spec("", "", "DaemonSet", "spec/template/spec/containers/env/valueFrom/secretKeyRef/name"),
+            spec("", "", "DaemonSet", "spec/template/spec/initContainers/env/valueFrom/secretKeyRef/name"),
+            spec("", "", "DaemonSet", "spec/template/spec/containers/envFrom/secretRef/name"),
+            spec("", "", "DaemonSet", "spec/template/spec/initContainers/envFrom/secretRef/name"),
+            spec("", "", "DaemonSet", "spec/template/spec/imagePullSecrets/name"),
+            spec("", "", "DaemonSet", "spec/template/spec/volumes/projected/sources/secret/name"),
+            spec("", "", "StatefulSet", "spec/template/spec/volumes/secret/secretName"),
+            spec("", "", "StatefulSet", "spec/template/spec/containers/env/valueFrom/secretKeyRef/name"),
+            spec("", "", "StatefulSet", "spec/template/spec/initContainers/env/valueFrom/secretKeyRef/name"),
+            spec("", "", "StatefulSet", "spec/template/spec/containers/envFrom/secretRef/name"),
+            spec("", "", "StatefulSet", "spec/template/spec/initContainers/envFrom/secretRef/name"),
+            spec("", "", "StatefulSet", "spec/template/spec/imagePullSecrets/name"),
+            spec("", "", "StatefulSet", "spec/template/spec/volumes/projected/sources/secret/name"),
+            spec("", "", "Job", "spec/template/spec/volumes/secret/secretName"),
+            spec("", "", "Job", "spec/template/spec/containers/env/valueFrom/secretKeyRef/name"),
+            spec("", "", "Job", "spec/template/spec/initContainers/env/valueFrom/secretKeyRef/name"),
+            spec("", "", "Job", "spec/template/spec/containers/envFrom/secretRef/name"),
+            spec("", "", "Job", "spec/template/spec/initContainers/envFrom/secretRef/name"),
+            spec("", "", "Job", "spec/template/spec/imagePullSecrets/name"),
+            spec("", "", "Job", "spec/template/spec/volumes/projected/sources/secret/name"),
+            spec("", "", "CronJob", "spec/jobTemplate/spec/template/spec/volumes/secret/secretName"),
+            spec("", "", "CronJob", "spec/jobTemplate/spec/template/spec/volumes/projected/sources/secret/name"),
+            spec("", "", "CronJob", "spec/jobTemplate/spec/template/spec/containers/env/valueFrom/secretKeyRef/name"),
+            spec("", "", "CronJob", "spec/jobTemplate/spec/template/spec/initContainers/env/valueFrom/secretKeyRef/name"),
+            spec("", "", "CronJob", "spec/jobTemplate/spec/template/spec/containers/envFrom/secretRef/name"),
+            spec("", "", "CronJob", "spec/jobTemplate/spec/template/spec/initContainers/envFrom/secretRef/name"),
+            spec("", "", "CronJob", "spec/jobTemplate/spec/template/spec/imagePullSecrets/name"),
+            spec("", "", "Ingress", "spec/tls/secretName"),
+            spec("", "", "Ingress", "metadata/annotations/ingress.kubernetes.io\\/auth-secret"),
+            spec("", "", "Ingress", "metadata/annotations/nginx.ingress.kubernetes.io\\/auth-secret"),
+            spec("", "", "Ingress", "metadata/annotations/nginx.ingress.kubernetes.io\\/auth-tls-secret"),
+            spec("", "", "Ingress", "spec/tls/secretName"),
+            spec("", "", "ServiceAccount", "imagePullSecrets/name"),
+            spec("", "", "StorageClass", "parameters/secretName"),
+            spec("", "", "StorageClass", "parameters/adminSecretName"),
+            spec("", "", "StorageClass", "parameters/userSecretName"),
+            spec("", "", "StorageClass", "parameters/secretRef"),
+            spec("", "", "Role", "rules/resourceNames"),
+            spec("", "", "ClusterRole", "rules/resourceNames"),
+            spec("serving.knative.dev", "v1", "Service", "spec/template/spec/containers/env/valueFrom/secretKeyRef/name"),
+            spec("", "", "PersistentVolume", "spec/azureFile/secretName"),
+        ],
+    },
+    BackReference {
+        group: "",
+        version: "v1",
+        kind: "Service",
+        referrers: &[
+            spec("apps", "", "StatefulSet", "spec/serviceName"),
+            spec("", "", "Ingress", "spec/rules/http/paths/backend/serviceName"),
+            spec("", "", "Ingress", "spec/backend/serviceName"),
+            spec("", "", "Ingress", "spec/rules/http/paths/backend/service/name"),
+            spec("", "", "Ingress", "spec/defaultBackend/service/name"),
+            spec("apiregistration.k8s.io", "", "APIService", "spec/service/name"),
+            spec("admissionregistration.k8s.io", "", "ValidatingWebhookConfiguration", "webhooks/clientConfig/service"),
+            spec("admissionregistration.k8s.io", "", "MutatingWebhookConfiguration", "webhooks/clientConfig/service"),
+        ],
+    },
+    BackReference {
+        group: "rbac.authorization.k8s.io",
+        version: "",
+        kind: "Role",
+        referrers: &[
+            spec("rbac.authorization.k8s.io", "", "RoleBinding", "roleRef/name"),
+        ],
+    },
+    BackReference {
+        group: "rbac.authorization.k8s.io",
+        version: "",
+        kind: "ClusterRole",
+        referrers: &[
+            spec("rbac.authorization.k8s.io", "", "RoleBinding", "roleRef/name"),
+            spec("rbac.authorization.k8s.io", "", "ClusterRoleBinding", "roleRef/name"),
+        ],
+    },
+    BackReference {
+        group: "",
+        version: "v1",
+        kind: "ServiceAccount",
+        referrers: &[
+            spec("rbac.authorization.k8s.io", "", "RoleBinding", "subjects"),
+            spec("rbac.authorization.k8s.io", "", "ClusterRoleBinding", "subjects"),
+            spec("", "", "Pod", "spec/serviceAccountName"),
+            spec("", "", "StatefulSet", "spec/template/spec/serviceAccountName"),
+            spec("", "", "Deployment", "spec/template/spec/serviceAccountName"),
+            spec("", "", "ReplicationController", "spec/template/spec/serviceAccountName"),
+            spec("", "", "CronJob", "spec/jobTemplate/spec/template/spec/serviceAccountName"),
+            spec("", "", "Job", "spec/template/spec/serviceAccountName"),
+            spec("", "", "DaemonSet", "spec/template/spec/serviceAccountName"),
+        ],
+    },
+    BackReference {
+        group: "",
+        version: "v1",
+        kind: "PersistentVolumeClaim",
+        referrers: &[
+            spec("", "", "Pod", "spec/volumes/persistentVolumeClaim/claimName"),
+            spec("", "", "StatefulSet", "spec/template/spec/volumes/persistentVolumeClaim/claimName"),
+            spec("", "", "Deployment", "spec/template/spec/volumes/persistentVolumeClaim/claimName"),
+            spec("", "", "ReplicationController", "spec/template/spec/volumes/persistentVolumeClaim/claimName"),
+            spec("", "", "CronJob", "spec/jobTemplate/spec/template/spec/volumes/persistentVolumeClaim/claimName"),
+            spec("", "", "Job", "spec/template/spec/volumes/persistentVolumeClaim/claimName"),
+            spec("", "", "DaemonSet", "spec/template/spec/volumes/persistentVolumeClaim/claimName"),
+        ],
+    },
+    BackReference {
+        group: "",
+        version: "v1",
+        kind: "PersistentVolume",
+        referrers: &[
+            spec("", "", "PersistentVolumeClaim", "spec/volumeName"),
+            spec("", "", "ClusterRole", "rules/resourceNames"),
+        ],
+    },
+    BackReference {
+        group: "storage.k8s.io",
+        version: "v1",
+        kind: "StorageClass",
+        referrers: &[
+            spec("", "", "PersistentVolume", "spec/storageClassName"),
+            spec("", "", "PersistentVolumeClaim", "spec/storageClassName"),
+            spec("", "", "StatefulSet", "spec/volumeClaimTemplates/spec/storageClassName"),
+        ],
+    },
+    BackReference {
+        group: "scheduling.k8s.io",
+        version: "v1",
+        kind: "PriorityClass",
+        referrers: &[
+            spec("", "", "Pod", "spec/priorityClassName"),
+            spec("", "", "StatefulSet", "spec/template/spec/priorityClassName"),
+            spec("", "", "Deployment", "spec/template/spec/priorityClassName"),
+            spec("", "", "ReplicationController", "spec/template/spec/priorityClassName"),
+            spec("", "", "CronJob", "spec/jobTemplate/spec/template/spec/priorityClassName"),
+            spec("", "", "Job", "spec/template/spec/priorityClassName"),
+            spec("", "", "DaemonSet", "spec/template/spec/priorityClassName"),
+        ],
+    },
+    BackReference {
+        group: "networking.k8s.io/v1",
+        version: "v1",
+        kind: "IngressClass",
+        referrers: &[
+            spec("", "", "Ingress", "spec/ingressClassName"),
+        ],
+    },
+    BackReference {
+        group: "admissionregistration.k8s.io",
+        version: "",
+        kind: "ValidatingAdmissionPolicy",
+        referrers: &[
+            spec("admissionregistration.k8s.io", "", "ValidatingAdmissionPolicyBinding", "spec/policyName"),
+        ],
+    },
 ];
 
 #[cfg(test)]

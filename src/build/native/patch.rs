@@ -12,7 +12,7 @@ use regex::Regex;
 use super::kustfile::{PatchKind, PatchSpec, Selector};
 use super::node::{Map, Node};
 use super::reader::{read_documents, ReadError};
-use super::resource::Resource;
+use super::resource::{effective_namespace, Gvk, Resource};
 use super::NativeError;
 
 /// Applies one `patches:` entry.
@@ -63,6 +63,14 @@ pub(crate) fn apply_patch(
                     "a patch on a generated resource with a hash suffix",
                 ));
             }
+            // `patches:` remembers the id of every resource a JSON 6902 patch applies to (it
+            // may rename it); the legacy `patchesJson6902` does not.
+            if spec.kind == PatchKind::Any {
+                r.store_previous_id().map_err(|e| match e {
+                    NativeError::Unsupported { feature, .. } => unsupported(&feature),
+                    other @ NativeError::Failed(_) => other,
+                })?;
+            }
             for op in &ops {
                 apply_op(&mut r.node, op).map_err(|e| match e {
                     OpError::Unsupported(w) => unsupported(&w),
@@ -101,26 +109,48 @@ pub(crate) fn apply_patch(
                 .filter(|&i| matcher.matches(&resources[i]))
                 .collect()
         } else {
-            {
-                let api = pm
-                    .get("apiVersion")
-                    .and_then(Node::as_str)
-                    .unwrap_or_default();
-                let ns = patch.str_at(&["metadata", "namespace"]);
-                let found: Vec<usize> = (0..resources.len())
-                    .filter(|&i| {
-                        let r = &resources[i];
-                        r.kind() == kind
-                            && r.name() == name
-                            && r.node.str_at(&["apiVersion"]).unwrap_or_default() == api
-                            && ns.is_none_or(|n| n == r.namespace())
-                    })
-                    .collect();
-                if found.len() != 1 || ns.is_none() && !resources[found[0]].namespace().is_empty() {
-                    return Err(unsupported("a strategic-merge patch without target"));
+            // `GetById(patch.OrgId())`: the one resource any of whose ids (current or
+            // previous) equals the patch's, namespaces compared as effective ones.
+            let api = pm
+                .get("apiVersion")
+                .and_then(Node::as_str)
+                .unwrap_or_default();
+            let (group, version) = api.split_once('/').unwrap_or(("", api));
+            let in_patch = |e: NativeError| match e {
+                NativeError::Unsupported { feature, .. } => unsupported(&feature),
+                other @ NativeError::Failed(_) => other,
+            };
+            let patch_gvk = Gvk {
+                group: group.to_string(),
+                version: version.to_string(),
+                kind: kind.to_string(),
+            };
+            let ns = effective_namespace(
+                &patch_gvk,
+                patch.str_at(&["metadata", "namespace"]).unwrap_or_default(),
+            )
+            .map_err(in_patch)?;
+            let mut found = Vec::new();
+            for (i, r) in resources.iter().enumerate() {
+                let gvk = r.gvk();
+                if gvk.group != patch_gvk.group || gvk.version != patch_gvk.version {
+                    continue;
                 }
-                found
+                let current = gvk.kind == kind
+                    && r.name() == name
+                    && r.effective_namespace().map_err(in_patch)? == ns;
+                let previous = r
+                    .prev_ids
+                    .iter()
+                    .any(|p| p.kind == kind && p.name == name && p.namespace == ns);
+                if current || previous {
+                    found.push(i);
+                }
             }
+            if found.len() != 1 {
+                return Err(unsupported("a strategic-merge patch without target"));
+            }
+            found
         };
         for i in targets {
             let r = &mut resources[i];
@@ -312,7 +342,11 @@ impl<'s> TargetMatcher<'s> {
         eq(&self.selector.group, &gvk.group)
             && eq(&self.selector.version, &gvk.version)
             && eq(&self.selector.kind, &gvk.kind)
-            && self.name.as_ref().is_none_or(|re| re.is_match(r.name()))
+            // `resWrangler.Select`: the original name, or the current one.
+            && self
+                .name
+                .as_ref()
+                .is_none_or(|re| re.is_match(r.org_name()) || re.is_match(r.name()))
     }
 }
 

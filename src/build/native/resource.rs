@@ -9,14 +9,30 @@ use super::NativeError;
 pub(crate) struct Resource {
     /// The object.
     pub(crate) node: Node,
-    /// Its namespace when it was read (kustomize keeps previous ids; the name reference
-    /// fix-up at the end of a build follows namespace changes).
-    pub(crate) original_namespace: String,
     /// A generated ConfigMap or Secret whose name gets the content hash at the end.
     pub(crate) needs_hash: bool,
-    /// Its name when it was read or generated (prefixes and suffixes change it).
-    pub(crate) original_name: String,
+    /// The ids it had before a transformer changed it, oldest first (kustomize's
+    /// `previousNames` / `previousNamespaces` / `previousKinds` build annotations).
+    pub(crate) prev_ids: Vec<PrevId>,
+    /// The name prefixes added to it, innermost kustomization first (`prefixes`).
+    pub(crate) prefixes: Vec<String>,
+    /// The name suffixes added to it, innermost kustomization first (`suffixes`).
+    pub(crate) suffixes: Vec<String>,
 }
+
+/// An id a resource had before a transformer changed it (`Resource.StorePreviousId`): its
+/// group and version are always the resource's current ones (`utils.PrevIds`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PrevId {
+    pub(crate) kind: String,
+    pub(crate) name: String,
+    /// The effective namespace (`ResId.EffectiveNamespace`): `default` for an unset one,
+    /// [`NOT_A_NAMESPACE`] for a cluster-scoped kind.
+    pub(crate) namespace: String,
+}
+
+/// `resid.TotallyNotANamespace`: the effective namespace of a cluster-scoped id.
+pub(crate) const NOT_A_NAMESPACE: &str = "_non_namespaceable_";
 
 /// Group, version and kind.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,22 +91,67 @@ impl Resource {
         if !matches!(meta.get("labels"), None | Some(Node::Map(_))) {
             return Err(unsupported("metadata.labels that is not a mapping"));
         }
-        let original_name = meta
-            .get("name")
-            .and_then(Node::as_str)
-            .unwrap_or_default()
-            .to_string();
-        let original_namespace = meta
-            .get("namespace")
-            .and_then(Node::as_str)
-            .unwrap_or_default()
-            .to_string();
         Ok(Resource {
             node,
-            original_namespace,
             needs_hash: false,
-            original_name,
+            prev_ids: Vec::new(),
+            prefixes: Vec::new(),
+            suffixes: Vec::new(),
         })
+    }
+
+    /// `ResId.EffectiveNamespace` of the current id.
+    pub(crate) fn effective_namespace(&self) -> Result<String, NativeError> {
+        effective_namespace(&self.gvk(), self.namespace())
+    }
+
+    /// `Resource.StorePreviousId`: remembers the current id before a transformer changes it.
+    /// kustomize keeps the ids in comma-separated annotations, so a comma in a name would
+    /// split it: such names are left to kustomize.
+    pub(crate) fn store_previous_id(&mut self) -> Result<(), NativeError> {
+        let name = self.name().to_string();
+        if name.contains(',') {
+            return Err(NativeError::unsupported(
+                "a renamed resource with a comma in its name",
+                &name,
+            ));
+        }
+        let namespace = self.effective_namespace()?;
+        self.prev_ids.push(PrevId {
+            kind: self.kind().to_string(),
+            name,
+            namespace,
+        });
+        Ok(())
+    }
+
+    /// `Resource.OrgId`: the oldest previous id, or the current one.
+    pub(crate) fn org_id(&self) -> Result<PrevId, NativeError> {
+        match self.prev_ids.first() {
+            Some(id) => Ok(id.clone()),
+            None => Ok(PrevId {
+                kind: self.kind().to_string(),
+                name: self.name().to_string(),
+                namespace: self.effective_namespace()?,
+            }),
+        }
+    }
+
+    /// The name of the original id (`OrgId().Name`).
+    pub(crate) fn org_name(&self) -> &str {
+        self.prev_ids
+            .first()
+            .map_or(self.name(), |id| id.name.as_str())
+    }
+
+    /// Whether `name` is the current name or a previous one (`GetMatchingResourcesByAnyId`
+    /// for a name and kinds).
+    pub(crate) fn has_any_name(&self, name: &str, kinds: &[&str]) -> bool {
+        (self.name() == name && kinds.contains(&self.kind()))
+            || self
+                .prev_ids
+                .iter()
+                .any(|id| id.name == name && kinds.contains(&id.kind.as_str()))
     }
 
     /// `apiVersion` split into group and version, and `kind` (`resid.GvkFromNode`).
@@ -139,20 +200,12 @@ impl Resource {
     }
 
     /// Whether two resources have the same id (`ResId.Equals`: an unset namespace is
-    /// `default` for a namespaced kind).
+    /// `default` for a namespaced kind, and a cluster-scoped kind has none).
     pub(crate) fn same_id(&self, other: &Resource) -> Result<bool, NativeError> {
         if self.gvk() != other.gvk() || self.name() != other.name() {
             return Ok(false);
         }
-        let effective = |r: &Resource| -> Result<String, NativeError> {
-            let ns = r.namespace();
-            Ok(if ns.is_empty() && !is_cluster_scoped(&r.gvk())? {
-                "default".to_string()
-            } else {
-                ns.to_string()
-            })
-        };
-        Ok(effective(self)? == effective(other)?)
+        Ok(self.effective_namespace()? == other.effective_namespace()?)
     }
 }
 
@@ -292,6 +345,17 @@ const CLUSTER_SCOPED_ELSEWHERE: &[&str] = &[
     "DeviceClass",
     "ResourceSlice",
 ];
+
+/// `ResId.EffectiveNamespace` of an id with this group, version and kind.
+pub(crate) fn effective_namespace(gvk: &Gvk, namespace: &str) -> Result<String, NativeError> {
+    Ok(if is_cluster_scoped(gvk)? {
+        NOT_A_NAMESPACE.to_string()
+    } else if namespace.is_empty() {
+        "default".to_string()
+    } else {
+        namespace.to_string()
+    })
+}
 
 /// `Gvk.IsClusterScoped()` as kustomize v5 answers it.
 pub(crate) fn is_cluster_scoped(gvk: &Gvk) -> Result<bool, NativeError> {

@@ -1,6 +1,6 @@
 //! One kustomization's build (`api/internal/target/kusttarget.go`): accumulate resources,
-//! then components, then run generators and transformers; at the root, check what the final
-//! name-reference pass would change, sort in legacy order and print.
+//! then components, then run generators and transformers; at the root, add the hash
+//! suffixes, fix the name references (`nameref`), sort in legacy order and print.
 
 use std::path::{Path, PathBuf};
 
@@ -50,10 +50,8 @@ pub(crate) fn build_root(dir: &Path, vfs: &Vfs) -> Result<String, NativeError> {
 /// What the root build does last (`MakeCustomizedResMap`): hash suffixes and name
 /// references, then the checks on what this builder would not print as kustomize does.
 fn finish(resources: &mut [Resource]) -> Result<(), NativeError> {
-    check_renames(resources)?;
-    super::nameref::check_reference_paths(resources)?;
     super::nameref::apply_hash_suffixes(resources)?;
-    fix_back_references(resources)?;
+    super::nameref::fix_back_references(resources)?;
     for r in resources.iter_mut() {
         check_metadata_strings(r)?;
         if super::printer::has_unstable_key_order(&r.node) {
@@ -312,122 +310,6 @@ fn accumulate_resource(
     append_all(acc, resources)
 }
 
-/// The root build ends with the name-reference fix-up (`FixBackReferences`,
-/// `api/filters/nameref/nameref.go`). Names never change here (prefixes, suffixes and hash
-/// suffixes are delegated), but namespaces do, and references that carry a namespace follow
-/// the resources that moved: ServiceAccount subjects of role bindings are updated here;
-/// webhook, APIService and CRD conversion references are delegated.
-fn fix_back_references(resources: &mut [Resource]) -> Result<(), NativeError> {
-    let moved: Vec<(String, String, String)> = resources
-        .iter()
-        .filter(|r| r.namespace() != r.original_namespace)
-        .map(|r| {
-            (
-                r.kind().to_string(),
-                r.name().to_string(),
-                r.original_namespace.clone(),
-            )
-        })
-        .collect();
-    if moved.is_empty() {
-        return Ok(());
-    }
-    let accounts: Vec<(String, String, String)> = resources
-        .iter()
-        .filter(|r| {
-            let g = r.gvk();
-            g.group.is_empty() && g.version == "v1" && g.kind == "ServiceAccount"
-        })
-        .filter(|r| r.namespace() != r.original_namespace)
-        .map(|r| {
-            (
-                r.name().to_string(),
-                r.original_namespace.clone(),
-                r.namespace().to_string(),
-            )
-        })
-        .collect();
-    for r in resources.iter_mut() {
-        let gvk = r.gvk();
-        let conversion = gvk.kind == "CustomResourceDefinition"
-            && r.node
-                .get_path(&["spec", "conversion", "webhook"])
-                .is_some();
-        if conversion
-            || matches!(
-                gvk.kind.as_str(),
-                "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" | "APIService"
-            )
-        {
-            return Err(NativeError::unsupported(
-                "a webhook, APIService or CRD conversion reference with a namespace change",
-                r.name(),
-            ));
-        }
-        let binding = gvk.group == "rbac.authorization.k8s.io"
-            && (gvk.kind == "RoleBinding" || gvk.kind == "ClusterRoleBinding");
-        if !binding || accounts.is_empty() {
-            continue;
-        }
-        let name = r.name().to_string();
-        let Some(Node::Seq(subjects)) = r.node.as_map_mut().and_then(|m| m.get_mut("subjects"))
-        else {
-            continue;
-        };
-        for s in subjects {
-            let Node::Map(m) = s else {
-                return Err(NativeError::unsupported(
-                    "a subject that is not a mapping",
-                    &name,
-                ));
-            };
-            let Some(sname) = m.get("name").and_then(Node::as_str).map(str::to_string) else {
-                return Err(NativeError::unsupported("a subject without a name", &name));
-            };
-            let by_name = |a: &&(String, String, String)| a.0 == sname;
-            let found: Vec<&(String, String, String)> = match m.get("namespace") {
-                None => accounts.iter().filter(by_name).collect(),
-                Some(Node::Str(ns)) => {
-                    if ns.is_empty() || ns == "default" {
-                        return Err(NativeError::unsupported(
-                            "a subject in the default namespace with a namespace change",
-                            &name,
-                        ));
-                    }
-                    let original: Vec<_> = accounts.iter().filter(|a| &a.1 == ns).collect();
-                    let pool = if original.is_empty() {
-                        accounts.iter().filter(|a| &a.2 == ns).collect()
-                    } else {
-                        original
-                    };
-                    pool.into_iter().filter(by_name).collect()
-                }
-                Some(_) => {
-                    return Err(NativeError::unsupported(
-                        "a subject namespace that is not a string",
-                        &name,
-                    ))
-                }
-            };
-            match found.as_slice() {
-                [] => {}
-                [(_, _, current)] => {
-                    if !current.is_empty() {
-                        m.insert("namespace", Node::Str(current.clone()));
-                    }
-                }
-                _ => {
-                    return Err(NativeError::unsupported(
-                        "a subject that matches several ServiceAccounts",
-                        &name,
-                    ))
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
 /// kustomize rewrites labels and annotations as `map[string]string` whenever it records ids
 /// (a namespace change, for one), turning a non-string value into a string; when it does is
 /// not tracked here, so such values are delegated.
@@ -463,58 +345,6 @@ fn check_metadata_strings(r: &mut Resource) -> Result<(), NativeError> {
                 ));
             }
         }
-    }
-    Ok(())
-}
-
-/// Kinds that hold a name reference kustomize rewrites (the referrers of
-/// `builtinpluginconsts/namereference.go`), and Flux-irrelevant extras of the same file.
-const REFERRER_KINDS: &[&str] = &[
-    "Pod",
-    "PodTemplate",
-    "Deployment",
-    "ReplicaSet",
-    "ReplicationController",
-    "DaemonSet",
-    "StatefulSet",
-    "Job",
-    "CronJob",
-    "HorizontalPodAutoscaler",
-    "Ingress",
-    "Role",
-    "ClusterRole",
-    "RoleBinding",
-    "ClusterRoleBinding",
-    "ServiceAccount",
-    "StorageClass",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-    "Node",
-    "APIService",
-    "MutatingWebhookConfiguration",
-    "ValidatingWebhookConfiguration",
-    "HTTPRoute",
-];
-
-/// Names changed by a prefix or suffix are followed by kustomize's name-reference pass in
-/// every referrer; that pass is reproduced only for generated ConfigMaps and Secrets, so a
-/// renamed build with a referrer in it is delegated.
-fn check_renames(resources: &[Resource]) -> Result<(), NativeError> {
-    // A Namespace renamed by the namespace transformer is no name-reference target.
-    if resources
-        .iter()
-        .all(|r| r.name() == r.original_name || r.kind() == "Namespace")
-    {
-        return Ok(());
-    }
-    if let Some(r) = resources.iter().find(|r| {
-        REFERRER_KINDS.contains(&r.kind())
-            || (r.kind() == "Service" && r.gvk().group == "serving.knative.dev")
-    }) {
-        return Err(NativeError::unsupported(
-            "a name prefix or suffix with resources that may refer to renamed ones",
-            r.name(),
-        ));
     }
     Ok(())
 }

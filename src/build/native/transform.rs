@@ -316,12 +316,15 @@ pub(crate) fn set_namespace(
     if namespace.is_empty() {
         return Ok(());
     }
+    let in_file = |e: NativeError| match e {
+        NativeError::Unsupported { feature, .. } => NativeError::unsupported(&feature, file),
+        other @ NativeError::Failed(_) => other,
+    };
     for r in resources.iter_mut() {
         let gvk = r.gvk();
-        let cluster_scoped = is_cluster_scoped(&gvk).map_err(|e| match e {
-            NativeError::Unsupported { feature, .. } => NativeError::unsupported(&feature, file),
-            other @ NativeError::Failed(_) => other,
-        })?;
+        let cluster_scoped = is_cluster_scoped(&gvk).map_err(in_file)?;
+        // Every resource remembers its id, moved or not (NamespaceTransformer.go).
+        r.store_previous_id().map_err(in_file)?;
         // metaNamespaceHack: metadata/namespace, created, on namespaced kinds only.
         if !cluster_scoped {
             apply_path(
@@ -493,10 +496,11 @@ fn new_image(value: &str, image: &super::kustfile::ImageSpec) -> Result<String, 
     Ok(name)
 }
 
-/// `namePrefix` / `nameSuffix` (`PrefixSuffixTransformer`): `metadata/name` of every resource
-/// but CRDs, APIServices and Namespaces (`prefixSuffixFieldSpecsToSkip`). The references
-/// to renamed resources are not rewritten here: the root build delegates when a resource of
-/// a kind that can hold such a reference is present (`target::check_renames`).
+/// `namePrefix` then `nameSuffix` (`PrefixTransformer`, `SuffixTransformer`):
+/// `metadata/name` of every resource but CRDs, APIServices and Namespaces (by their original
+/// kind, `prefixFieldSpecsToSkip`). Each renamed resource remembers its previous id and the
+/// prefix or suffix it got: the name-reference pass at the end of the build follows them
+/// (`nameref::fix_back_references`).
 pub(crate) fn add_prefix_suffix(
     resources: &mut [Resource],
     prefix: &str,
@@ -506,23 +510,41 @@ pub(crate) fn add_prefix_suffix(
     if prefix.is_empty() && suffix.is_empty() {
         return Ok(());
     }
-    for r in resources.iter_mut() {
-        let gvk = r.gvk();
-        let skip = gvk.kind == "CustomResourceDefinition"
-            || gvk.kind == "Namespace"
-            || (gvk.group == "apiregistration.k8s.io" && gvk.kind == "APIService");
-        if skip {
+    // kustomize keeps them in a comma-separated annotation, which a comma would split.
+    if prefix.contains(',') || suffix.contains(',') {
+        return Err(NativeError::unsupported(
+            "a name prefix or suffix with a comma",
+            file,
+        ));
+    }
+    let in_file = |e: NativeError| match e {
+        NativeError::Unsupported { feature, .. } => NativeError::unsupported(&feature, file),
+        other @ NativeError::Failed(_) => other,
+    };
+    for (affix, is_prefix) in [(prefix, true), (suffix, false)] {
+        if affix.is_empty() {
             continue;
         }
-        if r.needs_hash && !suffix.is_empty() {
-            return Err(NativeError::unsupported(
-                "a nameSuffix on a generated resource with a hash suffix",
-                file,
-            ));
-        }
-        let name = format!("{prefix}{}{suffix}", r.name());
-        if let Some(Node::Map(meta)) = r.node.as_map_mut().and_then(|m| m.get_mut("metadata")) {
-            meta.insert("name", Node::Str(name));
+        for r in resources.iter_mut() {
+            let group = r.gvk().group;
+            let kind = r.org_id().map_err(in_file)?.kind;
+            let skip = kind == "CustomResourceDefinition"
+                || kind == "Namespace"
+                || (group == "apiregistration.k8s.io" && kind == "APIService");
+            if skip {
+                continue;
+            }
+            r.store_previous_id().map_err(in_file)?;
+            let name = if is_prefix {
+                r.prefixes.push(affix.to_string());
+                format!("{affix}{}", r.name())
+            } else {
+                r.suffixes.push(affix.to_string());
+                format!("{}{affix}", r.name())
+            };
+            if let Some(Node::Map(meta)) = r.node.as_map_mut().and_then(|m| m.get_mut("metadata")) {
+                meta.insert("name", Node::Str(name));
+            }
         }
     }
     for i in 0..resources.len() {
@@ -555,7 +577,7 @@ pub(crate) fn set_replicas(
     ];
     let mut found = false;
     for r in resources.iter_mut() {
-        if !KINDS.contains(&r.kind()) || (r.name() != name && r.original_name != name) {
+        if !r.has_any_name(name, &KINDS) {
             continue;
         }
         found = true;
@@ -584,14 +606,6 @@ pub(crate) fn set_replicas(
         spec.insert("replicas", value);
     }
     if !found {
-        // A name from between two renames is an id kustomize remembers and this builder
-        // does not.
-        if resources.iter().any(|r| r.name() != r.original_name) {
-            return Err(NativeError::unsupported(
-                "replicas naming a resource that is not found after a rename",
-                file,
-            ));
-        }
         return Err(NativeError::Failed(format!(
             "resource with name {name} does not match a config with the following GVK \
              [Deployment StatefulSet ReplicaSet ReplicationController]"
