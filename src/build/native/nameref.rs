@@ -407,7 +407,9 @@ fn set_mapping(m: &mut Map, fixing: Option<&Fixing>) -> Result<(), Problem> {
 /// `selectReferral`: the candidates that once had the name, were of the referred kind (and
 /// of the `roleRef` kind), and are in the referrer's namespace unless one of them is
 /// cluster-scoped or a ServiceAccount. Several left are told apart by the referrer's
-/// prefixes and suffixes, first letting an empty list match any, then exactly.
+/// prefixes and suffixes, first letting an empty list match any, then exactly; none left
+/// means no change, several that differ fail the build. (Checked against kubectl: equal
+/// names left after the loose comparison still go through the exact one.)
 fn select(
     f: &Fixing,
     old: &str,
@@ -438,6 +440,8 @@ fn select(
     if c.len() == 1 {
         return Ok(Some(c[0]));
     }
+    c.retain(|&j| affixes_match(me, &f.idents[j], false));
+    // Candidates that would write the same thing are as good as one (the first is taken).
     let same = |c: &[usize]| {
         let first = &f.idents[c[0]];
         c.iter().all(|&j| {
@@ -445,20 +449,10 @@ fn select(
             t.name == first.name && (!with_namespace || t.namespace == first.namespace)
         })
     };
-    if c.len() > 1 && same(&c) {
-        // Whether kustomize takes the first of equal candidates before or after comparing
-        // prefixes exactly is not pinned down here.
-        return Err(unsupported(
-            "a name reference with several candidates of the same name",
-        ));
-    }
-    c.retain(|&j| affixes_match(me, &f.idents[j], false));
     match c.len() {
         0 => Ok(None),
         1 => Ok(Some(c[0])),
-        _ if same(&c) => Err(unsupported(
-            "a name reference with several candidates of the same name",
-        )),
+        _ if same(&c) => Ok(Some(c[0])),
         _ => {
             let ids: Vec<String> = c
                 .iter()
