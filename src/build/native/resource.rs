@@ -209,6 +209,38 @@ impl Resource {
     }
 }
 
+/// Appends generated resources (`resWrangler.AbsorbAll` with the `create` behavior): one
+/// whose id equals any id of a resource already there, current or previous, fails.
+pub(crate) fn absorb_all(into: &mut Vec<Resource>, more: Vec<Resource>) -> Result<(), NativeError> {
+    for r in more {
+        let gvk = r.gvk();
+        let namespace = r.effective_namespace()?;
+        for existing in into.iter() {
+            let current = existing.gvk() == gvk
+                && existing.name() == r.name()
+                && existing.effective_namespace()? == namespace;
+            let previous = {
+                let g = existing.gvk();
+                g.group == gvk.group
+                    && g.version == gvk.version
+                    && existing.prev_ids.iter().any(|p| {
+                        p.kind == gvk.kind && p.name == r.name() && p.namespace == namespace
+                    })
+            };
+            if current || previous {
+                return Err(NativeError::Failed(format!(
+                    "merging from generator: id {}/{} {} exists; behavior must be merge or replace",
+                    r.kind(),
+                    r.name(),
+                    r.namespace()
+                )));
+            }
+        }
+        into.push(r);
+    }
+    Ok(())
+}
+
 /// Appends resources, failing on an id that is already there (`resWrangler.Append`).
 pub(crate) fn append_all(into: &mut Vec<Resource>, more: Vec<Resource>) -> Result<(), NativeError> {
     for r in more {

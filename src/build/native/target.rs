@@ -10,7 +10,7 @@ use super::node::Node;
 use super::patch::apply_patch;
 use super::printer::print_resource;
 use super::reader::{read_documents, ReadError};
-use super::resource::{append_all, sort_legacy, Resource};
+use super::resource::{absorb_all, append_all, sort_legacy, Resource};
 use super::transform::{
     add_annotations, add_labels, add_prefix_suffix, set_images, set_namespace, set_replicas,
 };
@@ -215,7 +215,7 @@ fn accumulate(
             );
         }
     }
-    append_all(acc, generated)?;
+    absorb_all(acc, generated)?;
     // configureBuiltinTransformers order: patchesStrategicMerge, patches, namespace,
     // prefix/suffix, labels (each `labels` entry, then commonLabels), annotations,
     // patchesJson6902, replicas, images.
