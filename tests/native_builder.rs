@@ -134,6 +134,103 @@ fn origin_annotations_name_each_objects_file_or_generator_from_the_root() {
     assert!(!build("origins/base").contains("config.kubernetes.io/origin"));
 }
 
+// The name-reference fix-up at the end of a build (kustomize api/filters/nameref/nameref.go,
+// api/internal/accumulator/namereferencetransformer.go, builtinpluginconsts/namereference.go).
+
+#[test]
+fn prefix_and_suffix_references_follow_in_workloads_to_config_maps_secrets_accounts_and_claims() {
+    assert_fixture("nameref-workloads");
+}
+
+#[test]
+fn ingress_backends_and_tls_secrets_follow_renamed_services_but_ingress_class_names_do_not() {
+    assert_fixture("nameref-ingress");
+}
+
+#[test]
+fn role_bindings_follow_roles_by_roleref_kind_and_service_account_subjects_with_namespace() {
+    assert_fixture("nameref-rbac");
+}
+
+#[test]
+fn references_to_objects_outside_the_build_keep_their_names() {
+    assert_fixture("nameref-external");
+}
+
+#[test]
+fn an_overlay_prefix_over_a_base_prefix_follows_original_and_intermediate_names() {
+    assert_fixture("nameref-overlay");
+    assert_fixture("nameref-overlay/base");
+}
+
+#[test]
+fn a_namespace_change_with_a_prefix_moves_webhook_services_found_by_original_namespace() {
+    assert_fixture("nameref-namespace");
+    assert_fixture("nameref-namespace/base");
+}
+
+#[test]
+fn equal_names_under_different_prefixes_resolve_to_the_one_renamed_alike() {
+    assert_fixture("nameref-ambiguous");
+    assert_fixture("nameref-ambiguous/blue");
+    assert_fixture("nameref-ambiguous/green");
+    assert_fixture("nameref-ambiguous/canary");
+}
+
+#[test]
+fn the_fleets_flux_name_prefix_renames_the_edge_web_references() {
+    assert_fixture("nameref-flux-prefix");
+    assert_fixture("nameref-flux-prefix/web");
+    assert_fixture("nameref-flux-prefix/pod-hardening");
+}
+
+#[test]
+fn a_reference_with_several_differently_named_candidates_fails_as_in_kustomize() {
+    // A ClusterRole sees every namespace: two generated ConfigMaps `cm` get different
+    // hashes, so `resourceNames: [cm]` has two referrals (selectReferral fails).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("kustomization.yaml"),
+        "resources: [role.yaml]\nconfigMapGenerator:\n\
+         - {name: cm, namespace: a, literals: [x=1]}\n\
+         - {name: cm, namespace: b, literals: [x=2]}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("role.yaml"),
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\n\
+         metadata: {name: r}\nrules:\n- resourceNames: [cm]\n",
+    )
+    .unwrap();
+    let err = build_native(dir.path()).unwrap_err();
+    assert!(
+        matches!(&err, NativeError::Failed(m) if m.contains("multiple possible referrals")),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_name_reference_that_is_not_a_string_is_unsupported_not_guessed() {
+    // kustomize compares the YAML text of the scalar, which the native reader does not keep.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("kustomization.yaml"),
+        "namePrefix: p-\nresources: [role.yaml]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("role.yaml"),
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\n\
+         metadata: {name: r}\nrules:\n- resourceNames: [010]\n",
+    )
+    .unwrap();
+    let err = build_native(dir.path()).unwrap_err();
+    assert!(
+        matches!(&err, NativeError::Unsupported { feature, .. } if feature.contains("not a string")),
+        "{err}"
+    );
+}
+
 #[test]
 fn every_fixture_directory_has_a_test() {
     // A fixture added without a test above would go unchecked.
@@ -154,7 +251,7 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 19, "{found:#?}");
+    assert_eq!(found.len(), 34, "{found:#?}");
 }
 
 #[test]
