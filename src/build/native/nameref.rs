@@ -190,21 +190,28 @@ pub(crate) fn fix_back_references(resources: &mut [Resource]) -> Result<(), Nati
         if specs.is_empty() {
             continue;
         }
+        // `SubsetThatCouldBeReferencedByResource`, taken before any field of the referrer
+        // changes: anything for a cluster-scoped referrer, else cluster-scoped objects, its
+        // own namespace's, and a RoleBinding's ServiceAccount subjects' namespaces.
         let namespaces = role_binding_namespaces(&r.node).map_err(in_resource)?;
+        let subset: Vec<usize> = if renamed {
+            let me = &idents[i];
+            (0..idents.len())
+                .filter(|&j| {
+                    let t = &idents[j];
+                    me.cluster_scoped
+                        || t.cluster_scoped
+                        || t.effective == me.effective
+                        || namespaces.contains(&t.namespace)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         for (back, spec) in specs {
             let path = split_path(spec.path);
             let path: Vec<&str> = path.iter().map(String::as_str).collect();
             let fixing = if renamed {
-                let me = &idents[i];
-                let subset = (0..idents.len())
-                    .filter(|&j| {
-                        let t = &idents[j];
-                        me.cluster_scoped
-                            || t.cluster_scoped
-                            || t.effective == me.effective
-                            || namespaces.contains(&t.namespace)
-                    })
-                    .collect();
                 let role_ref = if spec.path.ends_with("roleRef/name") {
                     role_ref_gvk(&r.node).map_err(in_resource)?
                 } else {
@@ -212,8 +219,8 @@ pub(crate) fn fix_back_references(resources: &mut [Resource]) -> Result<(), Nati
                 };
                 Some(Fixing {
                     idents: &idents,
-                    me,
-                    subset,
+                    me: &idents[i],
+                    subset: subset.clone(),
                     back,
                     role_ref,
                 })
@@ -879,6 +886,51 @@ const NAME_REFERENCES: &[BackReference] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| (*s).to_string()).collect()
+    }
+
+    #[test]
+    fn same_ending_lists_end_alike_and_an_empty_list_ends_only_an_empty_one() {
+        // utils.SameEndingSubSlice (api/internal/utils/stringslice.go).
+        assert!(same_ending(&strings(&["a", "b"]), &strings(&["b"])));
+        assert!(same_ending(&strings(&["b"]), &strings(&["a", "b"])));
+        assert!(!same_ending(&strings(&["a", "b"]), &strings(&["a"])));
+        assert!(same_ending(&[], &[]));
+        assert!(!same_ending(&[], &strings(&["a"])));
+    }
+
+    fn ident(prefixes: &[&str], suffixes: &[&str]) -> Ident {
+        Ident {
+            gvk: Gvk {
+                group: String::new(),
+                version: "v1".into(),
+                kind: "ConfigMap".into(),
+            },
+            name: "x".into(),
+            namespace: String::new(),
+            effective: "default".into(),
+            cluster_scoped: false,
+            prev_ids: Vec::new(),
+            org_namespace: "default".into(),
+            prefixes: strings(prefixes),
+            suffixes: strings(suffixes),
+        }
+    }
+
+    #[test]
+    fn loose_affix_comparison_lets_an_empty_list_match_and_the_exact_one_does_not() {
+        // Resource.PrefixesSuffixesEquals(o, allowEmpty) (api/resource/resource.go).
+        let referrer = ident(&["blue"], &[]);
+        let canary = ident(&[], &["canary"]);
+        assert!(affixes_match(&referrer, &canary, true));
+        assert!(!affixes_match(&referrer, &canary, false));
+        let blue = ident(&["blue"], &[]);
+        assert!(affixes_match(&referrer, &blue, false));
+        let green = ident(&["green"], &[]);
+        assert!(!affixes_match(&referrer, &green, true));
+    }
 
     #[test]
     fn annotation_paths_keep_escaped_slashes() {
