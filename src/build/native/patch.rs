@@ -109,48 +109,10 @@ pub(crate) fn apply_patch(
                 .filter(|&i| matcher.matches(&resources[i]))
                 .collect()
         } else {
-            // `GetById(patch.OrgId())`: the one resource any of whose ids (current or
-            // previous) equals the patch's, namespaces compared as effective ones.
-            let api = pm
-                .get("apiVersion")
-                .and_then(Node::as_str)
-                .unwrap_or_default();
-            let (group, version) = api.split_once('/').unwrap_or(("", api));
-            let in_patch = |e: NativeError| match e {
+            find_by_any_id(resources, patch, kind, name).map_err(|e| match e {
                 NativeError::Unsupported { feature, .. } => unsupported(&feature),
                 other @ NativeError::Failed(_) => other,
-            };
-            let patch_gvk = Gvk {
-                group: group.to_string(),
-                version: version.to_string(),
-                kind: kind.to_string(),
-            };
-            let ns = effective_namespace(
-                &patch_gvk,
-                patch.str_at(&["metadata", "namespace"]).unwrap_or_default(),
-            )
-            .map_err(in_patch)?;
-            let mut found = Vec::new();
-            for (i, r) in resources.iter().enumerate() {
-                let gvk = r.gvk();
-                if gvk.group != patch_gvk.group || gvk.version != patch_gvk.version {
-                    continue;
-                }
-                let current = gvk.kind == kind
-                    && r.name() == name
-                    && r.effective_namespace().map_err(in_patch)? == ns;
-                let previous = r
-                    .prev_ids
-                    .iter()
-                    .any(|p| p.kind == kind && p.name == name && p.namespace == ns);
-                if current || previous {
-                    found.push(i);
-                }
-            }
-            if found.len() != 1 {
-                return Err(unsupported("a strategic-merge patch without target"));
-            }
-            found
+            })?
         };
         for i in targets {
             let r = &mut resources[i];
@@ -174,6 +136,51 @@ pub(crate) fn apply_patch(
         }
     }
     Ok(())
+}
+
+/// `GetById(patch.OrgId())` for a strategic-merge patch without target: the one resource any
+/// of whose ids (current or previous) equals the patch's, namespaces compared as effective
+/// ones (`resWrangler.GetMatchingResourcesByAnyId`).
+fn find_by_any_id(
+    resources: &[Resource],
+    patch: &Node,
+    kind: &str,
+    name: &str,
+) -> Result<Vec<usize>, NativeError> {
+    let api = patch.str_at(&["apiVersion"]).unwrap_or_default();
+    let (group, version) = api.split_once('/').unwrap_or(("", api));
+    let patch_gvk = Gvk {
+        group: group.to_string(),
+        version: version.to_string(),
+        kind: kind.to_string(),
+    };
+    let ns = effective_namespace(
+        &patch_gvk,
+        patch.str_at(&["metadata", "namespace"]).unwrap_or_default(),
+    )?;
+    let mut found = Vec::new();
+    for (i, r) in resources.iter().enumerate() {
+        let gvk = r.gvk();
+        if gvk.group != patch_gvk.group || gvk.version != patch_gvk.version {
+            continue;
+        }
+        let current = gvk.kind == kind && r.name() == name && r.effective_namespace()? == ns;
+        let previous = r
+            .prev_ids
+            .iter()
+            .any(|p| p.kind == kind && p.name == name && p.namespace == ns);
+        if current || previous {
+            found.push(i);
+        }
+    }
+    if found.len() != 1 {
+        // kustomize fails (no match, or several).
+        return Err(NativeError::unsupported(
+            "a strategic-merge patch without target",
+            "",
+        ));
+    }
+    Ok(found)
 }
 
 /// Kubernetes API groups (kyaml's schema knows their merge keys and list strategies).
