@@ -1028,6 +1028,8 @@ fn a_kustomize_binary_that_does_not_exist_exits_2_naming_what_to_install() {
         "testdata/fleet",
         "--kustomize",
         "/nonexistent/kustomize",
+        "--builder",
+        "auto",
     ]);
     assert_eq!(r.code, 2);
     assert!(r.stdout.is_empty(), "{}", r.stdout);
@@ -1038,7 +1040,21 @@ fn a_kustomize_binary_that_does_not_exist_exits_2_naming_what_to_install() {
 
 #[test]
 fn no_kustomize_or_kubectl_on_path_exits_2_naming_what_to_install() {
-    // PATH holds git only.
+    let bin = path_with_git_only();
+    let out = Command::new(env!("CARGO_BIN_EXE_fluxsim"))
+        .args(["render", "testdata/fleet", "--builder", "auto"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("PATH", bin.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("install kustomize"), "{stderr}");
+    assert!(stderr.contains("--kustomize PATH"), "{stderr}");
+}
+
+/// A folder for PATH holding git only.
+fn path_with_git_only() -> tempfile::TempDir {
     let bin = tempfile::tempdir().unwrap();
     let git_path = String::from_utf8(
         Command::new("sh")
@@ -1049,16 +1065,51 @@ fn no_kustomize_or_kubectl_on_path_exits_2_naming_what_to_install() {
     )
     .unwrap();
     std::os::unix::fs::symlink(git_path.trim(), bin.path().join("git")).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_fluxsim"))
-        .args(["render", "testdata/fleet"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("PATH", bin.path())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("install kustomize"), "{stderr}");
-    assert!(stderr.contains("--kustomize PATH"), "{stderr}");
+    bin
+}
+
+#[test]
+fn the_native_builder_renders_the_fleet_with_no_kustomize_installed() {
+    let bin = path_with_git_only();
+    let run = |builder: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_fluxsim"))
+            .args([
+                "render",
+                "testdata/fleet",
+                "--format",
+                "json",
+                "--builder",
+                builder,
+            ])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("PATH", bin.path())
+            .env("FLUXSIM_CACHE_DIR", tempfile::tempdir().unwrap().path())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stdout, stderr) = run("native");
+    assert_eq!(code, Some(0), "{stderr}{stdout}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let with_kustomize = fluxsim(&[
+        "render",
+        "testdata/fleet",
+        "--format",
+        "json",
+        "--builder",
+        "kustomize",
+    ]);
+    let digests = |j: &serde_json::Value| -> Vec<serde_json::Value> {
+        kustomizations(j)
+            .values()
+            .map(|k| k["sha256"].clone())
+            .collect()
+    };
+    assert_eq!(digests(&json), digests(&with_kustomize.json()));
 }
 
 #[test]
