@@ -653,6 +653,16 @@ mod tests {
     }
 
     #[test]
+    fn a_cache_folder_inside_the_tree_holds_no_mirror() {
+        let repo = repo();
+        let cache = repo.path().join(".cache");
+        fs::create_dir(&cache).unwrap();
+        let tree = mirrored(repo.path(), &cache, now());
+        assert!(!tree.root().starts_with(&cache));
+        assert!(!cache.join("trees").exists());
+    }
+
+    #[test]
     fn a_stamp_from_the_last_seconds_before_a_scan_is_racy() {
         let s = |t: i64| Stamp {
             size: 1,

@@ -328,7 +328,17 @@ fn materialize_mirrored_at(
     check_dir(dir)?;
     let entries = dir_entries(dir, opts)?;
     let plan = plan(dir, entries, opts)?;
-    if let Some(mut claim) = mirror::Claim::take(cache_dir, dir, opts) {
+    // A cache folder inside the tree would be copied into its own mirror, run after run.
+    let _ = fs::create_dir_all(cache_dir);
+    let inside = |d: &Path| d.canonicalize().ok();
+    let cache_in_tree = match (inside(cache_dir), inside(dir)) {
+        (Some(cache), Some(tree)) => cache.starts_with(tree),
+        _ => true,
+    };
+    let claim = (!cache_in_tree)
+        .then(|| mirror::Claim::take(cache_dir, dir, opts))
+        .flatten();
+    if let Some(mut claim) = claim {
         match claim.sync(&plan, scanned) {
             Ok(digests) => return Ok(plan.into_tree(Holder::Mirror(claim), None, Some(digests))),
             Err(mirror::SyncError::User(e)) => return Err(e),
