@@ -5,11 +5,12 @@
 //! What a revision renders to is a function of its tree (the folder's content at that
 //! commit), the render options, the builder (its identity: kustomize's version, and for the
 //! native builder fluxsim's own build) and fluxsim itself (its fingerprint). The key holds all
-//! of them. A render is stored only when it can be told again offline: every Kustomization
-//! rendered (or was blocked, suspended or external without a failure anywhere) with inputs
-//! pinned down; a failure may be the machine's (a timeout, a missing tool), and a build with
-//! remote inputs may change without the tree changing. Entries are integrity-checked by the
-//! store like build outputs: a corrupt one is rendered again, never trusted.
+//! of them. A render is stored only when it can be told again offline: every build's inputs
+//! are pinned down (one with remote inputs may change without the tree changing) and no build
+//! failed (a failure may be the machine's: a timeout, a missing tool); what fails before a
+//! build (a missing path) or after it (substitution) is decided by the tree and is stored.
+//! Entries are integrity-checked by the store like build outputs: a corrupt one is rendered
+//! again, never trusted.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -122,8 +123,13 @@ fn storable(render: &RepoRender) -> bool {
         .iter()
         .flat_map(|c| &c.kustomizations)
         .all(|k| match k.status {
-            Status::Failed(_) => false,
             Status::Rendered => k.inputs.is_some(),
+            // The build ran; what failed after it (substitution, a var source) is fluxsim's
+            // own work on its output and on earlier renders.
+            Status::Failed(_) if k.built_by.is_some() => k.inputs.is_some(),
+            // The generator failed before any build (the build path is known once it has
+            // run): the tree alone decides. A failed build may be the machine's.
+            Status::Failed(_) => k.build_path.is_none(),
             Status::Blocked(_) | Status::External(_) | Status::Suspended => true,
         })
 }

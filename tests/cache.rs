@@ -301,8 +301,8 @@ fn a_corrupt_stored_revision_render_is_rendered_again() {
 }
 
 #[test]
-fn a_revision_that_fails_to_render_is_never_stored() {
-    let repo = common::bad_fixture("missing-path");
+fn a_revision_whose_build_fails_is_never_stored() {
+    let repo = common::bad_fixture("bad-kustomization-yaml");
     let cache = tempfile::tempdir().unwrap();
     let (first, _) = revision_run(repo.path(), "HEAD", cache.path());
     assert!(first
@@ -313,4 +313,25 @@ fn a_revision_that_fails_to_render_is_never_stored() {
     let (second, _) = revision_run(repo.path(), "HEAD", cache.path());
     assert!(!second.stored);
     assert!(!cache.path().join("revisions").exists());
+}
+
+// A var source that nothing applies, a spec.path that does not exist: the tree decides.
+#[test]
+fn a_revision_that_fails_before_or_after_its_builds_is_stored() {
+    for case in ["substitute-from-missing", "missing-path"] {
+        let repo = common::bad_fixture(case);
+        let cache = tempfile::tempdir().unwrap();
+        let (first, _) = revision_run(repo.path(), "HEAD", cache.path());
+        assert!(
+            first
+                .clusters
+                .iter()
+                .flat_map(|c| &c.kustomizations)
+                .any(|k| matches!(k.status, fluxsim::reconcile::Status::Failed(_))),
+            "{case}"
+        );
+        let (second, _) = revision_run(repo.path(), "HEAD", cache.path());
+        assert!(second.stored, "{case}");
+        assert_eq!(everything(&second), everything(&first), "{case}");
+    }
 }
