@@ -66,7 +66,9 @@ pub fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
 }
 
 /// `namespace/name` of a Flux object.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct NamespacedName {
     /// Namespace.
     pub namespace: String,
@@ -81,7 +83,7 @@ impl fmt::Display for NamespacedName {
 }
 
 /// One `spec.postBuild.substituteFrom` entry.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SubstituteFrom {
     /// `ConfigMap` or `Secret`.
     pub kind: String,
@@ -92,7 +94,7 @@ pub struct SubstituteFrom {
 }
 
 /// `spec.postBuild`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PostBuild {
     /// Inline vars; they win over every `substituteFrom` source.
     pub substitute: BTreeMap<String, String>,
@@ -103,7 +105,7 @@ pub struct PostBuild {
 }
 
 /// `spec.sourceRef`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SourceRef {
     /// `GitRepository`, `OCIRepository`, `Bucket`.
     pub kind: String,
@@ -114,7 +116,7 @@ pub struct SourceRef {
 }
 
 /// A Flux Kustomization, as much of it as fluxsim simulates.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Kustomization {
     /// Namespace and name.
     pub id: NamespacedName,

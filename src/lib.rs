@@ -21,6 +21,7 @@ pub mod postbuild;
 pub mod reconcile;
 pub mod render;
 pub mod report;
+pub mod revision;
 pub mod source;
 #[cfg(test)]
 mod testutil;

@@ -1,14 +1,16 @@
 //! `render`: a repository in, every cluster's rendered Kustomizations out.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::build::native::{AutoBuilder, NativeBuilder};
 use crate::build::store::Store;
 use crate::build::{BuildCache, Builder, KustomizeBinary};
-use crate::discover::{cluster_from_arg, discover, Cluster};
-use crate::reconcile::{render_clusters, ClusterRender, RenderOptions};
-use crate::source::{in_place, materialize_rev, SourceOptions, Tree};
+use crate::discover::{cluster_from_arg, discover, discover_files, Cluster, Discovery, FileFacts};
+use crate::reconcile::{render_clusters, ClusterRender, RenderOptions, Reuse};
+use crate::source::{in_place, materialize_rev, Digests, SourceOptions, Tree};
 
 /// What to render and how.
 #[derive(Debug, Clone)]
@@ -79,6 +81,29 @@ pub struct RepoRender {
     pub builds_run: usize,
     /// Builds read from the persistent cache instead.
     pub stored_hits: usize,
+    /// What discovery read from each YAML file of the tree that holds anything for it.
+    pub facts: BTreeMap<String, FileFacts>,
+}
+
+/// What a render of another revision found out about its files: a render of a revision
+/// close to it takes the discovery facts of every file whose digest is the same.
+#[derive(Debug, Clone, Default)]
+pub struct Known {
+    /// The digest of every file of that revision.
+    pub digests: Arc<Digests>,
+    /// Its folders.
+    pub folders: Arc<BTreeSet<String>>,
+    /// The discovery facts of its YAML files (a file not listed has none).
+    pub facts: Arc<BTreeMap<String, FileFacts>>,
+}
+
+/// What a render may take from a render of another revision (the base of a diff).
+#[derive(Debug, Clone, Default)]
+pub struct Prior {
+    /// That revision's files.
+    pub known: Option<Known>,
+    /// Its Kustomizations, reused where their inputs did not change (`diff --changed-only`).
+    pub reuse: Option<Arc<Reuse>>,
 }
 
 /// Why a repository could not be rendered at all (a single Kustomization's failure is not
@@ -116,7 +141,41 @@ pub fn make_builder(opts: &RepoOptions) -> Result<Box<dyn Builder>, RenderError>
 
 /// Finds the clusters of a materialised tree.
 pub fn clusters_of(root: &Path, opts: &RepoOptions) -> Result<Vec<Cluster>, RenderError> {
-    let found = discover(root);
+    clusters_found(root, discover(root), opts)
+}
+
+/// Discovers the clusters of `tree`, reading again only the YAML files that `known` does not
+/// hold with the same digest; gives the facts of every YAML file that has any, too.
+fn discover_tree(tree: &Tree, known: Option<&Known>) -> (Discovery, BTreeMap<String, FileFacts>) {
+    let root = tree.root();
+    let files: Vec<(String, FileFacts)> = tree
+        .files()
+        .iter()
+        .filter(|p| crate::discover::is_yaml_file(p))
+        .map(|p| {
+            let rel = p.to_string_lossy().replace('\\', "/");
+            let same = known.filter(|k| {
+                let digest = tree.digests().get(&rel);
+                digest.is_some() && k.digests.get(&rel) == digest
+            });
+            let facts = match same {
+                Some(k) => k.facts.get(&rel).cloned().unwrap_or_default(),
+                None => FileFacts::of(std::fs::read_to_string(root.join(p)).ok().as_deref()),
+            };
+            (rel, facts)
+        })
+        .collect();
+    let found = discover_files(root, &files);
+    let facts = files.into_iter().filter(|(_, f)| !f.is_empty()).collect();
+    (found, facts)
+}
+
+/// The clusters `opts` asks for among those discovered.
+fn clusters_found(
+    root: &Path,
+    found: Discovery,
+    opts: &RepoOptions,
+) -> Result<Vec<Cluster>, RenderError> {
     let mut clusters = if opts.cluster_args.is_empty() {
         found.clusters
     } else {
@@ -158,6 +217,18 @@ pub fn render_dir(dir: &Path, opts: &RepoOptions) -> Result<RepoRender, RenderEr
 
 /// Materialises what Flux would see of `dir`: its work tree, or the git revision `rev`.
 pub fn load_tree(dir: &Path, rev: Option<&str>, opts: &RepoOptions) -> Result<Tree, RenderError> {
+    load_tree_known(dir, rev, opts, None)
+}
+
+/// [`load_tree`], taking discovery facts from `known` where a file is unchanged. A work tree
+/// is mirrored in the cache folder, when there is one: only what changed since the last run
+/// on it is copied.
+pub fn load_tree_known(
+    dir: &Path,
+    rev: Option<&str>,
+    opts: &RepoOptions,
+    known: Option<&Known>,
+) -> Result<Tree, RenderError> {
     let mut source = SourceOptions {
         include_untracked: opts.include_untracked,
         spec_ignore: None,
@@ -171,7 +242,8 @@ pub fn load_tree(dir: &Path, rev: Option<&str>, opts: &RepoOptions) -> Result<Tr
     let mut tree = read(&source)?;
     // The GitRepository the roots reconcile from may carry `spec.ignore`: what Flux sees is
     // then filtered by it too, so the source is materialised again with it.
-    if let Ok(clusters) = clusters_of(tree.root(), opts) {
+    let (found, _) = discover_tree(&tree, known);
+    if let Ok(clusters) = clusters_found(tree.root(), found, opts) {
         // The first cluster root that names a source decides, as one tree serves all.
         let ignore = clusters
             .iter()
@@ -207,22 +279,24 @@ pub fn render_tree_cached(
     cache: &BuildCache<'_>,
     opts: &RepoOptions,
 ) -> Result<RepoRender, RenderError> {
-    render_tree_reusing(tree, cache, opts, None)
+    render_tree_with(tree, cache, opts, &Prior::default())
 }
 
-/// [`render_tree_cached`], taking from `reuse` (a render of another revision) every
-/// Kustomization whose spec, vars and input files are unchanged.
-pub fn render_tree_reusing(
+/// [`render_tree_cached`], taking from `prior` (a render of another revision) the
+/// discovery facts of unchanged files and, when it has them, the Kustomizations whose spec,
+/// vars and input files are unchanged.
+pub fn render_tree_with(
     tree: Tree,
     cache: &BuildCache<'_>,
     opts: &RepoOptions,
-    reuse: Option<std::sync::Arc<crate::reconcile::Reuse>>,
+    prior: &Prior,
 ) -> Result<RepoRender, RenderError> {
-    let clusters = clusters_of(tree.root(), opts)?;
+    let (found, facts) = discover_tree(&tree, prior.known.as_ref());
+    let clusters = clusters_found(tree.root(), found, opts)?;
     let ropts = RenderOptions {
         strict: opts.strict,
         origins: opts.origins,
-        reuse,
+        reuse: prior.reuse.clone(),
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs)
@@ -258,5 +332,6 @@ pub fn render_tree_reusing(
         stored_hits: cache.stored_hits(),
         clusters: renders,
         tree,
+        facts,
     })
 }

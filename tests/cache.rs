@@ -1,5 +1,6 @@
 //! The content-addressed build cache: builds keyed by the digest of their inputs, shared
-//! between trees and kept across runs in `--cache-dir`, never trusted when corrupt.
+//! between trees and kept across runs in `--cache-dir`, never trusted when corrupt; and the
+//! renders of git revisions kept there under their tree's id.
 
 // The shared harness serves several test crates; this one uses part of it.
 #[allow(dead_code)]
@@ -11,7 +12,8 @@ use std::sync::Mutex;
 
 use common::{crate_path, fluxsim};
 use fluxsim::build::{BuildCache, BuildError, Builder};
-use fluxsim::render::{make_builder, render_tree_cached, RepoOptions};
+use fluxsim::render::{build_cache, make_builder, render_tree_cached, RepoOptions};
+use fluxsim::revision::render_revision;
 use fluxsim::source::{materialize, SourceOptions};
 
 /// A builder that counts the builds it is asked for.
@@ -227,4 +229,109 @@ fn each_kustomization_says_which_builder_made_it_also_from_the_cache() {
         common::kustomization(&forced, "dev", "platform")["builtBy"],
         "kustomize"
     );
+}
+
+/// Renders revision `rev` of `repo` as a new run would: a fresh build cache in front of the
+/// store in `cache_dir`. Gives the render and how many builds ran or came from the store.
+fn revision_run(
+    repo: &Path,
+    rev: &str,
+    cache_dir: &Path,
+) -> (fluxsim::revision::RevisionRender, usize) {
+    let opts = RepoOptions {
+        cache_dir: Some(cache_dir.to_path_buf()),
+        ..RepoOptions::default()
+    };
+    let builder = make_builder(&opts).unwrap();
+    let cache = build_cache(builder.as_ref(), &opts);
+    let r = render_revision(repo, rev, &cache, &opts).unwrap();
+    (r, cache.builds_run() + cache.stored_hits())
+}
+
+/// Every field of every Kustomization's render, as text.
+fn everything(r: &fluxsim::revision::RevisionRender) -> String {
+    format!("{:#?}", r.clusters)
+}
+
+#[test]
+fn a_stored_revision_render_is_reused_and_gives_the_same_render() {
+    let repo = common::repo_from("testdata/fleet");
+    let cache = tempfile::tempdir().unwrap();
+    let (first, _) = revision_run(repo.path(), "HEAD", cache.path());
+    assert!(!first.stored);
+    let (second, builds) = revision_run(repo.path(), "HEAD", cache.path());
+    assert!(second.stored);
+    assert_eq!(builds, 0, "nothing is built or read from the build cache");
+    assert_eq!(everything(&second), everything(&first));
+    assert_eq!(second.known.digests, first.known.digests);
+    // Keyed by the tree, not the commit: a new commit of the same files is the same render.
+    common::commit_all(repo.path(), "empty");
+    let (third, _) = revision_run(repo.path(), "HEAD", cache.path());
+    assert!(third.stored);
+    assert_ne!(third.commit, first.commit);
+    assert_eq!(everything(&third), everything(&first));
+}
+
+#[test]
+fn a_corrupt_stored_revision_render_is_rendered_again() {
+    let repo = common::repo_from("testdata/fleet");
+    let cache = tempfile::tempdir().unwrap();
+    let (first, _) = revision_run(repo.path(), "HEAD", cache.path());
+    let mut entries = Vec::new();
+    for shard in fs::read_dir(cache.path().join("revisions")).unwrap() {
+        for e in fs::read_dir(shard.unwrap().path()).unwrap() {
+            entries.push(e.unwrap().path());
+        }
+    }
+    assert_eq!(entries.len(), 1);
+    let text = fs::read_to_string(&entries[0]).unwrap();
+    for bad in [
+        text.replacen("replicas", "replicaz", 1),
+        text[..text.len() / 2].to_string(),
+    ] {
+        fs::write(&entries[0], bad).unwrap();
+        let (again, builds) = revision_run(repo.path(), "HEAD", cache.path());
+        assert!(!again.stored, "a corrupt entry was used");
+        assert!(builds > 0);
+        assert_eq!(everything(&again), everything(&first));
+        // Written back whole.
+        let (after, _) = revision_run(repo.path(), "HEAD", cache.path());
+        assert!(after.stored);
+    }
+}
+
+#[test]
+fn a_revision_whose_build_fails_is_never_stored() {
+    let repo = common::bad_fixture("bad-kustomization-yaml");
+    let cache = tempfile::tempdir().unwrap();
+    let (first, _) = revision_run(repo.path(), "HEAD", cache.path());
+    assert!(first
+        .clusters
+        .iter()
+        .flat_map(|c| &c.kustomizations)
+        .any(|k| matches!(k.status, fluxsim::reconcile::Status::Failed(_))));
+    let (second, _) = revision_run(repo.path(), "HEAD", cache.path());
+    assert!(!second.stored);
+    assert!(!cache.path().join("revisions").exists());
+}
+
+// A var source that nothing applies, a spec.path that does not exist: the tree decides.
+#[test]
+fn a_revision_that_fails_before_or_after_its_builds_is_stored() {
+    for case in ["substitute-from-missing", "missing-path"] {
+        let repo = common::bad_fixture(case);
+        let cache = tempfile::tempdir().unwrap();
+        let (first, _) = revision_run(repo.path(), "HEAD", cache.path());
+        assert!(
+            first
+                .clusters
+                .iter()
+                .flat_map(|c| &c.kustomizations)
+                .any(|k| matches!(k.status, fluxsim::reconcile::Status::Failed(_))),
+            "{case}"
+        );
+        let (second, _) = revision_run(repo.path(), "HEAD", cache.path());
+        assert!(second.stored, "{case}");
+        assert_eq!(everything(&second), everything(&first), "{case}");
+    }
 }

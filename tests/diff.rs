@@ -523,10 +523,13 @@ fn changed_only_skips_what_did_not_change_and_reports_the_same_changes() {
     assert_eq!(without_skipped(quick_json), full.json());
 }
 
-#[test]
-fn changed_only_agrees_with_a_full_diff_on_every_kind_of_edit() {
-    type Edit = fn(&Path);
-    let edits: [(&str, Edit); 5] = [
+/// An edit of the fleet, named.
+type Edit = (&'static str, fn(&Path));
+
+/// One edit of each kind a changed-only diff must see; each touches its own files, so they
+/// can be applied one after the other.
+fn edit_kinds() -> [Edit; 5] {
+    [
         ("leaf manifest", |r| {
             edit(r, "apps/wave-2/web/service.yaml", "port: 80", "port: 8080");
         }),
@@ -552,7 +555,12 @@ fn changed_only_agrees_with_a_full_diff_on_every_kind_of_edit() {
             edit(r, "clusters/base/apps.yaml", "timeout: 5m", "timeout: 6m");
             edit(r, "clusters/base/apps.yaml", "prune: true", "prune: false");
         }),
-    ];
+    ]
+}
+
+#[test]
+fn changed_only_agrees_with_a_full_diff_on_every_kind_of_edit() {
+    let edits = edit_kinds();
     for (what, apply) in edits {
         let repo = repo_from("testdata/fleet");
         apply(repo.path());
@@ -578,6 +586,49 @@ fn changed_only_agrees_with_a_full_diff_on_every_kind_of_edit() {
         let n_skipped = skipped(&quick_json, "dev").len() + skipped(&quick_json, "prod").len();
         assert!(n_skipped > 0, "{what}: nothing skipped");
         assert_eq!(without_skipped(quick_json), full.json(), "{what}");
+    }
+}
+
+// The base's render comes from the store (keyed by its git tree) and the work tree from its
+// mirror in the cache folder: neither may change what a diff says.
+#[test]
+fn changed_only_with_a_warm_cache_agrees_with_a_cold_full_diff_after_each_edit() {
+    let repo = repo_from("testdata/fleet");
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().to_str().unwrap();
+    let quick = [
+        "diff",
+        "--base",
+        "HEAD",
+        "--changed-only",
+        "--format",
+        "json",
+    ];
+    let warm = |args: &[&str]| run(repo.path(), &[args, &["--cache-dir", cache_dir]].concat());
+    let first = warm(&quick);
+    assert_eq!(first.code, 0, "{}{}", first.stdout, first.stderr);
+    assert!(
+        cache.path().join("revisions").is_dir(),
+        "the base render is stored"
+    );
+    for (what, apply) in edit_kinds() {
+        apply(repo.path());
+        let full = run(
+            repo.path(),
+            &["diff", "--base", "HEAD", "--format", "json", "--no-cache"],
+        );
+        assert_eq!(full.code, 1, "{what}: {}", full.stderr);
+        for attempt in ["first", "second"] {
+            let out = warm(&quick);
+            assert_eq!(out.code, 1, "{what}, {attempt} run: {}", out.stderr);
+            assert_eq!(
+                without_skipped(out.json()),
+                full.json(),
+                "{what}, {attempt} run"
+            );
+        }
+        let text = ["diff", "--base", "HEAD", "--changed-only"];
+        assert_eq!(warm(&text).stdout, run(repo.path(), &text).stdout, "{what}");
     }
 }
 

@@ -21,9 +21,10 @@ pub struct ArtifactObject {
     /// The object's YAML text.
     #[serde(skip)]
     pub yaml: String,
-    /// The object as read back from that text.
+    /// The object as read back from that text (shared: renders that reuse an artifact, and
+    /// the objects a cluster holds, point at the same value).
     #[serde(skip)]
-    pub object: serde_json::Value,
+    pub object: std::sync::Arc<serde_json::Value>,
     /// Where the object came from in the repository, when the render tracked origins
     /// (`RepoOptions::origins`); never part of the digests.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -32,7 +33,7 @@ pub struct ArtifactObject {
 
 /// Where a rendered object came from: kustomize's `config.kubernetes.io/origin` annotation,
 /// with its paths made relative to the repository root.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Origin {
     /// The manifest file the object was read from (`path:`), relative to the repository root.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -74,7 +75,7 @@ impl Artifact {
                 id: ObjectId::of(&v),
                 sha256: sha256_hex(doc.as_bytes()),
                 yaml: doc.to_string(),
-                object: v,
+                object: std::sync::Arc::new(v),
                 origin: None,
             });
         }

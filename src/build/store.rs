@@ -1,7 +1,8 @@
 //! The persistent build cache: kustomize's output stored under the digest of the build's
 //! inputs (`closure`) and the builder's identity, in a folder that survives runs (CI can cache
 //! it). Each entry carries the SHA-256 of its body; an entry that does not match, is cut
-//! short or is unreadable is treated as missing and rebuilt, never trusted.
+//! short or is unreadable is treated as missing and rebuilt, never trusted. The same kind of
+//! entry keeps, in other folders, whole renders of git revisions (`crate::revision`).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -11,6 +12,9 @@ use sha2::{Digest, Sha256};
 use crate::generate::hex;
 
 const MAGIC: &str = "fluxsim-build-cache v1";
+
+/// The folder of build outputs.
+const BUILDS: &str = "builds";
 
 /// A cache folder.
 #[derive(Debug, Clone)]
@@ -47,26 +51,43 @@ impl Store {
         &self.dir
     }
 
+    #[cfg(test)]
     fn path(&self, key: &str) -> PathBuf {
+        self.path_in(BUILDS, key)
+    }
+
+    fn path_in(&self, section: &str, key: &str) -> PathBuf {
         let shard = key.get(..2).unwrap_or("xx");
-        self.dir.join("builds").join(shard).join(key)
+        self.dir.join(section).join(shard).join(key)
     }
 
     /// The stored output for `key`, when there is a sound entry.
     #[must_use]
     pub fn get(&self, key: &str) -> Option<String> {
-        let bytes = std::fs::read(self.path(key)).ok()?;
+        self.get_in(BUILDS, key)
+    }
+
+    /// Stores `output` under `key` (see [`Self::put_in`]).
+    pub fn put(&self, key: &str, output: &str) {
+        self.put_in(BUILDS, key, output);
+    }
+
+    /// The stored body for `key` in the folder `section` (`builds`, `revisions`), when
+    /// there is a sound entry.
+    #[must_use]
+    pub fn get_in(&self, section: &str, key: &str) -> Option<String> {
+        let bytes = std::fs::read(self.path_in(section, key)).ok()?;
         let text = String::from_utf8(bytes).ok()?;
         let (header, body) = text.split_once('\n')?;
         let (magic, sha) = header.rsplit_once(' ')?;
         (magic == MAGIC && sha == hex(&Sha256::digest(body.as_bytes()))).then(|| body.to_string())
     }
 
-    /// Stores `output` under `key`: written to a temporary file in the same folder, then
-    /// renamed, so a reader never sees half an entry. Failures are ignored: the cache is an
-    /// optimisation.
-    pub fn put(&self, key: &str, output: &str) {
-        let path = self.path(key);
+    /// Stores `output` under `key` in the folder `section`: written to a temporary file in
+    /// the same folder, then renamed, so a reader never sees half an entry. Failures are
+    /// ignored: the cache is an optimisation.
+    pub fn put_in(&self, section: &str, key: &str, output: &str) {
+        let path = self.path_in(section, key);
         let Some(parent) = path.parent() else {
             return;
         };

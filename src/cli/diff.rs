@@ -1,15 +1,20 @@
 //! `fluxsim diff`, `fluxsim compare` and `fluxsim prove`.
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
 use super::render::RenderFlags;
 use super::Status;
 use crate::build::BuildCache;
 use crate::canary;
 use crate::compare::{compare_clusters, diff_revisions, RevisionDiff};
+use crate::reconcile::Reuse;
 use crate::render::{
-    build_cache, load_tree, make_builder, render_tree_cached, render_tree_reusing, RepoOptions,
-    RepoRender,
+    build_cache, load_tree_known, make_builder, render_tree_cached, render_tree_with, Prior,
+    RepoOptions, RepoRender,
 };
 use crate::report::diff as report;
+use crate::revision::{render_revision, RevisionRender};
 
 /// Output formats of `diff`, `compare` and `prove`.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -83,50 +88,90 @@ fn fail(e: &dyn std::fmt::Display) -> Status {
     Status::Error
 }
 
+/// Base and head rendered, and what differs.
+struct Pair {
+    base: RevisionRender,
+    head: RepoRender,
+    diff: RevisionDiff,
+}
+
+impl Pair {
+    /// Ends the pair as the process ends: the head's tree is dropped (a mirror is given
+    /// back), the renders are not freed. They are large trees of small allocations, and
+    /// freeing them costs more than exiting, which returns the memory anyway.
+    fn finish(self) {
+        let Pair { base, head, diff } = self;
+        let RepoRender { tree, clusters, .. } = head;
+        drop(tree);
+        std::mem::forget((base, clusters, diff));
+    }
+}
+
 /// Renders base and head with the same options, through one build cache: what did not
-/// change between them is built once.
+/// change between them is built once. The base is a revision: its render is kept in the
+/// store, so a second diff against it renders only the head.
 fn render_pair(
     args: &DiffArgs,
     opts: &RepoOptions,
     cache: &BuildCache<'_>,
-) -> Result<(RepoRender, RepoRender, RevisionDiff), crate::render::RenderError> {
+) -> Result<Pair, crate::render::RenderError> {
     let repo = &args.flags.repo;
-    let base_tree = load_tree(repo, Some(&args.base), opts)?;
+    let mut base = render_revision(repo, &args.base, cache, opts)?;
     // The work tree as head is the change about to be committed: new files that git does
     // not ignore are part of it.
     let head_opts = RepoOptions {
         include_untracked: opts.include_untracked || args.head.is_none(),
         ..opts.clone()
     };
-    let head_tree = load_tree(repo, args.head.as_deref(), &head_opts)?;
-    let base = render_tree_cached(base_tree, cache, opts)?;
+    let head_tree = load_tree_known(repo, args.head.as_deref(), &head_opts, Some(&base.known))?;
     let reuse = args.changed_only.then(|| {
-        let changed = crate::source::changed_files(&base.tree, &head_tree);
-        let base = base
-            .clusters
-            .iter()
-            .flat_map(|c| {
-                c.kustomizations
-                    .iter()
-                    .map(|k| ((c.name.clone(), k.kustomization.id.clone()), k.clone()))
-            })
-            .collect();
-        std::sync::Arc::new(crate::reconcile::Reuse { base, changed })
+        let (before, after) = (&base.known.digests, head_tree.digests());
+        let changed = crate::source::changed_between(before, after);
+        let same_paths = *base.known.folders == *head_tree.folders()
+            && changed
+                .iter()
+                .all(|f| before.contains_key(f) && after.contains_key(f));
+        // Moved out of the base render, not copied: put back once head is rendered.
+        let mut taken = BTreeMap::new();
+        for c in &mut base.clusters {
+            for k in std::mem::take(&mut c.kustomizations) {
+                taken.insert((c.name.clone(), k.kustomization.id.clone()), k);
+            }
+        }
+        Arc::new(Reuse {
+            base: taken,
+            changed,
+            same_paths,
+        })
     });
-    let head = render_tree_reusing(head_tree, cache, opts, reuse)?;
-    let label = |rev: &str, r: &RepoRender| match r.tree.revision() {
+    let prior = Prior {
+        known: Some(base.known.clone()),
+        reuse,
+    };
+    let head = render_tree_with(head_tree, cache, opts, &prior);
+    if let Some(reuse) = prior.reuse {
+        let reuse = Arc::try_unwrap(reuse).unwrap_or_else(|shared| (*shared).clone());
+        // In (cluster, id) order: each cluster's Kustomizations come back sorted, as made.
+        for ((cluster, _), k) in reuse.base {
+            if let Some(c) = base.clusters.iter_mut().find(|c| c.name == cluster) {
+                c.kustomizations.push(k);
+            }
+        }
+    }
+    let head = head?;
+    let label = |rev: &str, commit: Option<&str>| match commit {
         Some(commit) if !commit.starts_with(rev) => {
             format!("{rev} ({})", &commit[..12.min(commit.len())])
         }
         _ => rev.to_string(),
     };
-    let base_label = label(&args.base, &base);
+    let base_label = label(&args.base, Some(&base.commit));
     let head_label = match &args.head {
-        Some(h) => label(h, &head),
+        Some(h) => label(h, head.tree.revision()),
         None => "work tree".to_string(),
     };
     let diff = diff_revisions(&base_label, &base.clusters, &head_label, &head.clusters);
-    Ok((base, head, diff))
+    Ok(Pair { base, head, diff })
 }
 
 pub(crate) fn run_diff(args: &DiffArgs) -> Status {
@@ -136,20 +181,23 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Status {
         Err(e) => return fail(&e),
     };
     let cache = build_cache(builder.as_ref(), &opts);
-    let (_, _, diff) = match render_pair(args, &opts, &cache) {
+    let pair = match render_pair(args, &opts, &cache) {
         Ok(x) => x,
         Err(e) => return fail(&e),
     };
+    let diff = &pair.diff;
     match args.format {
-        Format::Text => print!("{}", report::diff_text(&diff)),
-        Format::Json => println!("{:#}", report::diff_json(&diff)),
-        Format::Markdown => print!("{}", report::diff_markdown(&diff)),
+        Format::Text => print!("{}", report::diff_text(diff)),
+        Format::Json => println!("{:#}", report::diff_json(diff)),
+        Format::Markdown => print!("{}", report::diff_markdown(diff)),
     }
-    if diff.changed() {
+    let status = if diff.changed() {
         Status::Finding
     } else {
         Status::Ok
-    }
+    };
+    pair.finish();
+    status
 }
 
 pub(crate) fn run_prove(args: &ProveArgs) -> Status {
@@ -159,7 +207,7 @@ pub(crate) fn run_prove(args: &ProveArgs) -> Status {
         Err(e) => return fail(&e),
     };
     let cache = build_cache(builder.as_ref(), &opts);
-    let (_base, head, diff) = match render_pair(&args.diff, &opts, &cache) {
+    let Pair { head, diff, .. } = match render_pair(&args.diff, &opts, &cache) {
         Ok(x) => x,
         Err(e) => return fail(&e),
     };

@@ -64,50 +64,104 @@ pub(crate) fn yaml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
         let p = dir.join(&e.name);
         if e.is_dir {
             yaml_files(&p, out);
-        } else if matches!(p.extension().and_then(|x| x.to_str()), Some("yaml" | "yml")) {
+        } else if is_yaml_file(&p) {
             out.push(p);
         }
     }
+}
+
+/// What discovery takes from one YAML file: the documents that can make, imply or describe
+/// a cluster root (Flux Kustomizations, GitRepositories, Flux Operator installs), in file
+/// order. A function of the file's bytes alone, so it can be kept with a digest of them.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FileFacts(pub Vec<serde_json::Value>);
+
+impl FileFacts {
+    /// Reads the facts of a file's text (`None` when it is not UTF-8: no facts).
+    #[must_use]
+    pub fn of(text: Option<&str>) -> FileFacts {
+        let Some(text) = text else {
+            return FileFacts::default();
+        };
+        let docs = crate::manifest::split_documents(text)
+            .into_iter()
+            .filter_map(|doc| crate::manifest::parse_object(doc).ok())
+            .filter(|v| {
+                let id = ObjectId::of(v);
+                operator_sync_path(v, &id).is_some()
+                    || is_git_repository(&id)
+                    || is_kustomization(v)
+            })
+            .collect();
+        FileFacts(docs)
+    }
+
+    /// No document discovery looks at.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+fn is_git_repository(id: &ObjectId) -> bool {
+    id.kind == "GitRepository" && id.group == "source.toolkit.fluxcd.io"
+}
+
+/// Whether discovery reads the file at this path (relative or not): YAML by its extension.
+#[must_use]
+pub fn is_yaml_file(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|x| x.to_str()),
+        Some("yaml" | "yml")
+    )
 }
 
 /// Finds the cluster roots, and the GitRepositories' ignore lists, in a materialised tree.
 pub fn discover(root: &Path) -> Discovery {
     let mut files = Vec::new();
     yaml_files(root, &mut files);
+    let facts: Vec<(String, FileFacts)> = files
+        .iter()
+        .map(|file| {
+            let rel_file = file
+                .strip_prefix(root)
+                .unwrap_or(file)
+                .to_string_lossy()
+                .into_owned();
+            let text = crate::source::view::read_to_string(file).ok();
+            (rel_file, FileFacts::of(text.as_deref()))
+        })
+        .collect();
+    discover_files(root, &facts)
+}
+
+/// [`discover`] from the facts of every YAML file of the tree at `root` (paths relative to
+/// it, in the order of a sorted walk: component by component).
+#[must_use]
+pub fn discover_files(root: &Path, files: &[(String, FileFacts)]) -> Discovery {
     let mut by_path: BTreeMap<String, Cluster> = BTreeMap::new();
     let mut source_ignores = BTreeMap::new();
     // Root folders whose root Kustomization lives on the cluster only: (path, declared in).
     let mut implied: BTreeMap<String, String> = BTreeMap::new();
-    for file in files {
-        let rel_file = file
-            .strip_prefix(root)
-            .unwrap_or(&file)
-            .to_string_lossy()
-            .into_owned();
-        let rel_dir = Path::new(&rel_file)
+    for (rel_file, facts) in files {
+        let rel_dir = Path::new(rel_file)
             .parent()
             .map_or(String::new(), |p| p.to_string_lossy().into_owned());
-        if let Some(cluster_dir) = bootstrap_dir(&rel_file) {
+        if let Some(cluster_dir) = bootstrap_dir(rel_file) {
             implied
                 .entry(cluster_dir)
                 .or_insert_with(|| rel_file.clone());
         }
-        let Ok(text) = crate::source::view::read_to_string(&file) else {
-            continue;
-        };
-        for doc in crate::manifest::split_documents(&text) {
-            let Ok(v) = crate::manifest::parse_object(doc) else {
-                continue;
-            };
-            let id = ObjectId::of(&v);
-            if let Some(sync_path) = operator_sync_path(&v, &id) {
+        for v in &facts.0 {
+            let id = ObjectId::of(v);
+            if let Some(sync_path) = operator_sync_path(v, &id) {
                 if let Ok(p) = spec_dir(root, sync_path) {
                     implied.entry(p).or_insert_with(|| rel_file.clone());
                 }
                 continue;
             }
-            if id.kind == "GitRepository" && id.group == "source.toolkit.fluxcd.io" {
-                if let Some(ignore) = str_at(&v, &["spec", "ignore"]) {
+            if is_git_repository(&id) {
+                if let Some(ignore) = str_at(v, &["spec", "ignore"]) {
                     let key = NamespacedName {
                         namespace: id.namespace,
                         name: id.name,
@@ -118,10 +172,10 @@ pub fn discover(root: &Path) -> Discovery {
                 }
                 continue;
             }
-            if !is_kustomization(&v) {
+            if !is_kustomization(v) {
                 continue;
             }
-            let Ok(ks) = Kustomization::from_json(&v) else {
+            let Ok(ks) = Kustomization::from_json(v) else {
                 continue;
             };
             let Ok(path) = spec_dir(root, &ks.path) else {

@@ -20,6 +20,9 @@ use crate::discover::Cluster;
 use crate::flux::{is_kustomization, Kustomization, NamespacedName, ObjectId, SubstituteFrom};
 use crate::postbuild;
 
+/// The objects on a cluster, by id (shared with the artifacts that applied them).
+type Objects = BTreeMap<ObjectId, std::sync::Arc<Value>>;
+
 /// What a changed-only render may take from an earlier render of the base revision.
 #[derive(Debug, Clone, Default)]
 pub struct Reuse {
@@ -27,6 +30,10 @@ pub struct Reuse {
     pub base: BTreeMap<(String, NamespacedName), KustomizationRender>,
     /// The files (relative to the source root) that differ between base and head.
     pub changed: BTreeSet<String>,
+    /// No file or folder was added or removed between base and head, only changed: every
+    /// path a build looks for exists in both or in neither, so a Kustomization none of whose
+    /// base inputs changed reads the same inputs in head, and can be reused unprepared.
+    pub same_paths: bool,
 }
 
 /// How to render.
@@ -156,7 +163,7 @@ pub fn render_cluster(
         BTreeMap::new();
     known.insert(cluster.root.id.clone(), (cluster.root.clone(), None));
     let mut done: BTreeMap<NamespacedName, KustomizationRender> = BTreeMap::new();
-    let mut objects: BTreeMap<ObjectId, Value> = BTreeMap::new();
+    let mut objects: Objects = BTreeMap::new();
     let mut waves = Vec::new();
     let own_source = cluster.root.source_ref.clone();
     loop {
@@ -330,7 +337,7 @@ fn blocked(
 /// (`loadVars` in `kustomize_varsub.go`): substituteFrom in order, later wins; inline wins.
 fn resolve_vars(
     ks: &Kustomization,
-    objects: &BTreeMap<ObjectId, Value>,
+    objects: &Objects,
     notes: &mut Vec<String>,
 ) -> Result<BTreeMap<String, VarSource>, String> {
     let mut vars = BTreeMap::new();
@@ -429,7 +436,7 @@ fn render_kustomization(
     ctx: &Ctx<'_>,
     ks: &Kustomization,
     parent: Option<NamespacedName>,
-    objects: &BTreeMap<ObjectId, Value>,
+    objects: &Objects,
 ) -> KustomizationRender {
     let mut r = blocked(ks, parent, String::new());
     if ks.suspend {
@@ -472,7 +479,7 @@ fn reusable(
     cluster: &str,
     ks: &Kustomization,
     inputs: Option<&BTreeSet<String>>,
-    objects: &BTreeMap<ObjectId, Value>,
+    objects: &Objects,
 ) -> Option<Box<KustomizationRender>> {
     let base = reuse.base.get(&(cluster.to_string(), ks.id.clone()))?;
     let untouched =
@@ -501,10 +508,25 @@ fn reusable(
     })
 }
 
+/// [`reusable`] before `ks` is prepared, when no path was added or removed: its inputs in
+/// head are then its inputs in base.
+fn reusable_unprepared(
+    reuse: &Reuse,
+    cluster: &str,
+    ks: &Kustomization,
+    objects: &Objects,
+) -> Option<Box<KustomizationRender>> {
+    if !reuse.same_paths {
+        return None;
+    }
+    let base = reuse.base.get(&(cluster.to_string(), ks.id.clone()))?;
+    reusable(reuse, cluster, ks, base.inputs.as_ref(), objects)
+}
+
 fn render_inner(
     ctx: &Ctx<'_>,
     ks: &Kustomization,
-    objects: &BTreeMap<ObjectId, Value>,
+    objects: &Objects,
     r: &mut KustomizationRender,
 ) -> Result<Rendered, String> {
     let Ctx {
@@ -514,6 +536,13 @@ fn render_inner(
         opts,
         ..
     } = *ctx;
+    if let Some(base) = opts
+        .reuse
+        .as_ref()
+        .and_then(|reuse| reusable_unprepared(reuse, cluster, ks, objects))
+    {
+        return Ok(Rendered::Reused(base));
+    }
     let prepared = crate::generate::prepare(root, ks, opts.origins).map_err(|e| e.to_string())?;
     r.build_path = Some(prepared.rel_path.clone());
     r.generated.clone_from(&prepared.generated);
@@ -790,10 +819,10 @@ mod tests {
         .unwrap()
     }
 
-    fn cm(name: &str, data: Value) -> (ObjectId, Value) {
+    fn cm(name: &str, data: Value) -> (ObjectId, std::sync::Arc<Value>) {
         let v = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": name, "namespace": "flux-system"}, "data": data});
-        (ObjectId::of(&v), v)
+        (ObjectId::of(&v), v.into())
     }
 
     // kustomize_varsub.go loadVars: substituteFrom in order, later wins; inline wins over all.
@@ -843,7 +872,7 @@ mod tests {
         let s = json!({"apiVersion": "v1", "kind": "Secret",
             "metadata": {"name": "s", "namespace": "flux-system"},
             "data": {"TOKEN": "czNjcjN0"}, "stringData": {"USER": "admin"}});
-        let objects: BTreeMap<_, _> = [(ObjectId::of(&s), s)].into_iter().collect();
+        let objects: Objects = [(ObjectId::of(&s), s.into())].into_iter().collect();
         let vars = resolve_vars(&k, &objects, &mut Vec::new()).unwrap();
         assert_eq!(vars["TOKEN"].value, "s3cr3t");
         assert_eq!(vars["USER"].value, "admin");
@@ -855,7 +884,7 @@ mod tests {
         let s = json!({"apiVersion": "v1", "kind": "Secret",
             "metadata": {"name": "s", "namespace": "flux-system"},
             "data": {"K": "ENC[AES256_GCM,data:abc,type:str]"}, "sops": {"version": "3.8.1"}});
-        let objects: BTreeMap<_, _> = [(ObjectId::of(&s), s)].into_iter().collect();
+        let objects: Objects = [(ObjectId::of(&s), s.into())].into_iter().collect();
         let mut notes = Vec::new();
         let vars = resolve_vars(&k, &objects, &mut notes).unwrap();
         assert!(vars["K"].encrypted);

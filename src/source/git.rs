@@ -276,3 +276,25 @@ pub(crate) fn for_each_blob(
     let _ = child.wait();
     result
 }
+
+/// The commit `rev` names and the id of the tree of `dir`'s folder in it, from one
+/// `git rev-parse`; `None` when they do not resolve (reading the revision says why).
+pub(crate) fn resolve(dir: &Path, rev: &str) -> Result<Option<(String, String)>, SourceError> {
+    // A leading `-` would be read as an option.
+    if rev.is_empty() || rev.starts_with('-') || rev.contains('\0') {
+        return Ok(None);
+    }
+    // `./` is relative to the folder git runs in (`-C dir`).
+    let commit = format!("{rev}^{{commit}}");
+    let tree = format!("{commit}:./");
+    let Ok(out) = try_run(dir, &["rev-parse", &commit, &tree])? else {
+        return Ok(None);
+    };
+    let text = String::from_utf8_lossy(&out);
+    let ids: Vec<&str> = text.lines().collect();
+    let is_id = |s: &str| matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_hexdigit());
+    Ok(match ids.as_slice() {
+        [c, t] if is_id(c) && is_id(t) => Some(((*c).to_owned(), (*t).to_owned())),
+        _ => None,
+    })
+}

@@ -4,6 +4,23 @@
 /// Reports whether `name` matches all of `pattern`; `None` when the pattern is malformed
 /// (Go's `ErrBadPattern`, which the gitignore matcher treats as "no match").
 pub(crate) fn go_match(pattern: &str, name: &str) -> Option<bool> {
+    // The shapes nearly every ignore pattern has, answered without scanning: a literal, and
+    // `*` before a literal (`*.png`). Neither can be malformed.
+    let literal = |p: &str| !p.contains(['*', '?', '[', '\\']);
+    if literal(pattern) {
+        return Some(pattern == name);
+    }
+    if let Some(suffix) = pattern.strip_prefix('*').filter(|s| literal(s)) {
+        return Some(
+            name.strip_suffix(suffix)
+                .is_some_and(|skipped| !skipped.contains('/')),
+        );
+    }
+    match_general(pattern, name)
+}
+
+/// [`go_match`] the long way, for any pattern.
+fn match_general(pattern: &str, name: &str) -> Option<bool> {
     let mut pattern = pattern;
     let mut name = name;
     'pattern: while !pattern.is_empty() {
@@ -189,7 +206,35 @@ fn get_esc(chunk: &str) -> Option<(char, &str)> {
 
 #[cfg(test)]
 mod tests {
-    use super::go_match;
+    use super::{go_match, match_general};
+
+    #[test]
+    fn literal_and_star_suffix_shortcuts_agree_with_the_general_matcher() {
+        let patterns = [
+            "a.yaml", "*.png", "*.tar.gz", "*", "**", ".git", "*x", "", "*/",
+        ];
+        let names = [
+            "a.yaml",
+            "x.png",
+            ".png",
+            "png",
+            "a.tar.gz",
+            "tar.gz",
+            "",
+            ".git",
+            "xx",
+            "a/x",
+            "a/b.png",
+            "é.png",
+            "*",
+            "a.yaml.bak",
+        ];
+        for p in patterns {
+            for n in names {
+                assert_eq!(go_match(p, n), match_general(p, n), "{p:?} {n:?}");
+            }
+        }
+    }
 
     #[test]
     fn star_and_question_mark_match_within_a_component() {

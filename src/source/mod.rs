@@ -22,14 +22,16 @@ mod error;
 mod git;
 mod go_match;
 mod ignore;
+mod mirror;
 mod secure_join;
 pub mod view;
 mod walk;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use tempfile::TempDir;
 
@@ -48,21 +50,28 @@ pub struct SourceOptions {
     pub spec_ignore: Option<String>,
 }
 
-/// What Flux would see: a materialised copy (deleted when dropped), or the user's folder
-/// viewed in place (see [`view`]).
+/// A materialised copy of what Flux would see; deleted when dropped (a mirror in the cache
+/// folder is kept for the next run instead, see [`materialize_mirrored`]).
 #[derive(Debug)]
 pub struct Tree {
-    dir: Root,
+    dir: Holder,
     files: Vec<PathBuf>,
+    folders: BTreeSet<String>,
     excluded: Vec<Excluded>,
     revision: Option<String>,
+    digests: OnceLock<Digests>,
 }
 
-/// Where a tree's files are.
+/// The SHA-256 (lower-case hex) of each file of a tree, by relative `/`-separated path.
+pub type Digests = BTreeMap<String, String>;
+
+/// Where a tree's folder lives.
 #[derive(Debug)]
-enum Root {
-    /// A copy in a temporary folder.
-    Copy(TempDir),
+enum Holder {
+    /// A temporary folder of its own.
+    Temp(TempDir),
+    /// A mirror claimed from the cache folder, given back when the tree is dropped.
+    Mirror(mirror::Claim),
     /// The user's folder, read in place through [`view`] (nothing is ever written there).
     InPlace {
         root: PathBuf,
@@ -75,21 +84,28 @@ impl Tree {
     #[must_use]
     pub fn root(&self) -> &Path {
         match &self.dir {
-            Root::Copy(d) => d.path(),
-            Root::InPlace { root, .. } => root,
+            Holder::Temp(dir) => dir.path(),
+            Holder::Mirror(claim) => claim.root(),
+            Holder::InPlace { root, .. } => root,
         }
     }
 
     /// Whether the tree is the user's folder read in place: read it only through [`view`].
     #[must_use]
     pub fn in_place(&self) -> bool {
-        matches!(self.dir, Root::InPlace { .. })
+        matches!(self.dir, Holder::InPlace { .. })
     }
 
     /// Relative paths of the regular files copied, sorted.
     #[must_use]
     pub fn files(&self) -> &[PathBuf] {
         &self.files
+    }
+
+    /// Relative paths (`/`-separated) of the folders in the copy, the root left out.
+    #[must_use]
+    pub fn folders(&self) -> &BTreeSet<String> {
+        &self.folders
     }
 
     /// Paths left out, with the reason, sorted by path.
@@ -104,6 +120,21 @@ impl Tree {
         self.revision.as_deref()
     }
 
+    /// The SHA-256 of each file as it was materialised (read on first use, unless the
+    /// materialisation already knew them). A tree whose files are changed in place after
+    /// this is called (canary copies) must not call it again.
+    pub fn digests(&self) -> &Digests {
+        self.digests.get_or_init(|| {
+            self.files
+                .iter()
+                .filter_map(|rel| {
+                    let bytes = fs::read(self.root().join(rel)).ok()?;
+                    Some((slash_path(rel), sha256_hex(&bytes)))
+                })
+                .collect()
+        })
+    }
+
     /// A second copy of this tree in a new temporary directory, folders and file modes
     /// included, for experiments (canaries) that must not disturb this one.
     pub fn duplicate(&self) -> Result<Tree, SourceError> {
@@ -114,10 +145,12 @@ impl Tree {
         })?;
         copy_dir(&from, out.path())?;
         Ok(Tree {
-            dir: Root::Copy(out),
+            dir: Holder::Temp(out),
             files: self.files.clone(),
+            folders: self.folders.clone(),
             excluded: self.excluded.clone(),
             revision: self.revision.clone(),
+            digests: OnceLock::new(),
         })
     }
 }
@@ -149,20 +182,37 @@ pub fn clean_relative(path: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
+/// SHA-256 in lower-case hex.
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .fold(String::with_capacity(64), |mut s, b| {
+            use std::fmt::Write as _;
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+/// A relative path as `/`-separated text.
+fn slash_path(rel: &Path) -> String {
+    rel.to_string_lossy().replace('\\', "/")
+}
+
 /// The files (relative paths, `/`-separated) that are in only one of two trees, or in both
 /// with different contents.
 #[must_use]
 pub fn changed_files(a: &Tree, b: &Tree) -> BTreeSet<String> {
-    let all: BTreeSet<&PathBuf> = a.files.iter().chain(&b.files).collect();
+    changed_between(a.digests(), b.digests())
+}
+
+/// [`changed_files`] from the two trees' digests.
+#[must_use]
+pub fn changed_between(a: &Digests, b: &Digests) -> BTreeSet<String> {
+    let all: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
     all.into_iter()
-        .filter(|rel| {
-            let (x, y) = (fs::read(a.root().join(rel)), fs::read(b.root().join(rel)));
-            match (x, y) {
-                (Ok(x), Ok(y)) => x != y,
-                _ => true,
-            }
-        })
-        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .filter(|rel| a.get(*rel) != b.get(*rel))
+        .cloned()
         .collect()
 }
 
@@ -239,8 +289,8 @@ impl fmt::Display for Exclusion {
 /// Where a file's bytes come from.
 #[derive(Debug, Clone)]
 enum Content {
-    /// A file in the user's tree (absolute path).
-    WorkTree(PathBuf),
+    /// A file in the user's tree (absolute path), with its stamp when the platform gives one.
+    WorkTree(PathBuf, Option<mirror::Stamp>),
     /// A blob of the repository containing `dir`.
     Blob(String),
 }
@@ -270,8 +320,50 @@ struct Entry {
 /// or a plain directory). Outside git every regular file under `dir` is a candidate.
 pub fn materialize(dir: &Path, opts: &SourceOptions) -> Result<Tree, SourceError> {
     check_dir(dir)?;
-    let entries = folder_entries(dir, opts)?;
-    build(dir, entries, opts, None)
+    build(dir, dir_entries(dir, opts)?, opts, None)
+}
+
+/// [`materialize`] into a mirror kept in `cache_dir`: the copy made by the last run on the
+/// same directory with the same options is brought up to date in place (only what changed
+/// is written), and kept again when the tree is dropped. A mirror another run is using, or
+/// one that cannot be written, is not waited for: the tree is then a temporary copy.
+pub fn materialize_mirrored(
+    dir: &Path,
+    opts: &SourceOptions,
+    cache_dir: &Path,
+) -> Result<Tree, SourceError> {
+    materialize_mirrored_at(dir, opts, cache_dir, mirror::now())
+}
+
+/// [`materialize_mirrored`] with the time the scan of the user's files began.
+fn materialize_mirrored_at(
+    dir: &Path,
+    opts: &SourceOptions,
+    cache_dir: &Path,
+    scanned: i64,
+) -> Result<Tree, SourceError> {
+    check_dir(dir)?;
+    let entries = dir_entries(dir, opts)?;
+    let plan = plan(dir, entries, opts)?;
+    // A cache folder inside the tree would be copied into its own mirror, run after run.
+    let _ = fs::create_dir_all(cache_dir);
+    let inside = |d: &Path| d.canonicalize().ok();
+    let cache_in_tree = match (inside(cache_dir), inside(dir)) {
+        (Some(cache), Some(tree)) => cache.starts_with(tree),
+        _ => true,
+    };
+    let claim = (!cache_in_tree)
+        .then(|| mirror::Claim::take(cache_dir, dir, opts))
+        .flatten();
+    if let Some(mut claim) = claim {
+        match claim.sync(&plan, scanned) {
+            Ok(digests) => return Ok(plan.into_tree(Holder::Mirror(claim), None, Some(digests))),
+            Err(mirror::SyncError::User(e)) => return Err(e),
+            // The claim is dropped unsynced: its folder goes.
+            Err(mirror::SyncError::Mirror) => {}
+        }
+    }
+    plan.write_fresh(dir, None)
 }
 
 /// What Flux would see of the directory `dir`, as [`materialize`] finds it, but read in
@@ -282,10 +374,9 @@ pub fn in_place(dir: &Path, opts: &SourceOptions) -> Result<Tree, SourceError> {
         path: dir.to_path_buf(),
         source,
     })?;
-    let entries = folder_entries(&root, opts)?;
-    let plan = plan(&root, entries, opts)?;
-    let files: Vec<PathBuf> = plan.copies.iter().map(|(e, _, _)| e.path.clone()).collect();
-    let mut dirs: BTreeSet<PathBuf> = plan.folders;
+    let plan = plan(&root, dir_entries(&root, opts)?, opts)?;
+    let files: BTreeSet<PathBuf> = plan.copies.iter().map(|(p, _, _)| p.clone()).collect();
+    let mut dirs: BTreeSet<PathBuf> = plan.folders.clone();
     for f in &files {
         dirs.extend(
             f.ancestors()
@@ -294,19 +385,19 @@ pub fn in_place(dir: &Path, opts: &SourceOptions) -> Result<Tree, SourceError> {
                 .map(Path::to_path_buf),
         );
     }
-    let registration = view::register(root.clone(), files.iter().cloned().collect(), dirs);
-    Ok(Tree {
-        dir: Root::InPlace {
+    let registration = view::register(root.clone(), files, dirs);
+    Ok(plan.into_tree(
+        Holder::InPlace {
             root,
             _registration: registration,
         },
-        files,
-        excluded: plan.excluded,
-        revision: None,
-    })
+        None,
+        None,
+    ))
 }
 
-fn folder_entries(dir: &Path, opts: &SourceOptions) -> Result<Vec<Entry>, SourceError> {
+/// What a directory holds: a git work tree's tracked (and untracked) paths, or every path.
+fn dir_entries(dir: &Path, opts: &SourceOptions) -> Result<Vec<Entry>, SourceError> {
     if git::in_work_tree(dir)? {
         work_tree_entries(dir, opts.include_untracked)
     } else {
@@ -337,6 +428,23 @@ pub fn materialize_rev(dir: &Path, rev: &str, opts: &SourceOptions) -> Result<Tr
         })
         .collect();
     build(dir, entries, opts, Some(revision.commit))
+}
+
+/// A revision of the repository containing a directory, as git names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RevisionId {
+    /// The commit.
+    pub commit: String,
+    /// The tree of the directory's folder in that commit: what [`materialize_rev`] copies
+    /// is a function of it (and of the options).
+    pub tree: String,
+}
+
+/// Resolves `rev` for `dir` with one git process, reading no file of it; `None` when it
+/// does not resolve to a commit holding `dir`'s folder ([`materialize_rev`] says why).
+pub fn resolve_rev(dir: &Path, rev: &str) -> Result<Option<RevisionId>, SourceError> {
+    check_dir(dir)?;
+    Ok(git::resolve(dir, rev)?.map(|(commit, tree)| RevisionId { commit, tree }))
 }
 
 fn check_dir(dir: &Path) -> Result<(), SourceError> {
@@ -373,9 +481,21 @@ fn work_tree_entries(dir: &Path, include_untracked: bool) -> Result<Vec<Entry>, 
     Ok(entries)
 }
 
-/// What a tree holds: the files to copy, the folders the archive keeps, and the exclusions.
+/// Applies the ignore rules to `entries` and writes the survivors into a new temp dir.
+fn build(
+    dir: &Path,
+    entries: Vec<Entry>,
+    opts: &SourceOptions,
+    revision: Option<String>,
+) -> Result<Tree, SourceError> {
+    plan(dir, entries, opts)?.write_fresh(dir, revision)
+}
+
+/// What a tree will hold: the entries that survive the ignore rules, and the folders.
 struct Plan {
-    copies: Vec<(Entry, Content, bool)>,
+    /// The files to copy, sorted by path, and whether each is executable.
+    copies: Vec<(PathBuf, Content, bool)>,
+    /// Folders the archive would hold (more are made for the files' parents).
     folders: BTreeSet<PathBuf>,
     excluded: Vec<Excluded>,
 }
@@ -384,11 +504,12 @@ struct Plan {
 fn plan(dir: &Path, mut entries: Vec<Entry>, opts: &SourceOptions) -> Result<Plan, SourceError> {
     entries.sort_by(|a, b| a.path.cmp(&b.path));
     let matcher = Matcher::new(user_patterns(dir, &entries, opts)?);
+
     let mut excluded = Vec::new();
-    let mut copies: Vec<(Entry, Content, bool)> = Vec::new();
+    let mut copies: Vec<(PathBuf, Content, bool)> = Vec::new();
     // Folders the archive would hold: every folder of an existing path.
     let mut folders = BTreeSet::new();
-    for entry in &entries {
+    for entry in entries {
         let reason = match &entry.kind {
             Kind::Absent(reason) => {
                 excluded.push(Excluded {
@@ -403,7 +524,7 @@ fn plan(dir: &Path, mut entries: Vec<Entry>, opts: &SourceOptions) -> Result<Pla
             } => {
                 let pattern = matcher.excluded_by(&entry.path, false);
                 if pattern.is_none() {
-                    copies.push((entry.clone(), content.clone(), *executable));
+                    copies.push((entry.path.clone(), content.clone(), *executable));
                 }
                 pattern.map(ignored)
             }
@@ -436,7 +557,7 @@ fn plan(dir: &Path, mut entries: Vec<Entry>, opts: &SourceOptions) -> Result<Pla
     }
     // Archive writes a header for every folder the filter keeps, so an emptied folder
     // still exists after extraction (a `spec.path` to it is found, and builds empty).
-    folders.retain(|f| matcher.excluded_by(f, true).is_none());
+    folders.retain(|folder| matcher.excluded_by(folder, true).is_none());
     excluded.sort();
     Ok(Plan {
         copies,
@@ -445,33 +566,43 @@ fn plan(dir: &Path, mut entries: Vec<Entry>, opts: &SourceOptions) -> Result<Pla
     })
 }
 
-/// Applies the ignore rules to `entries` and writes the survivors into a new temp dir.
-fn build(
-    dir: &Path,
-    entries: Vec<Entry>,
-    opts: &SourceOptions,
-    revision: Option<String>,
-) -> Result<Tree, SourceError> {
-    let plan = plan(dir, entries, opts)?;
-    let out = source_temp_dir()?;
-    let root = out.path().to_path_buf();
-    for folder in &plan.folders {
-        let target = root.join(folder);
-        fs::create_dir_all(&target).map_err(|source| SourceError::Write {
-            path: target,
-            source,
-        })?;
+impl Plan {
+    /// Writes the plan into a new temporary directory.
+    fn write_fresh(self, dir: &Path, revision: Option<String>) -> Result<Tree, SourceError> {
+        let out = source_temp_dir()?;
+        let root = out.path().to_path_buf();
+        for folder in &self.folders {
+            let target = root.join(folder);
+            fs::create_dir_all(&target).map_err(|source| SourceError::Write {
+                path: target,
+                source,
+            })?;
+        }
+        write_files(dir, &root, &self.copies)?;
+        Ok(self.into_tree(Holder::Temp(out), revision, None))
     }
-    let copies: Vec<(&Entry, &Content, bool)> =
-        plan.copies.iter().map(|(e, c, x)| (e, c, *x)).collect();
-    write_files(dir, &root, &copies)?;
-    let files = plan.copies.iter().map(|(e, _, _)| e.path.clone()).collect();
-    Ok(Tree {
-        dir: Root::Copy(out),
-        files,
-        excluded: plan.excluded,
-        revision,
-    })
+
+    fn into_tree(self, dir: Holder, revision: Option<String>, digests: Option<Digests>) -> Tree {
+        let digests = digests.map(OnceLock::from).unwrap_or_default();
+        // Every folder the copy holds: those the archive keeps, and every file's.
+        let mut folders: BTreeSet<String> = self.folders.iter().map(|f| slash_path(f)).collect();
+        for (path, _, _) in &self.copies {
+            folders.extend(
+                path.ancestors()
+                    .skip(1)
+                    .filter(|a| !a.as_os_str().is_empty())
+                    .map(slash_path),
+            );
+        }
+        Tree {
+            dir,
+            folders,
+            files: self.copies.into_iter().map(|(p, _, _)| p).collect(),
+            excluded: self.excluded,
+            revision,
+            digests,
+        }
+    }
 }
 
 fn ignored(pattern: &Pattern) -> Exclusion {
@@ -507,7 +638,7 @@ fn user_patterns(
     let mut blobs = Vec::new();
     for (i, (path, content)) in files.iter().enumerate() {
         match content {
-            Content::WorkTree(abs) => {
+            Content::WorkTree(abs, _) => {
                 let bytes = fs::read(abs).map_err(|source| SourceError::Read {
                     path: abs.clone(),
                     source,
@@ -543,17 +674,17 @@ fn user_patterns(
 fn write_files(
     dir: &Path,
     root: &Path,
-    copies: &[(&Entry, &Content, bool)],
+    copies: &[(PathBuf, Content, bool)],
 ) -> Result<(), SourceError> {
     let write_err = |path: PathBuf| move |source| SourceError::Write { path, source };
     let mut blobs = Vec::new();
-    for (entry, content, executable) in copies {
-        let target = root.join(&entry.path);
+    for (path, content, executable) in copies {
+        let target = root.join(path);
         if let Some(parent) = target.parent() {
             fs::create_dir_all(parent).map_err(write_err(parent.to_path_buf()))?;
         }
         match content {
-            Content::WorkTree(abs) => {
+            Content::WorkTree(abs, _) => {
                 fs::copy(abs, &target).map_err(|source| SourceError::Read {
                     path: abs.clone(),
                     source,

@@ -1,0 +1,418 @@
+//! Renders of git revisions, kept in the persistent store under the id of the revision's
+//! tree: the base of a diff is rendered once, and later diffs against it neither copy it out
+//! of git nor render it again.
+//!
+//! What a revision renders to is a function of its tree (the folder's content at that
+//! commit), the render options, the builder (its identity: kustomize's version, and for the
+//! native builder fluxsim's own build) and fluxsim itself (its fingerprint). The key holds all
+//! of them. A render is stored only when it can be told again offline: every build's inputs
+//! are pinned down (one with remote inputs may change without the tree changing) and no build
+//! failed (a failure may be the machine's: a timeout, a missing tool); what fails before a
+//! build (a missing path) or after it (substitution) is decided by the tree and is stored.
+//! Entries are integrity-checked by the store like build outputs: a corrupt one is rendered
+//! again, never trusted.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::artifact::{Artifact, ArtifactObject, Origin};
+use crate::build::store::Store;
+use crate::build::{BuildCache, Maker};
+use crate::discover::FileFacts;
+use crate::flux::{str_at, Kustomization, NamespacedName, ObjectId};
+use crate::reconcile::{ClusterRender, KustomizationRender, Status, VarSource};
+use crate::render::{load_tree, render_tree_cached, Known, RenderError, RepoOptions, RepoRender};
+use crate::source::{resolve_rev, Digests};
+
+const MAGIC: &str = "fluxsim-revision-render v1";
+
+/// The store's folder for revision renders.
+const SECTION: &str = "revisions";
+
+/// A revision's render.
+pub struct RevisionRender {
+    /// The commit the revision names.
+    pub commit: String,
+    /// One render per cluster, sorted by name.
+    pub clusters: Vec<ClusterRender>,
+    /// The revision's files, for a render of a revision close to it.
+    pub known: Known,
+    /// Whether it came from the store.
+    pub stored: bool,
+}
+
+/// Renders the revision `rev` of the repository holding `dir`, or takes its render from the
+/// store (`opts.cache_dir`) when it was stored before.
+pub fn render_revision(
+    dir: &Path,
+    rev: &str,
+    cache: &BuildCache<'_>,
+    opts: &RepoOptions,
+) -> Result<RevisionRender, RenderError> {
+    let id = resolve_rev(dir, rev)?;
+    let store = opts.cache_dir.as_deref().map(Store::new);
+    let key = id.as_ref().map(|id| entry_key(&id.tree, cache, opts));
+    if let (Some(id), Some(key), Some(store)) = (&id, &key, &store) {
+        if let Some(entry) = store.get_in(SECTION, key).and_then(|body| decode(&body)) {
+            return Ok(RevisionRender {
+                commit: id.commit.clone(),
+                clusters: entry.clusters,
+                known: entry.known,
+                stored: true,
+            });
+        }
+    }
+    let render = render_tree_cached(load_tree(dir, Some(rev), opts)?, cache, opts)?;
+    let known = Known {
+        digests: Arc::new(render.tree.digests().clone()),
+        folders: Arc::new(render.tree.folders().clone()),
+        facts: Arc::new(render.facts.clone()),
+    };
+    if let (Some(key), Some(store)) = (&key, &store) {
+        if storable(&render) {
+            store.put_in(SECTION, key, &encode(&render.clusters, &known));
+        }
+    }
+    let RepoRender { tree, clusters, .. } = render;
+    Ok(RevisionRender {
+        commit: tree.revision().unwrap_or_default().to_string(),
+        clusters,
+        known,
+        stored: false,
+    })
+}
+
+/// The store key of a revision's render: everything its bytes depend on.
+fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
+    let RepoOptions {
+        cluster_args,
+        only,
+        strict,
+        origins,
+        builder,
+        // What git does not track is not in a revision; the rest changes how the render is
+        // made, not what it gives.
+        include_untracked: _,
+        jobs: _,
+        kustomize: _,
+        timeout: _,
+        cache_dir: _,
+    } = opts;
+    let text = serde_json::json!([
+        MAGIC,
+        tree,
+        cluster_args,
+        only,
+        strict,
+        origins,
+        format!("{builder:?}"),
+        cache.builder().identity(),
+        crate::build::own_fingerprint(),
+    ]);
+    crate::artifact::sha256_hex(text.to_string().as_bytes())
+}
+
+/// Whether a render can be told again from its tree alone (see the module's doc).
+fn storable(render: &RepoRender) -> bool {
+    render
+        .clusters
+        .iter()
+        .flat_map(|c| &c.kustomizations)
+        .all(|k| match k.status {
+            Status::Rendered => k.inputs.is_some(),
+            // The build ran; what failed after it (substitution, a var source) is fluxsim's
+            // own work on its output and on earlier renders.
+            Status::Failed(_) if k.built_by.is_some() => k.inputs.is_some(),
+            // The generator failed before any build (the build path is known once it has
+            // run): the tree alone decides. A failed build may be the machine's.
+            Status::Failed(_) => k.build_path.is_none(),
+            Status::Blocked(_) | Status::External(_) | Status::Suspended => true,
+        })
+}
+
+/// What is stored.
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    digests: Digests,
+    folders: BTreeSet<String>,
+    facts: BTreeMap<String, FileFacts>,
+    clusters: Vec<StoredCluster>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredCluster {
+    name: String,
+    kustomizations: Vec<StoredKustomization>,
+    waves: Vec<Vec<NamespacedName>>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredKustomization {
+    kustomization: Kustomization,
+    parent: Option<NamespacedName>,
+    /// `Status::as_str`, with the reason when it has one.
+    status: (String, Option<String>),
+    artifact: Option<StoredArtifact>,
+    template: StoredTemplate,
+    substituted: bool,
+    /// Source, whether encrypted, value.
+    vars: BTreeMap<String, (String, bool, String)>,
+    vars_used: BTreeSet<String>,
+    build_path: Option<String>,
+    generated: Option<String>,
+    built_by: Option<String>,
+    notes: Vec<String>,
+    inputs: Option<BTreeSet<String>>,
+}
+
+/// The template, most often the artifact itself.
+#[derive(Serialize, Deserialize)]
+enum StoredTemplate {
+    None,
+    SameAsArtifact,
+    Own(StoredArtifact),
+}
+
+/// An artifact: its text, and each object read back (so no YAML is parsed to load it).
+#[derive(Serialize, Deserialize)]
+struct StoredArtifact {
+    sha256: String,
+    yaml: String,
+    objects: Vec<StoredObject>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredObject {
+    sha256: String,
+    object: Value,
+    origin: Option<Origin>,
+}
+
+fn encode(clusters: &[ClusterRender], known: &Known) -> String {
+    let entry = Entry {
+        digests: known.digests.as_ref().clone(),
+        folders: known.folders.as_ref().clone(),
+        facts: known.facts.as_ref().clone(),
+        clusters: clusters.iter().map(encode_cluster).collect(),
+    };
+    serde_json::to_string(&entry).unwrap_or_default()
+}
+
+fn encode_cluster(c: &ClusterRender) -> StoredCluster {
+    let ClusterRender {
+        name,
+        kustomizations,
+        waves,
+    } = c;
+    StoredCluster {
+        name: name.clone(),
+        kustomizations: kustomizations.iter().map(encode_kustomization).collect(),
+        waves: waves.clone(),
+    }
+}
+
+fn encode_kustomization(k: &KustomizationRender) -> StoredKustomization {
+    // Every field is named, so that a new one cannot be forgotten here.
+    let KustomizationRender {
+        kustomization,
+        parent,
+        status,
+        artifact,
+        template,
+        substituted,
+        vars,
+        vars_used,
+        build_path,
+        generated,
+        built_by,
+        notes,
+        inputs,
+        reused: _,
+    } = k;
+    let reason = match status {
+        Status::Failed(r) | Status::Blocked(r) | Status::External(r) => Some(r.clone()),
+        Status::Rendered | Status::Suspended => None,
+    };
+    let template = match (template, artifact) {
+        (None, _) => StoredTemplate::None,
+        (Some(t), Some(a)) if same_artifact(t, a) => StoredTemplate::SameAsArtifact,
+        (Some(t), _) => StoredTemplate::Own(encode_artifact(t)),
+    };
+    StoredKustomization {
+        kustomization: kustomization.clone(),
+        parent: parent.clone(),
+        status: (status.as_str().to_string(), reason),
+        artifact: artifact.as_ref().map(encode_artifact),
+        template,
+        substituted: *substituted,
+        vars: vars
+            .iter()
+            .map(|(k, v)| (k.clone(), (v.source.clone(), v.encrypted, v.value.clone())))
+            .collect(),
+        vars_used: vars_used.clone(),
+        build_path: build_path.clone(),
+        generated: generated.clone(),
+        built_by: built_by.map(|m| m.as_str().to_string()),
+        notes: notes.clone(),
+        inputs: inputs.clone(),
+    }
+}
+
+fn same_artifact(a: &Artifact, b: &Artifact) -> bool {
+    a.yaml == b.yaml
+        && a.objects.len() == b.objects.len()
+        && a.objects
+            .iter()
+            .zip(&b.objects)
+            .all(|(x, y)| x.origin == y.origin)
+}
+
+fn encode_artifact(a: &Artifact) -> StoredArtifact {
+    let Artifact {
+        sha256,
+        objects,
+        yaml,
+    } = a;
+    StoredArtifact {
+        sha256: sha256.clone(),
+        yaml: yaml.clone(),
+        objects: objects
+            .iter()
+            .map(|o| {
+                let ArtifactObject {
+                    sha256,
+                    object,
+                    origin,
+                    // Read again from the object and the artifact's text.
+                    api_version: _,
+                    id: _,
+                    yaml: _,
+                } = o;
+                StoredObject {
+                    sha256: sha256.clone(),
+                    object: Value::clone(object),
+                    origin: origin.clone(),
+                }
+            })
+            .collect(),
+    }
+}
+
+/// A stored entry read back: the clusters and the files' facts.
+struct Decoded {
+    clusters: Vec<ClusterRender>,
+    known: Known,
+}
+
+/// Reads an entry back; `None` when it does not hold together (it is then rendered again).
+fn decode(body: &str) -> Option<Decoded> {
+    let entry: Entry = serde_json::from_str(body).ok()?;
+    let clusters = entry
+        .clusters
+        .into_iter()
+        .map(|c| {
+            Some(ClusterRender {
+                name: c.name,
+                kustomizations: c
+                    .kustomizations
+                    .into_iter()
+                    .map(decode_kustomization)
+                    .collect::<Option<_>>()?,
+                waves: c.waves,
+            })
+        })
+        .collect::<Option<_>>()?;
+    Some(Decoded {
+        clusters,
+        known: Known {
+            digests: Arc::new(entry.digests),
+            folders: Arc::new(entry.folders),
+            facts: Arc::new(entry.facts),
+        },
+    })
+}
+
+fn decode_kustomization(k: StoredKustomization) -> Option<KustomizationRender> {
+    let status = match (k.status.0.as_str(), k.status.1) {
+        ("rendered", None) => Status::Rendered,
+        ("suspended", None) => Status::Suspended,
+        ("failed", Some(r)) => Status::Failed(r),
+        ("blocked", Some(r)) => Status::Blocked(r),
+        ("external", Some(r)) => Status::External(r),
+        _ => return None,
+    };
+    let artifact = match k.artifact {
+        Some(a) => Some(decode_artifact(a)?),
+        None => None,
+    };
+    let template = match k.template {
+        StoredTemplate::None => None,
+        StoredTemplate::SameAsArtifact => Some(artifact.clone()?),
+        StoredTemplate::Own(t) => Some(decode_artifact(t)?),
+    };
+    let built_by = match k.built_by.as_deref() {
+        None => None,
+        Some("native") => Some(Maker::Native),
+        Some("kustomize") => Some(Maker::Kustomize),
+        Some(_) => return None,
+    };
+    Some(KustomizationRender {
+        kustomization: k.kustomization,
+        parent: k.parent,
+        status,
+        artifact,
+        template,
+        substituted: k.substituted,
+        vars: k
+            .vars
+            .into_iter()
+            .map(|(name, (source, encrypted, value))| {
+                (
+                    name,
+                    VarSource {
+                        source,
+                        encrypted,
+                        value,
+                    },
+                )
+            })
+            .collect(),
+        vars_used: k.vars_used,
+        build_path: k.build_path,
+        generated: k.generated,
+        built_by,
+        notes: k.notes,
+        inputs: k.inputs,
+        reused: false,
+    })
+}
+
+fn decode_artifact(a: StoredArtifact) -> Option<Artifact> {
+    let docs = crate::manifest::split_documents(&a.yaml);
+    if docs.len() != a.objects.len() {
+        return None;
+    }
+    let objects = docs
+        .into_iter()
+        .zip(a.objects)
+        .map(|(doc, o)| ArtifactObject {
+            api_version: str_at(&o.object, &["apiVersion"])
+                .unwrap_or_default()
+                .to_string(),
+            id: ObjectId::of(&o.object),
+            sha256: o.sha256,
+            yaml: doc.to_string(),
+            object: Arc::new(o.object),
+            origin: o.origin,
+        })
+        .collect();
+    Some(Artifact {
+        sha256: a.sha256,
+        objects,
+        yaml: a.yaml,
+    })
+}
