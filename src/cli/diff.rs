@@ -220,7 +220,7 @@ pub(crate) fn run_prove(args: &ProveArgs) -> Status {
     };
     let planning = head
         .tree
-        .duplicate()
+        .reopen()
         .map_err(crate::render::RenderError::from)
         .and_then(|tree| render_tree_cached(tree, &cache, &with_origins));
     let plans = match planning.map(|p| canary::plan(&p, args.canary_path.as_deref())) {

@@ -135,15 +135,50 @@ impl Tree {
         })
     }
 
+    /// The same tree again for another render: a second view of the folder when it is read
+    /// in place (nothing copied), else a [`Self::duplicate`].
+    pub fn reopen(&self) -> Result<Tree, SourceError> {
+        let Holder::InPlace { root, .. } = &self.dir else {
+            return self.duplicate();
+        };
+        let files: BTreeSet<PathBuf> = self.files.iter().cloned().collect();
+        let dirs: BTreeSet<PathBuf> = self.folders.iter().map(PathBuf::from).collect();
+        Ok(Tree {
+            dir: Holder::InPlace {
+                root: root.clone(),
+                _registration: view::register(root.clone(), files, dirs),
+            },
+            files: self.files.clone(),
+            folders: self.folders.clone(),
+            excluded: self.excluded.clone(),
+            revision: self.revision.clone(),
+            digests: OnceLock::new(),
+        })
+    }
+
     /// A second copy of this tree in a new temporary directory, folders and file modes
     /// included, for experiments (canaries) that must not disturb this one.
     pub fn duplicate(&self) -> Result<Tree, SourceError> {
         let out = source_temp_dir()?;
-        let from = view::on_disk(self.root()).map_err(|source| SourceError::Read {
-            path: self.root().to_path_buf(),
-            source,
-        })?;
-        copy_dir(&from, out.path())?;
+        if self.in_place() {
+            // Only what the view shows: the folders, then the files.
+            for folder in &self.folders {
+                let target = out.path().join(folder);
+                fs::create_dir_all(&target).map_err(|source| SourceError::Write {
+                    path: target,
+                    source,
+                })?;
+            }
+            for file in &self.files {
+                let target = out.path().join(file);
+                fs::copy(self.root().join(file), &target).map_err(|source| SourceError::Write {
+                    path: target,
+                    source,
+                })?;
+            }
+        } else {
+            copy_dir(self.root(), out.path())?;
+        }
         Ok(Tree {
             dir: Holder::Temp(out),
             files: self.files.clone(),
