@@ -160,7 +160,11 @@ fn discover_tree(tree: &Tree, known: Option<&Known>) -> (Discovery, BTreeMap<Str
             });
             let facts = match same {
                 Some(k) => k.facts.get(&rel).cloned().unwrap_or_default(),
-                None => FileFacts::of(std::fs::read_to_string(root.join(p)).ok().as_deref()),
+                None => FileFacts::of(
+                    crate::source::view::read_to_string(&root.join(p))
+                        .ok()
+                        .as_deref(),
+                ),
             };
             (rel, facts)
         })

@@ -300,25 +300,30 @@ pub fn run(
     cache: &BuildCache<'_>,
     opts: &RepoOptions,
 ) -> Result<CanaryReport, CanaryError> {
-    let copy = head.tree.duplicate()?;
-    let mut originals: Vec<(std::path::PathBuf, Vec<u8>)> = Vec::new();
+    let mut planted_files: BTreeMap<std::path::PathBuf, Vec<u8>> = BTreeMap::new();
+    let mut originals: BTreeMap<std::path::PathBuf, Vec<u8>> = BTreeMap::new();
     for p in plans.iter().filter(|p| p.excluded.is_none()) {
-        let path = copy.root().join(&p.file);
-        let before = std::fs::read(&path).map_err(|source| crate::source::SourceError::Read {
-            path: path.clone(),
-            source,
+        let path = head.tree.root().join(&p.file);
+        let before = crate::source::view::read(&path).map_err(|source| {
+            crate::source::SourceError::Read {
+                path: path.clone(),
+                source,
+            }
         })?;
-        let mut after = before.clone();
+        originals
+            .entry(std::path::PathBuf::from(&p.file))
+            .or_insert_with(|| before.clone());
+        let after = planted_files
+            .entry(std::path::PathBuf::from(&p.file))
+            .or_insert(before);
         if !after.is_empty() && !after.ends_with(b"\n") {
             after.push(b'\n');
         }
         after.extend_from_slice(canary_document(&p.nonce).as_bytes());
-        std::fs::write(&path, &after).map_err(|source| crate::source::SourceError::Write {
-            path: path.clone(),
-            source,
-        })?;
-        originals.push((path, before));
     }
+    // The head's tree with the canaries planted: in memory when it is read in place, else a
+    // copy with the files written.
+    let copy = head.tree.changed(&planted_files)?;
     // The same options as the head render, so that every build the canaries do not touch is
     // the head's own, from the cache.
     let RepoRender {
@@ -348,13 +353,9 @@ pub fn run(
     }
     // Kustomizations that exist only because of the canaries are strays too.
     stray_changes.extend(p.keys().filter(|t| !h.contains_key(*t)).cloned());
-    // Put the files back and render the same copy again: every digest must return.
-    for (path, bytes) in &originals {
-        std::fs::write(path, bytes).map_err(|source| crate::source::SourceError::Write {
-            path: path.clone(),
-            source,
-        })?;
-    }
+    // Put the files back and render again: every digest must return.
+    drop(copy);
+    let copy = head.tree.changed(&originals)?;
     let restored_render = render_tree_cached(copy, cache, opts)?;
     let r = index(&restored_render.clusters);
     let digest = |k: Option<&&KustomizationRender>| {

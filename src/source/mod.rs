@@ -76,6 +76,8 @@ enum Holder {
     InPlace {
         root: PathBuf,
         _registration: view::Registration,
+        /// The empty folder that gives a changed view its own name (see [`Tree::changed`]).
+        _name: Option<TempDir>,
     },
 }
 
@@ -128,7 +130,7 @@ impl Tree {
             self.files
                 .iter()
                 .filter_map(|rel| {
-                    let bytes = fs::read(self.root().join(rel)).ok()?;
+                    let bytes = view::read(&self.root().join(rel)).ok()?;
                     Some((slash_path(rel), sha256_hex(&bytes)))
                 })
                 .collect()
@@ -138,7 +140,10 @@ impl Tree {
     /// The same tree again for another render: a second view of the folder when it is read
     /// in place (nothing copied), else a [`Self::duplicate`].
     pub fn reopen(&self) -> Result<Tree, SourceError> {
-        let Holder::InPlace { root, .. } = &self.dir else {
+        let Holder::InPlace {
+            root, _name: None, ..
+        } = &self.dir
+        else {
             return self.duplicate();
         };
         let files: BTreeSet<PathBuf> = self.files.iter().cloned().collect();
@@ -147,6 +152,59 @@ impl Tree {
             dir: Holder::InPlace {
                 root: root.clone(),
                 _registration: view::register(root.clone(), files, dirs),
+                _name: None,
+            },
+            files: self.files.clone(),
+            folders: self.folders.clone(),
+            excluded: self.excluded.clone(),
+            revision: self.revision.clone(),
+            digests: OnceLock::new(),
+        })
+    }
+
+    /// This tree with some files' contents replaced (`changes`, by relative path), for
+    /// experiments (canaries) that must not disturb it. An in-place tree gives another view
+    /// of the same folder under a name of its own, with the changed files held in memory
+    /// (nothing is copied or written); any other tree gives a [`Self::duplicate`] with the
+    /// files written.
+    pub fn changed(&self, changes: &BTreeMap<PathBuf, Vec<u8>>) -> Result<Tree, SourceError> {
+        // A view that is itself changed is copied: views are made of plain ones only.
+        let Holder::InPlace { _name: None, .. } = &self.dir else {
+            let copy = self.duplicate()?;
+            for (rel, bytes) in changes {
+                let target = copy.root().join(rel);
+                fs::write(&target, bytes).map_err(|source| SourceError::Write {
+                    path: target,
+                    source,
+                })?;
+            }
+            return Ok(copy);
+        };
+        let name = tempfile::Builder::new()
+            .prefix("fluxsim-view-")
+            .tempdir()
+            .map_err(|source| SourceError::Write {
+                path: std::env::temp_dir(),
+                source,
+            })?;
+        let root = fs::canonicalize(name.path()).map_err(|source| SourceError::Read {
+            path: name.path().to_path_buf(),
+            source,
+        })?;
+        let files: BTreeSet<PathBuf> = self.files.iter().cloned().collect();
+        let dirs: BTreeSet<PathBuf> = self.folders.iter().map(PathBuf::from).collect();
+        let registration = view::register_at(
+            root.clone(),
+            self.root().to_path_buf(),
+            files,
+            dirs,
+            changes.clone(),
+        );
+        Ok(Tree {
+            dir: Holder::InPlace {
+                root,
+                _registration: registration,
+                _name: Some(name),
             },
             files: self.files.clone(),
             folders: self.folders.clone(),
@@ -425,6 +483,7 @@ pub fn in_place(dir: &Path, opts: &SourceOptions) -> Result<Tree, SourceError> {
         Holder::InPlace {
             root,
             _registration: registration,
+            _name: None,
         },
         None,
         None,

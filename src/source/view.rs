@@ -14,7 +14,7 @@
 //! The registry is process-wide because the readers are many and far apart; a view is
 //! registered while its `Tree` lives.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::io;
 use std::path::{Component, Path, PathBuf};
@@ -23,8 +23,13 @@ use std::sync::{Arc, OnceLock, RwLock};
 /// One viewed tree: the folder, and what of it Flux would see.
 #[derive(Debug)]
 pub(crate) struct View {
-    /// The folder, with symbolic links resolved.
+    /// The folder as readers name it, with symbolic links resolved.
     pub(crate) root: PathBuf,
+    /// Where the bytes are: `root` itself, or the folder another view of the same tree
+    /// reads (a view with changed files has a name of its own).
+    disk: PathBuf,
+    /// Files whose content is held here instead of on disk (canaries), relative to `root`.
+    overrides: BTreeMap<PathBuf, Vec<u8>>,
     /// Visible regular files, relative to `root`.
     files: BTreeSet<PathBuf>,
     /// Visible folders, relative to `root` (the root itself is not listed).
@@ -54,8 +59,23 @@ pub(crate) fn register(
     files: BTreeSet<PathBuf>,
     dirs: BTreeSet<PathBuf>,
 ) -> Registration {
+    register_at(root.clone(), root, files, dirs, BTreeMap::new())
+}
+
+/// Registers the tree at `disk` under the name `root` (a folder of its own, so that views
+/// with different contents never share a name), with `overrides` replacing some files.
+pub(crate) fn register_at(
+    root: PathBuf,
+    disk: PathBuf,
+    mut files: BTreeSet<PathBuf>,
+    dirs: BTreeSet<PathBuf>,
+    overrides: BTreeMap<PathBuf, Vec<u8>>,
+) -> Registration {
+    files.extend(overrides.keys().cloned());
     let view = Arc::new(View {
         root,
+        disk,
+        overrides,
         files,
         dirs,
         copy: OnceLock::new(),
@@ -140,19 +160,30 @@ pub fn exists(path: &Path) -> bool {
     }
 }
 
+/// Whether `path` lies in a viewed tree (which holds no symbolic links).
+#[must_use]
+pub fn is_viewed(path: &Path) -> bool {
+    lookup(path).is_some()
+}
+
 /// The bytes of the file at `path`.
 pub fn read(path: &Path) -> io::Result<Vec<u8>> {
     match lookup(path) {
         Some((v, rel)) if !v.files.contains(&rel) => Err(not_found(path)),
-        _ => std::fs::read(path),
+        Some((v, rel)) => match v.overrides.get(&rel) {
+            Some(bytes) => Ok(bytes.clone()),
+            None => std::fs::read(v.disk.join(rel)),
+        },
+        None => std::fs::read(path),
     }
 }
 
 /// The text of the file at `path`.
 pub fn read_to_string(path: &Path) -> io::Result<String> {
     match lookup(path) {
-        Some((v, rel)) if !v.files.contains(&rel) => Err(not_found(path)),
-        _ => std::fs::read_to_string(path),
+        None => std::fs::read_to_string(path),
+        Some(_) => String::from_utf8(read(path)?)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e)),
     }
 }
 
@@ -238,7 +269,10 @@ fn copy_view(v: &View) -> io::Result<tempfile::TempDir> {
         std::fs::create_dir_all(out.path().join(d))?;
     }
     for f in &v.files {
-        std::fs::copy(v.root.join(f), out.path().join(f))?;
+        match v.overrides.get(f) {
+            Some(bytes) => std::fs::write(out.path().join(f), bytes)?,
+            None => std::fs::copy(v.disk.join(f), out.path().join(f)).map(|_| ())?,
+        }
     }
     Ok(out)
 }
