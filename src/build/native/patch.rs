@@ -12,7 +12,7 @@ use regex::Regex;
 use super::kustfile::{PatchKind, PatchSpec, Selector};
 use super::node::{Map, Node};
 use super::reader::{read_documents, ReadError};
-use super::resource::{effective_namespace, Gvk, Resource};
+use super::resource::{effective_namespace, known_namespace, Gvk, Resource};
 use super::NativeError;
 
 /// Applies one `patches:` entry.
@@ -165,10 +165,14 @@ fn find_by_any_id(
             continue;
         }
         let current = gvk.kind == kind && r.name() == name && r.effective_namespace()? == ns;
-        let previous = r
+        let mut previous = false;
+        for p in r
             .prev_ids
             .iter()
-            .any(|p| p.kind == kind && p.name == name && p.namespace == ns);
+            .filter(|p| p.kind == kind && p.name == name)
+        {
+            previous |= *known_namespace(p, name)? == ns;
+        }
         if current || previous {
             found.push(i);
         }
