@@ -237,6 +237,12 @@ fn a_name_reference_that_is_not_a_string_is_unsupported_not_guessed() {
 }
 
 #[test]
+fn patch_target_kinds_groups_and_versions_are_anchored_regular_expressions() {
+    // types.NewSelectorRegex (api/types/selector.go).
+    assert_fixture("patch-target-regex");
+}
+
+#[test]
 fn every_fixture_directory_has_a_test() {
     // A fixture added without a test above would go unchecked.
     let mut found = Vec::new();
@@ -256,7 +262,7 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 35, "{found:#?}");
+    assert_eq!(found.len(), 36, "{found:#?}");
 }
 
 #[test]

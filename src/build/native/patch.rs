@@ -329,30 +329,41 @@ fn strip_nulls(n: &Node) -> Node {
     }
 }
 
-/// A `target:` selector, compiled (`resmap.Select`: names are anchored regular expressions).
-struct TargetMatcher<'s> {
-    selector: &'s Selector,
+/// A `target:` selector, compiled (`types.NewSelectorRegex`: group, version, kind and name
+/// are anchored regular expressions).
+struct TargetMatcher {
+    group: Option<Regex>,
+    version: Option<Regex>,
+    kind: Option<Regex>,
     name: Option<Regex>,
 }
 
-impl<'s> TargetMatcher<'s> {
-    fn new(selector: &'s Selector) -> Result<Self, String> {
-        let name = match &selector.name {
-            Some(n) => Some(
-                Regex::new(&format!("^(?:{n})$"))
-                    .map_err(|_| format!("a target name regex `{n}`"))?,
-            ),
-            None => None,
+impl TargetMatcher {
+    fn new(selector: &Selector) -> Result<Self, String> {
+        let compile = |field: &str, pattern: &Option<String>| -> Result<Option<Regex>, String> {
+            pattern
+                .as_ref()
+                .map(|p| {
+                    Regex::new(&format!("^(?:{p})$"))
+                        .map_err(|_| format!("a target {field} regex `{p}`"))
+                })
+                .transpose()
         };
-        Ok(TargetMatcher { selector, name })
+        Ok(TargetMatcher {
+            group: compile("group", &selector.group)?,
+            version: compile("version", &selector.version)?,
+            kind: compile("kind", &selector.kind)?,
+            name: compile("name", &selector.name)?,
+        })
     }
 
     fn matches(&self, r: &Resource) -> bool {
         let gvk = r.gvk();
-        let eq = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
-        eq(&self.selector.group, &gvk.group)
-            && eq(&self.selector.version, &gvk.version)
-            && eq(&self.selector.kind, &gvk.kind)
+        let matches =
+            |re: &Option<Regex>, have: &str| re.as_ref().is_none_or(|re| re.is_match(have));
+        matches(&self.group, &gvk.group)
+            && matches(&self.version, &gvk.version)
+            && matches(&self.kind, &gvk.kind)
             // `resWrangler.Select`: the original name, or the current one.
             && self
                 .name
