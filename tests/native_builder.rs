@@ -185,6 +185,11 @@ fn the_fleets_flux_name_prefix_renames_the_edge_web_references() {
 }
 
 #[test]
+fn a_kind_of_unknown_scope_is_renamed_natively_when_no_reference_depends_on_its_scope() {
+    assert_fixture("nameref-unknown-scope");
+}
+
+#[test]
 fn a_reference_with_several_differently_named_candidates_fails_as_in_kustomize() {
     // A ClusterRole sees every namespace: two generated ConfigMaps `cm` get different
     // hashes, so `resourceNames: [cm]` has two referrals (selectReferral fails).
@@ -232,6 +237,12 @@ fn a_name_reference_that_is_not_a_string_is_unsupported_not_guessed() {
 }
 
 #[test]
+fn patch_target_kinds_groups_and_versions_are_anchored_regular_expressions() {
+    // types.NewSelectorRegex (api/types/selector.go).
+    assert_fixture("patch-target-regex");
+}
+
+#[test]
 fn every_fixture_directory_has_a_test() {
     // A fixture added without a test above would go unchecked.
     let mut found = Vec::new();
@@ -251,7 +262,7 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 34, "{found:#?}");
+    assert_eq!(found.len(), 36, "{found:#?}");
 }
 
 #[test]

@@ -73,43 +73,69 @@ fn selects(group: &str, version: &str, kind: &str, gvk: &Gvk) -> bool {
 }
 
 /// What the fix-up reads of each resource: ids do not change while it runs (only fields of
-/// the referrers do), so they are taken once.
+/// the referrers do), so they are taken once. The scope of a kind kustomize's schema does
+/// not know is asked for only when a reference depends on it.
 struct Ident {
     /// The current group, version and kind.
     gvk: Gvk,
     name: String,
     /// `metadata.namespace` as it is (empty when unset).
     namespace: String,
+    /// Whether the kind is cluster-scoped; none when not known here.
+    cluster_scoped: Option<bool>,
     /// The effective current namespace.
-    effective: String,
-    cluster_scoped: bool,
+    effective: Option<String>,
     prev_ids: Vec<PrevId>,
     /// The effective namespace of the original id (`OrgId().EffectiveNamespace()`).
-    org_namespace: String,
+    org_namespace: Option<String>,
     prefixes: Vec<String>,
     suffixes: Vec<String>,
 }
 
 impl Ident {
-    fn of(r: &Resource) -> Result<Ident, NativeError> {
+    fn of(r: &Resource) -> Ident {
         let gvk = r.gvk();
-        let cluster_scoped = is_cluster_scoped(&gvk)?;
-        let org = r.org_id()?;
+        let org = r.org_id();
         let org_gvk = Gvk {
             kind: org.kind,
             ..gvk.clone()
         };
-        Ok(Ident {
+        Ident {
             name: r.name().to_string(),
             namespace: r.namespace().to_string(),
-            effective: r.effective_namespace()?,
-            cluster_scoped,
+            cluster_scoped: is_cluster_scoped(&gvk).ok(),
+            effective: r.effective_namespace().ok(),
             prev_ids: r.prev_ids.clone(),
-            org_namespace: effective_namespace(&org_gvk, &org.namespace)?,
+            org_namespace: org
+                .namespace
+                .and_then(|ns| effective_namespace(&org_gvk, &ns).ok()),
             prefixes: r.prefixes.clone(),
             suffixes: r.suffixes.clone(),
             gvk,
-        })
+        }
+    }
+
+    fn unknown_scope(&self) -> Problem {
+        Problem::Unsupported(format!(
+            "the scope of {}/{} {} (not in kustomize's built-in schema)",
+            self.gvk.group, self.gvk.version, self.gvk.kind
+        ))
+    }
+
+    fn cluster_scoped(&self) -> Result<bool, Problem> {
+        self.cluster_scoped.ok_or_else(|| self.unknown_scope())
+    }
+
+    fn effective(&self) -> Result<&str, Problem> {
+        self.effective
+            .as_deref()
+            .ok_or_else(|| self.unknown_scope())
+    }
+
+    fn org_namespace(&self) -> Result<&str, Problem> {
+        self.org_namespace
+            .as_deref()
+            .ok_or_else(|| self.unknown_scope())
     }
 
     /// Whether one of its previous ids is selected by this group, version and kind (the
@@ -146,12 +172,35 @@ struct Fixing<'a> {
     idents: &'a [Ident],
     /// The referrer's ids.
     me: &'a Ident,
-    /// The resources it can refer to (`SubsetThatCouldBeReferencedByResource`), by index.
-    subset: Vec<usize>,
+    /// The namespaces of its ServiceAccount subjects, when it is a RoleBinding.
+    namespaces: &'a [String],
     /// The referral's kind selector.
     back: &'a BackReference,
     /// The `roleRef` group and kind, when the field is a `roleRef/name`.
     role_ref: Option<(String, String)>,
+}
+
+impl Fixing<'_> {
+    /// `SubsetThatCouldBeReferencedByResource`: anything for a cluster-scoped referrer, else
+    /// cluster-scoped objects, its own namespace's, and those of the namespaces of a
+    /// RoleBinding's ServiceAccount subjects.
+    fn can_refer_to(&self, t: &Ident) -> Result<bool, Problem> {
+        Ok(self.me.cluster_scoped()?
+            || t.cluster_scoped()?
+            || t.effective()? == self.me.effective()?
+            || self.namespaces.contains(&t.namespace))
+    }
+
+    /// The whole subset, by index.
+    fn subset(&self) -> Result<Vec<usize>, Problem> {
+        let mut out = Vec::new();
+        for (j, t) in self.idents.iter().enumerate() {
+            if self.can_refer_to(t)? {
+                out.push(j);
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// `FixBackReferences`: in every referrer (selected by its original kind), rewrites each
@@ -160,11 +209,8 @@ pub(crate) fn fix_back_references(resources: &mut [Resource]) -> Result<(), Nati
     // Without a previous id nothing can be a referral: the pass only checks what kustomize
     // would fail on.
     let renamed = resources.iter().any(|r| !r.prev_ids.is_empty());
-    let idents = if renamed {
-        resources
-            .iter()
-            .map(Ident::of)
-            .collect::<Result<Vec<_>, _>>()?
+    let idents: Vec<Ident> = if renamed {
+        resources.iter().map(Ident::of).collect()
     } else {
         Vec::new()
     };
@@ -176,11 +222,9 @@ pub(crate) fn fix_back_references(resources: &mut [Resource]) -> Result<(), Nati
                 NativeError::Failed(format!("updating name reference in `{shown}`: {w}"))
             }
         };
-        let gvk = r.gvk();
-        let org_kind = r.org_id()?.kind;
         let org_gvk = Gvk {
-            kind: org_kind,
-            ..gvk
+            kind: r.prev_ids.first().map_or(r.kind(), |p| &p.kind).to_string(),
+            ..r.gvk()
         };
         let specs: Vec<(&BackReference, &Spec)> = NAME_REFERENCES
             .iter()
@@ -190,24 +234,8 @@ pub(crate) fn fix_back_references(resources: &mut [Resource]) -> Result<(), Nati
         if specs.is_empty() {
             continue;
         }
-        // `SubsetThatCouldBeReferencedByResource`, taken before any field of the referrer
-        // changes: anything for a cluster-scoped referrer, else cluster-scoped objects, its
-        // own namespace's, and a RoleBinding's ServiceAccount subjects' namespaces.
+        // Taken before any field of the referrer changes, as kustomize takes the subset.
         let namespaces = role_binding_namespaces(&r.node).map_err(in_resource)?;
-        let subset: Vec<usize> = if renamed {
-            let me = &idents[i];
-            (0..idents.len())
-                .filter(|&j| {
-                    let t = &idents[j];
-                    me.cluster_scoped
-                        || t.cluster_scoped
-                        || t.effective == me.effective
-                        || namespaces.contains(&t.namespace)
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
         for (back, spec) in specs {
             let path = split_path(spec.path);
             let path: Vec<&str> = path.iter().map(String::as_str).collect();
@@ -220,7 +248,7 @@ pub(crate) fn fix_back_references(resources: &mut [Resource]) -> Result<(), Nati
                 Some(Fixing {
                     idents: &idents,
                     me: &idents[i],
-                    subset: subset.clone(),
+                    namespaces: &namespaces,
                     back,
                     role_ref,
                 })
@@ -340,7 +368,7 @@ fn set_scalar(node: &mut Node, fixing: Option<&Fixing>) -> Result<(), Problem> {
     let Node::Str(old) = node else {
         return Err(unsupported("a name reference that is not a string"));
     };
-    if let Some(j) = select(f, old, &f.subset, false)? {
+    if let Some(j) = select(f, old, None, false)? {
         let new = &f.idents[j].name;
         if new != old {
             old.clone_from(new);
@@ -365,30 +393,28 @@ fn set_mapping(m: &mut Map, fixing: Option<&Fixing>) -> Result<(), Problem> {
     let Some(f) = fixing else {
         return Ok(());
     };
-    let pool: Vec<usize> = match m.get("namespace") {
-        None => f.subset.clone(),
+    let pool: Option<Vec<usize>> = match m.get("namespace") {
+        None => None,
         Some(Node::Str(ns)) => {
-            let in_ns = |original: bool| -> Vec<usize> {
-                f.subset
-                    .iter()
-                    .copied()
-                    .filter(|&j| {
-                        let t = &f.idents[j];
-                        let n = if original {
-                            &t.org_namespace
-                        } else {
-                            &t.effective
-                        };
-                        n != NOT_A_NAMESPACE && n == ns
-                    })
-                    .collect()
-            };
-            let original = in_ns(true);
-            if original.is_empty() {
-                in_ns(false)
+            // `GroupedByOriginalNamespace`, then `GroupedByCurrentNamespace`, of the subset.
+            let subset = f.subset()?;
+            let mut original = Vec::new();
+            let mut current = Vec::new();
+            for &j in &subset {
+                let t = &f.idents[j];
+                let (was_in, is_in) = (t.org_namespace()?, t.effective()?);
+                if was_in != NOT_A_NAMESPACE && was_in == ns {
+                    original.push(j);
+                }
+                if is_in != NOT_A_NAMESPACE && is_in == ns {
+                    current.push(j);
+                }
+            }
+            Some(if original.is_empty() {
+                current
             } else {
                 original
-            }
+            })
         }
         Some(_) => {
             return Err(unsupported(
@@ -396,7 +422,7 @@ fn set_mapping(m: &mut Map, fixing: Option<&Fixing>) -> Result<(), Problem> {
             ))
         }
     };
-    let Some(j) = select(f, old, &pool, true)? else {
+    let Some(j) = select(f, old, pool.as_deref(), true)? else {
         return Ok(());
     };
     let t = &f.idents[j];
@@ -420,26 +446,37 @@ fn set_mapping(m: &mut Map, fixing: Option<&Fixing>) -> Result<(), Problem> {
 fn select(
     f: &Fixing,
     old: &str,
-    pool: &[usize],
+    pool: Option<&[usize]>,
     with_namespace: bool,
 ) -> Result<Option<usize>, Problem> {
     let me = f.me;
-    let mut c: Vec<usize> = pool
-        .iter()
-        .copied()
-        .filter(|&j| {
-            let t = &f.idents[j];
-            t.prev_ids.iter().any(|p| p.name == old)
-                && t.was(f.back.group, f.back.version, f.back.kind)
-                && f.role_ref
-                    .as_ref()
-                    .is_none_or(|(group, kind)| t.was(group, "", kind))
-                && (me.cluster_scoped
-                    || t.cluster_scoped
-                    || t.gvk.kind == "ServiceAccount"
-                    || t.effective == me.effective)
-        })
-        .collect();
+    // Without a pool, the referrer's subset (what needs a kind's scope comes last).
+    let all: Vec<usize>;
+    let pool = if let Some(p) = pool {
+        p
+    } else {
+        all = (0..f.idents.len()).collect();
+        &all
+    };
+    let mut c = Vec::new();
+    for &j in pool {
+        let t = &f.idents[j];
+        let named = t.prev_ids.iter().any(|p| p.name == old)
+            && t.was(f.back.group, f.back.version, f.back.kind)
+            && f.role_ref
+                .as_ref()
+                .is_none_or(|(group, kind)| t.was(group, "", kind));
+        if !named || !f.can_refer_to(t)? {
+            continue;
+        }
+        let visible = me.cluster_scoped()?
+            || t.cluster_scoped()?
+            || t.gvk.kind == "ServiceAccount"
+            || t.effective()? == me.effective()?;
+        if visible {
+            c.push(j);
+        }
+    }
     if c.len() == 1 {
         return Ok(Some(c[0]));
     }
@@ -910,10 +947,10 @@ mod tests {
             },
             name: "x".into(),
             namespace: String::new(),
-            effective: "default".into(),
-            cluster_scoped: false,
+            effective: Some("default".into()),
+            cluster_scoped: Some(false),
             prev_ids: Vec::new(),
-            org_namespace: "default".into(),
+            org_namespace: Some("default".into()),
             prefixes: strings(prefixes),
             suffixes: strings(suffixes),
         }

@@ -12,7 +12,7 @@ use regex::Regex;
 use super::kustfile::{PatchKind, PatchSpec, Selector};
 use super::node::{Map, Node};
 use super::reader::{read_documents, ReadError};
-use super::resource::{effective_namespace, Gvk, Resource};
+use super::resource::{effective_namespace, known_namespace, Gvk, Resource};
 use super::NativeError;
 
 /// Applies one `patches:` entry.
@@ -165,10 +165,14 @@ fn find_by_any_id(
             continue;
         }
         let current = gvk.kind == kind && r.name() == name && r.effective_namespace()? == ns;
-        let previous = r
+        let mut previous = false;
+        for p in r
             .prev_ids
             .iter()
-            .any(|p| p.kind == kind && p.name == name && p.namespace == ns);
+            .filter(|p| p.kind == kind && p.name == name)
+        {
+            previous |= *known_namespace(p, name)? == ns;
+        }
         if current || previous {
             found.push(i);
         }
@@ -325,30 +329,41 @@ fn strip_nulls(n: &Node) -> Node {
     }
 }
 
-/// A `target:` selector, compiled (`resmap.Select`: names are anchored regular expressions).
-struct TargetMatcher<'s> {
-    selector: &'s Selector,
+/// A `target:` selector, compiled (`types.NewSelectorRegex`: group, version, kind and name
+/// are anchored regular expressions).
+struct TargetMatcher {
+    group: Option<Regex>,
+    version: Option<Regex>,
+    kind: Option<Regex>,
     name: Option<Regex>,
 }
 
-impl<'s> TargetMatcher<'s> {
-    fn new(selector: &'s Selector) -> Result<Self, String> {
-        let name = match &selector.name {
-            Some(n) => Some(
-                Regex::new(&format!("^(?:{n})$"))
-                    .map_err(|_| format!("a target name regex `{n}`"))?,
-            ),
-            None => None,
+impl TargetMatcher {
+    fn new(selector: &Selector) -> Result<Self, String> {
+        let compile = |field: &str, pattern: &Option<String>| -> Result<Option<Regex>, String> {
+            pattern
+                .as_ref()
+                .map(|p| {
+                    Regex::new(&format!("^(?:{p})$"))
+                        .map_err(|_| format!("a target {field} regex `{p}`"))
+                })
+                .transpose()
         };
-        Ok(TargetMatcher { selector, name })
+        Ok(TargetMatcher {
+            group: compile("group", &selector.group)?,
+            version: compile("version", &selector.version)?,
+            kind: compile("kind", &selector.kind)?,
+            name: compile("name", &selector.name)?,
+        })
     }
 
     fn matches(&self, r: &Resource) -> bool {
         let gvk = r.gvk();
-        let eq = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
-        eq(&self.selector.group, &gvk.group)
-            && eq(&self.selector.version, &gvk.version)
-            && eq(&self.selector.kind, &gvk.kind)
+        let matches =
+            |re: &Option<Regex>, have: &str| re.as_ref().is_none_or(|re| re.is_match(have));
+        matches(&self.group, &gvk.group)
+            && matches(&self.version, &gvk.version)
+            && matches(&self.kind, &gvk.kind)
             // `resWrangler.Select`: the original name, or the current one.
             && self
                 .name

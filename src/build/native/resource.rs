@@ -27,8 +27,9 @@ pub(crate) struct PrevId {
     pub(crate) kind: String,
     pub(crate) name: String,
     /// The effective namespace (`ResId.EffectiveNamespace`): `default` for an unset one,
-    /// [`NOT_A_NAMESPACE`] for a cluster-scoped kind.
-    pub(crate) namespace: String,
+    /// [`NOT_A_NAMESPACE`] for a cluster-scoped kind; none when the kind's scope is not
+    /// known here (see [`is_cluster_scoped`]), for whoever needs it to say so.
+    pub(crate) namespace: Option<String>,
 }
 
 /// `resid.TotallyNotANamespace`: the effective namespace of a cluster-scoped id.
@@ -116,7 +117,7 @@ impl Resource {
                 &name,
             ));
         }
-        let namespace = self.effective_namespace()?;
+        let namespace = self.effective_namespace().ok();
         self.prev_ids.push(PrevId {
             kind: self.kind().to_string(),
             name,
@@ -126,14 +127,14 @@ impl Resource {
     }
 
     /// `Resource.OrgId`: the oldest previous id, or the current one.
-    pub(crate) fn org_id(&self) -> Result<PrevId, NativeError> {
+    pub(crate) fn org_id(&self) -> PrevId {
         match self.prev_ids.first() {
-            Some(id) => Ok(id.clone()),
-            None => Ok(PrevId {
+            Some(id) => id.clone(),
+            None => PrevId {
                 kind: self.kind().to_string(),
                 name: self.name().to_string(),
-                namespace: self.effective_namespace()?,
-            }),
+                namespace: self.effective_namespace().ok(),
+            },
         }
     }
 
@@ -219,14 +220,17 @@ pub(crate) fn absorb_all(into: &mut Vec<Resource>, more: Vec<Resource>) -> Resul
             let current = existing.gvk() == gvk
                 && existing.name() == r.name()
                 && existing.effective_namespace()? == namespace;
-            let previous = {
-                let g = existing.gvk();
-                g.group == gvk.group
+            let g = existing.gvk();
+            let mut previous = false;
+            for p in &existing.prev_ids {
+                if g.group == gvk.group
                     && g.version == gvk.version
-                    && existing.prev_ids.iter().any(|p| {
-                        p.kind == gvk.kind && p.name == r.name() && p.namespace == namespace
-                    })
-            };
+                    && p.kind == gvk.kind
+                    && p.name == r.name()
+                {
+                    previous |= *known_namespace(p, r.name())? == namespace;
+                }
+            }
             if current || previous {
                 return Err(NativeError::Failed(format!(
                     "merging from generator: id {}/{} {} exists; behavior must be merge or replace",
@@ -377,6 +381,19 @@ const CLUSTER_SCOPED_ELSEWHERE: &[&str] = &[
     "DeviceClass",
     "ResourceSlice",
 ];
+
+/// The effective namespace of a previous id, or why it is not known.
+pub(crate) fn known_namespace<'a>(id: &'a PrevId, name: &str) -> Result<&'a String, NativeError> {
+    id.namespace.as_ref().ok_or_else(|| {
+        NativeError::unsupported(
+            &format!(
+                "the scope of kind {} (not in kustomize's built-in schema)",
+                id.kind
+            ),
+            name,
+        )
+    })
+}
 
 /// `ResId.EffectiveNamespace` of an id with this group, version and kind.
 pub(crate) fn effective_namespace(gvk: &Gvk, namespace: &str) -> Result<String, NativeError> {

@@ -527,7 +527,7 @@ pub(crate) fn add_prefix_suffix(
         }
         for r in resources.iter_mut() {
             let group = r.gvk().group;
-            let kind = r.org_id().map_err(in_file)?.kind;
+            let kind = r.org_id().kind;
             let skip = kind == "CustomResourceDefinition"
                 || kind == "Namespace"
                 || (group == "apiregistration.k8s.io" && kind == "APIService");
