@@ -225,8 +225,7 @@ pub fn load_tree(dir: &Path, rev: Option<&str>, opts: &RepoOptions) -> Result<Tr
 }
 
 /// [`load_tree`], taking discovery facts from `known` where a file is unchanged. A work tree
-/// is mirrored in the cache folder, when there is one: only what changed since the last run
-/// on it is copied.
+/// is read in place (`source::in_place`).
 pub fn load_tree_known(
     dir: &Path,
     rev: Option<&str>,

@@ -96,8 +96,8 @@ struct Pair {
 }
 
 impl Pair {
-    /// Ends the pair as the process ends: the head's tree is dropped (a mirror is given
-    /// back), the renders are not freed. They are large trees of small allocations, and
+    /// Ends the pair as the process ends: the head's tree is dropped (its view is
+    /// unregistered), the renders are not freed. They are large trees of small allocations, and
     /// freeing them costs more than exiting, which returns the memory anyway.
     fn finish(self) {
         let Pair { base, head, diff } = self;
