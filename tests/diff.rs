@@ -589,8 +589,8 @@ fn changed_only_agrees_with_a_full_diff_on_every_kind_of_edit() {
     }
 }
 
-// The base's render comes from the store (keyed by its git tree) and the work tree from its
-// mirror in the cache folder: neither may change what a diff says.
+// The base's render comes from the store (keyed by its git tree) and the work tree is read in
+// place: neither may change what a diff says.
 #[test]
 fn changed_only_with_a_warm_cache_agrees_with_a_cold_full_diff_after_each_edit() {
     let repo = repo_from("testdata/fleet");

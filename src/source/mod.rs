@@ -22,7 +22,6 @@ mod error;
 mod git;
 mod go_match;
 mod ignore;
-mod mirror;
 mod secure_join;
 pub mod view;
 mod walk;
@@ -50,8 +49,8 @@ pub struct SourceOptions {
     pub spec_ignore: Option<String>,
 }
 
-/// A materialised copy of what Flux would see; deleted when dropped (a mirror in the cache
-/// folder is kept for the next run instead, see [`materialize_mirrored`]).
+/// What Flux would see: a materialised copy (deleted when dropped), or the user's folder
+/// viewed in place (see [`view`]).
 #[derive(Debug)]
 pub struct Tree {
     dir: Holder,
@@ -70,8 +69,6 @@ pub type Digests = BTreeMap<String, String>;
 enum Holder {
     /// A temporary folder of its own.
     Temp(TempDir),
-    /// A mirror claimed from the cache folder, given back when the tree is dropped.
-    Mirror(mirror::Claim),
     /// The user's folder, read in place through [`view`] (nothing is ever written there).
     InPlace {
         root: PathBuf,
@@ -87,7 +84,6 @@ impl Tree {
     pub fn root(&self) -> &Path {
         match &self.dir {
             Holder::Temp(dir) => dir.path(),
-            Holder::Mirror(claim) => claim.root(),
             Holder::InPlace { root, .. } => root,
         }
     }
@@ -383,7 +379,7 @@ impl fmt::Display for Exclusion {
 #[derive(Debug, Clone)]
 enum Content {
     /// A file in the user's tree (absolute path), with its stamp when the platform gives one.
-    WorkTree(PathBuf, Option<mirror::Stamp>),
+    WorkTree(PathBuf),
     /// A blob of the repository containing `dir`.
     Blob(String),
 }
@@ -414,49 +410,6 @@ struct Entry {
 pub fn materialize(dir: &Path, opts: &SourceOptions) -> Result<Tree, SourceError> {
     check_dir(dir)?;
     build(dir, dir_entries(dir, opts)?, opts, None)
-}
-
-/// [`materialize`] into a mirror kept in `cache_dir`: the copy made by the last run on the
-/// same directory with the same options is brought up to date in place (only what changed
-/// is written), and kept again when the tree is dropped. A mirror another run is using, or
-/// one that cannot be written, is not waited for: the tree is then a temporary copy.
-pub fn materialize_mirrored(
-    dir: &Path,
-    opts: &SourceOptions,
-    cache_dir: &Path,
-) -> Result<Tree, SourceError> {
-    materialize_mirrored_at(dir, opts, cache_dir, mirror::now())
-}
-
-/// [`materialize_mirrored`] with the time the scan of the user's files began.
-fn materialize_mirrored_at(
-    dir: &Path,
-    opts: &SourceOptions,
-    cache_dir: &Path,
-    scanned: i64,
-) -> Result<Tree, SourceError> {
-    check_dir(dir)?;
-    let entries = dir_entries(dir, opts)?;
-    let plan = plan(dir, entries, opts)?;
-    // A cache folder inside the tree would be copied into its own mirror, run after run.
-    let _ = fs::create_dir_all(cache_dir);
-    let inside = |d: &Path| d.canonicalize().ok();
-    let cache_in_tree = match (inside(cache_dir), inside(dir)) {
-        (Some(cache), Some(tree)) => cache.starts_with(tree),
-        _ => true,
-    };
-    let claim = (!cache_in_tree)
-        .then(|| mirror::Claim::take(cache_dir, dir, opts))
-        .flatten();
-    if let Some(mut claim) = claim {
-        match claim.sync(&plan, scanned) {
-            Ok(digests) => return Ok(plan.into_tree(Holder::Mirror(claim), None, Some(digests))),
-            Err(mirror::SyncError::User(e)) => return Err(e),
-            // The claim is dropped unsynced: its folder goes.
-            Err(mirror::SyncError::Mirror) => {}
-        }
-    }
-    plan.write_fresh(dir, None)
 }
 
 /// What Flux would see of the directory `dir`, as [`materialize`] finds it, but read in
@@ -732,7 +685,7 @@ fn user_patterns(
     let mut blobs = Vec::new();
     for (i, (path, content)) in files.iter().enumerate() {
         match content {
-            Content::WorkTree(abs, _) => {
+            Content::WorkTree(abs) => {
                 let bytes = fs::read(abs).map_err(|source| SourceError::Read {
                     path: abs.clone(),
                     source,
@@ -778,7 +731,7 @@ fn write_files(
             fs::create_dir_all(parent).map_err(write_err(parent.to_path_buf()))?;
         }
         match content {
-            Content::WorkTree(abs, _) => {
+            Content::WorkTree(abs) => {
                 fs::copy(abs, &target).map_err(|source| SourceError::Read {
                     path: abs.clone(),
                     source,

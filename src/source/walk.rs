@@ -32,7 +32,7 @@ pub(super) fn classify(path: &Path) -> Result<Option<Kind>, SourceError> {
         Kind::Dir
     } else if ft.is_file() {
         Kind::File {
-            content: Content::WorkTree(path.to_path_buf(), super::mirror::Stamp::of(&meta)),
+            content: Content::WorkTree(path.to_path_buf()),
             executable: is_executable(&meta),
         }
     } else {
