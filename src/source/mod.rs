@@ -72,7 +72,8 @@ enum Holder {
     /// The user's folder, read in place through [`view`] (nothing is ever written there).
     InPlace {
         root: PathBuf,
-        _registration: view::Registration,
+        /// Set as soon as the tree exists (the view is made from the tree's own lists).
+        _registration: Option<view::Registration>,
         /// The empty folder that gives a changed view its own name (see [`Tree::changed`]).
         _name: Option<TempDir>,
     },
@@ -133,6 +134,23 @@ impl Tree {
         })
     }
 
+    /// Registers this tree's files and folders as a view named `name`, reading `disk`, with
+    /// `overrides` replacing some files.
+    fn register_view(
+        &self,
+        name: PathBuf,
+        disk: PathBuf,
+        overrides: BTreeMap<PathBuf, Vec<u8>>,
+    ) -> view::Registration {
+        view::register_at(
+            name,
+            disk,
+            self.files.iter().cloned().collect(),
+            self.folders.iter().map(PathBuf::from).collect(),
+            overrides,
+        )
+    }
+
     /// The same tree again for another render: a second view of the folder when it is read
     /// in place (nothing copied), else a [`Self::duplicate`].
     pub fn reopen(&self) -> Result<Tree, SourceError> {
@@ -142,12 +160,14 @@ impl Tree {
         else {
             return self.duplicate();
         };
-        let files: BTreeSet<PathBuf> = self.files.iter().cloned().collect();
-        let dirs: BTreeSet<PathBuf> = self.folders.iter().map(PathBuf::from).collect();
         Ok(Tree {
             dir: Holder::InPlace {
                 root: root.clone(),
-                _registration: view::register(root.clone(), files, dirs),
+                _registration: Some(self.register_view(
+                    root.clone(),
+                    root.clone(),
+                    BTreeMap::new(),
+                )),
                 _name: None,
             },
             files: self.files.clone(),
@@ -187,19 +207,12 @@ impl Tree {
             path: name.path().to_path_buf(),
             source,
         })?;
-        let files: BTreeSet<PathBuf> = self.files.iter().cloned().collect();
-        let dirs: BTreeSet<PathBuf> = self.folders.iter().map(PathBuf::from).collect();
-        let registration = view::register_at(
-            root.clone(),
-            self.root().to_path_buf(),
-            files,
-            dirs,
-            changes.clone(),
-        );
+        let registration =
+            self.register_view(root.clone(), self.root().to_path_buf(), changes.clone());
         Ok(Tree {
             dir: Holder::InPlace {
                 root,
-                _registration: registration,
+                _registration: Some(registration),
                 _name: Some(name),
             },
             files: self.files.clone(),
@@ -421,26 +434,20 @@ pub fn in_place(dir: &Path, opts: &SourceOptions) -> Result<Tree, SourceError> {
         source,
     })?;
     let plan = plan(&root, dir_entries(&root, opts)?, opts)?;
-    let files: BTreeSet<PathBuf> = plan.copies.iter().map(|(p, _, _)| p.clone()).collect();
-    let mut dirs: BTreeSet<PathBuf> = plan.folders.clone();
-    for f in &files {
-        dirs.extend(
-            f.ancestors()
-                .skip(1)
-                .filter(|a| !a.as_os_str().is_empty())
-                .map(Path::to_path_buf),
-        );
-    }
-    let registration = view::register(root.clone(), files, dirs);
-    Ok(plan.into_tree(
+    let mut tree = plan.into_tree(
         Holder::InPlace {
-            root,
-            _registration: registration,
+            root: root.clone(),
+            _registration: None,
             _name: None,
         },
         None,
         None,
-    ))
+    );
+    let registration = tree.register_view(root.clone(), root, BTreeMap::new());
+    if let Holder::InPlace { _registration, .. } = &mut tree.dir {
+        *_registration = Some(registration);
+    }
+    Ok(tree)
 }
 
 /// What a directory holds: a git work tree's tracked (and untracked) paths, or every path.

@@ -53,15 +53,6 @@ impl Drop for Registration {
     }
 }
 
-/// Registers `root` (already resolved) as showing only `files` and `dirs`.
-pub(crate) fn register(
-    root: PathBuf,
-    files: BTreeSet<PathBuf>,
-    dirs: BTreeSet<PathBuf>,
-) -> Registration {
-    register_at(root.clone(), root, files, dirs, BTreeMap::new())
-}
-
 /// Registers the tree at `disk` under the name `root` (a folder of its own, so that views
 /// with different contents never share a name), with `overrides` replacing some files.
 pub(crate) fn register_at(
@@ -87,8 +78,9 @@ pub(crate) fn register_at(
     Registration(view)
 }
 
-/// `path` without `.` and with `..` folded into its parent, lexically.
-fn clean(path: &Path) -> PathBuf {
+/// `path` without `.` and with `..` folded into its parent, lexically (as Go's
+/// `filepath.Clean`).
+pub(crate) fn clean(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {
@@ -291,7 +283,7 @@ mod tests {
         std::fs::create_dir_all(root.join("gone")).unwrap();
         let files = BTreeSet::from([PathBuf::from("a/b/seen.yaml")]);
         let dirs = BTreeSet::from([PathBuf::from("a"), PathBuf::from("a/b")]);
-        let reg = register(root.clone(), files, dirs);
+        let reg = register_at(root.clone(), root.clone(), files, dirs, BTreeMap::new());
         assert!(is_file(&root.join("a/b/seen.yaml")));
         assert!(is_file(&root.join("a/./b/../b/seen.yaml")));
         assert!(!is_file(&root.join("a/hidden.yaml")));

@@ -9,8 +9,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::source::view;
-use std::path::{Component, Path, PathBuf};
+use crate::source::view::{self, clean};
+use std::path::{Path, PathBuf};
 
 /// The disk, with in-memory files laid over it. Paths are absolute and lexically clean.
 #[derive(Debug, Default, Clone)]
@@ -107,24 +107,6 @@ fn absolute(path: &Path) -> PathBuf {
     } else {
         std::env::current_dir().map_or_else(|_| path.to_path_buf(), |d| d.join(path))
     }
-}
-
-/// `path` without `.` and with `..` folded into its parent (lexically, as Go's
-/// `filepath.Clean`).
-fn clean(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
