@@ -18,7 +18,7 @@ lint:
 	cargo clippy --all-targets -- -D warnings
 
 conformance:
-	cargo run --release --example envsubst-conformance -- ../shared/conformance/envsubst-public.jsonl
+	cargo run --release --example envsubst-conformance -- testdata/conformance/envsubst-public.jsonl
 
 fleet:
 	cargo run --release -- render testdata/fleet

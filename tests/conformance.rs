@@ -4,14 +4,14 @@ use fluxsim::conformance::{parse_vectors, run_vector, Outcome};
 
 fn vectors_path() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/conformance/envsubst-public.jsonl")
+        .join("testdata/conformance/envsubst-public.jsonl")
 }
 
 fn run_mode(mode: &str) {
     let path = vectors_path();
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
-            "{}: {e} (the conformance vectors live in ../shared)",
+            "{}: {e} (the conformance vectors live in testdata/conformance)",
             path.display()
         )
     });

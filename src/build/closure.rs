@@ -9,6 +9,12 @@
 //! kustomization file is followed, a folder without one counts with everything under it.
 //! What cannot be read offline and byte-stably — a remote base (`https://`, `git@`,
 //! `github.com/...`) or `helmCharts` (charts are downloaded) — makes the build uncacheable.
+//!
+//! The closure is also the security check for builds handed to the kustomize binary, which
+//! reads the disk itself: a path named by a kustomization that leaves the source root (a
+//! relative path climbing above it, or an absolute path to an existing file elsewhere, such
+//! as `/etc/passwd` or the repository's own `.git/config`) fails the build before the binary
+//! runs, as Flux's secure file system fails it (fluxcd/pkg `kustomize/filesys/fs_secure.go`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -58,22 +64,92 @@ impl Closure {
 pub enum Uncacheable {
     /// A remote base or chart: the output depends on the network.
     Remote(String),
+    /// A kustomization names a path outside the source root: Flux refuses to read it.
+    Outside {
+        /// The kustomization file, relative to the built folder.
+        kustomization: String,
+        /// The path as the kustomization writes it.
+        path: String,
+    },
 }
 
-/// Finds the input closure of building `dir`.
+impl Uncacheable {
+    /// Flux's error for a path outside the root (fs_secure.go), naming the kustomization;
+    /// `None` for a remote input, which is no error.
+    #[must_use]
+    pub fn security_error(&self) -> Option<String> {
+        match self {
+            Uncacheable::Remote(_) => None,
+            Uncacheable::Outside {
+                kustomization,
+                path,
+            } => Some(format!(
+                "{kustomization}: fs-security-constraint read {path}: path '{path}' is not in or below the source root"
+            )),
+        }
+    }
+}
+
+/// Finds the input closure of building `dir`, reading anywhere (a folder that is no Flux
+/// source: nothing confines it).
 pub fn closure(dir: &Path) -> Result<Closure, Uncacheable> {
-    closure_with(dir, None)
+    closure_in(Path::new("/"), dir, None)
 }
 
 /// Finds the input closure of building `dir` as if its kustomization file were `file`
 /// (name, content): the closure of a generated overlay, found without making the overlay.
-pub fn closure_with(dir: &Path, file: Option<(&str, &str)>) -> Result<Closure, Uncacheable> {
+/// Everything must stay in the source `root` ([`Uncacheable::Outside`] otherwise); a remote
+/// input makes it [`Uncacheable::Remote`] once every local path has been checked.
+pub fn closure_in(
+    root: &Path,
+    dir: &Path,
+    file: Option<(&str, &str)>,
+) -> Result<Closure, Uncacheable> {
     let mut c = Closure {
         files: BTreeMap::new(),
     };
-    let mut seen = BTreeSet::new();
-    visit_dir(dir, "", file, &mut c, &mut seen)?;
-    Ok(c)
+    let mut walk = Walk {
+        root: view::canonicalize(root).unwrap_or_else(|_| view::clean(root)),
+        confined: root != Path::new("/"),
+        seen: BTreeSet::new(),
+        remote: None,
+    };
+    visit_dir(dir, "", file, &mut c, &mut walk)?;
+    match walk.remote {
+        Some(why) => Err(Uncacheable::Remote(why)),
+        None => Ok(c),
+    }
+}
+
+/// What a closure walk carries along.
+struct Walk {
+    /// The source root nothing may leave.
+    root: std::path::PathBuf,
+    /// Whether the walk is confined at all (a plain folder build is not).
+    confined: bool,
+    /// Folders already visited (resolved).
+    seen: BTreeSet<std::path::PathBuf>,
+    /// The first remote input found.
+    remote: Option<String>,
+}
+
+impl Walk {
+    /// Whether the candidate `cand`, named in a kustomization of `dir`, leaves the root: it
+    /// climbs above it, or is an absolute path to something that exists elsewhere (an
+    /// absolute string that names nothing, such as a JSON patch's `/spec/replicas`, is no
+    /// path).
+    ///
+    /// An absolute path to an existing file counts even inside the root: Flux reads the
+    /// source from an artifact folder of its own, so such a path never names the source
+    /// there, while the kustomize binary would read it where it is (the repository's
+    /// `.git/config`, which is not in the source).
+    fn leaves_root(&self, dir: &Path, cand: &str) -> bool {
+        let p = view::clean(&dir.join(cand));
+        if Path::new(cand).is_absolute() {
+            return self.confined && std::fs::symlink_metadata(&p).is_ok();
+        }
+        !p.starts_with(&self.root)
+    }
 }
 
 fn add_file(path: &Path, rel: &str, c: &mut Closure) {
@@ -93,10 +169,10 @@ fn visit_dir(
     rel: &str,
     file: Option<(&str, &str)>,
     c: &mut Closure,
-    seen: &mut BTreeSet<std::path::PathBuf>,
+    walk: &mut Walk,
 ) -> Result<(), Uncacheable> {
     let canonical = view::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    if !seen.insert(canonical) {
+    if !walk.seen.insert(canonical) {
         return Ok(());
     }
     let join = |name: &str| {
@@ -128,7 +204,7 @@ fn visit_dir(
             let name = e.name.to_string_lossy().into_owned();
             let p = dir.join(&e.name);
             if e.is_dir {
-                visit_dir(&p, &join(&name), None, c, seen)?;
+                visit_dir(&p, &join(&name), None, c, walk)?;
             } else if view::is_file(&p) {
                 add_file(&p, &join(&name), c);
             }
@@ -140,7 +216,8 @@ fn visit_dir(
         return Ok(());
     };
     if doc.get("helmCharts").is_some() || doc.get("helmChartInflationGenerator").is_some() {
-        return Err(Uncacheable::Remote(format!("{}: helmCharts", join(kfile))));
+        walk.remote
+            .get_or_insert_with(|| format!("{}: helmCharts", join(kfile)));
     }
     for field in ["resources", "components", "bases", "crds"] {
         for s in doc
@@ -151,7 +228,8 @@ fn visit_dir(
         {
             if let Some(s) = s.as_str() {
                 if is_remote(s) {
-                    return Err(Uncacheable::Remote(format!("{}: {s}", join(kfile))));
+                    walk.remote
+                        .get_or_insert_with(|| format!("{}: {s}", join(kfile)));
                 }
             }
         }
@@ -160,14 +238,23 @@ fn visit_dir(
     collect_strings(&doc, &mut strings);
     for s in strings {
         // Generator entries are `key=path` or `path`.
-        let candidates = [Some(s.as_str()), s.split_once('=').map(|(_, p)| p)];
+        let candidates = [s.split_once('=').map(|(_, p)| p), Some(s.as_str())];
         for cand in candidates.into_iter().flatten() {
             if cand.is_empty() || cand.len() > 4096 || cand.contains('\0') || cand.contains('\n') {
                 continue;
             }
+            if is_remote(cand) {
+                continue;
+            }
+            if walk.leaves_root(dir, cand) {
+                return Err(Uncacheable::Outside {
+                    kustomization: join(kfile),
+                    path: cand.to_string(),
+                });
+            }
             let p = dir.join(cand);
             if view::is_dir(&p) {
-                visit_dir(&p, &join(cand), None, c, seen)?;
+                visit_dir(&p, &join(cand), None, c, walk)?;
             } else if view::is_file(&p) {
                 add_file(&p, &join(cand), c);
             }
@@ -248,6 +335,60 @@ mod tests {
         assert_eq!(d1, closure(&two.path().join("k")).unwrap().digest());
         std::fs::write(two.path().join("k/a.yaml"), "y").unwrap();
         assert_ne!(d1, closure(&two.path().join("k")).unwrap().digest());
+    }
+
+    // fluxcd/pkg kustomize/filesys/fs_secure.go: kustomize-controller builds on a file
+    // system that refuses every path outside the artifact root.
+    #[test]
+    fn a_path_leaving_the_source_root_fails_the_closure_naming_the_kustomization() {
+        let t = tree(&[
+            (
+                "repo/app/kustomization.yaml",
+                "configMapGenerator:\n- name: c\n  files: [passwd=../../../../../../../../etc/passwd]\n",
+            ),
+            ("repo/abs/kustomization.yaml", "resources: [/etc/passwd]\n"),
+            ("repo/up/kustomization.yaml", "resources: [../../secret.yaml]\n"),
+            ("secret.yaml", "kind: Secret\n"),
+            (
+                "repo/ok/kustomization.yaml",
+                "resources: [../app2]\npatches:\n- target: {kind: Deployment}\n  patch: '[{\"op\": \"remove\", \"path\": \"/spec/replicas\"}]'\n- path: /spec/template\n",
+            ),
+            ("repo/app2/kustomization.yaml", "resources: []\n"),
+        ]);
+        let root = std::fs::canonicalize(t.path().join("repo")).unwrap();
+        for (dir, kustomization, path) in [
+            ("app", "kustomization.yaml", "../../../../../../../../etc/passwd"),
+            ("abs", "kustomization.yaml", "/etc/passwd"),
+            ("up", "kustomization.yaml", "../../secret.yaml"),
+        ] {
+            let err = closure_in(&root, &root.join(dir), None).unwrap_err();
+            assert_eq!(
+                err,
+                Uncacheable::Outside {
+                    kustomization: kustomization.into(),
+                    path: path.into()
+                },
+                "{dir}"
+            );
+            assert!(err.security_error().unwrap().contains("is not in or below"));
+        }
+        // Absolute strings that name nothing on disk (JSON patch paths) are no paths.
+        assert!(closure_in(&root, &root.join("ok"), None).is_ok());
+        // Unconfined (a folder that is no Flux source), the same closure is fine.
+        assert!(closure(&root.join("up")).is_ok());
+    }
+
+    #[test]
+    fn a_remote_input_does_not_hide_a_later_path_outside_the_root() {
+        let t = tree(&[(
+            "repo/k/kustomization.yaml",
+            "resources: [https://github.com/x/y//z?ref=v1, ../../../etc/passwd]\n",
+        )]);
+        let root = std::fs::canonicalize(t.path().join("repo")).unwrap();
+        assert!(matches!(
+            closure_in(&root, &root.join("k"), None),
+            Err(Uncacheable::Outside { .. })
+        ));
     }
 
     #[test]

@@ -72,36 +72,102 @@ pub struct Prepared {
     /// The source root, which the overlay mirrors.
     root: PathBuf,
     /// The overlay, once made (kept alive as long as the `Prepared`).
-    overlay: std::sync::OnceLock<Result<Arc<tempfile::TempDir>, GenerateError>>,
+    overlay: std::sync::OnceLock<Result<OnDisk, GenerateError>>,
+}
+
+/// Where a build handed to the kustomize binary reads its inputs on disk.
+#[derive(Debug, Clone)]
+enum OnDisk {
+    /// A folder of the build's own (its closure, or a link overlay), removed with it.
+    Own(Arc<tempfile::TempDir>),
+    /// The copy of what Flux would see of the whole tree (the source's own copy).
+    TreeCopy(PathBuf),
 }
 
 impl Prepared {
-    /// Where to run the build: the folder itself, or the overlay holding fluxsim's
-    /// kustomization file (made on first call).
+    /// Where to run the build on disk, for the kustomize binary (made on first call): a
+    /// private folder holding only the build's input closure (checked to stay in the
+    /// source root) with fluxsim's kustomization file, so the binary reads nothing else of
+    /// the machine or of the tree. A build whose inputs cannot be pinned down (a remote
+    /// base, `helmCharts`) gets what Flux would see of the whole tree instead.
     pub fn dir(&self) -> Result<PathBuf, GenerateError> {
         let io = |e: std::io::Error| GenerateError::Io(e.to_string());
-        let Some((name, content)) = &self.file else {
-            return view::on_disk(&self.source_dir).map_err(io);
-        };
-        let overlay = self
+        let made = self
             .overlay
-            .get_or_init(|| {
-                let root = view::on_disk(&self.root).map_err(io)?;
-                overlay_with_file(&root, &self.rel_path, name, content).map(Arc::new)
+            .get_or_init(|| match self.closure() {
+                Ok(closure) => self
+                    .closure_copy(&closure)
+                    .map(|d| OnDisk::Own(Arc::new(d))),
+                Err(e) => {
+                    if let Some(msg) = e.security_error() {
+                        return Err(GenerateError::Io(msg));
+                    }
+                    let root = view::on_disk(&self.root).map_err(io)?;
+                    match &self.file {
+                        Some((name, content)) => {
+                            overlay_with_file(&root, &self.rel_path, name, content)
+                                .map(|d| OnDisk::Own(Arc::new(d)))
+                        }
+                        None => Ok(OnDisk::TreeCopy(root)),
+                    }
+                }
             })
             .clone()?;
+        let base = match &made {
+            OnDisk::Own(dir) => dir.path(),
+            OnDisk::TreeCopy(root) => root.as_path(),
+        };
         Ok(if self.rel_path == "." {
-            overlay.path().to_path_buf()
+            base.to_path_buf()
         } else {
-            overlay.path().join(&self.rel_path)
+            base.join(&self.rel_path)
         })
+    }
+
+    /// A temporary folder laid out as the source root, holding the closure's files (read
+    /// through the source's view) and fluxsim's kustomization file.
+    fn closure_copy(
+        &self,
+        closure: &crate::build::closure::Closure,
+    ) -> Result<tempfile::TempDir, GenerateError> {
+        let io = |e: std::io::Error| GenerateError::Io(e.to_string());
+        let out = tempfile::Builder::new()
+            .prefix("fluxsim-overlay-")
+            .tempdir()
+            .map_err(io)?;
+        let generated = self.file.as_ref().map(|(name, _)| {
+            if self.rel_path == "." {
+                name.clone()
+            } else {
+                format!("{}/{name}", self.rel_path)
+            }
+        });
+        std::fs::create_dir_all(out.path().join(&self.rel_path)).map_err(io)?;
+        for rel in closure.source_files(&self.rel_path) {
+            if generated.as_deref() == Some(rel.as_str()) {
+                continue;
+            }
+            let dst = out.path().join(&rel);
+            if let Some(parent) = dst.parent() {
+                std::fs::create_dir_all(parent).map_err(io)?;
+            }
+            // A file the closure lists but cannot read is left out: the build fails on it
+            // as it would in place.
+            if let Ok(bytes) = view::read(&self.root.join(&rel)) {
+                std::fs::write(&dst, bytes).map_err(io)?;
+            }
+        }
+        if let (Some(rel), Some((_, content))) = (&generated, &self.file) {
+            std::fs::write(out.path().join(rel), content).map_err(io)?;
+        }
+        Ok(out)
     }
 
     /// The files of the build that exist only in memory (fluxsim's kustomization file), for
     /// a builder that reads the tree in place instead of through the overlay.
     #[must_use]
     pub fn memory_files(&self) -> crate::build::native::vfs::Vfs {
-        let mut vfs = crate::build::native::vfs::Vfs::disk();
+        let mut vfs = crate::build::native::vfs::Vfs::confined(&self.root);
         if let Some((name, content)) = &self.file {
             vfs.insert(&self.source_dir.join(name), content.clone());
         }
@@ -112,7 +178,8 @@ impl Prepared {
     pub fn closure(
         &self,
     ) -> Result<crate::build::closure::Closure, crate::build::closure::Uncacheable> {
-        crate::build::closure::closure_with(
+        crate::build::closure::closure_in(
+            &self.root,
             &self.source_dir,
             self.file.as_ref().map(|(n, c)| (n.as_str(), c.as_str())),
         )

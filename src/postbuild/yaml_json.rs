@@ -2215,12 +2215,9 @@ mod tests {
     fn conformance_vectors_without_substitution() {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../shared/conformance/envsubst-public.jsonl"
+            "/testdata/conformance/envsubst-public.jsonl"
         );
-        let Ok(text) = std::fs::read_to_string(path) else {
-            println!("skipping: {path} is missing");
-            return;
-        };
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
         let valid_name = |name: &str| {
             let mut bytes = name.bytes();
             matches!(bytes.next(), Some(b'_' | b'a'..=b'z' | b'A'..=b'Z'))

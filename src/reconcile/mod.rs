@@ -546,7 +546,22 @@ fn render_inner(
     let prepared = crate::generate::prepare(root, ks, opts.origins).map_err(|e| e.to_string())?;
     r.build_path = Some(prepared.rel_path.clone());
     r.generated.clone_from(&prepared.generated);
-    let closure = prepared.closure().ok();
+    // A path leaving the source root fails the build before any builder reads it, as
+    // Flux's secure file system fails it (the kustomize binary would read it).
+    let closure = match prepared.closure() {
+        Ok(c) => Some(c),
+        Err(e) => match e.security_error() {
+            Some(msg) => {
+                let file = if prepared.rel_path == "." {
+                    String::new()
+                } else {
+                    format!("{}/", prepared.rel_path)
+                };
+                return Err(format!("spec.path `{}`: {file}{msg}", ks.path));
+            }
+            None => None,
+        },
+    };
     r.inputs = closure.as_ref().map(|c| c.source_files(&prepared.rel_path));
     if let Some(reuse) = &opts.reuse {
         if let Some(base) = reusable(reuse, cluster, ks, r.inputs.as_ref(), objects) {

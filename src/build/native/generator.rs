@@ -54,7 +54,7 @@ pub(crate) fn generate(
         }
         let bytes = vfs
             .read(&full)
-            .map_err(|e| NativeError::Failed(format!("{}: {e}", full.display())))?;
+            .map_err(|e| NativeError::Failed(format!("{file}: {}: {e}", full.display())))?;
         let Ok(text) = String::from_utf8(bytes) else {
             return Err(unsupported("a binary file source"));
         };
