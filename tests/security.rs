@@ -50,7 +50,15 @@ fn hostile_repo() -> (tempfile::TempDir, std::path::PathBuf) {
 
 fn run(root: &Path, cache: &Path, out: &Path, builder: &str) -> common::Output {
     let o = Command::new(env!("CARGO_BIN_EXE_fluxsim"))
-        .args(["render", ".", "--format", "json", "--builder", builder, "--out"])
+        .args([
+            "render",
+            ".",
+            "--format",
+            "json",
+            "--builder",
+            builder,
+            "--out",
+        ])
         .arg(out)
         .env("FLUXSIM_CACHE_DIR", cache)
         .env("FLUXSIM_TEST_SECRET", ENV_MARKER)
@@ -75,7 +83,11 @@ fn paths_outside_the_root_fail_as_flux_fails_them(builder: &str) {
     let cache = top.path().join("cache");
     let out = top.path().join("out");
     let o = run(&root, &cache, &out, builder);
-    assert_eq!(o.code, 1, "a failed Kustomization is a finding:\n{}", o.stderr);
+    assert_eq!(
+        o.code, 1,
+        "a failed Kustomization is a finding:\n{}",
+        o.stderr
+    );
     let json = o.json();
     for (name, file) in [
         ("passwd", "apps/passwd/kustomization.yaml"),
@@ -92,7 +104,10 @@ fn paths_outside_the_root_fail_as_flux_fails_them(builder: &str) {
         );
         assert!(err.contains(file), "{builder} {name}: names {file}: {err}");
     }
-    assert_eq!(kustomization(&json, "test", "healthy")["status"], "rendered");
+    assert_eq!(
+        kustomization(&json, "test", "healthy")["status"],
+        "rendered"
+    );
     assert_nothing_leaked("stdout", &o.stdout);
     assert_nothing_leaked("stderr", &o.stderr);
     for (dir, what) in [(&out, "--out"), (&cache, "the cache")] {

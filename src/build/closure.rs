@@ -357,7 +357,11 @@ mod tests {
         ]);
         let root = std::fs::canonicalize(t.path().join("repo")).unwrap();
         for (dir, kustomization, path) in [
-            ("app", "kustomization.yaml", "../../../../../../../../etc/passwd"),
+            (
+                "app",
+                "kustomization.yaml",
+                "../../../../../../../../etc/passwd",
+            ),
             ("abs", "kustomization.yaml", "/etc/passwd"),
             ("up", "kustomization.yaml", "../../secret.yaml"),
         ] {

@@ -284,17 +284,15 @@ fn accumulate_resource(
         )?;
         return append_all(acc, sub);
     }
-    let text = vfs
-        .read_to_string(&path)
-        .map_err(|e| {
-            // A read refused by the secure file system names the kustomization asking.
-            let by = if e.kind() == std::io::ErrorKind::PermissionDenied {
-                format!("{file}: ")
-            } else {
-                String::new()
-            };
-            NativeError::Failed(format!("{by}accumulating resources from '{entry}': {e}"))
-        })?;
+    let text = vfs.read_to_string(&path).map_err(|e| {
+        // A read refused by the secure file system names the kustomization asking.
+        let by = if e.kind() == std::io::ErrorKind::PermissionDenied {
+            format!("{file}: ")
+        } else {
+            String::new()
+        };
+        NativeError::Failed(format!("{by}accumulating resources from '{entry}': {e}"))
+    })?;
     let shown = path.display().to_string();
     let docs = read_documents(&text).map_err(|e| match e {
         // saphyr and go-yaml disagree on some malformed input: let kustomize judge it.

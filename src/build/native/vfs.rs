@@ -135,24 +135,20 @@ impl Vfs {
 
     /// The text of the file at `path`.
     pub fn read_to_string(&self, path: &Path) -> std::io::Result<String> {
-        match self.held(path) {
-            Some(text) => Ok(text.clone()),
-            None => {
-                self.check("read", path)?;
-                view::read_to_string(path)
-            }
+        if let Some(text) = self.held(path) {
+            return Ok(text.clone());
         }
+        self.check("read", path)?;
+        view::read_to_string(path)
     }
 
     /// The bytes of the file at `path`.
     pub fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
-        match self.held(path) {
-            Some(text) => Ok(text.clone().into_bytes()),
-            None => {
-                self.check("read", path)?;
-                view::read(path)
-            }
+        if let Some(text) = self.held(path) {
+            return Ok(text.clone().into_bytes());
         }
+        self.check("read", path)?;
+        view::read(path)
     }
 
     /// `path` with symbolic links resolved, as kustomize's loader roots are; an in-memory
