@@ -901,3 +901,31 @@ fn a_shared_canary_missing_from_an_artifact_prints_only_that_artifact_with_why()
         .unwrap()
         .starts_with("failed: "));
 }
+
+#[test]
+fn a_value_changed_in_one_of_two_colliding_clusters_changes_only_that_cluster() {
+    let repo = repo_from("testdata/clusters/colliding");
+    edit(
+        repo.path(),
+        "kubernetes/storage/flux/vars.yaml",
+        "REPLICAS: \"1\"",
+        "REPLICAS: \"3\"",
+    );
+    let out = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert_eq!(
+        changes(&out.json()),
+        BTreeSet::from([
+            (
+                "storage".into(),
+                "flux-system/apps".into(),
+                "changed".into()
+            ),
+            (
+                "storage".into(),
+                "flux-system/cluster".into(),
+                "changed".into()
+            ),
+        ])
+    );
+}

@@ -1132,3 +1132,46 @@ fn out_dir_that_is_the_repository_does_not_delete_it() {
         r.stderr
     );
 }
+
+// Two clusters that collide in every way a name can: the same GitRepository
+// `flux-system/flux-system` with different `spec.ignore`, the same root `flux-system/cluster`,
+// root folders with the same last component. Each renders as its own world.
+#[test]
+fn colliding_clusters_are_separate_worlds_named_by_what_tells_them_apart() {
+    let repo = repo_from("testdata/clusters/colliding");
+    let (tmp, r) = render_json_out(repo.path(), &[]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let json = r.json();
+    let names: Vec<&str> = json["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["main", "storage"]);
+    for cluster in ["main", "storage"] {
+        let root = kustomization(&json, cluster, "cluster");
+        assert_eq!(status(root), "rendered");
+        assert_eq!(root["path"], format!("./kubernetes/{cluster}/flux"));
+    }
+    // Each cluster's GitRepository decides what it sees: main ignores extra.yaml.
+    let objects = |cluster: &str| -> Vec<String> {
+        kustomization(&json, cluster, "apps")["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(objects("main"), ["web"]);
+    assert_eq!(objects("storage"), ["extra", "web"]);
+    // And its own vars.
+    for cluster in ["main", "storage"] {
+        let text = fs::read_to_string(
+            tmp.path()
+                .join(format!("out/{cluster}/flux-system/apps.yaml")),
+        )
+        .unwrap();
+        assert!(text.contains(&format!("cluster: {cluster}\n")), "{text}");
+    }
+}

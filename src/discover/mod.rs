@@ -32,14 +32,70 @@ pub struct Cluster {
     pub source_ignore: Option<String>,
 }
 
+/// A GitRepository declared in the source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceDecl {
+    /// Its namespace (as written, possibly empty) and name.
+    pub id: NamespacedName,
+    /// The file that declares it, relative to the source root.
+    pub file: String,
+    /// Its `spec.ignore`, when set.
+    pub ignore: Option<String>,
+}
+
 /// What one scan of a source tree finds.
 #[derive(Debug, Clone, Default)]
 pub struct Discovery {
     /// The cluster roots, sorted by name.
     pub clusters: Vec<Cluster>,
-    /// `spec.ignore` of each GitRepository that has one, by namespace (as written, possibly
-    /// empty) and name; the first declaration in file order wins.
-    pub source_ignores: BTreeMap<NamespacedName, String>,
+    /// Every GitRepository declared, in file order.
+    pub sources: Vec<SourceDecl>,
+}
+
+impl Discovery {
+    /// `spec.ignore` of the GitRepository `source` as the cluster whose root folder is
+    /// `root_dir` has it, when the source declares it. Clusters are separate worlds: two may
+    /// declare a GitRepository of the same name with different rules. The declaration that
+    /// counts is the one nearest the cluster's root folder (the most leading folders in
+    /// common; the first in file order among equals), never one inside another cluster's root
+    /// folder (`other_roots`) unless it is inside this one's too.
+    #[must_use]
+    pub fn source_ignore(
+        &self,
+        source: &NamespacedName,
+        root_dir: &str,
+        other_roots: &[&str],
+    ) -> Option<String> {
+        let parts = |p: &str| -> Vec<String> {
+            if p == "." {
+                Vec::new()
+            } else {
+                p.split('/').map(str::to_string).collect()
+            }
+        };
+        let own = parts(root_dir);
+        let inside = |file: &str, dir: &str| dir == "." || file.starts_with(&format!("{dir}/"));
+        self.sources
+            .iter()
+            .filter(|d| d.id == *source)
+            .filter(|d| {
+                inside(&d.file, root_dir)
+                    || !other_roots
+                        .iter()
+                        .any(|o| *o != root_dir && *o != "." && inside(&d.file, o))
+            })
+            .map(|d| {
+                let dir = parts(d.file.rsplit_once('/').map_or(".", |(dir, _)| dir));
+                let common = dir.iter().zip(&own).take_while(|(a, b)| a == b).count();
+                (common, d)
+            })
+            // The first of the best: `max_by_key` keeps the last, so compare reversed.
+            .fold(None::<(usize, &SourceDecl)>, |best, (n, d)| match best {
+                Some((m, _)) if m >= n => best,
+                _ => Some((n, d)),
+            })
+            .and_then(|(_, d)| d.ignore.clone())
+    }
 }
 
 /// A root that could not be understood.
@@ -140,7 +196,7 @@ pub fn discover(root: &Path) -> Discovery {
 #[must_use]
 pub fn discover_files(root: &Path, files: &[(String, FileFacts)]) -> Discovery {
     let mut by_path: BTreeMap<String, Cluster> = BTreeMap::new();
-    let mut source_ignores = BTreeMap::new();
+    let mut sources = Vec::new();
     // Root folders whose root Kustomization lives on the cluster only: (path, declared in).
     let mut implied: BTreeMap<String, String> = BTreeMap::new();
     for (rel_file, facts) in files {
@@ -161,15 +217,14 @@ pub fn discover_files(root: &Path, files: &[(String, FileFacts)]) -> Discovery {
                 continue;
             }
             if is_git_repository(&id) {
-                if let Some(ignore) = str_at(v, &["spec", "ignore"]) {
-                    let key = NamespacedName {
+                sources.push(SourceDecl {
+                    id: NamespacedName {
                         namespace: id.namespace,
                         name: id.name,
-                    };
-                    source_ignores
-                        .entry(key)
-                        .or_insert_with(|| ignore.to_string());
-                }
+                    },
+                    file: rel_file.clone(),
+                    ignore: str_at(v, &["spec", "ignore"]).map(str::to_string),
+                });
                 continue;
             }
             if !is_kustomization(v) {
@@ -189,13 +244,8 @@ pub fn discover_files(root: &Path, files: &[(String, FileFacts)]) -> Discovery {
             if !holds {
                 continue;
             }
-            let name = if path == "." {
-                "root".to_string()
-            } else {
-                path.rsplit('/').next().unwrap_or(&path).to_string()
-            };
             by_path.entry(path).or_insert(Cluster {
-                name,
+                name: String::new(),
                 root: ks,
                 file: Some(rel_file.clone()),
                 source_ignore: None,
@@ -206,12 +256,11 @@ pub fn discover_files(root: &Path, files: &[(String, FileFacts)]) -> Discovery {
         if by_path.contains_key(&path) || !crate::source::view::is_dir(&root.join(&path)) {
             continue;
         }
-        let name = path.rsplit('/').next().unwrap_or(&path).to_string();
         if let Some(ks) = synthetic_root(&path) {
             by_path.insert(
                 path,
                 Cluster {
-                    name,
+                    name: String::new(),
                     root: ks,
                     file: Some(file),
                     source_ignore: None,
@@ -219,23 +268,62 @@ pub fn discover_files(root: &Path, files: &[(String, FileFacts)]) -> Discovery {
             );
         }
     }
-    let mut clusters: Vec<Cluster> = by_path.into_values().collect();
-    // Two roots with the same last path component get their full path as a name.
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-    for c in &clusters {
-        *counts.entry(c.name.clone()).or_default() += 1;
+    let names = cluster_names(&by_path.keys().map(String::as_str).collect::<Vec<_>>());
+    let mut clusters: Vec<Cluster> = by_path
+        .into_values()
+        .zip(names)
+        .map(|(c, name)| Cluster { name, ..c })
+        .collect();
+    clusters.sort_by(|a, b| a.name.cmp(&b.name));
+    Discovery { clusters, sources }
+}
+
+/// The names of the clusters whose root folders are `paths` (distinct, relative to the
+/// source root), in the same order: each folder's last component (`root` for the source root
+/// itself); where several share it, the component nearest the end of each path that no other
+/// of them holds (`kubernetes/main/flux` and `kubernetes/storage/flux` are `main` and
+/// `storage`); the whole path with `-` for `/` where no component tells them apart.
+#[must_use]
+pub fn cluster_names(paths: &[&str]) -> Vec<String> {
+    let parts: Vec<Vec<&str>> = paths
+        .iter()
+        .map(|p| {
+            if *p == "." {
+                Vec::new()
+            } else {
+                p.split('/').collect()
+            }
+        })
+        .collect();
+    let last = |i: usize| parts[i].last().map_or("root", |c| *c).to_string();
+    let mut names: Vec<String> = (0..paths.len()).map(last).collect();
+    for i in 0..paths.len() {
+        let group: Vec<usize> = (0..paths.len())
+            .filter(|&j| j != i && last(j) == last(i))
+            .collect();
+        if group.is_empty() {
+            continue;
+        }
+        let distinct = parts[i]
+            .iter()
+            .rev()
+            .find(|c| group.iter().all(|&j| !parts[j].contains(c)));
+        names[i] = match distinct {
+            Some(c) => (*c).to_string(),
+            None => paths[i].replace('/', "-"),
+        };
     }
-    for c in &mut clusters {
-        if counts[&c.name] > 1 {
-            let path = spec_dir(root, &c.root.path).unwrap_or_else(|_| c.root.path.clone());
-            c.name = path.replace('/', "-");
+    // A distinguishing component may be another cluster's name: those take their paths.
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for n in &names {
+        *counts.entry(n.clone()).or_default() += 1;
+    }
+    for (i, n) in names.iter_mut().enumerate() {
+        if counts[n.as_str()] > 1 {
+            *n = paths[i].replace('/', "-");
         }
     }
-    clusters.sort_by(|a, b| a.name.cmp(&b.name));
-    Discovery {
-        clusters,
-        source_ignores,
-    }
+    names
 }
 
 /// A cluster given as `NAME=PATH`: its root is a synthesised `flux-system/flux-system`
@@ -386,5 +474,57 @@ mod tests {
         let d = discover(t.path());
         assert_eq!(d.clusters.len(), 1);
         assert_eq!(d.clusters[0].root.id.name, "root");
+    }
+
+    #[test]
+    fn clusters_sharing_a_last_folder_are_named_by_the_component_that_tells_them_apart() {
+        assert_eq!(
+            cluster_names(&["kubernetes/main/flux", "kubernetes/storage/flux"]),
+            ["main", "storage"]
+        );
+        assert_eq!(
+            cluster_names(&[
+                "kubernetes/cluster-0/flux",
+                "kubernetes/nas-1/flux",
+                "clusters/dev"
+            ]),
+            ["cluster-0", "nas-1", "dev"]
+        );
+        // Nothing but the path tells `x/flux` from `x/y/flux`'s `y`... and `y` is free.
+        assert_eq!(cluster_names(&["x/flux", "x/y/flux"]), ["x-flux", "y"]);
+        // A distinguishing component that is another cluster's name gives way to the path.
+        assert_eq!(
+            cluster_names(&["a/dev/flux", "b/flux", "c/dev"]),
+            ["a-dev-flux", "b", "c-dev"]
+        );
+        assert_eq!(cluster_names(&["."]), ["root"]);
+    }
+
+    #[test]
+    fn each_cluster_takes_the_git_repository_declared_nearest_its_root_folder() {
+        let decl = |file: &str, ignore: &str| SourceDecl {
+            id: NamespacedName {
+                namespace: "flux-system".into(),
+                name: "flux-system".into(),
+            },
+            file: file.into(),
+            ignore: Some(ignore.into()),
+        };
+        let d = Discovery {
+            clusters: Vec::new(),
+            sources: vec![
+                decl("kubernetes/main/flux/repo.yaml", "main"),
+                decl("kubernetes/storage/bootstrap/repo.yaml", "storage"),
+                decl("shared/repo.yaml", "shared"),
+            ],
+        };
+        let roots = ["kubernetes/main/flux", "kubernetes/storage/flux", "other/x"];
+        let id = d.sources[0].id.clone();
+        let got = |dir: &str| d.source_ignore(&id, dir, &roots);
+        assert_eq!(got("kubernetes/main/flux").as_deref(), Some("main"));
+        // Not inside its own folder, but nearer than any other, and in no other cluster's.
+        assert_eq!(got("kubernetes/storage/flux").as_deref(), Some("storage"));
+        // Never one inside another cluster's root folder; among equals, the first declared.
+        assert_eq!(got("other/x").as_deref(), Some("storage"));
     }
 }
