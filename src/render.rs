@@ -211,7 +211,10 @@ fn clusters_found(
         });
     }
     if clusters.is_empty() {
-        return Err(crate::discover::DiscoverError::NoClusters.into());
+        return Err(crate::discover::DiscoverError::NoClusters {
+            candidates: found.candidates,
+        }
+        .into());
     }
     if !opts.only.is_empty() {
         let names: Vec<String> = clusters.iter().map(|c| c.name.clone()).collect();

@@ -1175,3 +1175,57 @@ fn colliding_clusters_are_separate_worlds_named_by_what_tells_them_apart() {
         assert!(text.contains(&format!("cluster: {cluster}\n")), "{text}");
     }
 }
+
+// A kustomization that a bootstrap script or Ansible applies (`kubectl apply -k
+// clusters/dev`) is a cluster root when it yields Flux Kustomizations that nothing else
+// reaches; the base it includes is not one.
+#[test]
+fn an_apply_set_that_no_flux_kustomization_reaches_is_a_cluster_root() {
+    let repo = repo_from("testdata/discover/apply-set");
+    let (tmp, r) = render_json_out(repo.path(), &[]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let json = r.json();
+    let found: BTreeSet<(String, String)> = kustomizations(&json).into_keys().collect();
+    let want: BTreeSet<(String, String)> = [
+        ("dev", "flux-system/debug"),
+        ("dev", "flux-system/flux-system"),
+        ("dev", "flux-system/web"),
+        ("prod", "flux-system/flux-system"),
+        ("prod", "flux-system/web"),
+    ]
+    .into_iter()
+    .map(|(c, k)| (c.to_string(), k.to_string()))
+    .collect();
+    assert_eq!(found, want);
+    assert_eq!(
+        kustomization(&json, "dev", "flux-system")["path"],
+        "./clusters/dev"
+    );
+    for env in ["dev", "prod"] {
+        let text =
+            fs::read_to_string(tmp.path().join(format!("out/{env}/flux-system/web.yaml"))).unwrap();
+        assert!(text.contains(&format!("env: {env}\n")), "{text}");
+    }
+}
+
+#[test]
+fn no_cluster_root_lists_the_folders_holding_flux_kustomizations_with_the_flag_to_copy() {
+    let repo = repo_from("testdata/discover/no-root");
+    let r = fluxsim(&["render", repo.path().to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("no cluster root found"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("Folders that hold Flux Kustomizations:\n  --cluster-root deploy=deploy"),
+        "{}",
+        r.stderr
+    );
+    // And the line works as printed.
+    let ok = fluxsim(&[
+        "render",
+        repo.path().to_str().unwrap(),
+        "--cluster-root",
+        "deploy=deploy",
+    ]);
+    assert_eq!(ok.code, 0, "{}{}", ok.stdout, ok.stderr);
+}
