@@ -683,7 +683,7 @@ fn a_kustomization_failing_in_both_revisions_is_not_compared_and_fails_the_diff(
     );
     assert!(
         out.stdout
-            .contains("    head: failed: spec.path `./apps/does-not-exist`"),
+            .contains("    base and head: failed: spec.path `./apps/does-not-exist`"),
         "{}",
         out.stdout
     );
@@ -779,7 +779,7 @@ fn prove_is_blind_where_nothing_rendered_unless_allowed_and_then_lists_it() {
     assert_eq!(allowed.code, 0, "{}{}", allowed.stdout, allowed.stderr);
     assert!(
         allowed.stdout.contains(
-            "could not see dev:flux-system/broken: base: failed: spec.path `./apps/does-not-exist`"
+            "could not see dev:flux-system/broken: base and head: failed: spec.path `./apps/does-not-exist`"
         ),
         "{}",
         allowed.stdout

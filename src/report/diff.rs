@@ -86,6 +86,11 @@ fn move_line(m: &crate::compare::Move) -> String {
 
 fn problems(k: &KustomizationDiff) -> Vec<String> {
     let mut out = Vec::new();
+    if let (Some(b), Some(h)) = (&k.base_problem, &k.head_problem) {
+        if b == h {
+            return vec![format!("base and head: {b}")];
+        }
+    }
     if let Some(p) = &k.base_problem {
         out.push(format!("base: {p}"));
     }
