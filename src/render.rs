@@ -9,8 +9,9 @@ use crate::build::native::{AutoBuilder, NativeBuilder};
 use crate::build::store::Store;
 use crate::build::{BuildCache, Builder, KustomizeBinary};
 use crate::discover::{cluster_from_arg, discover, discover_files, Cluster, Discovery, FileFacts};
-use crate::reconcile::{render_clusters, ClusterRender, RenderOptions, Reuse};
+use crate::reconcile::{render_cluster, ClusterRender, RenderOptions, Reuse};
 use crate::source::{in_place, materialize_rev, Digests, SourceOptions, Tree};
+use rayon::prelude::*;
 
 /// What to render and how.
 #[derive(Debug, Clone)]
@@ -83,6 +84,9 @@ pub struct RepoRender {
     pub stored_hits: usize,
     /// What discovery read from each YAML file of the tree that holds anything for it.
     pub facts: BTreeMap<String, FileFacts>,
+    /// The tree narrowed by each cluster's `GitRepository.spec.ignore` (kept alive while the
+    /// renders are read).
+    pub views: Vec<Tree>,
 }
 
 /// What a render of another revision found out about its files: a render of a revision
@@ -177,28 +181,40 @@ fn discover_tree(tree: &Tree, known: Option<&Known>) -> (Discovery, BTreeMap<Str
 /// The clusters `opts` asks for among those discovered.
 fn clusters_found(
     root: &Path,
-    found: Discovery,
+    mut found: Discovery,
     opts: &RepoOptions,
 ) -> Result<Vec<Cluster>, RenderError> {
     let mut clusters = if opts.cluster_args.is_empty() {
-        found.clusters
+        std::mem::take(&mut found.clusters)
     } else {
         opts.cluster_args
             .iter()
             .map(|a| cluster_from_arg(root, a, &found.clusters))
             .collect::<Result<Vec<_>, _>>()?
     };
-    for c in &mut clusters {
+    // Each cluster's own GitRepository: two clusters may declare one of the same name with
+    // different rules.
+    let dirs: Vec<String> = clusters
+        .iter()
+        .map(|c| {
+            crate::generate::spec_dir(root, &c.root.path).unwrap_or_else(|_| c.root.path.clone())
+        })
+        .collect();
+    let others: Vec<&str> = dirs.iter().map(String::as_str).collect();
+    for (c, dir) in clusters.iter_mut().zip(&dirs) {
         c.source_ignore = c.root.source_ref.as_ref().and_then(|src| {
             let key = crate::flux::NamespacedName {
                 namespace: src.namespace.clone(),
                 name: src.name.clone(),
             };
-            found.source_ignores.get(&key).cloned()
+            found.source_ignore(&key, dir, &others)
         });
     }
     if clusters.is_empty() {
-        return Err(crate::discover::DiscoverError::NoClusters.into());
+        return Err(crate::discover::DiscoverError::NoClusters {
+            candidates: found.candidates,
+        }
+        .into());
     }
     if !opts.only.is_empty() {
         let names: Vec<String> = clusters.iter().map(|c| c.name.clone()).collect();
@@ -224,40 +240,28 @@ pub fn load_tree(dir: &Path, rev: Option<&str>, opts: &RepoOptions) -> Result<Tr
     load_tree_known(dir, rev, opts, None)
 }
 
-/// [`load_tree`], taking discovery facts from `known` where a file is unchanged. A work tree
-/// is read in place (`source::in_place`).
+/// [`load_tree`]. A work tree is read in place (`source::in_place`). (`_known`, a render of
+/// another revision, is no longer needed here: the tree is read once, whatever the
+/// GitRepositories' `spec.ignore`.)
 pub fn load_tree_known(
     dir: &Path,
     rev: Option<&str>,
     opts: &RepoOptions,
-    known: Option<&Known>,
+    _known: Option<&Known>,
 ) -> Result<Tree, RenderError> {
-    let mut source = SourceOptions {
+    // The whole repository, as any GitRepository without `spec.ignore` sees it: discovery
+    // sees every cluster, and each cluster's own `spec.ignore` narrows the tree for that
+    // cluster alone when it renders (`render_tree_with`).
+    let source = SourceOptions {
         include_untracked: opts.include_untracked,
         spec_ignore: None,
     };
-    let read = |source: &SourceOptions| match rev {
-        Some(rev) => materialize_rev(dir, rev, source),
+    Ok(match rev {
+        Some(rev) => materialize_rev(dir, rev, &source)?,
         // The work tree is read in place (`source::view`): copying it costs more than
         // rendering it.
-        None => in_place(dir, source),
-    };
-    let mut tree = read(&source)?;
-    // The GitRepository the roots reconcile from may carry `spec.ignore`: what Flux sees is
-    // then filtered by it too, so the source is materialised again with it.
-    let (found, _) = discover_tree(&tree, known);
-    if let Ok(clusters) = clusters_found(tree.root(), found, opts) {
-        // The first cluster root that names a source decides, as one tree serves all.
-        let ignore = clusters
-            .iter()
-            .find(|c| c.root.source_ref.is_some())
-            .and_then(|c| c.source_ignore.clone());
-        if let Some(ignore) = ignore {
-            source.spec_ignore = Some(ignore);
-            tree = read(&source)?;
-        }
-    }
-    Ok(tree)
+        None => in_place(dir, &source)?,
+    })
 }
 
 /// The build cache `opts` asks for, in front of `builder`.
@@ -296,6 +300,21 @@ pub fn render_tree_with(
 ) -> Result<RepoRender, RenderError> {
     let (found, facts) = discover_tree(&tree, prior.known.as_ref());
     let clusters = clusters_found(tree.root(), found, opts)?;
+    // What each cluster's GitRepository shows of the tree: the tree itself, or a view of it
+    // narrowed by that source's `spec.ignore` (one per distinct rule set).
+    let mut views: BTreeMap<String, Tree> = BTreeMap::new();
+    for ignore in clusters.iter().filter_map(|c| c.source_ignore.as_ref()) {
+        if !views.contains_key(ignore) {
+            views.insert(ignore.clone(), tree.narrowed(ignore)?);
+        }
+    }
+    let cluster_roots: Vec<&Path> = clusters
+        .iter()
+        .map(|c| match &c.source_ignore {
+            Some(ignore) => views[ignore].root(),
+            None => tree.root(),
+        })
+        .collect();
     let ropts = RenderOptions {
         strict: opts.strict,
         origins: opts.origins,
@@ -323,7 +342,13 @@ pub fn render_tree_with(
                 bar.finish_and_clear();
             });
         }
-        let r = pool.install(|| render_clusters(tree.root(), &clusters, cache, &ropts));
+        let r = pool.install(|| {
+            clusters
+                .par_iter()
+                .zip(&cluster_roots)
+                .map(|(c, root)| render_cluster(root, c, cache, &ropts))
+                .collect::<Vec<_>>()
+        });
         done.store(true, std::sync::atomic::Ordering::Relaxed);
         r
     });
@@ -335,6 +360,7 @@ pub fn render_tree_with(
         stored_hits: cache.stored_hits(),
         clusters: renders,
         tree,
+        views: views.into_values().collect(),
         facts,
     })
 }

@@ -305,7 +305,7 @@ fn added_and_removed_kustomizations_are_reported() {
 }
 
 #[test]
-fn a_head_that_fails_to_render_is_a_change_naming_the_error() {
+fn a_head_that_fails_to_render_is_not_compared_naming_the_error() {
     let repo = repo_from("testdata/fleet");
     edit(
         repo.path(),
@@ -318,6 +318,12 @@ fn a_head_that_fails_to_render_is_a_change_naming_the_error() {
     assert!(
         out.stdout
             .contains("head: failed: spec.path `./platform-config`"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("  not compared flux-system/platform-config"),
         "{}",
         out.stdout
     );
@@ -655,4 +661,271 @@ fn an_explicit_head_revision_ignores_the_work_tree() {
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let dirty = run(repo.path(), &["diff", "--base", "HEAD"]);
     assert_eq!(dirty.code, 1, "{}{}", dirty.stdout, dirty.stderr);
+}
+
+/// `testdata/notcompared/fails-in-both` in a git repository: `broken` fails in every
+/// revision of both clusters.
+fn fails_in_both() -> tempfile::TempDir {
+    repo_from("testdata/notcompared/fails-in-both")
+}
+
+#[test]
+fn a_kustomization_failing_in_both_revisions_is_not_compared_and_fails_the_diff() {
+    let repo = fails_in_both();
+    let out = run(repo.path(), &["diff", "--base", "HEAD"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains(
+            "dev: 2/3 artifacts identical, 1 not compared\n  not compared flux-system/broken"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("    base and head: failed: spec.path `./apps/does-not-exist`"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("2 Kustomizations could not be compared"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .ends_with("result: 2 not compared, nothing else changed\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("result: identical"), "{}", out.stdout);
+
+    let json = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]);
+    assert_eq!(json.code, 1);
+    let json = json.json();
+    assert_eq!(json["changed"], false);
+    assert_eq!(json["not_compared"], 2);
+    let dev = &json["clusters"][0];
+    assert_eq!(dev["presence"], "both");
+    assert_eq!(dev["not_compared"], 1);
+    let broken = dev["kustomizations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kustomization"] == "flux-system/broken")
+        .unwrap();
+    assert_eq!(broken["change"], "not compared");
+    assert!(broken["head_problem"]
+        .as_str()
+        .unwrap()
+        .starts_with("failed: "));
+
+    let md = run(
+        repo.path(),
+        &["diff", "--base", "HEAD", "--format", "markdown"],
+    );
+    assert_eq!(md.code, 1);
+    assert!(
+        md.stdout.contains(": 2 not compared, nothing else changed"),
+        "{}",
+        md.stdout
+    );
+    assert!(
+        md.stdout
+            .contains("| `flux-system/broken` | not compared |"),
+        "{}",
+        md.stdout
+    );
+}
+
+#[test]
+fn a_change_next_to_a_kustomization_that_cannot_be_compared_is_reported_with_both() {
+    let repo = fails_in_both();
+    edit(repo.path(), "apps/web/configmap.yaml", "hello", "bye");
+    let out = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let json = out.json();
+    assert_eq!(json["changed"], true);
+    assert_eq!(json["not_compared"], 2);
+    let c = changes(&json);
+    assert!(c.contains(&("dev".into(), "flux-system/web".into(), "changed".into())));
+    assert!(c.contains(&(
+        "prod".into(),
+        "flux-system/broken".into(),
+        "not compared".into()
+    )));
+    let text = run(repo.path(), &["diff", "--base", "HEAD"]);
+    assert!(
+        text.stdout.ends_with("result: changed; 2 not compared\n"),
+        "{}",
+        text.stdout
+    );
+}
+
+#[test]
+fn prove_is_blind_where_nothing_rendered_unless_allowed_and_then_lists_it() {
+    let repo = fails_in_both();
+    let out = run(repo.path(), &["prove", "--base", "HEAD"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains(
+            "prove: FAIL: blind to 2 Kustomizations that did not render (--allow-blind to accept)"
+        ),
+        "{}",
+        out.stdout
+    );
+    let allowed = run(repo.path(), &["prove", "--base", "HEAD", "--allow-blind"]);
+    assert_eq!(allowed.code, 0, "{}{}", allowed.stdout, allowed.stderr);
+    assert!(
+        allowed.stdout.contains(
+            "could not see dev:flux-system/broken: base and head: failed: spec.path `./apps/does-not-exist`"
+        ),
+        "{}",
+        allowed.stdout
+    );
+    assert!(allowed
+        .stdout
+        .contains("could not see prod:flux-system/broken"));
+    assert!(
+        allowed
+            .stdout
+            .ends_with("prove: PASS, blind to 2 Kustomizations (allowed)\n"),
+        "{}",
+        allowed.stdout
+    );
+    let json = run(
+        repo.path(),
+        &[
+            "prove",
+            "--base",
+            "HEAD",
+            "--allow-blind",
+            "--format",
+            "json",
+        ],
+    )
+    .json();
+    assert_eq!(json["passed"], true);
+    assert_eq!(json["allow_blind"], true);
+    assert_eq!(json["blind"].as_array().unwrap().len(), 2);
+    assert_eq!(json["blind"][0]["kustomization"], "flux-system/broken");
+}
+
+#[test]
+fn compare_calls_two_unrendered_sides_not_compared_and_fails() {
+    let repo = fails_in_both();
+    let out = run(repo.path(), &["compare"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(!out.stdout.contains("templates DIFFER"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains(
+            "flux-system/broken                       not compared (dev: failed: spec.path"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("result: not proven: 1 Kustomization could not be compared"),
+        "{}",
+        out.stdout
+    );
+    let json = run(repo.path(), &["compare", "--format", "json"]).json();
+    assert_eq!(json["not_compared"], 1);
+    let md = run(repo.path(), &["compare", "--format", "markdown"]);
+    assert!(
+        md.stdout
+            .contains("| `flux-system/broken` | same | **not compared** |"),
+        "{}",
+        md.stdout
+    );
+}
+
+#[test]
+fn a_shared_canary_missing_from_an_artifact_prints_only_that_artifact_with_why() {
+    let repo = repo_from("testdata/notcompared/canary-unseen");
+    let out = run(
+        repo.path(),
+        &[
+            "prove",
+            "--base",
+            "HEAD",
+            "--canary-path",
+            "apps/web/configmap.yaml",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.contains("(shared) in apps/web/configmap.yaml"))
+        .unwrap();
+    assert!(
+        line.contains(
+            "NOT DETECTED as expected: not seen in 1 of 2 expected: \
+             dev:flux-system/web-patched (failed: spec.path `./apps/web`: "
+        ),
+        "{line}"
+    );
+    assert!(line.contains("test failed)"), "{line}");
+    // Where it was seen is not repeated.
+    assert!(!line.contains("dev:flux-system/web,"), "{line}");
+    assert!(!line.contains("dev:flux-system/web "), "{line}");
+    let json = run(
+        repo.path(),
+        &[
+            "prove",
+            "--base",
+            "HEAD",
+            "--canary-path",
+            "apps/web/configmap.yaml",
+            "--format",
+            "json",
+        ],
+    )
+    .json();
+    let shared = json["canaries"]["canaries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["scope"] == "shared")
+        .unwrap();
+    assert_eq!(shared["missing"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        shared["missing"][0]["kustomization"],
+        "flux-system/web-patched"
+    );
+    assert!(shared["missing"][0]["why"]
+        .as_str()
+        .unwrap()
+        .starts_with("failed: "));
+}
+
+#[test]
+fn a_value_changed_in_one_of_two_colliding_clusters_changes_only_that_cluster() {
+    let repo = repo_from("testdata/clusters/colliding");
+    edit(
+        repo.path(),
+        "kubernetes/storage/flux/vars.yaml",
+        "REPLICAS: \"1\"",
+        "REPLICAS: \"3\"",
+    );
+    let out = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert_eq!(
+        changes(&out.json()),
+        BTreeSet::from([
+            (
+                "storage".into(),
+                "flux-system/apps".into(),
+                "changed".into()
+            ),
+            (
+                "storage".into(),
+                "flux-system/cluster".into(),
+                "changed".into()
+            ),
+        ])
+    );
 }

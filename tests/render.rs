@@ -1132,3 +1132,100 @@ fn out_dir_that_is_the_repository_does_not_delete_it() {
         r.stderr
     );
 }
+
+// Two clusters that collide in every way a name can: the same GitRepository
+// `flux-system/flux-system` with different `spec.ignore`, the same root `flux-system/cluster`,
+// root folders with the same last component. Each renders as its own world.
+#[test]
+fn colliding_clusters_are_separate_worlds_named_by_what_tells_them_apart() {
+    let repo = repo_from("testdata/clusters/colliding");
+    let (tmp, r) = render_json_out(repo.path(), &[]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let json = r.json();
+    let names: Vec<&str> = json["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["main", "storage"]);
+    for cluster in ["main", "storage"] {
+        let root = kustomization(&json, cluster, "cluster");
+        assert_eq!(status(root), "rendered");
+        assert_eq!(root["path"], format!("./kubernetes/{cluster}/flux"));
+    }
+    // Each cluster's GitRepository decides what it sees: main ignores extra.yaml.
+    let objects = |cluster: &str| -> Vec<String> {
+        kustomization(&json, cluster, "apps")["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(objects("main"), ["web"]);
+    assert_eq!(objects("storage"), ["extra", "web"]);
+    // And its own vars.
+    for cluster in ["main", "storage"] {
+        let text = fs::read_to_string(
+            tmp.path()
+                .join(format!("out/{cluster}/flux-system/apps.yaml")),
+        )
+        .unwrap();
+        assert!(text.contains(&format!("cluster: {cluster}\n")), "{text}");
+    }
+}
+
+// A kustomization that a bootstrap script or Ansible applies (`kubectl apply -k
+// clusters/dev`) is a cluster root when it yields Flux Kustomizations that nothing else
+// reaches; the base it includes is not one.
+#[test]
+fn an_apply_set_that_no_flux_kustomization_reaches_is_a_cluster_root() {
+    let repo = repo_from("testdata/discover/apply-set");
+    let (tmp, r) = render_json_out(repo.path(), &[]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let json = r.json();
+    let found: BTreeSet<(String, String)> = kustomizations(&json).into_keys().collect();
+    let want: BTreeSet<(String, String)> = [
+        ("dev", "flux-system/debug"),
+        ("dev", "flux-system/flux-system"),
+        ("dev", "flux-system/web"),
+        ("prod", "flux-system/flux-system"),
+        ("prod", "flux-system/web"),
+    ]
+    .into_iter()
+    .map(|(c, k)| (c.to_string(), k.to_string()))
+    .collect();
+    assert_eq!(found, want);
+    assert_eq!(
+        kustomization(&json, "dev", "flux-system")["path"],
+        "./clusters/dev"
+    );
+    for env in ["dev", "prod"] {
+        let text =
+            fs::read_to_string(tmp.path().join(format!("out/{env}/flux-system/web.yaml"))).unwrap();
+        assert!(text.contains(&format!("env: {env}\n")), "{text}");
+    }
+}
+
+#[test]
+fn no_cluster_root_lists_the_folders_holding_flux_kustomizations_with_the_flag_to_copy() {
+    let repo = repo_from("testdata/discover/no-root");
+    let r = fluxsim(&["render", repo.path().to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("no cluster root found"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("Folders that hold Flux Kustomizations:\n  --cluster-root deploy=deploy"),
+        "{}",
+        r.stderr
+    );
+    // And the line works as printed.
+    let ok = fluxsim(&[
+        "render",
+        repo.path().to_str().unwrap(),
+        "--cluster-root",
+        "deploy=deploy",
+    ]);
+    assert_eq!(ok.code, 0, "{}{}", ok.stdout, ok.stderr);
+}

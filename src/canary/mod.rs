@@ -67,6 +67,18 @@ pub struct Plan {
     pub excluded: Option<String>,
 }
 
+/// An artifact a canary was expected in but not seen in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unseen {
+    /// The artifact.
+    #[serde(flatten)]
+    pub target: Target,
+    /// Why, when fluxsim knows: the Kustomization did not render with the canary planted
+    /// (`failed: ...`), or the file is not in what Flux sees.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
 /// What one canary did.
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
@@ -75,6 +87,10 @@ pub struct Outcome {
     pub plan: Plan,
     /// The artifacts it showed up in.
     pub detected_in: BTreeSet<Target>,
+    /// The expected artifacts it did not show up in, each with why when known.
+    pub missing: Vec<Unseen>,
+    /// The artifacts it showed up in that were not expected.
+    pub unexpected: BTreeSet<Target>,
     /// It showed up in exactly the expected artifacts, and those were not empty.
     pub detected: bool,
     /// Every expected artifact returned to its digest once the canary was removed.
@@ -378,7 +394,23 @@ pub fn run(
         .into_iter()
         .map(|plan| {
             let seen = detected_in.remove(plan.nonce.as_str()).unwrap_or_default();
+            let missing = plan
+                .expected
+                .difference(&seen)
+                .map(|t| Unseen {
+                    target: t.clone(),
+                    why: match (&plan.excluded, p.get(t)) {
+                        (Some(why), _) => Some(format!("the file is not in what Flux sees: {why}")),
+                        (None, Some(k)) => crate::compare::problem(k),
+                        (None, None) => {
+                            Some("not reached in the render with the canaries".to_string())
+                        }
+                    },
+                })
+                .collect();
             Outcome {
+                missing,
+                unexpected: seen.difference(&plan.expected).cloned().collect(),
                 detected: !plan.expected.is_empty() && seen == plan.expected,
                 restored: plan.excluded.is_none()
                     && !plan.expected.is_empty()

@@ -69,6 +69,10 @@ pub(crate) struct ProveArgs {
     /// shared file that feeds the most Kustomizations.
     #[arg(long, value_name = "PATH")]
     pub(crate) canary_path: Option<String>,
+    /// Pass even when some Kustomizations could not be compared (not rendered in base or
+    /// head); they are still listed.
+    #[arg(long)]
+    pub(crate) allow_blind: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -191,10 +195,11 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Status {
         Format::Json => println!("{:#}", report::diff_json(diff)),
         Format::Markdown => print!("{}", report::diff_markdown(diff)),
     }
-    let status = if diff.changed() {
-        Status::Finding
-    } else {
+    // What could not be compared is never taken for identical.
+    let status = if diff.identical() {
         Status::Ok
+    } else {
+        Status::Finding
     };
     pair.finish();
     status
@@ -237,7 +242,11 @@ pub(crate) fn run_prove(args: &ProveArgs) -> Status {
         Expect::Changed => diff.changed(),
         Expect::Any => true,
     };
+    let blind = report::blind_spots(&diff);
     let proof = report::Proof {
+        passed: expectation_met && canaries.passed() && (args.allow_blind || blind.is_empty()),
+        blind,
+        allow_blind: args.allow_blind,
         diff: &diff,
         expect: match args.expect {
             Expect::Identical => "identical",
@@ -245,7 +254,6 @@ pub(crate) fn run_prove(args: &ProveArgs) -> Status {
             Expect::Any => "any",
         },
         expectation_met,
-        passed: expectation_met && canaries.passed(),
         canaries: &canaries,
     };
     match args.diff.format {
@@ -290,7 +298,7 @@ pub(crate) fn run_compare(args: &CompareArgs) -> Status {
         Format::Json => println!("{:#}", report::compare_json(&c)),
         Format::Markdown => print!("{}", report::compare_markdown(&c)),
     }
-    if c.agnostic {
+    if c.agnostic && c.not_compared == 0 {
         Status::Ok
     } else {
         Status::Finding

@@ -47,21 +47,24 @@ enum Command {
     ///
     /// Renders --base and --head (default: the work tree, uncommitted changes included) from
     /// git without touching the work tree, and reports each (cluster, Kustomization) artifact
-    /// as identical, changed, added or removed, with a unified diff per changed object, and
-    /// objects that move between Kustomizations. Exit 0 when nothing changed, 1 when
-    /// something did, 2 on errors.
+    /// as identical, changed, added, removed or not compared (not rendered in base or head:
+    /// failed, blocked, external, suspended), with a unified diff per changed object, and
+    /// objects that move between Kustomizations. Exit 0 when nothing changed and everything
+    /// was compared, 1 otherwise, 2 on errors.
     Diff(diff::DiffArgs),
     /// Compare clusters: their Kustomization graphs, templates, and the vars that differ.
     ///
     /// Exit 0 when the clusters run the same graph and templates (they differ only in var
-    /// values), 1 when they differ in more, 2 on errors.
+    /// values), 1 when they differ in more or a Kustomization could not be compared (not
+    /// rendered in some cluster), 2 on errors.
     Compare(diff::CompareArgs),
     /// Diff two revisions and check the harness with canaries before trusting the result.
     ///
     /// Plants a canary in each cluster's overlay and one in a shared path, in a temporary
     /// copy; each must change exactly the artifacts built from its file and, once removed,
-    /// every digest must return. Exit 0 only when the diff meets --expect and every canary
-    /// was detected and restored; 1 otherwise; 2 on errors.
+    /// every digest must return. Exit 0 only when the diff meets --expect, every canary
+    /// was detected and restored, and every Kustomization was compared (or --allow-blind);
+    /// 1 otherwise; 2 on errors.
     Prove(diff::ProveArgs),
     /// Simulate a cold start of each cluster: can every Kustomization become Ready, and in
     /// what order?

@@ -6,6 +6,10 @@
 //! A cluster root (the Kustomization nobody applies) holds the cluster's own files — its
 //! `cluster-vars`, its source — so its path and template differ by design and are shown but
 //! not held against the verdict.
+//!
+//! A Kustomization that did not render in some cluster (failed, blocked, external,
+//! suspended) is `not compared`: neither same nor different, and never part of a verdict
+//! that the clusters differ only in values.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -59,6 +63,11 @@ pub struct TemplateRow {
     pub same_artifact: bool,
     /// The vars this Kustomization uses whose values differ between the clusters.
     pub differing_vars: Vec<String>,
+    /// It did not render in a cluster that defines it: its templates are not compared.
+    pub not_compared: bool,
+    /// Per cluster, why it did not render there (`failed: ...`); `None` where it rendered or
+    /// is not defined.
+    pub problems: Vec<Option<String>>,
 }
 
 /// A var whose value differs between clusters.
@@ -84,9 +93,12 @@ pub struct ClusterComparison {
     pub kustomizations: Vec<TemplateRow>,
     /// Vars whose values differ, sorted by name.
     pub vars: Vec<VarDiff>,
-    /// Same graph and same templates everywhere but the roots: the clusters differ only in
-    /// var values.
+    /// Same graph, and the same templates everywhere but the roots among the Kustomizations
+    /// compared: the clusters differ only in var values (as far as could be seen: see
+    /// `not_compared`).
     pub agnostic: bool,
+    /// How many Kustomizations could not be compared (not rendered in some cluster).
+    pub not_compared: usize,
 }
 
 fn node(k: &KustomizationRender) -> GraphNode {
@@ -165,7 +177,10 @@ pub fn compare_clusters(clusters: &[&ClusterRender]) -> ClusterComparison {
             })
             .cloned()
             .collect();
+        let problems: Vec<Option<String>> = ks.iter().map(|k| k.and_then(super::problem)).collect();
         rows.push(TemplateRow {
+            not_compared: problems.iter().any(Option::is_some),
+            problems,
             kustomization: (*id).clone(),
             root: ks.iter().flatten().any(|k| k.parent.is_none()),
             same_template: all_same(&templates),
@@ -177,8 +192,11 @@ pub fn compare_clusters(clusters: &[&ClusterRender]) -> ClusterComparison {
     }
     let vars = differing_vars(&index);
     let agnostic = graph.iter().all(|g| g.differences.is_empty())
-        && rows.iter().all(|r| r.root || r.same_template);
+        && rows
+            .iter()
+            .all(|r| r.root || r.not_compared || r.same_template);
     ClusterComparison {
+        not_compared: rows.iter().filter(|r| r.not_compared).count(),
         clusters: clusters.iter().map(|c| c.name.clone()).collect(),
         graph,
         kustomizations: rows,

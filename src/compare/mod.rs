@@ -8,6 +8,10 @@
 //! a move: with `prune: true` on the old owner, Flux's garbage collection deletes it when the
 //! old owner reconciles and the new owner recreates it (`fluxcd/kustomize-controller`
 //! `internal/controller/kustomization_controller.go`, `prune` of the stale inventory entries).
+//!
+//! Nothing unrendered is called identical: a Kustomization that did not render (failed,
+//! blocked, external, suspended) in a revision where it exists is `not compared`, with its
+//! status, whatever the other side holds.
 
 mod clusters;
 
@@ -35,6 +39,10 @@ pub enum Change {
     Added,
     /// Only in base.
     Removed,
+    /// Not rendered in a revision where it exists: what it applies there is unknown, so it
+    /// is neither identical nor changed.
+    #[serde(rename = "not compared")]
+    NotCompared,
 }
 
 impl Change {
@@ -46,8 +54,21 @@ impl Change {
             Change::Changed => "changed",
             Change::Added => "added",
             Change::Removed => "removed",
+            Change::NotCompared => "not compared",
         }
     }
+}
+
+/// Whether a cluster exists in both revisions, or only one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Presence {
+    /// In base and head.
+    Both,
+    /// Only in head.
+    Added,
+    /// Only in base.
+    Removed,
 }
 
 /// One object's difference inside a changed artifact.
@@ -101,7 +122,7 @@ pub struct ClusterDiff {
     /// The cluster's name.
     pub cluster: String,
     /// Whether the cluster exists in both, or only one, revision.
-    pub change: Change,
+    pub presence: Presence,
     /// Every Kustomization of either revision, sorted.
     pub kustomizations: Vec<KustomizationDiff>,
     /// Objects that moved between Kustomizations.
@@ -123,6 +144,24 @@ impl ClusterDiff {
             .count();
         (same, self.kustomizations.len())
     }
+
+    /// The Kustomizations that could not be compared.
+    pub fn not_compared(&self) -> impl Iterator<Item = &KustomizationDiff> {
+        self.kustomizations
+            .iter()
+            .filter(|k| k.change == Change::NotCompared)
+    }
+
+    /// Whether anything compared differs: the cluster itself, an artifact, an owner.
+    #[must_use]
+    pub fn changed(&self) -> bool {
+        self.presence != Presence::Both
+            || !self.moves.is_empty()
+            || self
+                .kustomizations
+                .iter()
+                .any(|k| !matches!(k.change, Change::Identical | Change::NotCompared))
+    }
 }
 
 /// A revision against another.
@@ -137,20 +176,29 @@ pub struct RevisionDiff {
 }
 
 impl RevisionDiff {
-    /// Whether anything differs.
+    /// Whether anything that could be compared differs (what could not is counted by
+    /// [`Self::not_compared`], never taken for identical).
     #[must_use]
     pub fn changed(&self) -> bool {
-        self.clusters.iter().any(|c| {
-            c.change != Change::Identical
-                || !c.moves.is_empty()
-                || c.kustomizations
-                    .iter()
-                    .any(|k| k.change != Change::Identical)
-        })
+        self.clusters.iter().any(ClusterDiff::changed)
+    }
+
+    /// How many Kustomizations could not be compared, in every cluster.
+    #[must_use]
+    pub fn not_compared(&self) -> usize {
+        self.clusters.iter().map(|c| c.not_compared().count()).sum()
+    }
+
+    /// Nothing changed and everything was compared.
+    #[must_use]
+    pub fn identical(&self) -> bool {
+        !self.changed() && self.not_compared() == 0
     }
 }
 
-fn problem(k: &KustomizationRender) -> Option<String> {
+/// Why a Kustomization did not render (`failed: ...`), or `None` when it did.
+#[must_use]
+pub fn problem(k: &KustomizationRender) -> Option<String> {
     match &k.status {
         Status::Rendered => None,
         Status::Suspended => Some(k.status.as_str().to_string()),
@@ -209,13 +257,17 @@ fn diff_cluster(
             hk.and_then(|k| k.artifact.as_ref()),
         );
         let (bp, hp) = (bk.and_then(problem), hk.and_then(problem));
+        let unrendered = |k: Option<&KustomizationRender>| {
+            k.is_some_and(|k| k.status != Status::Rendered || k.artifact.is_none())
+        };
         let change = match (bk, hk) {
+            _ if unrendered(bk) || unrendered(hk) => Change::NotCompared,
             (None, _) => Change::Added,
             (_, None) => Change::Removed,
             _ if ba.map(|a| &a.sha256) == ha.map(|a| &a.sha256) && bp == hp => Change::Identical,
             _ => Change::Changed,
         };
-        let objects = if change == Change::Identical {
+        let objects = if matches!(change, Change::Identical | Change::NotCompared) {
             Vec::new()
         } else {
             diff_objects(ba, ha)
@@ -239,10 +291,10 @@ fn diff_cluster(
     ClusterDiff {
         skipped,
         cluster: name.to_string(),
-        change: match (base, head) {
-            (None, _) => Change::Added,
-            (_, None) => Change::Removed,
-            _ => Change::Identical,
+        presence: match (base, head) {
+            (None, _) => Presence::Added,
+            (_, None) => Presence::Removed,
+            _ => Presence::Both,
         },
         kustomizations,
         moves,

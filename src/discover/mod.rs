@@ -10,9 +10,16 @@
 //! - a folder holding `flux-system/gotk-components.yaml` or `flux-system/gotk-sync.yaml`
 //!   (`flux bootstrap`'s layout, whose generated `gotk-sync.yaml` is often left out of git);
 //! - the `spec.sync.path` of a Flux Operator `FluxInstance`, or the `instance.sync.path`
-//!   value of a HelmRelease (the `flux-instance` chart's values).
+//!   value of a HelmRelease (the `flux-instance` chart's values);
+//! - an apply set: a folder whose kustomization reaches (through `resources`, `components`
+//!   and `bases`, read without building) files that declare Flux Kustomizations, and that no
+//!   Flux Kustomization of the repository reaches, nor another apply set. A bootstrap script
+//!   or Ansible applies it (`kubectl apply -k clusters/dev`), so it is a cluster's root.
+//!
+//! Clusters are named by their root folder's last component, or, where several share it, by
+//! the component that tells them apart (see [`cluster_names`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::flux::{is_kustomization, str_at, Kustomization, NamespacedName, ObjectId};
@@ -32,14 +39,73 @@ pub struct Cluster {
     pub source_ignore: Option<String>,
 }
 
+/// A GitRepository declared in the source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceDecl {
+    /// Its namespace (as written, possibly empty) and name.
+    pub id: NamespacedName,
+    /// The file that declares it, relative to the source root.
+    pub file: String,
+    /// Its `spec.ignore`, when set.
+    pub ignore: Option<String>,
+}
+
 /// What one scan of a source tree finds.
 #[derive(Debug, Clone, Default)]
 pub struct Discovery {
     /// The cluster roots, sorted by name.
     pub clusters: Vec<Cluster>,
-    /// `spec.ignore` of each GitRepository that has one, by namespace (as written, possibly
-    /// empty) and name; the first declaration in file order wins.
-    pub source_ignores: BTreeMap<NamespacedName, String>,
+    /// Every GitRepository declared, in file order.
+    pub sources: Vec<SourceDecl>,
+    /// The folders that hold files declaring Flux Kustomizations, sorted (where to look for
+    /// a root when none is found).
+    pub candidates: Vec<String>,
+}
+
+impl Discovery {
+    /// `spec.ignore` of the GitRepository `source` as the cluster whose root folder is
+    /// `root_dir` has it, when the source declares it. Clusters are separate worlds: two may
+    /// declare a GitRepository of the same name with different rules. The declaration that
+    /// counts is the one nearest the cluster's root folder (the most leading folders in
+    /// common; the first in file order among equals), never one inside another cluster's root
+    /// folder (`other_roots`) unless it is inside this one's too.
+    #[must_use]
+    pub fn source_ignore(
+        &self,
+        source: &NamespacedName,
+        root_dir: &str,
+        other_roots: &[&str],
+    ) -> Option<String> {
+        let parts = |p: &str| -> Vec<String> {
+            if p == "." {
+                Vec::new()
+            } else {
+                p.split('/').map(str::to_string).collect()
+            }
+        };
+        let own = parts(root_dir);
+        let inside = |file: &str, dir: &str| dir == "." || file.starts_with(&format!("{dir}/"));
+        self.sources
+            .iter()
+            .filter(|d| d.id == *source)
+            .filter(|d| {
+                inside(&d.file, root_dir)
+                    || !other_roots
+                        .iter()
+                        .any(|o| *o != root_dir && *o != "." && inside(&d.file, o))
+            })
+            .map(|d| {
+                let dir = parts(d.file.rsplit_once('/').map_or(".", |(dir, _)| dir));
+                let common = dir.iter().zip(&own).take_while(|(a, b)| a == b).count();
+                (common, d)
+            })
+            // The first of the best: `max_by_key` keeps the last, so compare reversed.
+            .fold(None::<(usize, &SourceDecl)>, |best, (n, d)| match best {
+                Some((m, _)) if m >= n => best,
+                _ => Some((n, d)),
+            })
+            .and_then(|(_, d)| d.ignore.clone())
+    }
 }
 
 /// A root that could not be understood.
@@ -51,9 +117,25 @@ pub enum DiscoverError {
     /// The path given for a cluster does not exist.
     #[error("--cluster `{0}`: path `{1}` does not exist in the source")]
     MissingPath(String, String),
-    /// No cluster was found.
-    #[error("no cluster root found: no Flux Kustomization has a spec.path that holds its own file, no folder holds flux-system/gotk-components.yaml or gotk-sync.yaml, and no Flux Operator sync path was found; pass --cluster-root NAME=PATH")]
-    NoClusters,
+    /// No cluster was found; `candidates` are the folders that hold Flux Kustomizations.
+    #[error("no cluster root found: no Flux Kustomization has a spec.path that holds its own file, no folder holds flux-system/gotk-components.yaml or gotk-sync.yaml, no Flux Operator sync path was found and no kustomization applies Flux Kustomizations that nothing else reaches; pass --cluster-root NAME=PATH{}", candidate_lines(.candidates))]
+    NoClusters {
+        /// Folders holding Flux Kustomizations, relative to the source root, sorted.
+        candidates: Vec<String>,
+    },
+}
+
+fn candidate_lines(candidates: &[String]) -> String {
+    use std::fmt::Write as _;
+    if candidates.is_empty() {
+        return " (no folder holds a Flux Kustomization)".to_string();
+    }
+    let names = cluster_names(&candidates.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut out = String::from(". Folders that hold Flux Kustomizations:");
+    for (dir, name) in candidates.iter().zip(names) {
+        let _ = write!(out, "\n  --cluster-root {name}={dir}");
+    }
+    out
 }
 
 pub(crate) fn yaml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
@@ -83,15 +165,24 @@ impl FileFacts {
         let Some(text) = text else {
             return FileFacts::default();
         };
-        let docs = crate::manifest::split_documents(text)
+        let parsed: Vec<serde_json::Value> = crate::manifest::split_documents(text)
             .into_iter()
             .filter_map(|doc| crate::manifest::parse_object(doc).ok())
+            .collect();
+        // A kustomization file is one document.
+        let kustomize = match parsed.as_slice() {
+            [only] => kustomize_files(only),
+            _ => None,
+        };
+        let docs = parsed
+            .into_iter()
             .filter(|v| {
                 let id = ObjectId::of(v);
                 operator_sync_path(v, &id).is_some()
                     || is_git_repository(&id)
                     || is_kustomization(v)
             })
+            .chain(kustomize)
             .collect();
         FileFacts(docs)
     }
@@ -101,6 +192,48 @@ impl FileFacts {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+}
+
+/// What of a kustomize kustomization (or component) an apply set is found by: its
+/// `resources`, `components` and `bases`, as a `kustomize.config.k8s.io` document holding only
+/// those (the whole document when it is one, as kustomize reads a kustomization file).
+fn kustomize_files(v: &serde_json::Value) -> Option<serde_json::Value> {
+    let api = v.get("apiVersion").and_then(serde_json::Value::as_str);
+    let kind = v.get("kind").and_then(serde_json::Value::as_str);
+    if !api.is_none_or(|a| a.starts_with("kustomize.config.k8s.io/"))
+        || !kind.is_none_or(|k| k == "Kustomization" || k == "Component")
+    {
+        return None;
+    }
+    let mut out = serde_json::json!({
+        "apiVersion": api.unwrap_or("kustomize.config.k8s.io/v1beta1"),
+        "kind": kind.unwrap_or("Kustomization"),
+    });
+    let mut any = false;
+    for field in ["resources", "components", "bases"] {
+        if let Some(list) = v.get(field).filter(|l| l.is_array()) {
+            out[field] = list.clone();
+            any = true;
+        }
+    }
+    any.then_some(out)
+}
+
+/// The local paths a kustomize document lists, when it is one ([`kustomize_files`]).
+fn kustomize_entries(v: &serde_json::Value) -> Option<(bool, Vec<&str>)> {
+    if !str_at(v, &["apiVersion"]).is_some_and(|a| a.starts_with("kustomize.config.k8s.io/")) {
+        return None;
+    }
+    let component = str_at(v, &["kind"]) == Some("Component");
+    let entries = ["resources", "components", "bases"]
+        .iter()
+        .filter_map(|f| v.get(*f).and_then(serde_json::Value::as_array))
+        .flatten()
+        .filter_map(serde_json::Value::as_str)
+        // Remote bases are not in the repository.
+        .filter(|e| !e.contains("://") && !e.starts_with("github.com/") && !e.starts_with("git@"))
+        .collect();
+    Some((component, entries))
 }
 
 fn is_git_repository(id: &ObjectId) -> bool {
@@ -140,7 +273,7 @@ pub fn discover(root: &Path) -> Discovery {
 #[must_use]
 pub fn discover_files(root: &Path, files: &[(String, FileFacts)]) -> Discovery {
     let mut by_path: BTreeMap<String, Cluster> = BTreeMap::new();
-    let mut source_ignores = BTreeMap::new();
+    let mut sources = Vec::new();
     // Root folders whose root Kustomization lives on the cluster only: (path, declared in).
     let mut implied: BTreeMap<String, String> = BTreeMap::new();
     for (rel_file, facts) in files {
@@ -161,15 +294,14 @@ pub fn discover_files(root: &Path, files: &[(String, FileFacts)]) -> Discovery {
                 continue;
             }
             if is_git_repository(&id) {
-                if let Some(ignore) = str_at(v, &["spec", "ignore"]) {
-                    let key = NamespacedName {
+                sources.push(SourceDecl {
+                    id: NamespacedName {
                         namespace: id.namespace,
                         name: id.name,
-                    };
-                    source_ignores
-                        .entry(key)
-                        .or_insert_with(|| ignore.to_string());
-                }
+                    },
+                    file: rel_file.clone(),
+                    ignore: str_at(v, &["spec", "ignore"]).map(str::to_string),
+                });
                 continue;
             }
             if !is_kustomization(v) {
@@ -189,13 +321,8 @@ pub fn discover_files(root: &Path, files: &[(String, FileFacts)]) -> Discovery {
             if !holds {
                 continue;
             }
-            let name = if path == "." {
-                "root".to_string()
-            } else {
-                path.rsplit('/').next().unwrap_or(&path).to_string()
-            };
             by_path.entry(path).or_insert(Cluster {
-                name,
+                name: String::new(),
                 root: ks,
                 file: Some(rel_file.clone()),
                 source_ignore: None,
@@ -206,12 +333,11 @@ pub fn discover_files(root: &Path, files: &[(String, FileFacts)]) -> Discovery {
         if by_path.contains_key(&path) || !crate::source::view::is_dir(&root.join(&path)) {
             continue;
         }
-        let name = path.rsplit('/').next().unwrap_or(&path).to_string();
         if let Some(ks) = synthetic_root(&path) {
             by_path.insert(
                 path,
                 Cluster {
-                    name,
+                    name: String::new(),
                     root: ks,
                     file: Some(file),
                     source_ignore: None,
@@ -219,23 +345,214 @@ pub fn discover_files(root: &Path, files: &[(String, FileFacts)]) -> Discovery {
             );
         }
     }
-    let mut clusters: Vec<Cluster> = by_path.into_values().collect();
-    // Two roots with the same last path component get their full path as a name.
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-    for c in &clusters {
-        *counts.entry(c.name.clone()).or_default() += 1;
-    }
-    for c in &mut clusters {
-        if counts[&c.name] > 1 {
-            let path = spec_dir(root, &c.root.path).unwrap_or_else(|_| c.root.path.clone());
-            c.name = path.replace('/', "-");
+    let holders: BTreeSet<String> = files
+        .iter()
+        .filter(|(_, f)| f.0.iter().any(is_kustomization))
+        .map(|(file, _)| parent_dir(file))
+        .collect();
+    for (dir, file) in apply_sets(root, files, &by_path) {
+        if let Some(ks) = synthetic_root(&dir) {
+            by_path.entry(dir).or_insert(Cluster {
+                name: String::new(),
+                root: ks,
+                file: Some(file),
+                source_ignore: None,
+            });
         }
     }
+    let names = cluster_names(&by_path.keys().map(String::as_str).collect::<Vec<_>>());
+    let mut clusters: Vec<Cluster> = by_path
+        .into_values()
+        .zip(names)
+        .map(|(c, name)| Cluster { name, ..c })
+        .collect();
     clusters.sort_by(|a, b| a.name.cmp(&b.name));
     Discovery {
         clusters,
-        source_ignores,
+        sources,
+        candidates: holders.into_iter().collect(),
     }
+}
+
+/// The folder of a relative file path (`.` at the root).
+fn parent_dir(file: &str) -> String {
+    file.rsplit_once('/')
+        .map_or_else(|| ".".to_string(), |(d, _)| d.to_string())
+}
+
+/// `dir/entry` cleaned lexically, `None` when it leaves the source root.
+fn join_rel(dir: &str, entry: &str) -> Option<String> {
+    let mut parts: Vec<&str> = if dir == "." {
+        Vec::new()
+    } else {
+        dir.split('/').collect()
+    };
+    for c in entry.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            c => parts.push(c),
+        }
+    }
+    Some(if parts.is_empty() {
+        ".".to_string()
+    } else {
+        parts.join("/")
+    })
+}
+
+/// The apply sets of the tree (see the module's doc): (folder, its kustomization file).
+fn apply_sets(
+    root: &Path,
+    files: &[(String, FileFacts)],
+    roots: &BTreeMap<String, Cluster>,
+) -> Vec<(String, String)> {
+    // Each folder's kustomization (kustomize reads the first of its file names that exists).
+    let mut kustomizations: BTreeMap<String, (String, bool, Vec<&str>)> = BTreeMap::new();
+    for (file, facts) in files {
+        let name = file.rsplit('/').next().unwrap_or(file);
+        if !crate::generate::KUSTOMIZATION_FILES.contains(&name) {
+            continue;
+        }
+        if let Some((component, entries)) = facts.0.iter().find_map(kustomize_entries) {
+            kustomizations
+                .entry(parent_dir(file))
+                .or_insert((file.clone(), component, entries));
+        }
+    }
+    let declares: BTreeSet<&str> = files
+        .iter()
+        .filter(|(_, f)| f.0.iter().any(is_kustomization))
+        .map(|(file, _)| file.as_str())
+        .collect();
+    let yaml: Vec<&str> = files.iter().map(|(f, _)| f.as_str()).collect();
+    // The folders a build of `dir` reads, and whether it reaches a Flux Kustomization.
+    let reach = |dir: &str| -> (BTreeSet<String>, bool) {
+        let mut seen = BTreeSet::new();
+        let mut flux = false;
+        let mut queue = vec![dir.to_string()];
+        while let Some(d) = queue.pop() {
+            if !seen.insert(d.clone()) {
+                continue;
+            }
+            if let Some((_, _, entries)) = kustomizations.get(&d) {
+                for e in entries {
+                    let Some(p) = join_rel(&d, e) else { continue };
+                    if declares.contains(p.as_str()) {
+                        flux = true;
+                    } else if crate::source::view::is_dir(&root.join(&p)) {
+                        queue.push(p);
+                    }
+                }
+            } else {
+                // Flux's generator lists every manifest below, stopping at folders with a
+                // kustomization of their own (which it lists as resources).
+                let prefix = if d == "." {
+                    String::new()
+                } else {
+                    format!("{d}/")
+                };
+                for f in yaml.iter().filter(|f| f.starts_with(&prefix)) {
+                    // The outermost folder between `d` and the file with a kustomization.
+                    let mut nested = None;
+                    let mut at = parent_dir(f);
+                    while at != d && at != "." {
+                        if kustomizations.contains_key(&at) {
+                            nested = Some(at.clone());
+                        }
+                        at = parent_dir(&at);
+                    }
+                    match nested {
+                        Some(k) => queue.push(k),
+                        None if declares.contains(*f) => flux = true,
+                        None => {}
+                    }
+                }
+            }
+        }
+        (seen, flux)
+    };
+    // Every folder some Flux Kustomization (or cluster root) builds, or builds from.
+    let mut reached: BTreeSet<String> = BTreeSet::new();
+    let spec_dirs = files
+        .iter()
+        .flat_map(|(_, f)| &f.0)
+        .filter(|v| is_kustomization(v))
+        .filter_map(|v| Kustomization::from_json(v).ok())
+        .filter_map(|ks| spec_dir(root, &ks.path).ok())
+        .chain(roots.keys().cloned())
+        .collect::<BTreeSet<String>>();
+    for d in &spec_dirs {
+        reached.extend(reach(d).0);
+    }
+    let candidates: Vec<(String, BTreeSet<String>)> = kustomizations
+        .iter()
+        .filter(|(d, (_, component, _))| !*component && !reached.contains(*d))
+        .filter_map(|(d, _)| {
+            let (seen, flux) = reach(d);
+            flux.then(|| (d.clone(), seen))
+        })
+        .collect();
+    // Only the outermost: a base that an apply set includes is not one itself.
+    candidates
+        .iter()
+        .filter(|(d, _)| {
+            !candidates
+                .iter()
+                .any(|(other, seen)| other != d && seen.contains(d))
+        })
+        .map(|(d, _)| (d.clone(), kustomizations[d].0.clone()))
+        .collect()
+}
+
+/// The names of the clusters whose root folders are `paths` (distinct, relative to the
+/// source root), in the same order: each folder's last component (`root` for the source root
+/// itself); where several share it, the component nearest the end of each path that no other
+/// of them holds (`kubernetes/main/flux` and `kubernetes/storage/flux` are `main` and
+/// `storage`); the whole path with `-` for `/` where no component tells them apart.
+#[must_use]
+pub fn cluster_names(paths: &[&str]) -> Vec<String> {
+    let parts: Vec<Vec<&str>> = paths
+        .iter()
+        .map(|p| {
+            if *p == "." {
+                Vec::new()
+            } else {
+                p.split('/').collect()
+            }
+        })
+        .collect();
+    let last = |i: usize| parts[i].last().map_or("root", |c| *c).to_string();
+    let mut names: Vec<String> = (0..paths.len()).map(last).collect();
+    for i in 0..paths.len() {
+        let group: Vec<usize> = (0..paths.len())
+            .filter(|&j| j != i && last(j) == last(i))
+            .collect();
+        if group.is_empty() {
+            continue;
+        }
+        let distinct = parts[i]
+            .iter()
+            .rev()
+            .find(|c| group.iter().all(|&j| !parts[j].contains(c)));
+        names[i] = match distinct {
+            Some(c) => (*c).to_string(),
+            None => paths[i].replace('/', "-"),
+        };
+    }
+    // A distinguishing component may be another cluster's name: those take their paths.
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for n in &names {
+        *counts.entry(n.clone()).or_default() += 1;
+    }
+    for (i, n) in names.iter_mut().enumerate() {
+        if counts[n.as_str()] > 1 {
+            *n = paths[i].replace('/', "-");
+        }
+    }
+    names
 }
 
 /// A cluster given as `NAME=PATH`: its root is a synthesised `flux-system/flux-system`
@@ -386,5 +703,58 @@ mod tests {
         let d = discover(t.path());
         assert_eq!(d.clusters.len(), 1);
         assert_eq!(d.clusters[0].root.id.name, "root");
+    }
+
+    #[test]
+    fn clusters_sharing_a_last_folder_are_named_by_the_component_that_tells_them_apart() {
+        assert_eq!(
+            cluster_names(&["kubernetes/main/flux", "kubernetes/storage/flux"]),
+            ["main", "storage"]
+        );
+        assert_eq!(
+            cluster_names(&[
+                "kubernetes/cluster-0/flux",
+                "kubernetes/nas-1/flux",
+                "clusters/dev"
+            ]),
+            ["cluster-0", "nas-1", "dev"]
+        );
+        // Nothing but the path tells `x/flux` from `x/y/flux`'s `y`... and `y` is free.
+        assert_eq!(cluster_names(&["x/flux", "x/y/flux"]), ["x-flux", "y"]);
+        // A distinguishing component that is another cluster's name gives way to the path.
+        assert_eq!(
+            cluster_names(&["a/dev/flux", "b/flux", "c/dev"]),
+            ["a-dev-flux", "b", "c-dev"]
+        );
+        assert_eq!(cluster_names(&["."]), ["root"]);
+    }
+
+    #[test]
+    fn each_cluster_takes_the_git_repository_declared_nearest_its_root_folder() {
+        let decl = |file: &str, ignore: &str| SourceDecl {
+            id: NamespacedName {
+                namespace: "flux-system".into(),
+                name: "flux-system".into(),
+            },
+            file: file.into(),
+            ignore: Some(ignore.into()),
+        };
+        let d = Discovery {
+            clusters: Vec::new(),
+            candidates: Vec::new(),
+            sources: vec![
+                decl("kubernetes/main/flux/repo.yaml", "main"),
+                decl("kubernetes/storage/bootstrap/repo.yaml", "storage"),
+                decl("shared/repo.yaml", "shared"),
+            ],
+        };
+        let roots = ["kubernetes/main/flux", "kubernetes/storage/flux", "other/x"];
+        let id = d.sources[0].id.clone();
+        let got = |dir: &str| d.source_ignore(&id, dir, &roots);
+        assert_eq!(got("kubernetes/main/flux").as_deref(), Some("main"));
+        // Not inside its own folder, but nearer than any other, and in no other cluster's.
+        assert_eq!(got("kubernetes/storage/flux").as_deref(), Some("storage"));
+        // Never one inside another cluster's root folder; among equals, the first declared.
+        assert_eq!(got("other/x").as_deref(), Some("storage"));
     }
 }

@@ -6,7 +6,9 @@ use std::fmt::Write as _;
 use serde_json::{json, Value};
 
 use crate::canary::{CanaryReport, Scope};
-use crate::compare::{Change, ClusterComparison, ClusterDiff, KustomizationDiff, RevisionDiff};
+use crate::compare::{
+    Change, ClusterComparison, ClusterDiff, KustomizationDiff, Presence, RevisionDiff,
+};
 
 fn short(sha: Option<&String>) -> String {
     sha.map_or_else(|| "-".to_string(), |s| s[..12.min(s.len())].to_string())
@@ -15,7 +17,12 @@ fn short(sha: Option<&String>) -> String {
 fn counts(c: &ClusterDiff) -> String {
     let (same, total) = c.identical_count();
     let mut parts = vec![format!("{same}/{total} artifacts identical")];
-    for change in [Change::Changed, Change::Added, Change::Removed] {
+    for change in [
+        Change::Changed,
+        Change::Added,
+        Change::Removed,
+        Change::NotCompared,
+    ] {
         let n = c
             .kustomizations
             .iter()
@@ -32,10 +39,36 @@ fn counts(c: &ClusterDiff) -> String {
         parts.push(format!("{} skipped (inputs unchanged)", c.skipped.len()));
     }
     let mut s = parts.join(", ");
-    if c.change != Change::Identical {
-        let _ = write!(s, " (cluster {} in head)", c.change.as_str());
+    match c.presence {
+        Presence::Both => {}
+        Presence::Added => s.push_str(" (cluster added in head)"),
+        Presence::Removed => s.push_str(" (cluster removed in head)"),
     }
     s
+}
+
+/// One word for the whole diff: `identical` only when nothing changed and everything was
+/// compared.
+fn outcome(d: &RevisionDiff) -> String {
+    let n = d.not_compared();
+    match (d.changed(), n) {
+        (false, 0) => "identical".to_string(),
+        (true, 0) => "changed".to_string(),
+        (true, n) => format!("changed; {n} not compared"),
+        (false, n) => format!("{n} not compared, nothing else changed"),
+    }
+}
+
+/// The summary line of what could not be compared, when anything could not.
+fn not_compared_line(d: &RevisionDiff) -> Option<String> {
+    let n = d.not_compared();
+    (n > 0).then(|| {
+        format!(
+            "{n} Kustomization{} could not be compared: not rendered in base or head (failed, \
+             blocked, external or suspended; see above)",
+            if n == 1 { "" } else { "s" }
+        )
+    })
 }
 
 fn move_line(m: &crate::compare::Move) -> String {
@@ -53,6 +86,11 @@ fn move_line(m: &crate::compare::Move) -> String {
 
 fn problems(k: &KustomizationDiff) -> Vec<String> {
     let mut out = Vec::new();
+    if let (Some(b), Some(h)) = (&k.base_problem, &k.head_problem) {
+        if b == h {
+            return vec![format!("base and head: {b}")];
+        }
+    }
     if let Some(p) = &k.base_problem {
         out.push(format!("base: {p}"));
     }
@@ -75,7 +113,7 @@ pub fn diff_text(d: &RevisionDiff) -> String {
         {
             let _ = writeln!(
                 out,
-                "  {:<8} {}  {} -> {}",
+                "  {:<12} {}  {} -> {}",
                 k.change.as_str(),
                 k.kustomization,
                 short(k.base_sha256.as_ref()),
@@ -92,14 +130,13 @@ pub fn diff_text(d: &RevisionDiff) -> String {
             }
         }
         for m in &c.moves {
-            let _ = writeln!(out, "  move     {}", move_line(m));
+            let _ = writeln!(out, "  {:<12} {}", "move", move_line(m));
         }
     }
-    out.push_str(if d.changed() {
-        "result: changed\n"
-    } else {
-        "result: identical\n"
-    });
+    if let Some(line) = not_compared_line(d) {
+        let _ = writeln!(out, "{line}");
+    }
+    let _ = writeln!(out, "result: {}", outcome(d));
     out
 }
 
@@ -108,6 +145,13 @@ pub fn diff_text(d: &RevisionDiff) -> String {
 pub fn diff_json(d: &RevisionDiff) -> Value {
     let mut v = serde_json::to_value(d).unwrap_or(Value::Null);
     v["changed"] = json!(d.changed());
+    v["not_compared"] = json!(d.not_compared());
+    if let Some(clusters) = v["clusters"].as_array_mut() {
+        for (cv, c) in clusters.iter_mut().zip(&d.clusters) {
+            cv["changed"] = json!(c.changed());
+            cv["not_compared"] = json!(c.not_compared().count());
+        }
+    }
     v
 }
 
@@ -124,6 +168,9 @@ fn diff_markdown_body(d: &RevisionDiff, out: &mut String) {
     out.push_str("| cluster | artifacts |\n|---|---|\n");
     for c in &d.clusters {
         let _ = writeln!(out, "| `{}` | {} |", c.cluster, counts(c));
+    }
+    if let Some(line) = not_compared_line(d) {
+        let _ = writeln!(out, "\n⚠️ {line}");
     }
     for c in &d.clusters {
         let changed: Vec<&KustomizationDiff> = c
@@ -197,7 +244,7 @@ pub fn diff_markdown(d: &RevisionDiff) -> String {
         "## fluxsim diff: `{}` → `{}`: {}\n\n",
         d.base,
         d.head,
-        if d.changed() { "changed" } else { "identical" }
+        outcome(d)
     );
     diff_markdown_body(d, &mut out);
     out
@@ -239,8 +286,18 @@ pub fn compare_text(c: &ClusterComparison) -> String {
     }
     out.push_str("\ntemplates:\n");
     for k in &c.kustomizations {
-        let verdict = if k.root {
+        let verdict = if k.not_compared {
+            let why: Vec<String> = c
+                .clusters
+                .iter()
+                .zip(&k.problems)
+                .filter_map(|(n, p)| p.as_ref().map(|p| format!("{n}: {p}")))
+                .collect();
+            format!("not compared ({})", why.join("; "))
+        } else if k.root {
             "cluster root (its own files: differs by design)".to_string()
+        } else if k.templates.iter().any(Option::is_none) {
+            "not in every cluster".to_string()
         } else if !k.same_template {
             "templates DIFFER".to_string()
         } else if k.same_artifact {
@@ -268,19 +325,32 @@ pub fn compare_text(c: &ClusterComparison) -> String {
         };
         let _ = writeln!(out, "  {:<24} {}  ({used})", v.name, values.join("  "));
     }
-    let _ = writeln!(
-        out,
-        "\nresult: {}",
-        if c.agnostic {
-            format!(
-                "{names} run the same graph and templates; they differ only in these {} values",
-                c.vars.len()
-            )
-        } else {
-            format!("{names} differ in more than var values (see above)")
-        }
-    );
+    if c.not_compared > 0 {
+        let _ = writeln!(
+            out,
+            "\n{} Kustomization{} could not be compared: not rendered in every cluster (see above)",
+            c.not_compared,
+            if c.not_compared == 1 { "" } else { "s" }
+        );
+    }
+    let _ = writeln!(out, "\nresult: {}", compare_outcome(c, &names));
     out
+}
+
+/// The verdict of a cluster comparison, in words.
+fn compare_outcome(c: &ClusterComparison, names: &str) -> String {
+    match (c.agnostic, c.not_compared) {
+        (true, 0) => format!(
+            "{names} run the same graph and templates; they differ only in these {} values",
+            c.vars.len()
+        ),
+        (true, n) => format!(
+            "not proven: {n} Kustomization{} could not be compared; the others run the same \
+             graph and templates",
+            if n == 1 { "" } else { "s" }
+        ),
+        (false, _) => format!("{names} differ in more than var values (see above)"),
+    }
 }
 
 /// The cluster comparison as stable JSON.
@@ -295,10 +365,10 @@ pub fn compare_markdown(c: &ClusterComparison) -> String {
     let names = c.clusters.join(" vs ");
     let mut out = format!(
         "## fluxsim compare: {names}: {}\n\n",
-        if c.agnostic {
-            format!("same graph and templates, {} values differ", c.vars.len())
-        } else {
-            "differ in more than values".to_string()
+        match (c.agnostic, c.not_compared) {
+            (true, 0) => format!("same graph and templates, {} values differ", c.vars.len()),
+            (true, n) => format!("{n} not compared, the rest has the same graph and templates"),
+            (false, _) => "differ in more than values".to_string(),
         }
     );
     let head: Vec<String> = c.clusters.iter().map(|n| format!("`{n}`")).collect();
@@ -314,7 +384,9 @@ pub fn compare_markdown(c: &ClusterComparison) -> String {
         } else {
             g.differences.join(", ")
         };
-        let template = if k.root {
+        let template = if k.not_compared {
+            "**not compared**"
+        } else if k.root {
             "root"
         } else if k.same_template {
             "same"
@@ -331,6 +403,20 @@ pub fn compare_markdown(c: &ClusterComparison) -> String {
             "| `{}` | {graph} | {template} | {} |",
             g.kustomization,
             shas.join(" | ")
+        );
+    }
+    for k in c.kustomizations.iter().filter(|k| k.not_compared) {
+        let why: Vec<String> = c
+            .clusters
+            .iter()
+            .zip(&k.problems)
+            .filter_map(|(n, p)| p.as_ref().map(|p| format!("`{n}`: {p}")))
+            .collect();
+        let _ = writeln!(
+            out,
+            "\n⚠️ `{}` not compared: {}",
+            k.kustomization,
+            why.join("; ")
         );
     }
     let _ = writeln!(
@@ -356,6 +442,32 @@ pub fn compare_markdown(c: &ClusterComparison) -> String {
     out
 }
 
+/// A Kustomization the proof could not see: not rendered in base or head.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Blind {
+    /// The cluster.
+    pub cluster: String,
+    /// `namespace/name`.
+    pub kustomization: String,
+    /// Its status in base and head where it did not render (`head: failed: ...`).
+    pub why: Vec<String>,
+}
+
+/// The Kustomizations a diff could not compare, in cluster and name order.
+#[must_use]
+pub fn blind_spots(d: &RevisionDiff) -> Vec<Blind> {
+    d.clusters
+        .iter()
+        .flat_map(|c| {
+            c.not_compared().map(|k| Blind {
+                cluster: c.cluster.clone(),
+                kustomization: k.kustomization.clone(),
+                why: problems(k),
+            })
+        })
+        .collect()
+}
+
 /// The outcome of `prove`.
 #[derive(Debug, serde::Serialize)]
 pub struct Proof<'a> {
@@ -367,7 +479,12 @@ pub struct Proof<'a> {
     pub expectation_met: bool,
     /// The canaries.
     pub canaries: &'a CanaryReport,
-    /// Expectation met, every canary detected and restored.
+    /// What the proof could not see (Kustomizations not compared).
+    pub blind: Vec<Blind>,
+    /// `--allow-blind`: blind spots are listed but do not fail the proof.
+    pub allow_blind: bool,
+    /// Expectation met, every canary detected and restored, and nothing blind (unless
+    /// allowed).
     pub passed: bool,
 }
 
@@ -375,10 +492,10 @@ fn canary_summary(p: &Proof<'_>, cluster: &ClusterDiff) -> String {
     let mine = p.canaries.for_cluster(&cluster.cluster);
     let detected = mine.iter().filter(|c| c.detected).count();
     let restored = mine.iter().filter(|c| c.restored).count();
-    let (same, total) = cluster.identical_count();
     format!(
-        "{}: {same}/{total} artifacts identical; canaries {detected}/{n} detected, {restored}/{n} restored",
+        "{}: {}; canaries {detected}/{n} detected, {restored}/{n} restored",
         cluster.cluster,
+        counts(cluster),
         n = mine.len()
     )
 }
@@ -398,17 +515,30 @@ fn canary_lines(p: &Proof<'_>) -> Vec<String> {
             "NOT DETECTED: no rendered object comes from this file: the harness is blind there"
                 .to_string()
         } else if !c.detected {
-            let list = |s: &std::collections::BTreeSet<crate::canary::Target>| {
-                s.iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            format!(
-                "NOT DETECTED as expected: expected in [{}], seen in [{}]",
-                list(&c.plan.expected),
-                list(&c.detected_in)
-            )
+            // Only the difference: where it was expected and not seen, and where it was
+            // seen though not expected.
+            let mut parts = Vec::new();
+            if !c.missing.is_empty() {
+                let unseen: Vec<String> = c
+                    .missing
+                    .iter()
+                    .map(|u| match &u.why {
+                        Some(why) => format!("{} ({why})", u.target),
+                        None => format!("{} (why unknown)", u.target),
+                    })
+                    .collect();
+                parts.push(format!(
+                    "not seen in {} of {} expected: {}",
+                    c.missing.len(),
+                    c.plan.expected.len(),
+                    unseen.join(", ")
+                ));
+            }
+            if !c.unexpected.is_empty() {
+                let extra: Vec<String> = c.unexpected.iter().map(ToString::to_string).collect();
+                parts.push(format!("seen where not expected: {}", extra.join(", ")));
+            }
+            format!("NOT DETECTED as expected: {}", parts.join("; "))
         } else {
             "detected, NOT RESTORED".to_string()
         };
@@ -430,6 +560,21 @@ fn canary_lines(p: &Proof<'_>) -> Vec<String> {
     out
 }
 
+/// What the proof could not see, one line each.
+fn blind_lines(p: &Proof<'_>) -> Vec<String> {
+    p.blind
+        .iter()
+        .map(|b| {
+            format!(
+                "could not see {}:{}: {}",
+                b.cluster,
+                b.kustomization,
+                b.why.join("; ")
+            )
+        })
+        .collect()
+}
+
 fn verdict(p: &Proof<'_>) -> String {
     let mut why = Vec::new();
     if !p.expectation_met {
@@ -446,7 +591,16 @@ fn verdict(p: &Proof<'_>) -> String {
     if !p.canaries.passed() {
         why.push("the canaries did not all pass: the harness cannot be trusted".to_string());
     }
-    if p.passed {
+    if !p.blind.is_empty() && !p.allow_blind {
+        why.push(format!(
+            "blind to {} Kustomization{} that did not render (--allow-blind to accept)",
+            p.blind.len(),
+            if p.blind.len() == 1 { "" } else { "s" }
+        ));
+    }
+    if p.passed && !p.blind.is_empty() {
+        format!("PASS, blind to {} Kustomizations (allowed)", p.blind.len())
+    } else if p.passed {
         "PASS".to_string()
     } else {
         format!("FAIL: {}", why.join("; "))
@@ -462,6 +616,9 @@ pub fn prove_text(p: &Proof<'_>) -> String {
         let _ = writeln!(out, "{l}");
     }
     out.push('\n');
+    for l in blind_lines(p) {
+        let _ = writeln!(out, "{l}");
+    }
     for c in &p.diff.clusters {
         let _ = writeln!(out, "{}", canary_summary(p, c));
     }
@@ -490,6 +647,12 @@ pub fn prove_markdown(p: &Proof<'_>) -> String {
     for c in &p.diff.clusters {
         let _ = writeln!(out, "- {}", canary_summary(p, c));
     }
+    if !p.blind.is_empty() {
+        out.push('\n');
+        for l in blind_lines(p) {
+            let _ = writeln!(out, "- ⚠️ {l}");
+        }
+    }
     out.push('\n');
     diff_markdown_body(p.diff, &mut out);
     out.push_str("\n<details><summary>canaries</summary>\n\n");
@@ -512,7 +675,7 @@ mod tests {
             head: "work tree".into(),
             clusters: vec![ClusterDiff {
                 cluster: "dev".into(),
-                change: Change::Identical,
+                presence: Presence::Both,
                 kustomizations: vec![KustomizationDiff {
                     kustomization: "flux-system/apps".into(),
                     change: Change::Changed,

@@ -223,6 +223,82 @@ impl Tree {
         })
     }
 
+    /// This tree as a GitRepository whose `spec.ignore` is `spec_ignore` archives it: a view
+    /// of the same files (nothing copied) under a name of its own, without those the
+    /// patterns exclude. `spec.ignore` has the last word over `.sourceignore`
+    /// (`reconcileArtifact` appends it last), so a file of this tree stays exactly when no
+    /// pattern of `spec_ignore` excludes it. Not reproduced: a file that only
+    /// source-controller's default patterns exclude (dropped once a user pattern exists) is
+    /// not brought back.
+    pub fn narrowed(&self, spec_ignore: &str) -> Result<Tree, SourceError> {
+        let matcher = Matcher::new(read_patterns(spec_ignore, &[], &PatternSource::SpecIgnore));
+        let mut excluded = self.excluded.clone();
+        let mut files = Vec::new();
+        for f in &self.files {
+            match matcher.excluded_by(f, false) {
+                Some(pattern) => excluded.push(Excluded {
+                    path: f.clone(),
+                    reason: ignored(pattern),
+                }),
+                None => files.push(f.clone()),
+            }
+        }
+        excluded.sort();
+        // As the archive holds them: the folders the patterns keep, and every kept file's.
+        let mut folders: BTreeSet<String> = self
+            .folders
+            .iter()
+            .filter(|d| matcher.excluded_by(Path::new(d), true).is_none())
+            .cloned()
+            .collect();
+        for f in &files {
+            folders.extend(
+                f.ancestors()
+                    .skip(1)
+                    .filter(|a| !a.as_os_str().is_empty())
+                    .map(slash_path),
+            );
+        }
+        let name = tempfile::Builder::new()
+            .prefix("fluxsim-view-")
+            .tempdir()
+            .map_err(|source| SourceError::Write {
+                path: std::env::temp_dir(),
+                source,
+            })?;
+        let root = fs::canonicalize(name.path()).map_err(|source| SourceError::Read {
+            path: name.path().to_path_buf(),
+            source,
+        })?;
+        let shown: BTreeSet<PathBuf> = files.iter().cloned().collect();
+        let dirs: BTreeSet<PathBuf> = folders.iter().map(PathBuf::from).collect();
+        let registration = match &self.dir {
+            Holder::InPlace {
+                _registration: Some(own),
+                ..
+            } => own.narrowed(root.clone(), shown, dirs),
+            _ => view::register_at(
+                root.clone(),
+                self.root().to_path_buf(),
+                shown,
+                dirs,
+                BTreeMap::new(),
+            ),
+        };
+        Ok(Tree {
+            dir: Holder::InPlace {
+                root,
+                _registration: Some(registration),
+                _name: Some(name),
+            },
+            files,
+            folders,
+            excluded,
+            revision: self.revision.clone(),
+            digests: OnceLock::new(),
+        })
+    }
+
     /// A second copy of this tree in a new temporary directory, folders and file modes
     /// included, for experiments (canaries) that must not disturb this one.
     pub fn duplicate(&self) -> Result<Tree, SourceError> {

@@ -78,6 +78,26 @@ pub(crate) fn register_at(
     Registration(view)
 }
 
+impl Registration {
+    /// Registers under the name `root` the same tree as this view (its disk, its changed
+    /// files) showing only `files` and `dirs` of it.
+    pub(crate) fn narrowed(
+        &self,
+        root: PathBuf,
+        files: BTreeSet<PathBuf>,
+        dirs: BTreeSet<PathBuf>,
+    ) -> Registration {
+        let overrides = self
+            .0
+            .overrides
+            .iter()
+            .filter(|(p, _)| files.contains(*p))
+            .map(|(p, b)| (p.clone(), b.clone()))
+            .collect();
+        register_at(root, self.0.disk.clone(), files, dirs, overrides)
+    }
+}
+
 /// `path` without `.` and with `..` folded into its parent, lexically (as Go's
 /// `filepath.Clean`).
 pub(crate) fn clean(path: &Path) -> PathBuf {
