@@ -4,7 +4,7 @@
 //! `cargo run --release --example oracle-check -- --oracle BIN [--no-strict] [--verbose] REPO...`
 //!
 //! For each repository it renders every cluster as `fluxsim render` does, then hands each
-//! Kustomization that fluxsim built (rendered, or failed at its build or substitution) to
+//! Kustomization that fluxsim rendered or that failed (at its path, build or substitution) to
 //! the oracle: the source as Flux would unpack it (a copy of what fluxsim's source view
 //! shows), the Kustomization as applied on the cluster, and the var sources fluxsim resolved
 //! for it, rebuilt as ConfigMaps and Secrets that give each var the value fluxsim chose.
@@ -98,26 +98,31 @@ fn check_repo(repo: &Path, args: &Args, tally: &mut Tally) -> Result<(), String>
         ..RepoOptions::default()
     };
     let render = render_dir(repo, &opts).map_err(|e| e.to_string())?;
-    // The source as Flux would unpack it: only what fluxsim's view shows.
-    let source = tempfile::Builder::new()
-        .prefix("fluxsim-oracle-source-")
-        .tempdir()
-        .map_err(|e| e.to_string())?;
-    for f in render.tree.files() {
-        let from = render.tree.root().join(f);
-        let to = source.path().join(f);
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+    // The source as Flux would unpack it: only what fluxsim's view shows, narrowed by each
+    // cluster's GitRepository `spec.ignore` (one copy per distinct rule set).
+    let ignores: BTreeMap<String, Option<String>> =
+        fluxsim::render::clusters_of(render.tree.root(), &opts)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(|c| (c.name, c.source_ignore))
+            .collect();
+    let mut sources: BTreeMap<Option<String>, tempfile::TempDir> = BTreeMap::new();
+    for ignore in ignores.values() {
+        if sources.contains_key(ignore) {
+            continue;
         }
-        let bytes = fluxsim::source::view::read(&from).map_err(|e| format!("{}: {e}", from.display()))?;
-        std::fs::write(&to, bytes).map_err(|e| e.to_string())?;
+        let narrowed = match ignore {
+            Some(rules) => Some(render.tree.narrowed(rules).map_err(|e| e.to_string())?),
+            None => None,
+        };
+        let tree = narrowed.as_ref().unwrap_or(&render.tree);
+        sources.insert(ignore.clone(), copy_source(tree)?);
     }
     let mut jobs = Vec::new();
     let mut renders: Vec<(String, &KustomizationRender)> = Vec::new();
     for c in &render.clusters {
         for k in &c.kustomizations {
-            let built = matches!(k.status, Status::Rendered | Status::Failed(_))
-                && k.build_path.is_some();
+            let built = matches!(k.status, Status::Rendered | Status::Failed(_));
             if !built {
                 tally.skipped += 1;
                 continue;
@@ -128,7 +133,10 @@ fn check_repo(repo: &Path, args: &Args, tally: &mut Tally) -> Result<(), String>
             );
             jobs.push(json!({
                 "id": id,
-                "root": source.path(),
+                "root": sources
+                    .get(ignores.get(&c.name).unwrap_or(&None))
+                    .ok_or_else(|| format!("no source for cluster {}", c.name))?
+                    .path(),
                 "kustomization": kustomization_object(&k.kustomization),
                 "objects": var_sources(k),
                 "strict": args.strict,
@@ -148,11 +156,34 @@ fn check_repo(repo: &Path, args: &Args, tally: &mut Tally) -> Result<(), String>
             }
         }
         if args.verbose && !matches!(verdict, Verdict::Different(_)) {
-            let word = if matches!(verdict, Verdict::Identical) { "identical" } else { "both fail" };
+            let word = if matches!(verdict, Verdict::Identical) {
+                "identical"
+            } else {
+                "both fail"
+            };
             println!("{word} {}: {id}", repo.display());
         }
     }
     Ok(())
+}
+
+/// A temporary folder holding the files `tree` shows, as source-controller archives them.
+fn copy_source(tree: &fluxsim::source::Tree) -> Result<tempfile::TempDir, String> {
+    let out = tempfile::Builder::new()
+        .prefix("fluxsim-oracle-source-")
+        .tempdir()
+        .map_err(|e| e.to_string())?;
+    for f in tree.files() {
+        let from = tree.root().join(f);
+        let to = out.path().join(f);
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+        }
+        let bytes =
+            fluxsim::source::view::read(&from).map_err(|e| format!("{}: {e}", from.display()))?;
+        std::fs::write(&to, bytes).map_err(|e| e.to_string())?;
+    }
+    Ok(out)
 }
 
 /// The Flux Kustomization object fluxsim simulated, with every field Flux's generator and
@@ -248,7 +279,9 @@ fn var_sources(k: &KustomizationRender) -> Vec<Value> {
     wanted
         .into_iter()
         .map(|(kind, name)| {
-            let data = by_source.remove(&(kind.clone(), name.clone())).unwrap_or_default();
+            let data = by_source
+                .remove(&(kind.clone(), name.clone()))
+                .unwrap_or_default();
             let data: BTreeMap<String, String> = if kind == "Secret" {
                 data.into_iter()
                     .map(|(k, v)| (k, base64::engine::general_purpose::STANDARD.encode(v)))
@@ -273,7 +306,11 @@ fn run_oracle(oracle: &Path, jobs: &[Value]) -> Result<Vec<Value>, String> {
         .spawn()
         .map_err(|e| format!("running {}: {e}", oracle.display()))?;
     let mut stdin = child.stdin.take().ok_or("no stdin")?;
-    let input: String = jobs.iter().map(|j| format!("{j}\n")).collect();
+    let mut input = String::new();
+    for j in jobs {
+        input.push_str(&j.to_string());
+        input.push('\n');
+    }
     let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
     let stdout = child.stdout.take().ok_or("no stdout")?;
     let mut results = Vec::new();
@@ -307,9 +344,9 @@ fn judge(k: &KustomizationRender, result: &Value) -> Verdict {
     let error = result["error"].as_str().unwrap_or_default();
     match (&k.status, &k.artifact, oracle_ok) {
         (Status::Failed(_), _, false) => Verdict::BothFail,
-        (Status::Failed(e), _, true) => Verdict::Different(format!(
-            "  fluxsim failed, Flux renders: {e}"
-        )),
+        (Status::Failed(e), _, true) => {
+            Verdict::Different(format!("  fluxsim failed, Flux renders: {e}"))
+        }
         (Status::Rendered, _, false) => {
             Verdict::Different(format!("  fluxsim renders, Flux fails: {error}"))
         }

@@ -18,6 +18,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -152,8 +153,22 @@ func run(j job) (objs []object, err error) {
 			}
 		}
 	}
-	for _, res := range m.Resources() {
-		o, err := applied(res, u)
+	// build returns m.AsYaml(); reconcile reads it back with ssautil.ReadObjects before
+	// the apply, so the objects sent are those of the printed text (a print that does not
+	// read back as the object it came from is applied as it reads back).
+	resources, err := m.AsYaml()
+	if err != nil {
+		return nil, fmt.Errorf("kustomize build failed: %w", err)
+	}
+	read, err := ssautil.ReadObjects(bytes.NewReader(resources))
+	if err != nil {
+		return nil, err
+	}
+	if len(read) != len(m.Resources()) {
+		return nil, fmt.Errorf("%d objects printed, %d read back", len(m.Resources()), len(read))
+	}
+	for i, res := range m.Resources() {
+		o, err := applied(res, read[i], u)
 		if err != nil {
 			return nil, err
 		}
@@ -163,17 +178,12 @@ func run(j job) (objs []object, err error) {
 }
 
 // applied is one object as the controller hands it to the apply: the build's object
-// (build: m.AsYaml, read back by ssautil.ReadObjects), with Secret `stringData` folded into
+// `obj` (build: m.AsYaml, read back by ssautil.ReadObjects), with Secret `stringData` folded into
 // `data` (fluxcd/pkg ssa/normalize normalizeSecret, run by apply's normalize.UnstructuredList)
 // and spec.commonMetadata set (apply: ssautil.SetCommonMetadata). The YAML is kustomize's
 // print of it; an object those steps changed is printed again from its new content, as
 // fluxsim reprints it.
-func applied(res *resource.Resource, ks unstructured.Unstructured) (object, error) {
-	m, err := res.Map()
-	if err != nil {
-		return object{}, err
-	}
-	obj := &unstructured.Unstructured{Object: m}
+func applied(res *resource.Resource, obj *unstructured.Unstructured, ks unstructured.Unstructured) (object, error) {
 	changed := false
 	// A SOPS-encrypted Secret is decrypted by the controller before this (build:
 	// dec.DecryptResource) with keys an offline check does not have; it is left as built,

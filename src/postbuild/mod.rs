@@ -1,5 +1,6 @@
 //! postBuild substitution of one resource, as kustomize-controller does it.
 
+mod folded;
 pub mod yaml_json;
 
 use std::collections::BTreeMap;

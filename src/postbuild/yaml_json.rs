@@ -372,10 +372,19 @@ fn build_tree(text: &str) -> Result<(Tree, usize), BuildError> {
                 None
             }
             Event::Scalar(value, style, anchor, tag) => {
+                let value = if style == ScalarStyle::Folded {
+                    // saphyr doubles the line break at a more-indented line (see folded.rs).
+                    let from = char_to_byte(text, span.start.index());
+                    text.get(from..)
+                        .and_then(super::folded::fold)
+                        .unwrap_or_else(|| value.into_owned())
+                } else {
+                    value.into_owned()
+                };
                 let node = push_node(
                     &mut tree,
                     NodeKind::Scalar {
-                        value: value.into_owned(),
+                        value,
                         style,
                         tag: tag.map(|t| format!("{}{}", t.handle, t.suffix)),
                     },
@@ -1595,6 +1604,22 @@ mod tests {
     #[test]
     fn quoted_yes_is_string() {
         assert_eq!(json("a: 'yes'\nb: \"on\""), r#"{"a":"yes","b":"on"}"#);
+    }
+
+    // sigs.k8s.io/yaml on go-yaml v2: a folded scalar keeps one line break around a
+    // more-indented line (scannerc.go yaml_parser_scan_block_scalar); saphyr gives two.
+    #[test]
+    fn folded_scalar_with_more_indented_lines_reads_as_go_yaml_reads_it() {
+        assert_eq!(
+            json("expression: >-\n  exists(c,\n    c.image.startsWith(\"x\")\n  )\nname: x\n"),
+            r#"{"expression":"exists(c,\n  c.image.startsWith(\"x\")\n)","name":"x"}"#
+        );
+        assert_eq!(json("- >\n  a\n  b\n- c\n"), r#"["a b\n","c"]"#);
+        // Checked against sigs.k8s.io/yaml v1.6.0 YAMLToJSON.
+        assert_eq!(json("a: >\n  a\n  b\n\n  c\n"), r#"{"a":"a b\nc\n"}"#);
+        assert_eq!(json("a: >+\n  a\n\n\n"), r#"{"a":"a\n\n\n"}"#);
+        assert_eq!(json("a: >\n  [\n    x\n  ]\n"), r#"{"a":"[\n  x\n]\n"}"#);
+        assert_eq!(json("a: >\n  x\n   \n  y\n"), r#"{"a":"x\n \ny\n"}"#);
     }
 
     #[test]
