@@ -1,6 +1,8 @@
-//! The native kustomize builder against outputs captured from `kubectl kustomize` (kustomize
-//! v5.5.0): every directory under `testdata/native/` holding a kustomization file has an
-//! `expected.yaml` next to it, and the native build must give the same bytes.
+//! The native kustomize builder against outputs captured from kustomize v5.8.1 (the version
+//! kustomize-controller v1.9.x builds with; first captured from kubectl's v5.5.0, identical):
+//! every directory under `testdata/native/` holding a kustomization file has an
+//! `expected.yaml` next to it, and the native build must give the same bytes. A test checks
+//! that those files are still what kustomize v5.8.1 prints.
 
 use std::path::{Path, PathBuf};
 
@@ -33,8 +35,59 @@ fn assert_fixture(fixture: &str) {
             .position(|(a, b)| a != b)
             .unwrap_or_else(|| got.lines().count().min(want.lines().count()));
         panic!(
-            "{fixture}: native output differs from kubectl kustomize at line {}\n--- native\n{got}\n--- kustomize\n{want}",
+            "{fixture}: native output differs from kustomize at line {}\n--- native\n{got}\n--- kustomize\n{want}",
             line + 1
+        );
+    }
+}
+
+/// Every folder under `testdata/native/` that holds an `expected.yaml`.
+fn captured(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            if path.join("expected.yaml").is_file() {
+                out.push(path.clone());
+            }
+            captured(&path, out);
+        }
+    }
+}
+
+// The reference is the kustomize Flux pins (kustomize-controller's go.mod: kustomize/api
+// v0.21.1), installed by scripts/install-tools; its output is what the fixtures hold.
+#[test]
+fn expected_outputs_are_what_kustomize_v5_8_1_prints() {
+    let version = std::process::Command::new("kustomize")
+        .arg("version")
+        .output()
+        .expect("kustomize on PATH (run scripts/install-tools and add $(go env GOPATH)/bin)");
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout).trim(),
+        "v5.8.1",
+        "the reference kustomize is v5.8.1 (scripts/install-tools)"
+    );
+    let mut dirs = Vec::new();
+    captured(&fixtures_root(), &mut dirs);
+    assert!(dirs.len() > 20, "the fixtures: {dirs:?}");
+    for dir in dirs {
+        let out = std::process::Command::new("kustomize")
+            .args(["build", "--load-restrictor", "LoadRestrictionsNone"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let want = std::fs::read_to_string(dir.join("expected.yaml")).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            want,
+            "{}",
+            dir.display()
         );
     }
 }
