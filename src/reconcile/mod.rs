@@ -680,28 +680,43 @@ fn render_inner(
 }
 
 /// Adds `spec.commonMetadata` and folds Secret `stringData` into `data`; true when changed.
+///
+/// commonMetadata is set as fluxcd/pkg `ssa/utils/meta.go` SetCommonMetadata sets it: the
+/// object's labels (then annotations) are read with `GetLabels`, which is apimachinery's
+/// `NestedNullCoercingStringMap` (a null value reads as `""`, and a map holding any other
+/// non-string value reads as no map at all), the common ones are added, and the result
+/// replaces the field when it is not empty. So with commonMetadata a label emptied by
+/// substitution (`app: ${UNSET}` → null) becomes `""`, and one that became a number drops
+/// every other label of the object. Found by the Go oracle (scripts/oracle-fuzz).
 fn apply_time_changes(obj: &mut Value, ks: &Kustomization) -> bool {
     let mut changed = false;
+    let has_common_metadata = !ks.common_labels.is_empty() || !ks.common_annotations.is_empty();
     for (field, extra) in [
         ("labels", &ks.common_labels),
         ("annotations", &ks.common_annotations),
     ] {
-        if extra.is_empty() {
-            continue;
+        if !has_common_metadata {
+            break;
         }
         let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
             continue;
         };
-        let map = meta
-            .entry(field)
-            .or_insert_with(|| Value::Object(serde_json::Map::new()));
-        if let Some(map) = map.as_object_mut() {
-            for (k, v) in extra {
-                if map.get(k).and_then(Value::as_str) != Some(v.as_str()) {
-                    map.insert(k.clone(), Value::String(v.clone()));
-                    changed = true;
-                }
-            }
+        let mut merged = null_coercing_string_map(meta.get(field));
+        for (k, v) in extra {
+            merged.insert(k.clone(), v.clone());
+        }
+        if merged.is_empty() {
+            continue;
+        }
+        let value = Value::Object(
+            merged
+                .into_iter()
+                .map(|(k, v)| (k, Value::String(v)))
+                .collect(),
+        );
+        if meta.get(field) != Some(&value) {
+            meta.insert(field.to_string(), value);
+            changed = true;
         }
     }
     let is_secret = ObjectId::of(obj).kind == "Secret" && ObjectId::of(obj).group.is_empty();
@@ -730,6 +745,27 @@ fn apply_time_changes(obj: &mut Value, ks: &Kustomization) -> bool {
         }
     }
     changed
+}
+
+/// apimachinery's `NestedNullCoercingStringMap` as `Unstructured.GetLabels` uses it: a map
+/// of strings, null values read as `""`; anything else (no map, a non-string value) is empty.
+fn null_coercing_string_map(v: Option<&Value>) -> BTreeMap<String, String> {
+    let Some(Value::Object(m)) = v else {
+        return BTreeMap::new();
+    };
+    let mut out = BTreeMap::new();
+    for (k, v) in m {
+        match v {
+            Value::String(s) => {
+                out.insert(k.clone(), s.clone());
+            }
+            Value::Null => {
+                out.insert(k.clone(), String::new());
+            }
+            _ => return BTreeMap::new(),
+        }
+    }
+    out
 }
 
 /// Prints objects the way kustomize prints resources read back from JSON, in legacy order.
@@ -838,6 +874,28 @@ mod tests {
         let v = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": name, "namespace": "flux-system"}, "data": data});
         (ObjectId::of(&v), v.into())
+    }
+
+    // fluxcd/pkg ssa/utils/meta.go SetCommonMetadata reads labels with GetLabels
+    // (apimachinery NestedNullCoercingStringMap): null reads as "", a non-string value as
+    // no labels at all.
+    #[test]
+    fn common_metadata_coerces_null_labels_and_drops_labels_holding_a_non_string() {
+        let k = ks(json!({"commonMetadata": {"labels": {"team": "a"}}}));
+        let mut obj = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "labels": {"app": null}, "annotations": {"n": null}}});
+        assert!(apply_time_changes(&mut obj, &k));
+        assert_eq!(obj["metadata"]["labels"], json!({"app": "", "team": "a"}));
+        assert_eq!(obj["metadata"]["annotations"], json!({"n": ""}));
+        let mut obj = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "labels": {"app": "x", "version": 1}}});
+        assert!(apply_time_changes(&mut obj, &k));
+        assert_eq!(obj["metadata"]["labels"], json!({"team": "a"}));
+        // Without commonMetadata nothing is touched.
+        let mut obj = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "labels": {"app": null}}});
+        assert!(!apply_time_changes(&mut obj, &ks(json!({}))));
+        assert_eq!(obj["metadata"]["labels"], json!({"app": null}));
     }
 
     // kustomize_varsub.go loadVars: substituteFrom in order, later wins; inline wins over all.
