@@ -573,22 +573,6 @@ enum Key {
     Str(Vec<u8>),
 }
 
-impl Key {
-    /// Go `==` on `interface{}` values: same dynamic type and equal value (NaN is never equal).
-    fn go_equal(&self, other: &Key) -> bool {
-        match (self, other) {
-            (Key::Null(_), Key::Null(_)) => true,
-            (Key::Bool(a), Key::Bool(b)) => a == b,
-            (Key::Int(a), Key::Int(b)) => a == b,
-            (Key::Uint(a, _), Key::Uint(b, _)) => a == b,
-            #[allow(clippy::float_cmp)]
-            (Key::Float(a), Key::Float(b)) => a == b,
-            (Key::Str(a), Key::Str(b)) => a == b,
-            _ => false,
-        }
-    }
-}
-
 /// A yaml.v2 map being decoded, with its keys indexed so that setting N keys is linear (a
 /// scan per key made a mapping of 10,000 keys cost 50 million comparisons).
 #[derive(Default)]
@@ -598,7 +582,8 @@ struct MapBuilder {
     index: HashMap<KeyHash, usize>,
 }
 
-/// What decides [`Key::go_equal`], hashable: `None` for a NaN, which equals nothing.
+/// What decides whether two keys are equal (Go `==` on `interface{}` values: same dynamic
+/// type and equal value), hashable; a NaN has none, for it equals nothing.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum KeyHash {
     Null,
@@ -1813,7 +1798,10 @@ mod tests {
         );
         // Go's == on float64 keys: -0 equals 0, 1.0 equals 1.00, and the map keeps the later
         // key (mapassign updates float keys).
-        assert_eq!(json("0.0: a\n-0.0: b\n1.0: c\n1.00: d"), json("-0.0: b\n1.00: d"));
+        assert_eq!(
+            json("0.0: a\n-0.0: b\n1.0: c\n1.00: d"),
+            json("-0.0: b\n1.00: d")
+        );
     }
 
     #[test]

@@ -1062,8 +1062,12 @@ mod tests {
         assert!(has_unstable_key_order(
             &read_documents("a9t: 1\na10: 2\na92: 3\n").expect("reads")[0]
         ));
-        let many: String = (0..3000).map(|i| format!("key{i}: v\nk{i}-x: v\n")).collect();
-        assert!(!has_unstable_key_order(&read_documents(&many).expect("reads")[0]));
+        let many: String = (0..3000)
+            .map(|i| format!("key{i}: v\nk{i}-x: v\n"))
+            .collect();
+        assert!(!has_unstable_key_order(
+            &read_documents(&many).expect("reads")[0]
+        ));
     }
 
     // The linear pre-check never clears a key set the pairwise check finds out of order:
@@ -1098,7 +1102,10 @@ mod tests {
             }
             inverted += usize::from(bad);
         }
-        assert!(risky > 0 && inverted > 0, "{risky} risky, {inverted} inverted");
+        assert!(
+            risky > 0 && inverted > 0,
+            "{risky} risky, {inverted} inverted"
+        );
     }
 
     #[test]
