@@ -229,7 +229,7 @@ pub(crate) fn nodes_of(
     // For each Kustomization, the Flux Kustomizations its artifact holds, by id (the first
     // of an id wins): looked up once per child, not searched for in the parent's objects
     // (a root applying thousands of Kustomizations made that quadratic).
-    let declares: BTreeMap<&NamespacedName, BTreeMap<NamespacedName, &ArtifactObject>> = cluster
+    let held_by: BTreeMap<&NamespacedName, BTreeMap<NamespacedName, &ArtifactObject>> = cluster
         .kustomizations
         .iter()
         .map(|k| {
@@ -253,7 +253,7 @@ pub(crate) fn nodes_of(
             .as_ref()
             .and_then(|p| by_id.get(p).copied())
             .unwrap_or(k);
-        let declared = declares
+        let declared = held_by
             .get(&declaring.kustomization.id)
             .and_then(|held| held.get(&ks.id))
             .copied();

@@ -617,12 +617,11 @@ impl MapBuilder {
             self.entries.push((key, value));
             return;
         };
-        match self.index.get(&hash) {
-            Some(&i) => self.entries[i] = (key, value),
-            None => {
-                self.index.insert(hash, self.entries.len());
-                self.entries.push((key, value));
-            }
+        if let Some(&i) = self.index.get(&hash) {
+            self.entries[i] = (key, value);
+        } else {
+            self.index.insert(hash, self.entries.len());
+            self.entries.push((key, value));
         }
     }
 }
