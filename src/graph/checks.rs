@@ -7,7 +7,9 @@ use super::config::GraphConfig;
 use super::kinds::{self, FluxApis};
 use super::model::{is_trigger, object_location, Files, HelmChart, Node, NodeState, Obj, Order};
 use super::rules;
-use super::simulate::{flux_apis, namespace_providers, needed_kinds, needed_namespaces};
+use super::simulate::{
+    core_providers, flux_apis, namespace_providers, needed_kinds, needed_namespaces,
+};
 use crate::finding::{Finding, Location, Rule};
 use crate::flux::NamespacedName;
 
@@ -424,8 +426,8 @@ impl ClusterCheck<'_> {
     /// FS213: namespaces not created before the objects in them.
     fn namespaces(&self, files: &mut Files, out: &mut Vec<Finding>) {
         for n in self.nodes {
-            for (ns, obj_id) in needed_namespaces(n, self.nodes) {
-                let providers = namespace_providers(ns, n, self.nodes);
+            for (ns, obj_id) in needed_namespaces(n, self.order) {
+                let providers = namespace_providers(ns, n, self.order);
                 if providers
                     .iter()
                     .any(|p| self.order.runs_before(&p.id, &n.id))
@@ -491,18 +493,8 @@ impl ClusterCheck<'_> {
     fn substitute_from(&self, out: &mut Vec<Finding>) {
         for n in self.nodes {
             for s in &n.substitute_from {
-                let producers: Vec<&Node> = self
-                    .nodes
-                    .iter()
-                    .filter(|m| {
-                        m.objects.iter().any(|o| {
-                            o.id.group.is_empty()
-                                && o.id.kind == s.kind
-                                && o.id.name == s.name
-                                && o.id.namespace == n.id.namespace
-                        })
-                    })
-                    .collect();
+                let producers: Vec<&Node> =
+                    core_providers(&s.kind, &n.id.namespace, &s.name, self.order);
                 if producers
                     .iter()
                     .any(|p| p.id != n.id && self.order.runs_before(&p.id, &n.id))

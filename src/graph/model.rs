@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::config::Trigger;
+use crate::artifact::ArtifactObject;
 use crate::finding::Location;
 use crate::flux::{is_kustomization, str_at, NamespacedName, ObjectId, SubstituteFrom};
 use crate::reconcile::{ClusterRender, KustomizationRender, Status};
@@ -225,6 +226,24 @@ pub(crate) fn nodes_of(
         .map(|k| (&k.kustomization.id, k))
         .collect();
     let oci_charts = oci_chart_names(cluster);
+    // For each Kustomization, the Flux Kustomizations its artifact holds, by id (the first
+    // of an id wins): looked up once per child, not searched for in the parent's objects
+    // (a root applying thousands of Kustomizations made that quadratic).
+    let held_by: BTreeMap<&NamespacedName, BTreeMap<NamespacedName, &ArtifactObject>> = cluster
+        .kustomizations
+        .iter()
+        .map(|k| {
+            let mut held = BTreeMap::new();
+            for o in k.artifact.iter().flat_map(|a| &a.objects) {
+                if is_kustomization(&o.object) {
+                    if let Some(id) = kustomization_id(&o.object) {
+                        held.entry(id).or_insert(o);
+                    }
+                }
+            }
+            (&k.kustomization.id, held)
+        })
+        .collect();
     let mut nodes = Vec::new();
     for k in &cluster.kustomizations {
         let ks = &k.kustomization;
@@ -234,13 +253,10 @@ pub(crate) fn nodes_of(
             .as_ref()
             .and_then(|p| by_id.get(p).copied())
             .unwrap_or(k);
-        let declared = declaring
-            .artifact
-            .iter()
-            .flat_map(|a| &a.objects)
-            .find(|o| {
-                is_kustomization(&o.object) && kustomization_id(&o.object).as_ref() == Some(&ks.id)
-            });
+        let declared = held_by
+            .get(&declaring.kustomization.id)
+            .and_then(|held| held.get(&ks.id))
+            .copied();
         let health_checks: Vec<(String, String)> = declared
             .and_then(|o| o.object.get("spec"))
             .and_then(|s| s.get("healthChecks"))
@@ -363,7 +379,9 @@ fn crd_defines(id: &ObjectId, obj: &serde_json::Value) -> Option<(String, String
     ))
 }
 
-/// The edges of the graph, read once: who runs before whom.
+/// The edges of the graph, read once: who runs before whom; and the objects of the graph
+/// indexed by what other Kustomizations look them up by, so that each check is a lookup
+/// per Kustomization and not a scan of every other one (which made `graph` quadratic).
 pub(crate) struct Order<'a> {
     pub(crate) nodes: BTreeMap<&'a NamespacedName, &'a Node>,
     /// For each node, the nodes that have applied everything before it applies (its parent
@@ -372,6 +390,16 @@ pub(crate) struct Order<'a> {
     /// For each node, the nodes that are Ready before it applies: the targets of a
     /// `dependsOn` edge on any path from it.
     pub(crate) ready_before: BTreeMap<&'a NamespacedName, BTreeSet<&'a NamespacedName>>,
+    /// For each node, the nodes that have it in their `before` set.
+    after: BTreeMap<&'a NamespacedName, BTreeSet<&'a NamespacedName>>,
+    /// The (group, kind) of every cluster-scoped CRD any node applies.
+    pub(crate) cluster_scoped: BTreeSet<(&'a str, &'a str)>,
+    /// Objects of the core group by (kind, namespace, name), with the nodes that apply them,
+    /// in node order, once each.
+    /// Keyed by [`core_key`].
+    core: BTreeMap<String, Vec<&'a Node>>,
+    /// Namespace objects by name (whatever namespace field they carry), likewise.
+    namespaces: BTreeMap<&'a str, Vec<&'a Node>>,
 }
 
 impl<'a> Order<'a> {
@@ -379,6 +407,7 @@ impl<'a> Order<'a> {
         let map: BTreeMap<&NamespacedName, &Node> = nodes.iter().map(|n| (&n.id, n)).collect();
         let mut before = BTreeMap::new();
         let mut ready_before = BTreeMap::new();
+        let mut after: BTreeMap<&NamespacedName, BTreeSet<&NamespacedName>> = BTreeMap::new();
         for n in nodes {
             // Walk parent and dependsOn edges; a target reached through a dependsOn edge is
             // Ready, a target reached only through a parent edge is applied.
@@ -402,13 +431,46 @@ impl<'a> Order<'a> {
                     stack.push(p);
                 }
             }
+            for s in &seen {
+                after.entry(*s).or_default().insert(&n.id);
+            }
             before.insert(&n.id, seen);
             ready_before.insert(&n.id, ready);
+        }
+        let cluster_scoped = nodes
+            .iter()
+            .flat_map(|m| &m.objects)
+            .filter(|o| o.cluster_scoped)
+            .filter_map(|o| o.defines.as_ref())
+            .map(|(g, k)| (g.as_str(), k.as_str()))
+            .collect();
+        let mut core: BTreeMap<String, Vec<&Node>> = BTreeMap::new();
+        let mut namespaces: BTreeMap<&str, Vec<&Node>> = BTreeMap::new();
+        let once = |holders: &mut Vec<&'a Node>, n: &'a Node| {
+            if holders.last().is_none_or(|m| !std::ptr::eq(*m, n)) {
+                holders.push(n);
+            }
+        };
+        for n in nodes {
+            for o in n.objects.iter().filter(|o| o.id.group.is_empty()) {
+                once(
+                    core.entry(core_key(&o.id.kind, &o.id.namespace, &o.id.name))
+                        .or_default(),
+                    n,
+                );
+                if o.id.kind == "Namespace" {
+                    once(namespaces.entry(&o.id.name).or_default(), n);
+                }
+            }
         }
         Order {
             nodes: map,
             before,
             ready_before,
+            after,
+            cluster_scoped,
+            core,
+            namespaces,
         }
     }
 
@@ -423,14 +485,30 @@ impl<'a> Order<'a> {
     }
 
     /// Everything that can only run after `id`: what depends on it or is applied by it,
-    /// transitively (and is not `id` itself).
+    /// transitively (and is not `id` itself), sorted.
     pub(crate) fn after(&self, id: &NamespacedName) -> Vec<&'a NamespacedName> {
-        self.before
-            .iter()
-            .filter(|(k, s)| **k != id && s.contains(id))
-            .map(|(k, _)| *k)
-            .collect()
+        self.after
+            .get(id)
+            .map(|s| s.iter().copied().filter(|k| *k != id).collect())
+            .unwrap_or_default()
     }
+
+    /// The nodes that apply a Namespace named `name`, in node order.
+    pub(crate) fn namespace_holders(&self, name: &str) -> &[&'a Node] {
+        self.namespaces.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// The nodes that apply the core-group object `kind` `namespace/name`, in node order.
+    pub(crate) fn core_holders(&self, kind: &str, namespace: &str, name: &str) -> &[&'a Node] {
+        self.core
+            .get(&core_key(kind, namespace, name))
+            .map_or(&[], Vec::as_slice)
+    }
+}
+
+/// The key of a core-group object in [`Order`]'s index (no name part holds a NUL).
+fn core_key(kind: &str, namespace: &str, name: &str) -> String {
+    format!("{kind}\0{namespace}\0{name}")
 }
 
 #[cfg(test)]

@@ -74,13 +74,10 @@ pub(crate) fn needed_kinds<'a>(
 /// the start, not created by `n` itself (Flux applies Namespaces first), each with the first
 /// object that needs it. Objects of cluster-scoped CRDs are skipped (kustomize may give them
 /// a namespace the API server ignores).
-pub(crate) fn needed_namespaces<'a>(n: &'a Node, nodes: &[Node]) -> Vec<(&'a str, &'a ObjectId)> {
-    let cluster_scoped: Vec<&(String, String)> = nodes
-        .iter()
-        .flat_map(|m| &m.objects)
-        .filter(|o| o.cluster_scoped)
-        .filter_map(|o| o.defines.as_ref())
-        .collect();
+pub(crate) fn needed_namespaces<'a>(
+    n: &'a Node,
+    order: &Order<'_>,
+) -> Vec<(&'a str, &'a ObjectId)> {
     let own: Vec<&str> = n
         .objects
         .iter()
@@ -88,37 +85,53 @@ pub(crate) fn needed_namespaces<'a>(n: &'a Node, nodes: &[Node]) -> Vec<(&'a str
         .map(|o| o.id.name.as_str())
         .collect();
     let mut out: Vec<(&str, &ObjectId)> = Vec::new();
+    let mut seen: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
     for o in &n.objects {
         let ns = o.id.namespace.as_str();
         if ns.is_empty()
             || kinds::INITIAL_NAMESPACES.contains(&ns)
             || own.contains(&ns)
-            || out.iter().any(|(x, _)| *x == ns)
-            || cluster_scoped
-                .iter()
-                .any(|(g, k)| *g == o.id.group && *k == o.id.kind)
+            || seen.contains(ns)
+            || order
+                .cluster_scoped
+                .contains(&(o.id.group.as_str(), o.id.kind.as_str()))
         {
             continue;
         }
+        seen.insert(ns);
         out.push((ns, &o.id));
     }
     out
 }
 
-/// The Kustomizations other than `n` that create Namespace `ns`.
-pub(crate) fn namespace_providers<'a>(ns: &str, n: &Node, nodes: &'a [Node]) -> Vec<&'a Node> {
-    nodes
+/// The Kustomizations other than `n` that create Namespace `ns`, in node order.
+pub(crate) fn namespace_providers<'a>(ns: &str, n: &Node, order: &Order<'a>) -> Vec<&'a Node> {
+    order
+        .namespace_holders(ns)
         .iter()
-        .filter(|m| {
-            m.id != n.id
-                && m.objects
-                    .iter()
-                    .any(|o| o.id.group.is_empty() && o.id.kind == "Namespace" && o.id.name == ns)
-        })
+        .copied()
+        .filter(|m| m.id != n.id)
         .collect()
 }
 
-fn needs(n: &Node, nodes: &[Node], config: &GraphConfig, flux: &FluxApis) -> Vec<Need> {
+/// The Kustomizations (`n` among them, when it does) that apply the core-group object
+/// `kind` `namespace/name`, in node order.
+pub(crate) fn core_providers<'a>(
+    kind: &str,
+    namespace: &str,
+    name: &str,
+    order: &Order<'a>,
+) -> Vec<&'a Node> {
+    order.core_holders(kind, namespace, name).to_vec()
+}
+
+fn needs(
+    n: &Node,
+    nodes: &[Node],
+    order: &Order<'_>,
+    config: &GraphConfig,
+    flux: &FluxApis,
+) -> Vec<Need> {
     let others = || nodes.iter().filter(|m| m.id != n.id);
     let mut out = Vec::new();
     for (g, k, _) in needed_kinds(n, flux, config) {
@@ -147,25 +160,19 @@ fn needs(n: &Node, nodes: &[Node], config: &GraphConfig, flux: &FluxApis) -> Vec
             providers,
         });
     }
-    for (ns, _) in needed_namespaces(n, nodes) {
+    for (ns, _) in needed_namespaces(n, order) {
         out.push(Need::Namespace {
             name: ns.to_string(),
-            providers: namespace_providers(ns, n, nodes)
+            providers: namespace_providers(ns, n, order)
                 .iter()
                 .map(|m| m.id.clone())
                 .collect(),
         });
     }
     for s in n.substitute_from.iter().filter(|s| !s.optional) {
-        let providers = others()
-            .filter(|m| {
-                m.objects.iter().any(|o| {
-                    o.id.group.is_empty()
-                        && o.id.kind == s.kind
-                        && o.id.name == s.name
-                        && o.id.namespace == n.id.namespace
-                })
-            })
+        let providers = core_providers(&s.kind, &n.id.namespace, &s.name, order)
+            .iter()
+            .filter(|m| m.id != n.id)
             .map(|m| m.id.clone())
             .collect();
         out.push(Need::Vars {
@@ -181,37 +188,9 @@ pub(crate) fn simulate(nodes: &[Node], order: &Order<'_>, config: &GraphConfig) 
     let flux = flux_apis(nodes);
     let all_needs: BTreeMap<&NamespacedName, Vec<Need>> = nodes
         .iter()
-        .map(|n| (&n.id, needs(n, nodes, config, &flux)))
+        .map(|n| (&n.id, needs(n, nodes, order, config, &flux)))
         .collect();
-    let mut wave_of: BTreeMap<NamespacedName, usize> = BTreeMap::new();
-    let mut waves: Vec<Vec<NamespacedName>> = Vec::new();
-    loop {
-        let w = waves.len();
-        let done = |id: &NamespacedName| wave_of.get(id).is_some_and(|x| *x < w);
-        let mut now: Vec<NamespacedName> = Vec::new();
-        for n in nodes {
-            if wave_of.contains_key(&n.id) || blocked_by_state(n).is_some() {
-                continue;
-            }
-            let parent_ok = n.parent.as_ref().is_none_or(&done);
-            let deps_ok = n.depends_on.iter().all(&done);
-            let needs_ok = all_needs[&n.id].iter().all(|need| match need {
-                Need::Kind { providers, .. }
-                | Need::Namespace { providers, .. }
-                | Need::Vars { providers, .. } => providers.iter().any(&done),
-            });
-            if parent_ok && deps_ok && needs_ok {
-                now.push(n.id.clone());
-            }
-        }
-        if now.is_empty() {
-            break;
-        }
-        for id in &now {
-            wave_of.insert(id.clone(), w);
-        }
-        waves.push(now);
-    }
+    let (waves, wave_of) = waves_of(nodes, &all_needs);
     let mut never = BTreeMap::new();
     for n in nodes.iter().filter(|n| !wave_of.contains_key(&n.id)) {
         let reason = blocked_by_state(n)
@@ -267,6 +246,75 @@ pub(crate) fn simulate(nodes: &[Node], order: &Order<'_>, config: &GraphConfig) 
         wave_of,
         never,
     }
+}
+
+/// The waves: wave `w` holds what is not yet placed and, once everything of the waves before
+/// `w` is Ready, has its parent applied, every `dependsOn` target Ready and each need met by
+/// some provider. Worked out from each Kustomization placed to the ones waiting on it (each
+/// requirement is met once, by the first wave that meets it), so the cost is the size of
+/// the graph, not the number of waves times the number of Kustomizations.
+fn waves_of(
+    nodes: &[Node],
+    all_needs: &BTreeMap<&NamespacedName, Vec<Need>>,
+) -> (Vec<Vec<NamespacedName>>, BTreeMap<NamespacedName, usize>) {
+    // For each node, how many of its requirements are not met yet; for each id, the
+    // (node, requirement) pairs it meets.
+    let mut unmet: Vec<usize> = vec![0; nodes.len()];
+    let mut met: Vec<Vec<bool>> = vec![Vec::new(); nodes.len()];
+    let mut meets: BTreeMap<&NamespacedName, Vec<(usize, usize)>> = BTreeMap::new();
+    let mut first = Vec::new();
+    for (i, n) in nodes.iter().enumerate() {
+        if blocked_by_state(n).is_some() {
+            continue;
+        }
+        // Each requirement: the ids any one of which meets it.
+        let mut requirements: Vec<Vec<&NamespacedName>> = Vec::new();
+        requirements.extend(n.parent.iter().map(|p| vec![p]));
+        requirements.extend(n.depends_on.iter().map(|d| vec![d]));
+        for need in &all_needs[&n.id] {
+            let (Need::Kind { providers, .. }
+            | Need::Namespace { providers, .. }
+            | Need::Vars { providers, .. }) = need;
+            requirements.push(providers.iter().collect());
+        }
+        let slot = requirements.len();
+        for (r, ids) in requirements.into_iter().enumerate() {
+            for id in ids {
+                meets.entry(id).or_default().push((i, r));
+            }
+        }
+        unmet[i] = slot;
+        met[i] = vec![false; slot];
+        if slot == 0 {
+            first.push(i);
+        }
+    }
+    let mut wave_of: BTreeMap<NamespacedName, usize> = BTreeMap::new();
+    let mut waves: Vec<Vec<NamespacedName>> = Vec::new();
+    let mut now = first;
+    while !now.is_empty() {
+        let w = waves.len();
+        now.sort_unstable();
+        let mut next = Vec::new();
+        for &i in &now {
+            wave_of.insert(nodes[i].id.clone(), w);
+        }
+        for &i in &now {
+            for &(m, slot) in meets.get(&nodes[i].id).map_or(&[][..], Vec::as_slice) {
+                if met[m][slot] || wave_of.contains_key(&nodes[m].id) {
+                    continue;
+                }
+                met[m][slot] = true;
+                unmet[m] -= 1;
+                if unmet[m] == 0 {
+                    next.push(m);
+                }
+            }
+        }
+        waves.push(now.iter().map(|&i| nodes[i].id.clone()).collect());
+        now = next;
+    }
+    (waves, wave_of)
 }
 
 /// Which of Flux's kinds exist from the start (see [`FluxApis`]): the Flux CRDs the render

@@ -27,7 +27,7 @@
 //! uint64 follow upstream yaml.v2 v2.4.0 (a float, or a string for hex), not the big-integer
 //! patch of the `sigs.k8s.io/yaml/goyaml.v2` fork.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 
 use base64::Engine as _;
@@ -582,28 +582,56 @@ enum Key {
     Str(Vec<u8>),
 }
 
+/// A yaml.v2 map being decoded, with its keys indexed so that setting N keys is linear (a
+/// scan per key made a mapping of 10,000 keys cost 50 million comparisons).
+#[derive(Default)]
+struct MapBuilder {
+    entries: Vec<(Key, Value)>,
+    /// Where each key that can equal another sits in `entries`.
+    index: HashMap<KeyHash, usize>,
+}
+
+/// What decides whether two keys are equal (Go `==` on `interface{}` values: same dynamic
+/// type and equal value), hashable; a NaN has none, for it equals nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum KeyHash {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Uint(u64),
+    /// The bits, with -0 as 0 (Go's `==` finds them equal).
+    Float(u64),
+    Str(Vec<u8>),
+}
+
 impl Key {
-    /// Go `==` on `interface{}` values: same dynamic type and equal value (NaN is never equal).
-    fn go_equal(&self, other: &Key) -> bool {
-        match (self, other) {
-            (Key::Null(_), Key::Null(_)) => true,
-            (Key::Bool(a), Key::Bool(b)) => a == b,
-            (Key::Int(a), Key::Int(b)) => a == b,
-            (Key::Uint(a, _), Key::Uint(b, _)) => a == b,
-            #[allow(clippy::float_cmp)]
-            (Key::Float(a), Key::Float(b)) => a == b,
-            (Key::Str(a), Key::Str(b)) => a == b,
-            _ => false,
-        }
+    fn hash_key(&self) -> Option<KeyHash> {
+        Some(match self {
+            Key::Null(_) => KeyHash::Null,
+            Key::Bool(b) => KeyHash::Bool(*b),
+            Key::Int(i) => KeyHash::Int(*i),
+            Key::Uint(u, _) => KeyHash::Uint(*u),
+            Key::Float(f) if f.is_nan() => return None,
+            Key::Float(f) => KeyHash::Float(if *f == 0.0 { 0 } else { f.to_bits() }),
+            Key::Str(s) => KeyHash::Str(s.clone()),
+        })
     }
 }
 
-/// Sets `key` in a yaml.v2 map: a later equal key replaces the earlier (decode.go `setMapIndex`).
-fn set_map_index(map: &mut Vec<(Key, Value)>, key: Key, value: Value) {
-    if let Some(entry) = map.iter_mut().find(|(k, _)| k.go_equal(&key)) {
-        *entry = (key, value);
-    } else {
-        map.push((key, value));
+impl MapBuilder {
+    /// Sets `key`: a later equal key replaces the earlier in its place (decode.go
+    /// `setMapIndex`).
+    fn set(&mut self, key: Key, value: Value) {
+        let Some(hash) = key.hash_key() else {
+            self.entries.push((key, value));
+            return;
+        };
+        if let Some(&i) = self.index.get(&hash) {
+            self.entries[i] = (key, value);
+        } else {
+            self.index.insert(hash, self.entries.len());
+            self.entries.push((key, value));
+        }
     }
 }
 
@@ -671,9 +699,9 @@ impl<'t> Decoder<'t> {
                 Ok(Value::Seq(out))
             }
             NodeKind::Mapping(_) => {
-                let mut map = Vec::new();
+                let mut map = MapBuilder::default();
                 self.mapping_into(node, &mut map, depth)?;
-                Ok(Value::Map(map))
+                Ok(Value::Map(map.entries))
             }
             &NodeKind::Alias(target) => {
                 self.enter_alias(node)?;
@@ -706,7 +734,7 @@ impl<'t> Decoder<'t> {
     fn unmarshal_into(
         &mut self,
         node: usize,
-        map: &mut Vec<(Key, Value)>,
+        map: &mut MapBuilder,
         depth: usize,
     ) -> Result<(), YamlJsonError> {
         self.count()?;
@@ -726,7 +754,7 @@ impl<'t> Decoder<'t> {
     fn mapping_into(
         &mut self,
         node: usize,
-        map: &mut Vec<(Key, Value)>,
+        map: &mut MapBuilder,
         depth: usize,
     ) -> Result<(), YamlJsonError> {
         let nodes = self.nodes;
@@ -758,7 +786,7 @@ impl<'t> Decoder<'t> {
                 }
             };
             let value = self.unmarshal(value_node, depth + 1)?;
-            set_map_index(map, key, value);
+            map.set(key, value);
         }
         Ok(())
     }
@@ -768,7 +796,7 @@ impl<'t> Decoder<'t> {
     fn merge(
         &mut self,
         node: usize,
-        map: &mut Vec<(Key, Value)>,
+        map: &mut MapBuilder,
         depth: usize,
     ) -> Result<(), YamlJsonError> {
         let nodes = self.nodes;
@@ -1791,6 +1819,12 @@ mod tests {
         assert_eq!(
             json("yes: 1\ntrue: 2\n1: x\n0x1: z"),
             r#"{"1":"z","true":2}"#
+        );
+        // Go's == on float64 keys: -0 equals 0, 1.0 equals 1.00, and the map keeps the later
+        // key (mapassign updates float keys).
+        assert_eq!(
+            json("0.0: a\n-0.0: b\n1.0: c\n1.00: d"),
+            json("-0.0: b\n1.00: d")
         );
     }
 

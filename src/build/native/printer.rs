@@ -744,23 +744,75 @@ pub(crate) fn format_float(f: f64) -> String {
 pub(crate) fn has_unstable_key_order(node: &Node) -> bool {
     match node {
         Node::Map(m) => {
-            let digits = m.0.iter().filter(|(k, _)| k.chars().any(is_digit)).count();
-            if digits > 0 {
-                let mut keys: Vec<&String> = m.0.iter().map(|(k, _)| k).collect();
-                keys.sort_by(|a, b| key_order(a, b));
-                for i in 0..keys.len() {
-                    for j in (i + 1)..keys.len() {
-                        if key_less(keys[j], keys[i]) {
-                            return true;
-                        }
-                    }
-                }
-            }
-            m.0.iter().any(|(_, v)| has_unstable_key_order(v))
+            let keys: Vec<&str> = m.0.iter().map(|(k, _)| k.as_str()).collect();
+            (may_be_intransitive(&keys) && has_inversion(&keys))
+                || m.0.iter().any(|(_, v)| has_unstable_key_order(v))
         }
         Node::Seq(items) => items.iter().any(has_unstable_key_order),
         _ => false,
     }
+}
+
+/// Whether `keys`, sorted by [`key_order`], still have a pair out of order: the relation
+/// is not transitive on them. Quadratic: only for keys [`may_be_intransitive`] lets through.
+fn has_inversion(keys: &[&str]) -> bool {
+    let mut keys = keys.to_vec();
+    keys.sort_by(|a, b| key_order(a, b));
+    for i in 0..keys.len() {
+        for j in (i + 1)..keys.len() {
+            if key_less(keys[j], keys[i]) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Whether [`key_less`] may fail to be transitive on `keys`; false only when it certainly
+/// is one total order on them, so the quadratic [`has_inversion`] runs only then (a
+/// mapping of 10,000 numbered keys would otherwise cost 50 million comparisons).
+///
+/// Read as a sequence of tokens (a single non-digit character, or a maximal run of digits),
+/// `key_less` is the lexicographic order in which the end of a key comes first, then other
+/// non-letters by character, then digit runs by value and then length, then letters by
+/// character, on every pair but one kind: a key whose digit run (say `9` in `a9t`) is a
+/// prefix of another's (`a92`) and is followed by a letter, where `keyList.Less` compares
+/// the letter with a digit (`a92` < `a9t`) while the tokens say `9` < `92`. That is what
+/// makes `a9t` < `a10` < `a92` < `a9t`. So when no key ends a digit run with a letter at a
+/// place where another key's run goes on, the relation is that token order, which is
+/// transitive. Non-ASCII digits and runs too long for an `i64` (whose values `key_less`
+/// wraps) are not reasoned about: they answer true.
+fn may_be_intransitive(keys: &[&str]) -> bool {
+    const LONGEST_RUN: usize = 17;
+    // Prefixes ending in a digit that a letter follows, and ones that a digit follows.
+    let mut before_letter: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut before_digit: Vec<&str> = Vec::new();
+    for key in keys {
+        let mut run = 0;
+        let mut chars = key.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            if !is_digit(c) {
+                run = 0;
+                continue;
+            }
+            if !c.is_ascii_digit() {
+                return true;
+            }
+            run += 1;
+            if run > LONGEST_RUN {
+                return true;
+            }
+            let end = i + c.len_utf8();
+            match chars.peek() {
+                Some((_, n)) if is_digit(*n) => before_digit.push(&key[..end]),
+                Some((_, n)) if is_letter(*n) => {
+                    before_letter.insert(&key[..end]);
+                }
+                _ => {}
+            }
+        }
+    }
+    !before_letter.is_empty() && before_digit.iter().any(|p| before_letter.contains(p))
 }
 
 /// yaml.v2 `sorter.go` `keyList.Less` for two string keys.
@@ -1002,6 +1054,62 @@ mod tests {
     fn print(yaml: &str) -> String {
         let docs = read_documents(yaml).expect("reads");
         print_resource(&docs[0])
+    }
+
+    // yaml.v2 sorter.go keyList.Less is not transitive: `a9t` < `a10` < `a92` < `a9t`.
+    #[test]
+    fn intransitive_keys_are_found_and_numbered_keys_are_not() {
+        assert!(has_unstable_key_order(
+            &read_documents("a9t: 1\na10: 2\na92: 3\n").expect("reads")[0]
+        ));
+        let mut many = String::new();
+        for i in 0..3000 {
+            for key in [format!("key{i}"), format!("k{i}-x")] {
+                many.push_str(&key);
+                many.push_str(": v\n");
+            }
+        }
+        assert!(!has_unstable_key_order(
+            &read_documents(&many).expect("reads")[0]
+        ));
+    }
+
+    // The linear pre-check never clears a key set the pairwise check finds out of order:
+    // every set of up to six keys drawn from a small alphabet rich in digit/letter mixes.
+    #[test]
+    fn linear_key_order_check_agrees_with_the_pairwise_one() {
+        const ALPHABET: [char; 8] = ['a', 't', '0', '1', '2', '9', '-', '.'];
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) % n
+        };
+        let (mut risky, mut inverted) = (0, 0);
+        for _ in 0..20_000 {
+            let mut keys: Vec<String> = (0..2 + next(5))
+                .map(|_| {
+                    (0..=next(4))
+                        .map(|_| ALPHABET[usize::try_from(next(8)).unwrap_or(0)])
+                        .collect()
+                })
+                .collect();
+            keys.sort();
+            keys.dedup();
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            let bad = has_inversion(&keys);
+            if may_be_intransitive(&keys) {
+                risky += 1;
+            } else {
+                assert!(!bad, "cleared an intransitive key set: {keys:?}");
+            }
+            inverted += usize::from(bad);
+        }
+        assert!(
+            risky > 0 && inverted > 0,
+            "{risky} risky, {inverted} inverted"
+        );
     }
 
     #[test]

@@ -36,17 +36,15 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
     let mut stack: Vec<Frame> = Vec::new();
     let mut current: Option<Node> = None;
     let mut anchors: std::collections::HashMap<usize, Node> = std::collections::HashMap::new();
+    let mut cursor = CharCursor::default();
     while let Some(next) = parser.next_event() {
         let (event, span) = next.map_err(|e| ReadError::Syntax(e.to_string()))?;
         if let Event::Scalar(_, style, _, _) = &event {
             match style {
                 ScalarStyle::DoubleQuoted if check_escapes => {
-                    let raw: String = text
-                        .chars()
-                        .skip(span.start.index())
-                        .take(span.end.index().saturating_sub(span.start.index()))
-                        .collect();
-                    if raw.contains("\\/") {
+                    let start = cursor.byte_at(text, span.start.index());
+                    let end = cursor.byte_at(text, span.end.index());
+                    if text[start..end.max(start)].contains("\\/") {
                         return Err(unsupported("a `\\/` escape"));
                     }
                 }
@@ -69,7 +67,7 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
                 None => return Err(ReadError::Syntax("unknown anchor referenced".into())),
             },
             Event::Scalar(value, style, anchor, tag) => {
-                let is_key = matches!(stack.last(), Some(Frame::Map(_, None, _)));
+                let is_key = matches!(stack.last(), Some(Frame::Map(_, None, _, _)));
                 // A `<<` key, quoted or not, disappears somewhere in kustomize's round trip.
                 let is_merge = value == "<<";
                 let node = match tag {
@@ -99,20 +97,20 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
                 if tag.is_some() {
                     return Err(unsupported("tagged YAML collections"));
                 }
-                if matches!(stack.last(), Some(Frame::Map(_, None, _))) {
+                if matches!(stack.last(), Some(Frame::Map(_, None, _, _))) {
                     return Err(unsupported("a mapping key that is not a string"));
                 }
                 if matches!(event, Event::SequenceStart(..)) {
                     stack.push(Frame::Seq(Vec::new(), anchor));
                 } else {
-                    stack.push(Frame::Map(Map::default(), None, anchor));
+                    stack.push(Frame::Map(Map::default(), None, anchor, Keys::default()));
                 }
                 None
             }
             Event::SequenceEnd | Event::MappingEnd => {
                 let (node, anchor) = match stack.pop() {
                     Some(Frame::Seq(items, anchor)) => (Node::Seq(items), anchor),
-                    Some(Frame::Map(map, None, anchor)) => (Node::Map(map), anchor),
+                    Some(Frame::Map(map, None, anchor, _)) => (Node::Map(map), anchor),
                     _ => return Err(ReadError::Syntax("unbalanced collection".into())),
                 };
                 if anchor != 0 {
@@ -125,12 +123,12 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
             match stack.last_mut() {
                 None => current = Some(node),
                 Some(Frame::Seq(items, _)) => items.push(node),
-                Some(Frame::Map(map, pending, _)) => match pending.take() {
+                Some(Frame::Map(map, pending, _, keys)) => match pending.take() {
                     None => {
                         let Node::Str(key) = node else {
                             return Err(unsupported("a mapping key that is not a string"));
                         };
-                        if map.get(&key).is_some() {
+                        if !keys.insert(&map.0, &key) {
                             return Err(ReadError::Syntax(format!(
                                 "mapping key {key:?} already defined"
                             )));
@@ -159,10 +157,58 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
     Ok(docs)
 }
 
-/// An open collection and its anchor id (0: none).
+/// An open collection and its anchor id (0: none); a mapping also has its pending key and
+/// the keys it has.
 enum Frame {
     Seq(Vec<Node>, usize),
-    Map(Map, Option<String>, usize),
+    Map(Map, Option<String>, usize, Keys),
+}
+
+/// The keys of a mapping being read, to refuse a duplicate: a scan of the entries while the
+/// mapping is small, a hash set once it is not (a scan per key is quadratic in the keys).
+#[derive(Default)]
+struct Keys(Option<std::collections::HashSet<String>>);
+
+impl Keys {
+    /// Mappings up to this size are scanned.
+    const SCAN: usize = 16;
+
+    /// Records `key` among `entries` (the mapping's entries so far); false when it is
+    /// already there.
+    fn insert(&mut self, entries: &[(String, Node)], key: &str) -> bool {
+        if self.0.is_none() && entries.len() < Self::SCAN {
+            return !entries.iter().any(|(k, _)| k == key);
+        }
+        let set = self
+            .0
+            .get_or_insert_with(|| entries.iter().map(|(k, _)| k.clone()).collect());
+        set.insert(key.to_string())
+    }
+}
+
+/// Turns saphyr's character indexes into byte offsets, walking forward from the last one
+/// asked for (events come in order, so a stream is walked once, not once per scalar).
+#[derive(Default)]
+struct CharCursor {
+    chars: usize,
+    bytes: usize,
+}
+
+impl CharCursor {
+    /// The byte offset of character `index` of `text` (its length past the end).
+    fn byte_at(&mut self, text: &str, index: usize) -> usize {
+        if index < self.chars {
+            *self = CharCursor::default();
+        }
+        for c in text[self.bytes..].chars() {
+            if self.chars == index {
+                break;
+            }
+            self.chars += 1;
+            self.bytes += c.len_utf8();
+        }
+        self.bytes
+    }
 }
 
 fn unsupported(what: &str) -> ReadError {

@@ -36,7 +36,7 @@ pub(crate) struct PrevId {
 pub(crate) const NOT_A_NAMESPACE: &str = "_non_namespaceable_";
 
 /// Group, version and kind.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Gvk {
     pub(crate) group: String,
     pub(crate) version: String,
@@ -245,22 +245,56 @@ pub(crate) fn absorb_all(into: &mut Vec<Resource>, more: Vec<Resource>) -> Resul
     Ok(())
 }
 
-/// Appends resources, failing on an id that is already there (`resWrangler.Append`).
-pub(crate) fn append_all(into: &mut Vec<Resource>, more: Vec<Resource>) -> Result<(), NativeError> {
-    for r in more {
-        for existing in into.iter() {
-            if existing.same_id(&r)? {
-                return Err(NativeError::Failed(format!(
-                    "may not add resource with an already registered id: {}/{} {}",
-                    r.kind(),
-                    r.name(),
-                    r.namespace()
-                )));
-            }
+/// A list of resources being accumulated, with its ids indexed by group, version, kind and
+/// name, so that appending N resources one file at a time costs N lookups, not the N²/2
+/// comparisons a scan of the whole list per resource makes (`resWrangler.Append` checks each
+/// new resource against every one already there; a root listing thousands of Flux
+/// Kustomizations made that quadratic). It holds the only mutable borrow of the list while
+/// it lives, so the index cannot go stale.
+pub(crate) struct Accumulator<'a> {
+    list: &'a mut Vec<Resource>,
+    /// (group, version, kind, name) to the positions in `list` with that id, in order.
+    index: std::collections::HashMap<(Gvk, String), Vec<usize>>,
+}
+
+impl<'a> Accumulator<'a> {
+    /// Indexes what `list` already holds.
+    pub(crate) fn new(list: &'a mut Vec<Resource>) -> Accumulator<'a> {
+        let mut index: std::collections::HashMap<(Gvk, String), Vec<usize>> =
+            std::collections::HashMap::new();
+        for (i, r) in list.iter().enumerate() {
+            index
+                .entry((r.gvk(), r.name().to_string()))
+                .or_default()
+                .push(i);
         }
-        into.push(r);
+        Accumulator { list, index }
     }
-    Ok(())
+
+    /// Appends resources, failing on an id that is already there (`resWrangler.Append`).
+    /// Only resources of the same group, version, kind and name can have the same id
+    /// ([`Resource::same_id`]), so those are the only ones compared, in list order: the
+    /// first error or match is the one a scan of the whole list would find.
+    pub(crate) fn append_all(&mut self, more: Vec<Resource>) -> Result<(), NativeError> {
+        for r in more {
+            let key = (r.gvk(), r.name().to_string());
+            if let Some(same) = self.index.get(&key) {
+                for &i in same {
+                    if self.list[i].same_id(&r)? {
+                        return Err(NativeError::Failed(format!(
+                            "may not add resource with an already registered id: {}/{} {}",
+                            r.kind(),
+                            r.name(),
+                            r.namespace()
+                        )));
+                    }
+                }
+            }
+            self.index.entry(key).or_default().push(self.list.len());
+            self.list.push(r);
+        }
+        Ok(())
+    }
 }
 
 /// Kinds the Kubernetes 1.21 OpenAPI document kyaml embeds says are cluster-scoped, with

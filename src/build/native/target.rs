@@ -10,7 +10,7 @@ use super::node::Node;
 use super::patch::apply_patch;
 use super::printer::print_resource;
 use super::reader::{read_documents, ReadError};
-use super::resource::{absorb_all, append_all, sort_legacy, Resource};
+use super::resource::{absorb_all, sort_legacy, Accumulator, Resource};
 use super::transform::{
     add_annotations, add_labels, add_prefix_suffix, set_images, set_namespace, set_replicas,
 };
@@ -161,8 +161,10 @@ fn accumulate(
             &file,
         ));
     }
+    // Only appends happen while the resources are read: one index serves them all.
+    let mut appending = Accumulator::new(acc);
     for entry in &k.resources {
-        accumulate_resource(vfs, &k, entry, origin, acc, stack)?;
+        accumulate_resource(vfs, &k, entry, origin, &mut appending, stack)?;
     }
     for entry in &k.components {
         if entry.contains("://") || entry.starts_with("github.com/") {
@@ -256,7 +258,7 @@ fn accumulate_resource(
     k: &Kustomization,
     entry: &str,
     origin: Option<&str>,
-    acc: &mut Vec<Resource>,
+    acc: &mut Accumulator<'_>,
     stack: &mut Vec<PathBuf>,
 ) -> Result<(), NativeError> {
     let file = display(k);
@@ -282,7 +284,7 @@ fn accumulate_resource(
             &mut sub,
             stack,
         )?;
-        return append_all(acc, sub);
+        return acc.append_all(sub);
     }
     let text = vfs.read_to_string(&path).map_err(|e| {
         // A read refused by the secure file system names the kustomization asking.
@@ -313,7 +315,7 @@ fn accumulate_resource(
         }
         resources.push(r);
     }
-    append_all(acc, resources)
+    acc.append_all(resources)
 }
 
 /// kustomize rewrites labels and annotations as `map[string]string` whenever it records ids
