@@ -773,19 +773,14 @@ fn render_inner(
                     placeholder,
                 });
             }
+            let names: Vec<String> = r.unknown_vars.iter().map(|u| format!("`{}`", u.name)).collect();
             r.notes.push(format!(
-                "{UNKNOWN_NOTE}: {} is found nowhere (made at run time?); {} rendered as \
-                 placeholders",
+                "{UNKNOWN_NOTE}: {} is found nowhere (made at run time?); {}",
                 res.unknown_sources.join(", "),
-                if r.unknown_vars.is_empty() {
-                    "no var its objects reference is".to_string()
+                if names.is_empty() {
+                    "no var its objects reference is missing".to_string()
                 } else {
-                    r.unknown_vars
-                        .iter()
-                        .map(|u| format!("`{}`", u.name))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                        + if r.unknown_vars.len() == 1 { " is" } else { " are" }
+                    format!("placeholders stand for {}", names.join(", "))
                 }
             ));
         }
