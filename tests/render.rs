@@ -818,11 +818,12 @@ fn substitute_from_found_nowhere_renders_placeholders_and_strict_sources_fails_i
     let json = r.json();
     let needs = kustomization(&json, "test", "needs-vars");
     assert_eq!(status(needs), "rendered", "{needs:#}");
+    // A var with a default keeps it; one without is placeheld, naming the source.
+    let placeholder = "fluxsim-unknown:ConfigMap/flux-system/absent-vars:TARGET";
     assert_eq!(
         needs["unknownVars"],
-        serde_json::json!([{"name": "GREETING",
-            "sources": ["ConfigMap/flux-system/absent-vars"],
-            "placeholder": "fluxsim-unknown:ConfigMap/flux-system/absent-vars:GREETING"}])
+        serde_json::json!([{"name": "TARGET",
+            "sources": ["ConfigMap/flux-system/absent-vars"], "placeholder": placeholder}])
     );
     assert!(notes(needs).contains("absent-vars"), "{}", notes(needs));
     let text = read(&artifact_file(
@@ -830,11 +831,8 @@ fn substitute_from_found_nowhere_renders_placeholders_and_strict_sources_fails_i
         "test",
         "flux-system/needs-vars",
     ));
-    // The unknown source may define GREETING: its `:=hi` default is not assumed.
-    assert_eq!(
-        yaml_objects(&text)[0]["data"]["greeting"],
-        "fluxsim-unknown:ConfigMap/flux-system/absent-vars:GREETING"
-    );
+    assert_eq!(yaml_objects(&text)[0]["data"]["greeting"], "hi");
+    assert_eq!(yaml_objects(&text)[0]["data"]["target"], placeholder);
     let optional = kustomization(&json, "test", "optional-vars");
     assert_eq!(status(optional), "rendered", "{}", error(optional));
     assert_eq!(optional["unknownVars"], serde_json::json!([]));

@@ -763,7 +763,8 @@ fn render_inner(
             .collect();
         if !res.unknown_sources.is_empty() {
             // The keys of a source found nowhere are unknown too: every var the objects
-            // reference that no known source defines may come from it, and is placeheld.
+            // reference without a default that no known source defines may come from it,
+            // and is placeheld.
             for name in referenced_undefined(&output, &vars)? {
                 let placeholder = sources::placeholder(&res.unknown_sources, &name);
                 vars.insert(name.clone(), placeholder.clone());
@@ -843,8 +844,9 @@ fn render_inner(
     Ok(Rendered::Artifact(artifact))
 }
 
-/// The var names that the substituted objects of a build output reference and `vars` does
-/// not define, sorted.
+/// The var names that the substituted objects of a build output reference without a default
+/// and that `vars` does not define, sorted. A var with a default keeps it: that is what its
+/// author expects when no source defines it (`${q:='}` quotes, `${KIND:=Deployment}`).
 fn referenced_undefined(
     output: &str,
     vars: &BTreeMap<String, String>,
@@ -855,11 +857,14 @@ fn referenced_undefined(
         if postbuild::substitution_disabled(&obj) {
             continue;
         }
-        out.extend(
-            postbuild::referenced_vars(doc)
-                .into_iter()
-                .filter(|v| !vars.contains_key(v)),
-        );
+        if let Ok(t) = crate::envsubst::Template::parse(doc.as_bytes()) {
+            out.extend(
+                t.exprs()
+                    .into_iter()
+                    .filter(|e| !e.has_default() && !vars.contains_key(&e.param))
+                    .map(|e| e.param.clone()),
+            );
+        }
     }
     Ok(out)
 }
