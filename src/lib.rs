@@ -8,6 +8,7 @@ pub mod build;
 pub mod canary;
 pub mod cli;
 pub mod compare;
+pub mod config;
 pub mod conformance;
 pub mod discover;
 pub mod envsubst;

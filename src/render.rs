@@ -9,9 +9,8 @@ use crate::build::native::{AutoBuilder, NativeBuilder};
 use crate::build::store::Store;
 use crate::build::{BuildCache, Builder, KustomizeBinary};
 use crate::discover::{cluster_from_arg, discover, discover_files, Cluster, Discovery, FileFacts};
-use crate::reconcile::{render_cluster, ClusterRender, RenderOptions, Reuse};
+use crate::reconcile::{render_clusters, ClusterRender, RenderOptions, Reuse};
 use crate::source::{in_place, materialize_rev, Digests, SourceOptions, Tree};
-use rayon::prelude::*;
 
 /// What to render and how.
 #[derive(Debug, Clone)]
@@ -22,8 +21,11 @@ pub struct RepoOptions {
     pub cluster_args: Vec<String>,
     /// Render only these clusters (by name); all when empty.
     pub only: Vec<String>,
-    /// Strict substitution.
+    /// Strict substitution (`false`: `--no-strict`; when true, each cluster's
+    /// `StrictPostBuildSubstitutions` gate decides).
     pub strict: bool,
+    /// `--strict-sources`: a var source found nowhere fails the Kustomization.
+    pub strict_sources: bool,
     /// Worker threads (0: one per core).
     pub jobs: usize,
     /// The kustomize binary to use.
@@ -46,6 +48,7 @@ impl Default for RepoOptions {
             cluster_args: Vec::new(),
             only: Vec::new(),
             strict: true,
+            strict_sources: false,
             jobs: 0,
             kustomize: None,
             timeout: Duration::from_secs(120),
@@ -126,6 +129,9 @@ pub enum RenderError {
     /// A cluster asked for with `--cluster NAME` does not exist.
     #[error("no cluster named `{0}` (found: {1})")]
     UnknownCluster(String, String),
+    /// `fluxsim.toml` cannot be used.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
     /// The thread pool could not start.
     #[error("starting {0} worker threads: {1}")]
     Threads(usize, String),
@@ -315,8 +321,22 @@ pub fn render_tree_with(
             None => tree.root(),
         })
         .collect();
+    let config = crate::config::Config::load(tree.root())?;
+    let declared = config.declared(tree.root())?;
+    let yaml_files: Vec<String> = tree
+        .files()
+        .iter()
+        .filter(|p| crate::discover::is_yaml_file(p))
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .collect();
+    let outside = crate::reconcile::sources::Outside {
+        config,
+        declared,
+        files: crate::reconcile::sources::RepoObjects::new(tree.root(), yaml_files),
+    };
     let ropts = RenderOptions {
         strict: opts.strict,
+        strict_sources: opts.strict_sources,
         origins: opts.origins,
         reuse: prior.reuse.clone(),
     };
@@ -343,11 +363,7 @@ pub fn render_tree_with(
             });
         }
         let r = pool.install(|| {
-            clusters
-                .par_iter()
-                .zip(&cluster_roots)
-                .map(|(c, root)| render_cluster(root, c, cache, &ropts))
-                .collect::<Vec<_>>()
+            render_clusters(tree.root(), &cluster_roots, &clusters, cache, &ropts, &outside)
         });
         done.store(true, std::sync::atomic::Ordering::Relaxed);
         r

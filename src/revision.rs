@@ -24,11 +24,11 @@ use crate::build::store::Store;
 use crate::build::{BuildCache, Maker};
 use crate::discover::FileFacts;
 use crate::flux::{str_at, Kustomization, NamespacedName, ObjectId};
-use crate::reconcile::{ClusterRender, KustomizationRender, Status, VarSource};
+use crate::reconcile::{ClusterRender, KustomizationRender, Status, UnknownVar, VarSource};
 use crate::render::{load_tree, render_tree_cached, Known, RenderError, RepoOptions, RepoRender};
 use crate::source::{resolve_rev, Digests};
 
-const MAGIC: &str = "fluxsim-revision-render v1";
+const MAGIC: &str = "fluxsim-revision-render v2";
 
 /// The store's folder for revision renders.
 const SECTION: &str = "revisions";
@@ -92,6 +92,7 @@ fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
         cluster_args,
         only,
         strict,
+        strict_sources,
         origins,
         builder,
         // What git does not track is not in a revision; the rest changes how the render is
@@ -108,6 +109,7 @@ fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
         cluster_args,
         only,
         strict,
+        strict_sources,
         origins,
         format!("{builder:?}"),
         cache.builder().identity(),
@@ -148,6 +150,8 @@ struct StoredCluster {
     name: String,
     kustomizations: Vec<StoredKustomization>,
     waves: Vec<Vec<NamespacedName>>,
+    strict: bool,
+    strict_from: Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -159,8 +163,11 @@ struct StoredKustomization {
     artifact: Option<StoredArtifact>,
     template: StoredTemplate,
     substituted: bool,
-    /// Source, whether encrypted, value.
-    vars: BTreeMap<String, (String, bool, String)>,
+    /// Source, whether encrypted, value, who put the source there.
+    vars: BTreeMap<String, (String, bool, String, String)>,
+    unknown_vars: Vec<UnknownVar>,
+    unknown_sources: Vec<String>,
+    strict: bool,
     vars_used: BTreeSet<String>,
     build_path: Option<String>,
     generated: Option<String>,
@@ -207,11 +214,15 @@ fn encode_cluster(c: &ClusterRender) -> StoredCluster {
         name,
         kustomizations,
         waves,
+        strict,
+        strict_from,
     } = c;
     StoredCluster {
         name: name.clone(),
         kustomizations: kustomizations.iter().map(encode_kustomization).collect(),
         waves: waves.clone(),
+        strict: *strict,
+        strict_from: strict_from.clone(),
     }
 }
 
@@ -225,6 +236,8 @@ fn encode_kustomization(k: &KustomizationRender) -> StoredKustomization {
         template,
         substituted,
         vars,
+        unknown_vars,
+        unknown_sources,
         vars_used,
         build_path,
         generated,
@@ -232,6 +245,7 @@ fn encode_kustomization(k: &KustomizationRender) -> StoredKustomization {
         notes,
         inputs,
         reused: _,
+        strict,
     } = k;
     let reason = match status {
         Status::Failed(r) | Status::Blocked(r) | Status::External(r) => Some(r.clone()),
@@ -251,8 +265,21 @@ fn encode_kustomization(k: &KustomizationRender) -> StoredKustomization {
         substituted: *substituted,
         vars: vars
             .iter()
-            .map(|(k, v)| (k.clone(), (v.source.clone(), v.encrypted, v.value.clone())))
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    (
+                        v.source.clone(),
+                        v.encrypted,
+                        v.value.clone(),
+                        v.from.clone(),
+                    ),
+                )
+            })
             .collect(),
+        unknown_vars: unknown_vars.clone(),
+        unknown_sources: unknown_sources.clone(),
+        strict: *strict,
         vars_used: vars_used.clone(),
         build_path: build_path.clone(),
         generated: generated.clone(),
@@ -323,6 +350,8 @@ fn decode(body: &str) -> Option<Decoded> {
                     .map(decode_kustomization)
                     .collect::<Option<_>>()?,
                 waves: c.waves,
+                strict: c.strict,
+                strict_from: c.strict_from,
             })
         })
         .collect::<Option<_>>()?;
@@ -370,17 +399,21 @@ fn decode_kustomization(k: StoredKustomization) -> Option<KustomizationRender> {
         vars: k
             .vars
             .into_iter()
-            .map(|(name, (source, encrypted, value))| {
+            .map(|(name, (source, encrypted, value, from))| {
                 (
                     name,
                     VarSource {
                         source,
+                        from,
                         encrypted,
                         value,
                     },
                 )
             })
             .collect(),
+        unknown_vars: k.unknown_vars,
+        unknown_sources: k.unknown_sources,
+        strict: k.strict,
         vars_used: k.vars_used,
         build_path: k.build_path,
         generated: k.generated,

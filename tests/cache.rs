@@ -315,10 +315,10 @@ fn a_revision_whose_build_fails_is_never_stored() {
     assert!(!cache.path().join("revisions").exists());
 }
 
-// A var source that nothing applies, a spec.path that does not exist: the tree decides.
+// An undefined var (strict substitution), a spec.path that does not exist: the tree decides.
 #[test]
 fn a_revision_that_fails_before_or_after_its_builds_is_stored() {
-    for case in ["substitute-from-missing", "missing-path"] {
+    for case in ["undefined-var", "missing-path"] {
         let repo = common::bad_fixture(case);
         let cache = tempfile::tempdir().unwrap();
         let (first, _) = revision_run(repo.path(), "HEAD", cache.path());

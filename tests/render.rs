@@ -90,6 +90,17 @@ fn error(k: &Value) -> &str {
     k["error"].as_str().unwrap_or_default()
 }
 
+/// A Kustomization's notes, one per line.
+fn notes(k: &Value) -> String {
+    k["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Every file a render wrote, as text, joined (to look for content that must not be there).
 fn everything_written(out: &Path) -> String {
     read_tree(out)
@@ -613,7 +624,7 @@ fn git_repository_spec_ignore_removes_paths_from_the_source() {
 }
 
 #[test]
-fn without_sourceignore_the_scratch_manifest_fails_apps_wave_0_in_both_clusters_only() {
+fn without_sourceignore_the_scratch_manifest_fails_apps_wave_0_and_its_dependents_still_render() {
     let repo = repo_from("testdata/fleet");
     fs::remove_file(repo.path().join(".sourceignore")).unwrap();
     commit_all(repo.path(), "drop .sourceignore");
@@ -632,12 +643,18 @@ fn without_sourceignore_the_scratch_manifest_fails_apps_wave_0_in_both_clusters_
             "{cluster}: the error names the file: {}",
             error(wave0)
         );
-        // Its dependents wait; everything else renders.
-        for name in ["apps-wave-1", "apps-wave-2"] {
-            let k = kustomization(&json, cluster, name);
-            assert_eq!(status(k), "blocked", "{cluster}/{name}");
-        }
+        // Its dependents render all the same (the steady state: dependsOn orders, it does
+        // not change what is applied), with a note naming the failed dependency. Before
+        // the steady state they were `blocked`.
+        let wave1 = kustomization(&json, cluster, "apps-wave-1");
+        assert_eq!(status(wave1), "rendered", "{cluster}: {wave1:#}");
+        assert!(
+            notes(wave1).contains("dependency `flux-system/apps-wave-0` failed"),
+            "{cluster}: {}",
+            notes(wave1)
+        );
         for name in [
+            "apps-wave-2",
             "flux-system",
             "platform",
             "platform-config",
@@ -793,9 +810,40 @@ fn substitute_disabled_objects_keep_their_vars_verbatim() {
 }
 
 #[test]
-fn missing_substitute_from_config_map_fails_unless_optional() {
+fn substitute_from_found_nowhere_renders_placeholders_and_strict_sources_fails_it() {
+    // Before the steady state `needs-vars` failed; `--strict-sources` keeps that.
     let repo = bad_fixture("substitute-from-missing");
     let (tmp, r) = render_json_out(repo.path(), &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let json = r.json();
+    let needs = kustomization(&json, "test", "needs-vars");
+    assert_eq!(status(needs), "rendered", "{needs:#}");
+    // A var with a default keeps it; one without is placeheld, naming the source.
+    let placeholder = "fluxsim-unknown:ConfigMap/flux-system/absent-vars:TARGET";
+    assert_eq!(
+        needs["unknownVars"],
+        serde_json::json!([{"name": "TARGET",
+            "sources": ["ConfigMap/flux-system/absent-vars"], "placeholder": placeholder}])
+    );
+    assert!(notes(needs).contains("absent-vars"), "{}", notes(needs));
+    let text = read(&artifact_file(
+        &tmp.path().join("out"),
+        "test",
+        "flux-system/needs-vars",
+    ));
+    assert_eq!(yaml_objects(&text)[0]["data"]["greeting"], "hi");
+    assert_eq!(yaml_objects(&text)[0]["data"]["target"], placeholder);
+    let optional = kustomization(&json, "test", "optional-vars");
+    assert_eq!(status(optional), "rendered", "{}", error(optional));
+    assert_eq!(optional["unknownVars"], serde_json::json!([]));
+    let text = read(&artifact_file(
+        &tmp.path().join("out"),
+        "test",
+        "flux-system/optional-vars",
+    ));
+    assert_eq!(yaml_objects(&text)[0]["data"]["greeting"], "hello");
+
+    let (_tmp, r) = render_json_out(repo.path(), &["--strict-sources"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     let json = r.json();
     let needs = kustomization(&json, "test", "needs-vars");
@@ -805,14 +853,10 @@ fn missing_substitute_from_config_map_fails_unless_optional() {
         "{}",
         error(needs)
     );
-    let optional = kustomization(&json, "test", "optional-vars");
-    assert_eq!(status(optional), "rendered", "{}", error(optional));
-    let text = read(&artifact_file(
-        &tmp.path().join("out"),
-        "test",
-        "flux-system/optional-vars",
-    ));
-    assert_eq!(yaml_objects(&text)[0]["data"]["greeting"], "hello");
+    assert_eq!(
+        status(kustomization(&json, "test", "optional-vars")),
+        "rendered"
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -868,55 +912,47 @@ fn a_failing_render_is_deterministic_too() {
 }
 
 #[test]
-fn dependency_cycle_blocks_both_kustomizations_and_names_them() {
+fn dependency_cycle_members_render_with_a_note_naming_the_cycle() {
+    // Before the steady state both were `blocked`; `graph` keeps reporting the cycle (FS201).
     let repo = bad_fixture("dependency-cycle");
     let (_tmp, r) = render_json_out(repo.path(), &[]);
-    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.stderr);
     let json = r.json();
     for name in ["cycle-a", "cycle-b"] {
         let k = kustomization(&json, "test", name);
-        assert_eq!(status(k), "blocked", "{name}");
+        assert_eq!(status(k), "rendered", "{name}: {k:#}");
         for word in ["cycle", "cycle-a", "cycle-b"] {
-            assert!(error(k).contains(word), "{name}: `{word}` in: {}", error(k));
+            assert!(notes(k).contains(word), "{name}: `{word}` in: {}", notes(k));
         }
     }
     assert_eq!(status(kustomization(&json, "test", "healthy")), "rendered");
 }
 
 #[test]
-fn depends_on_a_kustomization_that_does_not_exist_blocks_it_naming_the_missing_one() {
+fn depends_on_a_kustomization_that_does_not_exist_renders_with_a_note_naming_it() {
+    // Before the steady state `orphan` and `downstream` were `blocked`; the missing target
+    // stays a finding of `graph` (FS202).
     let repo = bad_fixture("missing-dependency");
     let (_tmp, r) = render_json_out(repo.path(), &[]);
-    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.stderr);
     let json = r.json();
     let orphan = kustomization(&json, "test", "orphan");
-    assert_eq!(status(orphan), "blocked");
-    assert!(error(orphan).contains("ghost"), "{}", error(orphan));
-    assert!(!error(orphan).contains("cycle"), "{}", error(orphan));
-    assert_eq!(
-        status(kustomization(&json, "test", "downstream")),
-        "blocked"
-    );
+    assert_eq!(status(orphan), "rendered");
+    assert!(notes(orphan).contains("`flux-system/ghost`"), "{}", notes(orphan));
+    assert!(notes(orphan).contains("no Kustomization"), "{}", notes(orphan));
+    assert!(!notes(orphan).contains("cycle"), "{}", notes(orphan));
     assert_eq!(status(kustomization(&json, "test", "healthy")), "rendered");
 }
 
 #[test]
-fn waiting_on_a_kustomization_with_a_missing_dependency_is_not_a_cycle() {
+fn a_dependent_of_a_kustomization_with_a_missing_dependency_renders_and_is_not_on_a_cycle() {
     let repo = bad_fixture("missing-dependency");
     let (_tmp, r) = render_json_out(repo.path(), &[]);
     let json = r.json();
     let downstream = kustomization(&json, "test", "downstream");
-    assert_eq!(status(downstream), "blocked");
-    assert!(
-        error(downstream).contains("orphan"),
-        "{}",
-        error(downstream)
-    );
-    assert!(
-        !error(downstream).contains("cycle"),
-        "there is no cycle: {}",
-        error(downstream)
-    );
+    assert_eq!(status(downstream), "rendered");
+    // Its own dependency rendered: nothing to say about it.
+    assert_eq!(notes(downstream), "", "{downstream:#}");
 }
 
 #[test]

@@ -35,12 +35,15 @@ fn render(name: &str, spec: &Value, yaml: &str, vars: &[(&str, &str)]) -> Kustom
                     (*k).to_string(),
                     VarSource {
                         source: "ConfigMap/cluster-vars".into(),
+                        from: "applied by flux-system/flux-system".into(),
                         encrypted: false,
                         value: (*v).to_string(),
                     },
                 )
             })
             .collect(),
+        unknown_vars: Vec::new(),
+        unknown_sources: Vec::new(),
         vars_used: BTreeSet::new(),
         build_path: Some(format!("apps/{name}")),
         generated: None,
@@ -48,6 +51,7 @@ fn render(name: &str, spec: &Value, yaml: &str, vars: &[(&str, &str)]) -> Kustom
         notes: Vec::new(),
         inputs: None,
         reused: false,
+        strict: true,
     }
 }
 
@@ -62,6 +66,8 @@ fn cluster(name: &str, kustomizations: Vec<KustomizationRender>) -> ClusterRende
         name: name.to_string(),
         kustomizations,
         waves: Vec::new(),
+        strict: true,
+        strict_from: None,
     }
 }
 

@@ -21,6 +21,11 @@ pub(crate) struct RenderFlags {
     /// Render as controllers before v1.9.0 did: unset vars become empty instead of failing.
     #[arg(long)]
     pub(crate) no_strict: bool,
+    /// Fail a Kustomization whose substituteFrom source is found nowhere (no Kustomization of
+    /// the cluster applies it, nothing bootstrap applies holds it, no file defines it),
+    /// instead of rendering its unknown vars as `fluxsim-unknown:...` placeholders.
+    #[arg(long)]
+    pub(crate) strict_sources: bool,
     /// Include files git does not track.
     #[arg(long)]
     pub(crate) include_untracked: bool,
@@ -78,6 +83,7 @@ impl RenderFlags {
             },
             cluster_args,
             strict: !self.no_strict,
+            strict_sources: self.strict_sources,
             jobs: self.jobs,
             kustomize: self.kustomize.clone(),
             timeout: std::time::Duration::from_secs(self.timeout),

@@ -52,6 +52,10 @@ pub struct Bootstrap {
     /// API groups whose CRDs exist from the start.
     #[serde(default)]
     pub crd_groups: Vec<String>,
+    /// Objects that exist before Flux runs: read by `render` (`crate::config`), not by the
+    /// graph check.
+    #[serde(default)]
+    pub objects: Vec<crate::config::BootstrapObject>,
 }
 
 /// The CRDs of `groups` come from the chart `chart`: they exist once a `HelmRelease` of that

@@ -1,9 +1,12 @@
-//! Simulating kustomize-controller on each cluster: start at the root Kustomization, build it,
-//! find the Flux Kustomizations it applies, and reconcile them in `dependsOn` order, each with
-//! the vars that earlier reconciles put on the cluster.
+//! Simulating kustomize-controller on each cluster in its steady state: start at the root
+//! Kustomization, build it, find the Flux Kustomizations it applies, and render each with the
+//! vars that the cluster's objects give it, until nothing changes (a fixed point, see
+//! [`render_cluster`]; where vars come from is `sources`).
 //!
-//! Kustomizations that are ready at the same time (a wave) are built in parallel; the result
-//! is sorted, so it does not depend on thread timing.
+//! The Kustomizations of one step are built in parallel; the result is sorted, so it does
+//! not depend on thread timing.
+
+pub mod sources;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -17,11 +20,9 @@ use serde_json::Value;
 use crate::artifact::{Artifact, Origin};
 use crate::build::BuildCache;
 use crate::discover::Cluster;
-use crate::flux::{is_kustomization, Kustomization, NamespacedName, ObjectId, SubstituteFrom};
+use crate::flux::{is_kustomization, Kustomization, NamespacedName, ObjectId};
 use crate::postbuild;
-
-/// The objects on a cluster, by id (shared with the artifacts that applied them).
-type Objects = BTreeMap<ObjectId, std::sync::Arc<Value>>;
+use sources::{Lookup, Outside, Placed, Resolution, Resolved, World};
 
 /// What a changed-only render may take from an earlier render of the base revision.
 #[derive(Debug, Clone, Default)]
@@ -39,8 +40,12 @@ pub struct Reuse {
 /// How to render.
 #[derive(Debug, Clone)]
 pub struct RenderOptions {
-    /// Strict substitution (kustomize-controller's default since v1.9.0).
+    /// Strict substitution (kustomize-controller's default since v1.9.0); `false` is
+    /// `--no-strict`. When true, the cluster's `StrictPostBuildSubstitutions` gate decides.
     pub strict: bool,
+    /// `--strict-sources`: a `substituteFrom` source found nowhere fails the Kustomization
+    /// instead of rendering with placeholders.
+    pub strict_sources: bool,
     /// Record each object's origin (see `RepoOptions::origins`).
     pub origins: bool,
     /// Reuse base renders whose inputs did not change (`diff --changed-only`).
@@ -52,6 +57,9 @@ pub struct RenderOptions {
 pub struct VarSource {
     /// `inline` for `postBuild.substitute`, else `ConfigMap/name` or `Secret/name`.
     pub source: String,
+    /// Who put the source on the cluster: `applied by NS/NAME`, `bootstrap: ...`, `file
+    /// PATH (...)`, `declared in fluxsim.toml`, `postBuild.substitute`.
+    pub from: String,
     /// The value is SOPS-encrypted ciphertext: the real value is unknown offline.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub encrypted: bool,
@@ -68,7 +76,8 @@ pub enum Status {
     Rendered,
     /// The build or the substitution failed.
     Failed(String),
-    /// Never reconciled: a dependency failed, is missing, or is part of a cycle.
+    /// Never rendered. Not made any more (`dependsOn` never blocks a render); kept so that
+    /// stored renders and JSON readers keep their meaning.
     Blocked(String),
     /// Its source is not this repository; not rendered.
     External(String),
@@ -109,6 +118,12 @@ pub struct KustomizationRender {
     pub substituted: bool,
     /// The vars available to substitution and where each came from.
     pub vars: BTreeMap<String, VarSource>,
+    /// The vars its objects reference whose values cannot be known offline (from a source
+    /// found nowhere, or SOPS-encrypted): each was replaced by a placeholder.
+    pub unknown_vars: Vec<UnknownVar>,
+    /// Its `substituteFrom` sources found nowhere (`Kind/namespace/name`).
+    #[serde(skip)]
+    pub unknown_sources: Vec<String>,
     /// The var names referenced by the substituted objects.
     pub vars_used: BTreeSet<String>,
     /// The directory built, relative to the source root.
@@ -128,6 +143,20 @@ pub struct KustomizationRender {
     /// and no input file changed.
     #[serde(skip)]
     pub reused: bool,
+    /// Substituted strictly.
+    #[serde(skip)]
+    pub strict: bool,
+}
+
+/// A var whose value cannot be known offline, and the placeholder that stands for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct UnknownVar {
+    /// The var's name.
+    pub name: String,
+    /// The sources it may come from (`Kind/namespace/name`).
+    pub sources: Vec<String>,
+    /// What was substituted (`fluxsim-unknown:Secret/ns/name:KEY`).
+    pub placeholder: String,
 }
 
 /// One cluster's render.
@@ -137,8 +166,13 @@ pub struct ClusterRender {
     pub name: String,
     /// Every Kustomization reached, sorted by namespace and name.
     pub kustomizations: Vec<KustomizationRender>,
-    /// The order in which they reconciled: waves of ids.
+    /// The steps of the fixed point: the ids rendered at each step (a Kustomization appears
+    /// again when its vars changed).
     pub waves: Vec<Vec<NamespacedName>>,
+    /// Whether substitution was strict on this cluster.
+    pub strict: bool,
+    /// Where the cluster's `StrictPostBuildSubstitutions` gate was read, when it sets one.
+    pub strict_from: Option<String>,
 }
 
 impl ClusterRender {
@@ -152,147 +186,330 @@ impl ClusterRender {
     }
 }
 
-/// Renders one cluster.
+/// How many steps the fixed point may take before what still changes is reported.
+pub const MAX_ROUNDS: usize = 64;
+
+/// The key of one Kustomization's render: it is rendered again only when this changes.
+#[derive(PartialEq)]
+struct Key {
+    kustomization: Kustomization,
+    parent: Option<NamespacedName>,
+    vars: Result<Resolution, String>,
+    strict: bool,
+}
+
+/// Renders one cluster in its steady state: what it applies once it has converged.
+///
+/// A fixed point (see the README's "steady state"): the objects that exist before Flux runs
+/// (the root's own folder, `[[bootstrap.objects]]`) are on the cluster from the start; each
+/// step renders every Kustomization whose vars can be resolved and whose spec, vars or
+/// strictness changed since it was last rendered, then collects every object of every
+/// render as the cluster's objects. `dependsOn` never holds a render back: order does not
+/// change what is applied, only var sources do. When nothing moves while some
+/// Kustomization still waits on a source, the fixed point settles: sources on no cluster
+/// object are looked up in the repository's files, else are unknown (placeholders). What
+/// still changes after [`MAX_ROUNDS`] steps fails, named.
 pub fn render_cluster(
     root: &Path,
     cluster: &Cluster,
     cache: &BuildCache<'_>,
     opts: &RenderOptions,
+    outside: &Outside,
+    other_homes: &[String],
 ) -> ClusterRender {
-    let mut known: BTreeMap<NamespacedName, (Kustomization, Option<NamespacedName>)> =
-        BTreeMap::new();
-    known.insert(cluster.root.id.clone(), (cluster.root.clone(), None));
-    let mut done: BTreeMap<NamespacedName, KustomizationRender> = BTreeMap::new();
-    let mut objects: Objects = BTreeMap::new();
+    let ctx = Ctx {
+        root,
+        cluster: &cluster.name,
+        own_source: cluster.root.source_ref.as_ref(),
+        cache,
+        opts,
+    };
+    let home = sources::home_of(root, cluster);
+    let (boot, boot_children, boot_notes) = bootstrap_state(&ctx, cluster, outside);
+    let mut renders: BTreeMap<NamespacedName, (Key, KustomizationRender)> = BTreeMap::new();
     let mut waves = Vec::new();
-    let own_source = cluster.root.source_ref.clone();
-    loop {
-        let pending: Vec<&NamespacedName> =
-            known.keys().filter(|k| !done.contains_key(*k)).collect();
-        if pending.is_empty() {
+    let mut settled = false;
+    let mut converged = false;
+    let mut last_round: Vec<NamespacedName> = Vec::new();
+    let mut strict_from = None;
+    let mut cluster_strict = opts.strict;
+    for _ in 0..MAX_ROUNDS {
+        let world = world_of(&boot, &renders);
+        // Who applies whom, as the current renders say (a child's spec is its parent's
+        // rendered object); what no render applies any more is dropped.
+        let mut known: BTreeMap<NamespacedName, (Kustomization, Option<NamespacedName>)> =
+            BTreeMap::new();
+        known.insert(cluster.root.id.clone(), (cluster.root.clone(), None));
+        for (id, (_, r)) in &renders {
+            for o in r.artifact.iter().flat_map(|a| &a.objects) {
+                if is_kustomization(&o.object) {
+                    if let Ok(child) = Kustomization::from_json(&o.object) {
+                        known
+                            .entry(child.id.clone())
+                            .or_insert((child, Some(id.clone())));
+                    }
+                }
+            }
+        }
+        for child in &boot_children {
+            known
+                .entry(child.id.clone())
+                .or_insert((child.clone(), Some(cluster.root.id.clone())));
+        }
+        renders.retain(|id, _| known.contains_key(id));
+        // Strictness follows the cluster: `--no-strict`, else fluxsim.toml, else the
+        // controller's feature gate as the repository sets it, else on (the default).
+        let gate = outside
+            .config
+            .strict_gate()
+            .map(|on| (on, crate::config::CONFIG_FILE.to_string()))
+            .or_else(|| world.strict_gate());
+        let strict = opts.strict && gate.as_ref().is_none_or(|(on, _)| *on);
+        strict_from = gate.filter(|_| opts.strict).map(|(_, from)| from);
+        cluster_strict = strict;
+        let lookup = Lookup {
+            outside,
+            settled,
+            strict_sources: opts.strict_sources,
+            home: &home,
+            other_homes,
+        };
+        let mut todo: Vec<(Kustomization, Option<NamespacedName>, Key)> = Vec::new();
+        let mut waiting = false;
+        for (id, (ks, parent)) in &known {
+            let vars = match sources::resolve(ks, &world, &lookup) {
+                Resolved::Wait => {
+                    waiting = true;
+                    continue;
+                }
+                Resolved::Ready(v) => v,
+            };
+            let key = Key {
+                kustomization: ks.clone(),
+                parent: parent.clone(),
+                vars,
+                strict,
+            };
+            if renders.get(id).is_none_or(|(k, _)| *k != key) {
+                todo.push((ks.clone(), parent.clone(), key));
+            }
+        }
+        if todo.is_empty() {
+            if waiting && !settled {
+                settled = true;
+                continue;
+            }
+            converged = true;
             break;
         }
-        let mut ready = Vec::new();
-        let mut settled = Vec::new();
-        for id in pending {
-            let (ks, parent) = &known[id];
-            let blame = ks
-                .depends_on
-                .iter()
-                .find_map(|d| match done.get(d).map(|r| &r.status) {
-                    Some(Status::Rendered | Status::External(_)) => None,
-                    Some(_) => Some(format!("dependency `{d}` is not ready")),
-                    None => Some(String::new()),
-                });
-            match blame {
-                None => ready.push((ks.clone(), parent.clone())),
-                Some(reason) if !reason.is_empty() => {
-                    settled.push(blocked(ks, parent.clone(), reason));
-                }
-                Some(_) => {}
-            }
-        }
-        if ready.is_empty() && settled.is_empty() {
-            // Nothing can move: what is left waits on a missing Kustomization or a cycle.
-            let left: Vec<NamespacedName> = known
-                .keys()
-                .filter(|k| !done.contains_key(*k))
-                .cloned()
-                .collect();
-            // Block only what names a missing Kustomization or sits on a cycle; what merely
-            // waits on those is blocked on the next pass as "dependency not ready".
-            let mut settled_now = false;
-            for id in &left {
-                let (ks, parent) = &known[id];
-                let missing = ks.depends_on.iter().find(|d| !known.contains_key(*d));
-                let reason = match missing {
-                    Some(d) => Some(format!(
-                        "dependsOn `{d}`, which no Kustomization in this cluster defines"
-                    )),
-                    None => cycle_through(id, &known)
-                        .map(|c| format!("dependency cycle: {}", c.join(" -> "))),
-                };
-                if let Some(reason) = reason {
-                    done.insert(id.clone(), blocked(ks, parent.clone(), reason));
-                    settled_now = true;
-                }
-            }
-            if !settled_now {
-                break;
-            }
-            continue;
-        }
-        for r in settled {
-            done.insert(r.kustomization.id.clone(), r);
-        }
-        if ready.is_empty() {
-            continue;
-        }
-        let rendered: Vec<KustomizationRender> = ready
+        let rendered: Vec<KustomizationRender> = todo
             .par_iter()
-            .map(|(ks, parent)| {
-                let ctx = Ctx {
-                    root,
-                    cluster: &cluster.name,
-                    own_source: own_source.as_ref(),
-                    cache,
-                    opts,
-                };
-                render_kustomization(&ctx, ks, parent.clone(), &objects)
-            })
+            .map(|(ks, parent, key)| render_kustomization(&ctx, ks, parent.clone(), key))
             .collect();
-        waves.push(
-            rendered
-                .iter()
-                .map(|r| r.kustomization.id.clone())
-                .collect(),
-        );
-        for r in rendered {
-            if let Some(a) = &r.artifact {
-                for o in &a.objects {
-                    if is_kustomization(&o.object) {
-                        if let Ok(child) = Kustomization::from_json(&o.object) {
-                            known
-                                .entry(child.id.clone())
-                                .or_insert((child, Some(r.kustomization.id.clone())));
-                        }
-                    }
-                    objects.insert(o.id.clone(), o.object.clone());
-                }
-            }
-            done.insert(r.kustomization.id.clone(), r);
+        last_round = rendered
+            .iter()
+            .map(|r| r.kustomization.id.clone())
+            .collect();
+        waves.push(last_round.clone());
+        for ((_, _, key), r) in todo.into_iter().zip(rendered) {
+            renders.insert(r.kustomization.id.clone(), (key, r));
         }
     }
+    let mut done: BTreeMap<NamespacedName, KustomizationRender> =
+        renders.into_iter().map(|(id, (_, r))| (id, r)).collect();
+    if !converged {
+        for id in &last_round {
+            if let Some(r) = done.get_mut(id) {
+                r.artifact = None;
+                r.status = Status::Failed(format!(
+                    "its vars did not settle after {MAX_ROUNDS} renders of the cluster: a var \
+                     source depends on vars that it changes itself"
+                ));
+            }
+        }
+    }
+    if let Some(r) = done.get_mut(&cluster.root.id) {
+        r.notes.extend(boot_notes);
+    }
+    note_dependencies(&mut done);
     ClusterRender {
         name: cluster.name.clone(),
         kustomizations: done.into_values().collect(),
         waves,
+        strict: cluster_strict,
+        strict_from,
+    }
+}
+
+/// The cluster's objects: what exists before Flux runs, then every current render's
+/// objects (a later id wins when two Kustomizations apply the same object).
+fn world_of(
+    boot: &World,
+    renders: &BTreeMap<NamespacedName, (Key, KustomizationRender)>,
+) -> World {
+    let mut objects = boot.objects.clone();
+    for (id, (_, r)) in renders {
+        for o in r.artifact.iter().flat_map(|a| &a.objects) {
+            objects.insert(
+                o.id.clone(),
+                Placed {
+                    object: o.object.clone(),
+                    from: format!("applied by {id}"),
+                },
+            );
+        }
+    }
+    World {
+        objects,
+        declared: boot.declared.clone(),
+    }
+}
+
+/// What exists before Flux runs: the folder that holds the root's file, applied by hand
+/// (`kubectl apply -k`, as `flux bootstrap` does), when it is not the root's own path, and
+/// `[[bootstrap.objects]]` of fluxsim.toml. Gives the objects, the Kustomizations among the
+/// folder's objects (applied with the root), and notes for the root.
+fn bootstrap_state(
+    ctx: &Ctx<'_>,
+    cluster: &Cluster,
+    outside: &Outside,
+) -> (World, Vec<Kustomization>, Vec<String>) {
+    let mut world = World::default();
+    let mut children = Vec::new();
+    let mut notes = Vec::new();
+    let folder = cluster.file.as_deref().and_then(|f| {
+        let dir = Path::new(f).parent()?.to_string_lossy().replace('\\', "/");
+        let own = crate::generate::spec_dir(ctx.root, &cluster.root.path).ok()?;
+        let dir = if dir.is_empty() { ".".to_string() } else { dir };
+        (dir != own).then_some(dir)
+    });
+    if let Some(folder) = folder {
+        let mut synthetic = cluster.root.clone();
+        // A name no Kustomization has, so that no base render is reused for it.
+        synthetic.id.name = format!("{}.bootstrap", cluster.root.id.name);
+        synthetic.path = format!("./{folder}");
+        synthetic.post_build = None;
+        synthetic.target_namespace = None;
+        synthetic.name_prefix = None;
+        synthetic.name_suffix = None;
+        synthetic.patches.clear();
+        synthetic.images.clear();
+        synthetic.components.clear();
+        synthetic.common_labels.clear();
+        synthetic.common_annotations.clear();
+        let key = Key {
+            kustomization: synthetic.clone(),
+            parent: None,
+            vars: Ok(Resolution::default()),
+            strict: false,
+        };
+        let r = render_kustomization(ctx, &synthetic, None, &key);
+        match (&r.status, &r.artifact) {
+            (Status::Rendered, Some(a)) => {
+                for o in &a.objects {
+                    if is_kustomization(&o.object) {
+                        if let Ok(k) = Kustomization::from_json(&o.object) {
+                            if k.id != cluster.root.id {
+                                children.push(k);
+                            }
+                        }
+                    }
+                    world.objects.insert(
+                        o.id.clone(),
+                        Placed {
+                            object: o.object.clone(),
+                            from: format!("bootstrap: applied by hand with the root's folder {folder}"),
+                        },
+                    );
+                }
+            }
+            (status, _) => notes.push(format!(
+                "the root's folder `{folder}`, applied by hand at bootstrap, could not be built \
+                 ({}): its objects are not counted as on the cluster",
+                match status {
+                    Status::Failed(e) => e.as_str(),
+                    other => other.as_str(),
+                }
+            )),
+        }
+    }
+    for d in &outside.declared {
+        if !d.clusters.is_empty() && !d.clusters.contains(&cluster.name) {
+            continue;
+        }
+        for o in &d.objects {
+            let placed = Placed {
+                object: std::sync::Arc::new(o.clone()),
+                from: format!("declared in {}", d.from),
+            };
+            let mut id = ObjectId::of(o);
+            if id.namespace.is_empty() {
+                "flux-system".clone_into(&mut id.namespace);
+            }
+            world.declared.insert(id.clone(), placed.clone());
+            world.objects.insert(id, placed);
+        }
+    }
+    (world, children, notes)
+}
+
+/// Notes on each Kustomization whose `dependsOn` names one that failed, is suspended, is
+/// missing from the cluster, or is on a cycle: it renders anyway (order does not change
+/// what is applied); `graph` reports the cold-start consequence. An external dependency
+/// counts as Ready.
+fn note_dependencies(done: &mut BTreeMap<NamespacedName, KustomizationRender>) {
+    let deps: BTreeMap<NamespacedName, Vec<NamespacedName>> = done
+        .iter()
+        .map(|(id, r)| (id.clone(), r.kustomization.depends_on.clone()))
+        .collect();
+    let states: BTreeMap<NamespacedName, Status> = done
+        .iter()
+        .map(|(id, r)| (id.clone(), r.status.clone()))
+        .collect();
+    for (id, r) in done.iter_mut() {
+        for d in &r.kustomization.depends_on {
+            let what = match states.get(d) {
+                None => "is defined by no Kustomization of this cluster".to_string(),
+                Some(Status::Failed(_)) => "failed".into(),
+                Some(Status::Blocked(_)) => "did not render".into(),
+                Some(Status::Suspended) => "is suspended".into(),
+                Some(Status::Rendered | Status::External(_)) => continue,
+            };
+            r.notes.push(format!(
+                "dependency `{d}` {what}: rendered anyway (the steady state; `fluxsim graph` \
+                 shows that it never becomes Ready on a cluster)"
+            ));
+        }
+        if let Some(cycle) = cycle_through(id, &deps) {
+            r.notes.push(format!(
+                "on a dependency cycle: {} (rendered anyway; Flux never reconciles it, `fluxsim \
+                 graph` reports FS201)",
+                cycle.join(" -> ")
+            ));
+        }
     }
 }
 
 /// The dependency cycle `start` is on, as names from `start` back to it, if it is on one.
 fn cycle_through(
     start: &NamespacedName,
-    known: &BTreeMap<NamespacedName, (Kustomization, Option<NamespacedName>)>,
+    deps: &BTreeMap<NamespacedName, Vec<NamespacedName>>,
 ) -> Option<Vec<String>> {
     // Depth-first search over dependsOn edges for a path that returns to `start`.
     fn dfs(
         at: &NamespacedName,
         start: &NamespacedName,
-        known: &BTreeMap<NamespacedName, (Kustomization, Option<NamespacedName>)>,
+        deps: &BTreeMap<NamespacedName, Vec<NamespacedName>>,
         path: &mut Vec<NamespacedName>,
         seen: &mut BTreeSet<NamespacedName>,
     ) -> bool {
-        let Some((ks, _)) = known.get(at) else {
-            return false;
-        };
-        for d in &ks.depends_on {
+        for d in deps.get(at).into_iter().flatten() {
             if d == start {
                 return true;
             }
             if seen.insert(d.clone()) {
                 path.push(d.clone());
-                if dfs(d, start, known, path, seen) {
+                if dfs(d, start, deps, path, seen) {
                     return true;
                 }
                 path.pop();
@@ -302,7 +519,7 @@ fn cycle_through(
     }
     let mut path = vec![start.clone()];
     let mut seen = BTreeSet::new();
-    if dfs(start, start, known, &mut path, &mut seen) {
+    if dfs(start, start, deps, &mut path, &mut seen) {
         path.push(start.clone());
         Some(path.iter().map(|p| p.name.clone()).collect())
     } else {
@@ -310,19 +527,17 @@ fn cycle_through(
     }
 }
 
-fn blocked(
-    ks: &Kustomization,
-    parent: Option<NamespacedName>,
-    reason: String,
-) -> KustomizationRender {
+fn unrendered(ks: &Kustomization, parent: Option<NamespacedName>) -> KustomizationRender {
     KustomizationRender {
         kustomization: ks.clone(),
         parent,
-        status: Status::Blocked(reason),
+        status: Status::Blocked(String::new()),
         artifact: None,
         template: None,
         substituted: false,
         vars: BTreeMap::new(),
+        unknown_vars: Vec::new(),
+        unknown_sources: Vec::new(),
         vars_used: BTreeSet::new(),
         build_path: None,
         generated: None,
@@ -330,94 +545,8 @@ fn blocked(
         notes: Vec::new(),
         inputs: None,
         reused: false,
+        strict: true,
     }
-}
-
-/// Resolves the vars of a Kustomization from the objects on the cluster
-/// (`loadVars` in `kustomize_varsub.go`): substituteFrom in order, later wins; inline wins.
-fn resolve_vars(
-    ks: &Kustomization,
-    objects: &Objects,
-    notes: &mut Vec<String>,
-) -> Result<BTreeMap<String, VarSource>, String> {
-    let mut vars = BTreeMap::new();
-    let Some(pb) = &ks.post_build else {
-        return Ok(vars);
-    };
-    for SubstituteFrom {
-        kind,
-        name,
-        optional,
-    } in &pb.substitute_from
-    {
-        let id = ObjectId {
-            group: String::new(),
-            kind: kind.clone(),
-            namespace: ks.id.namespace.clone(),
-            name: name.clone(),
-        };
-        let Some(obj) = objects.get(&id) else {
-            if *optional {
-                notes.push(format!(
-                    "optional {kind}/{name} is not on the cluster yet: skipped"
-                ));
-                continue;
-            }
-            return Err(format!(
-                "substitute from '{kind}/{name}' error: {kind} `{}/{name}` not found (no \
-                 Kustomization reconciled before this one applies it)",
-                ks.id.namespace
-            ));
-        };
-        let encrypted = obj.get("sops").is_some();
-        if encrypted {
-            notes.push(format!(
-                "vars from SOPS-encrypted {kind}/{name} are unknown offline: ciphertext used"
-            ));
-        }
-        let source = VarSource {
-            source: format!("{kind}/{name}"),
-            encrypted,
-            value: String::new(),
-        };
-        let as_string = |v: &Value| match v {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        let mut put = |field: &str, decode: bool| {
-            if let Some(map) = obj.get(field).and_then(Value::as_object) {
-                for (k, v) in map {
-                    let mut value = as_string(v);
-                    if decode && !encrypted {
-                        if let Ok(bytes) =
-                            base64::engine::general_purpose::STANDARD.decode(value.trim())
-                        {
-                            value = String::from_utf8_lossy(&bytes).into_owned();
-                        }
-                    }
-                    let mut var = source.clone();
-                    var.value = value.replace('\n', "");
-                    vars.insert(k.clone(), var);
-                }
-            }
-        };
-        if kind == "Secret" {
-            put("data", true);
-            // The API server folds stringData into data when the Secret is applied.
-            put("stringData", false);
-        } else {
-            put("data", false);
-        }
-    }
-    for (k, v) in &pb.substitute {
-        let src = VarSource {
-            source: "inline".into(),
-            encrypted: false,
-            value: v.replace('\n', ""),
-        };
-        vars.insert(k.clone(), src);
-    }
-    Ok(vars)
 }
 
 /// What every Kustomization of one cluster's render shares.
@@ -436,9 +565,10 @@ fn render_kustomization(
     ctx: &Ctx<'_>,
     ks: &Kustomization,
     parent: Option<NamespacedName>,
-    objects: &Objects,
+    key: &Key,
 ) -> KustomizationRender {
-    let mut r = blocked(ks, parent, String::new());
+    let mut r = unrendered(ks, parent);
+    r.strict = key.strict;
     if ks.suspend {
         r.status = Status::Suspended;
         return r;
@@ -452,7 +582,7 @@ fn render_kustomization(
             return r;
         }
     }
-    match render_inner(ctx, ks, objects, &mut r) {
+    match render_inner(ctx, ks, key, &mut r) {
         Ok(Rendered::Artifact(artifact)) => {
             r.artifact = Some(artifact);
             r.status = Status::Rendered;
@@ -472,37 +602,46 @@ enum Rendered {
 }
 
 /// The base render of `ks` when a changed-only render may reuse it: the same Kustomization,
-/// rendered, no file either build read has changed, and the same values for the vars its
-/// objects reference (whether any var is defined decides whether substitution runs at all).
+/// rendered, no file either build read has changed, the same strictness and unknown
+/// sources, and the same values for the vars its objects reference (whether any var is
+/// defined decides whether substitution runs at all).
 fn reusable(
     reuse: &Reuse,
     cluster: &str,
     ks: &Kustomization,
     inputs: Option<&BTreeSet<String>>,
-    objects: &Objects,
+    key: &Key,
 ) -> Option<Box<KustomizationRender>> {
     let base = reuse.base.get(&(cluster.to_string(), ks.id.clone()))?;
     let untouched =
         |files: Option<&BTreeSet<String>>| files.is_some_and(|f| f.is_disjoint(&reuse.changed));
+    let res = key.vars.as_ref().ok()?;
     if base.kustomization != *ks
         || base.status != Status::Rendered
+        || base.strict != key.strict
+        || base.unknown_sources != res.unknown_sources
         || !untouched(inputs)
         || !untouched(base.inputs.as_ref())
     {
         return None;
     }
-    let mut notes = Vec::new();
-    let vars = resolve_vars(ks, objects, &mut notes).ok()?;
+    let vars = &res.vars;
     let value = |m: &BTreeMap<String, VarSource>, v: &String| m.get(v).map(|s| s.value.clone());
     let same_vars = vars.is_empty() == base.vars.is_empty()
         && base
             .vars_used
             .iter()
-            .all(|v| value(&vars, v) == value(&base.vars, v));
+            .all(|v| value(vars, v) == value(&base.vars, v));
     same_vars.then(|| {
         let mut r = base.clone();
-        r.vars = vars;
-        r.notes = notes;
+        r.vars.clone_from(vars);
+        r.notes.clone_from(&res.notes);
+        r.notes.extend(
+            base.notes
+                .iter()
+                .filter(|n| n.starts_with(UNKNOWN_NOTE))
+                .cloned(),
+        );
         r.reused = true;
         Box::new(r)
     })
@@ -514,19 +653,22 @@ fn reusable_unprepared(
     reuse: &Reuse,
     cluster: &str,
     ks: &Kustomization,
-    objects: &Objects,
+    key: &Key,
 ) -> Option<Box<KustomizationRender>> {
     if !reuse.same_paths {
         return None;
     }
     let base = reuse.base.get(&(cluster.to_string(), ks.id.clone()))?;
-    reusable(reuse, cluster, ks, base.inputs.as_ref(), objects)
+    reusable(reuse, cluster, ks, base.inputs.as_ref(), key)
 }
+
+/// How the note on placeheld vars begins.
+const UNKNOWN_NOTE: &str = "vars unknown offline";
 
 fn render_inner(
     ctx: &Ctx<'_>,
     ks: &Kustomization,
-    objects: &Objects,
+    key: &Key,
     r: &mut KustomizationRender,
 ) -> Result<Rendered, String> {
     let Ctx {
@@ -539,7 +681,7 @@ fn render_inner(
     if let Some(base) = opts
         .reuse
         .as_ref()
-        .and_then(|reuse| reusable_unprepared(reuse, cluster, ks, objects))
+        .and_then(|reuse| reusable_unprepared(reuse, cluster, ks, key))
     {
         return Ok(Rendered::Reused(base));
     }
@@ -564,7 +706,7 @@ fn render_inner(
     };
     r.inputs = closure.as_ref().map(|c| c.source_files(&prepared.rel_path));
     if let Some(reuse) = &opts.reuse {
-        if let Some(base) = reusable(reuse, cluster, ks, r.inputs.as_ref(), objects) {
+        if let Some(base) = reusable(reuse, cluster, ks, r.inputs.as_ref(), key) {
             return Ok(Rendered::Reused(base));
         }
     }
@@ -625,13 +767,40 @@ fn render_inner(
     r.template = Some(template.clone());
     let mut substitute_with = None;
     if let Some(pb) = &ks.post_build {
-        r.vars = resolve_vars(ks, objects, &mut r.notes)?;
-        let vars: BTreeMap<String, String> = r
+        let res = key.vars.clone()?;
+        r.notes.extend(res.notes);
+        r.vars = res.vars;
+        r.unknown_sources.clone_from(&res.unknown_sources);
+        let mut vars: BTreeMap<String, String> = r
             .vars
             .iter()
             .map(|(k, v)| (k.clone(), v.value.clone()))
             .collect();
-        if postbuild::should_substitute(&vars, pb.always) {
+        if !res.unknown_sources.is_empty() {
+            // The keys of a source found nowhere are unknown too: every var the objects
+            // reference without a default that no known source defines may come from it,
+            // and is placeheld.
+            for name in referenced_undefined(&output, &vars)? {
+                let placeholder = sources::placeholder(&res.unknown_sources, &name);
+                vars.insert(name.clone(), placeholder.clone());
+                r.unknown_vars.push(UnknownVar {
+                    name,
+                    sources: res.unknown_sources.clone(),
+                    placeholder,
+                });
+            }
+            let names: Vec<String> = r.unknown_vars.iter().map(|u| format!("`{}`", u.name)).collect();
+            r.notes.push(format!(
+                "{UNKNOWN_NOTE}: {} is found nowhere (made at run time?); {}",
+                res.unknown_sources.join(", "),
+                if names.is_empty() {
+                    "no var its objects reference is missing".to_string()
+                } else {
+                    format!("placeholders stand for {}", names.join(", "))
+                }
+            ));
+        }
+        if postbuild::should_substitute(&vars, pb.always) || !res.unknown_sources.is_empty() {
             r.substituted = true;
             substitute_with = Some(vars);
         }
@@ -648,7 +817,7 @@ fn render_inner(
             // (res.AsYAML() in kustomize_varsub.go), then rebuilt from JSON.
             if !postbuild::substitution_disabled(&obj) {
                 r.vars_used.extend(postbuild::referenced_vars(doc));
-                let out = postbuild::substitute_text(doc, vars, opts.strict)
+                let out = postbuild::substitute_text(doc, vars, key.strict)
                     .map_err(|e| format!("{}: {e}", ObjectId::of(&obj)))?;
                 obj = serde_json::from_str(&out).map_err(|e| e.to_string())?;
                 piece = (true, out);
@@ -663,6 +832,17 @@ fn render_inner(
         piece_ids.push(ObjectId::of(&obj));
         pieces.push(piece);
     }
+    // Vars of encrypted sources that the objects use are placeheld too.
+    for (name, v) in &r.vars {
+        if v.encrypted && r.vars_used.contains(name) {
+            r.unknown_vars.push(UnknownVar {
+                name: name.clone(),
+                sources: vec![v.source.clone()],
+                placeholder: v.value.clone(),
+            });
+        }
+    }
+    r.unknown_vars.sort_by(|a, b| a.name.cmp(&b.name));
     if !changed {
         return Ok(Rendered::Artifact(template));
     }
@@ -677,6 +857,31 @@ fn render_inner(
         }
     }
     Ok(Rendered::Artifact(artifact))
+}
+
+/// The var names that the substituted objects of a build output reference without a default
+/// and that `vars` does not define, sorted. A var with a default keeps it: that is what its
+/// author expects when no source defines it (`${q:='}` quotes, `${KIND:=Deployment}`).
+fn referenced_undefined(
+    output: &str,
+    vars: &BTreeMap<String, String>,
+) -> Result<BTreeSet<String>, String> {
+    let mut out = BTreeSet::new();
+    for doc in crate::manifest::split_documents(output) {
+        let obj = crate::manifest::parse_object(doc)?;
+        if postbuild::substitution_disabled(&obj) {
+            continue;
+        }
+        if let Ok(t) = crate::envsubst::Template::parse(doc.as_bytes()) {
+            out.extend(
+                t.exprs()
+                    .into_iter()
+                    .filter(|e| !e.has_default() && !vars.contains_key(&e.param))
+                    .map(|e| e.param.clone()),
+            );
+        }
+    }
+    Ok(out)
 }
 
 /// Adds `spec.commonMetadata` and folds Secret `stringData` into `data`; true when changed.
@@ -843,16 +1048,32 @@ fn reprint(cache: &BuildCache<'_>, pieces: &[(bool, String)]) -> Result<String, 
         .map_err(|e| format!("printing the substituted objects: {e}"))
 }
 
-/// Renders every cluster in parallel.
+/// Renders every cluster in parallel; each looks its var sources up in its own objects and
+/// folder only (two clusters may reuse every name).
+///
+/// `roots` holds, per cluster, the tree its source shows (the repository's, or a view of it
+/// narrowed by that cluster's `spec.ignore`); `root` is the repository's.
 pub fn render_clusters(
     root: &Path,
+    roots: &[&Path],
     clusters: &[Cluster],
     cache: &BuildCache<'_>,
     opts: &RenderOptions,
+    outside: &Outside,
 ) -> Vec<ClusterRender> {
+    let homes: Vec<String> = clusters.iter().map(|c| sources::home_of(root, c)).collect();
     clusters
         .par_iter()
-        .map(|c| render_cluster(root, c, cache, opts))
+        .enumerate()
+        .map(|(i, c)| {
+            let others: Vec<String> = homes
+                .iter()
+                .enumerate()
+                .filter(|(j, h)| *j != i && **h != homes[i])
+                .map(|(_, h)| h.clone())
+                .collect();
+            render_cluster(roots.get(i).copied().unwrap_or(root), c, cache, opts, outside, &others)
+        })
         .collect()
 }
 
@@ -870,10 +1091,54 @@ mod tests {
         .unwrap()
     }
 
-    fn cm(name: &str, data: Value) -> (ObjectId, std::sync::Arc<Value>) {
+    fn cm(name: &str, data: Value) -> (ObjectId, Placed) {
         let v = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": name, "namespace": "flux-system"}, "data": data});
-        (ObjectId::of(&v), v.into())
+        placed(v)
+    }
+
+    fn placed(v: Value) -> (ObjectId, Placed) {
+        (
+            ObjectId::of(&v),
+            Placed {
+                object: v.into(),
+                from: "applied by flux-system/vars".into(),
+            },
+        )
+    }
+
+    fn world(objects: impl IntoIterator<Item = (ObjectId, Placed)>) -> World {
+        World {
+            objects: objects.into_iter().collect(),
+            declared: BTreeMap::new(),
+        }
+    }
+
+    /// Resolves at the settled step of the fixed point, without `--strict-sources`.
+    fn resolve_vars(
+        k: &Kustomization,
+        w: &World,
+        notes: &mut Vec<String>,
+    ) -> Result<BTreeMap<String, VarSource>, String> {
+        resolve_with(k, w, false).map(|r| {
+            notes.extend(r.notes);
+            r.vars
+        })
+    }
+
+    fn resolve_with(k: &Kustomization, w: &World, strict_sources: bool) -> Result<Resolution, String> {
+        let outside = Outside::none(Path::new("/nonexistent"));
+        let lookup = Lookup {
+            outside: &outside,
+            settled: true,
+            strict_sources,
+            home: "",
+            other_homes: &[],
+        };
+        match sources::resolve(k, w, &lookup) {
+            Resolved::Ready(r) => r,
+            Resolved::Wait => panic!("a settled lookup never waits"),
+        }
     }
 
     // fluxcd/pkg ssa/utils/meta.go SetCommonMetadata reads labels with GetLabels
@@ -904,12 +1169,10 @@ mod tests {
         let k = ks(json!({"postBuild": {
             "substitute": {"C": "inline"},
             "substituteFrom": [{"kind": "ConfigMap", "name": "a"}, {"kind": "ConfigMap", "name": "b"}]}}));
-        let objects: BTreeMap<_, _> = [
+        let objects = world([
             cm("a", json!({"A": "from-a", "B": "from-a", "C": "from-a"})),
             cm("b", json!({"B": "from-b\n"})),
-        ]
-        .into_iter()
-        .collect();
+        ]);
         let vars = resolve_vars(&k, &objects, &mut Vec::new()).unwrap();
         assert_eq!(vars["A"].value, "from-a");
         assert_eq!(vars["B"].value, "from-b"); // and the newline is removed
@@ -917,6 +1180,7 @@ mod tests {
             vars["C"],
             VarSource {
                 source: "inline".into(),
+                from: "postBuild.substitute".into(),
                 encrypted: false,
                 value: "inline".into(),
             }
@@ -924,19 +1188,43 @@ mod tests {
     }
 
     #[test]
-    fn missing_substitute_from_fails_unless_optional() {
+    fn missing_substitute_from_is_unknown_fails_with_strict_sources_and_optional_is_skipped() {
         let k =
             ks(json!({"postBuild": {"substituteFrom": [{"kind": "ConfigMap", "name": "gone"}]}}));
-        let err = resolve_vars(&k, &BTreeMap::new(), &mut Vec::new()).unwrap_err();
+        let res = resolve_with(&k, &World::default(), false).unwrap();
+        assert_eq!(res.unknown_sources, ["ConfigMap/flux-system/gone"]);
+        let err = resolve_with(&k, &World::default(), true).unwrap_err();
         assert!(err.contains("substitute from 'ConfigMap/gone'"), "{err}");
         let k = ks(
             json!({"postBuild": {"substituteFrom": [{"kind": "ConfigMap", "name": "gone", "optional": true}]}}),
         );
         let mut notes = Vec::new();
-        assert!(resolve_vars(&k, &BTreeMap::new(), &mut notes)
+        assert!(resolve_vars(&k, &World::default(), &mut notes)
             .unwrap()
             .is_empty());
         assert_eq!(notes.len(), 1);
+    }
+
+    #[test]
+    fn a_source_not_on_the_cluster_waits_until_the_fixed_point_settles() {
+        let k = ks(json!({"postBuild": {"substituteFrom": [{"kind": "ConfigMap", "name": "later"}]}}));
+        let outside = Outside::none(Path::new("/nonexistent"));
+        let lookup = Lookup {
+            outside: &outside,
+            settled: false,
+            strict_sources: false,
+            home: "",
+            other_homes: &[],
+        };
+        assert!(matches!(
+            sources::resolve(&k, &World::default(), &lookup),
+            Resolved::Wait
+        ));
+        let w = world([cm("later", json!({"A": "1"}))]);
+        let Resolved::Ready(Ok(res)) = sources::resolve(&k, &w, &lookup) else {
+            panic!("resolved once the source is on the cluster");
+        };
+        assert_eq!(res.vars["A"].from, "applied by flux-system/vars");
     }
 
     #[test]
@@ -945,22 +1233,24 @@ mod tests {
         let s = json!({"apiVersion": "v1", "kind": "Secret",
             "metadata": {"name": "s", "namespace": "flux-system"},
             "data": {"TOKEN": "czNjcjN0"}, "stringData": {"USER": "admin"}});
-        let objects: Objects = [(ObjectId::of(&s), s.into())].into_iter().collect();
+        let objects = world([placed(s)]);
         let vars = resolve_vars(&k, &objects, &mut Vec::new()).unwrap();
         assert_eq!(vars["TOKEN"].value, "s3cr3t");
         assert_eq!(vars["USER"].value, "admin");
     }
 
     #[test]
-    fn sops_encrypted_source_is_noted_as_unknown() {
+    fn sops_encrypted_source_gives_placeholders_and_a_note() {
         let k = ks(json!({"postBuild": {"substituteFrom": [{"kind": "Secret", "name": "s"}]}}));
         let s = json!({"apiVersion": "v1", "kind": "Secret",
             "metadata": {"name": "s", "namespace": "flux-system"},
             "data": {"K": "ENC[AES256_GCM,data:abc,type:str]"}, "sops": {"version": "3.8.1"}});
-        let objects: Objects = [(ObjectId::of(&s), s.into())].into_iter().collect();
+        let objects = world([placed(s)]);
         let mut notes = Vec::new();
         let vars = resolve_vars(&k, &objects, &mut notes).unwrap();
         assert!(vars["K"].encrypted);
+        // Never the ciphertext, which changes each time the file is encrypted again.
+        assert_eq!(vars["K"].value, "fluxsim-unknown:Secret/flux-system/s:K");
         assert!(notes[0].contains("SOPS-encrypted"), "{notes:?}");
     }
 

@@ -112,6 +112,7 @@ fn kustomization_json(k: &KustomizationRender) -> serde_json::Value {
         "error": error,
         "substituted": k.substituted,
         "vars": k.vars,
+        "unknownVars": k.unknown_vars,
         "varsUsed": k.vars_used,
         "notes": k.notes,
         "builtBy": k.built_by.map(crate::build::Maker::as_str),
@@ -127,6 +128,8 @@ pub fn render_json(r: &RepoRender) -> String {
         "builder": r.builder,
         "clusters": r.clusters.iter().map(|c| json!({
             "name": c.name,
+            "strict": c.strict,
+            "strictFrom": c.strict_from,
             "waves": c.waves.iter().map(|w| w.iter().map(ToString::to_string).collect::<Vec<_>>()).collect::<Vec<_>>(),
             "kustomizations": c.kustomizations.iter().map(kustomization_json).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),

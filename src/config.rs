@@ -1,0 +1,338 @@
+//! `fluxsim.toml` as `render` reads it: objects that exist on a cluster before Flux runs or
+//! outside the repository (`[[bootstrap.objects]]`), and kustomize-controller settings that
+//! change what it applies (`[kustomize_controller]`).
+//!
+//! ```toml
+//! # A manifest file of the repository that a bootstrap script applies.
+//! [[bootstrap.objects]]
+//! file = "kubernetes/dev/bootstrap/cluster-settings.yaml"
+//! clusters = ["dev"]            # default: every cluster
+//!
+//! # An inline manifest.
+//! [[bootstrap.objects]]
+//! manifest = """
+//! apiVersion: v1
+//! kind: ConfigMap
+//! metadata: {name: extra-vars, namespace: flux-system}
+//! data: {REGION: eu-west-1}
+//! """
+//!
+//! # The vars of a Secret the repository cannot hold (made by hand, or SOPS-encrypted).
+//! [[bootstrap.objects]]
+//! kind = "Secret"
+//! namespace = "flux-system"
+//! name = "cluster-secrets"
+//! vars = { SECRET_DOMAIN = "example.net" }
+//!
+//! # kustomize-controller's --feature-gates, when the repository does not show them.
+//! [kustomize_controller]
+//! feature_gates = ["StrictPostBuildSubstitutions=false"]
+//! ```
+//!
+//! The graph check reads the other tables of the same file (`graph::config`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// What `fluxsim.toml` tells a render.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct Config {
+    /// What exists before Flux runs.
+    #[serde(default)]
+    pub bootstrap: Bootstrap,
+    /// kustomize-controller's settings.
+    #[serde(default)]
+    pub kustomize_controller: Controller,
+}
+
+/// The `[bootstrap]` table (its `crd_groups` belong to the graph check).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct Bootstrap {
+    /// Objects on the cluster before Flux runs, or made outside the repository.
+    #[serde(default)]
+    pub objects: Vec<BootstrapObject>,
+}
+
+/// One `[[bootstrap.objects]]` entry: a file, an inline manifest, or the vars of a
+/// ConfigMap or Secret.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BootstrapObject {
+    /// A manifest file, relative to the repository root (every document in it).
+    pub file: Option<String>,
+    /// An inline manifest (one or more YAML documents).
+    pub manifest: Option<String>,
+    /// `ConfigMap` or `Secret`, with `name` and `vars`.
+    pub kind: Option<String>,
+    /// The object's namespace (default `flux-system`).
+    pub namespace: Option<String>,
+    /// The object's name.
+    pub name: Option<String>,
+    /// The vars the object holds, in plain text.
+    pub vars: Option<BTreeMap<String, String>>,
+    /// The clusters it exists on (by name); every cluster when empty.
+    #[serde(default)]
+    pub clusters: Vec<String>,
+}
+
+/// The `[kustomize_controller]` table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Controller {
+    /// `--feature-gates` values (`StrictPostBuildSubstitutions=false`); they win over what
+    /// the repository's manifests set.
+    #[serde(default)]
+    pub feature_gates: Vec<String>,
+}
+
+/// A config file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}:{line}: {message}")]
+pub struct ConfigError {
+    /// The file, as the user knows it.
+    pub file: String,
+    /// 1-based line (1 when unknown).
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// A declared object, read: the manifest objects it stands for.
+#[derive(Debug, Clone)]
+pub struct Declared {
+    /// The objects.
+    pub objects: Vec<Value>,
+    /// The clusters they exist on (every cluster when empty).
+    pub clusters: Vec<String>,
+    /// Where they were declared, for provenance (`fluxsim.toml`, or the file).
+    pub from: String,
+}
+
+impl Config {
+    /// Parses the text of `fluxsim.toml` (`file` names it in errors).
+    pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
+        let err = |line: usize, message: String| ConfigError {
+            file: file.to_string(),
+            line,
+            message,
+        };
+        let config: Config = toml::from_str(text).map_err(|e| {
+            let line = e
+                .span()
+                .map_or(1, |s| crate::locate::line_col(text, s.start).0);
+            err(line, e.message().trim().to_string())
+        })?;
+        for (i, o) in config.bootstrap.objects.iter().enumerate() {
+            let line = text
+                .match_indices("[[bootstrap.objects]]")
+                .nth(i)
+                .map_or(1, |(at, _)| crate::locate::line_col(text, at).0);
+            let forms = [o.file.is_some(), o.manifest.is_some(), o.kind.is_some()];
+            if forms.iter().filter(|f| **f).count() != 1 {
+                return Err(err(
+                    line,
+                    "a [[bootstrap.objects]] entry needs exactly one of `file`, `manifest`, or \
+                     `kind` with `name` and `vars`"
+                        .into(),
+                ));
+            }
+            if let Some(kind) = &o.kind {
+                if !matches!(kind.as_str(), "ConfigMap" | "Secret")
+                    || o.name.is_none()
+                    || o.vars.is_none()
+                {
+                    return Err(err(
+                        line,
+                        "a [[bootstrap.objects]] entry with `kind` needs kind `ConfigMap` or \
+                         `Secret`, a `name` and `vars`"
+                            .into(),
+                    ));
+                }
+            }
+        }
+        for g in &config.kustomize_controller.feature_gates {
+            if parse_gate(g).is_none() {
+                return Err(err(
+                    text.find("feature_gates")
+                        .map_or(1, |at| crate::locate::line_col(text, at).0),
+                    format!("feature gate `{g}`: expected NAME=true or NAME=false"),
+                ));
+            }
+        }
+        Ok(config)
+    }
+
+    /// Reads `fluxsim.toml` at the root of a source tree (read through the tree's view, so a
+    /// git revision's own file is used); no file is an empty config.
+    pub fn load(root: &Path) -> Result<Config, ConfigError> {
+        let path = root.join(CONFIG_FILE);
+        if !crate::source::view::is_file(&path) {
+            return Ok(Config::default());
+        }
+        let text = crate::source::view::read_to_string(&path).map_err(|e| ConfigError {
+            file: CONFIG_FILE.into(),
+            line: 1,
+            message: format!("cannot read: {e}"),
+        })?;
+        Config::parse(&text, CONFIG_FILE)
+    }
+
+    /// The declared objects, read (a `file` from the tree at `root`).
+    pub fn declared(&self, root: &Path) -> Result<Vec<Declared>, ConfigError> {
+        let mut out = Vec::new();
+        for o in &self.bootstrap.objects {
+            let bad = |message: String| ConfigError {
+                file: CONFIG_FILE.into(),
+                line: 1,
+                message,
+            };
+            let (objects, from) = if let Some(file) = &o.file {
+                let path = crate::source::secure_join(root, file)
+                    .map_err(|e| bad(format!("bootstrap object file `{file}`: {e}")))?;
+                let text = crate::source::view::read_to_string(&path)
+                    .map_err(|e| bad(format!("bootstrap object file `{file}`: {e}")))?;
+                (manifest_objects(&text, file)?, file.clone())
+            } else if let Some(text) = &o.manifest {
+                (manifest_objects(text, CONFIG_FILE)?, CONFIG_FILE.to_string())
+            } else {
+                let kind = o.kind.clone().unwrap_or_default();
+                let vars = o.vars.clone().unwrap_or_default();
+                let field = if kind == "Secret" { "stringData" } else { "data" };
+                let obj = serde_json::json!({
+                    "apiVersion": "v1", "kind": kind,
+                    "metadata": {
+                        "name": o.name.clone().unwrap_or_default(),
+                        "namespace": o.namespace.clone().unwrap_or_else(|| "flux-system".into()),
+                    },
+                    field: vars,
+                });
+                (vec![obj], CONFIG_FILE.to_string())
+            };
+            out.push(Declared {
+                objects,
+                clusters: o.clusters.clone(),
+                from,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The `StrictPostBuildSubstitutions` gate, when the config sets it.
+    #[must_use]
+    pub fn strict_gate(&self) -> Option<bool> {
+        self.kustomize_controller
+            .feature_gates
+            .iter()
+            .filter_map(|g| parse_gate(g))
+            .filter(|(name, _)| *name == STRICT_GATE)
+            .map(|(_, on)| on)
+            .last()
+    }
+}
+
+/// The config file's name, at the repository root.
+pub const CONFIG_FILE: &str = "fluxsim.toml";
+
+/// kustomize-controller's feature gate for strict substitution (on by default since v1.9.0:
+/// `internal/features/features.go`).
+pub const STRICT_GATE: &str = "StrictPostBuildSubstitutions";
+
+/// `NAME=true` or `NAME=false`.
+fn parse_gate(g: &str) -> Option<(&str, bool)> {
+    let (name, value) = g.trim().split_once('=')?;
+    let on = match value.trim() {
+        "true" => true,
+        "false" => false,
+        _ => return None,
+    };
+    (!name.is_empty()).then_some((name.trim(), on))
+}
+
+/// The `StrictPostBuildSubstitutions` value of a `--feature-gates=A=true,B=false` list
+/// (the last one given wins, as in `component-base`'s feature gate parsing).
+#[must_use]
+pub fn strict_gate_in(list: &str) -> Option<bool> {
+    list.split(',')
+        .filter_map(parse_gate)
+        .filter(|(name, _)| *name == STRICT_GATE)
+        .map(|(_, on)| on)
+        .last()
+}
+
+fn manifest_objects(text: &str, file: &str) -> Result<Vec<Value>, ConfigError> {
+    crate::manifest::split_documents(text)
+        .into_iter()
+        .map(|doc| {
+            crate::manifest::parse_object(doc).map_err(|e| ConfigError {
+                file: file.to_string(),
+                line: 1,
+                message: format!("bootstrap object: {e}"),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bootstrap_objects_take_exactly_one_form() {
+        let c = Config::parse(
+            "[[bootstrap.objects]]\nkind = \"Secret\"\nname = \"s\"\nvars = { A = \"1\" }\n\
+             clusters = [\"dev\"]\n",
+            "fluxsim.toml",
+        )
+        .unwrap();
+        assert_eq!(c.bootstrap.objects[0].clusters, ["dev"]);
+        let d = c.declared(Path::new("/nonexistent")).unwrap();
+        assert_eq!(d[0].objects[0]["stringData"]["A"], "1");
+        assert_eq!(d[0].objects[0]["metadata"]["namespace"], "flux-system");
+        let e = Config::parse(
+            "[kustomize_controller]\n\n[[bootstrap.objects]]\nfile = \"a.yaml\"\nmanifest = \"x\"\n",
+            "fluxsim.toml",
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        let e = Config::parse(
+            "[[bootstrap.objects]]\nkind = \"Deployment\"\nname = \"d\"\nvars = {}\n",
+            "fluxsim.toml",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("ConfigMap"), "{e}");
+    }
+
+    #[test]
+    fn graph_tables_are_left_to_the_graph_check() {
+        let c = Config::parse(
+            "[[runtime_crds]]\ngroup = \"g\"\nkinds = [\"K\"]\ncreated_by = { kind = \"T\" }\n\
+             [bootstrap]\ncrd_groups = [\"cilium.io\"]\n",
+            "fluxsim.toml",
+        );
+        assert!(c.is_ok(), "{c:?}");
+    }
+
+    // component-base/featuregate: `--feature-gates=A=true,B=false`, the last value wins.
+    #[test]
+    fn strict_gate_is_read_from_a_feature_gate_list() {
+        assert_eq!(
+            strict_gate_in("OOMWatch=true,StrictPostBuildSubstitutions=false"),
+            Some(false)
+        );
+        assert_eq!(strict_gate_in("OOMWatch=true"), None);
+        let c = Config::parse(
+            "[kustomize_controller]\nfeature_gates = [\"StrictPostBuildSubstitutions=false\"]\n",
+            "fluxsim.toml",
+        )
+        .unwrap();
+        assert_eq!(c.strict_gate(), Some(false));
+        assert!(Config::parse(
+            "[kustomize_controller]\nfeature_gates = [\"Strict\"]\n",
+            "fluxsim.toml"
+        )
+        .is_err());
+    }
+}
