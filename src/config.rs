@@ -196,11 +196,18 @@ impl Config {
                     .map_err(|e| bad(format!("bootstrap object file `{file}`: {e}")))?;
                 (manifest_objects(&text, file)?, file.clone())
             } else if let Some(text) = &o.manifest {
-                (manifest_objects(text, CONFIG_FILE)?, CONFIG_FILE.to_string())
+                (
+                    manifest_objects(text, CONFIG_FILE)?,
+                    CONFIG_FILE.to_string(),
+                )
             } else {
                 let kind = o.kind.clone().unwrap_or_default();
                 let vars = o.vars.clone().unwrap_or_default();
-                let field = if kind == "Secret" { "stringData" } else { "data" };
+                let field = if kind == "Secret" {
+                    "stringData"
+                } else {
+                    "data"
+                };
                 let obj = serde_json::json!({
                     "apiVersion": "v1", "kind": kind,
                     "metadata": {
@@ -229,7 +236,7 @@ impl Config {
             .filter_map(|g| parse_gate(g))
             .filter(|(name, _)| *name == STRICT_GATE)
             .map(|(_, on)| on)
-            .last()
+            .next_back()
     }
 }
 
@@ -259,7 +266,7 @@ pub fn strict_gate_in(list: &str) -> Option<bool> {
         .filter_map(parse_gate)
         .filter(|(name, _)| *name == STRICT_GATE)
         .map(|(_, on)| on)
-        .last()
+        .next_back()
 }
 
 fn manifest_objects(text: &str, file: &str) -> Result<Vec<Value>, ConfigError> {

@@ -363,7 +363,14 @@ pub fn render_tree_with(
             });
         }
         let r = pool.install(|| {
-            render_clusters(tree.root(), &cluster_roots, &clusters, cache, &ropts, &outside)
+            render_clusters(
+                tree.root(),
+                &cluster_roots,
+                &clusters,
+                cache,
+                &ropts,
+                &outside,
+            )
         });
         done.store(true, std::sync::atomic::Ordering::Relaxed);
         r

@@ -938,8 +938,16 @@ fn depends_on_a_kustomization_that_does_not_exist_renders_with_a_note_naming_it(
     let json = r.json();
     let orphan = kustomization(&json, "test", "orphan");
     assert_eq!(status(orphan), "rendered");
-    assert!(notes(orphan).contains("`flux-system/ghost`"), "{}", notes(orphan));
-    assert!(notes(orphan).contains("no Kustomization"), "{}", notes(orphan));
+    assert!(
+        notes(orphan).contains("`flux-system/ghost`"),
+        "{}",
+        notes(orphan)
+    );
+    assert!(
+        notes(orphan).contains("no Kustomization"),
+        "{}",
+        notes(orphan)
+    );
     assert!(!notes(orphan).contains("cycle"), "{}", notes(orphan));
     assert_eq!(status(kustomization(&json, "test", "healthy")), "rendered");
 }

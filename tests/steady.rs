@@ -67,7 +67,10 @@ fn root_applying_its_own_vars_substitutes_them() {
     let json = r.json();
     let root = kustomization(&json, "test", "flux-system");
     assert_eq!(status(root), "rendered", "{root:#}");
-    assert_eq!(from(root, "CLUSTER_NAME"), "applied by flux-system/flux-system");
+    assert_eq!(
+        from(root, "CLUSTER_NAME"),
+        "applied by flux-system/flux-system"
+    );
     let objects = built(repo.path(), "test", "flux-system");
     let info = objects
         .iter()
@@ -99,7 +102,11 @@ fn var_source_applied_by_a_later_kustomization_is_found() {
 fn failed_dependency_leaves_a_healthy_dependent_rendered_with_a_note() {
     let repo = fixture("failed-dependency");
     let r = render_json(repo.path(), &[]);
-    assert_eq!(r.code, 1, "the failed dependency is a finding: {}", r.stderr);
+    assert_eq!(
+        r.code, 1,
+        "the failed dependency is a finding: {}",
+        r.stderr
+    );
     let json = r.json();
     assert_eq!(status(kustomization(&json, "test", "broken")), "failed");
     let healthy = kustomization(&json, "test", "healthy");
@@ -116,8 +123,8 @@ fn failed_dependency_leaves_a_healthy_dependent_rendered_with_a_note() {
 }
 
 #[test]
-fn external_secret_vars_render_as_placeholders_and_the_digest_stays_when_an_unrelated_file_changes(
-) {
+fn external_secret_vars_render_as_placeholders_and_the_digest_stays_when_an_unrelated_file_changes()
+{
     let repo = fixture("external-secret");
     let r = render_json(repo.path(), &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -156,7 +163,10 @@ fn external_secret_vars_render_as_placeholders_and_the_digest_stays_when_an_unre
     let web = kustomization(&strict.json(), "test", "web").clone();
     assert_eq!(status(&web), "failed");
     assert!(
-        web["error"].as_str().unwrap().contains("Secret/cluster-secrets"),
+        web["error"]
+            .as_str()
+            .unwrap()
+            .contains("Secret/cluster-secrets"),
         "{web:#}"
     );
 }

@@ -343,10 +343,7 @@ pub fn render_cluster(
 
 /// The cluster's objects: what exists before Flux runs, then every current render's
 /// objects (a later id wins when two Kustomizations apply the same object).
-fn world_of(
-    boot: &World,
-    renders: &BTreeMap<NamespacedName, (Key, KustomizationRender)>,
-) -> World {
+fn world_of(boot: &World, renders: &BTreeMap<NamespacedName, (Key, KustomizationRender)>) -> World {
     let mut objects = boot.objects.clone();
     for (id, (_, r)) in renders {
         for o in r.artifact.iter().flat_map(|a| &a.objects) {
@@ -418,7 +415,9 @@ fn bootstrap_state(
                         o.id.clone(),
                         Placed {
                             object: o.object.clone(),
-                            from: format!("bootstrap: applied by hand with the root's folder {folder}"),
+                            from: format!(
+                                "bootstrap: applied by hand with the root's folder {folder}"
+                            ),
                         },
                     );
                 }
@@ -789,7 +788,11 @@ fn render_inner(
                     placeholder,
                 });
             }
-            let names: Vec<String> = r.unknown_vars.iter().map(|u| format!("`{}`", u.name)).collect();
+            let names: Vec<String> = r
+                .unknown_vars
+                .iter()
+                .map(|u| format!("`{}`", u.name))
+                .collect();
             r.notes.push(format!(
                 "{UNKNOWN_NOTE}: {} is found nowhere (made at run time?); {}",
                 res.unknown_sources.join(", "),
@@ -1072,7 +1075,14 @@ pub fn render_clusters(
                 .filter(|(j, h)| *j != i && **h != homes[i])
                 .map(|(_, h)| h.clone())
                 .collect();
-            render_cluster(roots.get(i).copied().unwrap_or(root), c, cache, opts, outside, &others)
+            render_cluster(
+                roots.get(i).copied().unwrap_or(root),
+                c,
+                cache,
+                opts,
+                outside,
+                &others,
+            )
         })
         .collect()
 }
@@ -1126,7 +1136,11 @@ mod tests {
         })
     }
 
-    fn resolve_with(k: &Kustomization, w: &World, strict_sources: bool) -> Result<Resolution, String> {
+    fn resolve_with(
+        k: &Kustomization,
+        w: &World,
+        strict_sources: bool,
+    ) -> Result<Resolution, String> {
         let outside = Outside::none(Path::new("/nonexistent"));
         let lookup = Lookup {
             outside: &outside,
@@ -1207,7 +1221,8 @@ mod tests {
 
     #[test]
     fn a_source_not_on_the_cluster_waits_until_the_fixed_point_settles() {
-        let k = ks(json!({"postBuild": {"substituteFrom": [{"kind": "ConfigMap", "name": "later"}]}}));
+        let k =
+            ks(json!({"postBuild": {"substituteFrom": [{"kind": "ConfigMap", "name": "later"}]}}));
         let outside = Outside::none(Path::new("/nonexistent"));
         let lookup = Lookup {
             outside: &outside,

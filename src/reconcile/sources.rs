@@ -79,8 +79,7 @@ impl RepoObjects {
                         continue;
                     };
                     let mut id = ObjectId::of(&obj);
-                    if !id.group.is_empty() || !matches!(id.kind.as_str(), "ConfigMap" | "Secret")
-                    {
+                    if !id.group.is_empty() || !matches!(id.kind.as_str(), "ConfigMap" | "Secret") {
                         continue;
                     }
                     if id.namespace.is_empty() {
@@ -187,7 +186,12 @@ fn deployment_gate(obj: &Value) -> Option<bool> {
         .and_then(Value::as_array)?;
     let mut gate = None;
     for c in containers {
-        for a in c.get("args").and_then(Value::as_array).into_iter().flatten() {
+        for a in c
+            .get("args")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if let Some(list) = a.as_str().and_then(|a| a.strip_prefix("--feature-gates=")) {
                 gate = crate::config::strict_gate_in(list).or(gate);
             }
@@ -344,7 +348,12 @@ fn put_vars(res: &mut Resolution, kind: &str, label: &str, placed: &Placed) {
         label.rsplit_once('/').map_or(label, |(_, n)| n)
     );
     let mut put = |field: &str, decode: bool| {
-        for (k, v) in obj.get(field).and_then(Value::as_object).into_iter().flatten() {
+        for (k, v) in obj
+            .get(field)
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
             let value = if encrypted {
                 placeholder(&[label.to_string()], k)
             } else {
@@ -387,9 +396,8 @@ fn from_files(
     lookup: &Lookup<'_>,
     notes: &mut Vec<String>,
 ) -> Option<Placed> {
-    let under = |file: &str, folder: &str| {
-        folder.is_empty() || file.starts_with(&format!("{folder}/"))
-    };
+    let under =
+        |file: &str, folder: &str| folder.is_empty() || file.starts_with(&format!("{folder}/"));
     let mut candidates: Vec<(usize, &FileObject)> = lookup
         .outside
         .files
@@ -408,7 +416,10 @@ fn from_files(
     candidates.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.file.cmp(&b.1.file)));
     let (_, taken) = candidates.first()?;
     if candidates.len() > 1 {
-        let others: BTreeSet<&str> = candidates[1..].iter().map(|(_, o)| o.file.as_str()).collect();
+        let others: BTreeSet<&str> = candidates[1..]
+            .iter()
+            .map(|(_, o)| o.file.as_str())
+            .collect();
         notes.push(format!(
             "{label}: {} files define it; took `{}` (closest to the cluster's folder), not {}",
             candidates.len(),
@@ -476,8 +487,14 @@ mod tests {
 
     #[test]
     fn common_depth_counts_whole_folders() {
-        assert_eq!(common_depth("kubernetes/dev/vars/a.yaml", "kubernetes/dev"), 2);
-        assert_eq!(common_depth("kubernetes/development/a.yaml", "kubernetes/dev"), 1);
+        assert_eq!(
+            common_depth("kubernetes/dev/vars/a.yaml", "kubernetes/dev"),
+            2
+        );
+        assert_eq!(
+            common_depth("kubernetes/development/a.yaml", "kubernetes/dev"),
+            1
+        );
         assert_eq!(common_depth("a.yaml", ""), 0);
     }
 
