@@ -79,6 +79,23 @@ enum Holder {
     },
 }
 
+/// A name of its own for a view of a tree: an empty temporary folder (held while the view
+/// lives, so no other view takes the name) and its resolved path.
+fn view_name() -> Result<(tempfile::TempDir, PathBuf), SourceError> {
+    let name = tempfile::Builder::new()
+        .prefix("fluxsim-view-")
+        .tempdir()
+        .map_err(|source| SourceError::Write {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+    let root = fs::canonicalize(name.path()).map_err(|source| SourceError::Read {
+        path: name.path().to_path_buf(),
+        source,
+    })?;
+    Ok((name, root))
+}
+
 impl Tree {
     /// The root of the tree: the copy, or the viewed folder.
     #[must_use]
@@ -196,17 +213,7 @@ impl Tree {
             }
             return Ok(copy);
         };
-        let name = tempfile::Builder::new()
-            .prefix("fluxsim-view-")
-            .tempdir()
-            .map_err(|source| SourceError::Write {
-                path: std::env::temp_dir(),
-                source,
-            })?;
-        let root = fs::canonicalize(name.path()).map_err(|source| SourceError::Read {
-            path: name.path().to_path_buf(),
-            source,
-        })?;
+        let (name, root) = view_name()?;
         let registration =
             self.register_view(root.clone(), self.root().to_path_buf(), changes.clone());
         Ok(Tree {
@@ -259,17 +266,7 @@ impl Tree {
                     .map(slash_path),
             );
         }
-        let name = tempfile::Builder::new()
-            .prefix("fluxsim-view-")
-            .tempdir()
-            .map_err(|source| SourceError::Write {
-                path: std::env::temp_dir(),
-                source,
-            })?;
-        let root = fs::canonicalize(name.path()).map_err(|source| SourceError::Read {
-            path: name.path().to_path_buf(),
-            source,
-        })?;
+        let (name, root) = view_name()?;
         let shown: BTreeSet<PathBuf> = files.iter().cloned().collect();
         let dirs: BTreeSet<PathBuf> = folders.iter().map(PathBuf::from).collect();
         let registration = match &self.dir {
