@@ -23,6 +23,7 @@ pub mod reconcile;
 pub mod render;
 pub mod report;
 pub mod revision;
+pub mod scratch;
 pub mod source;
 #[cfg(test)]
 mod testutil;

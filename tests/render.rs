@@ -35,6 +35,8 @@ fn baseline() -> &'static Baseline {
     static BASELINE: OnceLock<Baseline> = OnceLock::new();
     BASELINE.get_or_init(|| {
         let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("render-fleet-baseline");
+        // A folder left by an older fluxsim (without the `--out` marker) is not replaced.
+        let _ = std::fs::remove_dir_all(&out);
         let r = fluxsim(&[
             "render",
             "testdata/fleet",
@@ -212,6 +214,14 @@ fn out_dir_holds_one_file_per_kustomization_whose_digest_matches_sha256sums_and_
         "SHA256SUMS lists every artifact"
     );
     let written: BTreeSet<String> = read_tree(&b.out).into_keys().collect();
+    // The marker lists what fluxsim wrote, so that the next run replaces only that.
+    let marker = std::fs::read_to_string(b.out.join(".fluxsim-output")).unwrap();
+    let in_marker: BTreeSet<String> = marker.lines().skip(1).map(str::to_string).collect();
+    assert_eq!(
+        in_marker, expected,
+        "the marker lists every file but itself"
+    );
+    expected.insert(".fluxsim-output".to_string());
     assert_eq!(written, expected, "nothing else is written");
 
     let check = Command::new("sha256sum")
@@ -1175,6 +1185,51 @@ fn out_dir_that_is_the_repository_does_not_delete_it() {
         r.code,
         r.stderr
     );
+    assert_eq!(r.code, 2, "an input error: {}", r.stderr);
+    assert!(
+        r.stderr.contains("refusing to write") && r.stderr.contains("repository being rendered"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn out_dir_with_files_fluxsim_did_not_write_is_refused_and_kept() {
+    let repo = repo_from("testdata/fleet");
+    let out = tempfile::tempdir().unwrap();
+    let release = out.path().join("release");
+    std::fs::create_dir(&release).unwrap();
+    std::fs::write(release.join("SHA256SUMS"), "0  fluxsim.tar.gz\n").unwrap();
+    std::fs::write(release.join("fluxsim.tar.gz"), "keep me").unwrap();
+    let before = read_tree(out.path());
+    let r = fluxsim_in(
+        Some(repo.path()),
+        &["render", ".", "--out", release.to_str().unwrap()],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("fluxsim did not write it") && r.stderr.contains("release"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        read_tree(out.path()),
+        before,
+        "nothing beside or in it changed"
+    );
+    // The same folder once emptied is fluxsim's to fill, and to replace on the next run.
+    std::fs::remove_file(release.join("SHA256SUMS")).unwrap();
+    std::fs::remove_file(release.join("fluxsim.tar.gz")).unwrap();
+    for _ in 0..2 {
+        let r = fluxsim_in(
+            Some(repo.path()),
+            &["render", ".", "--out", release.to_str().unwrap()],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let names: Vec<String> = read_tree(out.path()).into_keys().collect();
+    assert!(names.iter().all(|n| n.starts_with("release/")), "{names:?}");
+    assert!(names.contains(&"release/SHA256SUMS".to_string()));
 }
 
 // Two clusters that collide in every way a name can: the same GitRepository

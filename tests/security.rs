@@ -131,3 +131,128 @@ fn kustomize_binary_is_never_handed_a_path_outside_the_source_root() {
 fn default_builder_refuses_every_path_outside_the_source_root() {
     paths_outside_the_root_fail_as_flux_fails_them("auto");
 }
+
+/// A kustomize that answers `version`, and for a build starts a long-lived child of its own,
+/// writes both process ids to `$FAKE_PIDS` and hangs: what a remote base (git) or a
+/// `helmCharts` build (helm) looks like when it stalls.
+#[cfg(unix)]
+fn hanging_kustomize(dir: &Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = dir.join("kustomize");
+    fs::write(
+        &bin,
+        "#!/bin/sh\n\
+         if [ \"$1\" = version ]; then echo v5.8.1; exit 0; fi\n\
+         sleep 300 &\n\
+         echo $! >> \"$FAKE_PIDS\"\n\
+         echo $$ >> \"$FAKE_PIDS\"\n\
+         wait\n",
+    )
+    .unwrap();
+    fs::set_permissions(&bin, fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+/// Whether a process is still running (a zombie waiting for its reaper is not).
+#[cfg(unix)]
+fn running(pid: &str) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+}
+
+#[cfg(unix)]
+fn pids(file: &Path) -> Vec<String> {
+    fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// `render` of the fleet with the hanging kustomize, its temporary folders in `tmp`.
+#[cfg(unix)]
+fn hanging_render(top: &Path, timeout: &str) -> (Command, std::path::PathBuf) {
+    let repo = repo_from("testdata/fleet");
+    let root = top.join("repo");
+    common::copy_dir(repo.path(), &root);
+    let tmp = top.join("tmp");
+    fs::create_dir(&tmp).unwrap();
+    let bin = hanging_kustomize(top);
+    let pid_file = top.join("pids");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fluxsim"));
+    cmd.args([
+        "render",
+        ".",
+        "--no-cache",
+        "--builder",
+        "kustomize",
+        "-j",
+        "2",
+    ])
+    .args(["--timeout", timeout, "--kustomize"])
+    .arg(&bin)
+    .env("TMPDIR", &tmp)
+    .env("FAKE_PIDS", &pid_file)
+    .current_dir(&root);
+    (cmd, pid_file)
+}
+
+#[cfg(unix)]
+fn assert_all_gone(pid_file: &Path, tmp: &Path) {
+    let started = pids(pid_file);
+    assert!(!started.is_empty(), "the fake kustomize never ran");
+    let gone = (0..300).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        started.iter().all(|p| !running(p))
+    });
+    let alive: Vec<&String> = started.iter().filter(|p| running(p)).collect();
+    assert!(gone, "processes kustomize started survive: {alive:?}");
+    let left: Vec<_> = fs::read_dir(tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "temporary folders left: {left:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_timed_out_kustomize_is_killed_with_what_it_started() {
+    let top = tempfile::tempdir().unwrap();
+    let (mut cmd, pid_file) = hanging_render(top.path(), "1");
+    let o = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("timed out") || stdout.contains("timeout"),
+        "{stdout}"
+    );
+    assert_all_gone(&pid_file, &top.path().join("tmp"));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_signal_kills_kustomize_and_removes_every_temporary_folder() {
+    for (signal, code) in [("TERM", 143), ("INT", 130)] {
+        let top = tempfile::tempdir().unwrap();
+        let (mut cmd, pid_file) = hanging_render(top.path(), "120");
+        let mut child = cmd
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait until a build is under way (its kustomize wrote its ids).
+        let started = (0..1000).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            pids(&pid_file).len() >= 2
+        });
+        assert!(started, "no build started");
+        let killed = Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(code), "SIG{signal}");
+        assert_all_gone(&pid_file, &top.path().join("tmp"));
+    }
+}

@@ -233,16 +233,20 @@ impl KustomizeBinary {
 
 impl Builder for KustomizeBinary {
     fn build(&self, dir: &Path) -> Result<String, BuildError> {
-        let mut child = Command::new(&self.program)
-            .arg(self.subcommand)
-            .arg("--load-restrictor")
-            .arg("LoadRestrictionsNone")
-            .arg(dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| BuildError::NotFound(format!("{}: {e}", self.program.display())))?;
+        // Its own process group, so that a timeout or a signal to fluxsim also ends what
+        // kustomize started (git for remote bases, helm for helmCharts).
+        let mut group = crate::scratch::Group::spawn(
+            Command::new(&self.program)
+                .arg(self.subcommand)
+                .arg("--load-restrictor")
+                .arg("LoadRestrictionsNone")
+                .arg(dir)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+        )
+        .map_err(|e| BuildError::NotFound(format!("{}: {e}", self.program.display())))?;
+        let child = group.child();
         let mut stdout = child
             .stdout
             .take()
@@ -263,17 +267,18 @@ impl Builder for KustomizeBinary {
         });
         let start = Instant::now();
         let status = loop {
-            match child.try_wait() {
+            match group.child().try_wait() {
                 Ok(Some(status)) => break status,
                 Ok(None) if start.elapsed() > self.timeout => {
-                    let _ = child.kill();
-                    let _ = child.wait();
+                    group.kill();
                     return Err(BuildError::Timeout(self.timeout));
                 }
                 Ok(None) => std::thread::sleep(Duration::from_millis(5)),
                 Err(e) => return Err(BuildError::Failed(e.to_string())),
             }
         };
+        // What the leader started may still hold the pipes open: end the group first.
+        drop(group);
         let out = out_reader.join().unwrap_or_default();
         let err = err_reader.join().unwrap_or_default();
         if !status.success() {

@@ -98,6 +98,14 @@ impl From<Status> for ExitCode {
 
 /// Parses the process arguments and runs the chosen subcommand.
 pub fn run() -> ExitCode {
+    crate::scratch::install_signal_handlers();
+    let status = run_command();
+    // Whatever a view or a build left in this run's temporary folder goes with it.
+    crate::scratch::finish();
+    status
+}
+
+fn run_command() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

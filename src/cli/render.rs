@@ -134,8 +134,8 @@ pub(crate) fn run_render(args: &RenderArgs) -> Status {
         }
     };
     if let Some(out) = &args.out {
-        if let Err(e) = crate::report::write_out(&r, out) {
-            eprintln!("fluxsim: error: writing {}: {e}", out.display());
+        if let Err(e) = crate::report::out::write_out(&r, out, &args.flags.repo) {
+            eprintln!("fluxsim: error: {e}");
             return Status::Error;
         }
     }

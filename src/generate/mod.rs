@@ -131,10 +131,7 @@ impl Prepared {
         closure: &crate::build::closure::Closure,
     ) -> Result<tempfile::TempDir, GenerateError> {
         let io = |e: std::io::Error| GenerateError::Io(e.to_string());
-        let out = tempfile::Builder::new()
-            .prefix("fluxsim-overlay-")
-            .tempdir()
-            .map_err(io)?;
+        let out = crate::scratch::tempdir("fluxsim-overlay-").map_err(io)?;
         let generated = self.file.as_ref().map(|(name, _)| {
             if self.rel_path == "." {
                 name.clone()
@@ -452,10 +449,7 @@ fn overlay_with_file(
     content: &str,
 ) -> Result<tempfile::TempDir, GenerateError> {
     let io = |e: std::io::Error| GenerateError::Io(e.to_string());
-    let overlay = tempfile::Builder::new()
-        .prefix("fluxsim-overlay-")
-        .tempdir()
-        .map_err(io)?;
+    let overlay = crate::scratch::tempdir("fluxsim-overlay-").map_err(io)?;
     let mut src = root.to_path_buf();
     let mut dst = overlay.path().to_path_buf();
     let parts: Vec<&str> = if rel_path == "." {

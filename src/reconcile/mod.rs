@@ -1026,10 +1026,8 @@ fn reprint(cache: &BuildCache<'_>, pieces: &[(bool, String)]) -> Result<String, 
     let on_disk = || {
         written
             .get_or_init(|| {
-                let dir = tempfile::Builder::new()
-                    .prefix("fluxsim-postbuild-")
-                    .tempdir()
-                    .map_err(|e| e.to_string())?;
+                let dir =
+                    crate::scratch::tempdir("fluxsim-postbuild-").map_err(|e| e.to_string())?;
                 for (name, (_, text)) in names.iter().zip(pieces) {
                     std::fs::write(dir.path().join(name), text).map_err(|e| e.to_string())?;
                 }

@@ -4,9 +4,9 @@ pub mod audit;
 pub mod diff;
 pub mod findings;
 pub mod graph;
+pub mod out;
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use serde_json::json;
 
@@ -135,71 +135,4 @@ pub fn render_json(r: &RepoRender) -> String {
         })).collect::<Vec<_>>(),
     });
     serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
-}
-
-/// Writes `DIR/<cluster>/<namespace>/<name>.yaml` per rendered Kustomization and a
-/// `DIR/SHA256SUMS` that `sha256sum -c` accepts. Everything is written to a staging
-/// directory beside DIR first, then moved into place, so a failure leaves no partial output.
-/// An existing DIR is replaced only when it is empty or earlier fluxsim output (it holds a
-/// `SHA256SUMS`); anything else is refused, never deleted.
-pub fn write_out(r: &RepoRender, dir: &Path) -> std::io::Result<()> {
-    let refuse = |why: &str| {
-        std::io::Error::other(format!("refusing to replace `{}`: {why}", dir.display()))
-    };
-    if dir.exists() {
-        if !dir.is_dir() {
-            return Err(refuse("it is not a directory"));
-        }
-        let empty = std::fs::read_dir(dir)?.next().is_none();
-        if !empty && !dir.join("SHA256SUMS").is_file() {
-            return Err(refuse(
-                "it is not empty and holds no earlier fluxsim output (no SHA256SUMS)",
-            ));
-        }
-    }
-    let parent = dir
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent)?;
-    let staging = tempfile::Builder::new()
-        .prefix(".fluxsim-out-")
-        .tempdir_in(parent)?;
-    let mut sums = String::new();
-    for c in &r.clusters {
-        for k in &c.kustomizations {
-            let Some(a) = &k.artifact else {
-                continue;
-            };
-            let rel = format!(
-                "{}/{}/{}.yaml",
-                c.name, k.kustomization.id.namespace, k.kustomization.id.name
-            );
-            let path = staging.path().join(&rel);
-            if let Some(p) = path.parent() {
-                std::fs::create_dir_all(p)?;
-            }
-            std::fs::write(&path, &a.yaml)?;
-            let _ = writeln!(sums, "{}  {rel}", a.sha256);
-        }
-    }
-    std::fs::write(staging.path().join("SHA256SUMS"), sums)?;
-    // Move the old output aside, put the new one in place, then delete the old one.
-    let old = if dir.exists() {
-        let aside = tempfile::Builder::new()
-            .prefix(".fluxsim-old-")
-            .tempdir_in(parent)?
-            .keep();
-        std::fs::remove_dir(&aside)?;
-        std::fs::rename(dir, &aside)?;
-        Some(aside)
-    } else {
-        None
-    };
-    let kept = staging.keep();
-    std::fs::rename(&kept, dir)?;
-    if let Some(old) = old {
-        std::fs::remove_dir_all(old)?;
-    }
-    Ok(())
 }

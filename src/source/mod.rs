@@ -82,13 +82,10 @@ enum Holder {
 /// A name of its own for a view of a tree: an empty temporary folder (held while the view
 /// lives, so no other view takes the name) and its resolved path.
 fn view_name() -> Result<(tempfile::TempDir, PathBuf), SourceError> {
-    let name = tempfile::Builder::new()
-        .prefix("fluxsim-view-")
-        .tempdir()
-        .map_err(|source| SourceError::Write {
-            path: std::env::temp_dir(),
-            source,
-        })?;
+    let name = crate::scratch::tempdir("fluxsim-view-").map_err(|source| SourceError::Write {
+        path: std::env::temp_dir(),
+        source,
+    })?;
     let root = fs::canonicalize(name.path()).map_err(|source| SourceError::Read {
         path: name.path().to_path_buf(),
         source,
@@ -332,13 +329,10 @@ impl Tree {
 
 /// A new, empty temporary folder for a tree.
 fn source_temp_dir() -> Result<TempDir, SourceError> {
-    tempfile::Builder::new()
-        .prefix("fluxsim-source-")
-        .tempdir()
-        .map_err(|source| SourceError::Write {
-            path: std::env::temp_dir(),
-            source,
-        })
+    crate::scratch::tempdir("fluxsim-source-").map_err(|source| SourceError::Write {
+        path: std::env::temp_dir(),
+        source,
+    })
 }
 
 /// `a/./b/../c` as `a/c` (`/`-separated, relative); `None` when it climbs above its start.

@@ -274,9 +274,7 @@ pub fn on_disk(path: &Path) -> io::Result<PathBuf> {
 }
 
 fn copy_view(v: &View) -> io::Result<tempfile::TempDir> {
-    let out = tempfile::Builder::new()
-        .prefix("fluxsim-source-")
-        .tempdir()?;
+    let out = crate::scratch::tempdir("fluxsim-source-")?;
     for d in &v.dirs {
         std::fs::create_dir_all(out.path().join(d))?;
     }

@@ -1,0 +1,313 @@
+//! What fluxsim leaves on the machine while it runs, and takes back on every exit path:
+//! its temporary folders (all inside one folder per run) and the process groups of the
+//! tools it runs (kustomize and what kustomize starts: git, helm).
+//!
+//! This is the one module with process-wide state, on purpose: a signal arrives on a thread
+//! of its own and cannot reach values owned by the threads it interrupts, so whatever a
+//! signal must undo is registered here as it is made. A run that is killed outright
+//! (SIGKILL, a power cut) leaves its folder behind; the next run removes the folders of
+//! runs whose process is gone ([`sweep_stale`]).
+
+use std::collections::BTreeSet;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+/// The name every run folder starts with: `fluxsim-<pid>-<random>`.
+const RUN_PREFIX: &str = "fluxsim-";
+/// The file that marks a folder as fluxsim's own, so a sweep never removes anything else.
+pub const MARKER: &str = ".fluxsim-scratch";
+
+static RUN_DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+/// The process groups of running tools; `None` once a signal has arrived, so that no new
+/// tool starts while the handler cleans up.
+static GROUPS: Mutex<Option<BTreeSet<i32>>> = Mutex::new(Some(BTreeSet::new()));
+static EXTRA: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+/// Held while folders are moved into place, so a signal waits for the move to finish
+/// rather than remove a folder half-way through it.
+static MOVING: Mutex<()> = Mutex::new(());
+
+/// This run's folder under the system's temporary folder, made on first use (after removing
+/// the folders that dead runs left behind).
+pub fn run_dir() -> io::Result<&'static Path> {
+    RUN_DIR
+        .get_or_init(|| {
+            let tmp = std::env::temp_dir();
+            sweep_stale(&tmp, RUN_PREFIX, MARKER);
+            let dir = tempfile::Builder::new()
+                .prefix(&format!("{RUN_PREFIX}{}-", std::process::id()))
+                .tempdir_in(&tmp)
+                .map_err(|e| format!("creating a temporary folder in {}: {e}", tmp.display()))?
+                .keep();
+            std::fs::write(dir.join(MARKER), "fluxsim run folder\n")
+                .map_err(|e| format!("writing in {}: {e}", dir.display()))?;
+            Ok(dir)
+        })
+        .as_ref()
+        .map(PathBuf::as_path)
+        .map_err(|e| io::Error::other(e.clone()))
+}
+
+/// A new temporary folder inside this run's folder, removed when dropped (and with the run
+/// folder on any exit).
+pub fn tempdir(prefix: &str) -> io::Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(run_dir()?)
+}
+
+/// Keeps `path` (a folder fluxsim made outside its run folder, such as `--out`'s staging
+/// folder) on the list of what a signal removes, until [`release`] is called.
+pub fn hold(path: &Path) {
+    EXTRA
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(path.to_path_buf());
+}
+
+/// Takes `path` off the list kept by [`hold`].
+pub fn release(path: &Path) {
+    EXTRA
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(path);
+}
+
+/// Runs `f` (renames that put output in place) without a signal's cleanup in the middle.
+pub fn uninterrupted<T>(f: impl FnOnce() -> T) -> T {
+    let _moving = MOVING.lock().unwrap_or_else(PoisonError::into_inner);
+    f()
+}
+
+/// Removes this run's folder. Called once the command is done (and by the signal handler).
+pub fn finish() {
+    if let Some(Ok(dir)) = RUN_DIR.get() {
+        remove_tree(dir);
+    }
+}
+
+/// Removes a folder, trying again briefly when a thread still writing into it makes the
+/// removal fail (a signal can arrive in the middle of a build).
+fn remove_tree(dir: &Path) {
+    for _ in 0..20 {
+        match std::fs::remove_dir_all(dir) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            _ => return,
+        }
+    }
+}
+
+/// Removes the folders in `parent` whose names start with `prefix` followed by the id of a
+/// process that is gone, and that hold the file `marker`: what a killed run left.
+pub fn sweep_stale(parent: &Path, prefix: &str, marker: &str) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(prefix))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let path = entry.path();
+        // Never follow a symbolic link, never touch a folder without the marker.
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if !is_dir || pid == std::process::id() || process_alive(pid) {
+            continue;
+        }
+        if std::fs::symlink_metadata(path.join(marker)).is_ok_and(|m| m.is_file()) {
+            remove_tree(&path);
+        }
+    }
+}
+
+#[cfg(unix)]
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return true;
+    };
+    // kill(pid, 0) checks for existence; EPERM means it exists under another user.
+    // SAFETY: signal 0 sends nothing; the call only reports whether `pid` exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+#[cfg(not(unix))]
+fn process_alive(_pid: u32) -> bool {
+    // Without a way to tell, nothing is swept.
+    true
+}
+
+/// A child process running in a process group of its own, registered so that a signal to
+/// fluxsim kills the whole group; dropping it kills what is left of the group.
+pub struct Group {
+    child: Child,
+    id: i32,
+}
+
+impl Group {
+    /// Starts `cmd` as the leader of a new process group.
+    pub fn spawn(cmd: &mut Command) -> io::Result<Group> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::CommandExt;
+            cmd.process_group(0);
+        }
+        // Registered before the spawn returns to any other thread's view: the lock is held
+        // across the spawn so a signal handler sees either no child or its group.
+        let mut groups = GROUPS.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(groups) = groups.as_mut() else {
+            return Err(io::Error::other("fluxsim is stopping on a signal"));
+        };
+        let child = cmd.spawn()?;
+        let id = child.id() as i32;
+        groups.insert(id);
+        Ok(Group { child, id })
+    }
+
+    /// The child process.
+    pub fn child(&mut self) -> &mut Child {
+        &mut self.child
+    }
+
+    /// Kills every process of the group (the child and whatever it started) and reaps the
+    /// child.
+    pub fn kill(&mut self) {
+        kill_group(self.id);
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        // The leader has exited when the build is done, but what it started may not have.
+        kill_group(self.id);
+        if let Some(groups) = GROUPS
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_mut()
+        {
+            groups.remove(&self.id);
+        }
+    }
+}
+
+#[cfg(unix)]
+fn kill_group(id: i32) {
+    // SAFETY: a negative pid addresses the process group `id`, which this process made.
+    unsafe {
+        libc::kill(-id, libc::SIGKILL);
+    }
+}
+
+#[cfg(not(unix))]
+fn kill_group(_id: i32) {}
+
+/// On SIGINT, SIGTERM or SIGHUP: kills every registered process group, removes this run's
+/// folder and every held folder, and exits with 128 + the signal's number, as a shell does.
+pub fn install_signal_handlers() {
+    #[cfg(unix)]
+    {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+            return;
+        };
+        std::thread::spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                let groups = GROUPS
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take()
+                    .unwrap_or_default();
+                for id in groups {
+                    kill_group(id);
+                }
+                // Never released: the process exits below.
+                let moving = MOVING.lock().unwrap_or_else(PoisonError::into_inner);
+                std::mem::forget(moving);
+                let held: Vec<PathBuf> = EXTRA
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .iter()
+                    .cloned()
+                    .collect();
+                for path in held {
+                    remove_tree(&path);
+                }
+                finish();
+                std::process::exit(128 + signal);
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sweep_removes_only_marked_folders_of_dead_processes() {
+        let tmp = tempfile::tempdir().unwrap();
+        // A pid that cannot be running: above the kernel's pid limit.
+        let dead = "fluxsim-4194305-abc";
+        let alive = format!("fluxsim-{}-abc", std::process::id());
+        let unmarked = "fluxsim-4194306-abc";
+        for name in [dead, alive.as_str(), unmarked] {
+            std::fs::create_dir(tmp.path().join(name)).unwrap();
+            std::fs::write(tmp.path().join(name).join("file"), "x").unwrap();
+        }
+        std::fs::write(tmp.path().join(dead).join(MARKER), "").unwrap();
+        std::fs::write(tmp.path().join(&alive).join(MARKER), "").unwrap();
+        let other = "fluxsim-notapid-abc";
+        std::fs::create_dir(tmp.path().join(other)).unwrap();
+        std::fs::write(tmp.path().join(other).join(MARKER), "").unwrap();
+        sweep_stale(tmp.path(), "fluxsim-", MARKER);
+        assert!(
+            !tmp.path().join(dead).exists(),
+            "a dead run's marked folder goes"
+        );
+        assert!(tmp.path().join(alive).exists(), "a live run's folder stays");
+        assert!(
+            tmp.path().join(unmarked).exists(),
+            "a folder without the marker stays"
+        );
+        assert!(
+            tmp.path().join(other).exists(),
+            "a name without a pid stays"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn killing_a_group_kills_what_the_child_started() {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg("sleep 30 & echo $!; wait");
+        cmd.stdout(std::process::Stdio::piped());
+        let mut g = Group::spawn(&mut cmd).unwrap();
+        let mut line = String::new();
+        {
+            use std::io::BufRead;
+            let out = g.child().stdout.take().unwrap();
+            std::io::BufReader::new(out).read_line(&mut line).unwrap();
+        }
+        let grandchild: u32 = line.trim().parse().unwrap();
+        assert!(process_alive(grandchild));
+        g.kill();
+        // The grandchild is reparented to init, which reaps it; give it a moment.
+        let gone = (0..200).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            !process_alive(grandchild)
+                || std::fs::read_to_string(format!("/proc/{grandchild}/stat"))
+                    .is_ok_and(|s| s.contains(") Z "))
+        });
+        assert!(gone, "the child's own child survived the group kill");
+    }
+}
