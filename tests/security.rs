@@ -256,3 +256,56 @@ fn a_signal_kills_kustomize_and_removes_every_temporary_folder() {
         assert_all_gone(&pid_file, &top.path().join("tmp"));
     }
 }
+
+// Substitution is bounded: an object may grow at most 16 MiB beyond its template
+// (envsubst::OUTPUT_GROWTH_LIMIT), so a var referenced until the object is huge fails that
+// Kustomization, not the machine; a negative substring length fails as Flux's Go code does
+// (envsubst/funcs.go toSubstr panics), and audit reports both (FS113).
+#[test]
+fn runaway_substitution_fails_its_kustomization_and_audit_reports_it() {
+    let repo = repo_from("testdata/hostile/unbounded");
+    let dir = repo.path().to_str().unwrap();
+    let r = common::fluxsim(&["render", dir, "--format", "json"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let json = r.json();
+    let huge = kustomization(&json, "test", "huge");
+    assert_eq!(huge["status"], "failed");
+    assert!(
+        huge["error"].as_str().unwrap().contains("would exceed"),
+        "{huge}"
+    );
+    let negative = kustomization(&json, "test", "negative");
+    assert_eq!(negative["status"], "failed");
+    assert!(
+        negative["error"]
+            .as_str()
+            .unwrap()
+            .contains("slice bounds out of range"),
+        "{negative}"
+    );
+    assert_eq!(kustomization(&json, "test", "healthy")["status"], "rendered");
+
+    let a = common::fluxsim(&["audit", dir, "--format", "json"]);
+    assert_eq!(a.code, 1, "{}", a.stderr);
+    let mut found: Vec<(String, String, u64)> = a.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "FS113")
+        .map(|f| {
+            (
+                f["severity"].as_str().unwrap().to_string(),
+                f["location"]["file"].as_str().unwrap_or_default().to_string(),
+                f["location"]["line"].as_u64().unwrap_or_default(),
+            )
+        })
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            ("error".into(), "apps/huge/configmap.yaml".into(), 7),
+            ("error".into(), "apps/negative/configmap.yaml".into(), 7),
+        ]
+    );
+}

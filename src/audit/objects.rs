@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::expr::{self, Ref};
 use super::place::{Needle, ObjectRef, Place, Sources};
 use super::rules::{
-    BASH_OPERATOR, NOT_AUDITED, SHELL_VAR_IN_SCRIPT, SUBSTITUTION_DISABLED, TYPE_CHANGE,
+    BASH_OPERATOR, EVALUATION_FAILS, NOT_AUDITED, SHELL_VAR_IN_SCRIPT, SUBSTITUTION_DISABLED, TYPE_CHANGE,
     UNDEFINED_VAR, UNSUPPORTED_EXPANSION, VERBATIM_LITERAL,
 };
 use super::{substitutes, template_of, AuditOptions, PathSummary};
@@ -638,9 +638,52 @@ impl<'c> ClusterCtx<'c> {
                 }
             }
         }
+        if errors.is_empty() {
+            blocking |= self.check_evaluation(k, o, files);
+        }
         if !blocking {
             self.check_types(k, o, &leaves, files);
         }
+    }
+
+    /// FS113: evaluate the object's text as Flux does (undefined vars were judged above, so
+    /// without strict mode); an expression that parses but fails to evaluate (Go panics on
+    /// a negative substring length, fluxsim's size bound) fails the Kustomization. True when
+    /// one does.
+    fn check_evaluation(
+        &mut self,
+        k: &KustomizationRender,
+        o: &ArtifactObject,
+        files: &mut Sources<'_>,
+    ) -> bool {
+        self.checks += 1;
+        let values: BTreeMap<String, String> = k
+            .vars
+            .iter()
+            .map(|(n, v)| (n.clone(), v.value.clone()))
+            .collect();
+        let Err(e) = crate::envsubst::eval(o.yaml.as_bytes(), &values, false) else {
+            return false;
+        };
+        let place = place_in(
+            files,
+            k,
+            o,
+            Some(Needle {
+                text: &e.expr,
+                nth: 0,
+                whole_word: false,
+            }),
+        );
+        let message = format!(
+            "`{}` in {}: {}, so Flux fails the whole Kustomization ({})",
+            e.expr,
+            o.id,
+            e.flux_message(),
+            e.hint()
+        );
+        self.push(k, &EVALUATION_FAILS, message, place.location);
+        true
     }
 
     /// FS105: substitute the object as Flux does and compare each substituted scalar's type

@@ -139,6 +139,19 @@ pub const UNKNOWN_SOURCE: Rule = Rule {
            that nothing creates fails the Kustomization (see `fluxsim render`).",
 };
 
+/// An expression that parses but that Flux's evaluation cannot complete.
+pub const EVALUATION_FAILS: Rule = Rule {
+    id: "FS113",
+    name: "evaluation-fails",
+    severity: Severity::Error,
+    summary: "An expression Flux's envsubst parses but cannot evaluate: a substring whose \
+              negative length ends before its offset (`${VAR:0:-1}`) panics in Flux's Go code, \
+              and a value that grows an object past fluxsim's bound cannot be applied: the \
+              whole Kustomization fails.",
+    help: "Flux's `${VAR:offset:length}` takes no negative length (unlike bash): compute the \
+           value in the var's source instead, or write `$${...}` to leave it to a shell.",
+};
+
 /// Every audit rule, in id order (the SARIF driver lists them in this order).
 pub const RULES: &[Rule] = &[
     NOT_AUDITED,
@@ -154,6 +167,7 @@ pub const RULES: &[Rule] = &[
     OTHER_CLUSTER_LITERAL,
     ENCRYPTED_SOURCE,
     UNKNOWN_SOURCE,
+    EVALUATION_FAILS,
 ];
 
 #[cfg(test)]

@@ -456,3 +456,28 @@ fn random_templates_and_values_never_panic() {
         let _ = audit(&[cluster("dev", vec![k]), cluster("prod", vec![other])]);
     }
 }
+
+// fluxcd/pkg envsubst/funcs.go toSubstr slices `s[pos:end]` with end = pos + length: a
+// negative length makes end < pos, and Go panics ("slice bounds out of range"); the
+// controller fails the Kustomization. It parses, so only evaluation finds it.
+#[test]
+fn negative_substring_length_panics_flux_and_is_an_error() {
+    let yaml = configmap("  A: ${CLUSTER_NAME:0:-1}\n");
+    let f = audit(&[cluster(
+        "dev",
+        vec![render("a", &substituting(), &yaml, VARS)],
+    )]);
+    assert_eq!(rules(&f), [("FS113", Severity::Error)]);
+    assert!(
+        f[0].message.contains("slice bounds out of range"),
+        "{}",
+        f[0].message
+    );
+    // A non-negative length evaluates.
+    let yaml = configmap("  A: ${CLUSTER_NAME:0:1}\n");
+    let f = audit(&[cluster(
+        "dev",
+        vec![render("a", &substituting(), &yaml, VARS)],
+    )]);
+    assert!(f.is_empty(), "{f:?}");
+}

@@ -63,6 +63,28 @@ pub(crate) enum BuilderFlag {
     Kustomize,
 }
 
+/// `--jobs` past this many threads per core only adds contention: each thread may run a
+/// kustomize process, and the native builder is bound by the cores.
+const JOBS_PER_CORE: usize = 4;
+
+/// `--jobs N` bounded to [`JOBS_PER_CORE`] threads per core (at least 16), with a note on
+/// stderr (once) when N is more. 0 stays 0: one thread per core.
+fn clamp_jobs(jobs: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let max = (cores * JOBS_PER_CORE).max(16);
+    if jobs > max {
+        static NOTE: std::sync::Once = std::sync::Once::new();
+        NOTE.call_once(|| {
+            eprintln!(
+                "fluxsim: note: --jobs {jobs} is more than {JOBS_PER_CORE} per core \
+                 ({cores} cores); using {max}"
+            );
+        });
+        return max;
+    }
+    jobs
+}
+
 impl RenderFlags {
     pub(crate) fn options(&self) -> RepoOptions {
         // `--cluster NAME=PATH` is accepted too, as the issue tracker spells it.
@@ -84,7 +106,7 @@ impl RenderFlags {
             cluster_args,
             strict: !self.no_strict,
             strict_sources: self.strict_sources,
-            jobs: self.jobs,
+            jobs: clamp_jobs(self.jobs),
             kustomize: self.kustomize.clone(),
             timeout: std::time::Duration::from_secs(self.timeout),
             origins: false,
@@ -216,5 +238,20 @@ pub(crate) fn run_build(args: &BuildArgs) -> Status {
             eprintln!("fluxsim: {} is suspended", k.kustomization.id);
             Status::Finding
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jobs_are_clamped_to_a_few_threads_per_core() {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        let max = (cores * JOBS_PER_CORE).max(16);
+        assert_eq!(clamp_jobs(0), 0, "0 is one thread per core");
+        assert_eq!(clamp_jobs(3), 3);
+        assert_eq!(clamp_jobs(max), max);
+        assert_eq!(clamp_jobs(5000), max);
     }
 }

@@ -21,21 +21,45 @@ pub(crate) enum EvalFailure {
         start: i64,
         end: i64,
     },
+    /// The output would grow past the budget (fluxsim's bound, not Flux's: a 10 MB var
+    /// referenced 10,000 times must not exhaust the machine).
+    TooLarge {
+        span: std::ops::Range<usize>,
+        limit: usize,
+    },
+}
+
+/// Why one operator could not give a value.
+enum OpFailure {
+    /// Go's slice expression panics (`toSubstr`).
+    Slice(i64, i64),
+    /// The result would exceed the budget.
+    TooLarge,
 }
 
 /// Looks up a variable; `None` is unset.
 pub(crate) type Lookup<'a> = dyn Fn(&str) -> Option<&'a [u8]> + 'a;
 
+/// Evaluates `nodes` into `out`, which may hold at most `budget` bytes.
 pub(crate) fn eval_nodes(
     nodes: &[Node],
     lookup: &Lookup<'_>,
     strict: bool,
+    budget: usize,
     out: &mut Vec<u8>,
 ) -> Result<(), EvalFailure> {
     for node in nodes {
         match node {
-            Node::Text { value, .. } => out.extend_from_slice(value),
-            Node::Expr(e) => eval_expr(e, lookup, strict, out)?,
+            Node::Text { value, span } => {
+                if out.len() + value.len() > budget {
+                    return Err(EvalFailure::TooLarge {
+                        span: span.clone(),
+                        limit: budget,
+                    });
+                }
+                out.extend_from_slice(value);
+            }
+            Node::Expr(e) => eval_expr(e, lookup, strict, budget, out)?,
         }
     }
     Ok(())
@@ -45,13 +69,18 @@ fn eval_expr(
     e: &Expr,
     lookup: &Lookup<'_>,
     strict: bool,
+    budget: usize,
     out: &mut Vec<u8>,
 ) -> Result<(), EvalFailure> {
+    let too_large = || EvalFailure::TooLarge {
+        span: e.span.clone(),
+        limit: budget,
+    };
     // template.go evaluates the arguments first, then looks up the variable.
     let mut args = Vec::with_capacity(e.args.len());
     for arg in &e.args {
         let mut buf = Vec::new();
-        eval_nodes(arg, lookup, strict, &mut buf)?;
+        eval_nodes(arg, lookup, strict, budget, &mut buf)?;
         args.push(buf);
     }
     // Without strict mode, Flux's mapping reports every name as set (to "" when absent).
@@ -66,18 +95,37 @@ fn eval_expr(
             })
         }
     };
-    let result =
-        apply(&e.op, value, &args).map_err(|(start, end)| EvalFailure::SliceOutOfRange {
+    let result = apply(&e.op, value, &args, budget).map_err(|f| match f {
+        OpFailure::Slice(start, end) => EvalFailure::SliceOutOfRange {
             span: e.span.clone(),
             start,
             end,
-        })?;
+        },
+        OpFailure::TooLarge => too_large(),
+    })?;
+    if out.len() + result.len() > budget {
+        return Err(too_large());
+    }
     out.extend_from_slice(&result);
     Ok(())
 }
 
 /// template.go's `lookupFunc`: an unknown operator (`${v^,}`) falls back to the default function.
-fn apply(op: &str, s: &[u8], args: &[Vec<u8>]) -> Result<Vec<u8>, (i64, i64)> {
+fn apply(op: &str, s: &[u8], args: &[Vec<u8>], budget: usize) -> Result<Vec<u8>, OpFailure> {
+    // Only a replacement can make a value much longer than its inputs (each match of the
+    // pattern becomes the replacement): its size is known before it is built.
+    if matches!(op, "/" | "//" | "/#") {
+        if let [old, new, ..] = args {
+            let n = if op == "//" {
+                replacements(s, old)
+            } else {
+                1
+            };
+            if s.len().saturating_add(n.saturating_mul(new.len())) > budget {
+                return Err(OpFailure::TooLarge);
+            }
+        }
+    }
     Ok(match op {
         "," => map_first(s, lower_rune),
         ",," => map_runes(s, lower_rune),
@@ -88,7 +136,7 @@ fn apply(op: &str, s: &[u8], args: &[Vec<u8>]) -> Result<Vec<u8>, (i64, i64)> {
         "##" => trim_prefix_with(s, args, true),
         "%" => trim_suffix_with(s, args, false),
         "%%" => trim_suffix_with(s, args, true),
-        ":" => return substr(s, args),
+        ":" => return substr(s, args).map_err(|(start, end)| OpFailure::Slice(start, end)),
         "/#" => replace_prefix(s, args),
         "/%" => replace_suffix(s, args),
         "/" => replace_n(s, args, Some(1)),
@@ -232,16 +280,21 @@ fn replace_n(s: &[u8], args: &[Vec<u8>], n: Option<usize>) -> Vec<u8> {
     }
 }
 
+/// How many times Go's `strings.Replace` with no limit replaces `old` in `s`.
+fn replacements(s: &[u8], old: &[u8]) -> usize {
+    if old.is_empty() {
+        go_runes(s).count() + 1
+    } else {
+        count_non_overlapping(s, old)
+    }
+}
+
 /// Go's `strings.Replace`: an empty `old` matches at the start and after every rune.
 fn go_replace(s: &[u8], old: &[u8], new: &[u8], n: Option<usize>) -> Vec<u8> {
     if old == new || n == Some(0) {
         return s.to_vec();
     }
-    let count = if old.is_empty() {
-        go_runes(s).count() + 1
-    } else {
-        count_non_overlapping(s, old)
-    };
+    let count = replacements(s, old);
     if count == 0 {
         return s.to_vec();
     }

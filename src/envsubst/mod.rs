@@ -54,7 +54,18 @@ pub enum ErrorKind {
         /// The computed end offset.
         end: i64,
     },
+    /// The result would grow past fluxsim's bound ([`OUTPUT_GROWTH_LIMIT`] beyond the
+    /// input's size): a bound of fluxsim's, where Flux would run out of memory.
+    TooLarge {
+        /// The bound, in bytes.
+        limit: usize,
+    },
 }
+
+/// How many bytes an evaluation's output may exceed its input by. No object that large can
+/// be applied (the API server refuses requests over 3 MiB), so a template that grows past it
+/// is a mistake or an attack, and stopping it keeps a run's memory bounded.
+pub const OUTPUT_GROWTH_LIMIT: usize = 16 << 20;
 
 /// A substitution error, located at the expression that caused it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,6 +123,9 @@ impl Error {
             ErrorKind::SliceOutOfRange { start, end } => {
                 format!("runtime error: slice bounds out of range [{start}:{end}]")
             }
+            ErrorKind::TooLarge { limit } => {
+                format!("the substituted text would exceed {limit} bytes")
+            }
         }
     }
 
@@ -158,6 +172,11 @@ impl Error {
                 "the length is negative and ends before the offset; Flux's controller panics here"
                     .to_string()
             }
+            ErrorKind::TooLarge { .. } => format!(
+                "fluxsim stops an object's substitution {} MiB beyond its size; no object that \
+                 large can be applied",
+                OUTPUT_GROWTH_LIMIT >> 20
+            ),
         }
     }
 }
@@ -224,10 +243,25 @@ impl Template {
 
     /// Evaluates the template. With `strict`, an unset variable without a default is an
     /// error; without it, unset variables read as empty (Flux's mapping says they exist).
+    /// The output may grow at most [`OUTPUT_GROWTH_LIMIT`] bytes beyond the input.
     pub fn eval(&self, vars: &dyn Vars, strict: bool) -> Result<Vec<u8>, Error> {
+        self.eval_within(
+            vars,
+            strict,
+            self.source.len().saturating_add(OUTPUT_GROWTH_LIMIT),
+        )
+    }
+
+    /// [`Self::eval`] with an output of at most `limit` bytes.
+    pub fn eval_within(
+        &self,
+        vars: &dyn Vars,
+        strict: bool,
+        limit: usize,
+    ) -> Result<Vec<u8>, Error> {
         let lookup = |name: &str| vars.get_var(name);
-        let mut out = Vec::with_capacity(self.source.len());
-        eval::eval_nodes(&self.nodes, &lookup, strict, &mut out).map_err(|f| match f {
+        let mut out = Vec::with_capacity(self.source.len().min(limit));
+        eval::eval_nodes(&self.nodes, &lookup, strict, limit, &mut out).map_err(|f| match f {
             eval::EvalFailure::NotSet { name, span } => {
                 Error::at(ErrorKind::NotSet { name }, &self.source, span.start)
             }
@@ -236,6 +270,9 @@ impl Template {
                 &self.source,
                 span.start,
             ),
+            eval::EvalFailure::TooLarge { span, limit } => {
+                Error::at(ErrorKind::TooLarge { limit }, &self.source, span.start)
+            }
         })?;
         Ok(out)
     }

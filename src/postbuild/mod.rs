@@ -46,6 +46,28 @@ pub fn substitute_text(
     yaml_json::yaml_to_json(&out).map_err(|e| SubstituteError::Yaml(e.to_string()))
 }
 
+/// How many bytes the substituted objects of one Kustomization may hold together: fluxsim's
+/// bound (each object is bounded by [`crate::envsubst::OUTPUT_GROWTH_LIMIT`] too), so that
+/// one hostile Kustomization cannot exhaust the machine while the run goes on with the rest.
+pub const KUSTOMIZATION_OUTPUT_LIMIT: usize = 256 << 20;
+
+/// An error once the substituted objects of one Kustomization, `total` bytes so far, pass
+/// [`KUSTOMIZATION_OUTPUT_LIMIT`].
+pub fn check_total_output(total: usize) -> Result<(), String> {
+    check_total_output_within(total, KUSTOMIZATION_OUTPUT_LIMIT)
+}
+
+fn check_total_output_within(total: usize, limit: usize) -> Result<(), String> {
+    if total > limit {
+        return Err(format!(
+            "the substituted objects exceed {} MiB together: fluxsim stops here (no cluster \
+             could apply that much from one Kustomization)",
+            limit >> 20
+        ));
+    }
+    Ok(())
+}
+
 /// The label and annotation that turn substitution off for one object.
 pub const SUBSTITUTE_KEY: &str = "kustomize.toolkit.fluxcd.io/substitute";
 
@@ -146,5 +168,28 @@ mod tests {
     fn a_value_that_breaks_the_yaml_fails() {
         let err = substitute_text("a: ${V}\n", &vars(&[("V", "[unclosed")]), true).unwrap_err();
         assert!(matches!(err, SubstituteError::Yaml(_)));
+    }
+
+    #[test]
+    fn a_var_referenced_until_the_object_is_huge_fails_that_object_not_the_machine() {
+        // 1 MiB referenced 64 times: 64 MiB, past the 16 MiB bound; fails before allocating it.
+        let big = "x".repeat(1 << 20);
+        let text = format!("data:\n{}", "  k: ${BIG}\n".repeat(64).replacen("k:", "a:", 1));
+        let err = substitute_text(&text, &vars(&[("BIG", &big)]), true).unwrap_err();
+        assert!(err.to_string().contains("would exceed"), "{err}");
+        // A replacement that would multiply a value is refused before it is built.
+        let err =
+            substitute_text("a: ${BIG//x/${BIG}}\n", &vars(&[("BIG", &big)]), true).unwrap_err();
+        assert!(err.to_string().contains("would exceed"), "{err}");
+        // Below the bound, the same shape substitutes.
+        let out = substitute_text("a: ${BIG}\n", &vars(&[("BIG", &big)]), true).unwrap();
+        assert!(out.len() > 1 << 20);
+    }
+
+    #[test]
+    fn a_kustomization_whose_substituted_objects_pass_the_bound_fails() {
+        assert!(check_total_output_within(10, 10).is_ok());
+        let err = check_total_output_within(11 << 20, 10 << 20).unwrap_err();
+        assert!(err.contains("exceed 10 MiB"), "{err}");
     }
 }

@@ -812,6 +812,7 @@ fn render_inner(
     // Each object as kustomize printed it; `true` marks JSON that Flux rebuilt.
     let mut pieces: Vec<(bool, String)> = Vec::new();
     let mut piece_ids: Vec<ObjectId> = Vec::new();
+    let mut substituted_bytes = 0usize;
     for doc in crate::manifest::split_documents(&output) {
         let mut obj = crate::manifest::parse_object(doc)?;
         let mut piece = (false, doc.to_string());
@@ -822,6 +823,8 @@ fn render_inner(
                 r.vars_used.extend(postbuild::referenced_vars(doc));
                 let out = postbuild::substitute_text(doc, vars, key.strict)
                     .map_err(|e| format!("{}: {e}", ObjectId::of(&obj)))?;
+                substituted_bytes += out.len();
+                postbuild::check_total_output(substituted_bytes)?;
                 obj = serde_json::from_str(&out).map_err(|e| e.to_string())?;
                 piece = (true, out);
             }
