@@ -283,7 +283,10 @@ fn runaway_substitution_fails_its_kustomization_and_audit_reports_it() {
             .contains("slice bounds out of range"),
         "{negative}"
     );
-    assert_eq!(kustomization(&json, "test", "healthy")["status"], "rendered");
+    assert_eq!(
+        kustomization(&json, "test", "healthy")["status"],
+        "rendered"
+    );
 
     let a = common::fluxsim(&["audit", dir, "--format", "json"]);
     assert_eq!(a.code, 1, "{}", a.stderr);
@@ -295,7 +298,10 @@ fn runaway_substitution_fails_its_kustomization_and_audit_reports_it() {
         .map(|f| {
             (
                 f["severity"].as_str().unwrap().to_string(),
-                f["location"]["file"].as_str().unwrap_or_default().to_string(),
+                f["location"]["file"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
                 f["location"]["line"].as_u64().unwrap_or_default(),
             )
         })

@@ -9,8 +9,8 @@ use serde_json::Value;
 use super::expr::{self, Ref};
 use super::place::{Needle, ObjectRef, Place, Sources};
 use super::rules::{
-    BASH_OPERATOR, EVALUATION_FAILS, NOT_AUDITED, SHELL_VAR_IN_SCRIPT, SUBSTITUTION_DISABLED, TYPE_CHANGE,
-    UNDEFINED_VAR, UNSUPPORTED_EXPANSION, VERBATIM_LITERAL,
+    BASH_OPERATOR, EVALUATION_FAILS, NOT_AUDITED, SHELL_VAR_IN_SCRIPT, SUBSTITUTION_DISABLED,
+    TYPE_CHANGE, UNDEFINED_VAR, UNSUPPORTED_EXPANSION, VERBATIM_LITERAL,
 };
 use super::{substitutes, template_of, AuditOptions, PathSummary};
 use crate::artifact::ArtifactObject;

@@ -116,11 +116,7 @@ fn apply(op: &str, s: &[u8], args: &[Vec<u8>], budget: usize) -> Result<Vec<u8>,
     // pattern becomes the replacement): its size is known before it is built.
     if matches!(op, "/" | "//" | "/#") {
         if let [old, new, ..] = args {
-            let n = if op == "//" {
-                replacements(s, old)
-            } else {
-                1
-            };
+            let n = if op == "//" { replacements(s, old) } else { 1 };
             if s.len().saturating_add(n.saturating_mul(new.len())) > budget {
                 return Err(OpFailure::TooLarge);
             }

@@ -174,7 +174,10 @@ mod tests {
     fn a_var_referenced_until_the_object_is_huge_fails_that_object_not_the_machine() {
         // 1 MiB referenced 64 times: 64 MiB, past the 16 MiB bound; fails before allocating it.
         let big = "x".repeat(1 << 20);
-        let text = format!("data:\n{}", "  k: ${BIG}\n".repeat(64).replacen("k:", "a:", 1));
+        let text = format!(
+            "data:\n{}",
+            "  k: ${BIG}\n".repeat(64).replacen("k:", "a:", 1)
+        );
         let err = substitute_text(&text, &vars(&[("BIG", &big)]), true).unwrap_err();
         assert!(err.to_string().contains("would exceed"), "{err}");
         // A replacement that would multiply a value is refused before it is built.
