@@ -1328,3 +1328,21 @@ fn no_cluster_root_lists_the_folders_holding_flux_kustomizations_with_the_flag_t
     ]);
     assert_eq!(ok.code, 0, "{}{}", ok.stdout, ok.stderr);
 }
+
+// `fluxsim render | head`: a reader that goes away ends the output quietly, with the
+// command's own status (print! would panic and exit 101).
+#[test]
+fn a_closed_stdout_ends_the_output_quietly_with_the_commands_status() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fluxsim"))
+        .args(["render", "testdata/fleet", "--format", "json"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

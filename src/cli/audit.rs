@@ -3,7 +3,7 @@
 // `--fail-on` means the same in `graph` and `audit`: one definition.
 use super::graph::FailOn;
 use super::render::RenderFlags;
-use super::Status;
+use super::{passed_or_finding, Outcome, Output};
 use crate::audit::{audit, AuditOptions, RULES};
 use crate::render::render_dir;
 
@@ -30,7 +30,7 @@ pub(crate) struct AuditArgs {
     pub(crate) fail_on: FailOn,
 }
 
-pub(crate) fn run_audit(args: &AuditArgs) -> Status {
+pub(crate) fn run_audit(args: &AuditArgs) -> Outcome {
     let mut opts = args.flags.options();
     // Findings point at files and lines through the origins kustomize records.
     opts.origins = true;
@@ -39,32 +39,18 @@ pub(crate) fn run_audit(args: &AuditArgs) -> Status {
     // too. The findings are judged as `--no-strict` says.
     let strict = opts.strict;
     opts.strict = false;
-    let r = match render_dir(&args.flags.repo, &opts) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("fluxsim: error: {e}");
-            return Status::Error;
-        }
-    };
+    let r = render_dir(&args.flags.repo, &opts)?;
     let a = audit(&r, AuditOptions { strict });
-    match args.format {
-        Format::Text => print!("{}", crate::report::audit::audit_text(&a)),
-        Format::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&crate::report::audit::audit_json(&a)).unwrap_or_default()
-        ),
-        Format::Sarif => println!(
-            "{}",
+    let text = match args.format {
+        Format::Text => crate::report::audit::audit_text(&a),
+        Format::Json => serde_json::to_string_pretty(&crate::report::audit::audit_json(&a))? + "\n",
+        Format::Sarif => {
             serde_json::to_string_pretty(&crate::report::findings::findings_sarif(
                 RULES,
-                &a.findings
-            ))
-            .unwrap_or_default()
-        ),
-    }
-    if crate::report::findings::fails(&a.findings, args.fail_on.into()) {
-        Status::Finding
-    } else {
-        Status::Ok
-    }
+                &a.findings,
+            ))? + "\n"
+        }
+    };
+    let fails = crate::report::findings::fails(&a.findings, args.fail_on.into());
+    Ok(Output::new(text, passed_or_finding(!fails)))
 }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::render::RenderFlags;
-use super::Status;
+use super::{passed_or_finding, Outcome, Output};
 use crate::build::BuildCache;
 use crate::canary;
 use crate::compare::{compare_clusters, diff_revisions, RevisionDiff};
@@ -85,11 +85,6 @@ pub(crate) struct CompareArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: Format,
-}
-
-fn fail(e: &dyn std::fmt::Display) -> Status {
-    eprintln!("fluxsim: error: {e}");
-    Status::Error
 }
 
 /// Base and head rendered, and what differs.
@@ -178,44 +173,28 @@ fn render_pair(
     Ok(Pair { base, head, diff })
 }
 
-pub(crate) fn run_diff(args: &DiffArgs) -> Status {
+pub(crate) fn run_diff(args: &DiffArgs) -> Outcome {
     let opts = args.flags.options();
-    let builder = match make_builder(&opts) {
-        Ok(b) => b,
-        Err(e) => return fail(&e),
-    };
+    let builder = make_builder(&opts)?;
     let cache = build_cache(builder.as_ref(), &opts);
-    let pair = match render_pair(args, &opts, &cache) {
-        Ok(x) => x,
-        Err(e) => return fail(&e),
-    };
+    let pair = render_pair(args, &opts, &cache)?;
     let diff = &pair.diff;
-    match args.format {
-        Format::Text => print!("{}", report::diff_text(diff)),
-        Format::Json => println!("{:#}", report::diff_json(diff)),
-        Format::Markdown => print!("{}", report::diff_markdown(diff)),
-    }
-    // What could not be compared is never taken for identical.
-    let status = if diff.identical() {
-        Status::Ok
-    } else {
-        Status::Finding
+    let text = match args.format {
+        Format::Text => report::diff_text(diff),
+        Format::Json => format!("{:#}\n", report::diff_json(diff)),
+        Format::Markdown => report::diff_markdown(diff),
     };
+    // What could not be compared is never taken for identical.
+    let status = passed_or_finding(diff.identical());
     pair.finish();
-    status
+    Ok(Output::new(text, status))
 }
 
-pub(crate) fn run_prove(args: &ProveArgs) -> Status {
+pub(crate) fn run_prove(args: &ProveArgs) -> Outcome {
     let opts = args.diff.flags.options();
-    let builder = match make_builder(&opts) {
-        Ok(b) => b,
-        Err(e) => return fail(&e),
-    };
+    let builder = make_builder(&opts)?;
     let cache = build_cache(builder.as_ref(), &opts);
-    let Pair { head, diff, .. } = match render_pair(&args.diff, &opts, &cache) {
-        Ok(x) => x,
-        Err(e) => return fail(&e),
-    };
+    let Pair { head, diff, .. } = render_pair(&args.diff, &opts, &cache)?;
     // Where to plant canaries, and what each must change, comes from kustomize's origin
     // annotations: one more render of head that tracks them. The diff and canary renders do
     // not, so they keep every build the native builder can do.
@@ -228,15 +207,8 @@ pub(crate) fn run_prove(args: &ProveArgs) -> Status {
         .reopen()
         .map_err(crate::render::RenderError::from)
         .and_then(|tree| render_tree_cached(tree, &cache, &with_origins));
-    let plans = match planning.map(|p| canary::plan(&p, args.canary_path.as_deref())) {
-        Ok(Ok(p)) => p,
-        Ok(Err(e)) => return fail(&e),
-        Err(e) => return fail(&e),
-    };
-    let canaries = match canary::run(&head, plans, &cache, &opts) {
-        Ok(c) => c,
-        Err(e) => return fail(&e),
-    };
+    let plans = canary::plan(&planning?, args.canary_path.as_deref())?;
+    let canaries = canary::run(&head, plans, &cache, &opts)?;
     let expectation_met = match args.expect {
         Expect::Identical => !diff.changed(),
         Expect::Changed => diff.changed(),
@@ -256,27 +228,20 @@ pub(crate) fn run_prove(args: &ProveArgs) -> Status {
         expectation_met,
         canaries: &canaries,
     };
-    match args.diff.format {
-        Format::Text => print!("{}", report::prove_text(&proof)),
-        Format::Json => println!("{:#}", report::prove_json(&proof)),
-        Format::Markdown => print!("{}", report::prove_markdown(&proof)),
-    }
-    if proof.passed {
-        Status::Ok
-    } else {
-        Status::Finding
-    }
+    let text = match args.diff.format {
+        Format::Text => report::prove_text(&proof),
+        Format::Json => format!("{:#}\n", report::prove_json(&proof)),
+        Format::Markdown => report::prove_markdown(&proof),
+    };
+    Ok(Output::new(text, passed_or_finding(proof.passed)))
 }
 
-pub(crate) fn run_compare(args: &CompareArgs) -> Status {
+pub(crate) fn run_compare(args: &CompareArgs) -> Outcome {
     let mut opts = args.flags.options();
     if !args.clusters.is_empty() {
         opts.only.clone_from(&args.clusters);
     }
-    let r = match crate::render::render_dir(&args.flags.repo, &opts) {
-        Ok(r) => r,
-        Err(e) => return fail(&e),
-    };
+    let r = crate::render::render_dir(&args.flags.repo, &opts)?;
     // In the order asked for; else by name.
     let chosen: Vec<&crate::reconcile::ClusterRender> = if args.clusters.is_empty() {
         r.clusters.iter().collect()
@@ -287,20 +252,19 @@ pub(crate) fn run_compare(args: &CompareArgs) -> Status {
             .collect()
     };
     if chosen.len() < 2 {
-        return fail(&format!(
+        anyhow::bail!(
             "compare needs at least two clusters; found {}",
             chosen.len()
-        ));
+        );
     }
     let c = compare_clusters(&chosen);
-    match args.format {
-        Format::Text => print!("{}", report::compare_text(&c)),
-        Format::Json => println!("{:#}", report::compare_json(&c)),
-        Format::Markdown => print!("{}", report::compare_markdown(&c)),
-    }
-    if c.agnostic && c.not_compared == 0 {
-        Status::Ok
-    } else {
-        Status::Finding
-    }
+    let text = match args.format {
+        Format::Text => report::compare_text(&c),
+        Format::Json => format!("{:#}\n", report::compare_json(&c)),
+        Format::Markdown => report::compare_markdown(&c),
+    };
+    Ok(Output::new(
+        text,
+        passed_or_finding(c.agnostic && c.not_compared == 0),
+    ))
 }

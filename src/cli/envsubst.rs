@@ -1,11 +1,11 @@
 //! `fluxsim envsubst`: stdin to stdout through Flux's substitution.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::PathBuf;
 
 use super::vars::{load_vars_file, parse_var_assignment};
-use super::Status;
+use super::{Outcome, Output, Status};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -25,17 +25,11 @@ pub(crate) struct Args {
     strict: bool,
 }
 
-pub(crate) fn run(args: &Args) -> Status {
-    match substitute_stdin(args) {
-        Ok(status) => status,
-        Err(msg) => {
-            eprintln!("fluxsim: error: {msg}");
-            Status::Error
-        }
-    }
+pub(crate) fn run(args: &Args) -> Outcome {
+    substitute_stdin(args).map_err(anyhow::Error::msg)
 }
 
-fn substitute_stdin(args: &Args) -> Result<Status, String> {
+fn substitute_stdin(args: &Args) -> Result<Output, String> {
     let mut vars: BTreeMap<String, String> = BTreeMap::new();
     if args.env {
         for (k, v) in std::env::vars_os() {
@@ -66,18 +60,10 @@ fn substitute_stdin(args: &Args) -> Result<Status, String> {
             e.valid_up_to()
         )
     })?;
-    match crate::envsubst::eval(text.as_bytes(), &vars, args.strict) {
-        Ok(out) => {
-            let mut stdout = std::io::stdout().lock();
-            match stdout.write_all(&out).and_then(|()| stdout.flush()) {
-                Ok(()) => Ok(Status::Ok),
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(Status::Ok),
-                Err(e) => Err(format!("writing stdout: {e}")),
-            }
-        }
-        Err(e) => {
-            eprintln!("fluxsim: <stdin>:{e}");
-            Ok(Status::Finding)
-        }
-    }
+    Ok(
+        match crate::envsubst::eval(text.as_bytes(), &vars, args.strict) {
+            Ok(out) => Output::new(out, Status::Ok),
+            Err(e) => Output::stderr(format!("fluxsim: <stdin>:{e}\n"), Status::Finding),
+        },
+    )
 }

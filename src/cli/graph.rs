@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::render::RenderFlags;
-use super::Status;
+use super::{passed_or_finding, Outcome, Output};
 use crate::finding::Severity;
 use crate::graph::config::{GraphConfig, CONFIG_FILE};
 use crate::render::render_dir;
@@ -59,49 +59,30 @@ pub(crate) struct Args {
     pub(crate) config: Option<PathBuf>,
 }
 
-pub(crate) fn run(args: &Args) -> Status {
+pub(crate) fn run(args: &Args) -> Outcome {
     let config_path = args
         .config
         .clone()
         .unwrap_or_else(|| args.flags.repo.join(CONFIG_FILE));
     if args.config.is_some() && !config_path.is_file() {
-        eprintln!(
-            "fluxsim: error: --config `{}`: no such file",
-            config_path.display()
-        );
-        return Status::Error;
+        anyhow::bail!("--config `{}`: no such file", config_path.display());
     }
-    let config = match GraphConfig::load(&config_path) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("fluxsim: error: {e} (see `## graph` in the README for the schema)");
-            return Status::Error;
-        }
-    };
+    let config = GraphConfig::load(&config_path)
+        .map_err(|e| anyhow::anyhow!("{e} (see `## graph` in the README for the schema)"))?;
     let mut opts = args.flags.options();
     opts.origins = true;
-    let render = match render_dir(&args.flags.repo, &opts) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("fluxsim: error: {e}");
-            return Status::Error;
-        }
-    };
+    let render = render_dir(&args.flags.repo, &opts)?;
     let report = crate::graph::check(&render, &config);
     let text = match args.format {
         Format::Text => crate::report::graph::graph_text(&report),
         Format::Json => crate::report::graph::graph_json(&report),
         Format::Sarif => {
             let v = crate::report::findings::findings_sarif(crate::graph::RULES, &report.findings);
-            serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+            serde_json::to_string_pretty(&v)? + "\n"
         }
         Format::Dot => crate::report::graph::graph_dot(&report),
         Format::Mermaid => crate::report::graph::graph_mermaid(&report),
     };
-    print!("{text}");
-    if crate::report::findings::fails(&report.findings, args.fail_on.into()) {
-        Status::Finding
-    } else {
-        Status::Ok
-    }
+    let fails = crate::report::findings::fails(&report.findings, args.fail_on.into());
+    Ok(Output::new(text, passed_or_finding(!fails)))
 }

@@ -90,6 +90,47 @@ pub enum Status {
     Error = 2,
 }
 
+/// What a command gives back for [`run`] to print: its output, what stderr must say beside
+/// it (why a Kustomization failed), and the exit status.
+#[derive(Debug)]
+pub(crate) struct Output {
+    stdout: Vec<u8>,
+    stderr: String,
+    status: Status,
+}
+
+impl Output {
+    /// `stdout` and the status.
+    pub(crate) fn new(stdout: impl Into<Vec<u8>>, status: Status) -> Self {
+        Output {
+            stdout: stdout.into(),
+            stderr: String::new(),
+            status,
+        }
+    }
+
+    /// Nothing on stdout, `stderr` said, and the status.
+    pub(crate) fn stderr(stderr: String, status: Status) -> Self {
+        Output {
+            stdout: Vec::new(),
+            stderr,
+            status,
+        }
+    }
+}
+
+/// A command's result: its output, or an error (bad usage or input: exit 2).
+pub(crate) type Outcome = anyhow::Result<Output>;
+
+/// `Ok` with `status` when `passed` says so, `Finding` otherwise.
+pub(crate) fn passed_or_finding(passed: bool) -> Status {
+    if passed {
+        Status::Ok
+    } else {
+        Status::Finding
+    }
+}
+
 impl From<Status> for ExitCode {
     fn from(s: Status) -> Self {
         ExitCode::from(s as u8)
@@ -118,7 +159,7 @@ fn run_command() -> ExitCode {
             };
         }
     };
-    let status = match cli.command {
+    let outcome = match cli.command {
         Command::Envsubst(args) => envsubst::run(&args),
         Command::Render(args) => render::run_render(&args),
         Command::Build(args) => render::run_build(&args),
@@ -128,5 +169,31 @@ fn run_command() -> ExitCode {
         Command::Prove(args) => diff::run_prove(&args),
         Command::Graph(args) => graph::run(&args),
     };
-    status.into()
+    print_outcome(outcome).into()
+}
+
+/// Prints a command's outcome, the one place that writes what a command found. A reader
+/// that closes the pipe early (`fluxsim render | head`) ends the output quietly, with the
+/// command's own status, as ripgrep does; `print!` would panic there.
+fn print_outcome(outcome: Outcome) -> Status {
+    use std::io::Write as _;
+    let out = match outcome {
+        Ok(out) => out,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "fluxsim: error: {e}");
+            return Status::Error;
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(&out.stdout).and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            let _ = writeln!(std::io::stderr(), "fluxsim: error: writing stdout: {e}");
+            return Status::Error;
+        }
+        _ => {}
+    }
+    if !out.stderr.is_empty() {
+        let _ = std::io::stderr().write_all(out.stderr.as_bytes());
+    }
+    out.status
 }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::Status;
+use super::{passed_or_finding, Outcome, Output, Status};
 use crate::reconcile::Status as KsStatus;
 use crate::render::{render_dir, BuilderChoice, RepoOptions};
 
@@ -147,35 +147,22 @@ pub(crate) struct RenderArgs {
     pub(crate) out: Option<PathBuf>,
 }
 
-pub(crate) fn run_render(args: &RenderArgs) -> Status {
-    let r = match render_dir(&args.flags.repo, &args.flags.options()) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("fluxsim: error: {e}");
-            return Status::Error;
-        }
-    };
+pub(crate) fn run_render(args: &RenderArgs) -> Outcome {
+    let r = render_dir(&args.flags.repo, &args.flags.options())?;
     if let Some(out) = &args.out {
-        if let Err(e) = crate::report::out::write_out(&r, out, &args.flags.repo) {
-            eprintln!("fluxsim: error: {e}");
-            return Status::Error;
-        }
+        crate::report::out::write_out(&r, out, &args.flags.repo)?;
     }
-    match args.format {
-        Format::Text => print!("{}", crate::report::render_table(&r)),
-        Format::Json => print!("{}", crate::report::render_json(&r)),
-    }
+    let text = match args.format {
+        Format::Text => crate::report::render_table(&r),
+        Format::Json => crate::report::render_json(&r),
+    };
     let all_ok = r.clusters.iter().flat_map(|c| &c.kustomizations).all(|k| {
         matches!(
             k.status,
             KsStatus::Rendered | KsStatus::External(_) | KsStatus::Suspended
         )
     });
-    if all_ok {
-        Status::Ok
-    } else {
-        Status::Finding
-    }
+    Ok(Output::new(text, passed_or_finding(all_ok)))
 }
 
 #[derive(Debug, clap::Args)]
@@ -187,21 +174,14 @@ pub(crate) struct BuildArgs {
     pub(crate) kustomization: String,
 }
 
-pub(crate) fn run_build(args: &BuildArgs) -> Status {
+pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
     let opts = args.flags.options();
     if opts.only.len() != 1 {
-        eprintln!("fluxsim: error: `build` needs exactly one --cluster NAME");
-        return Status::Error;
+        anyhow::bail!("`build` needs exactly one --cluster NAME");
     }
-    let r = match render_dir(&args.flags.repo, &opts) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("fluxsim: error: {e}");
-            return Status::Error;
-        }
-    };
+    let r = render_dir(&args.flags.repo, &opts)?;
     let Some(c) = r.clusters.first() else {
-        return Status::Error;
+        anyhow::bail!("no cluster `{}` in the repository", opts.only[0]);
     };
     let Some(k) = c.find(&args.kustomization) else {
         let names: Vec<String> = c
@@ -209,36 +189,34 @@ pub(crate) fn run_build(args: &BuildArgs) -> Status {
             .iter()
             .map(|k| k.kustomization.id.to_string())
             .collect();
-        eprintln!(
-            "fluxsim: error: no Kustomization `{}` in cluster `{}` (found: {})",
+        anyhow::bail!(
+            "no Kustomization `{}` in cluster `{}` (found: {})",
             args.kustomization,
             c.name,
             names.join(", ")
         );
-        return Status::Error;
     };
-    match (&k.status, &k.artifact) {
-        (_, Some(a)) => {
-            print!("{}", a.yaml);
-            Status::Ok
-        }
+    Ok(match (&k.status, &k.artifact) {
+        (_, Some(a)) => Output::new(a.yaml.clone(), Status::Ok),
         (KsStatus::Failed(e) | KsStatus::Blocked(e) | KsStatus::External(e), None) => {
-            eprintln!(
-                "fluxsim: {} {}: {e}",
-                k.kustomization.id,
-                match k.status {
-                    KsStatus::Failed(_) => "failed",
-                    KsStatus::Blocked(_) => "blocked",
-                    _ => "is external",
-                }
-            );
-            Status::Finding
+            Output::stderr(
+                format!(
+                    "fluxsim: {} {}: {e}\n",
+                    k.kustomization.id,
+                    match k.status {
+                        KsStatus::Failed(_) => "failed",
+                        KsStatus::Blocked(_) => "blocked",
+                        _ => "is external",
+                    }
+                ),
+                Status::Finding,
+            )
         }
-        _ => {
-            eprintln!("fluxsim: {} is suspended", k.kustomization.id);
-            Status::Finding
-        }
-    }
+        _ => Output::stderr(
+            format!("fluxsim: {} is suspended\n", k.kustomization.id),
+            Status::Finding,
+        ),
+    })
 }
 
 #[cfg(test)]
