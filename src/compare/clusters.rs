@@ -15,24 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+pub use crate::ksgraph::GraphNode;
 use crate::reconcile::{ClusterRender, KustomizationRender, VarSource};
-
-/// One Kustomization's place in one cluster's graph.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct GraphNode {
-    /// `spec.path`.
-    pub path: String,
-    /// `spec.dependsOn`, as `namespace/name`, sorted.
-    pub depends_on: Vec<String>,
-    /// `spec.wait`.
-    pub wait: bool,
-    /// `spec.prune`.
-    pub prune: bool,
-    /// `spec.postBuild.substituteFrom`, as `Kind/name` (`?` suffix when optional), in order.
-    pub substitute_from: Vec<String>,
-    /// The cluster root (applied by nobody).
-    pub root: bool,
-}
 
 /// One Kustomization across the clusters' graphs.
 #[derive(Debug, Clone, Serialize)]
@@ -41,8 +25,9 @@ pub struct GraphRow {
     pub kustomization: String,
     /// Per cluster (in `ClusterComparison::clusters` order); `None` where it is not defined.
     pub nodes: Vec<Option<GraphNode>>,
-    /// The fields that differ (`missing`, `path`, `dependsOn`, `wait`, `prune`,
-    /// `substituteFrom`); empty when identical. A root's path is not counted.
+    /// The fields that differ (`missing`, or those of [`crate::ksgraph::graph_differences`]:
+    /// `path`, `appliedBy`, `dependsOn`, `wait`, `prune`, `substituteFrom`); empty when
+    /// identical.
     pub differences: Vec<String>,
 }
 
@@ -111,6 +96,7 @@ fn node(k: &KustomizationRender) -> GraphNode {
     depends_on.sort();
     GraphNode {
         path: k.kustomization.path.clone(),
+        parent: k.parent.as_ref().map(ToString::to_string),
         depends_on,
         wait: k.kustomization.wait,
         prune: k.kustomization.prune,
@@ -156,7 +142,7 @@ pub fn compare_clusters(clusters: &[&ClusterRender]) -> ClusterComparison {
         let nodes: Vec<Option<GraphNode>> = ks.iter().map(|k| k.map(node)).collect();
         graph.push(GraphRow {
             kustomization: (*id).clone(),
-            differences: graph_differences(&nodes),
+            differences: graph_differences(clusters, &nodes),
             nodes,
         });
         let digests = |f: fn(&KustomizationRender) -> Option<String>| -> Vec<Option<String>> {
@@ -205,33 +191,19 @@ pub fn compare_clusters(clusters: &[&ClusterRender]) -> ClusterComparison {
     }
 }
 
-fn graph_differences(nodes: &[Option<GraphNode>]) -> Vec<String> {
-    if nodes.iter().any(Option::is_none) {
+fn graph_differences(clusters: &[&ClusterRender], nodes: &[Option<GraphNode>]) -> Vec<String> {
+    let present: Vec<(&str, &GraphNode)> = clusters
+        .iter()
+        .zip(nodes)
+        .filter_map(|(c, n)| n.as_ref().map(|n| (c.name.as_str(), n)))
+        .collect();
+    if present.len() < nodes.len() {
         return vec!["missing".into()];
     }
-    let nodes: Vec<&GraphNode> = nodes.iter().flatten().collect();
-    let mut out = Vec::new();
-    let differs = |f: &dyn Fn(&GraphNode) -> String| nodes.iter().any(|n| f(n) != f(nodes[0]));
-    let all_roots = nodes.iter().all(|n| n.root);
-    if !all_roots && differs(&|n| n.path.clone()) {
-        out.push("path".into());
-    }
-    if differs(&|n| n.root.to_string()) {
-        out.push("root".into());
-    }
-    if differs(&|n| n.depends_on.join(",")) {
-        out.push("dependsOn".into());
-    }
-    if differs(&|n| n.wait.to_string()) {
-        out.push("wait".into());
-    }
-    if differs(&|n| n.prune.to_string()) {
-        out.push("prune".into());
-    }
-    if differs(&|n| n.substitute_from.join(",")) {
-        out.push("substituteFrom".into());
-    }
-    out
+    crate::ksgraph::graph_differences(&present)
+        .into_iter()
+        .map(|d| d.field.to_string())
+        .collect()
 }
 
 /// Vars whose value, as received by the Kustomizations of each cluster, differs.
