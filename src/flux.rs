@@ -186,6 +186,24 @@ fn list(v: Option<&Value>) -> Vec<Value> {
 }
 
 impl Kustomization {
+    /// Each `postBuild.substituteFrom` source, in order, with the object it names: a
+    /// core-group ConfigMap or Secret in the Kustomization's own namespace
+    /// (`kustomize_varsub.go` reads it there).
+    pub fn var_sources(&self) -> impl Iterator<Item = (ObjectId, &SubstituteFrom)> {
+        self.post_build
+            .iter()
+            .flat_map(|pb| &pb.substitute_from)
+            .map(|sf| {
+                let id = ObjectId {
+                    group: String::new(),
+                    kind: sf.kind.clone(),
+                    namespace: self.id.namespace.clone(),
+                    name: sf.name.clone(),
+                };
+                (id, sf)
+            })
+    }
+
     /// Reads a Flux Kustomization from its JSON form; an error says which field is wrong.
     pub fn from_json(obj: &Value) -> Result<Kustomization, String> {
         let namespace = str_at(obj, &["metadata", "namespace"])

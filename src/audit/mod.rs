@@ -6,11 +6,12 @@
 //! Kustomization's template (the build before substitution), its vars and where they came
 //! from, and returns findings under the rules of [`rules`]. It prints nothing.
 
+mod checks;
+mod context;
 mod expr;
-mod objects;
+mod leaves;
 mod place;
 pub mod rules;
-mod sources;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -90,17 +91,18 @@ pub fn audit_clusters(root: &Path, clusters: &[ClusterRender], opts: AuditOption
     let mut summaries = Vec::new();
     let mut literal_inputs = Vec::new();
     for c in clusters {
-        let mut ctx = objects::ClusterCtx::new(c, opts);
+        let mut ctx = context::ClusterCtx::new(c, opts);
         for i in 0..c.kustomizations.len() {
             ctx.audit_kustomization(i, &mut files);
         }
-        sources::audit_sources(&mut ctx, &mut files);
+        checks::sources::audit_sources(&mut ctx, &mut files);
         checks += ctx.checks;
-        literal_inputs.push(sources::LiteralInput::of(&ctx));
+        literal_inputs.push(checks::literals::LiteralInput::of(&ctx));
         summaries.extend(ctx.summaries());
         findings.extend(ctx.findings);
     }
-    let (found, n) = sources::other_cluster_literals(clusters, &literal_inputs, &mut files);
+    let (found, n) =
+        checks::literals::other_cluster_literals(clusters, &literal_inputs, &mut files);
     findings.extend(found);
     checks += n;
     normalize(&mut findings);

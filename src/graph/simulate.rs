@@ -125,6 +125,16 @@ pub(crate) fn core_providers<'a>(
     order.core_holders(kind, namespace, name).to_vec()
 }
 
+/// The Kustomizations (`n` among them, when it does) that apply `n`'s substituteFrom source
+/// `s`: a ConfigMap or Secret in `n`'s namespace.
+pub(crate) fn var_source_providers<'a>(
+    n: &Node,
+    s: &crate::flux::SubstituteFrom,
+    order: &Order<'a>,
+) -> Vec<&'a Node> {
+    core_providers(&s.kind, &n.id.namespace, &s.name, order)
+}
+
 fn needs(
     n: &Node,
     nodes: &[Node],
@@ -170,7 +180,7 @@ fn needs(
         });
     }
     for s in n.substitute_from.iter().filter(|s| !s.optional) {
-        let providers = core_providers(&s.kind, &n.id.namespace, &s.name, order)
+        let providers = var_source_providers(n, s, order)
             .iter()
             .filter(|m| m.id != n.id)
             .map(|m| m.id.clone())

@@ -4,15 +4,14 @@ use super::{names, ClusterCheck};
 use crate::finding::Finding;
 use crate::graph::model::Node;
 use crate::graph::rules;
-use crate::graph::simulate::core_providers;
+use crate::graph::simulate::var_source_providers;
 
 impl ClusterCheck<'_> {
     /// FS208/FS209: substituteFrom sources not applied before.
     pub(super) fn substitute_from(&self, out: &mut Vec<Finding>) {
         for n in self.nodes {
             for s in &n.substitute_from {
-                let producers: Vec<&Node> =
-                    core_providers(&s.kind, &n.id.namespace, &s.name, self.order);
+                let producers: Vec<&Node> = var_source_providers(n, s, self.order);
                 if producers
                     .iter()
                     .any(|p| p.id != n.id && self.order.runs_before(&p.id, &n.id))
