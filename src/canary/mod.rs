@@ -308,16 +308,13 @@ fn index(clusters: &[ClusterRender]) -> BTreeMap<Target, &KustomizationRender> {
     clusters.iter().flat_map(targets).collect()
 }
 
-/// Plants the canaries in a copy of `head`'s tree, renders, restores, renders again, through
-/// `cache`: only the builds whose inputs hold a canary run again.
-pub fn run(
-    head: &RepoRender,
-    plans: Vec<Plan>,
-    cache: &BuildCache<'_>,
-    opts: &RepoOptions,
-) -> Result<CanaryReport, CanaryError> {
-    let mut planted_files: BTreeMap<std::path::PathBuf, Vec<u8>> = BTreeMap::new();
-    let mut originals: BTreeMap<std::path::PathBuf, Vec<u8>> = BTreeMap::new();
+/// Each file that gets a canary, with the canary documents appended, and its original
+/// bytes.
+type Files = BTreeMap<std::path::PathBuf, Vec<u8>>;
+
+fn planted(head: &RepoRender, plans: &[Plan]) -> Result<(Files, Files), CanaryError> {
+    let mut planted_files = Files::new();
+    let mut originals = Files::new();
     for p in plans.iter().filter(|p| p.excluded.is_none()) {
         let path = head.tree.root().join(&p.file);
         let before = crate::source::view::read(&path).map_err(|source| {
@@ -337,6 +334,18 @@ pub fn run(
         }
         after.extend_from_slice(canary_document(&p.nonce).as_bytes());
     }
+    Ok((planted_files, originals))
+}
+
+/// Plants the canaries in a copy of `head`'s tree, renders, restores, renders again, through
+/// `cache`: only the builds whose inputs hold a canary run again.
+pub fn run(
+    head: &RepoRender,
+    plans: Vec<Plan>,
+    cache: &BuildCache<'_>,
+    opts: &RepoOptions,
+) -> Result<CanaryReport, CanaryError> {
+    let (planted_files, originals) = planted(head, &plans)?;
     // The head's tree with the canaries planted: in memory when it is read in place, else a
     // copy with the files written.
     let copy = head.tree.changed(&planted_files)?;

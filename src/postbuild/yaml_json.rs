@@ -341,6 +341,10 @@ enum BuildError {
 ///
 /// Only the first document is read, and reading stops as soon as its root node is complete:
 /// yaml.v2's `parser.parse()` never looks at what follows (a later document may be garbage).
+#[allow(
+    clippy::too_many_lines,
+    reason = "one match over the parser's events, as yaml.v2's parser.parse builds nodes"
+)]
 fn build_tree(text: &str) -> Result<(Tree, usize), BuildError> {
     let mut tree = Tree::default();
     let mut anchors: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();

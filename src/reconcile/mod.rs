@@ -209,6 +209,10 @@ struct Key {
 /// Kustomization still waits on a source, the fixed point settles: sources on no cluster
 /// object are looked up in the repository's files, else are unknown (placeholders). What
 /// still changes after [`MAX_ROUNDS`] steps fails, named.
+#[allow(
+    clippy::too_many_lines,
+    reason = "the fixed point's rounds; to be split with the steady-state work in flight"
+)]
 pub fn render_cluster(
     root: &Path,
     cluster: &Cluster,
@@ -664,6 +668,11 @@ fn reusable_unprepared(
 /// How the note on placeheld vars begins.
 const UNKNOWN_NOTE: &str = "vars unknown offline";
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "one Kustomization's stages in the controller's order; to be split with the \
+              steady-state work in flight"
+)]
 fn render_inner(
     ctx: &Ctx<'_>,
     ks: &Kustomization,

@@ -48,69 +48,11 @@ pub(crate) fn audit_sources(ctx: &mut ClusterCtx<'_>, files: &mut Sources<'_>) {
         for (id, sf) in k.kustomization.var_sources() {
             receivers.entry(id).or_default().push((i, sf.optional));
         }
-        for key in pb.substitute.keys() {
-            ctx.checks += 1;
-            let used = ctx.used.get(&i).is_some_and(|u| u.contains(key));
-            let (rule, message) = if !is_valid_var_name(key) {
-                (
-                    &INVALID_VAR_NAME,
-                    format!(
-                        "inline var name `{key}` in postBuild.substitute of `{}` is invalid: \
-                         Flux fails the Kustomization (names must match \
-                         `^[_[:alpha:]][_[:alpha:][:digit:]]*$`)",
-                        k.kustomization.id
-                    ),
-                )
-            } else if template_of(k).is_some() && ctx.substitutes_at(i) && !used {
-                (
-                    &UNUSED_VAR,
-                    format!(
-                        "inline var `{key}` of `{}` is referenced by none of its objects",
-                        k.kustomization.id
-                    ),
-                )
-            } else {
-                continue;
-            };
-            let location = ctx.place_of_kustomization(k, Some(key_needle(key)), files);
-            ctx.findings
-                .push(finding_for(name, k, rule, message, location));
-        }
+        inline_vars(ctx, i, pb, files);
     }
     for (id, recv_opt) in &receivers {
         let Some(&(owner, obj)) = ctx.placed.get(id) else {
-            // Nothing in the repository applies it: an ExternalSecret's Secret, say, or a
-            // mistake, which `render` reports when the source is not optional.
-            for &(i, optional) in recv_opt {
-                ctx.checks += 1;
-                let k = &cluster.kustomizations[i];
-                let what = if optional {
-                    "optional: Flux skips it when it is missing"
-                } else {
-                    "not optional: Flux fails the Kustomization unless something else creates it"
-                };
-                let location = ctx.place_of_kustomization(
-                    k,
-                    Some(Needle {
-                        text: &id.name,
-                        nth: 0,
-                        whole_word: true,
-                    }),
-                    files,
-                );
-                ctx.findings.push(finding_for(
-                    name,
-                    k,
-                    &UNKNOWN_SOURCE,
-                    format!(
-                        "{}/{}, a substituteFrom source of `{}`, is applied by nothing in \
-                         this repository ({what}); its vars are unknown, so undefined vars \
-                         are not reported for this Kustomization",
-                        id.kind, id.name, k.kustomization.id
-                    ),
-                    location,
-                ));
-            }
+            unknown_source(ctx, id, recv_opt, files);
             continue;
         };
         let recv: Vec<usize> = recv_opt.iter().map(|&(i, _)| i).collect();
@@ -174,5 +116,86 @@ pub(crate) fn audit_sources(ctx: &mut ClusterCtx<'_>, files: &mut Sources<'_>) {
             ctx.findings
                 .push(finding_for(name, owner_k, rule, message, place.location));
         }
+    }
+}
+
+/// FS112: a source nothing in the repository applies (an ExternalSecret's Secret, say, or a
+/// mistake, which `render` reports when the source is not optional), once per receiver.
+fn unknown_source(
+    ctx: &mut ClusterCtx<'_>,
+    id: &ObjectId,
+    receivers: &[(usize, bool)],
+    files: &mut Sources<'_>,
+) {
+    let cluster = ctx.cluster;
+    for &(i, optional) in receivers {
+        ctx.checks += 1;
+        let k = &cluster.kustomizations[i];
+        let what = if optional {
+            "optional: Flux skips it when it is missing"
+        } else {
+            "not optional: Flux fails the Kustomization unless something else creates it"
+        };
+        let location = ctx.place_of_kustomization(
+            k,
+            Some(Needle {
+                text: &id.name,
+                nth: 0,
+                whole_word: true,
+            }),
+            files,
+        );
+        ctx.findings.push(finding_for(
+            &cluster.name,
+            k,
+            &UNKNOWN_SOURCE,
+            format!(
+                "{}/{}, a substituteFrom source of `{}`, is applied by nothing in this \
+                 repository ({what}); its vars are unknown, so undefined vars are not \
+                 reported for this Kustomization",
+                id.kind, id.name, k.kustomization.id
+            ),
+            location,
+        ));
+    }
+}
+
+/// FS108, FS109 on the inline vars (`postBuild.substitute`) of the `i`th Kustomization.
+fn inline_vars(
+    ctx: &mut ClusterCtx<'_>,
+    i: usize,
+    pb: &crate::flux::PostBuild,
+    files: &mut Sources<'_>,
+) {
+    let cluster = ctx.cluster;
+    let name = cluster.name.as_str();
+    let k = &cluster.kustomizations[i];
+    for key in pb.substitute.keys() {
+        ctx.checks += 1;
+        let used = ctx.used.get(&i).is_some_and(|u| u.contains(key));
+        let (rule, message) = if !is_valid_var_name(key) {
+            (
+                &INVALID_VAR_NAME,
+                format!(
+                    "inline var name `{key}` in postBuild.substitute of `{}` is invalid: \
+                     Flux fails the Kustomization (names must match \
+                     `^[_[:alpha:]][_[:alpha:][:digit:]]*$`)",
+                    k.kustomization.id
+                ),
+            )
+        } else if template_of(k).is_some() && ctx.substitutes_at(i) && !used {
+            (
+                &UNUSED_VAR,
+                format!(
+                    "inline var `{key}` of `{}` is referenced by none of its objects",
+                    k.kustomization.id
+                ),
+            )
+        } else {
+            continue;
+        };
+        let location = ctx.place_of_kustomization(k, Some(key_needle(key)), files);
+        ctx.findings
+            .push(finding_for(name, k, rule, message, location));
     }
 }

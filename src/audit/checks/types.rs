@@ -52,41 +52,7 @@ impl ClusterCtx<'_> {
         let after = match after {
             Ok(v) => v,
             Err(why) => {
-                self.checks += 1;
-                // An unknown var (from a source nothing here applies) read as empty proves
-                // nothing about the document.
-                if leaf_refs
-                    .iter()
-                    .flatten()
-                    .any(|r| !r.has_default && !values.contains_key(&r.name))
-                {
-                    return;
-                }
-                // Point at the first reference whose value can change YAML's structure.
-                let mut culprit = None;
-                for r in leaf_refs.iter().flatten() {
-                    let needle = seen.next(&r.text);
-                    if culprit.is_none() && values.get(&r.name).is_some_and(|v| yaml_special(v)) {
-                        culprit = Some((needle, r));
-                    }
-                }
-                let place = place_in(files, k, o, culprit.as_ref().map(|(n, _)| *n));
-                let by = culprit.map_or_else(String::new, |(_, r)| {
-                    format!(
-                        " (`{}` is `{}`)",
-                        r.text,
-                        values.get(&r.name).map_or("", String::as_str)
-                    )
-                });
-                let message = format!(
-                    "once substituted{by}, {} is no longer YAML Flux can read ({why}): the \
-                     Kustomization fails",
-                    o.id
-                );
-                self.findings.push(
-                    finding_for(&self.cluster.name, k, &TYPE_CHANGE, message, place.location)
-                        .with_severity(Severity::Error),
-                );
+                self.broken_document(k, o, &values, &leaf_refs, &why, files);
                 return;
             }
         };
@@ -132,6 +98,54 @@ impl ClusterCtx<'_> {
                     .with_severity(severity),
             );
         }
+    }
+
+    /// FS105 as an error: the substituted object is no longer YAML Flux can read. Points at
+    /// the first reference whose value can change YAML's structure.
+    fn broken_document(
+        &mut self,
+        k: &KustomizationRender,
+        o: &ArtifactObject,
+        values: &BTreeMap<String, String>,
+        leaf_refs: &[Vec<Ref>],
+        why: &str,
+        files: &mut Sources<'_>,
+    ) {
+        self.checks += 1;
+        // An unknown var (from a source nothing here applies) read as empty proves nothing
+        // about the document.
+        if leaf_refs
+            .iter()
+            .flatten()
+            .any(|r| !r.has_default && !values.contains_key(&r.name))
+        {
+            return;
+        }
+        let mut seen = Occurrences::default();
+        let mut culprit = None;
+        for r in leaf_refs.iter().flatten() {
+            let needle = seen.next(&r.text);
+            if culprit.is_none() && values.get(&r.name).is_some_and(|v| yaml_special(v)) {
+                culprit = Some((needle, r));
+            }
+        }
+        let place = place_in(files, k, o, culprit.as_ref().map(|(n, _)| *n));
+        let by = culprit.map_or_else(String::new, |(_, r)| {
+            format!(
+                " (`{}` is `{}`)",
+                r.text,
+                values.get(&r.name).map_or("", String::as_str)
+            )
+        });
+        let message = format!(
+            "once substituted{by}, {} is no longer YAML Flux can read ({why}): the \
+             Kustomization fails",
+            o.id
+        );
+        self.findings.push(
+            finding_for(&self.cluster.name, k, &TYPE_CHANGE, message, place.location)
+                .with_severity(Severity::Error),
+        );
     }
 }
 

@@ -137,6 +137,10 @@ pub(crate) fn find(vfs: &Vfs, dir: &Path) -> Result<Option<PathBuf>, NativeError
 }
 
 /// Loads the kustomization of `dir`.
+#[allow(
+    clippy::too_many_lines,
+    reason = "one field after another, in the order kustomize's Kustomization type lists them"
+)]
 pub(crate) fn load(vfs: &Vfs, dir: &Path) -> Result<Kustomization, NativeError> {
     let Some(file) = find(vfs, dir)? else {
         return Err(NativeError::Failed(format!(

@@ -16,6 +16,10 @@ use super::resource::{effective_namespace, known_namespace, Gvk, Resource};
 use super::NativeError;
 
 /// Applies one `patches:` entry.
+#[allow(
+    clippy::too_many_lines,
+    reason = "mirrors kustomize's PatchTransformer: target selection, then each patch kind"
+)]
 pub(crate) fn apply_patch(
     resources: &mut [Resource],
     spec: &PatchSpec,

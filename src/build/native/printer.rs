@@ -908,6 +908,10 @@ fn is_printable(c: char) -> bool {
 }
 
 /// `yaml_emitter_analyze_scalar`.
+#[allow(
+    clippy::too_many_lines,
+    reason = "mirrors libyaml's yaml_emitter_analyze_scalar state machine line for line"
+)]
 fn analyze(value: &str) -> Analysis {
     if value.is_empty() {
         return Analysis {

@@ -130,6 +130,10 @@ fn display(k: &Kustomization) -> String {
 ///
 /// `origin` is where the folder is, seen from the root (kustomize's `Origin.Path`), when the
 /// root asks for origin annotations: `None` for the root itself, whose `buildMetadata` decides.
+#[allow(
+    clippy::too_many_lines,
+    reason = "mirrors KustTarget.accumulateTarget: resources, components, generators, transformers in kustomize's order"
+)]
 fn accumulate(
     vfs: &Vfs,
     dir: &Path,

@@ -4,6 +4,7 @@
 use super::{names, with_location, ClusterCheck};
 use crate::finding::Finding;
 use crate::flux::NamespacedName;
+use crate::graph::config::Trigger;
 use crate::graph::kinds::{self, FluxApis};
 use crate::graph::model::{is_trigger, object_location, Files, HelmChart, Node, Obj};
 use crate::graph::rules;
@@ -84,6 +85,11 @@ impl ClusterCheck<'_> {
             }
             return Some(self.presumed_from_helm(n, group, what, &blocked));
         };
+        self.runtime_crd(n, t, what, &blocked)
+    }
+    /// FS205-FS207: a kind whose CRD an operator makes at run time (fluxsim.toml's
+    /// `[[runtime_crds]]`, `[[helm_crds]]`): is what triggers it applied and awaited first?
+    fn runtime_crd(&self, n: &Node, t: Trigger<'_>, what: &str, blocked: &str) -> Option<Finding> {
         let trigger = t.noun();
         let makes = t.makes();
         let triggers: Vec<&Node> = self
@@ -220,42 +226,6 @@ impl ClusterCheck<'_> {
                 .map_or("CHART", |c| c.chart.chart.as_str());
             format!("`[[helm_crds]] chart = \"{chart}\" groups = [\"{group}\"]`")
         };
-        // The best match by name, when it is not among those the finding relies on: said, so
-        // a likely race or deadlock is not hidden behind an unrelated chart (never used to
-        // clear or raise a finding).
-        let likeliest = |chosen: &[Candidate], others: &[&[Candidate]]| -> String {
-            let best_chosen = chosen.iter().map(|c| c.score).max().unwrap_or(0);
-            let Some(best) = others
-                .iter()
-                .flat_map(|o| o.iter())
-                .filter(|c| c.score > best_chosen)
-                .min_by(|a, b| a.rank(b))
-            else {
-                return String::new();
-            };
-            let where_ = if *best.node == n.id {
-                format!(
-                    "is applied by `{}` itself, whose apply fails on this object before the \
-                     HelmRelease exists (Flux dry-runs every object first): a deadlock if its \
-                     chart carries the CRD",
-                    n.id.name
-                )
-            } else if self.order.runs_before(&n.id, best.node) {
-                format!(
-                    "runs only after `{}`: a deadlock if its chart carries the CRD",
-                    n.id.name
-                )
-            } else {
-                format!(
-                    "is not awaited before `{}`: a race if its chart carries the CRD",
-                    n.id.name
-                )
-            };
-            format!(
-                "; the likeliest by name, {}, {where_}",
-                candidates(&mut [*best])
-            )
-        };
         if !awaited.is_empty() {
             return self.finding(
                 &rules::CRD_PRESUMED_FROM_HELM,
@@ -268,7 +238,7 @@ impl ClusterCheck<'_> {
                     n.id.name,
                     candidates(&mut awaited),
                     n.id.name,
-                    likeliest(&awaited, &[&racy, &never]),
+                    self.likeliest(n, &awaited, &[&racy, &never]),
                     declare(&[awaited.as_slice(), &racy, &never].concat()),
                 ),
             );
@@ -287,7 +257,7 @@ impl ClusterCheck<'_> {
                     n.id.name,
                     candidates(&mut racy),
                     n.id.name,
-                    likeliest(&racy, &[&never]),
+                    self.likeliest(n, &racy, &[&never]),
                     declare(&[racy.as_slice(), &never].concat()),
                 ),
             );
@@ -320,6 +290,42 @@ impl ClusterCheck<'_> {
                  it): `{}` never becomes Ready{blocked}",
                 n.id.name, self.cluster, n.id.name
             ),
+        )
+    }
+    // The best match by name, when it is not among those the finding relies on: said, so
+    // a likely race or deadlock is not hidden behind an unrelated chart (never used to
+    // clear or raise a finding).
+    fn likeliest(&self, n: &Node, chosen: &[Candidate], others: &[&[Candidate]]) -> String {
+        let best_chosen = chosen.iter().map(|c| c.score).max().unwrap_or(0);
+        let Some(best) = others
+            .iter()
+            .flat_map(|o| o.iter())
+            .filter(|c| c.score > best_chosen)
+            .min_by(|a, b| a.rank(b))
+        else {
+            return String::new();
+        };
+        let where_ = if *best.node == n.id {
+            format!(
+                "is applied by `{}` itself, whose apply fails on this object before the \
+                 HelmRelease exists (Flux dry-runs every object first): a deadlock if its \
+                 chart carries the CRD",
+                n.id.name
+            )
+        } else if self.order.runs_before(&n.id, best.node) {
+            format!(
+                "runs only after `{}`: a deadlock if its chart carries the CRD",
+                n.id.name
+            )
+        } else {
+            format!(
+                "is not awaited before `{}`: a race if its chart carries the CRD",
+                n.id.name
+            )
+        };
+        format!(
+            "; the likeliest by name, {}, {where_}",
+            candidates(&mut [*best])
         )
     }
 }
