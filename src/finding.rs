@@ -127,6 +127,20 @@ pub struct Finding {
     /// Where in the repository, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<Location>,
+    /// What the finding is about, as data (the message says the same in words): the var,
+    /// the expression, the object, the Kustomizations involved.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub related: Vec<Related>,
+}
+
+/// One thing a finding is about.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Related {
+    /// What it is: `var`, `expression`, `object`, `kustomization`, `source`, `cluster`,
+    /// `namespace`, `kind`, `field`.
+    pub role: &'static str,
+    /// Its name or text (`CLUSTER_NAME`, `${A[0]}`, `ConfigMap/default/c`, `flux-system/apps`).
+    pub value: String,
 }
 
 impl Finding {
@@ -140,7 +154,41 @@ impl Finding {
             cluster: None,
             kustomization: None,
             location: None,
+            related: Vec::new(),
         }
+    }
+
+    /// Adds something the finding is about.
+    #[must_use]
+    pub fn about(mut self, role: &'static str, value: impl Into<String>) -> Finding {
+        self.related.push(Related {
+            role,
+            value: value.into(),
+        });
+        self
+    }
+
+    /// Adds several things the finding is about, in one role.
+    #[must_use]
+    pub fn about_all(
+        mut self,
+        role: &'static str,
+        values: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Finding {
+        for v in values {
+            self = self.about(role, v);
+        }
+        self
+    }
+
+    /// The values of the related things in `role`, in the order added.
+    #[must_use]
+    pub fn related(&self, role: &str) -> Vec<&str> {
+        self.related
+            .iter()
+            .filter(|r| r.role == role)
+            .map(|r| r.value.as_str())
+            .collect()
     }
 
     /// Sets the cluster.

@@ -105,6 +105,7 @@ fn indexed_expansion_fails_the_whole_kustomization() {
     );
     let f = audit(&[c]);
     assert_eq!(rules(&f), [("FS101", Severity::Error)]);
+    assert_eq!(f[0].related("expression"), ["${ARR[0]}"]);
     assert!(
         f[0].message.contains("missing closing brace"),
         "{}",
@@ -138,6 +139,8 @@ fn undefined_var_without_default_fails_strict_and_empties_otherwise() {
     )];
     let strict = audit(&c);
     assert_eq!(rules(&strict), [("FS103", Severity::Error)]);
+    assert_eq!(strict[0].related("var"), ["NOPE"]);
+    assert_eq!(strict[0].related("object"), ["ConfigMap/c"]);
     assert!(strict[0].message.contains("fails"));
     let lax = audit_with(&c, false);
     assert_eq!(rules(&lax), [("FS103", Severity::Error)]);
@@ -162,6 +165,16 @@ fn shell_var_in_a_script_is_substituted_by_flux() {
     assert_eq!(
         got,
         [("FS104", Severity::Warning), ("FS104", Severity::Error)]
+    );
+    let mut vars: Vec<(Vec<&str>, Severity)> =
+        f.iter().map(|x| (x.related("var"), x.severity)).collect();
+    vars.sort();
+    assert_eq!(
+        vars,
+        [
+            (vec!["HOME"], Severity::Warning),
+            (vec!["key"], Severity::Error)
+        ]
     );
     assert!(f.iter().any(|x| x.message.contains("`${key}`")));
     assert!(f.iter().any(|x| x.message.contains("`${HOME:-/root}`")));

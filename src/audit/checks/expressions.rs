@@ -33,25 +33,7 @@ impl ClusterCtx<'_> {
         // res.AsYAML()); what its parser rejects fails the Kustomization.
         let (_, errors) = expr::scan(&o.yaml);
         let mut blocking = !errors.is_empty();
-        let mut seen = Occurrences::default();
-        for e in &errors {
-            self.checks += 1;
-            let in_script = leaves.iter().any(|l| l.script && l.value.contains(&e.expr));
-            let place = place_in(files, k, o, Some(seen.next(&e.expr)));
-            let message = format!(
-                "`{}` in {}: {}, so Flux fails the whole Kustomization ({}){}",
-                e.expr,
-                o.id,
-                e.flux_message(),
-                e.hint(),
-                if in_script {
-                    "; it sits in a script, so it is surely meant for the shell"
-                } else {
-                    ""
-                }
-            );
-            self.push(k, &UNSUPPORTED_EXPANSION, message, place.location);
-        }
+        self.unparsable(k, o, &leaves, &errors, files);
         let consequence = if self.opts.strict {
             "the Kustomization fails (strict substitution, the default since \
              kustomize-controller v1.9.0)"
@@ -109,7 +91,10 @@ impl ClusterCtx<'_> {
                 let place = place_in(files, k, o, Some(needle));
                 self.findings.push(
                     finding_for(&self.cluster.name, k, v.rule, message, place.location)
-                        .with_severity(v.severity),
+                        .with_severity(v.severity)
+                        .about("var", r.name.clone())
+                        .about("expression", r.text.clone())
+                        .about("object", o.id.to_string()),
                 );
             }
         }
@@ -118,6 +103,46 @@ impl ClusterCtx<'_> {
         }
         if !blocking {
             self.check_types(k, o, &leaves, files);
+        }
+    }
+
+    /// FS101: each expression Flux's parser rejects.
+    fn unparsable(
+        &mut self,
+        k: &KustomizationRender,
+        o: &ArtifactObject,
+        leaves: &[Leaf],
+        errors: &[crate::envsubst::Error],
+        files: &mut Sources<'_>,
+    ) {
+        let mut seen = Occurrences::default();
+        for e in errors {
+            self.checks += 1;
+            let in_script = leaves.iter().any(|l| l.script && l.value.contains(&e.expr));
+            let place = place_in(files, k, o, Some(seen.next(&e.expr)));
+            let message = format!(
+                "`{}` in {}: {}, so Flux fails the whole Kustomization ({}){}",
+                e.expr,
+                o.id,
+                e.flux_message(),
+                e.hint(),
+                if in_script {
+                    "; it sits in a script, so it is surely meant for the shell"
+                } else {
+                    ""
+                }
+            );
+            self.findings.push(
+                finding_for(
+                    &self.cluster.name,
+                    k,
+                    &UNSUPPORTED_EXPANSION,
+                    message,
+                    place.location,
+                )
+                .about("expression", e.expr.clone())
+                .about("object", o.id.to_string()),
+            );
         }
     }
 
@@ -157,7 +182,17 @@ impl ClusterCtx<'_> {
             e.flux_message(),
             e.hint()
         );
-        self.push(k, &EVALUATION_FAILS, message, place.location);
+        self.findings.push(
+            finding_for(
+                &self.cluster.name,
+                k,
+                &EVALUATION_FAILS,
+                message,
+                place.location,
+            )
+            .about("expression", e.expr.clone())
+            .about("object", o.id.to_string()),
+        );
         true
     }
 }

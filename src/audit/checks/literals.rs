@@ -161,17 +161,22 @@ pub(crate) fn other_cluster_literals(
                             whole_word: true,
                         }),
                     );
-                    findings.push(finding_for(
-                        &a.name,
-                        k,
-                        &OTHER_CLUSTER_LITERAL,
-                        format!(
+                    findings.push(
+                        finding_for(
+                            &a.name,
+                            k,
+                            &OTHER_CLUSTER_LITERAL,
+                            format!(
                             "`{value}` is {other}'s value of `{var}` ({}'s is {ours}) and ships \
                              to {} as a literal in {}",
                             a.name, a.name, o.id
                         ),
-                        place.location,
-                    ));
+                            place.location,
+                        )
+                        .about("var", var.to_string())
+                        .about("cluster", other.to_string())
+                        .about("object", o.id.to_string()),
+                    );
                 }
             }
         }

@@ -66,17 +66,20 @@ pub(crate) fn audit_sources(ctx: &mut ClusterCtx<'_>, files: &mut Sources<'_>) {
         );
         if obj.object.get("sops").is_some() {
             let place = place_in(files, owner_k, obj, None);
-            ctx.findings.push(finding_for(
-                name,
-                owner_k,
-                &ENCRYPTED_SOURCE,
-                format!(
-                    "{} is SOPS-encrypted: the values of its vars are unknown offline, so the \
+            ctx.findings.push(
+                finding_for(
+                    name,
+                    owner_k,
+                    &ENCRYPTED_SOURCE,
+                    format!(
+                        "{} is SOPS-encrypted: the values of its vars are unknown offline, so the \
                      checks that need them skip its vars (received by {recv_names})",
-                    obj.id
-                ),
-                place.location,
-            ));
+                        obj.id
+                    ),
+                    place.location,
+                )
+                .about("source", obj.id.to_string()),
+            );
         }
         // Usage is unknown when a receiver could not be built.
         let usage_known = recv
@@ -113,8 +116,11 @@ pub(crate) fn audit_sources(ctx: &mut ClusterCtx<'_>, files: &mut Sources<'_>) {
                 continue;
             };
             let place = place_in(files, owner_k, obj, Some(key_needle(&key)));
-            ctx.findings
-                .push(finding_for(name, owner_k, rule, message, place.location));
+            ctx.findings.push(
+                finding_for(name, owner_k, rule, message, place.location)
+                    .about("var", key.clone())
+                    .about("source", obj.id.to_string()),
+            );
         }
     }
 }
@@ -145,18 +151,21 @@ fn unknown_source(
             }),
             files,
         );
-        ctx.findings.push(finding_for(
-            &cluster.name,
-            k,
-            &UNKNOWN_SOURCE,
-            format!(
-                "{}/{}, a substituteFrom source of `{}`, is applied by nothing in this \
+        ctx.findings.push(
+            finding_for(
+                &cluster.name,
+                k,
+                &UNKNOWN_SOURCE,
+                format!(
+                    "{}/{}, a substituteFrom source of `{}`, is applied by nothing in this \
                  repository ({what}); its vars are unknown, so undefined vars are not \
                  reported for this Kustomization",
-                id.kind, id.name, k.kustomization.id
-            ),
-            location,
-        ));
+                    id.kind, id.name, k.kustomization.id
+                ),
+                location,
+            )
+            .about("source", id.to_string()),
+        );
     }
 }
 
@@ -195,7 +204,10 @@ fn inline_vars(
             continue;
         };
         let location = ctx.place_of_kustomization(k, Some(key_needle(key)), files);
-        ctx.findings
-            .push(finding_for(name, k, rule, message, location));
+        ctx.findings.push(
+            finding_for(name, k, rule, message, location)
+                .about("var", key.clone())
+                .about("source", "postBuild.substitute"),
+        );
     }
 }

@@ -95,7 +95,10 @@ impl ClusterCtx<'_> {
             );
             self.findings.push(
                 finding_for(&self.cluster.name, k, &TYPE_CHANGE, message, place.location)
-                    .with_severity(severity),
+                    .with_severity(severity)
+                    .about("expression", refs[0].text.clone())
+                    .about("field", path_text(&leaf.path))
+                    .about("object", o.id.to_string()),
             );
         }
     }
@@ -144,7 +147,8 @@ impl ClusterCtx<'_> {
         );
         self.findings.push(
             finding_for(&self.cluster.name, k, &TYPE_CHANGE, message, place.location)
-                .with_severity(Severity::Error),
+                .with_severity(Severity::Error)
+                .about("object", o.id.to_string()),
         );
     }
 }

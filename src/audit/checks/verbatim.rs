@@ -75,7 +75,8 @@ impl ClusterCtx<'_> {
         let message = format!("{listed} {verb} verbatim in {}: {why}", o.id);
         self.findings.push(
             finding_for(&self.cluster.name, k, rule, message, place.location)
-                .with_severity(severity),
+                .with_severity(severity)
+                .about("object", o.id.to_string()),
         );
     }
 }

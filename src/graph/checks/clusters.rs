@@ -43,7 +43,9 @@ fn only_in(n: &Node, here: &str, there: &str) -> Finding {
         ),
     )
     .in_cluster(here)
-    .in_kustomization(n.id.to_string());
+    .in_kustomization(n.id.to_string())
+    .about("cluster", there)
+    .about("field", "missing");
     f.location.clone_from(&n.location);
     f
 }
@@ -68,11 +70,11 @@ fn place(n: &Node) -> GraphNode {
 }
 
 fn differences(x: &Node, a: &str, y: &Node, other: &str) -> Option<Finding> {
-    let diffs: Vec<String> =
-        crate::ksgraph::graph_differences(&[(a, &place(x)), (other, &place(y))])
-            .iter()
-            .map(crate::ksgraph::GraphDifference::between_two)
-            .collect();
+    let differences = crate::ksgraph::graph_differences(&[(a, &place(x)), (other, &place(y))]);
+    let diffs: Vec<String> = differences
+        .iter()
+        .map(crate::ksgraph::GraphDifference::between_two)
+        .collect();
     if diffs.is_empty() {
         return None;
     }
@@ -89,7 +91,9 @@ fn differences(x: &Node, a: &str, y: &Node, other: &str) -> Option<Finding> {
         ),
     )
     .in_cluster(a)
-    .in_kustomization(x.id.to_string());
+    .in_kustomization(x.id.to_string())
+    .about("cluster", other)
+    .about_all("field", differences.iter().map(|d| d.field));
     finding.location.clone_from(&x.location);
     Some(finding)
 }
@@ -113,6 +117,8 @@ mod tests {
         b.parent = Some(nn("infra"));
         let f = compare_clusters(&[("dev", &[a]), ("prod", &[b])]);
         assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].related("field"), ["appliedBy"]);
+        assert_eq!(f[0].related("cluster"), ["prod"]);
         assert!(
             f[0].message.contains("applied by `root` vs `infra`"),
             "{}",
@@ -128,6 +134,8 @@ mod tests {
         let prod = vec![apps];
         let f = compare_clusters(&[("dev", &dev), ("prod", &prod)]);
         assert_eq!(f.len(), 2, "{f:#?}");
+        assert_eq!(f[0].related("field"), ["dependsOn", "wait"]);
+        assert_eq!(f[1].related("field"), ["missing"]);
         assert!(
             f[0].message.contains("dependsOn [infra] vs []"),
             "{}",

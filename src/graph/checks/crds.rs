@@ -22,6 +22,9 @@ impl ClusterCheck<'_> {
                     .or_else(|| n.location.clone());
                 let what = format!("`{obj_id}`");
                 if let Some(f) = self.check_kind(n, group, kind, &what, &flux) {
+                    let f = f
+                        .about("object", obj_id.to_string())
+                        .about("kind", format!("{kind}.{group}"));
                     out.push(with_location(f, at));
                 }
             }

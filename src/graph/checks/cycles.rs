@@ -31,17 +31,20 @@ impl ClusterCheck<'_> {
                 let Some(n) = self.order.nodes.get(id) else {
                     continue;
                 };
-                out.push(self.finding(
-                    &rules::DEPENDENCY_CYCLE,
-                    n,
-                    format!(
-                        "`{}` is on a dependsOn cycle ({}): none of them ever becomes \
+                out.push(
+                    self.finding(
+                        &rules::DEPENDENCY_CYCLE,
+                        n,
+                        format!(
+                            "`{}` is on a dependsOn cycle ({}): none of them ever becomes \
                          Ready{}",
-                        id.name,
-                        path.join(" -> "),
-                        blocked_tail(blocked.iter().copied())
-                    ),
-                ));
+                            id.name,
+                            path.join(" -> "),
+                            blocked_tail(blocked.iter().copied())
+                        ),
+                    )
+                    .about_all("kustomization", cycle.iter().map(ToString::to_string)),
+                );
             }
         }
     }
@@ -53,18 +56,21 @@ impl ClusterCheck<'_> {
                 if self.order.nodes.contains_key(d) {
                     continue;
                 }
-                out.push(self.finding(
-                    &rules::MISSING_DEPENDENCY,
-                    n,
-                    format!(
-                        "`{}` dependsOn `{d}`, which cluster `{}` never defines: `{}` never \
+                out.push(
+                    self.finding(
+                        &rules::MISSING_DEPENDENCY,
+                        n,
+                        format!(
+                            "`{}` dependsOn `{d}`, which cluster `{}` never defines: `{}` never \
                          reconciles{}",
-                        n.id.name,
-                        self.cluster,
-                        n.id.name,
-                        self.blocked_list(&n.id)
-                    ),
-                ));
+                            n.id.name,
+                            self.cluster,
+                            n.id.name,
+                            self.blocked_list(&n.id)
+                        ),
+                    )
+                    .about("dependency", d.to_string()),
+                );
             }
         }
     }

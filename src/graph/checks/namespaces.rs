@@ -65,7 +65,10 @@ impl ClusterCheck<'_> {
                         true,
                     )
                 };
-                let mut f = self.finding(&rules::NAMESPACE_NOT_CREATED_BEFORE, n, message);
+                let mut f = self
+                    .finding(&rules::NAMESPACE_NOT_CREATED_BEFORE, n, message)
+                    .about("namespace", ns.to_string())
+                    .about("object", obj_id.to_string());
                 if race {
                     f = f.with_severity(crate::finding::Severity::Warning);
                 }

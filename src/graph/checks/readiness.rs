@@ -19,16 +19,19 @@ impl ClusterCheck<'_> {
                 if dn.health_checked || dn.state == NodeState::Suspended {
                     continue;
                 }
-                out.push(self.finding(
-                    &rules::WAIT_ON_UNWAITED,
-                    n,
-                    format!(
-                        "`{}` has `wait: true` and dependsOn `{}`, which has `wait: false`: \
+                out.push(
+                    self.finding(
+                        &rules::WAIT_ON_UNWAITED,
+                        n,
+                        format!(
+                            "`{}` has `wait: true` and dependsOn `{}`, which has `wait: false`: \
                          `{}` is Ready as soon as its objects are applied, not when they are \
                          healthy, so `{}` may start before what it needs runs",
-                        n.id.name, d.name, d.name, n.id.name
-                    ),
-                ));
+                            n.id.name, d.name, d.name, n.id.name
+                        ),
+                    )
+                    .about("dependency", d.to_string()),
+                );
             }
         }
     }

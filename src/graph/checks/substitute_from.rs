@@ -70,7 +70,7 @@ impl ClusterCheck<'_> {
                         ),
                     )
                 };
-                out.push(f);
+                out.push(f.about("source", source.clone()));
             }
         }
     }
