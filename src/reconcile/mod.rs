@@ -6,7 +6,9 @@
 //! The Kustomizations of one step are built in parallel; the result is sorted, so it does
 //! not depend on thread timing.
 
+mod generator;
 pub mod sources;
+pub mod trees;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;

@@ -415,6 +415,18 @@ impl Tree {
     }
 }
 
+/// Whether source-controller's archive filter with no user pattern
+/// (`SourceIgnoreFilter(nil, nil)`: the VCS and default patterns) leaves `path` out, as
+/// source-watcher archives an ExternalArtifact.
+#[must_use]
+pub fn excluded_by_default(path: &str, is_dir: bool) -> bool {
+    static MATCHER: OnceLock<Matcher> = OnceLock::new();
+    MATCHER
+        .get_or_init(|| Matcher::new(Vec::new()))
+        .excluded_by(Path::new(path), is_dir)
+        .is_some()
+}
+
 /// A new, empty temporary folder for a tree.
 fn source_temp_dir() -> Result<TempDir, SourceError> {
     tempfile::Builder::new()
