@@ -337,10 +337,20 @@ pub fn render_tree_with(
         .filter(|p| crate::discover::is_yaml_file(p))
         .map(|p| p.to_string_lossy().replace('\\', "/"))
         .collect();
+    // Sources mapped to folders: the command line's, then fluxsim.toml's.
+    let cli: Vec<SourceMapping> = opts
+        .sources
+        .iter()
+        .cloned()
+        .collect::<Result<_, _>>()
+        .map_err(RenderError::Mapping)?;
+    let mappings = crate::source::mapping::merged(&cli, &config.source_mappings());
+    let mapped = crate::reconcile::trees::Mapped::read(&tree, &mappings)?;
     let outside = crate::reconcile::sources::Outside {
         config,
         declared,
         files: crate::reconcile::sources::RepoObjects::new(tree.root(), yaml_files),
+        mapped,
     };
     let ropts = RenderOptions {
         strict: opts.strict,

@@ -127,6 +127,8 @@ pub struct Outside {
     pub declared: Vec<crate::config::Declared>,
     /// The repository's ConfigMaps and Secrets.
     pub files: RepoObjects,
+    /// Sources mapped to folders (`--source`, `[sources]`).
+    pub mapped: super::trees::Mapped,
 }
 
 impl Outside {
@@ -137,6 +139,7 @@ impl Outside {
             config: crate::config::Config::default(),
             declared: Vec::new(),
             files: RepoObjects::new(root, Vec::new()),
+            mapped: super::trees::Mapped::default(),
         }
     }
 }
