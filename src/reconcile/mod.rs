@@ -786,10 +786,14 @@ fn render_inner(
         Ok(c) => Some(c),
         Err(e) => match e.security_error() {
             Some(msg) => {
-                let file = if prepared.rel_path == "." {
+                // The folder as the repository names it, when it is the repository's.
+                let dir = map
+                    .folder(&prepared.rel_path)
+                    .unwrap_or_else(|| prepared.rel_path.clone());
+                let file = if dir == "." {
                     String::new()
                 } else {
-                    format!("{}/", prepared.rel_path)
+                    format!("{dir}/")
                 };
                 return Err(format!("spec.path `{}`: {file}{msg}", ks.path));
             }
@@ -840,6 +844,7 @@ fn render_inner(
                     } else {
                         format!("{}/{f}", prepared.rel_path)
                     };
+                    let file = map.file(&file).unwrap_or(file);
                     msg = format!("{file}: {msg}");
                 }
             }
