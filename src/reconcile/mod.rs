@@ -652,7 +652,15 @@ fn render_kustomization(
     let mut r = unrendered(ks, parent);
     r.strict = key.strict;
     if ks.suspend {
+        // kustomize-controller skips a suspended object (`obj.Spec.Suspend` in
+        // kustomization_controller.go's Reconcile): the cluster keeps what it last applied,
+        // which a render of the repository cannot know, so it is never compared.
         r.status = Status::Suspended;
+        r.notes.push(
+            "suspended (spec.suspend: true): Flux applies nothing from it; the cluster keeps \
+             what it last applied, unknown offline, so it is not compared"
+                .into(),
+        );
         return r;
     }
     let ctx = match &key.source {
@@ -907,9 +915,17 @@ fn render_inner(
                 .iter()
                 .map(|u| format!("`{}`", u.name))
                 .collect();
+            let whence: Vec<String> = res
+                .unknown_sources
+                .iter()
+                .map(|s| match res.made_by.get(s) {
+                    Some(by) => format!("{s} is made at run time by {by}"),
+                    None => format!("{s} is found nowhere (made at run time?)"),
+                })
+                .collect();
             r.notes.push(format!(
-                "{UNKNOWN_NOTE}: {} is found nowhere (made at run time?); {}",
-                res.unknown_sources.join(", "),
+                "{UNKNOWN_NOTE}: {}; {}",
+                whence.join(", "),
                 if names.is_empty() {
                     "no var its objects reference is missing".to_string()
                 } else {
