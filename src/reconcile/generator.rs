@@ -27,6 +27,7 @@
 //! are external with that reason.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -546,7 +547,7 @@ fn build(
                 "failed to apply copy operation from '{}' to '{}': {e}",
                 op.from, op.to
             )),
-            other => other,
+            other @ Unknown::External(_) => other,
         })?;
     }
     // Storage.Archive(..., SourceIgnoreFilter(nil, nil)): the default patterns apply.
@@ -567,12 +568,12 @@ fn build(
     let mut links = BTreeMap::new();
     let mut file_map = BTreeMap::new();
     for (dest, (tree, src)) in &files {
-        identity.push_str(&format!("{dest}\0{}\0{src}\n", tree.identity));
+        let _ = writeln!(identity, "{dest}\0{}\0{src}", tree.identity);
         links.insert(PathBuf::from(dest), tree.root.join(src));
         file_map.insert(dest.clone(), tree.map.file(src));
     }
     for d in &dirs {
-        identity.push_str(&format!("{d}/\n"));
+        let _ = writeln!(identity, "{d}/");
     }
     let dir_map = folder_map(&dirs, &file_map, &staging.dir_origin);
     let label = format!(

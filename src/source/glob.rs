@@ -95,7 +95,7 @@ pub struct BadPattern;
 #[must_use]
 pub fn join(dir: &str, name: &str) -> String {
     match (dir, name) {
-        (".", n) | ("", n) => n.to_string(),
+        ("." | "", n) => n.to_string(),
         (d, "." | "") => d.to_string(),
         (d, n) => super::clean_relative(&format!("{d}/{n}")).unwrap_or_else(|| format!("{d}/{n}")),
     }

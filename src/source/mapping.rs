@@ -247,7 +247,7 @@ mod tests {
         let cli = parse_arg("OCIRepository/flux-system/apps=a", Path::new("/x")).unwrap();
         let toml = parse_config_entry("OCIRepository/flux-system/apps", "b").unwrap();
         let other = parse_config_entry("Bucket/flux-system/c", "c").unwrap();
-        let m = merged(&[cli.clone()], &[toml, other.clone()]);
+        let m = merged(std::slice::from_ref(&cli), &[toml, other.clone()]);
         assert_eq!(m, vec![other, cli]);
     }
 }
