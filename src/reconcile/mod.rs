@@ -666,7 +666,7 @@ fn render_kustomization(
     let ctx = match &key.source {
         Choice::Own => *ctx,
         Choice::Tree(tree) => {
-            r.notes.push(format!("built from {}", tree.label));
+            r.notes.push(format!("{BUILT_FROM_NOTE}{}", tree.label));
             Ctx {
                 root: &tree.root,
                 map: &tree.map,
@@ -762,6 +762,10 @@ fn reusable_unprepared(
     let base = reuse.base.get(&(cluster.to_string(), ks.id.clone()))?;
     reusable(reuse, cluster, ks, base.inputs.as_ref(), key)
 }
+
+/// How the note on a Kustomization built from another tree than the cluster's own
+/// GitRepository (a mapped source, an ExternalArtifact) begins.
+pub const BUILT_FROM_NOTE: &str = "built from ";
 
 /// How the note on placeheld vars begins.
 const UNKNOWN_NOTE: &str = "vars unknown offline";
