@@ -183,6 +183,51 @@ fn fluxsim_toml_mapping_that_leaves_the_repository_is_refused() {
         assert_eq!(r.code, 2, "{path}: {}", r.stderr);
         assert!(r.stderr.contains("fluxsim.toml:2:"), "{}", r.stderr);
     }
+    // A symbolic link inside the repository is not a folder of it (source-controller never
+    // archives links): nothing behind it is read.
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("/etc", repo.path().join("linked")).unwrap();
+        fs::write(
+            repo.path().join("fluxsim.toml"),
+            "[sources]\n\"OCIRepository/flux-system/manifests\" = \"linked\"\n",
+        )
+        .unwrap();
+        commit_all(repo.path(), "a link out");
+        let json = render_json(repo.path(), &[]);
+        let web = kustomization(&json, "test", "web");
+        assert_eq!(status(web), "failed", "{web:#}");
+        assert!(
+            error(web).contains("no folder of the repository"),
+            "{}",
+            error(web)
+        );
+    }
+}
+
+#[test]
+fn prove_plants_canaries_in_a_mapped_folder_and_sees_them() {
+    let repo = fixture("oci-mapped");
+    fs::remove_dir_all(repo.path().join("kubernetes/apps/escape")).unwrap();
+    commit_all(repo.path(), "drop the escape");
+    let r = fluxsim(&[
+        "prove",
+        repo.path().to_str().unwrap(),
+        "--base",
+        "HEAD",
+        "--source",
+        MAP_OCI,
+        "--canary-path",
+        "kubernetes/apps/web/configmap.yaml",
+        "--allow-blind",
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout
+            .contains("in kubernetes/apps/web/configmap.yaml: detected, restored"),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]
