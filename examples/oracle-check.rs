@@ -11,7 +11,8 @@
 //! Both sides must agree: the same objects (by group, kind, namespace and name) with the
 //! same content and the same printed YAML, or both fail. It ends with
 //! `N identical, M different, F both fail, S skipped` and exits 1 when M > 0 (2 on a usage
-//! or oracle error). Kustomizations not built by fluxsim (external, blocked) are skipped.
+//! or oracle error). Kustomizations not built by fluxsim (external, blocked) or built from
+//! another tree than the repository (mapped sources, ArtifactGenerators) are skipped.
 //!
 //! Known limit: the var sources are rebuilt from fluxsim's resolution (each var under the
 //! source it was taken from), so the oracle checks the substitution and everything after it
@@ -124,8 +125,14 @@ fn check_repo(repo: &Path, args: &Args, tally: &mut Tally) -> Result<(), String>
         for k in &c.kustomizations {
             // A render resting on placeholders (a var source nothing in the repository
             // gives) has no Flux counterpart offline: skipped, and counted.
+            // So does one built from another tree than the repository (a mapped source, an
+            // ArtifactGenerator's ExternalArtifact): the oracle is handed the repository.
             let built = matches!(k.status, Status::Rendered | Status::Failed(_))
-                && k.unknown_vars.is_empty();
+                && k.unknown_vars.is_empty()
+                && !k
+                    .notes
+                    .iter()
+                    .any(|n| n.starts_with(fluxsim::reconcile::BUILT_FROM_NOTE));
             if !built {
                 tally.skipped += 1;
                 continue;

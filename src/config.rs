@@ -1,6 +1,7 @@
 //! `fluxsim.toml` as `render` reads it: objects that exist on a cluster before Flux runs or
-//! outside the repository (`[[bootstrap.objects]]`), and kustomize-controller settings that
-//! change what it applies (`[kustomize_controller]`).
+//! outside the repository (`[[bootstrap.objects]]`), kustomize-controller settings that
+//! change what it applies (`[kustomize_controller]`), and sources mapped to folders of the
+//! repository (`[sources]`).
 //!
 //! ```toml
 //! # A manifest file of the repository that a bootstrap script applies.
@@ -27,6 +28,12 @@
 //! # kustomize-controller's --feature-gates, when the repository does not show them.
 //! [kustomize_controller]
 //! feature_gates = ["StrictPostBuildSubstitutions=false"]
+//!
+//! # Flux sources whose content is a folder of this repository (an OCIRepository that CI
+//! # pushes from ./kubernetes). Folders of the repository only: fluxsim.toml is repository
+//! # content; another checkout is mapped with --source on the command line.
+//! [sources]
+//! "OCIRepository/flux-system/apps" = "./kubernetes"
 //! ```
 //!
 //! The graph check reads the other tables of the same file (`graph::config`).
@@ -46,6 +53,10 @@ pub struct Config {
     /// kustomize-controller's settings.
     #[serde(default)]
     pub kustomize_controller: Controller,
+    /// `[sources]`: Flux sources mapped to folders of the repository
+    /// (`"OCIRepository/flux-system/apps" = "./kubernetes"`).
+    #[serde(default)]
+    pub sources: BTreeMap<String, String>,
 }
 
 /// The `[bootstrap]` table (its `crd_groups` belong to the graph check).
@@ -153,6 +164,15 @@ impl Config {
                 }
             }
         }
+        for (key, value) in &config.sources {
+            if let Err(message) = crate::source::mapping::parse_config_entry(key, value) {
+                let line = text
+                    .find(&format!("\"{key}\""))
+                    .or_else(|| text.find(key.as_str()))
+                    .map_or(1, |at| crate::locate::line_col(text, at).0);
+                return Err(err(line, message));
+            }
+        }
         for g in &config.kustomize_controller.feature_gates {
             if parse_gate(g).is_none() {
                 return Err(err(
@@ -225,6 +245,15 @@ impl Config {
             });
         }
         Ok(out)
+    }
+
+    /// The `[sources]` mappings (checked by [`Config::parse`]).
+    #[must_use]
+    pub fn source_mappings(&self) -> Vec<crate::source::mapping::SourceMapping> {
+        self.sources
+            .iter()
+            .filter_map(|(k, v)| crate::source::mapping::parse_config_entry(k, v).ok())
+            .collect()
     }
 
     /// The `StrictPostBuildSubstitutions` gate, when the config sets it.

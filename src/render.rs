@@ -10,6 +10,7 @@ use crate::build::store::Store;
 use crate::build::{BuildCache, Builder, KustomizeBinary};
 use crate::discover::{cluster_from_arg, discover, discover_files, Cluster, Discovery, FileFacts};
 use crate::reconcile::{render_clusters, ClusterRender, RenderOptions, Reuse};
+use crate::source::mapping::SourceMapping;
 use crate::source::{in_place, materialize_rev, Digests, SourceOptions, Tree};
 
 /// What to render and how.
@@ -39,6 +40,9 @@ pub struct RepoOptions {
     /// Track where each object came from (`ArtifactObject::origin`), for the audit and the
     /// graph check. Digests are the same either way.
     pub origins: bool,
+    /// `--source KIND/NAMESPACE/NAME=PATH`, read (an argument that cannot be used is kept as
+    /// its error, reported when the render starts).
+    pub sources: Vec<Result<SourceMapping, String>>,
 }
 
 impl Default for RepoOptions {
@@ -55,6 +59,7 @@ impl Default for RepoOptions {
             origins: false,
             cache_dir: None,
             builder: BuilderChoice::Auto,
+            sources: Vec::new(),
         }
     }
 }
@@ -135,6 +140,9 @@ pub enum RenderError {
     /// The thread pool could not start.
     #[error("starting {0} worker threads: {1}")]
     Threads(usize, String),
+    /// A `--source` mapping cannot be used.
+    #[error("{0}")]
+    Mapping(String),
 }
 
 /// Makes the builder the options ask for (locating the kustomize binary unless `native`).
@@ -329,10 +337,20 @@ pub fn render_tree_with(
         .filter(|p| crate::discover::is_yaml_file(p))
         .map(|p| p.to_string_lossy().replace('\\', "/"))
         .collect();
+    // Sources mapped to folders: the command line's, then fluxsim.toml's.
+    let cli: Vec<SourceMapping> = opts
+        .sources
+        .iter()
+        .cloned()
+        .collect::<Result<_, _>>()
+        .map_err(RenderError::Mapping)?;
+    let mappings = crate::source::mapping::merged(&cli, &config.source_mappings());
+    let mapped = crate::reconcile::trees::Mapped::read(&tree, &mappings)?;
     let outside = crate::reconcile::sources::Outside {
         config,
         declared,
         files: crate::reconcile::sources::RepoObjects::new(tree.root(), yaml_files),
+        mapped,
     };
     let ropts = RenderOptions {
         strict: opts.strict,

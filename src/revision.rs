@@ -26,6 +26,7 @@ use crate::discover::FileFacts;
 use crate::flux::{str_at, Kustomization, NamespacedName, ObjectId};
 use crate::reconcile::{ClusterRender, KustomizationRender, Status, UnknownVar, VarSource};
 use crate::render::{load_tree, render_tree_cached, Known, RenderError, RepoOptions, RepoRender};
+use crate::source::mapping::{MappedPath, SourceMapping};
 use crate::source::{resolve_rev, Digests};
 
 const MAGIC: &str = "fluxsim-revision-render v2";
@@ -54,7 +55,22 @@ pub fn render_revision(
     opts: &RepoOptions,
 ) -> Result<RevisionRender, RenderError> {
     let id = resolve_rev(dir, rev)?;
-    let store = opts.cache_dir.as_deref().map(Store::new);
+    // Another checkout mapped with --source is read as its work tree is now: the revision's
+    // tree id does not pin it down, so such a render is neither stored nor taken.
+    let checkout = opts.sources.iter().any(|m| {
+        matches!(
+            m,
+            Ok(SourceMapping {
+                path: MappedPath::Checkout(_),
+                ..
+            })
+        )
+    });
+    let store = opts
+        .cache_dir
+        .as_deref()
+        .filter(|_| !checkout)
+        .map(Store::new);
     let key = id.as_ref().map(|id| entry_key(&id.tree, cache, opts));
     if let (Some(id), Some(key), Some(store)) = (&id, &key, &store) {
         if let Some(entry) = store.get_in(SECTION, key).and_then(|body| decode(&body)) {
@@ -95,6 +111,7 @@ fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
         strict_sources,
         origins,
         builder,
+        sources,
         // What git does not track is not in a revision; the rest changes how the render is
         // made, not what it gives.
         include_untracked: _,
@@ -112,6 +129,10 @@ fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
         strict_sources,
         origins,
         format!("{builder:?}"),
+        sources
+            .iter()
+            .map(|m| m.as_ref().map(SourceMapping::label).unwrap_or_default())
+            .collect::<Vec<_>>(),
         cache.builder().identity(),
         crate::build::own_fingerprint(),
     ]);

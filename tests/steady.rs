@@ -254,3 +254,127 @@ fn invalid_fluxsim_toml_is_an_input_error_naming_the_file_and_line() {
     assert_eq!(r.code, 2, "{}", r.stdout);
     assert!(r.stderr.contains("fluxsim.toml:3:"), "{}", r.stderr);
 }
+
+// A Secret an ExternalSecret of the cluster makes at run time (external-secrets creates
+// `spec.target.name` in the ExternalSecret's namespace) is the source Flux finds, here one
+// a kustomize Component adds beside every child Kustomization; the template's literal
+// values are known.
+#[test]
+fn secret_made_by_an_external_secret_from_a_component_is_found_with_its_literal_values() {
+    let repo = fixture("component-vars");
+    let r = render_json(repo.path(), &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let json = r.json();
+    let web = kustomization(&json, "test", "web");
+    assert_eq!(status(web), "rendered", "{web:#}");
+    assert!(
+        notes(web).contains(
+            "Secret/web/cluster-vars is made at run time by ExternalSecret/web/cluster-vars \
+             (applied by flux-system/cluster-apps)"
+        ),
+        "{}",
+        notes(web)
+    );
+    assert!(from(web, "CONFIG_REPLICAS").starts_with("made at run time by ExternalSecret"));
+    assert_eq!(
+        web["unknownVars"][0]["placeholder"],
+        "fluxsim-unknown:Secret/web/cluster-vars:SECRET_DOMAIN"
+    );
+    let objects = built(repo.path(), "test", "web");
+    let deployment = objects.iter().find(|o| o["kind"] == "Deployment").unwrap();
+    assert_eq!(deployment["spec"]["replicas"], 2);
+}
+
+// The proof a refactor needs on an ExternalSecret-fed Kustomization: placeholders are stable,
+// so moving a file and reordering `resources:` proves identical, canaries detected.
+#[test]
+fn refactor_of_an_external_secret_fed_kustomization_proves_identical_with_canaries() {
+    let repo = fixture("component-vars");
+    let app = repo.path().join("apps/web/app");
+    fs::create_dir_all(app.join("network")).unwrap();
+    fs::rename(app.join("service.yaml"), app.join("network/service.yaml")).unwrap();
+    fs::write(
+        app.join("kustomization.yaml"),
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  \
+         - ./ingress.yaml\n  - ./network/service.yaml\n  - ./deployment.yaml\n",
+    )
+    .unwrap();
+    commit_all(repo.path(), "move the service, reorder resources");
+    let r = fluxsim(&[
+        "prove",
+        repo.path().to_str().unwrap(),
+        "--base",
+        "HEAD~1",
+        "--head",
+        "HEAD",
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout
+            .contains("test: 3/3 artifacts identical; canaries 2/2 detected, 2/2 restored"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("prove: PASS"), "{}", r.stdout);
+}
+
+// kustomize-controller does not reconcile a suspended Kustomization: what the cluster runs is
+// what it last applied, unknown offline. Rendered as `suspended` with a note, it is never
+// compared, changed or not.
+#[test]
+fn suspended_kustomization_is_reported_with_a_note_and_never_compared() {
+    let repo = fixture("suspended");
+    let r = render_json(repo.path(), &[]);
+    assert_eq!(r.code, 0, "suspended is not a failure: {}", r.stderr);
+    let json = r.json();
+    let paused = kustomization(&json, "test", "paused");
+    assert_eq!(status(paused), "suspended");
+    assert!(
+        notes(paused).contains("spec.suspend: true"),
+        "{}",
+        notes(paused)
+    );
+    let text = fluxsim(&["render", repo.path().to_str().unwrap()]);
+    assert!(
+        text.stdout
+            .contains("2/3 Kustomizations rendered, 1 suspended"),
+        "{}",
+        text.stdout
+    );
+
+    let cm = repo.path().join("apps/paused/configmap.yaml");
+    fs::write(&cm, fs::read_to_string(&cm).unwrap().replace("v1", "v2")).unwrap();
+    commit_all(repo.path(), "change the suspended path");
+    for base in ["HEAD~1", "HEAD"] {
+        let r = fluxsim(&[
+            "diff",
+            repo.path().to_str().unwrap(),
+            "--base",
+            base,
+            "--head",
+            "HEAD",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(r.code, 1, "{base}: never identical: {}", r.stdout);
+        let json = r.json();
+        let ks = json["clusters"][0]["kustomizations"].as_array().unwrap();
+        let change = |name: &str| {
+            ks.iter()
+                .find(|k| k["kustomization"] == name)
+                .map(|k| k["change"].clone())
+                .unwrap()
+        };
+        assert_eq!(change("flux-system/paused"), "not compared", "{base}");
+        assert_eq!(change("flux-system/live"), "identical", "{base}");
+    }
+    let prove = fluxsim(&["prove", repo.path().to_str().unwrap(), "--base", "HEAD"]);
+    assert_eq!(prove.code, 1, "{}", prove.stdout);
+    assert!(
+        prove
+            .stdout
+            .contains("could not see test:flux-system/paused"),
+        "{}",
+        prove.stdout
+    );
+}

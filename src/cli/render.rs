@@ -29,6 +29,11 @@ pub(crate) struct RenderFlags {
     /// Include files git does not track.
     #[arg(long)]
     pub(crate) include_untracked: bool,
+    /// Render Kustomizations whose source is not this repository's GitRepository from a
+    /// folder: KIND/NAMESPACE/NAME=PATH (repeatable). A relative PATH is a folder of the
+    /// repository (read at each revision), an absolute one may be another checkout.
+    #[arg(long = "source", value_name = "KIND/NAMESPACE/NAME=PATH")]
+    pub(crate) sources: Vec<String>,
     /// Worker threads (default: one per core).
     #[arg(long, short = 'j', default_value_t = 0)]
     pub(crate) jobs: usize,
@@ -122,6 +127,11 @@ impl RenderFlags {
                 BuilderFlag::Native => BuilderChoice::Native,
                 BuilderFlag::Kustomize => BuilderChoice::Kustomize,
             },
+            sources: self
+                .sources
+                .iter()
+                .map(|a| crate::source::mapping::parse_arg(a, &self.repo))
+                .collect(),
         }
     }
 }

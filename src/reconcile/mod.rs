@@ -6,7 +6,9 @@
 //! The Kustomizations of one step are built in parallel; the result is sorted, so it does
 //! not depend on thread timing.
 
+mod generator;
 pub mod sources;
+pub mod trees;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -23,6 +25,7 @@ use crate::discover::Cluster;
 use crate::flux::{is_kustomization, Kustomization, NamespacedName, ObjectId};
 use crate::postbuild;
 use sources::{Lookup, Outside, Placed, Resolution, Resolved, World};
+use trees::{Choice, PathMap, SourceTree};
 
 /// What a changed-only render may take from an earlier render of the base revision.
 #[derive(Debug, Clone, Default)]
@@ -196,6 +199,8 @@ struct Key {
     parent: Option<NamespacedName>,
     vars: Result<Resolution, String>,
     strict: bool,
+    /// The tree it is built from (the repository, a mapped folder, an ExternalArtifact).
+    source: Choice,
 }
 
 /// Renders one cluster in its steady state: what it applies once it has converged.
@@ -223,11 +228,14 @@ pub fn render_cluster(
 ) -> ClusterRender {
     let ctx = Ctx {
         root,
+        map: &PathMap::Same,
         cluster: &cluster.name,
-        own_source: cluster.root.source_ref.as_ref(),
         cache,
         opts,
     };
+    let own_source = cluster.root.source_ref.as_ref().map(source_id);
+    let own_tree = std::sync::Arc::new(SourceTree::own(root));
+    let mut generators = generator::Cache::default();
     let home = sources::home_of(root, cluster);
     let (boot, boot_children, boot_notes) = bootstrap_state(&ctx, cluster, outside);
     let mut renders: BTreeMap<NamespacedName, (Key, KustomizationRender)> = BTreeMap::new();
@@ -278,9 +286,29 @@ pub fn render_cluster(
             home: &home,
             other_homes,
         };
+        // The ExternalArtifacts the cluster's ArtifactGenerators make from what it holds now.
+        let generated = generator::generate(
+            &world,
+            &generator::Inputs {
+                own: own_source.clone(),
+                own_tree: &own_tree,
+                mapped: &outside.mapped,
+            },
+            &mut generators,
+        );
         let mut todo: Vec<(Kustomization, Option<NamespacedName>, Key)> = Vec::new();
         let mut waiting = false;
         for (id, (ks, parent)) in &known {
+            let Some(source) = choose_source(
+                ks,
+                own_source.as_ref(),
+                &outside.mapped,
+                &generated,
+                settled,
+            ) else {
+                waiting = true;
+                continue;
+            };
             let vars = match sources::resolve(ks, &world, &lookup) {
                 Resolved::Wait => {
                     waiting = true;
@@ -293,6 +321,7 @@ pub fn render_cluster(
                 parent: parent.clone(),
                 vars,
                 strict,
+                source,
             };
             if renders.get(id).is_none_or(|(k, _)| *k != key) {
                 todo.push((ks.clone(), parent.clone(), key));
@@ -403,6 +432,7 @@ fn bootstrap_state(
             parent: None,
             vars: Ok(Resolution::default()),
             strict: false,
+            source: Choice::Own,
         };
         let r = render_kustomization(ctx, &synthetic, None, &key);
         match (&r.status, &r.artifact) {
@@ -553,15 +583,68 @@ fn unrendered(ks: &Kustomization, parent: Option<NamespacedName>) -> Kustomizati
 }
 
 /// What every Kustomization of one cluster's render shares.
+#[derive(Clone, Copy)]
 struct Ctx<'a> {
-    /// The source root.
+    /// The source root (the tree the Kustomization is built from).
     root: &'a Path,
+    /// How that tree's paths map to the repository's.
+    map: &'a PathMap,
     /// The cluster's name.
     cluster: &'a str,
-    /// The source the cluster root reconciles from.
-    own_source: Option<&'a crate::flux::SourceRef>,
     cache: &'a BuildCache<'a>,
     opts: &'a RenderOptions,
+}
+
+/// A Flux `sourceRef` as a source id.
+fn source_id(s: &crate::flux::SourceRef) -> crate::source::mapping::SourceId {
+    crate::source::mapping::SourceId {
+        kind: s.kind.clone(),
+        namespace: s.namespace.clone(),
+        name: s.name.clone(),
+    }
+}
+
+/// The tree a Kustomization is built from: the cluster's own GitRepository, a source mapped
+/// to a folder (a mapping wins over what an ArtifactGenerator makes), or an ExternalArtifact
+/// the cluster's ArtifactGenerators make; `None` while such an artifact may still appear
+/// (the fixed point has not settled). Anything else is external.
+fn choose_source(
+    ks: &Kustomization,
+    own: Option<&crate::source::mapping::SourceId>,
+    mapped: &trees::Mapped,
+    generated: &BTreeMap<crate::source::mapping::SourceId, Choice>,
+    settled: bool,
+) -> Option<Choice> {
+    let Some(src) = ks.source_ref.as_ref().map(source_id) else {
+        return Some(Choice::Own);
+    };
+    if own.is_none_or(|o| *o == src) {
+        return Some(Choice::Own);
+    }
+    if let Some(m) = mapped.entries.get(&src) {
+        return Some(match m {
+            Ok(tree) => Choice::Tree(tree.clone()),
+            Err(e) => Choice::Failed(e.clone()),
+        });
+    }
+    if let Some(c) = generated.get(&src) {
+        return Some(match c {
+            Choice::External(e) => Choice::External(format!("source {src}: {e}")),
+            Choice::Failed(e) => Choice::Failed(format!("source {src}: {e}")),
+            other => other.clone(),
+        });
+    }
+    if src.kind == "ExternalArtifact" && !settled {
+        return None;
+    }
+    Some(Choice::External(format!(
+        "source {src} is not this repository{}: render it with --source {src}=PATH",
+        if src.kind == "ExternalArtifact" {
+            " and no ArtifactGenerator of this cluster makes it"
+        } else {
+            ""
+        }
+    )))
 }
 
 fn render_kustomization(
@@ -573,18 +656,37 @@ fn render_kustomization(
     let mut r = unrendered(ks, parent);
     r.strict = key.strict;
     if ks.suspend {
+        // kustomize-controller skips a suspended object (`obj.Spec.Suspend` in
+        // kustomization_controller.go's Reconcile): the cluster keeps what it last applied,
+        // which a render of the repository cannot know, so it is never compared.
         r.status = Status::Suspended;
+        r.notes.push(
+            "suspended (spec.suspend: true): Flux applies nothing from it; the cluster keeps \
+             what it last applied, unknown offline, so it is not compared"
+                .into(),
+        );
         return r;
     }
-    if let (Some(src), Some(own)) = (&ks.source_ref, ctx.own_source) {
-        if src != own {
-            r.status = Status::External(format!(
-                "source {}/{}/{}",
-                src.kind, src.namespace, src.name
-            ));
+    let ctx = match &key.source {
+        Choice::Own => *ctx,
+        Choice::Tree(tree) => {
+            r.notes.push(format!("{BUILT_FROM_NOTE}{}", tree.label));
+            Ctx {
+                root: &tree.root,
+                map: &tree.map,
+                ..*ctx
+            }
+        }
+        Choice::External(e) => {
+            r.status = Status::External(e.clone());
             return r;
         }
-    }
+        Choice::Failed(e) => {
+            r.status = Status::Failed(e.clone());
+            return r;
+        }
+    };
+    let ctx = &ctx;
     match render_inner(ctx, ks, key, &mut r) {
         Ok(Rendered::Artifact(artifact)) => {
             r.artifact = Some(artifact);
@@ -665,6 +767,10 @@ fn reusable_unprepared(
     reusable(reuse, cluster, ks, base.inputs.as_ref(), key)
 }
 
+/// How the note on a Kustomization built from another tree than the cluster's own
+/// GitRepository (a mapped source, an ExternalArtifact) begins.
+pub const BUILT_FROM_NOTE: &str = "built from ";
+
 /// How the note on placeheld vars begins.
 const UNKNOWN_NOTE: &str = "vars unknown offline";
 
@@ -681,20 +787,19 @@ fn render_inner(
 ) -> Result<Rendered, String> {
     let Ctx {
         root,
+        map,
         cluster,
         cache,
         opts,
-        ..
     } = *ctx;
-    if let Some(base) = opts
-        .reuse
-        .as_ref()
-        .and_then(|reuse| reusable_unprepared(reuse, cluster, ks, key))
-    {
+    // Only Kustomizations built from the repository itself are reused: another tree may
+    // change with no input file of theirs changing (an ArtifactGenerator's rules).
+    let reuse = opts.reuse.as_ref().filter(|_| *map == PathMap::Same);
+    if let Some(base) = reuse.and_then(|reuse| reusable_unprepared(reuse, cluster, ks, key)) {
         return Ok(Rendered::Reused(base));
     }
     let prepared = crate::generate::prepare(root, ks, opts.origins).map_err(|e| e.to_string())?;
-    r.build_path = Some(prepared.rel_path.clone());
+    r.build_path = map.folder(&prepared.rel_path);
     r.generated.clone_from(&prepared.generated);
     // A path leaving the source root fails the build before any builder reads it, as
     // Flux's secure file system fails it (the kustomize binary would read it).
@@ -702,18 +807,30 @@ fn render_inner(
         Ok(c) => Some(c),
         Err(e) => match e.security_error() {
             Some(msg) => {
-                let file = if prepared.rel_path == "." {
+                // The folder as the repository names it, when it is the repository's.
+                let dir = map
+                    .folder(&prepared.rel_path)
+                    .unwrap_or_else(|| prepared.rel_path.clone());
+                let file = if dir == "." {
                     String::new()
                 } else {
-                    format!("{}/", prepared.rel_path)
+                    format!("{dir}/")
                 };
                 return Err(format!("spec.path `{}`: {file}{msg}", ks.path));
             }
             None => None,
         },
     };
-    r.inputs = closure.as_ref().map(|c| c.source_files(&prepared.rel_path));
-    if let Some(reuse) = &opts.reuse {
+    r.inputs = closure.as_ref().and_then(|c| {
+        let files = c.source_files(&prepared.rel_path);
+        match map {
+            PathMap::Same => Some(files),
+            PathMap::Outside => None,
+            // Paths the build looked for that the tree does not hold map to nothing.
+            _ => Some(files.iter().filter_map(|f| map.file(f)).collect()),
+        }
+    });
+    if let Some(reuse) = reuse {
         if let Some(base) = reusable(reuse, cluster, ks, r.inputs.as_ref(), key) {
             return Ok(Rendered::Reused(base));
         }
@@ -748,6 +865,7 @@ fn render_inner(
                     } else {
                         format!("{}/{f}", prepared.rel_path)
                     };
+                    let file = map.file(&file).unwrap_or(file);
                     msg = format!("{file}: {msg}");
                 }
             }
@@ -760,7 +878,15 @@ fn render_inner(
         let (stripped, raw) = crate::artifact::strip_origins(&output);
         let origins: Vec<Option<Origin>> = raw
             .into_iter()
-            .map(|o| o.map(|o| o.relative_to(&prepared.rel_path)))
+            .map(|o| {
+                o.map(|o| {
+                    let o = o.relative_to(&prepared.rel_path);
+                    Origin {
+                        path: o.path.and_then(|p| map.file(&p)),
+                        configured_in: o.configured_in.and_then(|p| map.file(&p)),
+                    }
+                })
+            })
             .collect();
         (stripped, origins)
     } else {
@@ -802,9 +928,17 @@ fn render_inner(
                 .iter()
                 .map(|u| format!("`{}`", u.name))
                 .collect();
+            let whence: Vec<String> = res
+                .unknown_sources
+                .iter()
+                .map(|s| match res.made_by.get(s) {
+                    Some(by) => format!("{s} is made at run time by {by}"),
+                    None => format!("{s} is found nowhere (made at run time?)"),
+                })
+                .collect();
             r.notes.push(format!(
-                "{UNKNOWN_NOTE}: {} is found nowhere (made at run time?); {}",
-                res.unknown_sources.join(", "),
+                "{UNKNOWN_NOTE}: {}; {}",
+                whence.join(", "),
                 if names.is_empty() {
                     "no var its objects reference is missing".to_string()
                 } else {

@@ -127,6 +127,8 @@ pub struct Outside {
     pub declared: Vec<crate::config::Declared>,
     /// The repository's ConfigMaps and Secrets.
     pub files: RepoObjects,
+    /// Sources mapped to folders (`--source`, `[sources]`).
+    pub mapped: super::trees::Mapped,
 }
 
 impl Outside {
@@ -137,6 +139,7 @@ impl Outside {
             config: crate::config::Config::default(),
             declared: Vec::new(),
             files: RepoObjects::new(root, Vec::new()),
+            mapped: super::trees::Mapped::default(),
         }
     }
 }
@@ -235,6 +238,9 @@ pub(crate) struct Resolution {
     pub(crate) unknown_sources: Vec<String>,
     /// What the user should know.
     pub(crate) notes: Vec<String>,
+    /// Of the unknown sources, those a rendered object makes at run time (an
+    /// ExternalSecret), with what makes them (`ExternalSecret/ns/name (applied by ...)`).
+    pub(crate) made_by: BTreeMap<String, String>,
 }
 
 /// The outcome of resolving a Kustomization's vars against a [`World`].
@@ -292,6 +298,33 @@ pub(crate) fn resolve(ks: &Kustomization, world: &World, lookup: &Lookup<'_>) ->
         if placed.is_none() && !lookup.settled {
             return Resolved::Wait;
         }
+        // A Secret an ExternalSecret of the cluster makes is what Flux finds, whatever file
+        // of the repository defines the same name.
+        if placed.is_none() {
+            if let Some(maker) = made_at_run_time(&id, world) {
+                if lookup.strict_sources {
+                    return Resolved::Ready(Err(format!(
+                        "substitute from '{kind}/{name}' error: {kind} `{}/{name}` is made at run \
+                         time by {}: its values are unknown offline (--strict-sources)",
+                        ks.id.namespace, maker.by
+                    )));
+                }
+                for (k, value) in maker.known {
+                    res.vars.insert(
+                        k,
+                        VarSource {
+                            source: format!("{kind}/{name}"),
+                            from: format!("made at run time by {}", maker.by),
+                            encrypted: false,
+                            value,
+                        },
+                    );
+                }
+                res.made_by.insert(label.clone(), maker.by);
+                res.unknown_sources.push(label);
+                continue;
+            }
+        }
         if placed.is_none() {
             placed = from_files(&id, &label, lookup, &mut res.notes);
         }
@@ -327,6 +360,53 @@ pub(crate) fn resolve(ks: &Kustomization, world: &World, lookup: &Lookup<'_>) ->
         );
     }
     Resolved::Ready(Ok(res))
+}
+
+/// A Secret that a rendered object of the cluster makes at run time.
+struct Maker {
+    /// `ExternalSecret/ns/name (applied by ...)`.
+    by: String,
+    /// The keys whose values the repository says (a template without `{{`).
+    known: BTreeMap<String, String>,
+}
+
+/// The ExternalSecret (external-secrets.io) of the cluster whose target is the Secret `id`:
+/// external-secrets creates `spec.target.name` (default: the ExternalSecret's name) in its
+/// namespace, which Flux then finds. Its `spec.target.template.data` values that hold no Go
+/// template are known; every other key is not.
+fn made_at_run_time(id: &ObjectId, world: &World) -> Option<Maker> {
+    if id.kind != "Secret" || !id.group.is_empty() {
+        return None;
+    }
+    world.objects.iter().find_map(|(oid, p)| {
+        if oid.group != "external-secrets.io"
+            || oid.kind != "ExternalSecret"
+            || oid.namespace != id.namespace
+        {
+            return None;
+        }
+        let target = str_at(&p.object, &["spec", "target", "name"])
+            .filter(|t| !t.is_empty())
+            .unwrap_or(&oid.name);
+        if target != id.name {
+            return None;
+        }
+        let known = p
+            .object
+            .pointer("/spec/target/template/data")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| {
+                let v = v.as_str()?;
+                (!v.contains("{{")).then(|| (k.clone(), v.replace('\n', "")))
+            })
+            .collect();
+        Some(Maker {
+            by: format!("ExternalSecret/{}/{} ({})", oid.namespace, oid.name, p.from),
+            known,
+        })
+    })
 }
 
 /// The vars of one source object: ConfigMap `data`; Secret `data` (base64) and `stringData`

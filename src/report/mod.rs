@@ -84,14 +84,56 @@ pub fn render_table(r: &RepoRender) -> String {
         .builder_stats
         .as_ref()
         .map_or_else(String::new, |s| format!("; {s}"));
+    let count = |what: &str| {
+        r.clusters
+            .iter()
+            .flat_map(|c| &c.kustomizations)
+            .filter(|k| k.status.as_str() == what)
+            .count()
+    };
+    let mut others = String::new();
+    for what in ["failed", "external", "suspended"] {
+        let n = count(what);
+        if n > 0 {
+            let _ = write!(others, ", {n} {what}");
+        }
+    }
     let _ = writeln!(
         out,
-        "{} clusters, {ok}/{total} Kustomizations rendered, {} kustomize builds{cached} ({}{stats})",
+        "{} clusters, {ok}/{total} Kustomizations rendered{others}, {} kustomize builds{cached} ({}{stats})",
         r.clusters.len(),
         r.builds_run,
         r.builder
     );
+    out.push_str(&external_hint(r));
     out
+}
+
+/// For external Kustomizations, the `--source` flags that would render them (one per
+/// source, with how many Kustomizations it holds).
+fn external_hint(r: &RepoRender) -> String {
+    let mut by_source: std::collections::BTreeMap<String, usize> =
+        std::collections::BTreeMap::new();
+    for k in r.clusters.iter().flat_map(|c| &c.kustomizations) {
+        if let (Status::External(_), Some(src)) = (&k.status, &k.kustomization.source_ref) {
+            *by_source
+                .entry(format!("{}/{}/{}", src.kind, src.namespace, src.name))
+                .or_default() += 1;
+        }
+    }
+    if by_source.is_empty() {
+        return String::new();
+    }
+    let n: usize = by_source.values().sum();
+    let flags: Vec<String> = by_source
+        .iter()
+        .map(|(s, n)| format!("--source {s}=PATH ({n})"))
+        .collect();
+    format!(
+        "{n} external: their source is not this repository; a folder holding its content \
+         renders them: {}\n",
+        flags.join(", ")
+    )
 }
 
 fn kustomization_json(k: &KustomizationRender) -> serde_json::Value {

@@ -20,8 +20,10 @@
 
 mod error;
 mod git;
+pub mod glob;
 mod go_match;
 mod ignore;
+pub mod mapping;
 mod secure_join;
 pub mod view;
 mod walk;
@@ -293,6 +295,76 @@ impl Tree {
         })
     }
 
+    /// The folder `folder` (relative, `/`-separated; `""` for the root) of this tree as a tree
+    /// of its own: a view whose files are this tree's files under the folder (read through
+    /// this tree, so its own view and changed files apply), nothing copied. `None` when the
+    /// tree has no such folder.
+    pub fn subtree(&self, folder: &str) -> Result<Option<Tree>, SourceError> {
+        let folder = folder.trim_matches('/');
+        if !folder.is_empty() && !self.folders.contains(folder) {
+            return Ok(None);
+        }
+        let prefix = if folder.is_empty() {
+            PathBuf::new()
+        } else {
+            PathBuf::from(folder)
+        };
+        let links: BTreeMap<PathBuf, PathBuf> = self
+            .files
+            .iter()
+            .filter_map(|f| {
+                let rel = f.strip_prefix(&prefix).ok()?;
+                Some((rel.to_path_buf(), self.root().join(f)))
+            })
+            .collect();
+        let folders: BTreeSet<String> = self
+            .folders
+            .iter()
+            .filter_map(|d| {
+                let rel = Path::new(d).strip_prefix(&prefix).ok()?;
+                (!rel.as_os_str().is_empty()).then(|| slash_path(rel))
+            })
+            .collect();
+        Tree::linked(links, folders, self.revision.clone()).map(Some)
+    }
+
+    /// A tree made of other files, read through the views: `links` maps each of its files
+    /// (relative) to the file whose bytes it shows; `folders` are its folders (every file's
+    /// parents are added). Nothing is copied or written.
+    pub fn linked(
+        links: BTreeMap<PathBuf, PathBuf>,
+        mut folders: BTreeSet<String>,
+        revision: Option<String>,
+    ) -> Result<Tree, SourceError> {
+        for f in links.keys() {
+            folders.extend(
+                f.ancestors()
+                    .skip(1)
+                    .filter(|a| !a.as_os_str().is_empty())
+                    .map(slash_path),
+            );
+        }
+        let (name, root) = view_name()?;
+        let files: Vec<PathBuf> = links.keys().cloned().collect();
+        let registration = view::register_linked(
+            root.clone(),
+            links,
+            folders.iter().map(PathBuf::from).collect(),
+        );
+        Ok(Tree {
+            dir: Holder::InPlace {
+                root,
+                _registration: Some(registration),
+                _name: Some(name),
+            },
+            files,
+            folders,
+            excluded: Vec::new(),
+            revision,
+            digests: OnceLock::new(),
+        })
+    }
+
     /// A second copy of this tree in a new temporary directory, folders and file modes
     /// included, for experiments (canaries) that must not disturb this one.
     pub fn duplicate(&self) -> Result<Tree, SourceError> {
@@ -308,7 +380,20 @@ impl Tree {
             }
             for file in &self.files {
                 let target = out.path().join(file);
-                fs::copy(self.root().join(file), &target).map_err(|source| SourceError::Write {
+                let from = self.root().join(file);
+                if let Holder::InPlace { _name: None, .. } = &self.dir {
+                    fs::copy(&from, &target).map_err(|source| SourceError::Write {
+                        path: target,
+                        source,
+                    })?;
+                    continue;
+                }
+                // A changed or linked view holds bytes that are not at its root on disk.
+                let bytes = view::read(&from).map_err(|source| SourceError::Read {
+                    path: from.clone(),
+                    source,
+                })?;
+                fs::write(&target, bytes).map_err(|source| SourceError::Write {
                     path: target,
                     source,
                 })?;
@@ -325,6 +410,18 @@ impl Tree {
             digests: OnceLock::new(),
         })
     }
+}
+
+/// Whether source-controller's archive filter with no user pattern
+/// (`SourceIgnoreFilter(nil, nil)`: the VCS and default patterns) leaves `path` out, as
+/// source-watcher archives an ExternalArtifact.
+#[must_use]
+pub fn excluded_by_default(path: &str, is_dir: bool) -> bool {
+    static MATCHER: OnceLock<Matcher> = OnceLock::new();
+    MATCHER
+        .get_or_init(|| Matcher::new(Vec::new()))
+        .excluded_by(Path::new(path), is_dir)
+        .is_some()
 }
 
 /// A new, empty temporary folder for a tree.

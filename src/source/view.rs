@@ -30,6 +30,9 @@ pub(crate) struct View {
     disk: PathBuf,
     /// Files whose content is held here instead of on disk (canaries), relative to `root`.
     overrides: BTreeMap<PathBuf, Vec<u8>>,
+    /// Files whose content is another file's, read through the views (a folder of another
+    /// tree, a file an ArtifactGenerator copied), relative to `root`.
+    links: BTreeMap<PathBuf, PathBuf>,
     /// Visible regular files, relative to `root`.
     files: BTreeSet<PathBuf>,
     /// Visible folders, relative to `root` (the root itself is not listed).
@@ -63,14 +66,38 @@ pub(crate) fn register_at(
     overrides: BTreeMap<PathBuf, Vec<u8>>,
 ) -> Registration {
     files.extend(overrides.keys().cloned());
-    let view = Arc::new(View {
+    register(View {
         root,
         disk,
         overrides,
+        links: BTreeMap::new(),
         files,
         dirs,
         copy: OnceLock::new(),
-    });
+    })
+}
+
+/// Registers under the name `root` a tree made of other files: each of `links` (relative to
+/// `root`) shows the bytes of the file it names, read through the views, and `dirs` are its
+/// folders. Nothing is copied.
+pub(crate) fn register_linked(
+    root: PathBuf,
+    links: BTreeMap<PathBuf, PathBuf>,
+    dirs: BTreeSet<PathBuf>,
+) -> Registration {
+    register(View {
+        disk: root.clone(),
+        root,
+        overrides: BTreeMap::new(),
+        files: links.keys().cloned().collect(),
+        links,
+        dirs,
+        copy: OnceLock::new(),
+    })
+}
+
+fn register(view: View) -> Registration {
+    let view = Arc::new(view);
     VIEWS
         .write()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -94,7 +121,22 @@ impl Registration {
             .filter(|(p, _)| files.contains(*p))
             .map(|(p, b)| (p.clone(), b.clone()))
             .collect();
-        register_at(root, self.0.disk.clone(), files, dirs, overrides)
+        let links = self
+            .0
+            .links
+            .iter()
+            .filter(|(p, _)| files.contains(*p))
+            .map(|(p, l)| (p.clone(), l.clone()))
+            .collect();
+        register(View {
+            root,
+            disk: self.0.disk.clone(),
+            overrides,
+            links,
+            files,
+            dirs,
+            copy: OnceLock::new(),
+        })
     }
 }
 
@@ -182,9 +224,10 @@ pub fn is_viewed(path: &Path) -> bool {
 pub fn read(path: &Path) -> io::Result<Vec<u8>> {
     match lookup(path) {
         Some((v, rel)) if !v.files.contains(&rel) => Err(not_found(path)),
-        Some((v, rel)) => match v.overrides.get(&rel) {
-            Some(bytes) => Ok(bytes.clone()),
-            None => std::fs::read(v.disk.join(rel)),
+        Some((v, rel)) => match (v.overrides.get(&rel), v.links.get(&rel)) {
+            (Some(bytes), _) => Ok(bytes.clone()),
+            (None, Some(link)) => read(link),
+            (None, None) => std::fs::read(v.disk.join(rel)),
         },
         None => std::fs::read(path),
     }
@@ -279,9 +322,10 @@ fn copy_view(v: &View) -> io::Result<tempfile::TempDir> {
         std::fs::create_dir_all(out.path().join(d))?;
     }
     for f in &v.files {
-        match v.overrides.get(f) {
-            Some(bytes) => std::fs::write(out.path().join(f), bytes)?,
-            None => std::fs::copy(v.disk.join(f), out.path().join(f)).map(|_| ())?,
+        match (v.overrides.get(f), v.links.get(f)) {
+            (Some(bytes), _) => std::fs::write(out.path().join(f), bytes)?,
+            (None, Some(link)) => std::fs::write(out.path().join(f), read(link)?)?,
+            (None, None) => std::fs::copy(v.disk.join(f), out.path().join(f)).map(|_| ())?,
         }
     }
     Ok(out)
