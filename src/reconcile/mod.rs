@@ -491,14 +491,25 @@ fn bootstrap_state(
 /// what is applied); `graph` reports the cold-start consequence. An external dependency
 /// counts as Ready.
 fn note_dependencies(done: &mut BTreeMap<NamespacedName, KustomizationRender>) {
-    let deps: BTreeMap<NamespacedName, Vec<NamespacedName>> = done
-        .iter()
-        .map(|(id, r)| (id.clone(), r.kustomization.depends_on.clone()))
-        .collect();
     let states: BTreeMap<NamespacedName, Status> = done
         .iter()
         .map(|(id, r)| (id.clone(), r.status.clone()))
         .collect();
+    // Each member of a cycle, with the cycle's path turned to start at it.
+    let mut on_cycle: BTreeMap<NamespacedName, Vec<String>> = BTreeMap::new();
+    let cycles = crate::ksgraph::dependency_cycles(
+        done.iter().map(|(id, r)| (id, &r.kustomization.depends_on)),
+    );
+    for cycle in cycles {
+        for (i, id) in cycle.iter().enumerate() {
+            let path: Vec<String> = cycle[i..]
+                .iter()
+                .chain(&cycle[..=i])
+                .map(|m| m.name.clone())
+                .collect();
+            on_cycle.insert(id.clone(), path);
+        }
+    }
     for (id, r) in done.iter_mut() {
         for d in &r.kustomization.depends_on {
             let what = match states.get(d) {
@@ -513,50 +524,13 @@ fn note_dependencies(done: &mut BTreeMap<NamespacedName, KustomizationRender>) {
                  shows that it never becomes Ready on a cluster)"
             ));
         }
-        if let Some(cycle) = cycle_through(id, &deps) {
+        if let Some(cycle) = on_cycle.get(id) {
             r.notes.push(format!(
                 "on a dependency cycle: {} (rendered anyway; Flux never reconciles it, `fluxsim \
                  graph` reports FS201)",
                 cycle.join(" -> ")
             ));
         }
-    }
-}
-
-/// The dependency cycle `start` is on, as names from `start` back to it, if it is on one.
-fn cycle_through(
-    start: &NamespacedName,
-    deps: &BTreeMap<NamespacedName, Vec<NamespacedName>>,
-) -> Option<Vec<String>> {
-    // Depth-first search over dependsOn edges for a path that returns to `start`.
-    fn dfs(
-        at: &NamespacedName,
-        start: &NamespacedName,
-        deps: &BTreeMap<NamespacedName, Vec<NamespacedName>>,
-        path: &mut Vec<NamespacedName>,
-        seen: &mut BTreeSet<NamespacedName>,
-    ) -> bool {
-        for d in deps.get(at).into_iter().flatten() {
-            if d == start {
-                return true;
-            }
-            if seen.insert(d.clone()) {
-                path.push(d.clone());
-                if dfs(d, start, deps, path, seen) {
-                    return true;
-                }
-                path.pop();
-            }
-        }
-        false
-    }
-    let mut path = vec![start.clone()];
-    let mut seen = BTreeSet::new();
-    if dfs(start, start, deps, &mut path, &mut seen) {
-        path.push(start.clone());
-        Some(path.iter().map(|p| p.name.clone()).collect())
-    } else {
-        None
     }
 }
 
