@@ -21,11 +21,22 @@ pub fn split_documents(text: &str) -> Vec<&str> {
     docs
 }
 
+/// Why a YAML document could not be read as an object.
+#[derive(Debug, thiserror::Error)]
+pub enum ParseError {
+    /// Not YAML as Go's `sigs.k8s.io/yaml` reads it.
+    #[error(transparent)]
+    Yaml(#[from] crate::postbuild::yaml_json::YamlJsonError),
+    /// The JSON it converts to does not parse (a bug of the converter, if ever).
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
 /// Reads one YAML document as kustomize-controller would (YAML 1.1, via
 /// `sigs.k8s.io/yaml.YAMLToJSON`) into a JSON value.
-pub fn parse_object(doc: &str) -> Result<serde_json::Value, String> {
-    let json = crate::postbuild::yaml_json::yaml_to_json(doc).map_err(|e| e.to_string())?;
-    serde_json::from_str(&json).map_err(|e| e.to_string())
+pub fn parse_object(doc: &str) -> Result<serde_json::Value, ParseError> {
+    let json = crate::postbuild::yaml_json::yaml_to_json(doc)?;
+    Ok(serde_json::from_str(&json)?)
 }
 
 fn push_doc<'a>(docs: &mut Vec<&'a str>, doc: &'a str) {

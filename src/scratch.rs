@@ -49,12 +49,53 @@ pub fn run_dir() -> io::Result<&'static Path> {
         .map_err(|e| io::Error::other(e.clone()))
 }
 
+/// What a temporary folder holds; its name says it (`fluxsim-<kind>-<random>`), and
+/// [`scrub`] knows every one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A copy of a source tree, or of what a view shows, for a program that reads the disk.
+    Source,
+    /// A name for a view of a tree (an empty folder: the view's files are read elsewhere).
+    View,
+    /// A build's input closure or generated kustomization, for the kustomize binary.
+    Overlay,
+    /// Substituted objects printed again by the kustomize binary.
+    Postbuild,
+}
+
+impl Kind {
+    fn prefix(self) -> &'static str {
+        match self {
+            Kind::Source => "fluxsim-source-",
+            Kind::View => "fluxsim-view-",
+            Kind::Overlay => "fluxsim-overlay-",
+            Kind::Postbuild => "fluxsim-postbuild-",
+        }
+    }
+}
+
 /// A new temporary folder inside this run's folder, removed when dropped (and with the run
 /// folder on any exit).
-pub fn tempdir(prefix: &str) -> io::Result<tempfile::TempDir> {
+pub fn tempdir(kind: Kind) -> io::Result<tempfile::TempDir> {
     tempfile::Builder::new()
-        .prefix(prefix)
+        .prefix(kind.prefix())
         .tempdir_in(run_dir()?)
+}
+
+/// `message` without the paths of fluxsim's temporary folders (up to and including the
+/// folder of each [`Kind`]), so that a build error names files as the repository does and
+/// reads the same on every run, whichever cluster's folder a shared build ran in.
+#[must_use]
+pub fn scrub(message: &str) -> String {
+    static RE: OnceLock<regex::Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        regex::Regex::new(
+            r"[^\s'\x22]*fluxsim-(?:source|view|overlay|postbuild)-[A-Za-z0-9]+(?:\.virtual)?/",
+        )
+        .expect("static regex")
+    })
+    .replace_all(message, "")
+    .into_owned()
 }
 
 /// Keeps `path` (a folder fluxsim made outside its run folder, such as `--out`'s staging
@@ -252,6 +293,29 @@ pub fn install_signal_handlers() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scrub_takes_out_every_kind_of_temporary_folder() {
+        for kind in [Kind::Source, Kind::View, Kind::Overlay, Kind::Postbuild] {
+            let dir = tempdir(kind).unwrap();
+            let msg = format!(
+                "accumulating resources: '{}/apps/a.yaml': no such file",
+                dir.path().display()
+            );
+            assert_eq!(
+                scrub(&msg),
+                "accumulating resources: 'apps/a.yaml': no such file",
+                "{kind:?}"
+            );
+        }
+        // The name reprinting gives substituted objects before they reach a disk.
+        let virt = std::env::temp_dir().join("fluxsim-postbuild-0af3.virtual/kustomization.yaml");
+        assert_eq!(
+            scrub(&format!("in {}", virt.display())),
+            "in kustomization.yaml"
+        );
+        assert_eq!(scrub("apps/fluxsim-notes.yaml"), "apps/fluxsim-notes.yaml");
+    }
 
     #[test]
     fn a_sweep_removes_only_marked_folders_of_dead_processes() {

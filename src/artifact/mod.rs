@@ -64,7 +64,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 impl Artifact {
     /// Reads kustomize's printed output.
-    pub fn from_kustomize_output(yaml: String) -> Result<Artifact, String> {
+    pub fn from_kustomize_output(yaml: String) -> Result<Artifact, crate::manifest::ParseError> {
         let mut objects = Vec::new();
         for doc in crate::manifest::split_documents(&yaml) {
             let v = crate::manifest::parse_object(doc)?;

@@ -202,7 +202,7 @@ impl<'c> ClusterCtx<'c> {
                     format!(
                         "Kustomization `{}` {what} and was not audited: {}",
                         k.kustomization.id,
-                        without_temp_dirs(why)
+                        crate::scratch::scrub(why)
                     ),
                     location,
                 );
@@ -247,16 +247,4 @@ impl<'c> ClusterCtx<'c> {
             })
             .collect()
     }
-}
-
-/// A render error with fluxsim's temporary directories taken out, so that the message names
-/// files as the repository does and is the same on every run.
-fn without_temp_dirs(msg: &str) -> String {
-    static TEMP: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
-    TEMP.get_or_init(|| regex::Regex::new(r"/[^\s'\x22]*/fluxsim-[a-z]+-[A-Za-z0-9]+/").ok())
-        .as_ref()
-        .map_or_else(
-            || msg.to_string(),
-            |re| re.replace_all(msg, "").into_owned(),
-        )
 }

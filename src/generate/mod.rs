@@ -131,7 +131,7 @@ impl Prepared {
         closure: &crate::build::closure::Closure,
     ) -> Result<tempfile::TempDir, GenerateError> {
         let io = |e: std::io::Error| GenerateError::Io(e.to_string());
-        let out = crate::scratch::tempdir("fluxsim-overlay-").map_err(io)?;
+        let out = crate::scratch::tempdir(crate::scratch::Kind::Overlay).map_err(io)?;
         let generated = self.file.as_ref().map(|(name, _)| {
             if self.rel_path == "." {
                 name.clone()
@@ -251,7 +251,7 @@ fn walk(root: &Path, base: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(
 /// kustomize's resource factory must decode every document of a listed file.
 fn check_manifest(text: &str) -> Result<(), String> {
     for (i, doc) in crate::manifest::split_documents(text).iter().enumerate() {
-        let v = crate::manifest::parse_object(doc)?;
+        let v = crate::manifest::parse_object(doc).map_err(|e| e.to_string())?;
         match v {
             Value::Null => {}
             Value::Object(ref m) if m.contains_key("kind") || m.contains_key("items") => {}
@@ -449,7 +449,7 @@ fn overlay_with_file(
     content: &str,
 ) -> Result<tempfile::TempDir, GenerateError> {
     let io = |e: std::io::Error| GenerateError::Io(e.to_string());
-    let overlay = crate::scratch::tempdir("fluxsim-overlay-").map_err(io)?;
+    let overlay = crate::scratch::tempdir(crate::scratch::Kind::Overlay).map_err(io)?;
     let mut src = root.to_path_buf();
     let mut dst = overlay.path().to_path_buf();
     let parts: Vec<&str> = if rel_path == "." {

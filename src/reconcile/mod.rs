@@ -6,6 +6,7 @@
 //! The Kustomizations of one step are built in parallel; the result is sorted, so it does
 //! not depend on thread timing.
 
+mod error;
 mod generator;
 pub mod sources;
 pub mod trees;
@@ -24,6 +25,7 @@ use crate::build::BuildCache;
 use crate::discover::Cluster;
 use crate::flux::{is_kustomization, Kustomization, NamespacedName, ObjectId};
 use crate::postbuild;
+pub use error::Error;
 use sources::{Lookup, Outside, Placed, Resolution, Resolved, World};
 use trees::{Choice, PathMap, SourceTree};
 
@@ -667,7 +669,7 @@ fn render_kustomization(
             r.status = Status::Rendered;
         }
         Ok(Rendered::Reused(base)) => return *base,
-        Err(e) => r.status = Status::Failed(e),
+        Err(e) => r.status = Status::Failed(e.to_string()),
     }
     r
 }
@@ -748,23 +750,21 @@ pub const BUILT_FROM_NOTE: &str = "built from ";
 /// How the note on placeheld vars begins.
 const UNKNOWN_NOTE: &str = "vars unknown offline";
 
-#[allow(
-    clippy::too_many_lines,
-    reason = "one Kustomization's stages in the controller's order; to be split with the \
-              steady-state work in flight"
-)]
+/// One Kustomization's render, stage by stage as kustomize-controller runs them: Flux's
+/// generator and the input closure, the build, then postBuild (vars, substitution, what the
+/// apply changes).
 fn render_inner(
     ctx: &Ctx<'_>,
     ks: &Kustomization,
     key: &Key,
     r: &mut KustomizationRender,
-) -> Result<Rendered, String> {
+) -> Result<Rendered, Error> {
     let Ctx {
         root,
         map,
         cluster,
-        cache,
         opts,
+        ..
     } = *ctx;
     // Only Kustomizations built from the repository itself are reused: another tree may
     // change with no input file of theirs changing (an ArtifactGenerator's rules).
@@ -772,29 +772,10 @@ fn render_inner(
     if let Some(base) = reuse.and_then(|reuse| reusable_unprepared(reuse, cluster, ks, key)) {
         return Ok(Rendered::Reused(base));
     }
-    let prepared = crate::generate::prepare(root, ks, opts.origins).map_err(|e| e.to_string())?;
+    let prepared = crate::generate::prepare(root, ks, opts.origins)?;
     r.build_path = map.folder(&prepared.rel_path);
     r.generated.clone_from(&prepared.generated);
-    // A path leaving the source root fails the build before any builder reads it, as
-    // Flux's secure file system fails it (the kustomize binary would read it).
-    let closure = match prepared.closure() {
-        Ok(c) => Some(c),
-        Err(e) => match e.security_error() {
-            Some(msg) => {
-                // The folder as the repository names it, when it is the repository's.
-                let dir = map
-                    .folder(&prepared.rel_path)
-                    .unwrap_or_else(|| prepared.rel_path.clone());
-                let file = if dir == "." {
-                    String::new()
-                } else {
-                    format!("{dir}/")
-                };
-                return Err(format!("spec.path `{}`: {file}{msg}", ks.path));
-            }
-            None => None,
-        },
-    };
+    let closure = input_closure(&prepared, ks, map)?;
     r.inputs = closure.as_ref().and_then(|c| {
         let files = c.source_files(&prepared.rel_path);
         match map {
@@ -809,6 +790,72 @@ fn render_inner(
             return Ok(Rendered::Reused(base));
         }
     }
+    let (output, maker) = build(ctx, ks, &prepared, closure.as_ref())?;
+    r.built_by = Some(maker);
+    let (output, origins) = take_origins(output, opts, &prepared, map);
+    let mut template = Artifact::from_kustomize_output(output.clone())?;
+    for (o, origin) in template.objects.iter_mut().zip(&origins) {
+        o.origin.clone_from(origin);
+    }
+    // Kept before substitution runs, so that the audit can read the template of a
+    // Kustomization whose substitution fails.
+    r.template = Some(template.clone());
+    let substitute_with = match &ks.post_build {
+        Some(pb) => postbuild_vars(pb, key, &output, r)?,
+        None => None,
+    };
+    post_build(
+        ctx,
+        ks,
+        key,
+        r,
+        template,
+        &output,
+        &origins,
+        substitute_with.as_ref(),
+    )
+}
+
+/// The build's input closure; a path leaving the source root fails here, before any
+/// builder reads it, as Flux's secure file system fails it (the kustomize binary would read
+/// it). `None` when the closure cannot be known (the builder then reports why).
+fn input_closure(
+    prepared: &crate::generate::Prepared,
+    ks: &Kustomization,
+    map: &PathMap,
+) -> Result<Option<crate::build::closure::Closure>, Error> {
+    match prepared.closure() {
+        Ok(c) => Ok(Some(c)),
+        Err(e) => match e.security_error() {
+            Some(message) => {
+                // The folder as the repository names it, when it is the repository's.
+                let dir = map
+                    .folder(&prepared.rel_path)
+                    .unwrap_or_else(|| prepared.rel_path.clone());
+                let file = if dir == "." {
+                    String::new()
+                } else {
+                    format!("{dir}/")
+                };
+                Err(Error::OutsideRoot {
+                    path: ks.path.clone(),
+                    file,
+                    message: message.clone(),
+                })
+            }
+            None => Ok(None),
+        },
+    }
+}
+
+/// `kustomize build` of the prepared folder, through the build cache; an error names files
+/// by their place in the source, not by fluxsim's temporary folders.
+fn build(
+    ctx: &Ctx<'_>,
+    ks: &Kustomization,
+    prepared: &crate::generate::Prepared,
+    closure: Option<&crate::build::closure::Closure>,
+) -> Result<(String, crate::build::Maker), Error> {
     let on_disk = || {
         prepared
             .dir()
@@ -819,17 +866,18 @@ fn render_inner(
         files: prepared.memory_files(),
         on_disk: &on_disk,
     };
-    let (output, maker) = cache
-        .build_made(&prepared.key, closure.as_ref(), &job)
+    ctx.cache
+        .build_made(&prepared.key, closure, &job)
         .map_err(|e| {
-            // Name files by their place in the source, not by fluxsim's temporary directories.
             // The same build may have failed in another cluster's overlay (the error is
             // shared through the cache), so any of fluxsim's folders is taken out.
-            let mut msg = e.to_string().replace(&format!("{}/", root.display()), "");
-            msg = temp_folder_re().replace_all(&msg, "").into_owned();
+            let mut message = e
+                .to_string()
+                .replace(&format!("{}/", ctx.root.display()), "");
+            message = crate::scratch::scrub(&message);
             // kustomize does not say which file it could not read as a kustomization.
-            if msg.contains("invalid Kustomization") {
-                let dir = root.join(&prepared.rel_path);
+            if message.contains("invalid Kustomization") {
+                let dir = ctx.root.join(&prepared.rel_path);
                 if let Some(f) = crate::generate::KUSTOMIZATION_FILES
                     .iter()
                     .find(|f| crate::source::view::is_file(&dir.join(f)))
@@ -839,110 +887,143 @@ fn render_inner(
                     } else {
                         format!("{}/{f}", prepared.rel_path)
                     };
-                    let file = map.file(&file).unwrap_or(file);
-                    msg = format!("{file}: {msg}");
+                    let file = ctx.map.file(&file).unwrap_or(file);
+                    message = format!("{file}: {message}");
                 }
             }
-            format!("spec.path `{}`: {msg}", ks.path)
-        })?;
-    r.built_by = Some(maker);
-    // Origins asked for by fluxsim (not by the user) are taken out before anything else
-    // sees the output, so digests do not depend on them.
-    let (output, origins) = if opts.origins && !prepared.user_origins {
-        let (stripped, raw) = crate::artifact::strip_origins(&output);
-        let origins: Vec<Option<Origin>> = raw
-            .into_iter()
-            .map(|o| {
-                o.map(|o| {
-                    let o = o.relative_to(&prepared.rel_path);
-                    Origin {
-                        path: o.path.and_then(|p| map.file(&p)),
-                        configured_in: o.configured_in.and_then(|p| map.file(&p)),
-                    }
-                })
+            Error::Build {
+                path: ks.path.clone(),
+                message,
+            }
+        })
+}
+
+/// The output without the origin annotations fluxsim asked for (not the user), taken out
+/// before anything else sees it so that digests do not depend on them, and the origin of
+/// each object as the repository names its files.
+fn take_origins(
+    output: String,
+    opts: &RenderOptions,
+    prepared: &crate::generate::Prepared,
+    map: &PathMap,
+) -> (String, Vec<Option<Origin>>) {
+    if !opts.origins || prepared.user_origins {
+        return (output, Vec::new());
+    }
+    let (stripped, raw) = crate::artifact::strip_origins(&output);
+    let origins = raw
+        .into_iter()
+        .map(|o| {
+            o.map(|o| {
+                let o = o.relative_to(&prepared.rel_path);
+                Origin {
+                    path: o.path.and_then(|p| map.file(&p)),
+                    configured_in: o.configured_in.and_then(|p| map.file(&p)),
+                }
+            })
+        })
+        .collect();
+    (stripped, origins)
+}
+
+/// The vars of `spec.postBuild`, with placeholders for those of unknown sources, noted on
+/// `r`; `None` when Flux does not substitute (no var defined and the strategy is not
+/// `Always`).
+fn postbuild_vars(
+    pb: &crate::flux::PostBuild,
+    key: &Key,
+    output: &str,
+    r: &mut KustomizationRender,
+) -> Result<Option<BTreeMap<String, String>>, Error> {
+    let res = key.vars.clone().map_err(Error::Vars)?;
+    r.notes.extend(res.notes);
+    r.vars = res.vars;
+    r.unknown_sources.clone_from(&res.unknown_sources);
+    let mut vars: BTreeMap<String, String> = r
+        .vars
+        .iter()
+        .map(|(k, v)| (k.clone(), v.value.clone()))
+        .collect();
+    if !res.unknown_sources.is_empty() {
+        // The keys of a source found nowhere are unknown too: every var the objects
+        // reference without a default that no known source defines may come from it, and
+        // is placeheld.
+        for name in referenced_undefined(output, &vars)? {
+            let placeholder = sources::placeholder(&res.unknown_sources, &name);
+            vars.insert(name.clone(), placeholder.clone());
+            r.unknown_vars.push(UnknownVar {
+                name,
+                sources: res.unknown_sources.clone(),
+                placeholder,
+            });
+        }
+        let names: Vec<String> = r
+            .unknown_vars
+            .iter()
+            .map(|u| format!("`{}`", u.name))
+            .collect();
+        let whence: Vec<String> = res
+            .unknown_sources
+            .iter()
+            .map(|s| match res.made_by.get(s) {
+                Some(by) => format!("{s} is made at run time by {by}"),
+                None => format!("{s} is found nowhere (made at run time?)"),
             })
             .collect();
-        (stripped, origins)
-    } else {
-        (output, Vec::new())
-    };
-    let mut template = Artifact::from_kustomize_output(output.clone())?;
-    for (o, origin) in template.objects.iter_mut().zip(&origins) {
-        o.origin.clone_from(origin);
-    }
-    // Kept before substitution runs, so that the audit can read the template of a
-    // Kustomization whose substitution fails.
-    r.template = Some(template.clone());
-    let mut substitute_with = None;
-    if let Some(pb) = &ks.post_build {
-        let res = key.vars.clone()?;
-        r.notes.extend(res.notes);
-        r.vars = res.vars;
-        r.unknown_sources.clone_from(&res.unknown_sources);
-        let mut vars: BTreeMap<String, String> = r
-            .vars
-            .iter()
-            .map(|(k, v)| (k.clone(), v.value.clone()))
-            .collect();
-        if !res.unknown_sources.is_empty() {
-            // The keys of a source found nowhere are unknown too: every var the objects
-            // reference without a default that no known source defines may come from it,
-            // and is placeheld.
-            for name in referenced_undefined(&output, &vars)? {
-                let placeholder = sources::placeholder(&res.unknown_sources, &name);
-                vars.insert(name.clone(), placeholder.clone());
-                r.unknown_vars.push(UnknownVar {
-                    name,
-                    sources: res.unknown_sources.clone(),
-                    placeholder,
-                });
+        r.notes.push(format!(
+            "{UNKNOWN_NOTE}: {}; {}",
+            whence.join(", "),
+            if names.is_empty() {
+                "no var its objects reference is missing".to_string()
+            } else {
+                format!("placeholders stand for {}", names.join(", "))
             }
-            let names: Vec<String> = r
-                .unknown_vars
-                .iter()
-                .map(|u| format!("`{}`", u.name))
-                .collect();
-            let whence: Vec<String> = res
-                .unknown_sources
-                .iter()
-                .map(|s| match res.made_by.get(s) {
-                    Some(by) => format!("{s} is made at run time by {by}"),
-                    None => format!("{s} is found nowhere (made at run time?)"),
-                })
-                .collect();
-            r.notes.push(format!(
-                "{UNKNOWN_NOTE}: {}; {}",
-                whence.join(", "),
-                if names.is_empty() {
-                    "no var its objects reference is missing".to_string()
-                } else {
-                    format!("placeholders stand for {}", names.join(", "))
-                }
-            ));
-        }
-        if postbuild::should_substitute(&vars, pb.always) || !res.unknown_sources.is_empty() {
-            r.substituted = true;
-            substitute_with = Some(vars);
-        }
+        ));
     }
+    if postbuild::should_substitute(&vars, pb.always) || !res.unknown_sources.is_empty() {
+        r.substituted = true;
+        return Ok(Some(vars));
+    }
+    Ok(None)
+}
+
+/// postBuild and the apply: each object substituted on its own text as kustomize printed
+/// it (`res.AsYAML()` in `kustomize_varsub.go`) and rebuilt from JSON, then what the apply
+/// changes (commonMetadata, a Secret's stringData), printed again as kustomize prints JSON.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the stage's inputs: the Kustomization, its key, the render so far, and the build"
+)]
+fn post_build(
+    ctx: &Ctx<'_>,
+    ks: &Kustomization,
+    key: &Key,
+    r: &mut KustomizationRender,
+    template: Artifact,
+    output: &str,
+    origins: &[Option<Origin>],
+    substitute_with: Option<&BTreeMap<String, String>>,
+) -> Result<Rendered, Error> {
     let mut changed = substitute_with.is_some();
     // Each object as kustomize printed it; `true` marks JSON that Flux rebuilt.
     let mut pieces: Vec<(bool, String)> = Vec::new();
     let mut piece_ids: Vec<ObjectId> = Vec::new();
     let mut substituted_bytes = 0usize;
-    for doc in crate::manifest::split_documents(&output) {
+    for doc in crate::manifest::split_documents(output) {
         let mut obj = crate::manifest::parse_object(doc)?;
         let mut piece = (false, doc.to_string());
-        if let Some(vars) = &substitute_with {
-            // Each object is substituted on its own text, as kustomize printed it
-            // (res.AsYAML() in kustomize_varsub.go), then rebuilt from JSON.
+        if let Some(vars) = substitute_with {
             if !postbuild::substitution_disabled(&obj) {
                 r.vars_used.extend(postbuild::referenced_vars(doc));
-                let out = postbuild::substitute_text(doc, vars, key.strict)
-                    .map_err(|e| format!("{}: {e}", ObjectId::of(&obj)))?;
+                let out = postbuild::substitute_text(doc, vars, key.strict).map_err(|source| {
+                    Error::Substitute {
+                        object: ObjectId::of(&obj),
+                        source: Box::new(source),
+                    }
+                })?;
                 substituted_bytes += out.len();
-                postbuild::check_total_output(substituted_bytes)?;
-                obj = serde_json::from_str(&out).map_err(|e| e.to_string())?;
+                postbuild::check_total_output(substituted_bytes).map_err(Error::TooLarge)?;
+                obj = serde_json::from_str(&out).map_err(crate::manifest::ParseError::from)?;
                 piece = (true, out);
             }
         }
@@ -970,11 +1051,11 @@ fn render_inner(
         return Ok(Rendered::Artifact(template));
     }
     // kustomize prints the rebuilt objects as it prints resources read from JSON.
-    let reprinted = reprint(cache, &pieces)?;
+    let reprinted = reprint(ctx.cache, &pieces).map_err(Error::Reprint)?;
     let mut artifact = Artifact::from_kustomize_output(reprinted)?;
     if !origins.is_empty() {
         // Substitution may rename objects, so origins follow each piece's final id.
-        let by_id: BTreeMap<&ObjectId, &Option<Origin>> = piece_ids.iter().zip(&origins).collect();
+        let by_id: BTreeMap<&ObjectId, &Option<Origin>> = piece_ids.iter().zip(origins).collect();
         for o in &mut artifact.objects {
             o.origin = by_id.get(&o.id).and_then(|x| (*x).clone());
         }
@@ -988,7 +1069,7 @@ fn render_inner(
 fn referenced_undefined(
     output: &str,
     vars: &BTreeMap<String, String>,
-) -> Result<BTreeSet<String>, String> {
+) -> Result<BTreeSet<String>, Error> {
     let mut out = BTreeSet::new();
     for doc in crate::manifest::split_documents(output) {
         let obj = crate::manifest::parse_object(doc)?;
@@ -1097,16 +1178,6 @@ fn null_coercing_string_map(v: Option<&Value>) -> BTreeMap<String, String> {
 }
 
 /// Prints objects the way kustomize prints resources read back from JSON, in legacy order.
-/// A path into one of fluxsim's temporary folders (overlays, copies of a viewed tree), up to
-/// and including the folder itself.
-fn temp_folder_re() -> &'static regex::Regex {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| {
-        regex::Regex::new(r"[^\s'\x22]*fluxsim-(?:overlay|source)-[A-Za-z0-9]+/")
-            .expect("static regex")
-    })
-}
-
 fn reprint(cache: &BuildCache<'_>, pieces: &[(bool, String)]) -> Result<String, String> {
     let key = crate::artifact::sha256_hex(
         pieces
@@ -1146,8 +1217,8 @@ fn reprint(cache: &BuildCache<'_>, pieces: &[(bool, String)]) -> Result<String, 
     let on_disk = || {
         written
             .get_or_init(|| {
-                let dir =
-                    crate::scratch::tempdir("fluxsim-postbuild-").map_err(|e| e.to_string())?;
+                let dir = crate::scratch::tempdir(crate::scratch::Kind::Postbuild)
+                    .map_err(|e| e.to_string())?;
                 for (name, (_, text)) in names.iter().zip(pieces) {
                     std::fs::write(dir.path().join(name), text).map_err(|e| e.to_string())?;
                 }

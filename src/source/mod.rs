@@ -84,9 +84,11 @@ enum Holder {
 /// A name of its own for a view of a tree: an empty temporary folder (held while the view
 /// lives, so no other view takes the name) and its resolved path.
 fn view_name() -> Result<(tempfile::TempDir, PathBuf), SourceError> {
-    let name = crate::scratch::tempdir("fluxsim-view-").map_err(|source| SourceError::Write {
-        path: std::env::temp_dir(),
-        source,
+    let name = crate::scratch::tempdir(crate::scratch::Kind::View).map_err(|source| {
+        SourceError::Write {
+            path: std::env::temp_dir(),
+            source,
+        }
     })?;
     let root = fs::canonicalize(name.path()).map_err(|source| SourceError::Read {
         path: name.path().to_path_buf(),
@@ -426,7 +428,7 @@ pub fn excluded_by_default(path: &str, is_dir: bool) -> bool {
 
 /// A new, empty temporary folder for a tree.
 fn source_temp_dir() -> Result<TempDir, SourceError> {
-    crate::scratch::tempdir("fluxsim-source-").map_err(|source| SourceError::Write {
+    crate::scratch::tempdir(crate::scratch::Kind::Source).map_err(|source| SourceError::Write {
         path: std::env::temp_dir(),
         source,
     })

@@ -317,7 +317,7 @@ pub fn on_disk(path: &Path) -> io::Result<PathBuf> {
 }
 
 fn copy_view(v: &View) -> io::Result<tempfile::TempDir> {
-    let out = crate::scratch::tempdir("fluxsim-source-")?;
+    let out = crate::scratch::tempdir(crate::scratch::Kind::Source)?;
     for d in &v.dirs {
         std::fs::create_dir_all(out.path().join(d))?;
     }

@@ -1,0 +1,54 @@
+//! Why one Kustomization did not render: typed where it happens, so a caller can tell a
+//! build failure from a substitution failure; printed as the status a user reads.
+
+use crate::flux::ObjectId;
+
+/// Why a Kustomization did not render (what kustomize-controller would put in its Ready
+/// condition, in fluxsim's words).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Flux's generator could not prepare `spec.path`.
+    #[error(transparent)]
+    Generate(#[from] crate::generate::GenerateError),
+    /// A kustomization names a path outside the source root: Flux's secure file system
+    /// (`fs_secure.go`) fails the build before any builder reads it.
+    #[error("spec.path `{path}`: {file}{message}")]
+    OutsideRoot {
+        /// `spec.path`.
+        path: String,
+        /// The folder whose kustomization names the path (`apps/x/`), or empty for the root.
+        file: String,
+        /// Flux's `fs-security-constraint` message.
+        message: String,
+    },
+    /// `kustomize build` failed; the message names files as the repository does.
+    #[error("spec.path `{path}`: {message}")]
+    Build {
+        /// `spec.path`.
+        path: String,
+        /// kustomize's error, without fluxsim's temporary folders.
+        message: String,
+    },
+    /// What a build printed is not YAML Flux can read.
+    #[error(transparent)]
+    Output(#[from] crate::manifest::ParseError),
+    /// The postBuild vars could not be resolved (a source that is missing, unreadable, or
+    /// never settles).
+    #[error("{0}")]
+    Vars(String),
+    /// Substituting one object failed, as Flux's `SubstituteVariables` does.
+    #[error("{object}: {source}")]
+    Substitute {
+        /// The object.
+        object: ObjectId,
+        /// What envsubst or the YAML re-read said.
+        #[source]
+        source: Box<crate::postbuild::SubstituteError>,
+    },
+    /// The substituted objects together pass fluxsim's bound.
+    #[error("{0}")]
+    TooLarge(String),
+    /// Printing the substituted objects again (as kustomize prints JSON) failed.
+    #[error("{0}")]
+    Reprint(String),
+}
