@@ -205,6 +205,84 @@ struct Key {
     source: Choice,
 }
 
+/// Each Kustomization of the cluster with the one that applies it, as the current renders
+/// say (a child's spec is its parent's rendered object), the root and what bootstrap
+/// applies included; what no render applies any more is not among them.
+fn applied_kustomizations(
+    cluster: &Cluster,
+    renders: &BTreeMap<NamespacedName, (Key, KustomizationRender)>,
+    boot_children: &[Kustomization],
+) -> BTreeMap<NamespacedName, (Kustomization, Option<NamespacedName>)> {
+    let mut known = BTreeMap::new();
+    known.insert(cluster.root.id.clone(), (cluster.root.clone(), None));
+    for (id, (_, r)) in renders {
+        for o in r.artifact.iter().flat_map(|a| &a.objects) {
+            if is_kustomization(&o.object) {
+                if let Ok(child) = Kustomization::from_json(&o.object) {
+                    known
+                        .entry(child.id.clone())
+                        .or_insert((child, Some(id.clone())));
+                }
+            }
+        }
+    }
+    for child in boot_children {
+        known
+            .entry(child.id.clone())
+            .or_insert((child.clone(), Some(cluster.root.id.clone())));
+    }
+    known
+}
+
+/// Whether the cluster substitutes strictly, and what says so: `--no-strict`, else
+/// fluxsim.toml, else the controller's `StrictPostBuildSubstitutions` feature gate as the
+/// repository sets it, else on (kustomize-controller's default since v1.9.0).
+fn strictness(opts: &RenderOptions, outside: &Outside, world: &World) -> (bool, Option<String>) {
+    let gate = outside
+        .config
+        .strict_gate()
+        .map(|on| (on, crate::config::CONFIG_FILE.to_string()))
+        .or_else(|| world.strict_gate());
+    let strict = opts.strict && gate.as_ref().is_none_or(|(on, _)| *on);
+    (strict, gate.filter(|_| opts.strict).map(|(_, from)| from))
+}
+
+/// Renders `todo` in parallel into `renders`; the ids rendered, in order.
+fn render_round(
+    ctx: &Ctx<'_>,
+    todo: Vec<(Kustomization, Option<NamespacedName>, Key)>,
+    renders: &mut BTreeMap<NamespacedName, (Key, KustomizationRender)>,
+) -> Vec<NamespacedName> {
+    let rendered: Vec<KustomizationRender> = todo
+        .par_iter()
+        .map(|(ks, parent, key)| render_kustomization(ctx, ks, parent.clone(), key))
+        .collect();
+    let ids = rendered
+        .iter()
+        .map(|r| r.kustomization.id.clone())
+        .collect();
+    for ((_, _, key), r) in todo.into_iter().zip(rendered) {
+        renders.insert(r.kustomization.id.clone(), (key, r));
+    }
+    ids
+}
+
+/// What still changed in the last of [`MAX_ROUNDS`] rounds fails, named.
+fn fail_unsettled(
+    done: &mut BTreeMap<NamespacedName, KustomizationRender>,
+    last: &[NamespacedName],
+) {
+    for id in last {
+        if let Some(r) = done.get_mut(id) {
+            r.artifact = None;
+            r.status = Status::Failed(format!(
+                "its vars did not settle after {MAX_ROUNDS} renders of the cluster: a var \
+                 source depends on vars that it changes itself"
+            ));
+        }
+    }
+}
+
 /// Renders one cluster in its steady state: what it applies once it has converged.
 ///
 /// A fixed point (see the README's "steady state"): the objects that exist before Flux runs
@@ -216,10 +294,6 @@ struct Key {
 /// Kustomization still waits on a source, the fixed point settles: sources on no cluster
 /// object are looked up in the repository's files, else are unknown (placeholders). What
 /// still changes after [`MAX_ROUNDS`] steps fails, named.
-#[allow(
-    clippy::too_many_lines,
-    reason = "the fixed point's rounds; to be split with the steady-state work in flight"
-)]
 pub fn render_cluster(
     root: &Path,
     cluster: &Cluster,
@@ -249,37 +323,10 @@ pub fn render_cluster(
     let mut cluster_strict = opts.strict;
     for _ in 0..MAX_ROUNDS {
         let world = world_of(&boot, &renders);
-        // Who applies whom, as the current renders say (a child's spec is its parent's
-        // rendered object); what no render applies any more is dropped.
-        let mut known: BTreeMap<NamespacedName, (Kustomization, Option<NamespacedName>)> =
-            BTreeMap::new();
-        known.insert(cluster.root.id.clone(), (cluster.root.clone(), None));
-        for (id, (_, r)) in &renders {
-            for o in r.artifact.iter().flat_map(|a| &a.objects) {
-                if is_kustomization(&o.object) {
-                    if let Ok(child) = Kustomization::from_json(&o.object) {
-                        known
-                            .entry(child.id.clone())
-                            .or_insert((child, Some(id.clone())));
-                    }
-                }
-            }
-        }
-        for child in &boot_children {
-            known
-                .entry(child.id.clone())
-                .or_insert((child.clone(), Some(cluster.root.id.clone())));
-        }
+        let known = applied_kustomizations(cluster, &renders, &boot_children);
         renders.retain(|id, _| known.contains_key(id));
-        // Strictness follows the cluster: `--no-strict`, else fluxsim.toml, else the
-        // controller's feature gate as the repository sets it, else on (the default).
-        let gate = outside
-            .config
-            .strict_gate()
-            .map(|on| (on, crate::config::CONFIG_FILE.to_string()))
-            .or_else(|| world.strict_gate());
-        let strict = opts.strict && gate.as_ref().is_none_or(|(on, _)| *on);
-        strict_from = gate.filter(|_| opts.strict).map(|(_, from)| from);
+        let (strict, from) = strictness(opts, outside, &world);
+        strict_from = from;
         cluster_strict = strict;
         let lookup = Lookup {
             outside,
@@ -337,31 +384,13 @@ pub fn render_cluster(
             converged = true;
             break;
         }
-        let rendered: Vec<KustomizationRender> = todo
-            .par_iter()
-            .map(|(ks, parent, key)| render_kustomization(&ctx, ks, parent.clone(), key))
-            .collect();
-        last_round = rendered
-            .iter()
-            .map(|r| r.kustomization.id.clone())
-            .collect();
+        last_round = render_round(&ctx, todo, &mut renders);
         waves.push(last_round.clone());
-        for ((_, _, key), r) in todo.into_iter().zip(rendered) {
-            renders.insert(r.kustomization.id.clone(), (key, r));
-        }
     }
     let mut done: BTreeMap<NamespacedName, KustomizationRender> =
         renders.into_iter().map(|(id, (_, r))| (id, r)).collect();
     if !converged {
-        for id in &last_round {
-            if let Some(r) = done.get_mut(id) {
-                r.artifact = None;
-                r.status = Status::Failed(format!(
-                    "its vars did not settle after {MAX_ROUNDS} renders of the cluster: a var \
-                     source depends on vars that it changes itself"
-                ));
-            }
-        }
+        fail_unsettled(&mut done, &last_round);
     }
     if let Some(r) = done.get_mut(&cluster.root.id) {
         r.notes.extend(boot_notes);
