@@ -24,6 +24,8 @@ static RUN_DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
 /// tool starts while the handler cleans up.
 static GROUPS: Mutex<Option<BTreeSet<i32>>> = Mutex::new(Some(BTreeSet::new()));
 static EXTRA: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+/// Set when a signal arrives: the handler owns the exit from then on.
+static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 /// Held while folders are moved into place, so a signal waits for the move to finish
 /// rather than remove a folder half-way through it.
 static MOVING: Mutex<()> = Mutex::new(());
@@ -119,6 +121,16 @@ pub fn release(path: &Path) {
 pub fn uninterrupted<T>(f: impl FnOnce() -> T) -> T {
     let _moving = MOVING.lock().unwrap_or_else(PoisonError::into_inner);
     f()
+}
+
+/// Waits for the signal handler's exit when a signal has arrived, so that a command whose
+/// builds a signal cut short neither prints their failures nor exits with its own status.
+pub fn yield_to_signal() {
+    if STOPPING.load(std::sync::atomic::Ordering::SeqCst) {
+        loop {
+            std::thread::park();
+        }
+    }
 }
 
 /// Removes this run's folder. Called once the command is done (and by the signal handler).
@@ -263,6 +275,7 @@ pub fn install_signal_handlers() {
         };
         std::thread::spawn(move || {
             if let Some(signal) = signals.forever().next() {
+                STOPPING.store(true, std::sync::atomic::Ordering::SeqCst);
                 let groups = GROUPS
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)

@@ -177,6 +177,8 @@ fn run_command() -> ExitCode {
 /// command's own status, as ripgrep does; `print!` would panic there.
 fn print_outcome(outcome: Outcome) -> Status {
     use std::io::Write as _;
+    // Builds a signal cut short fail; their failures are not the run's outcome.
+    crate::scratch::yield_to_signal();
     let out = match outcome {
         Ok(out) => out,
         Err(e) => {
