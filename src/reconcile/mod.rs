@@ -820,10 +820,11 @@ fn render_inner(
             // (res.AsYAML() in kustomize_varsub.go), then rebuilt from JSON.
             if !postbuild::substitution_disabled(&obj) {
                 r.vars_used.extend(postbuild::referenced_vars(doc));
-                let out = postbuild::substitute_text(doc, vars, key.strict)
+                // res.UnmarshalJSON sets the JSON back into the resource (numbers as
+                // float64, through yaml.v3): substitute_resource does the same.
+                obj = postbuild::substitute_resource(doc, vars, key.strict)
                     .map_err(|e| format!("{}: {e}", ObjectId::of(&obj)))?;
-                obj = serde_json::from_str(&out).map_err(|e| e.to_string())?;
-                piece = (true, out);
+                piece = (true, obj.to_string());
             }
         }
         // What happens at apply time: commonMetadata is added to every object, and the API
