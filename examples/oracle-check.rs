@@ -258,8 +258,9 @@ fn kustomization_object(k: &Kustomization) -> Value {
 }
 
 /// ConfigMaps and Secrets that give each var the value fluxsim resolved, under the source
-/// it came from; every required source fluxsim found exists (empty when all its vars were
-/// overridden), so the oracle finds what fluxsim found.
+/// it came from; every required source exists (empty when it gave no var), also for a
+/// Kustomization that failed after its vars were read, so the oracle finds what fluxsim
+/// found (scripts/oracle-fuzz found failures compared with a source missing on one side).
 fn var_sources(k: &KustomizationRender) -> Vec<Value> {
     let Some(pb) = &k.kustomization.post_build else {
         return Vec::new();
@@ -274,9 +275,13 @@ fn var_sources(k: &KustomizationRender) -> Vec<Value> {
                 .insert(name.clone(), v.value.clone());
         }
     }
-    let rendered = k.status == Status::Rendered;
+    // Every required source exists on the oracle's cluster, also when fluxsim failed after
+    // reading its vars (a source that gave no var is in no `vars` entry), unless fluxsim
+    // failed on a source itself.
+    let source_failed =
+        matches!(&k.status, Status::Failed(e) if fluxsim_failure(e) == Failure::VarSource);
     let mut wanted: BTreeSet<(String, String)> = by_source.keys().cloned().collect();
-    if rendered {
+    if !source_failed {
         for r in pb.substitute_from.iter().filter(|r| !r.optional) {
             wanted.insert((r.kind.clone(), r.name.clone()));
         }
