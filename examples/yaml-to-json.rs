@@ -1,4 +1,4 @@
-//! Prints what fluxsim's YAML 1.1 re-read (`postbuild::yaml_json::yaml_to_json`) makes of
+//! Prints what fluxsim's YAML 1.1 re-read (`goyaml::yaml_json::yaml_to_json`) makes of
 //! each JSON-quoted YAML text on standard input, one per line, in the form of
 //! `oracle/yamltojson` (Flux's `sigs.k8s.io/yaml.YAMLToJSON`): the JSON, or `error: ` and
 //! the error (`yaml: ` and yaml.v2's own message for syntax errors). `scripts/yaml-fuzz`
@@ -6,7 +6,7 @@
 
 use std::io::{BufRead, Write};
 
-use fluxsim::postbuild::yaml_json::{yaml_to_json, YamlJsonError};
+use fluxsim::goyaml::yaml_json::{yaml_to_json, YamlJsonError};
 
 fn main() {
     let stdin = std::io::stdin();

@@ -15,6 +15,7 @@ pub mod envsubst;
 pub mod finding;
 pub mod flux;
 pub mod generate;
+pub mod goyaml;
 pub mod graph;
 pub mod ksgraph;
 pub mod locate;

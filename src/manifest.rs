@@ -26,7 +26,7 @@ pub fn split_documents(text: &str) -> Vec<&str> {
 pub enum ParseError {
     /// Not YAML as Go's `sigs.k8s.io/yaml` reads it.
     #[error(transparent)]
-    Yaml(#[from] crate::postbuild::yaml_json::YamlJsonError),
+    Yaml(#[from] crate::goyaml::yaml_json::YamlJsonError),
     /// The JSON it converts to does not parse (a bug of the converter, if ever).
     #[error(transparent)]
     Json(#[from] serde_json::Error),
@@ -35,7 +35,7 @@ pub enum ParseError {
 /// Reads one YAML document as kustomize-controller would (YAML 1.1, via
 /// `sigs.k8s.io/yaml.YAMLToJSON`) into a JSON value.
 pub fn parse_object(doc: &str) -> Result<serde_json::Value, ParseError> {
-    let json = crate::postbuild::yaml_json::yaml_to_json(doc)?;
+    let json = crate::goyaml::yaml_json::yaml_to_json(doc)?;
     Ok(serde_json::from_str(&json)?)
 }
 

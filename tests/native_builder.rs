@@ -315,7 +315,7 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 36, "{found:#?}");
+    assert_eq!(found.len(), 38, "{found:#?}");
 }
 
 #[test]
@@ -336,6 +336,20 @@ fn a_generator_from_env_files_is_unsupported_not_guessed() {
 #[test]
 fn generated_names_get_kustomize_hash_and_references_follow() {
     assert_fixture("hash");
+}
+
+// kustomize's hasher.go hashes json.Marshal's text, whose escapes of \b and \f changed in Go
+// 1.22 (short forms): the suffix follows the Go kustomize v5.8.1 is built with.
+#[test]
+fn generated_name_hash_escapes_control_characters_as_go_encoding_json_does() {
+    assert_fixture("hash-escapes");
+}
+
+// yaml.v2's encode.go quotes a string that resolve.go would read as anything else: numbers
+// beyond 64 bits, out-of-range floats, timestamps, YAML 1.1 words (`<<` stays plain).
+#[test]
+fn strings_are_quoted_exactly_when_yaml_v2_would_resolve_them_otherwise() {
+    assert_fixture("scalar-resolution");
 }
 
 #[test]

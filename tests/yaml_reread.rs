@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use fluxsim::postbuild::yaml_json::YamlJsonError;
+use fluxsim::goyaml::yaml_json::YamlJsonError;
 use fluxsim::postbuild::{substitute_text, unmarshal_json, SubstituteError};
 use serde_json::Value;
 

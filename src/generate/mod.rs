@@ -216,7 +216,7 @@ fn read_existing(root: &Path, p: &Path) -> Result<(String, Value), GenerateError
         message,
     };
     let text = view::read_to_string(p).map_err(|e| bad(e.to_string()))?;
-    let json = crate::postbuild::yaml_json::yaml_to_json(&text).map_err(|e| bad(e.to_string()))?;
+    let json = crate::goyaml::yaml_json::yaml_to_json(&text).map_err(|e| bad(e.to_string()))?;
     let doc: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
     match doc {
         Value::Object(_) => Ok((text, doc)),

@@ -1,8 +1,5 @@
 //! postBuild substitution of one resource, as kustomize-controller does it.
 
-mod goyaml;
-pub mod yaml_json;
-
 use std::collections::BTreeMap;
 
 /// A postBuild substitution failure for one resource.
@@ -16,7 +13,7 @@ pub enum SubstituteError {
     Envsubst(#[from] crate::envsubst::Error),
     /// The substituted text is not YAML Flux can read back.
     #[error("the substituted resource is not valid YAML: {0}")]
-    Yaml(#[from] yaml_json::YamlJsonError),
+    Yaml(#[from] crate::goyaml::yaml_json::YamlJsonError),
     /// A byte-offset substring split a character: Go's YAML reader refuses invalid UTF-8.
     #[error("the substituted resource is not valid YAML: the result is not valid UTF-8")]
     NotUtf8,
@@ -48,7 +45,7 @@ pub fn substitute_text(
     let out = crate::envsubst::eval(text.as_bytes(), vars, strict)?;
     // A byte-offset substring can split a character; Go's YAML reader rejects invalid UTF-8.
     let out = String::from_utf8(out).map_err(|_| SubstituteError::NotUtf8)?;
-    Ok(yaml_json::yaml_to_json(&out)?)
+    Ok(crate::goyaml::yaml_json::yaml_to_json(&out)?)
 }
 
 /// What `SubstituteVariables` (`kustomize_varsub.go`) leaves of one resource:
@@ -134,7 +131,7 @@ fn as_float64(n: &serde_json::Number) -> serde_json::Number {
     if f == 0.0 {
         return serde_json::Number::from(0u64);
     }
-    let text = yaml_json::go_json_float(f);
+    let text = crate::goyaml::strconv::go_json_float(f);
     if let Ok(u) = text.parse::<u64>() {
         return serde_json::Number::from(u);
     }

@@ -560,7 +560,7 @@ mod tests {
             format!("a: [{p}, b]\n"),
             format!("a: https://{p}/x\n"),
         ] {
-            let json = crate::postbuild::yaml_json::yaml_to_json(&doc).unwrap();
+            let json = crate::goyaml::yaml_json::yaml_to_json(&doc).unwrap();
             assert!(json.contains(&p), "{doc} -> {json}");
         }
     }

@@ -198,7 +198,7 @@ pub(crate) fn yaml_objects(text: &str) -> Vec<Value> {
     fluxsim::manifest::split_documents(text)
         .into_iter()
         .map(|doc| {
-            let json = fluxsim::postbuild::yaml_json::yaml_to_json(doc)
+            let json = fluxsim::goyaml::yaml_json::yaml_to_json(doc)
                 .unwrap_or_else(|e| panic!("not YAML ({e}):\n{doc}"));
             serde_json::from_str(&json).unwrap()
         })

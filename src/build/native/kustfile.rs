@@ -151,7 +151,7 @@ pub(crate) fn load(vfs: &Vfs, dir: &Path) -> Result<Kustomization, NativeError> 
     let text = vfs
         .read_to_string(&file)
         .map_err(|e| NativeError::Failed(format!("{}: {e}", file.display())))?;
-    let json = crate::postbuild::yaml_json::yaml_to_json(&text)
+    let json = crate::goyaml::yaml_json::yaml_to_json(&text)
         .map_err(|e| NativeError::Failed(format!("{}: {e}", file.display())))?;
     let doc: Value = serde_json::from_str(&json)
         .map_err(|e| NativeError::Failed(format!("{}: {e}", file.display())))?;

@@ -562,7 +562,7 @@ fn hash_of(r: &Resource) -> String {
     let mut json = String::from("{");
     let data = r.node.get_path(&["data"]);
     let field = |json: &mut String, key: &str, value: Option<&Node>| {
-        push_json_string(json, key);
+        crate::goyaml::json::push_json_str(json, key);
         json.push(':');
         match value {
             Some(Node::Map(m)) => {
@@ -573,14 +573,14 @@ fn hash_of(r: &Resource) -> String {
                     if i > 0 {
                         json.push(',');
                     }
-                    push_json_string(json, k);
+                    crate::goyaml::json::push_json_str(json, k);
                     json.push(':');
-                    push_json_string(json, v.as_str().unwrap_or_default());
+                    crate::goyaml::json::push_json_str(json, v.as_str().unwrap_or_default());
                 }
                 json.push('}');
             }
-            Some(Node::Str(s)) => push_json_string(json, s),
-            _ => push_json_string(json, ""),
+            Some(Node::Str(s)) => crate::goyaml::json::push_json_str(json, s),
+            _ => crate::goyaml::json::push_json_str(json, ""),
         }
     };
     field(&mut json, "data", data);
@@ -609,31 +609,6 @@ fn hash_of(r: &Resource) -> String {
             other => other,
         })
         .collect()
-}
-
-/// A string as Go's `json.Marshal` writes it (HTML characters and line separators escaped).
-fn push_json_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c if (c as u32) < 0x20 => {
-                use std::fmt::Write as _;
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 /// The builtin `nameReference` config as kustomize v5.5.0 embeds it (`namereference.go`), in

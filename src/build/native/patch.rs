@@ -50,7 +50,7 @@ pub(crate) fn apply_patch(
         let Some(target) = &spec.target else {
             return Err(unsupported("a JSON 6902 patch without a target"));
         };
-        let json = crate::postbuild::yaml_json::yaml_to_json(&spec.text)
+        let json = crate::goyaml::yaml_json::yaml_to_json(&spec.text)
             .map_err(|e| NativeError::Failed(format!("patch {}: {e}", spec.origin)))?;
         let value: serde_json::Value = serde_json::from_str(&json)
             .map_err(|e| NativeError::Failed(format!("patch {}: {e}", spec.origin)))?;

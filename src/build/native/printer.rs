@@ -11,7 +11,6 @@
 //! Written by hand to reproduce that emitter exactly; no YAML library prints the same bytes.
 
 use super::node::Node;
-use super::reader::{go_parse_int, go_parse_uint, go_uint_syntax, is_yaml_float};
 
 const BEST_INDENT: i64 = 2;
 const BEST_WIDTH: usize = 80;
@@ -438,186 +437,10 @@ fn string_style(s: &str) -> Style {
     }
 }
 
-/// Whether go-yaml v2's `resolve("", s)` gives `!!str` (resolve.go, with the big-int case of
-/// the `sigs.k8s.io/yaml/goyaml.v2` fork).
+/// Whether go-yaml v2's `resolve("", s)` gives `!!str` (resolve.go).
 fn resolves_to_string(s: &str) -> bool {
-    let Some(&first) = s.as_bytes().first() else {
-        return false; // "" is null
-    };
-    let hint = match first {
-        b'+' | b'-' | b'0'..=b'9' => b'D',
-        b'y' | b'Y' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'o' | b'O' | b'~' => b'M',
-        b'.' => b'.',
-        _ => return true,
-    };
-    if matches!(
-        s,
-        "y" | "Y"
-            | "yes"
-            | "Yes"
-            | "YES"
-            | "true"
-            | "True"
-            | "TRUE"
-            | "on"
-            | "On"
-            | "ON"
-            | "n"
-            | "N"
-            | "no"
-            | "No"
-            | "NO"
-            | "false"
-            | "False"
-            | "FALSE"
-            | "off"
-            | "Off"
-            | "OFF"
-            | "~"
-            | "null"
-            | "Null"
-            | "NULL"
-            | ".nan"
-            | ".NaN"
-            | ".NAN"
-            | ".inf"
-            | ".Inf"
-            | ".INF"
-            | "+.inf"
-            | "+.Inf"
-            | "+.INF"
-            | "-.inf"
-            | "-.Inf"
-            | "-.INF"
-            | "<<"
-    ) {
-        return false;
-    }
-    match hint {
-        b'.' => !go_parses_float(s),
-        b'D' => {
-            if is_timestamp(s) {
-                return false;
-            }
-            let plain = s.replace('_', "");
-            if go_parse_int(&plain).is_some() || go_parse_uint(&plain).is_some() {
-                return false;
-            }
-            if is_yaml_float(&plain) && go_parses_float(&plain) {
-                return false;
-            }
-            if let Some(bits) = plain.strip_prefix("0b") {
-                if !bits.is_empty() && bits.bytes().all(|c| c == b'0' || c == b'1') {
-                    return false;
-                }
-            } else if let Some(bits) = plain.strip_prefix("-0b") {
-                if !bits.is_empty() && bits.bytes().all(|c| c == b'0' || c == b'1') {
-                    return false;
-                }
-            }
-            // The fork reads an out-of-range integer as a big.Int.
-            !go_uint_syntax(&plain)
-        }
-        _ => true,
-    }
-}
-
-/// Go `strconv.ParseFloat(s, 64)` succeeds (decimal forms only; others are rare enough to
-/// be quoted the same way: hex floats and `inf` words never start with a digit or a dot).
-fn go_parses_float(s: &str) -> bool {
-    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
-    if body.is_empty() || s.contains('_') {
-        return false;
-    }
-    is_yaml_float(s)
-        || (body.chars().all(|c| c.is_ascii_digit() || c == '.') && s.parse::<f64>().is_ok())
-}
-
-/// resolve.go `parseTimestamp`: `YYYY-` then one of Go's layouts `2006-1-2T15:4:5.999999999Z07:00`
-/// (also with `t`), `2006-1-2 15:4:5.999999999`, `2006-1-2`, as `time.Parse` reads them
-/// (one- or two-digit fields, ranges and month lengths checked, any fraction, `,` or `.`).
-fn is_timestamp(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    if bytes.len() < 8 || !bytes[..4].iter().all(u8::is_ascii_digit) || bytes[4] != b'-' {
-        return false;
-    }
-    let year: u32 = text[..4].parse().unwrap_or(0);
-    let mut rest = &bytes[5..];
-    let Some(month) = take_num(&mut rest) else {
-        return false;
-    };
-    if rest.first() != Some(&b'-') {
-        return false;
-    }
-    rest = &rest[1..];
-    let Some(day) = take_num(&mut rest) else {
-        return false;
-    };
-    if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
-        return false;
-    }
-    let (zoned, mut after) = match rest.first() {
-        None => return true,
-        Some(b'T' | b't') => (true, &rest[1..]),
-        Some(b' ') => (false, &rest[1..]),
-        Some(_) => return false,
-    };
-    // Go's time.Parse matches a space of the layout with any run of spaces (`skip`).
-    while !zoned && after.first() == Some(&b' ') {
-        after = &after[1..];
-    }
-    rest = after;
-    let mut clock = [0u32; 3];
-    for (i, field) in clock.iter_mut().enumerate() {
-        if i > 0 {
-            if rest.first() != Some(&b':') {
-                return false;
-            }
-            rest = &rest[1..];
-        }
-        let Some(v) = take_num(&mut rest) else {
-            return false;
-        };
-        *field = v;
-    }
-    if clock[0] >= 24 || clock[1] >= 60 || clock[2] >= 60 {
-        return false;
-    }
-    if rest.len() >= 2 && matches!(rest[0], b'.' | b',') && rest[1].is_ascii_digit() {
-        rest = &rest[1..];
-        while rest.first().is_some_and(u8::is_ascii_digit) {
-            rest = &rest[1..];
-        }
-    }
-    if !zoned {
-        return rest.is_empty();
-    }
-    match rest {
-        [b'Z'] => true,
-        [b'+' | b'-', h1, h2, b':', m1, m2] => [h1, h2, m1, m2].iter().all(|c| c.is_ascii_digit()),
-        _ => false,
-    }
-}
-
-/// Go's `getnum(value, false)`: one or two digits.
-fn take_num(rest: &mut &[u8]) -> Option<u32> {
-    let first = rest.first().filter(|c| c.is_ascii_digit())?;
-    let mut v = u32::from(first - b'0');
-    *rest = &rest[1..];
-    if let Some(second) = rest.first().filter(|c| c.is_ascii_digit()) {
-        v = v * 10 + u32::from(second - b'0');
-        *rest = &rest[1..];
-    }
-    Some(v)
-}
-
-fn days_in_month(year: u32, month: u32) -> u32 {
-    match month {
-        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
+    use crate::goyaml::resolve::{resolve, Flavour, Resolved};
+    resolve(Flavour::V2, "", s) == Resolved::Str
 }
 
 /// encode.go `isBase60Float`.
@@ -1151,13 +974,17 @@ mod tests {
 
     #[test]
     fn timestamps_are_judged_as_go_time_parse_does() {
-        assert!(is_timestamp("2001-12-14"));
-        assert!(is_timestamp("2001-12-14 21:59:43.10"));
-        assert!(is_timestamp("2001-12-14   1:2:3"));
-        assert!(is_timestamp("2001-1-2T3:04:05Z"));
-        assert!(!is_timestamp("2024-02-30"));
-        assert!(!is_timestamp("2001-12-14T21:59:43"));
-        assert!(!is_timestamp("2001-12-14x"));
+        assert!(crate::goyaml::gotime::parse_timestamp("2001-12-14"));
+        assert!(crate::goyaml::gotime::parse_timestamp(
+            "2001-12-14 21:59:43.10"
+        ));
+        assert!(crate::goyaml::gotime::parse_timestamp("2001-12-14   1:2:3"));
+        assert!(crate::goyaml::gotime::parse_timestamp("2001-1-2T3:04:05Z"));
+        assert!(!crate::goyaml::gotime::parse_timestamp("2024-02-30"));
+        assert!(!crate::goyaml::gotime::parse_timestamp(
+            "2001-12-14T21:59:43"
+        ));
+        assert!(!crate::goyaml::gotime::parse_timestamp("2001-12-14x"));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 use saphyr_parser::{Event, Parser, ScalarStyle};
 
 use super::node::{Map, Node};
+use crate::goyaml::resolve::{resolve, Flavour, Resolved};
 
 /// Why a stream could not be read natively.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -233,12 +234,14 @@ fn scalar(value: &str, style: ScalarStyle) -> Result<Node, ReadError> {
     if style != ScalarStyle::Plain {
         return Ok(Node::Str(value.to_string()));
     }
-    Ok(match value {
-        "" | "~" | "null" | "Null" | "NULL" => Node::Null,
-        "true" | "True" | "TRUE" => Node::Bool(true),
-        "false" | "False" | "FALSE" => Node::Bool(false),
-        ".nan" | ".NaN" | ".NAN" | ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF"
-        | "-.inf" | "-.Inf" | "-.INF" => return Err(unsupported("an infinite or NaN number")),
+    // The words as go-yaml v3 reads them; numbers as `number` checks them, delegating what it
+    // is not sure of.
+    Ok(match resolve(Flavour::V3, "", value) {
+        Resolved::Null => Node::Null,
+        Resolved::Bool(b) => Node::Bool(b),
+        Resolved::Float(f) if !f.is_finite() => {
+            return Err(unsupported("an infinite or NaN number"))
+        }
         _ => match value.as_bytes().first() {
             Some(b'0'..=b'9' | b'+' | b'-' | b'.') => number(value)?,
             _ => Node::Str(value.to_string()),
@@ -296,48 +299,16 @@ fn number(value: &str) -> Result<Node, ReadError> {
 
 /// `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$` (resolve.go `yamlStyleFloat`):
 /// the same rule the postBuild reader uses.
-pub(crate) use crate::postbuild::yaml_json::is_yaml_style_float as is_yaml_float;
+pub(crate) use crate::goyaml::resolve::is_yaml_style_float as is_yaml_float;
 
 /// Go `strconv.ParseUint(s, 0, 64)`: `0x`, `0o`, `0b` and leading-`0` octal prefixes.
 pub(crate) fn go_parse_uint(s: &str) -> Option<u64> {
-    crate::postbuild::yaml_json::go_parse_uint(s, 0)
-}
-
-/// Whether `s` is valid `ParseUint(s, 0, 64)` syntax, whatever its size.
-pub(crate) fn go_uint_syntax(s: &str) -> bool {
-    split_radix(s).is_some_and(|(digits, radix)| {
-        digits
-            .chars()
-            .all(|c| c.to_digit(36).is_some_and(|d| d < radix))
-    })
-}
-
-fn split_radix(s: &str) -> Option<(&str, u32)> {
-    let b = s.as_bytes();
-    if b.is_empty() {
-        return None;
-    }
-    let r = if b[0] == b'0' && b.len() >= 3 && matches!(b[1] | 0x20, b'b' | b'o' | b'x') {
-        let radix = match b[1] | 0x20 {
-            b'b' => 2,
-            b'o' => 8,
-            _ => 16,
-        };
-        (&s[2..], radix)
-    } else if b[0] == b'0' && b.len() > 1 {
-        (&s[1..], 8)
-    } else {
-        (s, 10)
-    };
-    if r.0.is_empty() {
-        return None;
-    }
-    Some(r)
+    crate::goyaml::strconv::go_parse_uint(s, 0)
 }
 
 /// Go `strconv.ParseInt(s, 0, 64)`.
 pub(crate) fn go_parse_int(s: &str) -> Option<i64> {
-    crate::postbuild::yaml_json::go_parse_int(s, 0)
+    crate::goyaml::strconv::go_parse_int(s, 0)
 }
 
 #[cfg(test)]
