@@ -1,5 +1,9 @@
-//! The source stage: materialises into a temporary directory what Flux's source-controller
-//! would archive of a directory or a git revision, never touching the user's tree.
+//! The source stage: what Flux's source-controller would archive of a directory or a git
+//! revision, as a [`Tree`] whose files are read only through its [`SourceFs`] (see [`view`]).
+//! A work tree is read in place, a revision is copied into a temporary directory; either way
+//! the user's tree is never written, and a reader sees the listed files and nothing else.
+//! Reading the user's folder (or a revision's blobs) to *make* a tree is the one place this
+//! module reads the disk directly.
 //!
 //! What is in the copy (each rule with its Flux source):
 //! - In a git work tree, the files git tracks, with their work-tree contents (source-controller

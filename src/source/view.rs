@@ -68,7 +68,7 @@ impl fmt::Debug for SourceFs {
 /// `path` without `.` and with `..` folded into its parent, lexically (as Go's
 /// `filepath.Clean`).
 #[must_use]
-pub fn clean(path: &Path) -> PathBuf {
+pub(crate) fn clean(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {
