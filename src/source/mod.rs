@@ -515,7 +515,7 @@ pub fn materialize(dir: &Path, opts: &SourceOptions) -> Result<Tree, SourceError
 }
 
 /// What Flux would see of the directory `dir`, as [`materialize`] finds it, but read in
-/// place: nothing is copied, and readers going through [`view`] see only those paths.
+/// place: nothing is copied, and its [`SourceFs`] shows only those paths.
 pub fn in_place(dir: &Path, opts: &SourceOptions) -> Result<Tree, SourceError> {
     check_dir(dir)?;
     let root = fs::canonicalize(dir).map_err(|source| SourceError::Read {
