@@ -104,7 +104,7 @@ fn check_repo(repo: &Path, args: &Args, tally: &mut Tally) -> Result<(), String>
     // The source as Flux would unpack it: only what fluxsim's view shows, narrowed by each
     // cluster's GitRepository `spec.ignore` (one copy per distinct rule set).
     let ignores: BTreeMap<String, Option<String>> =
-        fluxsim::render::clusters_of(render.tree.root(), &opts)
+        fluxsim::render::clusters_of(render.tree.fs(), &opts)
             .map_err(|e| e.to_string())?
             .into_iter()
             .map(|c| (c.name, c.source_ignore))
@@ -196,8 +196,10 @@ fn copy_source(tree: &fluxsim::source::Tree) -> Result<tempfile::TempDir, String
         if let Some(parent) = to.parent() {
             std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
         }
-        let bytes =
-            fluxsim::source::view::read(&from).map_err(|e| format!("{}: {e}", from.display()))?;
+        let bytes = tree
+            .fs()
+            .read(&from)
+            .map_err(|e| format!("{}: {e}", from.display()))?;
         std::fs::write(&to, bytes).map_err(|e| e.to_string())?;
     }
     Ok(out)

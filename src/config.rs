@@ -39,7 +39,6 @@
 //! The graph check reads the other tables of the same file (`graph::config`).
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -185,14 +184,14 @@ impl Config {
         Ok(config)
     }
 
-    /// Reads `fluxsim.toml` at the root of a source tree (read through the tree's view, so a
-    /// git revision's own file is used); no file is an empty config.
-    pub fn load(root: &Path) -> Result<Config, ConfigError> {
-        let path = root.join(CONFIG_FILE);
-        if !crate::source::view::is_file(&path) {
+    /// Reads `fluxsim.toml` at the root of a source tree (read through the tree's value, so
+    /// a git revision's own file is used); no file is an empty config.
+    pub fn load(fs: &crate::source::SourceFs) -> Result<Config, ConfigError> {
+        let path = fs.root().join(CONFIG_FILE);
+        if !fs.is_file(&path) {
             return Ok(Config::default());
         }
-        let text = crate::source::view::read_to_string(&path).map_err(|e| ConfigError {
+        let text = fs.read_to_string(&path).map_err(|e| ConfigError {
             file: CONFIG_FILE.into(),
             line: 1,
             message: format!("cannot read: {e}"),
@@ -200,8 +199,8 @@ impl Config {
         Config::parse(&text, CONFIG_FILE)
     }
 
-    /// The declared objects, read (a `file` from the tree at `root`).
-    pub fn declared(&self, root: &Path) -> Result<Vec<Declared>, ConfigError> {
+    /// The declared objects, read (a `file` from the source tree `fs`).
+    pub fn declared(&self, fs: &crate::source::SourceFs) -> Result<Vec<Declared>, ConfigError> {
         let mut out = Vec::new();
         for o in &self.bootstrap.objects {
             let bad = |message: String| ConfigError {
@@ -210,9 +209,11 @@ impl Config {
                 message,
             };
             let (objects, from) = if let Some(file) = &o.file {
-                let path = crate::source::secure_join(root, file)
+                let path = fs
+                    .secure_join(file)
                     .map_err(|e| bad(format!("bootstrap object file `{file}`: {e}")))?;
-                let text = crate::source::view::read_to_string(&path)
+                let text = fs
+                    .read_to_string(&path)
                     .map_err(|e| bad(format!("bootstrap object file `{file}`: {e}")))?;
                 (manifest_objects(&text, file)?, file.clone())
             } else if let Some(text) = &o.manifest {
@@ -324,7 +325,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.bootstrap.objects[0].clusters, ["dev"]);
-        let d = c.declared(Path::new("/nonexistent")).unwrap();
+        let d = c
+            .declared(&crate::source::SourceFs::empty("/nonexistent".into()))
+            .unwrap();
         assert_eq!(d[0].objects[0]["stringData"]["A"], "1");
         assert_eq!(d[0].objects[0]["metadata"]["namespace"], "flux-system");
         let e = Config::parse(

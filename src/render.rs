@@ -11,7 +11,7 @@ use crate::build::{BuildCache, Builder, KustomizeBinary};
 use crate::discover::{cluster_from_arg, discover, discover_files, Cluster, Discovery, FileFacts};
 use crate::reconcile::{render_clusters, ClusterRender, RenderOptions, Reuse};
 use crate::source::mapping::SourceMapping;
-use crate::source::{in_place, materialize_rev, Digests, SourceOptions, Tree};
+use crate::source::{in_place, materialize_rev, Digests, SourceFs, SourceOptions, Tree};
 
 /// What to render and how.
 #[derive(Debug, Clone)]
@@ -157,15 +157,15 @@ pub fn make_builder(opts: &RepoOptions) -> Result<Box<dyn Builder>, RenderError>
     })
 }
 
-/// Finds the clusters of a materialised tree.
-pub fn clusters_of(root: &Path, opts: &RepoOptions) -> Result<Vec<Cluster>, RenderError> {
-    clusters_found(root, discover(root), opts)
+/// Finds the clusters of a source tree.
+pub fn clusters_of(fs: &SourceFs, opts: &RepoOptions) -> Result<Vec<Cluster>, RenderError> {
+    clusters_found(fs, discover(fs), opts)
 }
 
 /// Discovers the clusters of `tree`, reading again only the YAML files that `known` does not
 /// hold with the same digest; gives the facts of every YAML file that has any, too.
 fn discover_tree(tree: &Tree, known: Option<&Known>) -> (Discovery, BTreeMap<String, FileFacts>) {
-    let root = tree.root();
+    let (fs, root) = (tree.fs(), tree.root());
     let files: Vec<(String, FileFacts)> = tree
         .files()
         .iter()
@@ -178,23 +178,19 @@ fn discover_tree(tree: &Tree, known: Option<&Known>) -> (Discovery, BTreeMap<Str
             });
             let facts = match same {
                 Some(k) => k.facts.get(&rel).cloned().unwrap_or_default(),
-                None => FileFacts::of(
-                    crate::source::view::read_to_string(&root.join(p))
-                        .ok()
-                        .as_deref(),
-                ),
+                None => FileFacts::of(fs.read_to_string(&root.join(p)).ok().as_deref()),
             };
             (rel, facts)
         })
         .collect();
-    let found = discover_files(root, &files);
+    let found = discover_files(fs, &files);
     let facts = files.into_iter().filter(|(_, f)| !f.is_empty()).collect();
     (found, facts)
 }
 
 /// The clusters `opts` asks for among those discovered.
 fn clusters_found(
-    root: &Path,
+    fs: &SourceFs,
     mut found: Discovery,
     opts: &RepoOptions,
 ) -> Result<Vec<Cluster>, RenderError> {
@@ -203,7 +199,7 @@ fn clusters_found(
     } else {
         opts.cluster_args
             .iter()
-            .map(|a| cluster_from_arg(root, a, &found.clusters))
+            .map(|a| cluster_from_arg(fs, a, &found.clusters))
             .collect::<Result<Vec<_>, _>>()?
     };
     // Each cluster's own GitRepository: two clusters may declare one of the same name with
@@ -211,7 +207,7 @@ fn clusters_found(
     let dirs: Vec<String> = clusters
         .iter()
         .map(|c| {
-            crate::generate::spec_dir(root, &c.root.path).unwrap_or_else(|_| c.root.path.clone())
+            crate::generate::spec_dir(fs, &c.root.path).unwrap_or_else(|_| c.root.path.clone())
         })
         .collect();
     let others: Vec<&str> = dirs.iter().map(String::as_str).collect();
@@ -272,7 +268,7 @@ pub fn load_tree_known(
     };
     Ok(match rev {
         Some(rev) => materialize_rev(dir, rev, &source)?,
-        // The work tree is read in place (`source::view`): copying it costs more than
+        // The work tree is read in place (`source::SourceFs`): copying it costs more than
         // rendering it.
         None => in_place(dir, &source)?,
     })
@@ -313,7 +309,7 @@ pub fn render_tree_with(
     prior: &Prior,
 ) -> Result<RepoRender, RenderError> {
     let (found, facts) = discover_tree(&tree, prior.known.as_ref());
-    let clusters = clusters_found(tree.root(), found, opts)?;
+    let clusters = clusters_found(tree.fs(), found, opts)?;
     // What each cluster's GitRepository shows of the tree: the tree itself, or a view of it
     // narrowed by that source's `spec.ignore` (one per distinct rule set).
     let mut views: BTreeMap<String, Tree> = BTreeMap::new();
@@ -322,15 +318,15 @@ pub fn render_tree_with(
             views.insert(ignore.clone(), tree.narrowed(ignore)?);
         }
     }
-    let cluster_roots: Vec<&Path> = clusters
+    let cluster_roots: Vec<&SourceFs> = clusters
         .iter()
         .map(|c| match &c.source_ignore {
-            Some(ignore) => views[ignore].root(),
-            None => tree.root(),
+            Some(ignore) => views[ignore].fs(),
+            None => tree.fs(),
         })
         .collect();
-    let config = crate::config::Config::load(tree.root())?;
-    let declared = config.declared(tree.root())?;
+    let config = crate::config::Config::load(tree.fs())?;
+    let declared = config.declared(tree.fs())?;
     let yaml_files: Vec<String> = tree
         .files()
         .iter()
@@ -349,7 +345,7 @@ pub fn render_tree_with(
     let outside = crate::reconcile::sources::Outside {
         config,
         declared,
-        files: crate::reconcile::sources::RepoObjects::new(tree.root(), yaml_files),
+        files: crate::reconcile::sources::RepoObjects::new(tree.fs(), yaml_files),
         mapped,
     };
     let ropts = RenderOptions {
@@ -382,7 +378,7 @@ pub fn render_tree_with(
         }
         let r = pool.install(|| {
             render_clusters(
-                tree.root(),
+                tree.fs(),
                 &cluster_roots,
                 &clusters,
                 cache,

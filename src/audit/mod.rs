@@ -14,7 +14,6 @@ mod place;
 pub mod rules;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
 use serde::Serialize;
 
@@ -81,11 +80,15 @@ impl Audit {
     }
 }
 
-/// Audits every cluster of a render; `root` is the materialised source the render read
-/// (the origins' paths are relative to it).
+/// Audits every cluster of a render; `fs` is the source the render read (the origins' paths
+/// are relative to its root).
 #[must_use]
-pub fn audit_clusters(root: &Path, clusters: &[ClusterRender], opts: AuditOptions) -> Audit {
-    let mut files = place::Sources::new(root);
+pub fn audit_clusters(
+    fs: &crate::source::SourceFs,
+    clusters: &[ClusterRender],
+    opts: AuditOptions,
+) -> Audit {
+    let mut files = place::Sources::new(fs);
     let mut findings = Vec::new();
     let mut checks = 0;
     let mut summaries = Vec::new();
@@ -133,7 +136,7 @@ pub fn audit_clusters(root: &Path, clusters: &[ClusterRender], opts: AuditOption
 /// Audits a repository's render.
 #[must_use]
 pub fn audit(render: &crate::render::RepoRender, opts: AuditOptions) -> Audit {
-    audit_clusters(render.tree.root(), &render.clusters, opts)
+    audit_clusters(render.tree.fs(), &render.clusters, opts)
 }
 
 /// The objects to audit: the build before substitution.

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use crate::artifact::Origin;
 use crate::finding::Location;
+use crate::source::SourceFs;
 
 /// A place found for a needle: where it is, and whether the source quoted it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,22 +44,22 @@ pub(crate) struct ObjectRef<'a> {
 
 /// The repository's files, read once each.
 pub(crate) struct Sources<'a> {
-    root: &'a Path,
+    fs: &'a SourceFs,
     files: BTreeMap<String, Option<String>>,
 }
 
 impl<'a> Sources<'a> {
-    /// Files under `root` (the materialised source tree).
-    pub(crate) fn new(root: &'a Path) -> Sources<'a> {
+    /// The files of the source tree `fs`.
+    pub(crate) fn new(fs: &'a SourceFs) -> Sources<'a> {
         Sources {
-            root,
+            fs,
             files: BTreeMap::new(),
         }
     }
 
     /// The text of `file` (relative to the root), if it can be read as UTF-8.
     pub(crate) fn text(&mut self, file: &str) -> Option<&str> {
-        let root = self.root;
+        let fs = self.fs;
         self.files
             .entry(file.to_string())
             .or_insert_with(|| {
@@ -69,7 +70,7 @@ impl<'a> Sources<'a> {
                 {
                     return None;
                 }
-                crate::source::view::read_to_string(&root.join(file)).ok()
+                fs.read_to_string(&fs.root().join(file)).ok()
             })
             .as_deref()
     }
@@ -127,7 +128,7 @@ impl<'a> Sources<'a> {
         let mut out = vec![conf.clone()];
         let dir = conf.rsplit_once('/').map_or("", |(d, _)| d);
         let mut found = Vec::new();
-        files_under(self.root, dir, &mut found);
+        files_under(self.fs, dir, &mut found);
         found.sort();
         out.extend(found.into_iter().filter(|f| f != conf));
         out
@@ -137,10 +138,12 @@ impl<'a> Sources<'a> {
 /// How many files a generated object's folder is searched through, at most.
 const MAX_GENERATOR_FILES: usize = 256;
 
-/// The regular files under `dir` (relative to `root`), recursively, hidden folders skipped,
-/// at most [`MAX_GENERATOR_FILES`]: where a generator's `files:` and `envs:` come from.
-fn files_under(root: &Path, dir: &str, out: &mut Vec<String>) {
-    let Ok(entries) = crate::source::view::read_dir(&root.join(dir)) else {
+/// The regular files under `dir` (relative to the root of `fs`), recursively, hidden folders
+/// skipped, at most [`MAX_GENERATOR_FILES`]: where a generator's `files:` and `envs:` come
+/// from.
+fn files_under(fs: &SourceFs, dir: &str, out: &mut Vec<String>) {
+    let root = fs.root();
+    let Ok(entries) = fs.read_dir(&root.join(dir)) else {
         return;
     };
     for e in entries {
@@ -155,9 +158,9 @@ fn files_under(root: &Path, dir: &str, out: &mut Vec<String>) {
         };
         if e.is_dir {
             if !name.starts_with('.') {
-                files_under(root, &rel, out);
+                files_under(fs, &rel, out);
             }
-        } else if crate::source::view::is_file(&root.join(&rel)) {
+        } else if fs.is_file(&root.join(&rel)) {
             out.push(rel);
         }
     }

@@ -72,8 +72,8 @@ fn cluster(name: &str, kustomizations: Vec<KustomizationRender>) -> ClusterRende
 }
 
 fn audit_with(clusters: &[ClusterRender], strict: bool) -> Vec<Finding> {
-    let root = tempfile::tempdir().unwrap();
-    audit_clusters(root.path(), clusters, AuditOptions { strict }).findings
+    let fs = crate::source::SourceFs::empty("/nonexistent".into());
+    audit_clusters(&fs, clusters, AuditOptions { strict }).findings
 }
 
 fn audit(clusters: &[ClusterRender]) -> Vec<Finding> {
@@ -318,9 +318,9 @@ fn kustomization_without_a_template_is_not_audited() {
 #[test]
 fn summary_counts_files_vars_references_and_hazards() {
     let yaml = configmap("  A: ${CLUSTER_NAME}\n  B: ${NOPE}\n");
-    let root = tempfile::tempdir().unwrap();
+    let fs = crate::source::SourceFs::empty("/nonexistent".into());
     let a = audit_clusters(
-        root.path(),
+        &fs,
         &[cluster(
             "dev",
             vec![render("a", &substituting(), &yaml, VARS)],

@@ -19,7 +19,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use crate::source::view;
+use crate::source::view::clean;
+use crate::source::SourceFs;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -90,18 +91,12 @@ impl Uncacheable {
     }
 }
 
-/// Finds the input closure of building `dir`, reading anywhere (a folder that is no Flux
-/// source: nothing confines it).
-pub fn closure(dir: &Path) -> Result<Closure, Uncacheable> {
-    closure_in(Path::new("/"), dir, None)
-}
-
-/// Finds the input closure of building `dir` as if its kustomization file were `file`
-/// (name, content): the closure of a generated overlay, found without making the overlay.
-/// Everything must stay in the source `root` ([`Uncacheable::Outside`] otherwise); a remote
-/// input makes it [`Uncacheable::Remote`] once every local path has been checked.
+/// Finds the input closure of building `dir` of the source `fs` as if its kustomization file
+/// were `file` (name, content): the closure of a generated overlay, found without making the
+/// overlay. Everything must stay in the source root ([`Uncacheable::Outside`] otherwise); a
+/// remote input makes it [`Uncacheable::Remote`] once every local path has been checked.
 pub fn closure_in(
-    root: &Path,
+    fs: &SourceFs,
     dir: &Path,
     file: Option<(&str, &str)>,
 ) -> Result<Closure, Uncacheable> {
@@ -109,8 +104,7 @@ pub fn closure_in(
         files: BTreeMap::new(),
     };
     let mut walk = Walk {
-        root: view::canonicalize(root).unwrap_or_else(|_| view::clean(root)),
-        confined: root != Path::new("/"),
+        fs,
         seen: BTreeSet::new(),
         remote: None,
     };
@@ -122,18 +116,16 @@ pub fn closure_in(
 }
 
 /// What a closure walk carries along.
-struct Walk {
-    /// The source root nothing may leave.
-    root: std::path::PathBuf,
-    /// Whether the walk is confined at all (a plain folder build is not).
-    confined: bool,
+struct Walk<'a> {
+    /// The source, whose root nothing may leave.
+    fs: &'a SourceFs,
     /// Folders already visited (resolved).
     seen: BTreeSet<std::path::PathBuf>,
     /// The first remote input found.
     remote: Option<String>,
 }
 
-impl Walk {
+impl Walk<'_> {
     /// Whether the candidate `cand`, named in a kustomization of `dir`, leaves the root: it
     /// climbs above it, or is an absolute path to something that exists elsewhere (an
     /// absolute string that names nothing, such as a JSON patch's `/spec/replicas`, is no
@@ -142,23 +134,25 @@ impl Walk {
     /// An absolute path to an existing file counts even inside the root: Flux reads the
     /// source from an artifact folder of its own, so such a path never names the source
     /// there, while the kustomize binary would read it where it is (the repository's
-    /// `.git/config`, which is not in the source).
+    /// `.git/config`, which is not in the source). Whether it exists is asked of the
+    /// machine's disk, on purpose: that is where the kustomize binary would read it.
     fn leaves_root(&self, dir: &Path, cand: &str) -> bool {
-        let p = view::clean(&dir.join(cand));
+        let p = clean(&dir.join(cand));
         if Path::new(cand).is_absolute() {
-            return self.confined && std::fs::symlink_metadata(&p).is_ok();
+            return std::fs::symlink_metadata(&p).is_ok();
         }
-        !p.starts_with(&self.root)
+        !self.fs.contains(&p)
     }
 }
 
-fn add_file(path: &Path, rel: &str, c: &mut Closure) {
+fn add_file(fs: &SourceFs, path: &Path, rel: &str, c: &mut Closure) {
     let rel = crate::source::clean_relative(rel).unwrap_or_else(|| rel.to_string());
     if c.files.contains_key(&rel) {
         return;
     }
     // An unreadable file counts with an empty digest: the build will fail on it anyway.
-    let sha = view::read(path)
+    let sha = fs
+        .read(path)
         .map(|b| hex(&Sha256::digest(&b)))
         .unwrap_or_default();
     c.files.insert(rel, sha);
@@ -169,9 +163,10 @@ fn visit_dir(
     rel: &str,
     file: Option<(&str, &str)>,
     c: &mut Closure,
-    walk: &mut Walk,
+    walk: &mut Walk<'_>,
 ) -> Result<(), Uncacheable> {
-    let canonical = view::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let fs = walk.fs;
+    let canonical = fs.canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     if !walk.seen.insert(canonical) {
         return Ok(());
     }
@@ -190,23 +185,23 @@ fn visit_dir(
         (name.to_string(), content.to_string())
     } else if let Some(kfile) = KUSTOMIZATION_FILES
         .iter()
-        .find(|f| view::is_file(&dir.join(f)))
+        .find(|f| fs.is_file(&dir.join(f)))
     {
         let kpath = dir.join(kfile);
-        add_file(&kpath, &join(kfile), c);
+        add_file(fs, &kpath, &join(kfile), c);
         (
             (*kfile).to_string(),
-            view::read_to_string(&kpath).unwrap_or_default(),
+            fs.read_to_string(&kpath).unwrap_or_default(),
         )
     } else {
         // A folder without a kustomization: everything under it counts.
-        for e in view::read_dir(dir).unwrap_or_default() {
+        for e in fs.read_dir(dir).unwrap_or_default() {
             let name = e.name.to_string_lossy().into_owned();
             let p = dir.join(&e.name);
             if e.is_dir {
                 visit_dir(&p, &join(&name), None, c, walk)?;
-            } else if view::is_file(&p) {
-                add_file(&p, &join(&name), c);
+            } else if fs.is_file(&p) {
+                add_file(fs, &p, &join(&name), c);
             }
         }
         return Ok(());
@@ -253,10 +248,10 @@ fn visit_dir(
                 });
             }
             let p = dir.join(cand);
-            if view::is_dir(&p) {
+            if fs.is_dir(&p) {
                 visit_dir(&p, &join(cand), None, c, walk)?;
-            } else if view::is_file(&p) {
-                add_file(&p, &join(cand), c);
+            } else if fs.is_file(&p) {
+                add_file(fs, &p, &join(cand), c);
             }
         }
     }
@@ -279,7 +274,13 @@ fn collect_strings(v: &Value, out: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::tree;
+    use crate::testutil::{source_fs, tree};
+
+    /// The closure of building `dir` of the folder `t`, as a source.
+    fn closure(dir: &Path) -> Result<Closure, Uncacheable> {
+        let fs = source_fs(dir.parent().expect("a folder of the source"));
+        closure_in(&fs, &fs.root().join(dir.file_name().expect("a name")), None)
+    }
 
     #[test]
     fn closure_follows_resources_components_patches_and_generator_files() {
@@ -355,7 +356,8 @@ mod tests {
             ),
             ("repo/app2/kustomization.yaml", "resources: []\n"),
         ]);
-        let root = std::fs::canonicalize(t.path().join("repo")).unwrap();
+        let fs = source_fs(&t.path().join("repo"));
+        let root = fs.root();
         for (dir, kustomization, path) in [
             (
                 "app",
@@ -365,7 +367,7 @@ mod tests {
             ("abs", "kustomization.yaml", "/etc/passwd"),
             ("up", "kustomization.yaml", "../../secret.yaml"),
         ] {
-            let err = closure_in(&root, &root.join(dir), None).unwrap_err();
+            let err = closure_in(&fs, &root.join(dir), None).unwrap_err();
             assert_eq!(
                 err,
                 Uncacheable::Outside {
@@ -377,9 +379,7 @@ mod tests {
             assert!(err.security_error().unwrap().contains("is not in or below"));
         }
         // Absolute strings that name nothing on disk (JSON patch paths) are no paths.
-        assert!(closure_in(&root, &root.join("ok"), None).is_ok());
-        // Unconfined (a folder that is no Flux source), the same closure is fine.
-        assert!(closure(&root.join("up")).is_ok());
+        assert!(closure_in(&fs, &root.join("ok"), None).is_ok());
     }
 
     #[test]
@@ -390,9 +390,9 @@ mod tests {
             // kustomization with) ends a plain scalar at `?`.
             "resources:\n- https://github.com/x/y//z?ref=v1\n- ../../../etc/passwd\n",
         )]);
-        let root = std::fs::canonicalize(t.path().join("repo")).unwrap();
+        let fs = source_fs(&t.path().join("repo"));
         assert!(matches!(
-            closure_in(&root, &root.join("k"), None),
+            closure_in(&fs, &fs.root().join("k"), None),
             Err(Uncacheable::Outside { .. })
         ));
     }

@@ -401,31 +401,10 @@ impl<'b> BuildCache<'b> {
         self.builder
     }
 
-    /// Builds `dir` unless a build of the same inputs was done (or is under way). `key`
-    /// identifies the build within its tree, for builds whose inputs cannot be pinned down.
-    pub fn build(&self, key: &str, dir: &Path) -> Result<String, BuildError> {
-        self.build_with(key, dir, closure::closure(dir).ok().as_ref())
-    }
-
-    /// [`Self::build`] with the build's input closure already found (`None`: its inputs
-    /// cannot be pinned down).
-    pub fn build_with(
-        &self,
-        key: &str,
-        dir: &Path,
-        inputs: Option<&closure::Closure>,
-    ) -> Result<String, BuildError> {
-        let on_disk = || Ok(dir.to_path_buf());
-        let job = Job {
-            dir: dir.to_path_buf(),
-            files: native::vfs::Vfs::disk(),
-            on_disk: &on_disk,
-        };
-        self.build_lazy(key, inputs, &job)
-    }
-
-    /// [`Self::build_with`] for a [`Job`]: its folder is made on disk only when a build must
-    /// run and the builder needs it there (a cache hit or a native build makes none).
+    /// Builds `job` unless a build of the same inputs (`inputs`: its input closure; `None`
+    /// when they cannot be pinned down, then `key` identifies the build within its tree) was
+    /// done or is under way. Its folder is made on disk only when a build must run and the
+    /// builder needs it there (a cache hit or a native build makes none).
     pub fn build_lazy(
         &self,
         key: &str,

@@ -317,12 +317,14 @@ fn planted(head: &RepoRender, plans: &[Plan]) -> Result<(Files, Files), CanaryEr
     let mut originals = Files::new();
     for p in plans.iter().filter(|p| p.excluded.is_none()) {
         let path = head.tree.root().join(&p.file);
-        let before = crate::source::view::read(&path).map_err(|source| {
-            crate::source::SourceError::Read {
-                path: path.clone(),
-                source,
-            }
-        })?;
+        let before =
+            head.tree
+                .fs()
+                .read(&path)
+                .map_err(|source| crate::source::SourceError::Read {
+                    path: path.clone(),
+                    source,
+                })?;
         originals
             .entry(std::path::PathBuf::from(&p.file))
             .or_insert_with(|| before.clone());

@@ -24,6 +24,7 @@ use std::path::Path;
 
 use crate::flux::{is_kustomization, str_at, Kustomization, NamespacedName, ObjectId};
 use crate::generate::spec_dir;
+use crate::source::SourceFs;
 
 /// A cluster to render.
 #[derive(Debug, Clone)]
@@ -138,14 +139,14 @@ fn candidate_lines(candidates: &[String]) -> String {
     out
 }
 
-pub(crate) fn yaml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    let Ok(entries) = crate::source::view::read_dir(dir) else {
+pub(crate) fn yaml_files(fs: &SourceFs, dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = fs.read_dir(dir) else {
         return;
     };
     for e in entries {
         let p = dir.join(&e.name);
         if e.is_dir {
-            yaml_files(&p, out);
+            yaml_files(fs, &p, out);
         } else if is_yaml_file(&p) {
             out.push(p);
         }
@@ -249,10 +250,11 @@ pub fn is_yaml_file(path: &Path) -> bool {
     )
 }
 
-/// Finds the cluster roots, and the GitRepositories' ignore lists, in a materialised tree.
-pub fn discover(root: &Path) -> Discovery {
+/// Finds the cluster roots, and the GitRepositories' ignore lists, in a source tree.
+pub fn discover(fs: &SourceFs) -> Discovery {
+    let root = fs.root();
     let mut files = Vec::new();
-    yaml_files(root, &mut files);
+    yaml_files(fs, root, &mut files);
     let facts: Vec<(String, FileFacts)> = files
         .iter()
         .map(|file| {
@@ -261,17 +263,17 @@ pub fn discover(root: &Path) -> Discovery {
                 .unwrap_or(file)
                 .to_string_lossy()
                 .into_owned();
-            let text = crate::source::view::read_to_string(file).ok();
+            let text = fs.read_to_string(file).ok();
             (rel_file, FileFacts::of(text.as_deref()))
         })
         .collect();
-    discover_files(root, &facts)
+    discover_files(fs, &facts)
 }
 
-/// [`discover`] from the facts of every YAML file of the tree at `root` (paths relative to
-/// it, in the order of a sorted walk: component by component).
+/// [`discover`] from the facts of every YAML file of the tree `fs` (paths relative to its
+/// root, in the order of a sorted walk: component by component).
 #[must_use]
-pub fn discover_files(root: &Path, files: &[(String, FileFacts)]) -> Discovery {
+pub fn discover_files(fs: &SourceFs, files: &[(String, FileFacts)]) -> Discovery {
     let mut by_path: BTreeMap<String, Cluster> = BTreeMap::new();
     let mut sources = Vec::new();
     // Root folders whose root Kustomization lives on the cluster only: (path, declared in).
@@ -288,7 +290,7 @@ pub fn discover_files(root: &Path, files: &[(String, FileFacts)]) -> Discovery {
         for v in &facts.0 {
             let id = ObjectId::of(v);
             if let Some(sync_path) = operator_sync_path(v, &id) {
-                if let Ok(p) = spec_dir(root, sync_path) {
+                if let Ok(p) = spec_dir(fs, sync_path) {
                     implied.entry(p).or_insert_with(|| rel_file.clone());
                 }
                 continue;
@@ -310,7 +312,7 @@ pub fn discover_files(root: &Path, files: &[(String, FileFacts)]) -> Discovery {
             let Ok(ks) = Kustomization::from_json(v) else {
                 continue;
             };
-            let Ok(path) = spec_dir(root, &ks.path) else {
+            let Ok(path) = spec_dir(fs, &ks.path) else {
                 continue;
             };
             let holds = if path == "." {
@@ -330,7 +332,7 @@ pub fn discover_files(root: &Path, files: &[(String, FileFacts)]) -> Discovery {
         }
     }
     for (path, file) in implied {
-        if by_path.contains_key(&path) || !crate::source::view::is_dir(&root.join(&path)) {
+        if by_path.contains_key(&path) || !fs.is_dir(&fs.root().join(&path)) {
             continue;
         }
         if let Some(ks) = synthetic_root(&path) {
@@ -350,7 +352,7 @@ pub fn discover_files(root: &Path, files: &[(String, FileFacts)]) -> Discovery {
         .filter(|(_, f)| f.0.iter().any(is_kustomization))
         .map(|(file, _)| parent_dir(file))
         .collect();
-    for (dir, file) in apply_sets(root, files, &by_path) {
+    for (dir, file) in apply_sets(fs, files, &by_path) {
         if let Some(ks) = synthetic_root(&dir) {
             by_path.entry(dir).or_insert(Cluster {
                 name: String::new(),
@@ -405,7 +407,7 @@ fn join_rel(dir: &str, entry: &str) -> Option<String> {
 
 /// The apply sets of the tree (see the module's doc): (folder, its kustomization file).
 fn apply_sets(
-    root: &Path,
+    fs: &SourceFs,
     files: &[(String, FileFacts)],
     roots: &BTreeMap<String, Cluster>,
 ) -> Vec<(String, String)> {
@@ -442,7 +444,7 @@ fn apply_sets(
                     let Some(p) = join_rel(&d, e) else { continue };
                     if declares.contains(p.as_str()) {
                         flux = true;
-                    } else if crate::source::view::is_dir(&root.join(&p)) {
+                    } else if fs.is_dir(&fs.root().join(&p)) {
                         queue.push(p);
                     }
                 }
@@ -481,7 +483,7 @@ fn apply_sets(
         .flat_map(|(_, f)| &f.0)
         .filter(|v| is_kustomization(v))
         .filter_map(|v| Kustomization::from_json(v).ok())
-        .filter_map(|ks| spec_dir(root, &ks.path).ok())
+        .filter_map(|ks| spec_dir(fs, &ks.path).ok())
         .chain(roots.keys().cloned())
         .collect::<BTreeSet<String>>();
     for d in &spec_dirs {
@@ -558,15 +560,15 @@ pub fn cluster_names(paths: &[&str]) -> Vec<String> {
 /// A cluster given as `NAME=PATH`: its root is a synthesised `flux-system/flux-system`
 /// Kustomization with that path, unless the source declares one.
 pub fn cluster_from_arg(
-    root: &Path,
+    fs: &SourceFs,
     arg: &str,
     found: &[Cluster],
 ) -> Result<Cluster, DiscoverError> {
     let (name, path) = arg
         .split_once('=')
         .ok_or_else(|| DiscoverError::BadArgument(arg.to_string()))?;
-    let norm = spec_dir(root, path).unwrap_or_else(|_| path.to_string());
-    if !crate::source::view::is_dir(&root.join(&norm)) {
+    let norm = spec_dir(fs, path).unwrap_or_else(|_| path.to_string());
+    if !fs.is_dir(&fs.root().join(&norm)) {
         return Err(DiscoverError::MissingPath(
             arg.to_string(),
             path.to_string(),
@@ -574,7 +576,7 @@ pub fn cluster_from_arg(
     }
     if let Some(c) = found
         .iter()
-        .find(|c| spec_dir(root, &c.root.path).is_ok_and(|p| p == norm))
+        .find(|c| spec_dir(fs, &c.root.path).is_ok_and(|p| p == norm))
     {
         return Ok(Cluster {
             name: name.to_string(),
@@ -647,7 +649,7 @@ mod tests {
                 "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n",
             ),
         ]);
-        let d = discover(t.path());
+        let d = discover(&crate::testutil::source_fs(t.path()));
         assert_eq!(d.clusters.len(), 1);
         let c = &d.clusters[0];
         assert_eq!(c.name, "staging");
@@ -676,7 +678,7 @@ mod tests {
             ),
             ("other/root/x.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: b\n"),
         ]);
-        let d = discover(t.path());
+        let d = discover(&crate::testutil::source_fs(t.path()));
         let roots: Vec<(&str, &str)> = d
             .clusters
             .iter()
@@ -700,7 +702,7 @@ mod tests {
                 "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: root\n  namespace: flux-system\nspec:\n  path: ./clusters/dev\n",
             ),
         ]);
-        let d = discover(t.path());
+        let d = discover(&crate::testutil::source_fs(t.path()));
         assert_eq!(d.clusters.len(), 1);
         assert_eq!(d.clusters[0].root.id.name, "root");
     }

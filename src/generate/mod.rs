@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::source::view;
+use crate::source::SourceFs;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -69,8 +69,8 @@ pub struct Prepared {
     /// The kustomization file fluxsim writes for the build (name, content), when it writes
     /// one: it goes into a private overlay folder, made only when a build must run.
     pub file: Option<(String, String)>,
-    /// The source root, which the overlay mirrors.
-    root: PathBuf,
+    /// The source, which the overlay mirrors.
+    fs: SourceFs,
     /// The overlay, once made (kept alive as long as the `Prepared`).
     overlay: std::sync::OnceLock<Result<OnDisk, GenerateError>>,
 }
@@ -102,7 +102,7 @@ impl Prepared {
                     if let Some(msg) = e.security_error() {
                         return Err(GenerateError::Io(msg));
                     }
-                    let root = view::on_disk(&self.root).map_err(io)?;
+                    let root = self.fs.on_disk(self.fs.root()).map_err(io)?;
                     match &self.file {
                         Some((name, content)) => {
                             overlay_with_file(&root, &self.rel_path, name, content)
@@ -125,7 +125,7 @@ impl Prepared {
     }
 
     /// A temporary folder laid out as the source root, holding the closure's files (read
-    /// through the source's view) and fluxsim's kustomization file.
+    /// through the source's value) and fluxsim's kustomization file.
     fn closure_copy(
         &self,
         closure: &crate::build::closure::Closure,
@@ -150,7 +150,7 @@ impl Prepared {
             }
             // A file the closure lists but cannot read is left out: the build fails on it
             // as it would in place.
-            if let Ok(bytes) = view::read(&self.root.join(&rel)) {
+            if let Ok(bytes) = self.fs.read(&self.fs.root().join(&rel)) {
                 std::fs::write(&dst, bytes).map_err(io)?;
             }
         }
@@ -160,11 +160,11 @@ impl Prepared {
         Ok(out)
     }
 
-    /// The files of the build that exist only in memory (fluxsim's kustomization file), for
-    /// a builder that reads the tree in place instead of through the overlay.
+    /// What the build reads in process: the source, with the files of the build that exist
+    /// only in memory (fluxsim's kustomization file) over it.
     #[must_use]
     pub fn memory_files(&self) -> crate::build::native::vfs::Vfs {
-        let mut vfs = crate::build::native::vfs::Vfs::confined(&self.root);
+        let mut vfs = crate::build::native::vfs::Vfs::source(self.fs.clone());
         if let Some((name, content)) = &self.file {
             vfs.insert(&self.source_dir.join(name), content.clone());
         }
@@ -176,7 +176,7 @@ impl Prepared {
         &self,
     ) -> Result<crate::build::closure::Closure, crate::build::closure::Uncacheable> {
         crate::build::closure::closure_in(
-            &self.root,
+            &self.fs,
             &self.source_dir,
             self.file.as_ref().map(|(n, c)| (n.as_str(), c.as_str())),
         )
@@ -185,29 +185,28 @@ impl Prepared {
 
 /// `spec.path` joined onto the source root as kustomize-controller joins it (SecureJoin:
 /// `..` is clamped at the root), relative to the root: `.` for the root itself.
-pub fn spec_dir(root: &Path, path: &str) -> Result<String, crate::source::SourceError> {
-    let joined = crate::source::secure_join(root, path)?;
+pub fn spec_dir(fs: &SourceFs, path: &str) -> Result<String, crate::source::SourceError> {
+    let joined = fs.secure_join(path)?;
     let rel = joined
-        .strip_prefix(root)
+        .strip_prefix(fs.root())
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_default();
     Ok(if rel.is_empty() { ".".to_string() } else { rel })
 }
 
-fn existing_kustomization(dir: &Path) -> Option<PathBuf> {
+fn existing_kustomization(fs: &SourceFs, dir: &Path) -> Option<PathBuf> {
     KUSTOMIZATION_FILES
         .iter()
         .map(|f| dir.join(f))
-        .find(|p| view::is_file(p))
+        .find(|p| fs.is_file(p))
 }
 
-/// Lists the manifests Flux's generator would put in `resources`, as `./rel/path`.
 /// The kustomization file `p` as Flux's generator reads it (`yaml.Unmarshal` from
 /// `sigs.k8s.io/yaml` into a `Kustomization`): its text, and its content as a mapping (an
 /// empty one for an empty file or `null`).
-fn read_existing(root: &Path, p: &Path) -> Result<(String, Value), GenerateError> {
+fn read_existing(fs: &SourceFs, p: &Path) -> Result<(String, Value), GenerateError> {
     let rel = p
-        .strip_prefix(root)
+        .strip_prefix(fs.root())
         .unwrap_or(p)
         .to_string_lossy()
         .into_owned();
@@ -215,7 +214,7 @@ fn read_existing(root: &Path, p: &Path) -> Result<(String, Value), GenerateError
         file: rel.clone(),
         message,
     };
-    let text = view::read_to_string(p).map_err(|e| bad(e.to_string()))?;
+    let text = fs.read_to_string(p).map_err(|e| bad(e.to_string()))?;
     let json = crate::goyaml::yaml_json::yaml_to_json(&text).map_err(|e| bad(e.to_string()))?;
     let doc: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
     match doc {
@@ -228,16 +227,23 @@ fn read_existing(root: &Path, p: &Path) -> Result<(String, Value), GenerateError
     }
 }
 
-fn scan_resources(root: &Path, dir: &Path) -> Result<Vec<String>, GenerateError> {
+/// Lists the manifests Flux's generator would put in `resources`, as `./rel/path`.
+fn scan_resources(fs: &SourceFs, dir: &Path) -> Result<Vec<String>, GenerateError> {
     let mut out = Vec::new();
-    walk(root, dir, dir, &mut out)?;
+    walk(fs, dir, dir, &mut out)?;
     Ok(out)
 }
 
-fn walk(root: &Path, base: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), GenerateError> {
+fn walk(
+    fs: &SourceFs,
+    base: &Path,
+    dir: &Path,
+    out: &mut Vec<String>,
+) -> Result<(), GenerateError> {
     // filepath.Walk visits entries in lexical order (read_dir sorts them).
-    let entries =
-        view::read_dir(dir).map_err(|e| GenerateError::Io(format!("{}: {e}", dir.display())))?;
+    let entries = fs
+        .read_dir(dir)
+        .map_err(|e| GenerateError::Io(format!("{}: {e}", dir.display())))?;
     for entry in entries {
         let path = dir.join(&entry.name);
         let rel = format!(
@@ -245,10 +251,10 @@ fn walk(root: &Path, base: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(
             path.strip_prefix(base).unwrap_or(&path).to_string_lossy()
         );
         if entry.is_dir {
-            if existing_kustomization(&path).is_some() {
+            if existing_kustomization(fs, &path).is_some() {
                 out.push(rel);
             } else {
-                walk(root, base, &path, out)?;
+                walk(fs, base, &path, out)?;
             }
             continue;
         }
@@ -260,14 +266,16 @@ fn walk(root: &Path, base: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(
             continue;
         }
         let file = path
-            .strip_prefix(root)
+            .strip_prefix(fs.root())
             .unwrap_or(&path)
             .to_string_lossy()
             .into_owned();
-        let text = view::read_to_string(&path).map_err(|e| GenerateError::BadManifest {
-            file: file.clone(),
-            message: e.to_string(),
-        })?;
+        let text = fs
+            .read_to_string(&path)
+            .map_err(|e| GenerateError::BadManifest {
+                file: file.clone(),
+                message: e.to_string(),
+            })?;
         check_manifest(&text).map_err(|message| GenerateError::BadManifest { file, message })?;
         out.push(rel);
     }
@@ -291,29 +299,34 @@ fn check_manifest(text: &str) -> Result<(), String> {
 /// The kustomize build option that annotates each object with the file it came from.
 pub const ORIGIN_ANNOTATIONS: &str = "originAnnotations";
 
-/// Prepares `ks.spec.path` of the tree at `root` for building. With `origins`, the overlay
+/// Prepares `ks.spec.path` of the source `fs` for building. With `origins`, the overlay
 /// also asks kustomize for `buildMetadata: [originAnnotations]` (see `artifact::strip_origins`,
 /// which takes the annotations out again), and `Prepared::user_origins` says whether the
 /// user's own kustomization already asked for them (then they are part of what Flux applies).
-pub fn prepare(root: &Path, ks: &Kustomization, origins: bool) -> Result<Prepared, GenerateError> {
-    let rel_path = spec_dir(root, &ks.path).map_err(|e| GenerateError::Io(e.to_string()))?;
+pub fn prepare(
+    fs: &SourceFs,
+    ks: &Kustomization,
+    origins: bool,
+) -> Result<Prepared, GenerateError> {
+    let root = fs.root();
+    let rel_path = spec_dir(fs, &ks.path).map_err(|e| GenerateError::Io(e.to_string()))?;
     let dir = if rel_path == "." {
         root.to_path_buf()
     } else {
         root.join(&rel_path)
     };
-    if !view::exists(&dir) {
+    if !fs.exists(&dir) {
         return Err(GenerateError::PathNotFound(ks.path.clone()));
     }
-    if !view::is_dir(&dir) {
+    if !fs.is_dir(&dir) {
         return Err(GenerateError::NotADirectory(ks.path.clone()));
     }
-    let existing = existing_kustomization(&dir);
+    let existing = existing_kustomization(fs, &dir);
     // kustomize_generator.go GenerateManifest reads the kustomization file (yaml.Unmarshal
     // into a Kustomization) before anything else, also when it has nothing to merge in: a
     // file that is not YAML, or not a mapping, fails there ("kustomize create failed").
     let existing_doc = match &existing {
-        Some(p) => Some(read_existing(root, p)?),
+        Some(p) => Some(read_existing(fs, p)?),
         None => None,
     };
     if existing.is_some() && !ks.has_generator_inputs() && !origins {
@@ -324,7 +337,7 @@ pub fn prepare(root: &Path, ks: &Kustomization, origins: bool) -> Result<Prepare
             generated: None,
             user_origins: false,
             file: None,
-            root: root.to_path_buf(),
+            fs: fs.clone(),
             overlay: std::sync::OnceLock::new(),
         });
     }
@@ -337,7 +350,7 @@ pub fn prepare(root: &Path, ks: &Kustomization, origins: bool) -> Result<Prepare
             doc,
         )
     } else {
-        let resources = scan_resources(root, &dir)?;
+        let resources = scan_resources(fs, &dir)?;
         (
             "kustomization.yaml".to_string(),
             json!({
@@ -347,7 +360,7 @@ pub fn prepare(root: &Path, ks: &Kustomization, origins: bool) -> Result<Prepare
             }),
         )
     };
-    merge_flux_fields(&mut doc, ks, &dir)?;
+    merge_flux_fields(fs, &mut doc, ks, &dir)?;
     let user_origins = wants_origins(&doc);
     // Flux writes a kustomization file only when it generates one or merges spec fields in.
     let flux_writes = existing.is_none() || ks.has_generator_inputs();
@@ -382,7 +395,7 @@ pub fn prepare(root: &Path, ks: &Kustomization, origins: bool) -> Result<Prepare
         generated,
         user_origins,
         file: Some((file_name, content)),
-        root: root.to_path_buf(),
+        fs: fs.clone(),
         overlay: std::sync::OnceLock::new(),
     })
 }
@@ -407,7 +420,12 @@ pub fn hex(bytes: &[u8]) -> String {
 }
 
 /// The generator's merge of the Flux spec into the kustomization (kustomize_generator.go).
-fn merge_flux_fields(doc: &mut Value, ks: &Kustomization, dir: &Path) -> Result<(), GenerateError> {
+fn merge_flux_fields(
+    fs: &SourceFs,
+    doc: &mut Value,
+    ks: &Kustomization,
+    dir: &Path,
+) -> Result<(), GenerateError> {
     let Some(obj) = doc.as_object_mut() else {
         return Ok(());
     };
@@ -442,7 +460,7 @@ fn merge_flux_fields(doc: &mut Value, ks: &Kustomization, dir: &Path) -> Result<
     if !ks.components.is_empty() {
         let mut wanted = Vec::new();
         for c in &ks.components {
-            if view::exists(&dir.join(c)) {
+            if fs.exists(&dir.join(c)) {
                 wanted.push(json!(c));
             } else if !ks.ignore_missing_components {
                 return Err(GenerateError::MissingComponent(c.clone()));
@@ -456,8 +474,9 @@ fn merge_flux_fields(doc: &mut Value, ks: &Kustomization, dir: &Path) -> Result<
     Ok(())
 }
 
-/// A directory that looks like the tree at `root` except that `rel_path/file_name` holds
-/// `content`: real directories along `rel_path`, symbolic links for everything else.
+/// A directory that looks like the tree at `root` (fluxsim's own copy of a source, on disk,
+/// read as such) except that `rel_path/file_name` holds `content`: real directories along
+/// `rel_path`, symbolic links for everything else.
 fn overlay_with_file(
     root: &Path,
     rel_path: &str,
@@ -514,8 +533,8 @@ mod tests {
 
     #[test]
     fn spec_path_parent_segments_are_clamped_at_the_root() {
-        let root = tempfile::tempdir().unwrap();
-        let dir = |p: &str| spec_dir(root.path(), p).unwrap();
+        let fs = SourceFs::empty(PathBuf::from("/nonexistent-fluxsim-root"));
+        let dir = |p: &str| spec_dir(&fs, p).unwrap();
         assert_eq!(dir("./apps/../../../etc"), "etc");
         assert_eq!(dir("./"), ".");
         assert_eq!(dir(""), ".");
@@ -545,7 +564,8 @@ mod tests {
         write("broken", "resources:\n  - [unclosed\n");
         write("list", "- a\n");
         write("empty", "");
-        let err = prepare(root.path(), &ks("./broken"), false).unwrap_err();
+        let fs = crate::testutil::source_fs(root.path());
+        let err = prepare(&fs, &ks("./broken"), false).unwrap_err();
         assert!(
             matches!(err, GenerateError::BadKustomization { .. }),
             "{err}"
@@ -556,7 +576,7 @@ mod tests {
             ),
             "{err}"
         );
-        assert!(prepare(root.path(), &ks("./list"), false).is_err());
-        assert!(prepare(root.path(), &ks("./empty"), false).is_ok());
+        assert!(prepare(&fs, &ks("./list"), false).is_err());
+        assert!(prepare(&fs, &ks("./empty"), false).is_ok());
     }
 }

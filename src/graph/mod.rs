@@ -165,9 +165,9 @@ pub struct GraphReport {
 /// Simulates a cold start of every cluster of `render` and checks the graphs.
 #[must_use]
 pub fn check(render: &RepoRender, config: &GraphConfig) -> GraphReport {
-    let root = render.tree.root();
-    let mut files = model::Files::new(root);
-    let discovered = crate::discover::discover(root);
+    let fs = render.tree.fs();
+    let mut files = model::Files::new(fs);
+    let discovered = crate::discover::discover(fs);
     let mut per_cluster: Vec<(String, Vec<model::Node>)> = Vec::new();
     for c in &render.clusters {
         let root_ks = c.kustomizations.iter().find(|k| k.parent.is_none());

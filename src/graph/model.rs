@@ -2,13 +2,13 @@
 //! (the parent that applies it, the `dependsOn` it waits for) and the objects it applies.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 
 use super::config::Trigger;
 use crate::artifact::ArtifactObject;
 use crate::finding::Location;
 use crate::flux::{is_kustomization, str_at, NamespacedName, ObjectId, SubstituteFrom};
 use crate::reconcile::{ClusterRender, KustomizationRender, Status};
+use crate::source::SourceFs;
 
 /// What the render made of a Kustomization, as far as the graph cares.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,25 +142,25 @@ pub(crate) fn nn(name: &str) -> NamespacedName {
     }
 }
 
-/// Reads files of the materialised source once each, to find lines in them.
+/// Reads files of the source once each, to find lines in them.
 pub(crate) struct Files {
-    root: PathBuf,
+    fs: SourceFs,
     cache: BTreeMap<String, Option<String>>,
 }
 
 impl Files {
-    pub(crate) fn new(root: &Path) -> Files {
+    pub(crate) fn new(fs: &SourceFs) -> Files {
         Files {
-            root: root.to_path_buf(),
+            fs: fs.clone(),
             cache: BTreeMap::new(),
         }
     }
 
     fn text(&mut self, file: &str) -> Option<&str> {
-        let root = &self.root;
+        let fs = &self.fs;
         self.cache
             .entry(file.to_string())
-            .or_insert_with(|| crate::source::view::read_to_string(&root.join(file)).ok())
+            .or_insert_with(|| fs.read_to_string(&fs.root().join(file)).ok())
             .as_deref()
     }
 

@@ -569,7 +569,10 @@ fn build(
     let mut file_map = BTreeMap::new();
     for (dest, (tree, src)) in &files {
         let _ = writeln!(identity, "{dest}\0{}\0{src}", tree.identity);
-        links.insert(PathBuf::from(dest), tree.root.join(src));
+        links.insert(
+            PathBuf::from(dest),
+            (tree.fs.clone(), tree.fs.root().join(src)),
+        );
         file_map.insert(dest.clone(), tree.map.file(src));
     }
     for d in &dirs {
@@ -767,15 +770,12 @@ mod tests {
 
     /// A source tree of `files` (path, content), held in a temporary folder.
     fn source(files: &[(&str, &str)]) -> (tempfile::TempDir, Arc<SourceTree>) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(dir.path()).unwrap();
-        let mut links = BTreeMap::new();
-        for (f, text) in files {
-            let p = root.join(f);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(&p, text).unwrap();
-            links.insert(PathBuf::from(f), p);
-        }
+        let dir = crate::testutil::tree(files);
+        let fs = crate::testutil::source_fs(dir.path());
+        let links = files
+            .iter()
+            .map(|(f, _)| (PathBuf::from(f), (fs.clone(), fs.root().join(f))))
+            .collect();
         let tree = Tree::linked(links, BTreeSet::new(), None).unwrap();
         let t = SourceTree::made("src".into(), tree, PathMap::Same, "src".into());
         (dir, Arc::new(t))
@@ -819,7 +819,7 @@ mod tests {
             .into_iter()
             .filter(|(_, d)| !d)
             .map(|(p, _)| {
-                let text = crate::source::view::read_to_string(&built.root.join(&p)).unwrap();
+                let text = built.fs.read_to_string(&built.fs.root().join(&p)).unwrap();
                 (p, text)
             })
             .collect())

@@ -25,6 +25,7 @@ use crate::build::BuildCache;
 use crate::discover::Cluster;
 use crate::flux::{is_kustomization, Kustomization, NamespacedName, ObjectId};
 use crate::postbuild;
+use crate::source::SourceFs;
 pub use error::Error;
 use sources::{Lookup, Outside, Placed, Resolution, Resolved, World};
 use trees::{Choice, PathMap, SourceTree};
@@ -295,7 +296,7 @@ fn fail_unsettled(
 /// object are looked up in the repository's files, else are unknown (placeholders). What
 /// still changes after [`MAX_ROUNDS`] steps fails, named.
 pub fn render_cluster(
-    root: &Path,
+    fs: &SourceFs,
     cluster: &Cluster,
     cache: &BuildCache<'_>,
     opts: &RenderOptions,
@@ -303,16 +304,16 @@ pub fn render_cluster(
     other_homes: &[String],
 ) -> ClusterRender {
     let ctx = Ctx {
-        root,
+        fs,
         map: &PathMap::Same,
         cluster: &cluster.name,
         cache,
         opts,
     };
     let own_source = cluster.root.source_ref.as_ref().map(source_id);
-    let own_tree = std::sync::Arc::new(SourceTree::own(root));
+    let own_tree = std::sync::Arc::new(SourceTree::own(fs));
     let mut generators = generator::Cache::default();
-    let home = sources::home_of(root, cluster);
+    let home = sources::home_of(fs, cluster);
     let (boot, boot_children, boot_notes) = bootstrap_state(&ctx, cluster, outside);
     let mut renders: BTreeMap<NamespacedName, (Key, KustomizationRender)> = BTreeMap::new();
     let mut waves = Vec::new();
@@ -440,7 +441,7 @@ fn bootstrap_state(
     let mut notes = Vec::new();
     let folder = cluster.file.as_deref().and_then(|f| {
         let dir = Path::new(f).parent()?.to_string_lossy().replace('\\', "/");
-        let own = crate::generate::spec_dir(ctx.root, &cluster.root.path).ok()?;
+        let own = crate::generate::spec_dir(ctx.fs, &cluster.root.path).ok()?;
         let dir = if dir.is_empty() { ".".to_string() } else { dir };
         (dir != own).then_some(dir)
     });
@@ -590,8 +591,8 @@ fn unrendered(ks: &Kustomization, parent: Option<NamespacedName>) -> Kustomizati
 /// What every Kustomization of one cluster's render shares.
 #[derive(Clone, Copy)]
 struct Ctx<'a> {
-    /// The source root (the tree the Kustomization is built from).
-    root: &'a Path,
+    /// The source (the tree the Kustomization is built from).
+    fs: &'a SourceFs,
     /// How that tree's paths map to the repository's.
     map: &'a PathMap,
     /// The cluster's name.
@@ -677,7 +678,7 @@ fn render_kustomization(
         Choice::Tree(tree) => {
             r.notes.push(format!("{BUILT_FROM_NOTE}{}", tree.label));
             Ctx {
-                root: &tree.root,
+                fs: &tree.fs,
                 map: &tree.map,
                 ..*ctx
             }
@@ -789,7 +790,7 @@ fn render_inner(
     r: &mut KustomizationRender,
 ) -> Result<Rendered, Error> {
     let Ctx {
-        root,
+        fs,
         map,
         cluster,
         opts,
@@ -801,7 +802,7 @@ fn render_inner(
     if let Some(base) = reuse.and_then(|reuse| reusable_unprepared(reuse, cluster, ks, key)) {
         return Ok(Rendered::Reused(base));
     }
-    let prepared = crate::generate::prepare(root, ks, opts.origins)?;
+    let prepared = crate::generate::prepare(fs, ks, opts.origins)?;
     r.build_path = map.folder(&prepared.rel_path);
     r.generated.clone_from(&prepared.generated);
     let closure = input_closure(&prepared, ks, map)?;
@@ -902,14 +903,14 @@ fn build(
             // shared through the cache), so any of fluxsim's folders is taken out.
             let mut message = e
                 .to_string()
-                .replace(&format!("{}/", ctx.root.display()), "");
+                .replace(&format!("{}/", ctx.fs.root().display()), "");
             message = crate::scratch::scrub(&message);
             // kustomize does not say which file it could not read as a kustomization.
             if message.contains("invalid Kustomization") {
-                let dir = ctx.root.join(&prepared.rel_path);
+                let dir = ctx.fs.root().join(&prepared.rel_path);
                 if let Some(f) = crate::generate::KUSTOMIZATION_FILES
                     .iter()
-                    .find(|f| crate::source::view::is_file(&dir.join(f)))
+                    .find(|f| ctx.fs.is_file(&dir.join(f)))
                 {
                     let file = if prepared.rel_path == "." {
                         (*f).to_string()
@@ -1226,7 +1227,7 @@ fn reprint(cache: &BuildCache<'_>, pieces: &[(bool, String)]) -> Result<String, 
     // The folder exists in memory for the native builder; it is written out only for the
     // kustomize binary. Its name is unique to the content, never one that exists.
     let virtual_dir = std::env::temp_dir().join(format!("fluxsim-postbuild-{key}.virtual"));
-    let mut files = crate::build::native::vfs::Vfs::disk();
+    let mut files = crate::build::native::vfs::Vfs::memory();
     // The build's inputs are exactly these files, so its closure is known without reading.
     let mut inputs = crate::build::closure::Closure {
         files: std::collections::BTreeMap::new(),
@@ -1275,16 +1276,16 @@ fn reprint(cache: &BuildCache<'_>, pieces: &[(bool, String)]) -> Result<String, 
 /// folder only (two clusters may reuse every name).
 ///
 /// `roots` holds, per cluster, the tree its source shows (the repository's, or a view of it
-/// narrowed by that cluster's `spec.ignore`); `root` is the repository's.
+/// narrowed by that cluster's `spec.ignore`); `fs` is the repository's.
 pub fn render_clusters(
-    root: &Path,
-    roots: &[&Path],
+    fs: &SourceFs,
+    roots: &[&SourceFs],
     clusters: &[Cluster],
     cache: &BuildCache<'_>,
     opts: &RenderOptions,
     outside: &Outside,
 ) -> Vec<ClusterRender> {
-    let homes: Vec<String> = clusters.iter().map(|c| sources::home_of(root, c)).collect();
+    let homes: Vec<String> = clusters.iter().map(|c| sources::home_of(fs, c)).collect();
     clusters
         .par_iter()
         .enumerate()
@@ -1296,7 +1297,7 @@ pub fn render_clusters(
                 .map(|(_, h)| h.clone())
                 .collect();
             render_cluster(
-                roots.get(i).copied().unwrap_or(root),
+                roots.get(i).copied().unwrap_or(fs),
                 c,
                 cache,
                 opts,
@@ -1361,7 +1362,7 @@ mod tests {
         w: &World,
         strict_sources: bool,
     ) -> Result<Resolution, String> {
-        let outside = Outside::none(Path::new("/nonexistent"));
+        let outside = Outside::none(&SourceFs::empty("/nonexistent".into()));
         let lookup = Lookup {
             outside: &outside,
             settled: true,
@@ -1443,7 +1444,7 @@ mod tests {
     fn a_source_not_on_the_cluster_waits_until_the_fixed_point_settles() {
         let k =
             ks(json!({"postBuild": {"substituteFrom": [{"kind": "ConfigMap", "name": "later"}]}}));
-        let outside = Outside::none(Path::new("/nonexistent"));
+        let outside = Outside::none(&SourceFs::empty("/nonexistent".into()));
         let lookup = Lookup {
             outside: &outside,
             settled: false,

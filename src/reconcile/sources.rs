@@ -10,7 +10,7 @@
 //! whoever put it there.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use base64::Engine as _;
@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use super::VarSource;
 use crate::flux::{str_at, Kustomization, ObjectId, SubstituteFrom};
+use crate::source::SourceFs;
 
 /// The prefix of every placeholder: no real value starts with it.
 pub const PLACEHOLDER_PREFIX: &str = "fluxsim-unknown:";
@@ -46,17 +47,17 @@ pub struct FileObject {
 /// render asks for one.
 #[derive(Debug)]
 pub struct RepoObjects {
-    root: PathBuf,
+    fs: SourceFs,
     files: Vec<String>,
     index: OnceLock<Vec<FileObject>>,
 }
 
 impl RepoObjects {
-    /// The YAML files of a tree (paths relative to `root`).
+    /// The YAML files of the source tree `fs` (paths relative to its root).
     #[must_use]
-    pub fn new(root: &Path, files: Vec<String>) -> RepoObjects {
+    pub fn new(fs: &SourceFs, files: Vec<String>) -> RepoObjects {
         RepoObjects {
-            root: root.to_path_buf(),
+            fs: fs.clone(),
             files,
             index: OnceLock::new(),
         }
@@ -67,7 +68,7 @@ impl RepoObjects {
         self.index.get_or_init(|| {
             let mut out = Vec::new();
             for rel in &self.files {
-                let Ok(text) = crate::source::view::read_to_string(&self.root.join(rel)) else {
+                let Ok(text) = self.fs.read_to_string(&self.fs.root().join(rel)) else {
                     continue;
                 };
                 if !(text.contains("ConfigMap") || text.contains("Secret")) {
@@ -104,7 +105,10 @@ impl RepoObjects {
     fn folder_namespace(&self, rel: &str) -> Option<String> {
         let dir = Path::new(rel).parent().unwrap_or(Path::new(""));
         crate::generate::KUSTOMIZATION_FILES.iter().find_map(|f| {
-            let text = crate::source::view::read_to_string(&self.root.join(dir).join(f)).ok()?;
+            let text = self
+                .fs
+                .read_to_string(&self.fs.root().join(dir).join(f))
+                .ok()?;
             let v = crate::manifest::parse_object(&text).ok()?;
             str_at(&v, &["namespace"])
                 .filter(|n| !n.is_empty())
@@ -132,13 +136,13 @@ pub struct Outside {
 }
 
 impl Outside {
-    /// Nothing outside the Kustomizations (no config, no files).
+    /// Nothing outside the Kustomizations (no config, no files of the source `fs`).
     #[must_use]
-    pub fn none(root: &Path) -> Outside {
+    pub fn none(fs: &SourceFs) -> Outside {
         Outside {
             config: crate::config::Config::default(),
             declared: Vec::new(),
-            files: RepoObjects::new(root, Vec::new()),
+            files: RepoObjects::new(fs, Vec::new()),
             mapped: super::trees::Mapped::default(),
         }
     }
@@ -532,8 +536,8 @@ fn common_depth(file: &str, folder: &str) -> usize {
 /// that declares the root (`kubernetes/dev` for a root in `kubernetes/dev/flux/config` with
 /// path `./kubernetes/dev/apps`); `""` for the repository root.
 #[must_use]
-pub fn home_of(root: &Path, cluster: &crate::discover::Cluster) -> String {
-    let path = crate::generate::spec_dir(root, &cluster.root.path).unwrap_or_default();
+pub fn home_of(fs: &SourceFs, cluster: &crate::discover::Cluster) -> String {
+    let path = crate::generate::spec_dir(fs, &cluster.root.path).unwrap_or_default();
     let path = if path == "." { String::new() } else { path };
     let Some(file) = &cluster.file else {
         return path;

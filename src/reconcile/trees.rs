@@ -1,17 +1,17 @@
 //! The trees a Kustomization is built from: the cluster's own GitRepository (the
 //! repository), a source mapped to a folder (`--source`, fluxsim.toml `[sources]`), or an
-//! ExternalArtifact that an ArtifactGenerator assembles (`generator`). Each is read through a
-//! view (`source::view`), so nothing is copied, and each says how its paths map back to the
+//! ExternalArtifact that an ArtifactGenerator assembles (`generator`). Each is read through its
+//! value ([`SourceFs`]), so nothing is copied, and each says how its paths map back to the
 //! repository's, so that inputs, origins and build paths are the repository's own.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::path::{Path, PathBuf};
+
 use std::sync::{Arc, OnceLock};
 
 use crate::source::glob::Listing;
 use crate::source::mapping::{MappedPath, SourceId, SourceMapping};
-use crate::source::{SourceError, SourceOptions, Tree};
+use crate::source::{SourceError, SourceFs, SourceOptions, Tree};
 
 /// How the paths of a tree map to the repository's.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,14 +69,14 @@ fn prefixed(folder: &str, rel: &str) -> String {
 pub(crate) struct SourceTree {
     /// What the tree holds, for telling two renders apart: equal when the content is.
     pub(crate) identity: String,
-    /// The folder readers read (a view).
-    pub(crate) root: PathBuf,
+    /// What readers read.
+    pub(crate) fs: SourceFs,
     /// Its paths in the repository.
     pub(crate) map: PathMap,
     /// How a note names it.
     pub(crate) label: String,
     listing: OnceLock<Listing>,
-    /// Keeps the view registered.
+    /// Keeps the tree's folders (a view's name) while it is read.
     _tree: Option<Tree>,
 }
 
@@ -84,7 +84,7 @@ impl fmt::Debug for SourceTree {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SourceTree")
             .field("identity", &self.identity)
-            .field("root", &self.root)
+            .field("root", &self.fs.root())
             .field("label", &self.label)
             .finish_non_exhaustive()
     }
@@ -92,10 +92,10 @@ impl fmt::Debug for SourceTree {
 
 impl SourceTree {
     /// The cluster's own source: the repository (as the cluster's GitRepository shows it).
-    pub(crate) fn own(root: &Path) -> SourceTree {
+    pub(crate) fn own(fs: &SourceFs) -> SourceTree {
         SourceTree {
             identity: "own".into(),
-            root: root.to_path_buf(),
+            fs: fs.clone(),
             map: PathMap::Same,
             label: "the cluster's own GitRepository".into(),
             listing: OnceLock::new(),
@@ -103,12 +103,11 @@ impl SourceTree {
         }
     }
 
-    /// A tree made elsewhere (a mapping, an ArtifactGenerator), kept registered while this
-    /// lives.
+    /// A tree made elsewhere (a mapping, an ArtifactGenerator), kept while this lives.
     pub(crate) fn made(identity: String, tree: Tree, map: PathMap, label: String) -> SourceTree {
         SourceTree {
             identity,
-            root: tree.root().to_path_buf(),
+            fs: tree.fs().clone(),
             map,
             label,
             listing: OnceLock::new(),
@@ -116,14 +115,14 @@ impl SourceTree {
         }
     }
 
-    /// Its files and folders, read through the views once.
+    /// Its files and folders, read through its value once.
     pub(crate) fn listing(&self) -> &Listing {
         self.listing.get_or_init(|| {
             let mut files = BTreeSet::new();
             let mut dirs = BTreeSet::new();
             let mut pending = vec![String::new()];
             while let Some(dir) = pending.pop() {
-                let Ok(entries) = crate::source::view::read_dir(&self.root.join(&dir)) else {
+                let Ok(entries) = self.fs.read_dir(&self.fs.root().join(&dir)) else {
                     continue;
                 };
                 for e in entries {

@@ -1,5 +1,9 @@
-//! The source stage: materialises into a temporary directory what Flux's source-controller
-//! would archive of a directory or a git revision, never touching the user's tree.
+//! The source stage: what Flux's source-controller would archive of a directory or a git
+//! revision, as a [`Tree`] whose files are read only through its [`SourceFs`] (see [`view`]).
+//! A work tree is read in place, a revision is copied into a temporary directory; either way
+//! the user's tree is never written, and a reader sees the listed files and nothing else.
+//! Reading the user's folder (or a revision's blobs) to *make* a tree is the one place this
+//! module reads the disk directly.
 //!
 //! What is in the copy (each rule with its Flux source):
 //! - In a git work tree, the files git tracks, with their work-tree contents (source-controller
@@ -39,6 +43,7 @@ use tempfile::TempDir;
 pub use error::SourceError;
 pub use ignore::PatternSource;
 pub use secure_join::secure_join;
+pub use view::{DirEntry, SourceFs};
 
 use ignore::{read_patterns, Matcher, Pattern, IGNORE_FILE};
 
@@ -51,10 +56,11 @@ pub struct SourceOptions {
     pub spec_ignore: Option<String>,
 }
 
-/// What Flux would see: a materialised copy (deleted when dropped), or the user's folder
-/// viewed in place (see [`view`]).
+/// What Flux would see: a materialised copy (deleted when dropped), the user's folder read
+/// in place, or a view made from another tree; read only through its [`SourceFs`].
 #[derive(Debug)]
 pub struct Tree {
+    fs: SourceFs,
     dir: Holder,
     files: Vec<PathBuf>,
     folders: BTreeSet<String>,
@@ -66,19 +72,16 @@ pub struct Tree {
 /// The SHA-256 (lower-case hex) of each file of a tree, by relative `/`-separated path.
 pub type Digests = BTreeMap<String, String>;
 
-/// Where a tree's folder lives.
+/// What a tree's folder is.
 #[derive(Debug)]
 enum Holder {
-    /// A temporary folder of its own.
-    Temp(TempDir),
-    /// The user's folder, read in place through [`view`] (nothing is ever written there).
-    InPlace {
-        root: PathBuf,
-        /// Set as soon as the tree exists (the view is made from the tree's own lists).
-        _registration: Option<view::Registration>,
-        /// The empty folder that gives a changed view its own name (see [`Tree::changed`]).
-        _name: Option<TempDir>,
-    },
+    /// A temporary folder of its own (a copy fluxsim made).
+    Temp { _copy: TempDir },
+    /// The user's folder, read in place (nothing is ever written there).
+    InPlace,
+    /// A view made from other trees (narrowed, changed, linked), under a name of its own:
+    /// the empty folder held here while the tree lives, so that no other view takes it.
+    View { _name: TempDir },
 }
 
 /// A name of its own for a view of a tree: an empty temporary folder (held while the view
@@ -98,19 +101,23 @@ fn view_name() -> Result<(tempfile::TempDir, PathBuf), SourceError> {
 }
 
 impl Tree {
-    /// The root of the tree: the copy, or the viewed folder.
+    /// The root of the tree: the copy, the viewed folder, or the view's name.
     #[must_use]
     pub fn root(&self) -> &Path {
-        match &self.dir {
-            Holder::Temp(dir) => dir.path(),
-            Holder::InPlace { root, .. } => root,
-        }
+        self.fs.root()
     }
 
-    /// Whether the tree is the user's folder read in place: read it only through [`view`].
+    /// The tree's files, as Flux would see them: the only way to read them.
+    #[must_use]
+    pub fn fs(&self) -> &SourceFs {
+        &self.fs
+    }
+
+    /// Whether the tree is read in place (the user's folder, or a view made from trees):
+    /// nothing of it is a copy on disk.
     #[must_use]
     pub fn in_place(&self) -> bool {
-        matches!(self.dir, Holder::InPlace { .. })
+        !matches!(self.dir, Holder::Temp { .. })
     }
 
     /// Relative paths of the regular files copied, sorted.
@@ -139,96 +146,49 @@ impl Tree {
 
     /// The SHA-256 of each file as it was materialised (read on first use, unless the
     /// materialisation already knew them). A tree whose files are changed in place after
-    /// this is called (canary copies) must not call it again.
+    /// this is called must not call it again.
     pub fn digests(&self) -> &Digests {
         self.digests.get_or_init(|| {
             self.files
                 .iter()
                 .filter_map(|rel| {
-                    let bytes = view::read(&self.root().join(rel)).ok()?;
+                    let bytes = self.fs.read(&self.root().join(rel)).ok()?;
                     Some((slash_path(rel), sha256_hex(&bytes)))
                 })
                 .collect()
         })
     }
 
-    /// Registers this tree's files and folders as a view named `name`, reading `disk`, with
-    /// `overrides` replacing some files.
-    fn register_view(
-        &self,
-        name: PathBuf,
-        disk: PathBuf,
-        overrides: BTreeMap<PathBuf, Vec<u8>>,
-    ) -> view::Registration {
-        view::register_at(
-            name,
-            disk,
-            self.files.iter().cloned().collect(),
-            self.folders.iter().map(PathBuf::from).collect(),
-            overrides,
-        )
-    }
-
-    /// The same tree again for another render: a second view of the folder when it is read
-    /// in place (nothing copied), else a [`Self::duplicate`].
-    pub fn reopen(&self) -> Result<Tree, SourceError> {
-        let Holder::InPlace {
-            root, _name: None, ..
-        } = &self.dir
-        else {
-            return self.duplicate();
-        };
-        Ok(Tree {
-            dir: Holder::InPlace {
-                root: root.clone(),
-                _registration: Some(self.register_view(
-                    root.clone(),
-                    root.clone(),
-                    BTreeMap::new(),
-                )),
-                _name: None,
-            },
+    /// A tree of the same lists as this one, read through `fs`, held by `dir`.
+    fn derived(&self, fs: SourceFs, dir: Holder) -> Tree {
+        Tree {
+            fs,
+            dir,
             files: self.files.clone(),
             folders: self.folders.clone(),
             excluded: self.excluded.clone(),
             revision: self.revision.clone(),
             digests: OnceLock::new(),
-        })
+        }
+    }
+
+    /// The same tree again for another render: the same value when it is the user's folder
+    /// read in place (nothing copied), else a [`Self::duplicate`].
+    pub fn reopen(&self) -> Result<Tree, SourceError> {
+        match self.dir {
+            Holder::InPlace => Ok(self.derived(self.fs.clone(), Holder::InPlace)),
+            _ => self.duplicate(),
+        }
     }
 
     /// This tree with some files' contents replaced (`changes`, by relative path), for
-    /// experiments (canaries) that must not disturb it. An in-place tree gives another view
-    /// of the same folder under a name of its own, with the changed files held in memory
-    /// (nothing is copied or written); any other tree gives a [`Self::duplicate`] with the
-    /// files written.
+    /// experiments (canaries) that must not disturb it: a view of the same files under a
+    /// name of its own, with the changed files held in memory (nothing is copied or
+    /// written).
     pub fn changed(&self, changes: &BTreeMap<PathBuf, Vec<u8>>) -> Result<Tree, SourceError> {
-        // A view that is itself changed is copied: views are made of plain ones only.
-        let Holder::InPlace { _name: None, .. } = &self.dir else {
-            let copy = self.duplicate()?;
-            for (rel, bytes) in changes {
-                let target = copy.root().join(rel);
-                fs::write(&target, bytes).map_err(|source| SourceError::Write {
-                    path: target,
-                    source,
-                })?;
-            }
-            return Ok(copy);
-        };
         let (name, root) = view_name()?;
-        let registration =
-            self.register_view(root.clone(), self.root().to_path_buf(), changes.clone());
-        Ok(Tree {
-            dir: Holder::InPlace {
-                root,
-                _registration: Some(registration),
-                _name: Some(name),
-            },
-            files: self.files.clone(),
-            folders: self.folders.clone(),
-            excluded: self.excluded.clone(),
-            revision: self.revision.clone(),
-            digests: OnceLock::new(),
-        })
+        let fs = self.fs.changed(root, changes);
+        Ok(self.derived(fs, Holder::View { _name: name }))
     }
 
     /// This tree as a GitRepository whose `spec.ignore` is `spec_ignore` archives it: a view
@@ -268,27 +228,14 @@ impl Tree {
             );
         }
         let (name, root) = view_name()?;
-        let shown: BTreeSet<PathBuf> = files.iter().cloned().collect();
-        let dirs: BTreeSet<PathBuf> = folders.iter().map(PathBuf::from).collect();
-        let registration = match &self.dir {
-            Holder::InPlace {
-                _registration: Some(own),
-                ..
-            } => own.narrowed(root.clone(), shown, dirs),
-            _ => view::register_at(
-                root.clone(),
-                self.root().to_path_buf(),
-                shown,
-                dirs,
-                BTreeMap::new(),
-            ),
-        };
+        let fs = self.fs.narrowed(
+            root,
+            files.iter().cloned().collect(),
+            folders.iter().map(PathBuf::from).collect(),
+        );
         Ok(Tree {
-            dir: Holder::InPlace {
-                root,
-                _registration: Some(registration),
-                _name: Some(name),
-            },
+            fs,
+            dir: Holder::View { _name: name },
             files,
             folders,
             excluded,
@@ -299,8 +246,8 @@ impl Tree {
 
     /// The folder `folder` (relative, `/`-separated; `""` for the root) of this tree as a tree
     /// of its own: a view whose files are this tree's files under the folder (read through
-    /// this tree, so its own view and changed files apply), nothing copied. `None` when the
-    /// tree has no such folder.
+    /// this tree's value, so its changed files apply), nothing copied. `None` when the tree
+    /// has no such folder.
     pub fn subtree(&self, folder: &str) -> Result<Option<Tree>, SourceError> {
         let folder = folder.trim_matches('/');
         if !folder.is_empty() && !self.folders.contains(folder) {
@@ -311,12 +258,12 @@ impl Tree {
         } else {
             PathBuf::from(folder)
         };
-        let links: BTreeMap<PathBuf, PathBuf> = self
+        let links: BTreeMap<PathBuf, (SourceFs, PathBuf)> = self
             .files
             .iter()
             .filter_map(|f| {
                 let rel = f.strip_prefix(&prefix).ok()?;
-                Some((rel.to_path_buf(), self.root().join(f)))
+                Some((rel.to_path_buf(), (self.fs.clone(), self.root().join(f))))
             })
             .collect();
         let folders: BTreeSet<String> = self
@@ -330,11 +277,12 @@ impl Tree {
         Tree::linked(links, folders, self.revision.clone()).map(Some)
     }
 
-    /// A tree made of other files, read through the views: `links` maps each of its files
-    /// (relative) to the file whose bytes it shows; `folders` are its folders (every file's
-    /// parents are added). Nothing is copied or written.
+    /// A tree made of other trees' files: `links` maps each of its files (relative) to a file
+    /// of another tree (its value, and the file's path there), whose bytes it shows;
+    /// `folders` are its folders (every file's parents are added). Nothing is copied or
+    /// written.
     pub fn linked(
-        links: BTreeMap<PathBuf, PathBuf>,
+        links: BTreeMap<PathBuf, (SourceFs, PathBuf)>,
         mut folders: BTreeSet<String>,
         revision: Option<String>,
     ) -> Result<Tree, SourceError> {
@@ -348,17 +296,10 @@ impl Tree {
         }
         let (name, root) = view_name()?;
         let files: Vec<PathBuf> = links.keys().cloned().collect();
-        let registration = view::register_linked(
-            root.clone(),
-            links,
-            folders.iter().map(PathBuf::from).collect(),
-        );
+        let fs = SourceFs::linked(root, links, folders.iter().map(PathBuf::from).collect());
         Ok(Tree {
-            dir: Holder::InPlace {
-                root,
-                _registration: Some(registration),
-                _name: Some(name),
-            },
+            fs,
+            dir: Holder::View { _name: name },
             files,
             folders,
             excluded: Vec::new(),
@@ -371,47 +312,55 @@ impl Tree {
     /// included, for experiments (canaries) that must not disturb this one.
     pub fn duplicate(&self) -> Result<Tree, SourceError> {
         let out = source_temp_dir()?;
-        if self.in_place() {
-            // Only what the view shows: the folders, then the files.
-            for folder in &self.folders {
-                let target = out.path().join(folder);
-                fs::create_dir_all(&target).map_err(|source| SourceError::Write {
-                    path: target,
-                    source,
-                })?;
-            }
-            for file in &self.files {
-                let target = out.path().join(file);
-                let from = self.root().join(file);
-                if let Holder::InPlace { _name: None, .. } = &self.dir {
-                    fs::copy(&from, &target).map_err(|source| SourceError::Write {
-                        path: target,
-                        source,
-                    })?;
-                    continue;
-                }
-                // A changed or linked view holds bytes that are not at its root on disk.
-                let bytes = view::read(&from).map_err(|source| SourceError::Read {
-                    path: from.clone(),
-                    source,
-                })?;
-                fs::write(&target, bytes).map_err(|source| SourceError::Write {
-                    path: target,
-                    source,
-                })?;
-            }
-        } else {
-            copy_dir(self.root(), out.path())?;
+        for folder in &self.folders {
+            let target = out.path().join(folder);
+            fs::create_dir_all(&target).map_err(|source| SourceError::Write {
+                path: target,
+                source,
+            })?;
         }
-        Ok(Tree {
-            dir: Holder::Temp(out),
-            files: self.files.clone(),
-            folders: self.folders.clone(),
-            excluded: self.excluded.clone(),
-            revision: self.revision.clone(),
-            digests: OnceLock::new(),
-        })
+        for file in &self.files {
+            let target = out.path().join(file);
+            if let Some(parent) = target.parent() {
+                fs::create_dir_all(parent).map_err(|source| SourceError::Write {
+                    path: parent.to_path_buf(),
+                    source,
+                })?;
+            }
+            // A file plainly on disk is copied (its mode with it); a changed or linked one
+            // holds bytes that are elsewhere.
+            if let Some(from) = self.fs.disk_file(file) {
+                fs::copy(&from, &target).map_err(|source| SourceError::Write {
+                    path: target,
+                    source,
+                })?;
+                continue;
+            }
+            let from = self.root().join(file);
+            let bytes = self.fs.read(&from).map_err(|source| SourceError::Read {
+                path: from.clone(),
+                source,
+            })?;
+            fs::write(&target, bytes).map_err(|source| SourceError::Write {
+                path: target,
+                source,
+            })?;
+        }
+        let fs = copy_fs(out.path(), &self.files, &self.folders);
+        Ok(self.derived(fs, Holder::Temp { _copy: out }))
     }
+}
+
+/// The value reading fluxsim's own copy at `root`, which holds exactly `files` and
+/// `folders`.
+fn copy_fs(root: &Path, files: &[PathBuf], folders: &BTreeSet<String>) -> SourceFs {
+    SourceFs::on_folder(
+        root.to_path_buf(),
+        root.to_path_buf(),
+        files.iter().cloned().collect(),
+        folders.iter().map(PathBuf::from).collect(),
+        true,
+    )
 }
 
 /// Whether source-controller's archive filter with no user pattern
@@ -482,32 +431,6 @@ pub fn changed_between(a: &Digests, b: &Digests) -> BTreeSet<String> {
         .filter(|rel| a.get(*rel) != b.get(*rel))
         .cloned()
         .collect()
-}
-
-/// Copies the regular files and folders under `from` into the existing folder `to`.
-fn copy_dir(from: &Path, to: &Path) -> Result<(), SourceError> {
-    fn read(path: &Path) -> impl FnOnce(std::io::Error) -> SourceError + '_ {
-        move |source| SourceError::Read {
-            path: path.to_path_buf(),
-            source,
-        }
-    }
-    for entry in fs::read_dir(from).map_err(read(from))? {
-        let entry = entry.map_err(read(from))?;
-        let (src, dst) = (entry.path(), to.join(entry.file_name()));
-        let kind = entry.file_type().map_err(read(&src))?;
-        let write = |source| SourceError::Write {
-            path: dst.clone(),
-            source,
-        };
-        if kind.is_dir() {
-            fs::create_dir(&dst).map_err(write)?;
-            copy_dir(&src, &dst)?;
-        } else if kind.is_file() {
-            fs::copy(&src, &dst).map_err(write)?;
-        }
-    }
-    Ok(())
 }
 
 /// A path that is not in the copy.
@@ -592,7 +515,7 @@ pub fn materialize(dir: &Path, opts: &SourceOptions) -> Result<Tree, SourceError
 }
 
 /// What Flux would see of the directory `dir`, as [`materialize`] finds it, but read in
-/// place: nothing is copied, and readers going through [`view`] see only those paths.
+/// place: nothing is copied, and its [`SourceFs`] shows only those paths.
 pub fn in_place(dir: &Path, opts: &SourceOptions) -> Result<Tree, SourceError> {
     check_dir(dir)?;
     let root = fs::canonicalize(dir).map_err(|source| SourceError::Read {
@@ -600,20 +523,7 @@ pub fn in_place(dir: &Path, opts: &SourceOptions) -> Result<Tree, SourceError> {
         source,
     })?;
     let plan = plan(&root, dir_entries(&root, opts)?, opts)?;
-    let mut tree = plan.into_tree(
-        Holder::InPlace {
-            root: root.clone(),
-            _registration: None,
-            _name: None,
-        },
-        None,
-        None,
-    );
-    let registration = tree.register_view(root.clone(), root, BTreeMap::new());
-    if let Holder::InPlace { _registration, .. } = &mut tree.dir {
-        *_registration = Some(registration);
-    }
-    Ok(tree)
+    Ok(plan.into_tree(Holder::InPlace, &root, None, None))
 }
 
 /// What a directory holds: a git work tree's tracked (and untracked) paths, or every path.
@@ -799,10 +709,18 @@ impl Plan {
             })?;
         }
         write_files(dir, &root, &self.copies)?;
-        Ok(self.into_tree(Holder::Temp(out), revision, None))
+        Ok(self.into_tree(Holder::Temp { _copy: out }, &root, revision, None))
     }
 
-    fn into_tree(self, dir: Holder, revision: Option<String>, digests: Option<Digests>) -> Tree {
+    /// The tree of this plan at `root`: the copy `dir` holds, or the user's folder read in
+    /// place; its value shows exactly the plan's files and folders.
+    fn into_tree(
+        self,
+        dir: Holder,
+        root: &Path,
+        revision: Option<String>,
+        digests: Option<Digests>,
+    ) -> Tree {
         let digests = digests.map(OnceLock::from).unwrap_or_default();
         // Every folder the copy holds: those the archive keeps, and every file's.
         let mut folders: BTreeSet<String> = self.folders.iter().map(|f| slash_path(f)).collect();
@@ -814,10 +732,22 @@ impl Plan {
                     .map(slash_path),
             );
         }
+        let files: Vec<PathBuf> = self.copies.into_iter().map(|(p, _, _)| p).collect();
+        let fs = match dir {
+            Holder::Temp { .. } => copy_fs(root, &files, &folders),
+            _ => SourceFs::on_folder(
+                root.to_path_buf(),
+                root.to_path_buf(),
+                files.iter().cloned().collect(),
+                folders.iter().map(PathBuf::from).collect(),
+                false,
+            ),
+        };
         Tree {
+            fs,
             dir,
             folders,
-            files: self.copies.into_iter().map(|(p, _, _)| p).collect(),
+            files,
             excluded: self.excluded,
             revision,
             digests,

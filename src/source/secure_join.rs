@@ -13,9 +13,45 @@ use super::SourceError;
 const MAX_SYMLINK_LIMIT: usize = 255;
 
 /// Joins `rel` under `root` the way Flux's `SecureJoin` does: `../` segments are clamped at
-/// the root, `./x`, `x` and `/x` are the same, and symlinks are resolved within `root`.
-/// A path that does not exist is still joined (kustomize-controller then stats it).
+/// the root, `./x`, `x` and `/x` are the same, and symlinks are resolved within `root`, on
+/// disk. A path that does not exist is still joined (kustomize-controller then stats it).
 pub fn secure_join(root: &Path, rel: &str) -> Result<PathBuf, SourceError> {
+    join_with(root, rel, |full| {
+        let meta = match full.symlink_metadata() {
+            Ok(meta) => meta,
+            // Missing components (and ENOTDIR) are taken as plain names, as SecureJoin does.
+            Err(e) if is_not_exist(&e) => return Ok(None),
+            Err(source) => {
+                return Err(SourceError::Read {
+                    path: full.to_path_buf(),
+                    source,
+                })
+            }
+        };
+        if !meta.file_type().is_symlink() {
+            return Ok(None);
+        }
+        std::fs::read_link(full)
+            .map(Some)
+            .map_err(|source| SourceError::Read {
+                path: full.to_path_buf(),
+                source,
+            })
+    })
+}
+
+/// [`secure_join`] in a tree that holds no symbolic links (a [`super::SourceFs`]: Flux's
+/// archive holds none): lexical.
+pub(crate) fn secure_join_lexical(root: &Path, rel: &str) -> Result<PathBuf, SourceError> {
+    join_with(root, rel, |_| Ok(None))
+}
+
+/// SecureJoin's walk; `read_link` gives the target of a path that is a symbolic link.
+fn join_with(
+    root: &Path,
+    rel: &str,
+    mut read_link: impl FnMut(&Path) -> Result<Option<PathBuf>, SourceError>,
+) -> Result<PathBuf, SourceError> {
     if root.components().any(|c| c == Component::ParentDir) {
         return Err(SourceError::UnsafeRoot {
             root: root.to_path_buf(),
@@ -36,19 +72,9 @@ pub fn secure_join(root: &Path, rel: &str) -> Result<PathBuf, SourceError> {
         }
         current.push(part);
         let full = join(root, &current);
-        // A viewed tree shows no symbolic links (Flux's archive holds none).
-        if super::view::is_viewed(&full) {
+        let Some(dest) = read_link(&full)? else {
             continue;
-        }
-        let meta = match full.symlink_metadata() {
-            Ok(meta) => meta,
-            // Missing components (and ENOTDIR) are taken as plain names, as SecureJoin does.
-            Err(e) if is_not_exist(&e) => continue,
-            Err(source) => return Err(SourceError::Read { path: full, source }),
         };
-        if !meta.file_type().is_symlink() {
-            continue;
-        }
         links += 1;
         if links > MAX_SYMLINK_LIMIT {
             return Err(SourceError::SymlinkLoop {
@@ -56,10 +82,6 @@ pub fn secure_join(root: &Path, rel: &str) -> Result<PathBuf, SourceError> {
                 path: rel.to_owned(),
             });
         }
-        let dest = std::fs::read_link(&full).map_err(|source| SourceError::Read {
-            path: full.clone(),
-            source,
-        })?;
         current.pop();
         // An absolute target restarts from the root.
         if dest.is_absolute() {

@@ -1,38 +1,53 @@
-//! Reading a source tree in place.
+//! [`SourceFs`]: a source tree as a value, the only way fluxsim reads what Flux would see.
 //!
-//! A render of a folder on disk used to copy everything Flux would see into a temporary
-//! folder first. Creating those files costs more than rendering them (the file system's
-//! inode allocation dominates a cold render). A tree can instead be *viewed* in place: the
-//! user's folder is read where it is, and only the paths the copy would have held are
-//! visible. Every reader of a source tree (discovery, Flux's generator, the build closure,
-//! the native builder, the audit) goes through the functions here, which apply that
-//! visibility to paths under a viewed root and read the disk plainly elsewhere.
+//! Every reader of a source tree (discovery, Flux's generator, the build closure, the native
+//! builder, the config, the audit, the graph, the canaries) is handed a `SourceFs` and reads
+//! through it; none reads the disk on its own. A `SourceFs` names its files by absolute
+//! paths under its root and shows only the files and folders it was made with, which are
+//! those Flux would see: a path that is not one of them, and any path that is not under the
+//! root (`/etc/passwd`, `root/../x`, a path into another tree), is *not found*, whatever the
+//! disk holds there. There is no fallback to the disk, so a reader cannot stray outside its
+//! tree, and two trees never see each other's files.
 //!
-//! Nothing here writes under a viewed root. A build handed to the kustomize binary, which
-//! reads the disk itself, gets a real copy made on first need ([`on_disk`]).
+//! A tree read in place (the user's folder) is not copied: creating the files costs more than
+//! rendering them (the file system's inode allocation dominates a cold render), so the value
+//! reads the user's folder where it is, confined to the paths it lists. A tree copied by
+//! fluxsim (a git revision) is read through the same confinement, from its own lists. Views
+//! of views are values made from another value: a tree narrowed by a `spec.ignore`, one with
+//! some files' contents changed in memory (canaries), one made of other trees' files (a
+//! folder mapped as a source, an ArtifactGenerator's artifact). Each has a root of its own
+//! (an empty temporary folder holds the name), so paths and build caches never mix them up.
 //!
-//! The registry is process-wide because the readers are many and far apart; a view is
-//! registered while its `Tree` lives.
+//! Nothing here writes under a root. A build handed to the kustomize binary, which reads the
+//! disk itself, gets a real copy of what the value shows, made on first need
+//! ([`SourceFs::on_disk`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
+use std::fmt;
 use std::io;
 use std::path::{Component, Path, PathBuf};
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, OnceLock};
 
-/// One viewed tree: the folder, and what of it Flux would see.
-#[derive(Debug)]
-pub(crate) struct View {
-    /// The folder as readers name it, with symbolic links resolved.
-    pub(crate) root: PathBuf,
-    /// Where the bytes are: `root` itself, or the folder another view of the same tree
-    /// reads (a view with changed files has a name of its own).
-    disk: PathBuf,
+/// A source tree, read only through this value (cheap to clone: clones share it).
+#[derive(Clone)]
+pub struct SourceFs(Arc<View>);
+
+/// One view of a tree: its root, and what of it Flux would see.
+struct View {
+    /// The folder as readers name it.
+    root: PathBuf,
+    /// Where the bytes of the files that are neither held nor linked are: `root` itself, the
+    /// folder another view of the same tree reads, or none (every file held or linked).
+    disk: Option<PathBuf>,
+    /// `disk` holds exactly what the view shows (a copy fluxsim made): a separate program
+    /// can read it there.
+    exact: bool,
     /// Files whose content is held here instead of on disk (canaries), relative to `root`.
-    overrides: BTreeMap<PathBuf, Vec<u8>>,
-    /// Files whose content is another file's, read through the views (a folder of another
-    /// tree, a file an ArtifactGenerator copied), relative to `root`.
-    links: BTreeMap<PathBuf, PathBuf>,
+    held: BTreeMap<PathBuf, Vec<u8>>,
+    /// Files whose content is a file of another tree (a folder mapped as a source, a file an
+    /// ArtifactGenerator copied), relative to `root`: read through that tree's value.
+    links: BTreeMap<PathBuf, (SourceFs, PathBuf)>,
     /// Visible regular files, relative to `root`.
     files: BTreeSet<PathBuf>,
     /// Visible folders, relative to `root` (the root itself is not listed).
@@ -41,107 +56,18 @@ pub(crate) struct View {
     copy: OnceLock<Result<tempfile::TempDir, String>>,
 }
 
-static VIEWS: RwLock<Vec<Arc<View>>> = RwLock::new(Vec::new());
-
-/// Keeps a view registered; unregisters it when dropped.
-#[derive(Debug)]
-pub(crate) struct Registration(Arc<View>);
-
-impl Drop for Registration {
-    fn drop(&mut self) {
-        let mut views = VIEWS
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        views.retain(|v| !Arc::ptr_eq(v, &self.0));
-    }
-}
-
-/// Registers the tree at `disk` under the name `root` (a folder of its own, so that views
-/// with different contents never share a name), with `overrides` replacing some files.
-pub(crate) fn register_at(
-    root: PathBuf,
-    disk: PathBuf,
-    mut files: BTreeSet<PathBuf>,
-    dirs: BTreeSet<PathBuf>,
-    overrides: BTreeMap<PathBuf, Vec<u8>>,
-) -> Registration {
-    files.extend(overrides.keys().cloned());
-    register(View {
-        root,
-        disk,
-        overrides,
-        links: BTreeMap::new(),
-        files,
-        dirs,
-        copy: OnceLock::new(),
-    })
-}
-
-/// Registers under the name `root` a tree made of other files: each of `links` (relative to
-/// `root`) shows the bytes of the file it names, read through the views, and `dirs` are its
-/// folders. Nothing is copied.
-pub(crate) fn register_linked(
-    root: PathBuf,
-    links: BTreeMap<PathBuf, PathBuf>,
-    dirs: BTreeSet<PathBuf>,
-) -> Registration {
-    register(View {
-        disk: root.clone(),
-        root,
-        overrides: BTreeMap::new(),
-        files: links.keys().cloned().collect(),
-        links,
-        dirs,
-        copy: OnceLock::new(),
-    })
-}
-
-fn register(view: View) -> Registration {
-    let view = Arc::new(view);
-    VIEWS
-        .write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .push(view.clone());
-    Registration(view)
-}
-
-impl Registration {
-    /// Registers under the name `root` the same tree as this view (its disk, its changed
-    /// files) showing only `files` and `dirs` of it.
-    pub(crate) fn narrowed(
-        &self,
-        root: PathBuf,
-        files: BTreeSet<PathBuf>,
-        dirs: BTreeSet<PathBuf>,
-    ) -> Registration {
-        let overrides = self
-            .0
-            .overrides
-            .iter()
-            .filter(|(p, _)| files.contains(*p))
-            .map(|(p, b)| (p.clone(), b.clone()))
-            .collect();
-        let links = self
-            .0
-            .links
-            .iter()
-            .filter(|(p, _)| files.contains(*p))
-            .map(|(p, l)| (p.clone(), l.clone()))
-            .collect();
-        register(View {
-            root,
-            disk: self.0.disk.clone(),
-            overrides,
-            links,
-            files,
-            dirs,
-            copy: OnceLock::new(),
-        })
+impl fmt::Debug for SourceFs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SourceFs")
+            .field("root", &self.0.root)
+            .field("files", &self.0.files.len())
+            .finish_non_exhaustive()
     }
 }
 
 /// `path` without `.` and with `..` folded into its parent, lexically (as Go's
 /// `filepath.Clean`).
+#[must_use]
 pub(crate) fn clean(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
@@ -158,28 +84,6 @@ pub(crate) fn clean(path: &Path) -> PathBuf {
     out
 }
 
-/// The view `path` lies in, and `path` relative to its root.
-fn lookup(path: &Path) -> Option<(Arc<View>, PathBuf)> {
-    let views = VIEWS
-        .read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if views.is_empty() {
-        return None;
-    }
-    let path = clean(path);
-    views.iter().find_map(|v| {
-        path.strip_prefix(&v.root)
-            .ok()
-            .map(|rel| (v.clone(), rel.to_path_buf()))
-    })
-}
-
-impl View {
-    fn is_dir(&self, rel: &Path) -> bool {
-        rel.as_os_str().is_empty() || self.dirs.contains(rel)
-    }
-}
-
 fn not_found(path: &Path) -> io::Error {
     io::Error::new(
         io::ErrorKind::NotFound,
@@ -187,72 +91,7 @@ fn not_found(path: &Path) -> io::Error {
     )
 }
 
-/// Whether `path` is a regular file (following links off a viewed tree).
-#[must_use]
-pub fn is_file(path: &Path) -> bool {
-    match lookup(path) {
-        Some((v, rel)) => v.files.contains(&rel),
-        None => path.is_file(),
-    }
-}
-
-/// Whether `path` is a folder (following links off a viewed tree).
-#[must_use]
-pub fn is_dir(path: &Path) -> bool {
-    match lookup(path) {
-        Some((v, rel)) => v.is_dir(&rel),
-        None => path.is_dir(),
-    }
-}
-
-/// Whether `path` exists.
-#[must_use]
-pub fn exists(path: &Path) -> bool {
-    match lookup(path) {
-        Some((v, rel)) => v.files.contains(&rel) || v.is_dir(&rel),
-        None => path.exists(),
-    }
-}
-
-/// Whether `path` lies in a viewed tree (which holds no symbolic links).
-#[must_use]
-pub fn is_viewed(path: &Path) -> bool {
-    lookup(path).is_some()
-}
-
-/// The bytes of the file at `path`.
-pub fn read(path: &Path) -> io::Result<Vec<u8>> {
-    match lookup(path) {
-        Some((v, rel)) if !v.files.contains(&rel) => Err(not_found(path)),
-        Some((v, rel)) => match (v.overrides.get(&rel), v.links.get(&rel)) {
-            (Some(bytes), _) => Ok(bytes.clone()),
-            (None, Some(link)) => read(link),
-            (None, None) => std::fs::read(v.disk.join(rel)),
-        },
-        None => std::fs::read(path),
-    }
-}
-
-/// The text of the file at `path`.
-pub fn read_to_string(path: &Path) -> io::Result<String> {
-    match lookup(path) {
-        None => std::fs::read_to_string(path),
-        Some(_) => String::from_utf8(read(path)?)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e)),
-    }
-}
-
-/// `path` with symbolic links resolved. A viewed tree holds none: its visible paths are
-/// their own resolution, and anything else does not exist.
-pub fn canonicalize(path: &Path) -> io::Result<PathBuf> {
-    match lookup(path) {
-        Some((v, rel)) if v.files.contains(&rel) || v.is_dir(&rel) => Ok(v.root.join(rel)),
-        Some(_) => Err(not_found(path)),
-        None => std::fs::canonicalize(path),
-    }
-}
-
-/// One entry of a folder: its name, and whether it is a folder (links followed).
+/// One entry of a folder: its name, and whether it is a folder.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct DirEntry {
     /// The entry's name.
@@ -261,98 +100,320 @@ pub struct DirEntry {
     pub is_dir: bool,
 }
 
-/// The entries of the folder `path`, sorted by name.
-pub fn read_dir(path: &Path) -> io::Result<Vec<DirEntry>> {
-    let mut out = Vec::new();
-    match lookup(path) {
-        Some((v, rel)) => {
-            if !v.is_dir(&rel) {
-                return Err(not_found(path));
+impl SourceFs {
+    fn make(view: View) -> SourceFs {
+        SourceFs(Arc::new(view))
+    }
+
+    /// The tree at `disk` named `root` (often the same folder), showing `files` and `dirs`
+    /// (relative) of it. `exact`: the folder holds nothing else (a copy fluxsim made).
+    pub(crate) fn on_folder(
+        root: PathBuf,
+        disk: PathBuf,
+        files: BTreeSet<PathBuf>,
+        dirs: BTreeSet<PathBuf>,
+        exact: bool,
+    ) -> SourceFs {
+        SourceFs::make(View {
+            root,
+            disk: Some(disk),
+            exact,
+            held: BTreeMap::new(),
+            links: BTreeMap::new(),
+            files,
+            dirs,
+            copy: OnceLock::new(),
+        })
+    }
+
+    /// A tree named `root` made of other trees' files: each of `links` (relative to `root`)
+    /// shows the bytes of a file of another value, and `dirs` are its folders. Nothing is
+    /// copied.
+    pub(crate) fn linked(
+        root: PathBuf,
+        links: BTreeMap<PathBuf, (SourceFs, PathBuf)>,
+        dirs: BTreeSet<PathBuf>,
+    ) -> SourceFs {
+        SourceFs::make(View {
+            root,
+            disk: None,
+            exact: false,
+            held: BTreeMap::new(),
+            files: links.keys().cloned().collect(),
+            links,
+            dirs,
+            copy: OnceLock::new(),
+        })
+    }
+
+    /// A tree named `root` with nothing in it but its root folder.
+    #[must_use]
+    pub fn empty(root: PathBuf) -> SourceFs {
+        SourceFs::linked(root, BTreeMap::new(), BTreeSet::new())
+    }
+
+    /// This tree under the name `root`, showing only `files` and `dirs` (relative) of it.
+    #[must_use]
+    pub(crate) fn narrowed(
+        &self,
+        root: PathBuf,
+        files: BTreeSet<PathBuf>,
+        dirs: BTreeSet<PathBuf>,
+    ) -> SourceFs {
+        let v = &self.0;
+        let files: BTreeSet<PathBuf> = files.into_iter().filter(|f| v.files.contains(f)).collect();
+        let held = v
+            .held
+            .iter()
+            .filter(|(p, _)| files.contains(*p))
+            .map(|(p, b)| (p.clone(), b.clone()))
+            .collect();
+        let links = v
+            .links
+            .iter()
+            .filter(|(p, _)| files.contains(*p))
+            .map(|(p, l)| (p.clone(), l.clone()))
+            .collect();
+        SourceFs::make(View {
+            root,
+            disk: v.disk.clone(),
+            exact: false,
+            held,
+            links,
+            files,
+            dirs,
+            copy: OnceLock::new(),
+        })
+    }
+
+    /// This tree under the name `root`, with `changes` (by relative path) replacing the
+    /// contents of some files (or adding files), held in memory.
+    #[must_use]
+    pub(crate) fn changed(&self, root: PathBuf, changes: &BTreeMap<PathBuf, Vec<u8>>) -> SourceFs {
+        let v = &self.0;
+        let mut files = v.files.clone();
+        let mut dirs = v.dirs.clone();
+        let mut held = v.held.clone();
+        let mut links = v.links.clone();
+        for (rel, bytes) in changes {
+            let rel = clean(rel);
+            dirs.extend(
+                rel.ancestors()
+                    .skip(1)
+                    .filter(|a| !a.as_os_str().is_empty())
+                    .map(Path::to_path_buf),
+            );
+            links.remove(&rel);
+            files.insert(rel.clone());
+            held.insert(rel, bytes.clone());
+        }
+        SourceFs::make(View {
+            root,
+            disk: v.disk.clone(),
+            exact: false,
+            held,
+            links,
+            files,
+            dirs,
+            copy: OnceLock::new(),
+        })
+    }
+
+    /// The folder the tree's paths are under.
+    #[must_use]
+    pub fn root(&self) -> &Path {
+        &self.0.root
+    }
+
+    /// `path` relative to the root, when it lies under it (lexically, `..` folded).
+    fn rel(&self, path: &Path) -> Option<PathBuf> {
+        clean(path)
+            .strip_prefix(&self.0.root)
+            .ok()
+            .map(Path::to_path_buf)
+    }
+
+    /// Whether `path` lies under the root (lexically); what is there may not exist.
+    #[must_use]
+    pub fn contains(&self, path: &Path) -> bool {
+        self.rel(path).is_some()
+    }
+
+    /// `rel` (a `spec.path`, a file fluxsim.toml names) joined under the root as Flux's
+    /// `SecureJoin` joins it: `..` is clamped at the root. The tree holds no symbolic links
+    /// (Flux's archive holds none), so the join is lexical.
+    pub fn secure_join(&self, rel: &str) -> Result<PathBuf, super::SourceError> {
+        super::secure_join::secure_join_lexical(&self.0.root, rel)
+    }
+
+    fn has_dir(&self, rel: &Path) -> bool {
+        rel.as_os_str().is_empty() || self.0.dirs.contains(rel)
+    }
+
+    /// Whether `path` is a regular file of the tree.
+    #[must_use]
+    pub fn is_file(&self, path: &Path) -> bool {
+        self.rel(path)
+            .is_some_and(|rel| self.0.files.contains(&rel))
+    }
+
+    /// Whether `path` is a folder of the tree (its root included).
+    #[must_use]
+    pub fn is_dir(&self, path: &Path) -> bool {
+        self.rel(path).is_some_and(|rel| self.has_dir(&rel))
+    }
+
+    /// Whether `path` is a file or folder of the tree.
+    #[must_use]
+    pub fn exists(&self, path: &Path) -> bool {
+        self.rel(path)
+            .is_some_and(|rel| self.0.files.contains(&rel) || self.has_dir(&rel))
+    }
+
+    /// The bytes of the file at `path`.
+    pub fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        let v = &self.0;
+        let Some(rel) = self.rel(path).filter(|rel| v.files.contains(rel)) else {
+            return Err(not_found(path));
+        };
+        if let Some(bytes) = v.held.get(&rel) {
+            return Ok(bytes.clone());
+        }
+        if let Some((fs, link)) = v.links.get(&rel) {
+            return fs.read(link);
+        }
+        match &v.disk {
+            Some(disk) => std::fs::read(disk.join(rel)),
+            None => Err(not_found(path)),
+        }
+    }
+
+    /// The text of the file at `path`.
+    pub fn read_to_string(&self, path: &Path) -> io::Result<String> {
+        String::from_utf8(self.read(path)?)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    }
+
+    /// `path` with symbolic links resolved. The tree holds none: its visible paths are their
+    /// own resolution (cleaned), and anything else does not exist.
+    pub fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        match self.rel(path) {
+            Some(rel) if self.0.files.contains(&rel) || self.has_dir(&rel) => {
+                Ok(self.0.root.join(rel))
             }
-            let children = |set: &BTreeSet<PathBuf>, is_dir: bool, out: &mut Vec<DirEntry>| {
-                for p in set.range(rel.clone()..) {
-                    if !p.starts_with(&rel) {
-                        break;
-                    }
-                    if p.parent() == Some(rel.as_path()) {
-                        if let Some(name) = p.file_name() {
-                            out.push(DirEntry {
-                                name: name.to_os_string(),
-                                is_dir,
-                            });
-                        }
+            _ => Err(not_found(path)),
+        }
+    }
+
+    /// The entries of the folder `path`, sorted by name.
+    pub fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+        let Some(rel) = self.rel(path).filter(|rel| self.has_dir(rel)) else {
+            return Err(not_found(path));
+        };
+        let mut out = Vec::new();
+        let children = |set: &BTreeSet<PathBuf>, is_dir: bool, out: &mut Vec<DirEntry>| {
+            for p in set.range(rel.clone()..) {
+                if !p.starts_with(&rel) {
+                    break;
+                }
+                if p.parent() == Some(rel.as_path()) {
+                    if let Some(name) = p.file_name() {
+                        out.push(DirEntry {
+                            name: name.to_os_string(),
+                            is_dir,
+                        });
                     }
                 }
-            };
-            children(&v.files, false, &mut out);
-            children(&v.dirs, true, &mut out);
+            }
+        };
+        children(&self.0.files, false, &mut out);
+        children(&self.0.dirs, true, &mut out);
+        out.sort();
+        Ok(out)
+    }
+
+    /// Where the bytes of the file `rel` (relative) are on disk, when they are plainly
+    /// there (not held, not another tree's).
+    pub(crate) fn disk_file(&self, rel: &Path) -> Option<PathBuf> {
+        let v = &self.0;
+        if !v.files.contains(rel) || v.held.contains_key(rel) || v.links.contains_key(rel) {
+            return None;
         }
-        None => {
-            for entry in std::fs::read_dir(path)? {
-                let entry = entry?;
-                out.push(DirEntry {
-                    is_dir: entry.path().is_dir(),
-                    name: entry.file_name(),
-                });
+        v.disk.as_ref().map(|d| d.join(rel))
+    }
+
+    /// `path` (under the root) on a disk a separate program can read: the same place in a
+    /// copy of what the tree shows (made on first call, kept while the value lives), or in
+    /// fluxsim's own copy when the tree is one.
+    pub fn on_disk(&self, path: &Path) -> io::Result<PathBuf> {
+        let v = &self.0;
+        let Some(rel) = self.rel(path) else {
+            return Err(not_found(path));
+        };
+        if let (true, Some(disk)) = (v.exact, &v.disk) {
+            return Ok(disk.join(rel));
+        }
+        let copy = v
+            .copy
+            .get_or_init(|| self.copy().map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(|e| io::Error::other(e.clone()))?;
+        Ok(copy.path().join(rel))
+    }
+
+    fn copy(&self) -> io::Result<tempfile::TempDir> {
+        let v = &self.0;
+        let out = crate::scratch::tempdir(crate::scratch::Kind::Source)?;
+        for d in &v.dirs {
+            std::fs::create_dir_all(out.path().join(d))?;
+        }
+        for f in &v.files {
+            let target = out.path().join(f);
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            match self.disk_file(f) {
+                Some(from) => std::fs::copy(from, target).map(|_| ())?,
+                None => std::fs::write(target, self.read(&v.root.join(f))?)?,
             }
         }
+        Ok(out)
     }
-    out.sort();
-    Ok(out)
-}
-
-/// `path` on a disk a separate program can read: under a viewed root, the same place in a
-/// copy of what the view shows (made on first call, kept while the view lives); elsewhere,
-/// `path` itself.
-pub fn on_disk(path: &Path) -> io::Result<PathBuf> {
-    let Some((v, rel)) = lookup(path) else {
-        return Ok(path.to_path_buf());
-    };
-    let copy = v
-        .copy
-        .get_or_init(|| copy_view(&v).map_err(|e| e.to_string()))
-        .as_ref()
-        .map_err(|e| io::Error::other(e.clone()))?;
-    Ok(copy.path().join(rel))
-}
-
-fn copy_view(v: &View) -> io::Result<tempfile::TempDir> {
-    let out = crate::scratch::tempdir(crate::scratch::Kind::Source)?;
-    for d in &v.dirs {
-        std::fs::create_dir_all(out.path().join(d))?;
-    }
-    for f in &v.files {
-        match (v.overrides.get(f), v.links.get(f)) {
-            (Some(bytes), _) => std::fs::write(out.path().join(f), bytes)?,
-            (None, Some(link)) => std::fs::write(out.path().join(f), read(link)?)?,
-            (None, None) => std::fs::copy(v.disk.join(f), out.path().join(f)).map(|_| ())?,
-        }
-    }
-    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_view_shows_only_its_files_and_folders_and_copies_them_for_binaries() {
+    fn folder() -> (tempfile::TempDir, PathBuf) {
         let tmp = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(tmp.path()).unwrap();
-        std::fs::create_dir_all(root.join("a/b")).unwrap();
-        std::fs::write(root.join("a/b/seen.yaml"), "x").unwrap();
-        std::fs::write(root.join("a/hidden.yaml"), "y").unwrap();
-        std::fs::create_dir_all(root.join("gone")).unwrap();
+        let top = std::fs::canonicalize(tmp.path()).unwrap();
+        std::fs::create_dir_all(top.join("root/a/b")).unwrap();
+        std::fs::write(top.join("root/a/b/seen.yaml"), "x").unwrap();
+        std::fs::write(top.join("root/a/hidden.yaml"), "y").unwrap();
+        std::fs::create_dir_all(top.join("root/gone")).unwrap();
+        std::fs::write(top.join("outside.yaml"), "secret").unwrap();
+        (tmp, top)
+    }
+
+    fn view_of(root: &Path) -> SourceFs {
         let files = BTreeSet::from([PathBuf::from("a/b/seen.yaml")]);
         let dirs = BTreeSet::from([PathBuf::from("a"), PathBuf::from("a/b")]);
-        let reg = register_at(root.clone(), root.clone(), files, dirs, BTreeMap::new());
-        assert!(is_file(&root.join("a/b/seen.yaml")));
-        assert!(is_file(&root.join("a/./b/../b/seen.yaml")));
-        assert!(!is_file(&root.join("a/hidden.yaml")));
-        assert!(read_to_string(&root.join("a/hidden.yaml")).is_err());
-        assert!(!is_dir(&root.join("gone")));
-        assert!(is_dir(&root));
-        let names: Vec<_> = read_dir(&root.join("a")).unwrap();
+        SourceFs::on_folder(root.to_path_buf(), root.to_path_buf(), files, dirs, false)
+    }
+
+    #[test]
+    fn a_view_shows_only_its_files_and_folders_and_copies_them_for_binaries() {
+        let (_tmp, top) = folder();
+        let root = top.join("root");
+        let fs = view_of(&root);
+        assert!(fs.is_file(&root.join("a/b/seen.yaml")));
+        assert!(fs.is_file(&root.join("a/./b/../b/seen.yaml")));
+        assert!(!fs.is_file(&root.join("a/hidden.yaml")));
+        assert!(fs.read_to_string(&root.join("a/hidden.yaml")).is_err());
+        assert!(!fs.is_dir(&root.join("gone")));
+        assert!(fs.is_dir(&root));
+        let names: Vec<_> = fs.read_dir(&root.join("a")).unwrap();
         assert_eq!(
             names,
             vec![DirEntry {
@@ -360,15 +421,100 @@ mod tests {
                 is_dir: true
             }]
         );
-        assert!(canonicalize(&root.join("gone")).is_err());
-        let copy = on_disk(&root.join("a/b")).unwrap();
+        assert!(fs.canonicalize(&root.join("gone")).is_err());
+        let copy = fs.on_disk(&root.join("a/b")).unwrap();
         assert_eq!(
             std::fs::read_to_string(copy.join("seen.yaml")).unwrap(),
             "x"
         );
         assert!(!copy.join("../hidden.yaml").exists());
-        drop(reg);
-        // Unregistered, the disk shows everything again.
-        assert!(is_file(&root.join("a/hidden.yaml")));
+    }
+
+    // The value is the whole file system of a reader: nothing outside its root is found,
+    // whatever the disk holds there (fluxcd/pkg kustomize/filesys/fs_secure.go refuses
+    // every path outside the artifact root).
+    #[test]
+    fn a_source_fs_refuses_every_path_outside_its_root_even_when_the_file_exists() {
+        let (_tmp, top) = folder();
+        let root = top.join("root");
+        let fs = view_of(&root);
+        let other_root = top.join("other");
+        std::fs::create_dir_all(&other_root).unwrap();
+        std::fs::write(other_root.join("x.yaml"), "other").unwrap();
+        let other = SourceFs::on_folder(
+            other_root.clone(),
+            other_root.clone(),
+            BTreeSet::from([PathBuf::from("x.yaml")]),
+            BTreeSet::new(),
+            false,
+        );
+        assert_eq!(
+            other.read_to_string(&other_root.join("x.yaml")).unwrap(),
+            "other"
+        );
+        // On disk, every one of these paths is a file (`/etc/passwd` where the system has it).
+        assert!(top.join("outside.yaml").is_file() && other_root.join("x.yaml").is_file());
+        for path in [
+            PathBuf::from("/etc/passwd"),
+            root.join("../outside.yaml"),
+            root.join("a/b/../../../outside.yaml"),
+            top.join("outside.yaml"),
+            other_root.join("x.yaml"),
+            PathBuf::from("a/b/seen.yaml"),
+        ] {
+            assert!(fs.read(&path).is_err(), "{}", path.display());
+            assert!(!fs.is_file(&path), "{}", path.display());
+            assert!(!fs.exists(&path), "{}", path.display());
+            assert!(fs.canonicalize(&path).is_err(), "{}", path.display());
+            assert!(fs.on_disk(&path).is_err(), "{}", path.display());
+        }
+        for dir in [top.clone(), PathBuf::from("/etc"), other_root] {
+            assert!(!fs.is_dir(&dir), "{}", dir.display());
+            assert!(fs.read_dir(&dir).is_err(), "{}", dir.display());
+        }
+    }
+
+    #[test]
+    fn derived_views_read_through_the_value_they_come_from() {
+        let (_tmp, top) = folder();
+        let root = top.join("root");
+        let fs = view_of(&root);
+        let changed = fs.changed(
+            top.join("changed"),
+            &BTreeMap::from([(PathBuf::from("a/b/seen.yaml"), b"new".to_vec())]),
+        );
+        assert_eq!(
+            changed
+                .read_to_string(&top.join("changed/a/b/seen.yaml"))
+                .unwrap(),
+            "new"
+        );
+        // The original is untouched, and the changed view does not answer for its root.
+        assert_eq!(fs.read_to_string(&root.join("a/b/seen.yaml")).unwrap(), "x");
+        assert!(changed.read(&root.join("a/b/seen.yaml")).is_err());
+        let linked = SourceFs::linked(
+            top.join("linked"),
+            BTreeMap::from([(
+                PathBuf::from("s.yaml"),
+                (changed.clone(), top.join("changed/a/b/seen.yaml")),
+            )]),
+            BTreeSet::new(),
+        );
+        assert_eq!(
+            linked.read_to_string(&top.join("linked/s.yaml")).unwrap(),
+            "new"
+        );
+        let narrowed = linked.narrowed(top.join("narrowed"), BTreeSet::new(), BTreeSet::new());
+        assert!(!narrowed.is_file(&top.join("narrowed/s.yaml")));
+        // A link into a file its tree does not show is not found either.
+        let stray = SourceFs::linked(
+            top.join("stray"),
+            BTreeMap::from([(
+                PathBuf::from("s.yaml"),
+                (fs.clone(), root.join("a/hidden.yaml")),
+            )]),
+            BTreeSet::new(),
+        );
+        assert!(stray.read(&top.join("stray/s.yaml")).is_err());
     }
 }

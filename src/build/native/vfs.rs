@@ -1,74 +1,92 @@
-//! What the native builder reads: the disk (as `source::view` shows it), with some files
-//! held in memory instead.
+//! What the native builder reads: a source tree (its [`SourceFs`]), with some files held in
+//! memory over it.
 //!
 //! fluxsim's generated kustomization file (Flux's generator output) and the substituted
 //! objects it prints again (`reconcile::reprint`) exist only in memory. The kustomize binary
-//! needs them on disk — a symbolic-link overlay of the tree, or a temporary folder — and
-//! making those costs more than the build itself; the native builder reads them from here
-//! instead, so an overlay is made only when a build is handed to the binary.
+//! needs them on disk — a temporary folder — and making those costs more than the build
+//! itself; the native builder reads them from here instead, so a folder is made only when a
+//! build is handed to the binary.
 //!
-//! A `Vfs` made for a Flux source is *confined* to the source root, as kustomize-controller
-//! builds on `securefs.MakeFsOnDiskSecure(root)` (fluxcd/pkg `kustomize/filesys/fs_secure.go`):
-//! a read of a path that lies outside the root, lexically or through a symbolic link, fails
-//! with Flux's `fs-security-constraint` error, and such a path neither exists nor is a file
-//! or folder. This is what keeps a pull request from rendering `/etc/passwd` or
+//! A `Vfs` made for a Flux source reads nothing but that source's value, and is *confined* to
+//! its root, as kustomize-controller builds on `securefs.MakeFsOnDiskSecure(root)` (fluxcd/pkg
+//! `kustomize/filesys/fs_secure.go`): a read of a path that lies outside the root fails with
+//! Flux's `fs-security-constraint` error, and such a path neither exists nor is a file or
+//! folder. The value holds no symbolic links (Flux's archive holds none), so none can lead
+//! out. This is what keeps a pull request from rendering `/etc/passwd` or
 //! `/proc/self/environ` into an artifact.
+//!
+//! Only a build of a plain folder that is no Flux source ([`Vfs::disk`]: `kustomize build
+//! DIR` of the `build_native` API) reads the machine's disk, unconfined, as the kustomize
+//! binary itself does under `LoadRestrictionsNone`.
 
 use std::collections::BTreeMap;
 
-use crate::source::view::{self, clean};
+use crate::source::view::clean;
+use crate::source::SourceFs;
 use std::path::{Path, PathBuf};
 
-/// The disk, with in-memory files laid over it. Paths are absolute and lexically clean.
-#[derive(Debug, Default, Clone)]
+/// What lies under the in-memory files.
+#[derive(Debug, Clone)]
+enum Under {
+    /// Nothing: only the in-memory files exist.
+    Nothing,
+    /// The machine's disk, unconfined (a folder that is no Flux source).
+    Disk,
+    /// A source tree, confined to its root.
+    Source(SourceFs),
+}
+
+/// In-memory files laid over a source tree (or over nothing, or the machine's disk). Paths
+/// are absolute and lexically clean.
+#[derive(Debug, Clone)]
 pub struct Vfs {
     files: BTreeMap<PathBuf, String>,
-    /// The folder every disk read must stay in (resolved), when confined.
-    root: Option<PathBuf>,
+    under: Under,
 }
 
 impl Vfs {
-    /// The disk alone, unconfined: for a plain `kustomize build` of a folder that is no
-    /// Flux source (`kustomize` itself reads anywhere under `LoadRestrictionsNone`).
+    /// The machine's disk alone, unconfined: for a plain `kustomize build` of a folder that
+    /// is no Flux source (`kustomize` itself reads anywhere under `LoadRestrictionsNone`).
     #[must_use]
     pub fn disk() -> Self {
-        Vfs::default()
-    }
-
-    /// The disk confined to the source root `root`, as Flux's secure file system is.
-    #[must_use]
-    pub fn confined(root: &Path) -> Self {
-        let root = clean(&absolute(root));
-        let root = view::canonicalize(&root).unwrap_or(root);
         Vfs {
             files: BTreeMap::new(),
-            root: Some(root),
+            under: Under::Disk,
         }
     }
 
-    /// Whether a disk read of `path` stays in the root: lexically, and, off a viewed tree
-    /// (which holds no symbolic links), once links are resolved (fs_secure.go isSecurePath:
-    /// an existing path is judged by its resolved folder, a missing one by its own).
+    /// Nothing but the files inserted.
+    #[must_use]
+    pub fn memory() -> Self {
+        Vfs {
+            files: BTreeMap::new(),
+            under: Under::Nothing,
+        }
+    }
+
+    /// The source tree `fs`, confined to its root as Flux's secure file system is.
+    #[must_use]
+    pub fn source(fs: SourceFs) -> Self {
+        Vfs {
+            files: BTreeMap::new(),
+            under: Under::Source(fs),
+        }
+    }
+
+    /// Whether a read of `path` stays in the source root (always, off a source).
     fn allows(&self, path: &Path) -> bool {
-        let Some(root) = &self.root else {
-            return true;
-        };
-        let path = clean(&absolute(path));
-        if !path.starts_with(root) {
-            return false;
-        }
-        if view::is_viewed(&path) {
-            return true;
-        }
-        match std::fs::canonicalize(&path) {
-            Ok(resolved) => resolved.starts_with(root),
-            Err(_) => true,
+        match &self.under {
+            Under::Source(fs) => fs.contains(&absolute(path)),
+            Under::Nothing | Under::Disk => true,
         }
     }
 
     /// Flux's error for a read outside the root.
     fn constraint(&self, op: &str, path: &Path) -> std::io::Error {
-        let root = self.root.as_deref().unwrap_or(Path::new("/"));
+        let root = match &self.under {
+            Under::Source(fs) => fs.root(),
+            Under::Nothing | Under::Disk => Path::new("/"),
+        };
         let path = clean(&absolute(path));
         std::io::Error::new(
             std::io::ErrorKind::PermissionDenied,
@@ -80,7 +98,7 @@ impl Vfs {
         )
     }
 
-    /// `Ok` when a disk read of `path` is allowed, Flux's error otherwise.
+    /// `Ok` when a read of `path` is allowed, Flux's error otherwise.
     fn check(&self, op: &str, path: &Path) -> std::io::Result<()> {
         if self.allows(path) {
             Ok(())
@@ -90,15 +108,24 @@ impl Vfs {
     }
 
     /// Adds (or replaces) the file at `path` with `content`. A relative `path` is taken
-    /// from the current directory; a folder on disk is named by its resolved path, as the
-    /// builder names the folders it reads.
+    /// from the current directory; a folder of what lies under is named by its resolved
+    /// path, as the builder names the folders it reads.
     pub fn insert(&mut self, path: &Path, content: impl Into<String>) {
         let path = clean(&absolute(path));
         let resolved = path
             .parent()
             .zip(path.file_name())
-            .and_then(|(dir, name)| view::canonicalize(dir).ok().map(|d| d.join(name)));
+            .and_then(|(dir, name)| self.canonical_under(dir).map(|d| d.join(name)));
         self.files.insert(resolved.unwrap_or(path), content.into());
+    }
+
+    /// `path` resolved by what lies under the in-memory files, if it exists there.
+    fn canonical_under(&self, path: &Path) -> Option<PathBuf> {
+        match &self.under {
+            Under::Nothing => None,
+            Under::Disk => std::fs::canonicalize(path).ok(),
+            Under::Source(fs) => fs.canonicalize(path).ok(),
+        }
     }
 
     /// The in-memory file at `path`, if any.
@@ -121,16 +148,26 @@ impl Vfs {
             .is_some_and(|(f, _)| f.starts_with(&dir))
     }
 
-    /// Whether `path` is a file, in memory or on disk.
+    /// Whether `path` is a file, in memory or under.
     #[must_use]
     pub fn is_file(&self, path: &Path) -> bool {
-        self.held(path).is_some() || (self.allows(path) && view::is_file(path))
+        self.held(path).is_some()
+            || match &self.under {
+                Under::Nothing => false,
+                Under::Disk => path.is_file(),
+                Under::Source(fs) => fs.is_file(&absolute(path)),
+            }
     }
 
-    /// Whether `path` is a folder, on disk or holding in-memory files.
+    /// Whether `path` is a folder, under or holding in-memory files.
     #[must_use]
     pub fn is_dir(&self, path: &Path) -> bool {
-        (self.allows(path) && view::is_dir(path)) || self.holds_dir(path)
+        let under = match &self.under {
+            Under::Nothing => false,
+            Under::Disk => path.is_dir(),
+            Under::Source(fs) => fs.is_dir(&absolute(path)),
+        };
+        under || self.holds_dir(path)
     }
 
     /// The text of the file at `path`.
@@ -139,7 +176,11 @@ impl Vfs {
             return Ok(text.clone());
         }
         self.check("read", path)?;
-        view::read_to_string(path)
+        match &self.under {
+            Under::Nothing => Err(not_found(path)),
+            Under::Disk => std::fs::read_to_string(path),
+            Under::Source(fs) => fs.read_to_string(&absolute(path)),
+        }
     }
 
     /// The bytes of the file at `path`.
@@ -148,16 +189,25 @@ impl Vfs {
             return Ok(text.clone().into_bytes());
         }
         self.check("read", path)?;
-        view::read(path)
+        match &self.under {
+            Under::Nothing => Err(not_found(path)),
+            Under::Disk => std::fs::read(path),
+            Under::Source(fs) => fs.read(&absolute(path)),
+        }
     }
 
     /// `path` with symbolic links resolved, as kustomize's loader roots are; an in-memory
-    /// folder or file that is not on disk is taken as it is written (it has no links).
+    /// folder or file that is not under is taken as it is written (it has no links).
     pub fn canonicalize(&self, path: &Path) -> std::io::Result<PathBuf> {
         if self.held(path).is_none() && !self.holds_dir(path) {
             self.check("abs", path)?;
         }
-        match view::canonicalize(path) {
+        let under = match &self.under {
+            Under::Nothing => Err(not_found(path)),
+            Under::Disk => std::fs::canonicalize(path),
+            Under::Source(fs) => fs.canonicalize(&absolute(path)),
+        };
+        match under {
             Ok(p) if self.allows(&p) => Ok(p),
             Ok(p) => Err(self.constraint("abs", &p)),
             Err(e) => {
@@ -169,6 +219,13 @@ impl Vfs {
             }
         }
     }
+}
+
+fn not_found(path: &Path) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::NotFound,
+        format!("{}: no such file", path.display()),
+    )
 }
 
 fn absolute(path: &Path) -> PathBuf {
@@ -209,14 +266,19 @@ mod tests {
 
     // fluxcd/pkg kustomize/filesys/fs_secure.go: every path is asserted to be inside root.
     #[test]
-    fn a_confined_disk_refuses_paths_outside_the_root_as_flux_secure_fs_does() {
+    fn a_source_refuses_paths_outside_the_root_as_flux_secure_fs_does() {
         let tmp = tempfile::tempdir().unwrap();
         let top = std::fs::canonicalize(tmp.path()).unwrap();
         let root = top.join("repo");
         std::fs::create_dir_all(root.join("app")).unwrap();
         std::fs::write(root.join("app/in.yaml"), "in").unwrap();
         std::fs::write(top.join("secret.txt"), "token").unwrap();
-        let vfs = Vfs::confined(&root);
+        // A symbolic link that leaves the root is not in the source at all (never archived).
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(top.join("secret.txt"), root.join("app/link")).unwrap();
+        let tree =
+            crate::source::in_place(&root, &crate::source::SourceOptions::default()).unwrap();
+        let vfs = Vfs::source(tree.fs().clone());
         assert_eq!(vfs.read_to_string(&root.join("app/in.yaml")).unwrap(), "in");
         let escape = root.join("app/../../secret.txt");
         let err = vfs.read(&escape).unwrap_err().to_string();
@@ -232,13 +294,14 @@ mod tests {
         assert!(!vfs.is_dir(&top));
         assert!(vfs.canonicalize(&top).is_err());
         assert!(vfs.read(Path::new("/etc/passwd")).is_err());
-        // A symbolic link that leaves the root is judged by where it leads.
+        assert!(!vfs.is_file(Path::new("/etc/passwd")));
         #[cfg(unix)]
         {
-            std::os::unix::fs::symlink(top.join("secret.txt"), root.join("app/link")).unwrap();
             assert!(vfs.read(&root.join("app/link")).is_err());
             assert!(!vfs.is_file(&root.join("app/link")));
         }
+        // Nothing under: only what is held exists.
+        assert!(Vfs::memory().read(&root.join("app/in.yaml")).is_err());
         // Unconfined, the same read goes through (a plain kustomize build).
         assert_eq!(Vfs::disk().read(&escape).unwrap(), b"token");
     }

@@ -471,7 +471,7 @@ mod tests {
         )
         .unwrap();
         let order = Order::new(&nodes);
-        let mut files = Files::new(std::path::Path::new("/nonexistent"));
+        let mut files = Files::new(&crate::source::SourceFs::empty("/nonexistent".into()));
         ClusterCheck {
             cluster: "test",
             nodes: &nodes,
