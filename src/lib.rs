@@ -10,6 +10,7 @@ pub mod cli;
 pub mod compare;
 pub mod config;
 pub mod conformance;
+pub mod digest;
 pub mod discover;
 pub mod envsubst;
 pub mod finding;

@@ -13,7 +13,7 @@ pub fn object_line(text: &str, kind: &str, name: &str) -> Option<usize> {
     let mut lines = text.lines().peekable();
     while let Some(line) = lines.next() {
         line_no += 1;
-        let is_marker = line == "---" || line.starts_with("--- ");
+        let is_marker = crate::goyaml::stream::is_document_start(line);
         if !is_marker {
             doc.push((line_no, line));
         }

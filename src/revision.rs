@@ -136,7 +136,7 @@ fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
         cache.builder().identity(),
         crate::build::own_fingerprint(),
     ]);
-    crate::artifact::sha256_hex(text.to_string().as_bytes())
+    crate::digest::sha256_hex(text.to_string().as_bytes())
 }
 
 /// Whether a render can be told again from its tree alone (see the module's doc).

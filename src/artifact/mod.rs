@@ -2,10 +2,8 @@
 //! kustomize's legacy order, with SHA-256 digests of the whole and of each object.
 
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 use crate::flux::ObjectId;
-use crate::generate::hex;
 
 /// One object of an artifact.
 #[derive(Debug, Clone, Serialize)]
@@ -56,11 +54,7 @@ pub struct Artifact {
     pub yaml: String,
 }
 
-/// SHA-256 in lower-case hex.
-#[must_use]
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
+pub use crate::digest::sha256_hex;
 
 impl Artifact {
     /// Reads kustomize's printed output.
@@ -107,7 +101,7 @@ pub fn strip_origins(output: &str) -> (String, Vec<Option<Origin>>) {
     while i < lines.len() {
         let line = lines[i];
         let body = line.trim_end_matches(['\n', '\r']);
-        if body == "---" {
+        if crate::goyaml::stream::is_document_start(body) {
             origins.push(None);
             out.push_str(line);
             i += 1;
@@ -132,7 +126,7 @@ pub fn strip_origins(output: &str) -> (String, Vec<Option<Origin>>) {
             // empty annotations map.
             let next_ind = lines.get(i).map_or(0, |l| {
                 let l = l.trim_end_matches(['\n', '\r']);
-                if l == "---" {
+                if crate::goyaml::stream::is_document_start(l) {
                     0
                 } else {
                     indent(l)

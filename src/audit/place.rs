@@ -184,7 +184,7 @@ fn document_range(text: &str, kind: &str, names: &[String]) -> (usize, usize, Op
     let mut docs = Vec::new();
     let mut start = 0;
     for (i, l) in lines.iter().enumerate() {
-        if is_doc_marker(l) {
+        if crate::goyaml::stream::is_document_start(l) {
             docs.push((start, i));
             start = i + 1;
         }
@@ -216,11 +216,6 @@ fn document_range(text: &str, kind: &str, names: &[String]) -> (usize, usize, Op
         None => (0, lines.len()),
     };
     (start, end, name_line)
-}
-
-fn is_doc_marker(line: &str) -> bool {
-    let body = line.trim_end();
-    body == "---" || body.starts_with("--- ") || body.starts_with("---\t")
 }
 
 /// The `nth` occurrence of the needle on lines `[start, end)` (0-based), as a 1-based line,

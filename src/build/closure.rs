@@ -24,7 +24,8 @@ use crate::source::SourceFs;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::generate::{hex, KUSTOMIZATION_FILES};
+use crate::digest::hex;
+use crate::generate::KUSTOMIZATION_FILES;
 
 /// The files a build reads.
 #[derive(Debug, Clone, PartialEq, Eq)]

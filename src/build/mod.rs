@@ -238,7 +238,7 @@ impl KustomizeBinary {
                 .ok()
                 .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
                 .map_or(0, |d| d.as_nanos());
-            crate::artifact::sha256_hex(
+            crate::digest::sha256_hex(
                 format!("tool\0{}\0{}\0{mtime}", program.display(), m.len()).as_bytes(),
             )
         });
@@ -423,7 +423,7 @@ impl<'b> BuildCache<'b> {
         job: &Job<'_>,
     ) -> Result<(String, Maker), BuildError> {
         let content = inputs.map(|c| {
-            crate::artifact::sha256_hex(format!("{}\0{}", self.identity, c.digest()).as_bytes())
+            crate::digest::sha256_hex(format!("{}\0{}", self.identity, c.digest()).as_bytes())
         });
         let cell = {
             let mut map = self

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::generate::hex;
+use crate::digest::hex;
 
 const MAGIC: &str = "fluxsim-build-cache v1";
 

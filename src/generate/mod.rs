@@ -12,7 +12,6 @@ use std::sync::Arc;
 
 use crate::source::SourceFs;
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
 use crate::flux::Kustomization;
 
@@ -387,7 +386,7 @@ pub fn prepare(
             serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
         }
     };
-    let digest = hex(&Sha256::digest(content.as_bytes()));
+    let digest = crate::digest::sha256_hex(content.as_bytes());
     Ok(Prepared {
         source_dir: dir,
         key: format!("{rel_path}#{digest}"),
@@ -405,18 +404,6 @@ fn wants_origins(doc: &Value) -> bool {
     doc.get("buildMetadata")
         .and_then(Value::as_array)
         .is_some_and(|l| l.iter().any(|v| v == ORIGIN_ANNOTATIONS))
-}
-
-/// Lower-case hex.
-#[must_use]
-pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
 }
 
 /// The generator's merge of the Flux spec into the kustomization (kustomize_generator.go).

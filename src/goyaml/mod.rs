@@ -9,5 +9,6 @@ pub mod gotime;
 pub mod json;
 pub mod resolve;
 pub mod strconv;
+pub mod stream;
 pub mod v2;
 pub mod yaml_json;

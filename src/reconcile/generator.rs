@@ -586,7 +586,7 @@ fn build(
     let tree = crate::source::Tree::linked(links, dirs, None)
         .map_err(|e| Unknown::Failed(e.to_string()))?;
     Ok(SourceTree::made(
-        crate::artifact::sha256_hex(identity.as_bytes()),
+        crate::digest::sha256_hex(identity.as_bytes()),
         tree,
         PathMap::Files {
             files: file_map,

@@ -1211,7 +1211,7 @@ fn null_coercing_string_map(v: Option<&Value>) -> BTreeMap<String, String> {
 
 /// Prints objects the way kustomize prints resources read back from JSON, in legacy order.
 fn reprint(cache: &BuildCache<'_>, pieces: &[(bool, String)]) -> Result<String, String> {
-    let key = crate::artifact::sha256_hex(
+    let key = crate::digest::sha256_hex(
         pieces
             .iter()
             .fold(String::new(), |mut s, (j, t)| {
@@ -1238,10 +1238,9 @@ fn reprint(cache: &BuildCache<'_>, pieces: &[(bool, String)]) -> Result<String, 
             .zip(pieces)
             .map(|(n, (_, t))| (n.as_str(), t.clone())),
     ) {
-        inputs.files.insert(
-            name.to_string(),
-            crate::artifact::sha256_hex(text.as_bytes()),
-        );
+        inputs
+            .files
+            .insert(name.to_string(), crate::digest::sha256_hex(text.as_bytes()));
         files.insert(&virtual_dir.join(name), text);
     }
     let written: std::sync::OnceLock<Result<tempfile::TempDir, String>> =

@@ -153,7 +153,7 @@ impl Tree {
                 .iter()
                 .filter_map(|rel| {
                     let bytes = self.fs.read(&self.root().join(rel)).ok()?;
-                    Some((slash_path(rel), sha256_hex(&bytes)))
+                    Some((slash_path(rel), crate::digest::sha256_hex(&bytes)))
                 })
                 .collect()
         })
@@ -397,18 +397,6 @@ pub fn clean_relative(path: &str) -> Option<String> {
         }
     }
     Some(parts.join("/"))
-}
-
-/// SHA-256 in lower-case hex.
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest as _;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .fold(String::with_capacity(64), |mut s, b| {
-            use std::fmt::Write as _;
-            let _ = write!(s, "{b:02x}");
-            s
-        })
 }
 
 /// A relative path as `/`-separated text.

@@ -11,8 +11,7 @@ use super::vfs::Vfs;
 use super::NativeError;
 
 /// File names kustomize looks for, in its order (`konfig.RecognizedKustomizationFileNames`).
-pub(crate) const FILE_NAMES: [&str; 3] =
-    ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+pub(crate) use crate::generate::KUSTOMIZATION_FILES as FILE_NAMES;
 
 /// Whether a kustomization file is a `Kustomization` or a `Component`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,8 +10,6 @@
 //! by the same prefixes and suffixes as the referrer. So renames in a sub-kustomization and
 //! in the kustomizations above it are all followed at the end.
 
-use sha2::{Digest, Sha256};
-
 use super::node::{Map, Node};
 use super::resource::{
     effective_namespace, is_cluster_scoped, Gvk, PrevId, Resource, NOT_A_NAMESPACE,
@@ -597,7 +595,7 @@ fn hash_of(r: &Resource) -> String {
         field(&mut json, "name", None);
     }
     json.push('}');
-    let hex = crate::generate::hex(&Sha256::digest(json.as_bytes()));
+    let hex = crate::digest::sha256_hex(json.as_bytes());
     hex.chars()
         .take(10)
         .map(|c| match c {
