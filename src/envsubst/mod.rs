@@ -17,7 +17,6 @@ use std::fmt;
 pub use node::{Expr, Node};
 pub use parser::ParseErrorKind;
 
-pub(crate) use lexer::is_go_letter;
 
 /// Variables for a substitution: a name maps to a value, or is unset.
 pub trait Vars {

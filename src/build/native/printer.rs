@@ -707,9 +707,17 @@ fn digit_value(c: char) -> i64 {
     i64::from(u32::from(c)) - i64::from(u32::from('0'))
 }
 
-/// Go's `unicode.IsLetter`, as the envsubst lexer has it.
+/// Go's `unicode.IsLetter`: general category L (Lu, Ll, Lt, Lm, Lo).
 fn is_letter(c: char) -> bool {
-    crate::envsubst::is_go_letter(u32::from(c))
+    use unicode_general_category::{get_general_category, GeneralCategory as G};
+    matches!(
+        get_general_category(c),
+        G::UppercaseLetter
+            | G::LowercaseLetter
+            | G::TitlecaseLetter
+            | G::ModifierLetter
+            | G::OtherLetter
+    )
 }
 
 fn is_digit(c: char) -> bool {
