@@ -16,6 +16,7 @@ pub mod finding;
 pub mod flux;
 pub mod generate;
 pub mod graph;
+pub mod images;
 pub mod ksgraph;
 pub mod locate;
 pub mod manifest;
