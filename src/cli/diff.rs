@@ -345,8 +345,8 @@ pub(crate) fn run_compare(args: &CompareArgs) -> Outcome {
     if chosen.len() < 2 {
         if !asked.is_empty() {
             anyhow::bail!(
-                "compare needs at least two clusters; --cluster named {}",
-                crate::report::plural(asked.len(), "cluster")
+                "compare needs at least two clusters; --cluster named only `{}`",
+                asked.join(", ")
             );
         }
         // A repository of one cluster has nothing to compare: that is not an error, so that
