@@ -817,8 +817,8 @@ fn dot_output_has_a_subgraph_per_cluster_and_marks_what_never_becomes_ready() {
         "{dot}"
     );
     assert!(dot.contains("\"dev/flux-system/flux-system\" -> \"dev/flux-system/infra\" [style=dashed, color=gray];"), "{dot}");
-    // dev: 3 applies + 2 dependsOn edges; prod: 2 applies + 2 dependsOn edges.
-    assert_eq!(dot.matches(" -> ").count(), 9, "{dot}");
+    // dev: 3 applies + 2 dependsOn edges; prod: 2 applies + 2 dependsOn edges; the legend's 2.
+    assert_eq!(dot.matches(" -> ").count(), 11, "{dot}");
 }
 
 #[test]
