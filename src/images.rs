@@ -373,8 +373,14 @@ mod tests {
             }]
         };
         let d = diff_images(
-            &side(vec![use_("c[name=web]", "nginx:1.25"), use_("c[name=old]", "x:1")]),
-            &side(vec![use_("c[name=web]", "nginx:1.27"), use_("c[name=new]", "y:1")]),
+            &side(vec![
+                use_("c[name=web]", "nginx:1.25"),
+                use_("c[name=old]", "x:1"),
+            ]),
+            &side(vec![
+                use_("c[name=web]", "nginx:1.27"),
+                use_("c[name=new]", "y:1"),
+            ]),
         );
         let got: Vec<(Option<String>, Option<String>)> = d[0]
             .changes

@@ -8,6 +8,7 @@
 #[allow(dead_code)]
 mod common;
 
+use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -29,7 +30,12 @@ fn run_script(
 ) -> (i32, String, String) {
     let mut cmd = Command::new("bash");
     cmd.arg(script(name)).args(args);
-    for var in ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GITHUB_OUTPUT"] {
+    for var in [
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GITHUB_OUTPUT",
+    ] {
         cmd.env_remove(var);
     }
     cmd.envs(env.iter().copied());
@@ -59,11 +65,12 @@ fn comment_body(report: &str, args: &[&str]) -> String {
 fn big_report(n: usize) -> String {
     let mut s = String::from("## ✅ fluxsim prove: `main` → `HEAD`: PASS\n\n### Changes\n");
     for i in 0..n {
-        s.push_str(&format!(
+        let _ = write!(
+            s,
             "\n<details><summary><code>flux-system/app-{i}</code> in dev, prod: 1 object</summary>\n\n```diff\n"
-        ));
+        );
         for j in 0..40 {
-            s.push_str(&format!("+  key-{j}: value {i} é\n"));
+            let _ = writeln!(s, "+  key-{j}: value {i} é");
         }
         s.push_str("```\n\n</details>\n");
     }
@@ -82,22 +89,44 @@ fn comment_body_is_capped_at_githubs_65536_characters_with_a_note_of_what_was_cu
     let report = big_report(200);
     assert!(report.len() > 3 * GITHUB_LIMIT);
     let body = comment_body(&report, &["--artifact-url", "https://example.invalid/a/1"]);
-    assert!(body.chars().count() <= GITHUB_LIMIT, "{}", body.chars().count());
+    assert!(
+        body.chars().count() <= GITHUB_LIMIT,
+        "{}",
+        body.chars().count()
+    );
     assert!(body.len() <= GITHUB_LIMIT, "bytes too: {}", body.len());
     assert!(body.starts_with("<!-- fluxsim-comment: fluxsim -->\n## ✅ fluxsim prove"));
-    assert!(body.contains("> This report was cut to fit a pull-request comment (65536 characters): "));
+    assert!(
+        body.contains("> This report was cut to fit a pull-request comment (65536 characters): ")
+    );
     // What was cut is named: the sections that did not fit.
     let note = &body[body.find("> [!WARNING]").unwrap()..];
-    assert!(note.contains(", with: the rest of `flux-system/app-"), "{note}");
-    assert!(note.contains("in dev, prod: 1 object; `flux-system/app-"), "{note}");
+    assert!(
+        note.contains(", with: the rest of `flux-system/app-"),
+        "{note}"
+    );
+    assert!(
+        note.contains("in dev, prod: 1 object; `flux-system/app-"),
+        "{note}"
+    );
     assert!(note.contains(" more."), "{note}");
     assert!(body.contains("[fluxsim report artifact](https://example.invalid/a/1)"));
     // Every code block and <details> that was opened is closed.
     assert_eq!(body.matches("```").count() % 2, 0);
-    assert_eq!(body.matches("<details>").count(), body.matches("</details>").count());
+    assert_eq!(
+        body.matches("<details>").count(),
+        body.matches("</details>").count()
+    );
     // Nothing but whole lines of the report (and the note) are kept.
-    for line in body.lines().skip(1).take_while(|l| !l.starts_with("> [!WARNING]")) {
-        assert!(line.is_empty() || line == "```" || line == "</details>" || report.contains(line), "{line}");
+    for line in body
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with("> [!WARNING]"))
+    {
+        assert!(
+            line.is_empty() || line == "```" || line == "</details>" || report.contains(line),
+            "{line}"
+        );
     }
 }
 
@@ -105,7 +134,7 @@ fn comment_body_is_capped_at_githubs_65536_characters_with_a_note_of_what_was_cu
 fn comment_body_cap_closes_a_fence_cut_in_the_middle() {
     let mut report = String::from("## x\n\n<details><summary>big</summary>\n\n````diff\n");
     for i in 0..5000 {
-        report.push_str(&format!("+line {i}\n"));
+        let _ = writeln!(report, "+line {i}");
     }
     report.push_str("````\n\n</details>\n");
     let body = comment_body(&report, &["--max-chars", "8000"]);
@@ -133,7 +162,11 @@ fn fake_bin(dir: &Path, name: &str, body: &str) {
 }
 
 fn with_path(dir: &Path) -> String {
-    format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default())
+    format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
 }
 
 #[test]
@@ -177,25 +210,42 @@ esac
     let calls = fs::read_to_string(&log).unwrap();
     let lines: Vec<&str> = calls.lines().collect();
     assert!(lines[0].contains("repos/org/fleet/issues/7/comments --jq .[] | select(.body | startswith(\"<!-- fluxsim-comment: fluxsim -->\")) | .id"), "{calls}");
-    assert!(lines[1].starts_with("api -X POST repos/org/fleet/issues/7/comments -F body=@"), "{calls}");
-    assert!(lines[3].starts_with("api -X PATCH repos/org/fleet/issues/comments/4242 -F body=@"), "{calls}");
+    assert!(
+        lines[1].starts_with("api -X POST repos/org/fleet/issues/7/comments -F body=@"),
+        "{calls}"
+    );
+    assert!(
+        lines[3].starts_with("api -X PATCH repos/org/fleet/issues/comments/4242 -F body=@"),
+        "{calls}"
+    );
 }
 
 #[test]
 fn sticky_comment_on_a_read_only_token_is_a_warning_not_a_failure() {
     let tmp = tempfile::tempdir().unwrap();
-    fake_bin(tmp.path(), "gh", "echo 'HTTP 403: Resource not accessible by integration' >&2; exit 1\n");
+    fake_bin(
+        tmp.path(),
+        "gh",
+        "echo 'HTTP 403: Resource not accessible by integration' >&2; exit 1\n",
+    );
     let body = tmp.path().join("comment.md");
     fs::write(&body, "<!-- fluxsim-comment: fluxsim -->\nreport\n").unwrap();
     let path = with_path(tmp.path());
     let (code, out, _) = run_script(
         "post-comment",
         &[body.to_str().unwrap()],
-        &[("PATH", &path), ("GITHUB_REPOSITORY", "org/fleet"), ("PR_NUMBER", "7")],
+        &[
+            ("PATH", &path),
+            ("GITHUB_REPOSITORY", "org/fleet"),
+            ("PR_NUMBER", "7"),
+        ],
         None,
     );
     assert_eq!(code, 0);
-    assert!(out.starts_with("::warning::fluxsim could not read the pull-request comment"), "{out}");
+    assert!(
+        out.starts_with("::warning::fluxsim could not read the pull-request comment"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -240,12 +290,20 @@ esac
     let (code, out, err) = run(r#"[{"id": 1, "body": "LGTM"}]"#);
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, "posted a note\n");
-    let (code, out, err) = run(r#"[{"id": 1, "body": "LGTM"}, {"id": 99, "body": "<!-- fluxsim-comment: fluxsim -->\nold"}]"#);
+    let (code, out, err) = run(
+        r#"[{"id": 1, "body": "LGTM"}, {"id": 99, "body": "<!-- fluxsim-comment: fluxsim -->\nold"}]"#,
+    );
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, "updated note 99\n");
     let calls = fs::read_to_string(&log).unwrap();
-    assert!(calls.contains("-X POST -H PRIVATE-TOKEN: t0ken --data-urlencode body@"), "{calls}");
-    assert!(calls.contains("https://gitlab.example/api/v4/projects/12/merge_requests/3/notes/99"), "{calls}");
+    assert!(
+        calls.contains("-X POST -H PRIVATE-TOKEN: t0ken --data-urlencode body@"),
+        "{calls}"
+    );
+    assert!(
+        calls.contains("https://gitlab.example/api/v4/projects/12/merge_requests/3/notes/99"),
+        "{calls}"
+    );
 }
 
 /// A fleet repository served as `origin` and a clone of it with a pull-request branch of two
@@ -278,7 +336,12 @@ fn merge_base_of_a_pull_request_is_where_it_left_the_base_branch() {
     let (code, out, err) = run_script("merge-base", &["main"], &[], Some(clone.path()));
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, main);
-    let (code, out, _) = run_script("merge-base", &["--base", "HEAD~1", "main"], &[], Some(clone.path()));
+    let (code, out, _) = run_script(
+        "merge-base",
+        &["--base", "HEAD~1", "main"],
+        &[],
+        Some(clone.path()),
+    );
     assert_eq!(code, 0);
     assert_eq!(out, git(clone.path(), &["rev-parse", "HEAD~1"]));
     let (code, _, err) = run_script("merge-base", &[], &[], Some(clone.path()));
@@ -310,18 +373,25 @@ fn action_steps_on_a_fixture_pull_request_produce_the_comment_body() {
         Some(clone.path()),
     );
     assert_eq!(code, 0, "{err}");
-    assert_eq!(fs::read_to_string(out.path().join("exit-code")).unwrap(), "0\n", "{err}");
+    assert_eq!(
+        fs::read_to_string(out.path().join("exit-code")).unwrap(),
+        "0\n",
+        "{err}"
+    );
     assert_eq!(fs::read_to_string(&gh_output).unwrap(), "exit-code=0\n");
     let report = fs::read_to_string(out.path().join("report.md")).unwrap();
     assert!(report.starts_with("## ✅ fluxsim prove: "), "{report}");
     assert!(report.contains("orders-api:2.15.0"), "{report}");
     // The image section that `images --diff` adds.
     assert!(
-        report.contains("| `ghcr.io/example-org/orders-api:2.14.1` → `ghcr.io/example-org/orders-api:2.15.0` |"),
+        report.contains(
+            "| `ghcr.io/example-org/orders-api:2.14.1` → `ghcr.io/example-org/orders-api:2.15.0` |"
+        ),
         "{report}"
     );
     let sarif: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(out.path().join("fluxsim.sarif")).unwrap()).unwrap();
+        serde_json::from_str(&fs::read_to_string(out.path().join("fluxsim.sarif")).unwrap())
+            .unwrap();
     assert_eq!(sarif["version"], "2.1.0");
     let body = comment_body(&report, &["--marker", "fluxsim"]);
     assert!(body.starts_with("<!-- fluxsim-comment: fluxsim -->\n## ✅ fluxsim prove"));
@@ -344,9 +414,15 @@ fn run_reports_an_error_of_fluxsim_in_the_report() {
         Some(clone.path()),
     );
     assert_eq!(code, 0);
-    assert_eq!(fs::read_to_string(out.path().join("exit-code")).unwrap(), "2\n");
+    assert_eq!(
+        fs::read_to_string(out.path().join("exit-code")).unwrap(),
+        "2\n"
+    );
     let report = fs::read_to_string(out.path().join("report.md")).unwrap();
-    assert!(report.starts_with("## ❌ fluxsim prove could not run (exit 2)"), "{report}");
+    assert!(
+        report.starts_with("## ❌ fluxsim prove could not run (exit 2)"),
+        "{report}"
+    );
 }
 
 #[cfg(target_os = "linux")]
@@ -382,7 +458,12 @@ fn install_takes_the_release_binary_and_checks_its_sha256() {
     assert!(dest.path().join("fluxsim").is_file());
     // A tampered archive is refused.
     fs::write(&sums, format!("{}  {archive}\n", "0".repeat(64))).unwrap();
-    let (code, _, err) = run_script("install", &[dest.path().to_str().unwrap()], &[("FLUXSIM_DOWNLOAD_URL", &url)], None);
+    let (code, _, err) = run_script(
+        "install",
+        &[dest.path().to_str().unwrap()],
+        &[("FLUXSIM_DOWNLOAD_URL", &url)],
+        None,
+    );
     assert_eq!(code, 1);
     assert!(err.contains("SHA-256"), "{err}");
 }
@@ -401,15 +482,24 @@ fn action_calls_only_scripts_that_exist() {
     let calls: Vec<&str> = action
         .split("scripts/action/")
         .skip(1)
-        .map(|s| s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).next().unwrap())
+        .map(|s| {
+            s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .next()
+                .unwrap()
+        })
         .collect();
     assert!(calls.len() >= 5, "{calls:?}");
     for name in calls {
         let path = script(name);
         let mode = fs::metadata(&path)
-            .unwrap_or_else(|_| panic!("action.yml calls scripts/action/{name}, which does not exist"))
+            .unwrap_or_else(|_| {
+                panic!("action.yml calls scripts/action/{name}, which does not exist")
+            })
             .permissions();
-        assert!(std::os::unix::fs::PermissionsExt::mode(&mode) & 0o111 != 0, "{name} is not executable");
+        assert!(
+            std::os::unix::fs::PermissionsExt::mode(&mode) & 0o111 != 0,
+            "{name} is not executable"
+        );
     }
     // The SARIF upload: the v4 action, skipped on forks.
     assert!(action.contains("github/codeql-action/upload-sarif@v4"));

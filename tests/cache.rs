@@ -157,11 +157,7 @@ fn a_corrupt_cache_entry_is_rebuilt_never_trusted() {
     assert_eq!(again.stdout, cold.stdout, "corrupt entries were used");
     // And they were written back whole: the next run builds nothing.
     let table = fluxsim(&["render", fleet.to_str().unwrap(), "--cache-dir", dir]);
-    assert!(
-        table.stdout.contains(", 0 builds, "),
-        "{}",
-        table.stdout
-    );
+    assert!(table.stdout.contains(", 0 builds, "), "{}", table.stdout);
 }
 
 #[test]

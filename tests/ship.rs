@@ -86,7 +86,8 @@ fn images_diff_shows_an_image_bump_in_the_fleet_once_for_both_clusters() {
         out.stdout
     );
     assert!(
-        out.stdout.ends_with("result: 1 image change in 2 clusters\n"),
+        out.stdout
+            .ends_with("result: 1 image change in 2 clusters\n"),
         "{}",
         out.stdout
     );
@@ -142,11 +143,22 @@ fn diff_prints_a_change_made_the_same_way_in_several_clusters_once() {
         "{}",
         out.stdout
     );
-    assert_eq!(out.stdout.matches("+        image: ghcr.io/example-org/orders-api:2.15.0").count(), 1, "{}", out.stdout);
-    let md = run(repo.path(), &["diff", "--base", "HEAD", "--format", "markdown"]);
+    assert_eq!(
+        out.stdout
+            .matches("+        image: ghcr.io/example-org/orders-api:2.15.0")
+            .count(),
+        1,
+        "{}",
+        out.stdout
+    );
+    let md = run(
+        repo.path(),
+        &["diff", "--base", "HEAD", "--format", "markdown"],
+    );
     assert!(
-        md.stdout
-            .contains("<summary><code>flux-system/apps-wave-1</code> in dev, prod: 1 object</summary>"),
+        md.stdout.contains(
+            "<summary><code>flux-system/apps-wave-1</code> in dev, prod: 1 object</summary>"
+        ),
         "{}",
         md.stdout
     );
@@ -165,10 +177,20 @@ fn diff_strip_label_drops_noise_before_comparing() {
     assert_eq!(noisy.code, 1, "{}{}", noisy.stdout, noisy.stderr);
     let quiet = run(
         repo.path(),
-        &["diff", "--base", "HEAD", "--strip-label", "example.com/build"],
+        &[
+            "diff",
+            "--base",
+            "HEAD",
+            "--strip-label",
+            "example.com/build",
+        ],
     );
     assert_eq!(quiet.code, 0, "{}{}", quiet.stdout, quiet.stderr);
-    assert!(quiet.stdout.ends_with("result: identical\n"), "{}", quiet.stdout);
+    assert!(
+        quiet.stdout.ends_with("result: identical\n"),
+        "{}",
+        quiet.stdout
+    );
     let field = run(
         repo.path(),
         &[
@@ -180,7 +202,10 @@ fn diff_strip_label_drops_noise_before_comparing() {
         ],
     );
     assert_eq!(field.code, 0, "{}{}", field.stdout, field.stderr);
-    let bad = run(repo.path(), &["diff", "--base", "HEAD", "--strip-field", "a..b"]);
+    let bad = run(
+        repo.path(),
+        &["diff", "--base", "HEAD", "--strip-field", "a..b"],
+    );
     assert_eq!(bad.code, 2, "{}", bad.stderr);
 }
 
@@ -190,7 +215,15 @@ fn diff_style_fields_names_the_changed_field_paths() {
     bump_orders(repo.path());
     let out = run(
         repo.path(),
-        &["diff", "--base", "HEAD", "--diff-style", "fields", "--cluster", "dev"],
+        &[
+            "diff",
+            "--base",
+            "HEAD",
+            "--diff-style",
+            "fields",
+            "--cluster",
+            "dev",
+        ],
     );
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(
@@ -206,7 +239,10 @@ fn diff_style_fields_names_the_changed_field_paths() {
 fn diff_color_always_colours_and_never_does_not() {
     let repo = repo_from("testdata/fleet");
     bump_orders(repo.path());
-    let always = run(repo.path(), &["diff", "--base", "HEAD", "--color", "always"]);
+    let always = run(
+        repo.path(),
+        &["diff", "--base", "HEAD", "--color", "always"],
+    );
     assert!(always.stdout.contains("\x1b[32m"), "{}", always.stdout);
     assert!(always.stdout.contains("\x1b[31m"), "{}", always.stdout);
     let never = run(repo.path(), &["diff", "--base", "HEAD", "--color", "never"]);
@@ -220,20 +256,40 @@ fn diff_color_always_colours_and_never_does_not() {
 fn limit_bytes_cuts_any_output_with_a_note_of_what_was_cut() {
     let repo = repo_from("testdata/fleet");
     bump_orders(repo.path());
-    let out = run(repo.path(), &["diff", "--base", "HEAD", "--limit-bytes", "600"]);
+    let out = run(
+        repo.path(),
+        &["diff", "--base", "HEAD", "--limit-bytes", "600"],
+    );
     assert_eq!(out.code, 1, "the status is the diff's");
     assert!(out.stdout.len() <= 600, "{}", out.stdout.len());
     assert!(
-        out.stdout.lines().last().unwrap().starts_with("... cut by --limit-bytes 600: "),
+        out.stdout
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("... cut by --limit-bytes 600: "),
         "{}",
         out.stdout
     );
     let md = run(
         repo.path(),
-        &["diff", "--base", "HEAD", "--format", "markdown", "--limit-bytes", "1500"],
+        &[
+            "diff",
+            "--base",
+            "HEAD",
+            "--format",
+            "markdown",
+            "--limit-bytes",
+            "1500",
+        ],
     );
     assert!(md.stdout.len() <= 1500);
-    assert_eq!(md.stdout.matches("<details>").count(), md.stdout.matches("</details>").count(), "{}", md.stdout);
+    assert_eq!(
+        md.stdout.matches("<details>").count(),
+        md.stdout.matches("</details>").count(),
+        "{}",
+        md.stdout
+    );
     let render = fluxsim(&["render", "testdata/fleet", "--limit-bytes", "300"]);
     assert!(render.stdout.len() <= 300);
     assert!(render.stdout.contains("... cut by --limit-bytes 300"));
@@ -241,27 +297,68 @@ fn limit_bytes_cuts_any_output_with_a_note_of_what_was_cut() {
 
 #[test]
 fn secret_values_are_masked_in_build_output_unless_shown() {
-    let args = ["build", "testdata/fleet", "--cluster", "dev", "-k", "apps-vms"];
+    let args = [
+        "build",
+        "testdata/fleet",
+        "--cluster",
+        "dev",
+        "-k",
+        "apps-vms",
+    ];
     let masked = fluxsim(&args);
     assert_eq!(masked.code, 0, "{}", masked.stderr);
     // stringData is folded into data, as the API server stores it; data values are masked
     // with the base64 of `**SECRET**`, so the Secret stays valid.
-    assert!(masked.stdout.contains("  userdata: KipTRUNSRVQqKg==\n"), "{}", masked.stdout);
-    assert!(!masked.stdout.contains("I2Nsb3VkLWNvbmZpZw"), "the base64 of #cloud-config");
-    let wave1 = fluxsim(&["build", "testdata/fleet", "--cluster", "dev", "-k", "apps-wave-1"]);
+    assert!(
+        masked.stdout.contains("  userdata: KipTRUNSRVQqKg==\n"),
+        "{}",
+        masked.stdout
+    );
+    assert!(
+        !masked.stdout.contains("I2Nsb3VkLWNvbmZpZw"),
+        "the base64 of #cloud-config"
+    );
+    let wave1 = fluxsim(&[
+        "build",
+        "testdata/fleet",
+        "--cluster",
+        "dev",
+        "-k",
+        "apps-wave-1",
+    ]);
     // SOPS data as `flux build` masks it, and its metadata gone.
-    assert!(wave1.stdout.contains("  DATABASE_PASSWORD: '**SOPS**'\n"), "{}", wave1.stdout);
+    assert!(
+        wave1.stdout.contains("  DATABASE_PASSWORD: '**SOPS**'\n"),
+        "{}",
+        wave1.stdout
+    );
     assert!(!wave1.stdout.contains("ENC[AES256_GCM"));
     let mut shown_args = args.to_vec();
     shown_args.push("--show-secrets");
     let shown = fluxsim(&shown_args);
-    assert!(!shown.stdout.contains("KipTRUNSRVQqKg=="), "{}", shown.stdout);
-    assert!(shown.stdout.contains("  userdata: I2Nsb3VkLWNvbmZpZw"), "{}", shown.stdout);
+    assert!(
+        !shown.stdout.contains("KipTRUNSRVQqKg=="),
+        "{}",
+        shown.stdout
+    );
+    assert!(
+        shown.stdout.contains("  userdata: I2Nsb3VkLWNvbmZpZw"),
+        "{}",
+        shown.stdout
+    );
 }
 
 #[test]
 fn masking_is_presentation_only_digests_come_from_the_real_artifact() {
-    let json = fluxsim(&["render", "testdata/fleet", "--format", "json", "--cluster", "dev"]).json();
+    let json = fluxsim(&[
+        "render",
+        "testdata/fleet",
+        "--format",
+        "json",
+        "--cluster",
+        "dev",
+    ])
+    .json();
     let k = common::kustomization(&json, "dev", "apps-vms");
     let shown = fluxsim(&[
         "build",
@@ -288,7 +385,10 @@ fn masking_is_presentation_only_digests_come_from_the_real_artifact() {
     let file = fs::read_to_string(dir.join("dev/flux-system/apps-vms.yaml")).unwrap();
     assert!(file.contains("userdata: KipTRUNSRVQqKg=="));
     let sums = fs::read_to_string(dir.join("SHA256SUMS")).unwrap();
-    assert!(sums.contains(&format!("{}  dev/flux-system/apps-vms.yaml", common::sha256(file.as_bytes()))));
+    assert!(sums.contains(&format!(
+        "{}  dev/flux-system/apps-vms.yaml",
+        common::sha256(file.as_bytes())
+    )));
 }
 
 #[test]
@@ -311,7 +411,14 @@ fn a_masked_secret_change_is_still_a_change_and_names_the_key() {
     assert!(!out.stdout.contains("+  userdata:"), "{}", out.stdout);
     let shown = run(
         repo.path(),
-        &["diff", "--base", "HEAD", "--cluster", "dev", "--show-secrets"],
+        &[
+            "diff",
+            "--base",
+            "HEAD",
+            "--cluster",
+            "dev",
+            "--show-secrets",
+        ],
     );
     assert!(shown.stdout.contains("+  userdata: "), "{}", shown.stdout);
     assert!(!shown.stdout.contains("masked values changed"));
@@ -319,7 +426,14 @@ fn a_masked_secret_change_is_still_a_change_and_names_the_key() {
 
 #[test]
 fn skip_crds_and_skip_secrets_leave_objects_out_of_a_build() {
-    let all = fluxsim(&["build", "testdata/fleet", "--cluster", "dev", "-k", "platform"]);
+    let all = fluxsim(&[
+        "build",
+        "testdata/fleet",
+        "--cluster",
+        "dev",
+        "-k",
+        "platform",
+    ]);
     assert!(all.stdout.contains("kind: CustomResourceDefinition"));
     let skipped = fluxsim(&[
         "build",
@@ -330,7 +444,11 @@ fn skip_crds_and_skip_secrets_leave_objects_out_of_a_build() {
         "platform",
         "--skip-crds",
     ]);
-    assert!(!skipped.stdout.contains("kind: CustomResourceDefinition"), "{}", skipped.stdout);
+    assert!(
+        !skipped.stdout.contains("kind: CustomResourceDefinition"),
+        "{}",
+        skipped.stdout
+    );
     assert!(skipped.stdout.contains("kind: Deployment"));
     let no_secrets = fluxsim(&[
         "build",
@@ -341,7 +459,11 @@ fn skip_crds_and_skip_secrets_leave_objects_out_of_a_build() {
         "apps-vms",
         "--skip-secrets",
     ]);
-    assert!(!no_secrets.stdout.contains("kind: Secret"), "{}", no_secrets.stdout);
+    assert!(
+        !no_secrets.stdout.contains("kind: Secret"),
+        "{}",
+        no_secrets.stdout
+    );
 }
 
 #[test]
@@ -356,12 +478,27 @@ fn compare_on_a_one_cluster_repo_exits_0_with_a_note() {
 
 #[test]
 fn compare_takes_clusters_from_cluster_flags_in_order() {
-    let out = fluxsim(&["compare", "testdata/fleet", "--cluster", "prod", "--cluster", "dev"]);
+    let out = fluxsim(&[
+        "compare",
+        "testdata/fleet",
+        "--cluster",
+        "prod",
+        "--cluster",
+        "dev",
+    ]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
-    assert!(out.stdout.contains("prod vs dev run the same graph"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("prod vs dev run the same graph"),
+        "{}",
+        out.stdout
+    );
     let one = fluxsim(&["compare", "testdata/fleet", "--cluster", "dev"]);
     assert_eq!(one.code, 2);
-    assert!(one.stderr.contains("at least two clusters"), "{}", one.stderr);
+    assert!(
+        one.stderr.contains("at least two clusters"),
+        "{}",
+        one.stderr
+    );
 }
 
 #[test]
@@ -380,7 +517,12 @@ fn build_without_cluster_lists_the_clusters() {
 #[test]
 fn render_summary_uses_singular_forms_and_says_builds_when_no_kustomize_ran() {
     let out = fluxsim(&["render", "testdata/steady/own-vars", "--builder", "native"]);
-    let summary = out.stdout.lines().rev().find(|l| l.contains("rendered")).unwrap();
+    let summary = out
+        .stdout
+        .lines()
+        .rev()
+        .find(|l| l.contains("rendered"))
+        .unwrap();
     assert!(
         summary.starts_with("1 cluster, 1/1 Kustomization rendered, 2 builds ("),
         "{summary}"
@@ -405,15 +547,28 @@ fn prove_help_matches_the_readme() {
     let documented = flags(usage);
     let offered = flags(&help);
     for f in &documented {
-        assert!(offered.contains(f), "README's prove usage names {f}, which `prove --help` lacks");
+        assert!(
+            offered.contains(f),
+            "README's prove usage names {f}, which `prove --help` lacks"
+        );
     }
     // prove's own flags (not the render flags every command shares) are all in the README.
-    for own in ["--base", "--head", "--expect", "--canary-path", "--allow-blind", "--format"] {
+    for own in [
+        "--base",
+        "--head",
+        "--expect",
+        "--canary-path",
+        "--allow-blind",
+        "--format",
+    ] {
         assert!(documented.contains(own), "README's prove usage lacks {own}");
         assert!(offered.contains(own));
     }
     // And what the README says of --base is what --help says.
-    assert!(help.contains("merge-base of HEAD and the default branch"), "{help}");
+    assert!(
+        help.contains("merge-base of HEAD and the default branch"),
+        "{help}"
+    );
 }
 
 #[test]
@@ -447,7 +602,9 @@ fn sarif_paths_are_relative_to_the_git_root() {
         .unwrap()
         .to_string();
     assert!(uri.starts_with("testdata/audit/"), "{uri}");
-    let info = log["runs"][0]["tool"]["driver"]["informationUri"].as_str().unwrap();
+    let info = log["runs"][0]["tool"]["driver"]["informationUri"]
+        .as_str()
+        .unwrap();
     assert!(info.ends_with("/fluxsim"), "{info}");
 }
 
@@ -455,14 +612,22 @@ fn sarif_paths_are_relative_to_the_git_root() {
 fn graph_markdown_wraps_mermaid_in_a_code_block() {
     let out = fluxsim(&["graph", "testdata/fleet", "--format", "markdown"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stdout.contains("\n```mermaid\nflowchart LR\n"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("\n```mermaid\nflowchart LR\n"),
+        "{}",
+        out.stdout
+    );
     assert_eq!(out.stdout.matches("```").count(), 2);
 }
 
 #[test]
 fn graph_dot_has_a_legend() {
     let out = fluxsim(&["graph", "testdata/fleet", "--format", "dot"]);
-    assert!(out.stdout.contains("subgraph cluster_legend"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("subgraph cluster_legend"),
+        "{}",
+        out.stdout
+    );
     assert!(out.stdout.contains("B dependsOn A"));
     assert!(out.stdout.trim_end().ends_with('}'));
 }

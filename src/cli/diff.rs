@@ -8,13 +8,13 @@ use super::{passed_or_finding, Outcome, Output, Status};
 use crate::build::BuildCache;
 use crate::canary;
 use crate::compare::{compare_clusters, diff_revisions, DiffOptions, DiffStyle, RevisionDiff};
-use crate::report::limit::Kind;
 use crate::reconcile::Reuse;
 use crate::render::{
     build_cache, load_tree_known, make_builder, render_tree_cached, render_tree_with, Prior,
     RepoOptions, RepoRender,
 };
 use crate::report::diff as report;
+use crate::report::limit::Kind;
 use crate::revision::{render_revision, RevisionRender};
 
 /// Output formats of `diff`, `compare` and `prove`.
@@ -109,18 +109,16 @@ struct Base {
 
 /// `--base`, or the merge-base of HEAD and the default branch.
 fn base_of(args: &DiffArgs) -> anyhow::Result<Base> {
-    Ok(match &args.base {
-        Some(rev) => Base {
+    if let Some(rev) = &args.base {
+        return Ok(Base {
             rev: rev.clone(),
             label: None,
-        },
-        None => {
-            let b = super::git::default_base(&args.flags.repo)?;
-            Base {
-                rev: b.commit,
-                label: Some(b.label),
-            }
-        }
+        });
+    }
+    let b = super::git::default_base(&args.flags.repo)?;
+    Ok(Base {
+        rev: b.commit,
+        label: Some(b.label),
     })
 }
 

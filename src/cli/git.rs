@@ -9,7 +9,12 @@ use std::process::{Command, Stdio};
 fn git(dir: &Path, args: &[&str]) -> Option<String> {
     let mut cmd = Command::new("git");
     cmd.arg("-C").arg(dir).args(args).stdin(Stdio::null());
-    for var in ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR"] {
+    for var in [
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_COMMON_DIR",
+    ] {
         cmd.env_remove(var);
     }
     cmd.env("GIT_OPTIONAL_LOCKS", "0");
@@ -29,7 +34,13 @@ fn default_branch(dir: &Path) -> Option<String> {
     }
     ["main", "master", "origin/main", "origin/master"]
         .into_iter()
-        .find(|b| git(dir, &["rev-parse", "--verify", "-q", &format!("{b}^{{commit}}")]).is_some())
+        .find(|b| {
+            git(
+                dir,
+                &["rev-parse", "--verify", "-q", &format!("{b}^{{commit}}")],
+            )
+            .is_some()
+        })
         .map(str::to_string)
 }
 

@@ -1,7 +1,7 @@
 //! `fluxsim images`: the container images every cluster runs, or what changed between two
 //! revisions.
 
-use super::diff::{render_pair, DiffArgs, DiffView, DiffStyleFlag, Format};
+use super::diff::{render_pair, DiffArgs, DiffStyleFlag, DiffView, Format};
 use super::render::{RenderFlags, SecretFlags};
 use super::{passed_or_finding, Outcome, Output, Status};
 use crate::images::{cluster_images, diff_images};
@@ -63,9 +63,12 @@ pub(crate) fn run(args: &Args) -> Outcome {
         &cluster_images(&pair.head.clusters),
     );
     let (base, head) = (pair.diff.base.clone(), pair.diff.head.clone());
-    let changed = changes.iter().any(|c| !c.changes.is_empty());
+    let any_change = changes.iter().any(|c| !c.changes.is_empty());
     let (text, kind) = match args.format {
-        Format::Text => (report::images_diff_text(&base, &head, &changes), Kind::DiffText),
+        Format::Text => (
+            report::images_diff_text(&base, &head, &changes),
+            Kind::DiffText,
+        ),
         Format::Json => (
             format!("{:#}\n", report::images_diff_json(&base, &head, &changes)),
             Kind::Json,
@@ -76,5 +79,5 @@ pub(crate) fn run(args: &Args) -> Outcome {
         ),
     };
     pair.finish();
-    Ok(Output::new(text, passed_or_finding(!changed)).kind(kind))
+    Ok(Output::new(text, passed_or_finding(!any_change)).kind(kind))
 }

@@ -21,7 +21,13 @@ pub struct Cli {
     #[command(subcommand)]
     command: Command,
     /// Colour diffs: `auto` when stdout is a terminal and NO_COLOR is unset.
-    #[arg(long, global = true, value_enum, default_value = "auto", value_name = "WHEN")]
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value = "auto",
+        value_name = "WHEN"
+    )]
     color: crate::report::limit::Color,
     /// Cut what is printed to at most N bytes, ending with a note of what was cut (a cut
     /// Markdown report keeps its code blocks and details closed; JSON is cut with a note on
@@ -228,7 +234,9 @@ fn run_command() -> ExitCode {
         Command::Completions { shell } => Ok(completions(shell)),
     };
     let present = Presentation {
-        color: cli.color.enabled(std::io::IsTerminal::is_terminal(&std::io::stdout())),
+        color: cli
+            .color
+            .enabled(std::io::IsTerminal::is_terminal(&std::io::stdout())),
         limit_bytes: cli.limit_bytes,
     };
     print_outcome(outcome, &present).into()
@@ -259,7 +267,12 @@ fn asks_for_sarif(args: &[String]) -> bool {
 /// The shell completion script for `shell`, made from the flags defined here.
 fn completions(shell: clap_complete::Shell) -> Output {
     let mut out = Vec::new();
-    clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "fluxsim", &mut out);
+    clap_complete::generate(
+        shell,
+        &mut <Cli as clap::CommandFactory>::command(),
+        "fluxsim",
+        &mut out,
+    );
     Output::new(out, Status::Ok)
 }
 

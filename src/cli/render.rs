@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use super::{passed_or_finding, Outcome, Output, Status};
 use crate::reconcile::Status as KsStatus;
-use crate::report::limit::Kind;
 use crate::render::{render_dir, BuilderChoice, RepoOptions};
+use crate::report::limit::Kind;
 
 /// Flags shared by the subcommands that render a repository.
 #[derive(Debug, Clone, clap::Args)]

@@ -1,10 +1,8 @@
 //! The YAML-aware object diff (`--diff-style fields`): which field paths changed, with their
 //! old and new values, rather than which lines.
 
-use std::collections::BTreeSet;
-use std::fmt::Write as _;
-
 use serde_json::Value;
+use std::collections::BTreeSet;
 
 /// A value as one line: JSON, cut when long.
 fn show(v: &Value) -> String {
@@ -42,83 +40,80 @@ fn by_name(a: &[Value], b: &[Value]) -> bool {
     !(a.is_empty() && b.is_empty()) && named(a) && named(b)
 }
 
-fn walk(path: &str, old: &Value, new: &Value, masked: &dyn Fn(&str) -> bool, out: &mut String) {
-    if old == new {
-        return;
-    }
-    let join = |k: &str| {
-        if path.is_empty() {
-            segment(k)
-        } else {
-            format!("{path}.{}", segment(k))
-        }
-    };
-    let val = |p: &str, v: &Value| {
-        if masked(p) {
+/// What the walk carries: the masking rule and the lines written.
+struct Walk<'m> {
+    masked: &'m dyn Fn(&str) -> bool,
+    out: String,
+}
+
+impl Walk<'_> {
+    fn show_at(&self, path: &str, v: &Value) -> String {
+        if (self.masked)(path) {
             "(masked)".to_string()
         } else {
             show(v)
         }
-    };
-    match (old, new) {
-        (Value::Object(a), Value::Object(b)) => {
-            let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-            for k in keys {
-                let p = join(k);
-                match (a.get(k), b.get(k)) {
-                    (Some(x), Some(y)) => walk(&p, x, y, masked, out),
-                    (Some(x), None) => {
-                        let _ = writeln!(out, "- {p}: {}", val(&p, x));
-                    }
-                    (None, Some(y)) => {
-                        let _ = writeln!(out, "+ {p}: {}", val(&p, y));
-                    }
-                    (None, None) => {}
+    }
+
+    /// One entry of a mapping or list, present on either side or both.
+    fn entry(&mut self, path: &str, before: Option<&Value>, after: Option<&Value>) {
+        match (before, after) {
+            (Some(x), Some(y)) => self.walk(path, x, y),
+            (Some(x), None) => {
+                let line = format!("- {path}: {}\n", self.show_at(path, x));
+                self.out.push_str(&line);
+            }
+            (None, Some(y)) => {
+                let line = format!("+ {path}: {}\n", self.show_at(path, y));
+                self.out.push_str(&line);
+            }
+            (None, None) => {}
+        }
+    }
+
+    fn walk(&mut self, path: &str, old: &Value, new: &Value) {
+        if old == new {
+            return;
+        }
+        match (old, new) {
+            (Value::Object(before), Value::Object(after)) => {
+                let keys: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+                for key in keys {
+                    let at = if path.is_empty() {
+                        segment(key)
+                    } else {
+                        format!("{path}.{}", segment(key))
+                    };
+                    self.entry(&at, before.get(key), after.get(key));
                 }
             }
-        }
-        (Value::Array(a), Value::Array(b)) if by_name(a, b) => {
-            let name = |i: &Value| i["name"].as_str().unwrap_or_default().to_string();
-            let names: Vec<String> = a
-                .iter()
-                .map(name)
-                .chain(b.iter().map(name).filter(|n| !a.iter().any(|i| &name(i) == n)))
-                .collect();
-            for n in names {
-                let p = format!("{path}[name={n}]");
-                let (x, y) = (
-                    a.iter().find(|i| name(i) == n),
-                    b.iter().find(|i| name(i) == n),
+            (Value::Array(before), Value::Array(after)) if by_name(before, after) => {
+                let name = |i: &Value| i["name"].as_str().unwrap_or_default().to_string();
+                let mut names: Vec<String> = before.iter().map(name).collect();
+                for n in after.iter().map(name) {
+                    if !names.contains(&n) {
+                        names.push(n);
+                    }
+                }
+                for n in names {
+                    let find = |l: &'_ [Value]| l.iter().find(|i| name(i) == n).cloned();
+                    let (x, y) = (find(before), find(after));
+                    self.entry(&format!("{path}[name={n}]"), x.as_ref(), y.as_ref());
+                }
+            }
+            (Value::Array(before), Value::Array(after)) => {
+                for i in 0..before.len().max(after.len()) {
+                    self.entry(&format!("{path}[{i}]"), before.get(i), after.get(i));
+                }
+            }
+            _ => {
+                let line = format!(
+                    "~ {path}: {} -> {}\n",
+                    self.show_at(path, old),
+                    self.show_at(path, new)
                 );
-                match (x, y) {
-                    (Some(x), Some(y)) => walk(&p, x, y, masked, out),
-                    (Some(x), None) => {
-                        let _ = writeln!(out, "- {p}: {}", val(&p, x));
-                    }
-                    (None, Some(y)) => {
-                        let _ = writeln!(out, "+ {p}: {}", val(&p, y));
-                    }
-                    (None, None) => {}
-                }
+                self.out.push_str(&line);
             }
-        }
-        (Value::Array(a), Value::Array(b)) => {
-            for i in 0..a.len().max(b.len()) {
-                let p = format!("{path}[{i}]");
-                match (a.get(i), b.get(i)) {
-                    (Some(x), Some(y)) => walk(&p, x, y, masked, out),
-                    (Some(x), None) => {
-                        let _ = writeln!(out, "- {p}: {}", val(&p, x));
-                    }
-                    (None, Some(y)) => {
-                        let _ = writeln!(out, "+ {p}: {}", val(&p, y));
-                    }
-                    (None, None) => {}
-                }
-            }
-        }
-        _ => {
-            let _ = writeln!(out, "~ {path}: {} -> {}", val(path, old), val(path, new));
         }
     }
 }
@@ -127,9 +122,12 @@ fn walk(path: &str, old: &Value, new: &Value, masked: &dyn Fn(&str) -> bool, out
 /// `- path: old`. Values at paths `masked` says are Secret values print as `(masked)`.
 #[must_use]
 pub fn field_changes(old: &Value, new: &Value, masked: &dyn Fn(&str) -> bool) -> String {
-    let mut out = String::new();
-    walk("", old, new, masked, &mut out);
-    out
+    let mut w = Walk {
+        masked,
+        out: String::new(),
+    };
+    w.walk("", old, new);
+    w.out
 }
 
 #[cfg(test)]

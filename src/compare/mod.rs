@@ -354,23 +354,23 @@ fn diff_objects(
             _ => Change::Changed,
         };
         let label = id.to_string();
-        let diff = match (old, new) {
-            (Some(o), Some(n)) => {
-                let (so, sn) = (opts.strip.apply(&o.object), opts.strip.apply(&n.object));
-                let (vo, vn) = (so.as_ref().unwrap_or(&o.object), sn.as_ref().unwrap_or(&n.object));
-                if (so.is_some() || sn.is_some()) && vo == vn {
-                    // The same once the noise is dropped.
-                    continue;
-                }
-                changed_text(o, n, vo, vn, so.is_some() || sn.is_some(), &label, opts)
+        let diff = if let (Some(o), Some(n)) = (old, new) {
+            let (so, sn) = (opts.strip.apply(&o.object), opts.strip.apply(&n.object));
+            let (vo, vn) = (
+                so.as_ref().unwrap_or(&o.object),
+                sn.as_ref().unwrap_or(&n.object),
+            );
+            if (so.is_some() || sn.is_some()) && vo == vn {
+                // The same once the noise is dropped.
+                continue;
             }
-            _ => {
-                let shown = |x: Option<&ArtifactObject>| {
-                    x.map(|x| opts.present.object_text(x).into_owned())
-                        .unwrap_or_default()
-                };
-                unified(&shown(old), &shown(new), &label)
-            }
+            changed_text(o, n, vo, vn, so.is_some() || sn.is_some(), &label, opts)
+        } else {
+            let shown = |x: Option<&ArtifactObject>| {
+                x.map(|x| opts.present.object_text(x).into_owned())
+                    .unwrap_or_default()
+            };
+            unified(&shown(old), &shown(new), &label)
         };
         out.push(ObjectDiff {
             object: id.clone(),
@@ -399,7 +399,11 @@ fn changed_text(
     let mut text = match opts.style {
         DiffStyle::Fields => {
             let masked = |p: &str| {
-                !show && secret && (p.starts_with("data.") || p.starts_with("stringData.") || p.starts_with("sops"))
+                !show
+                    && secret
+                    && (p.starts_with("data.")
+                        || p.starts_with("stringData.")
+                        || p.starts_with("sops"))
             };
             fields::field_changes(vo, vn, &masked)
         }

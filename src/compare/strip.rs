@@ -93,9 +93,11 @@ fn remove_path(v: &mut Value, path: &[String]) -> bool {
                 return map.remove(first).is_some();
             }
             if first == "*" {
-                map.values_mut().fold(false, |c, child| remove_path(child, rest) | c)
+                map.values_mut()
+                    .fold(false, |c, child| remove_path(child, rest) | c)
             } else {
-                map.get_mut(first).is_some_and(|child| remove_path(child, rest))
+                map.get_mut(first)
+                    .is_some_and(|child| remove_path(child, rest))
             }
         }
         Value::Array(items) => {
@@ -110,8 +112,12 @@ fn remove_path(v: &mut Value, path: &[String]) -> bool {
                 };
             }
             match (first.as_str(), index) {
-                ("*", _) => items.iter_mut().fold(false, |c, child| remove_path(child, rest) | c),
-                (_, Some(i)) => items.get_mut(i).is_some_and(|child| remove_path(child, rest)),
+                ("*", _) => items
+                    .iter_mut()
+                    .fold(false, |c, child| remove_path(child, rest) | c),
+                (_, Some(i)) => items
+                    .get_mut(i)
+                    .is_some_and(|child| remove_path(child, rest)),
                 _ => false,
             }
         }
@@ -124,9 +130,8 @@ fn remove_labels(v: &mut Value, keys: &[String]) -> bool {
     let mut changed = false;
     match v {
         Value::Object(map) => {
-            if let Some(Value::Object(labels)) = map
-                .get_mut("metadata")
-                .and_then(|m| m.get_mut("labels"))
+            if let Some(Value::Object(labels)) =
+                map.get_mut("metadata").and_then(|m| m.get_mut("labels"))
             {
                 for k in keys {
                     changed |= labels.remove(k).is_some();
@@ -175,7 +180,10 @@ mod tests {
             "spec": {"template": {"spec": {"containers": [{"name": "a", "env": [1]}, {"name": "b", "env": [2]}]}}}});
         let out = s.apply(&v).unwrap();
         assert_eq!(out["metadata"]["annotations"], json!({"keep": "x"}));
-        assert_eq!(out["spec"]["template"]["spec"]["containers"], json!([{"name": "a"}, {"name": "b"}]));
+        assert_eq!(
+            out["spec"]["template"]["spec"]["containers"],
+            json!([{"name": "a"}, {"name": "b"}])
+        );
         assert_eq!(s.apply(&json!({"kind": "X"})), None, "nothing to strip");
     }
 
@@ -191,6 +199,9 @@ mod tests {
         let out = s.apply(&v).unwrap();
         assert_eq!(out["metadata"]["labels"], json!({"app": "x"}));
         assert_eq!(out["spec"]["template"]["metadata"]["labels"], json!({}));
-        assert_eq!(out["spec"]["selector"]["matchLabels"]["helm.sh/chart"], "kept");
+        assert_eq!(
+            out["spec"]["selector"]["matchLabels"]["helm.sh/chart"],
+            "kept"
+        );
     }
 }

@@ -128,7 +128,11 @@ fn same_change(a: &KustomizationDiff, b: &KustomizationDiff) -> bool {
 fn groups(d: &RevisionDiff) -> Vec<Group<'_>> {
     let mut out: Vec<Group<'_>> = Vec::new();
     for c in &d.clusters {
-        for k in c.kustomizations.iter().filter(|k| k.change != Change::Identical) {
+        for k in c
+            .kustomizations
+            .iter()
+            .filter(|k| k.change != Change::Identical)
+        {
             match out.iter_mut().find(|g| same_change(g.k, k)) {
                 Some(g) => g.clusters.push(&c.cluster),
                 None => out.push(Group {
@@ -142,7 +146,11 @@ fn groups(d: &RevisionDiff) -> Vec<Group<'_>> {
 }
 
 /// The group `k` of `cluster` belongs to.
-fn group_of<'g, 'a>(groups: &'g [Group<'a>], cluster: &str, k: &KustomizationDiff) -> Option<&'g Group<'a>> {
+fn group_of<'g, 'a>(
+    groups: &'g [Group<'a>],
+    cluster: &str,
+    k: &KustomizationDiff,
+) -> Option<&'g Group<'a>> {
     groups
         .iter()
         .find(|g| g.clusters.contains(&cluster) && same_change(g.k, k))

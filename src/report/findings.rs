@@ -190,14 +190,19 @@ mod tests {
     #[test]
     fn sarif_information_uri_names_this_project() {
         let s = findings_sarif(&[R], &[], "");
-        let uri = s["runs"][0]["tool"]["driver"]["informationUri"].as_str().unwrap();
+        let uri = s["runs"][0]["tool"]["driver"]["informationUri"]
+            .as_str()
+            .unwrap();
         assert!(uri.contains("fluxsim"), "{uri}");
     }
 
     #[test]
     fn sarif_paths_are_relative_to_the_git_root() {
         assert_eq!(git_relative("", "apps/x.yaml"), "apps/x.yaml");
-        assert_eq!(git_relative("deploy/", "./apps/x.yaml"), "deploy/apps/x.yaml");
+        assert_eq!(
+            git_relative("deploy/", "./apps/x.yaml"),
+            "deploy/apps/x.yaml"
+        );
     }
 
     #[test]

@@ -148,7 +148,10 @@ pub fn cut(stdout: &[u8], limit: usize, kind: Kind) -> (Vec<u8>, Option<String>)
     };
     if kind == Kind::Json {
         let prefix = line_prefix(&text, limit);
-        let note = format!("fluxsim: note: the JSON output is cut (not valid JSON): {}", note(prefix.len()));
+        let note = format!(
+            "fluxsim: note: the JSON output is cut (not valid JSON): {}",
+            note(prefix.len())
+        );
         return (prefix.as_bytes().to_vec(), Some(note));
     }
     // The note and closers take room of their own: shrink the budget until all fits.
@@ -181,7 +184,9 @@ pub fn cut(stdout: &[u8], limit: usize, kind: Kind) -> (Vec<u8>, Option<String>)
             debug_assert!(out.len() <= limit || total <= limit);
             return (out.into_bytes(), None);
         }
-        budget = budget.saturating_sub(size - limit).min(prefix.len().saturating_sub(1));
+        budget = budget
+            .saturating_sub(size - limit)
+            .min(prefix.len().saturating_sub(1));
     }
 }
 
@@ -199,7 +204,10 @@ mod tests {
     #[test]
     fn limit_bytes_leaves_output_that_fits_alone() {
         let text = lines(3);
-        assert_eq!(cut(text.as_bytes(), 1000, Kind::DiffText), (text.into_bytes(), None));
+        assert_eq!(
+            cut(text.as_bytes(), 1000, Kind::DiffText),
+            (text.into_bytes(), None)
+        );
     }
 
     #[test]
@@ -248,7 +256,9 @@ mod tests {
 
     #[test]
     fn color_marks_added_removed_and_hunk_lines() {
-        let out = colorize(b"dev: 1 changed\n      @@ -1 +1 @@ x\n      -a: 1\n      +a: 2\nresult: changed\n");
+        let out = colorize(
+            b"dev: 1 changed\n      @@ -1 +1 @@ x\n      -a: 1\n      +a: 2\nresult: changed\n",
+        );
         let out = String::from_utf8(out).unwrap();
         assert!(out.contains("\x1b[36m      @@ -1 +1 @@ x\x1b[0m\n"));
         assert!(out.contains("\x1b[31m      -a: 1\x1b[0m\n"));

@@ -104,6 +104,15 @@ impl Presentation {
     }
 }
 
+/// The top-level block [`mask_object`] is reading: what to do with its indented lines.
+#[derive(PartialEq)]
+enum Block {
+    Keep,
+    Drop,
+    /// Mask `data` (0) or `stringData` (1) values.
+    Mask(usize),
+}
+
 /// `text` with the values of a Secret's `data` and `stringData` masked and a SOPS `sops`
 /// block left out; `text` itself when there is nothing to mask.
 ///
@@ -123,13 +132,6 @@ pub fn mask_object<'a>(text: &'a str, object: &Value) -> Cow<'a, str> {
     let data_mask = base64::engine::general_purpose::STANDARD.encode(mask);
     let string_mask = format!("'{mask}'");
     let mut out = String::with_capacity(text.len());
-    // The top-level block being read: what to do with its indented lines.
-    #[derive(PartialEq)]
-    enum Block {
-        Keep,
-        Drop,
-        Mask(usize),
-    }
     let mut block = Block::Keep;
     let mut entry_indent: Option<usize> = None;
     for line in text.split_inclusive('\n') {
@@ -207,7 +209,9 @@ fn key_end(line: &str) -> Option<usize> {
             i + 1
         }
         _ => {
-            let colon = line.find(": ").or_else(|| line.strip_suffix(':').map(str::len))?;
+            let colon = line
+                .find(": ")
+                .or_else(|| line.strip_suffix(':').map(str::len))?;
             return Some(colon);
         }
     };
@@ -218,7 +222,9 @@ fn key_end(line: &str) -> Option<usize> {
 /// masked text cannot show that they changed, so a diff names them.
 #[must_use]
 pub fn changed_secret_keys(base: &Value, head: &Value) -> Vec<String> {
-    if !(is_secret(base) && is_secret(head)) && !(is_sops(base) && is_sops(head)) {
+    let secrets = is_secret(base) && is_secret(head);
+    let sops = is_sops(base) && is_sops(head);
+    if !secrets && !sops {
         return Vec::new();
     }
     let mut out = Vec::new();
@@ -307,6 +313,8 @@ mod tests {
         assert!(!p.shows(&parse(
             "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: x\n"
         )));
-        assert!(p.shows(&parse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n")));
+        assert!(p.shows(&parse(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+        )));
     }
 }

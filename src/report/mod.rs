@@ -81,6 +81,13 @@ pub fn render_table(r: &RepoRender) -> String {
         let _ = writeln!(out, "{}", line.join("  ").trim_end());
     }
     out.push_str(&problems);
+    out.push_str(&summary_line(r));
+    out.push_str(&external_hint(r));
+    out
+}
+
+/// `2 clusters, 16/16 Kustomizations rendered, 23 builds (...)`: what rendered, and how.
+fn summary_line(r: &RepoRender) -> String {
     let total: usize = r.clusters.iter().map(|c| c.kustomizations.len()).sum();
     let ok: usize = r
         .clusters
@@ -119,10 +126,15 @@ pub fn render_table(r: &RepoRender) -> String {
         .flat_map(|c| &c.kustomizations)
         .any(|k| k.built_by == Some(crate::build::Maker::Kustomize));
     let builds = if by_kustomize && r.builds_run > 0 {
-        format!("{} kustomize build{}", r.builds_run, if r.builds_run == 1 { "" } else { "s" })
+        format!(
+            "{} kustomize build{}",
+            r.builds_run,
+            if r.builds_run == 1 { "" } else { "s" }
+        )
     } else {
         plural(r.builds_run, "build")
     };
+    let mut out = String::new();
     let _ = writeln!(
         out,
         "{}, {ok}/{total} Kustomization{} rendered{others}, {builds}{cached} ({}{stats})",
@@ -130,7 +142,6 @@ pub fn render_table(r: &RepoRender) -> String {
         if total == 1 { "" } else { "s" },
         r.builder
     );
-    out.push_str(&external_hint(r));
     out
 }
 

@@ -67,7 +67,9 @@ pub fn artifact_files<'a>(
                 k.artifact.as_ref().map(|a| {
                     let bytes = present.artifact_text(a);
                     let sha256 = match &bytes {
-                        std::borrow::Cow::Borrowed(_) => std::borrow::Cow::Borrowed(a.sha256.as_str()),
+                        std::borrow::Cow::Borrowed(_) => {
+                            std::borrow::Cow::Borrowed(a.sha256.as_str())
+                        }
                         std::borrow::Cow::Owned(t) => {
                             std::borrow::Cow::Owned(crate::artifact::sha256_hex(t.as_bytes()))
                         }
