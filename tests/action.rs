@@ -363,7 +363,8 @@ fn action_steps_on_a_fixture_pull_request_produce_the_comment_body() {
         &[
             ("BASE", base.trim()),
             ("COMMAND", "prove"),
-            ("ARGS", "--expect any"),
+            ("EXPECT", "any"),
+            ("ARGS", "--strip-label example.com/none"),
             ("SARIF", "true"),
             ("FLUXSIM", env!("CARGO_BIN_EXE_fluxsim")),
             ("FLUXSIM_CACHE_DIR", cache.path().to_str().unwrap()),
