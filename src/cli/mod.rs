@@ -200,21 +200,7 @@ fn run_command() -> ExitCode {
             if e.use_stderr() {
                 let raw: Vec<String> = std::env::args().collect();
                 if asks_for_sarif(&raw) {
-                    let rules = if raw.iter().any(|a| a == "graph") {
-                        crate::graph::RULES
-                    } else {
-                        crate::audit::RULES
-                    };
-                    let log = crate::report::findings::empty_sarif(rules, &e.to_string());
-                    let out = Output::new(
-                        serde_json::to_string_pretty(&log).unwrap_or_default() + "\n",
-                        Status::Error,
-                    );
-                    let plain = Presentation {
-                        color: false,
-                        limit_bytes: None,
-                    };
-                    return print_outcome(Ok(out), &plain).into();
+                    return usage_error_sarif(&raw, &e.to_string()).into();
                 }
                 return Status::Error.into();
             }
@@ -262,6 +248,25 @@ fn asks_for_sarif(args: &[String]) -> bool {
     args.windows(2)
         .any(|w| w[0] == "--format" && w[1] == "sarif")
         || args.iter().any(|a| a == "--format=sarif")
+}
+
+/// A usage error under `--format sarif`: the empty log of the command's rules, exit 2.
+fn usage_error_sarif(raw: &[String], error: &str) -> Status {
+    let rules = if raw.iter().any(|a| a == "graph") {
+        crate::graph::RULES
+    } else {
+        crate::audit::RULES
+    };
+    let log = crate::report::findings::empty_sarif(rules, error);
+    let out = Output::new(
+        serde_json::to_string_pretty(&log).unwrap_or_default() + "\n",
+        Status::Error,
+    );
+    let plain = Presentation {
+        color: false,
+        limit_bytes: None,
+    };
+    print_outcome(Ok(out), &plain)
 }
 
 /// The shell completion script for `shell`, made from the flags defined here.
