@@ -9,7 +9,9 @@
 //! shows), the Kustomization as applied on the cluster, and the var sources fluxsim resolved
 //! for it, rebuilt as ConfigMaps and Secrets that give each var the value fluxsim chose.
 //! Both sides must agree: the same objects (by group, kind, namespace and name) with the
-//! same content and the same printed YAML, or both fail. It ends with
+//! same content and the same printed YAML, or both fail for the same reason (the stage that
+//! fails: path, generator, secure filesystem, build, object decoding, var name, strict
+//! unset var, envsubst, YAML re-read, UnmarshalJSON, var source). It ends with
 //! `N identical, M different, F both fail, S skipped` and exits 1 when M > 0 (2 on a usage
 //! or oracle error). Kustomizations not built by fluxsim (external, blocked) or built from
 //! another tree than the repository (mapped sources, ArtifactGenerators) are skipped.
@@ -127,7 +129,12 @@ fn check_repo(repo: &Path, args: &Args, tally: &mut Tally) -> Result<(), String>
             // gives) has no Flux counterpart offline: skipped, and counted.
             // So does one built from another tree than the repository (a mapped source, an
             // ArtifactGenerator's ExternalArtifact): the oracle is handed the repository.
+            // And so does one that fails on fluxsim's own size bound (envsubst's
+            // OUTPUT_GROWTH_LIMIT, postbuild's KUSTOMIZATION_OUTPUT_LIMIT: "fluxsim stops"),
+            // where Flux has none.
+            let bounded = matches!(&k.status, Status::Failed(e) if e.contains("fluxsim stops"));
             let built = matches!(k.status, Status::Rendered | Status::Failed(_))
+                && !bounded
                 && k.unknown_vars.is_empty()
                 && !k
                     .notes
@@ -263,8 +270,9 @@ fn kustomization_object(k: &Kustomization) -> Value {
 }
 
 /// ConfigMaps and Secrets that give each var the value fluxsim resolved, under the source
-/// it came from; every required source fluxsim found exists (empty when all its vars were
-/// overridden), so the oracle finds what fluxsim found.
+/// it came from; every required source exists (empty when it gave no var), also for a
+/// Kustomization that failed after its vars were read, so the oracle finds what fluxsim
+/// found (scripts/oracle-fuzz found failures compared with a source missing on one side).
 fn var_sources(k: &KustomizationRender) -> Vec<Value> {
     let Some(pb) = &k.kustomization.post_build else {
         return Vec::new();
@@ -279,9 +287,13 @@ fn var_sources(k: &KustomizationRender) -> Vec<Value> {
                 .insert(name.clone(), v.value.clone());
         }
     }
-    let rendered = k.status == Status::Rendered;
+    // Every required source exists on the oracle's cluster, also when fluxsim failed after
+    // reading its vars (a source that gave no var is in no `vars` entry), unless fluxsim
+    // failed on a source itself.
+    let source_failed =
+        matches!(&k.status, Status::Failed(e) if fluxsim_failure(e) == Failure::VarSource);
     let mut wanted: BTreeSet<(String, String)> = by_source.keys().cloned().collect();
-    if rendered {
+    if !source_failed {
         for r in pb.substitute_from.iter().filter(|r| !r.optional) {
             wanted.insert((r.kind.clone(), r.name.clone()));
         }
@@ -353,7 +365,17 @@ fn judge(k: &KustomizationRender, result: &Value) -> Verdict {
     let oracle_ok = result["ok"].as_bool().unwrap_or(false);
     let error = result["error"].as_str().unwrap_or_default();
     match (&k.status, &k.artifact, oracle_ok) {
-        (Status::Failed(_), _, false) => Verdict::BothFail,
+        (Status::Failed(e), _, false) => {
+            let (ours, theirs) = (fluxsim_failure(e), flux_failure(error));
+            // An error neither side's wording names is never taken as the same reason.
+            if ours == theirs && ours != Failure::Other {
+                Verdict::BothFail
+            } else {
+                Verdict::Different(format!(
+                    "  both fail, for different reasons:\n    fluxsim ({ours:?}): {e}\n    flux    ({theirs:?}): {error}"
+                ))
+            }
+        }
         (Status::Failed(e), _, true) => {
             Verdict::Different(format!("  fluxsim failed, Flux renders: {e}"))
         }
@@ -404,6 +426,109 @@ fn judge(k: &KustomizationRender, result: &Value) -> Verdict {
             }
         }
         (status, _, _) => Verdict::Different(format!("  unexpected fluxsim state {status:?}")),
+    }
+}
+
+/// Why a Kustomization fails, in the stages kustomize-controller goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Failure {
+    /// `spec.path` is not in the source (reconcile: "kustomization path not found").
+    PathNotFound,
+    /// Flux's generator (`kustomize create failed`).
+    Generate,
+    /// A read outside the source (Flux's secure filesystem, `fs-security-constraint`).
+    SecureFs,
+    /// `kustomize build` itself.
+    Build,
+    /// A built object without apiVersion, kind or name.
+    Decode,
+    /// A var name Flux refuses.
+    InvalidVarName,
+    /// A var unset and without default, in strict mode.
+    StrictUnset,
+    /// envsubst cannot parse or evaluate an expression.
+    Envsubst,
+    /// The substituted text does not read back as YAML (`YAMLToJSON`).
+    YamlReread,
+    /// The JSON cannot be set back into the resource (`UnmarshalJSON`).
+    Unmarshal,
+    /// A `substituteFrom` source cannot be read.
+    VarSource,
+    /// Anything else (after the build: reading the objects back for the apply).
+    Other,
+}
+
+/// The stage the oracle's error (kustomize-controller's own wording) names.
+fn flux_failure(e: &str) -> Failure {
+    if e.starts_with("kustomization path not found") {
+        Failure::PathNotFound
+    } else if e.contains("fs-security-constraint") || e.contains("is not in or below") {
+        Failure::SecureFs
+    } else if e.starts_with("kustomize create failed") {
+        Failure::Generate
+    } else if e.starts_with("kustomize build failed") {
+        Failure::Build
+    } else if e.starts_with("failed to decode Kubernetes apiVersion, kind and name") {
+        Failure::Decode
+    } else if e.starts_with("panic:") && e.contains("slice bounds out of range") {
+        // envsubst's toSubstr panics on a negative length (funcs.go); controller-runtime
+        // recovers the panic and fails the reconcile with it.
+        Failure::Envsubst
+    } else if e.starts_with("post build failed") {
+        if e.contains("var name is invalid") {
+            Failure::InvalidVarName
+        } else if e.contains("variable not set (strict mode)") {
+            Failure::StrictUnset
+        } else if e.contains("envsubst error: YAMLToJSON") {
+            Failure::YamlReread
+        } else if e.contains("envsubst error: UnmarshalJSON") {
+            Failure::Unmarshal
+        } else if e.contains("substitute from '") {
+            Failure::VarSource
+        } else if e.contains("variable substitution failed") {
+            Failure::Envsubst
+        } else {
+            Failure::Other
+        }
+    } else {
+        Failure::Other
+    }
+}
+
+/// The stage fluxsim's error names (its own wording: `src/generate`, `src/build`,
+/// `src/postbuild`, `src/reconcile`).
+fn fluxsim_failure(e: &str) -> Failure {
+    if e.contains("does not exist in the source") {
+        Failure::PathNotFound
+    } else if e.contains("fs-security-constraint") || e.contains("is not in or below") {
+        Failure::SecureFs
+    } else if e.contains("kustomize create failed")
+        || e.contains("failed to decode Kubernetes YAML from")
+        || e.contains("is not a directory")
+    {
+        Failure::Generate
+    } else if e.contains("kustomize build failed")
+        || (e.contains("component `") && e.contains("not found"))
+    {
+        // A missing component is kept in the kustomization by Flux's generator, and the
+        // build fails on it.
+        Failure::Build
+    } else if e.contains("var name is invalid") {
+        Failure::InvalidVarName
+    } else if e.contains("variable not set (strict mode)") {
+        Failure::StrictUnset
+    } else if e.contains("the substituted resource is not valid YAML") {
+        Failure::YamlReread
+    } else if e.contains("(UnmarshalJSON)") {
+        Failure::Unmarshal
+    } else if e.contains("substitute from '") {
+        Failure::VarSource
+    } else if e.contains("variable substitution failed") {
+        Failure::Envsubst
+    } else if e.contains("apiVersion, kind and name") {
+        Failure::Decode
+    } else {
+        Failure::Other
     }
 }
 

@@ -298,7 +298,17 @@ fn a_corrupt_stored_revision_render_is_rendered_again() {
 
 #[test]
 fn a_revision_whose_build_fails_is_never_stored() {
+    // The kustomization of `apps/broken` lists a file that does not exist, with a
+    // buildMetadata the native builder hands over: the kustomize binary's build fails. (A
+    // kustomization that is not YAML fails in Flux's generator, before any build: the tree
+    // decides that, and it is stored.)
     let repo = common::bad_fixture("bad-kustomization-yaml");
+    std::fs::write(
+        repo.path().join("apps/broken/kustomization.yaml"),
+        "resources:\n- missing.yaml\nbuildMetadata: [managedByLabel]\n",
+    )
+    .unwrap();
+    common::commit_all(repo.path(), "a build that fails");
     let cache = tempfile::tempdir().unwrap();
     let (first, _) = revision_run(repo.path(), "HEAD", cache.path());
     assert!(first

@@ -386,7 +386,9 @@ mod tests {
     fn a_remote_input_does_not_hide_a_later_path_outside_the_root() {
         let t = tree(&[(
             "repo/k/kustomization.yaml",
-            "resources: [https://github.com/x/y//z?ref=v1, ../../../etc/passwd]\n",
+            // Block style: in a flow sequence YAML 1.1 (yaml.v2, which kustomize reads its
+            // kustomization with) ends a plain scalar at `?`.
+            "resources:\n- https://github.com/x/y//z?ref=v1\n- ../../../etc/passwd\n",
         )]);
         let root = std::fs::canonicalize(t.path().join("repo")).unwrap();
         assert!(matches!(
@@ -400,7 +402,7 @@ mod tests {
         let t = tree(&[
             (
                 "r/kustomization.yaml",
-                "resources: [https://github.com/x/y//z?ref=v1]\n",
+                "resources:\n- https://github.com/x/y//z?ref=v1\n",
             ),
             (
                 "h/kustomization.yaml",

@@ -133,6 +133,64 @@ pub fn own_fingerprint() -> String {
         )
 }
 
+/// The kustomize version fluxsim reproduces: the one kustomize-controller v1.9.x builds with
+/// (`sigs.k8s.io/kustomize/api` v0.21.1), which `scripts/install-tools` installs.
+pub const REPRODUCED_KUSTOMIZE: &str = "v5.8.1";
+
+/// The `MAJOR.MINOR.PATCH` in what `kustomize version` (`v5.8.1`, or
+/// `{Version:kustomize/v4.5.7 ...}` before v5) or kubectl's `Kustomize Version: v5.5.0`
+/// reports, with a leading `v`.
+#[must_use]
+pub fn kustomize_semver(reported: &str) -> Option<String> {
+    let bytes = reported.as_bytes();
+    (0..bytes.len()).find_map(|start| {
+        if start > 0 && (bytes[start - 1].is_ascii_digit() || bytes[start - 1] == b'.') {
+            return None;
+        }
+        let rest = &reported[start..];
+        let mut parts = rest.splitn(3, '.');
+        let major = parts.next()?;
+        let minor = parts.next()?;
+        let patch: String = parts
+            .next()?
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        (digits(major) && digits(minor) && digits(&patch))
+            .then(|| format!("v{major}.{minor}.{patch}"))
+    })
+}
+
+/// The warning for a kustomize binary whose version is not [`REPRODUCED_KUSTOMIZE`], if any.
+#[must_use]
+pub fn version_warning(program: &Path, is_kubectl: bool, reported: &str) -> Option<String> {
+    let version = kustomize_semver(reported);
+    if version.as_deref() == Some(REPRODUCED_KUSTOMIZE) {
+        return None;
+    }
+    let what = if is_kubectl {
+        format!("{} (kubectl's built-in kustomize", program.display())
+    } else {
+        format!("{} (kustomize", program.display())
+    };
+    let found = version.unwrap_or_else(|| format!("of unknown version: `{}`", reported.trim()));
+    Some(format!(
+        "fluxsim: warning: {what} {found}) is not kustomize {REPRODUCED_KUSTOMIZE}, the version \
+         Flux's kustomize-controller builds with: the builds it makes may differ from Flux's \
+         (install kustomize {REPRODUCED_KUSTOMIZE} with scripts/install-tools, or pass \
+         --kustomize PATH)"
+    ))
+}
+
+/// Prints [`version_warning`] on stderr, once per process however many builders are made.
+fn warn_once_unless_reproduced(program: &Path, is_kubectl: bool, reported: &str) {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    if let Some(warning) = version_warning(program, is_kubectl, reported) {
+        WARNED.call_once(|| eprintln!("{warning}"));
+    }
+}
+
 /// The kustomize binary, run as a subprocess.
 #[derive(Debug, Clone)]
 pub struct KustomizeBinary {
@@ -194,6 +252,7 @@ impl KustomizeBinary {
             }
             v
         };
+        warn_once_unless_reproduced(&program, is_kubectl, &version);
         Ok(KustomizeBinary {
             program,
             subcommand,
@@ -467,5 +526,34 @@ mod tests {
         let e = "E1202 15:33:21.263713   31756 run.go:72] \"command failed\" err=\"accumulating resources: \\\"x\\\" missing\"\n";
         assert_eq!(clean_error(e), "accumulating resources: \"x\" missing");
         assert_eq!(clean_error("Error: plain kustomize\n"), "plain kustomize");
+    }
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::*;
+
+    // What kustomize v5 (`v5.8.1`), kustomize v4 and kubectl 1.32 report.
+    #[test]
+    fn kustomize_version_is_read_from_every_binary_s_report() {
+        assert_eq!(kustomize_semver("v5.8.1\n").as_deref(), Some("v5.8.1"));
+        assert_eq!(
+            kustomize_semver("{Version:kustomize/v4.5.7 GitCommit:56d82a8 BuildDate:2022-08-02T16:35:54Z GoOs:linux GoArch:amd64}").as_deref(),
+            Some("v4.5.7")
+        );
+        assert_eq!(kustomize_semver(" v5.5.0").as_deref(), Some("v5.5.0"));
+        assert_eq!(kustomize_semver("unknown"), None);
+        assert_eq!(kustomize_semver("(devel)"), None);
+    }
+
+    // kustomize-controller v1.9.x builds with kustomize api v0.21.1, that is kustomize v5.8.1.
+    #[test]
+    fn a_kustomize_other_than_v5_8_1_is_warned_about() {
+        let p = Path::new("/usr/bin/kustomize");
+        assert_eq!(version_warning(p, false, "v5.8.1\n"), None);
+        let w = version_warning(Path::new("/usr/bin/kubectl"), true, "v5.5.0").unwrap();
+        assert!(w.starts_with("fluxsim: warning: /usr/bin/kubectl (kubectl's built-in kustomize v5.5.0) is not kustomize v5.8.1"), "{w}");
+        let w = version_warning(p, false, "(devel)").unwrap();
+        assert!(w.contains("of unknown version: `(devel)`"), "{w}");
     }
 }

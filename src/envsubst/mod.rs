@@ -120,6 +120,11 @@ impl Error {
         match &self.kind {
             ErrorKind::Parse(k) => k.flux_message().to_string(),
             ErrorKind::NotSet { name } => format!("variable not set (strict mode): {name:?}"),
+            // Go's runtime (boundsError in runtime/error.go): a negative high bound is
+            // reported alone, one below the low bound with both.
+            ErrorKind::SliceOutOfRange { end, .. } if *end < 0 => {
+                format!("runtime error: slice bounds out of range [:{end}]")
+            }
             ErrorKind::SliceOutOfRange { start, end } => {
                 format!("runtime error: slice bounds out of range [{start}:{end}]")
             }

@@ -37,8 +37,8 @@ pub enum GenerateError {
         /// What is wrong.
         message: String,
     },
-    /// The existing kustomization file does not parse.
-    #[error("{file}: {message}")]
+    /// The existing kustomization file does not parse (Flux's generator fails on it).
+    #[error("kustomize create failed: {file}: {message}")]
     BadKustomization {
         /// The file, relative to the source root.
         file: String,
@@ -202,6 +202,32 @@ fn existing_kustomization(dir: &Path) -> Option<PathBuf> {
 }
 
 /// Lists the manifests Flux's generator would put in `resources`, as `./rel/path`.
+/// The kustomization file `p` as Flux's generator reads it (`yaml.Unmarshal` from
+/// `sigs.k8s.io/yaml` into a `Kustomization`): its text, and its content as a mapping (an
+/// empty one for an empty file or `null`).
+fn read_existing(root: &Path, p: &Path) -> Result<(String, Value), GenerateError> {
+    let rel = p
+        .strip_prefix(root)
+        .unwrap_or(p)
+        .to_string_lossy()
+        .into_owned();
+    let bad = |message: String| GenerateError::BadKustomization {
+        file: rel.clone(),
+        message,
+    };
+    let text = view::read_to_string(p).map_err(|e| bad(e.to_string()))?;
+    let json = crate::postbuild::yaml_json::yaml_to_json(&text).map_err(|e| bad(e.to_string()))?;
+    let doc: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
+    match doc {
+        Value::Object(_) => Ok((text, doc)),
+        Value::Null => Ok((text, json!({}))),
+        _ => Err(bad(
+            "the kustomization is not a mapping (json: cannot unmarshal it into a Kustomization)"
+                .to_string(),
+        )),
+    }
+}
+
 fn scan_resources(root: &Path, dir: &Path) -> Result<Vec<String>, GenerateError> {
     let mut out = Vec::new();
     walk(root, dir, dir, &mut out)?;
@@ -283,6 +309,13 @@ pub fn prepare(root: &Path, ks: &Kustomization, origins: bool) -> Result<Prepare
         return Err(GenerateError::NotADirectory(ks.path.clone()));
     }
     let existing = existing_kustomization(&dir);
+    // kustomize_generator.go GenerateManifest reads the kustomization file (yaml.Unmarshal
+    // into a Kustomization) before anything else, also when it has nothing to merge in: a
+    // file that is not YAML, or not a mapping, fails there ("kustomize create failed").
+    let existing_doc = match &existing {
+        Some(p) => Some(read_existing(root, p)?),
+        None => None,
+    };
     if existing.is_some() && !ks.has_generator_inputs() && !origins {
         return Ok(Prepared {
             source_dir: dir,
@@ -296,24 +329,7 @@ pub fn prepare(root: &Path, ks: &Kustomization, origins: bool) -> Result<Prepare
         });
     }
     let mut existing_text = None;
-    let (file_name, mut doc) = if let Some(p) = &existing {
-        let rel = p
-            .strip_prefix(root)
-            .unwrap_or(p)
-            .to_string_lossy()
-            .into_owned();
-        let text = view::read_to_string(p).map_err(|e| GenerateError::BadKustomization {
-            file: rel.clone(),
-            message: e.to_string(),
-        })?;
-        let json = crate::postbuild::yaml_json::yaml_to_json(&text).map_err(|e| {
-            GenerateError::BadKustomization {
-                file: rel.clone(),
-                message: e.to_string(),
-            }
-        })?;
-        let doc: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
-        let doc = if doc.is_object() { doc } else { json!({}) };
+    let (file_name, mut doc) = if let (Some(p), Some((text, doc))) = (&existing, existing_doc) {
         existing_text = Some(text);
         (
             p.file_name()
@@ -504,5 +520,43 @@ mod tests {
         assert_eq!(dir("./"), ".");
         assert_eq!(dir(""), ".");
         assert_eq!(dir("apps/wave-0/"), "apps/wave-0");
+    }
+
+    fn ks(path: &str) -> Kustomization {
+        Kustomization::from_json(&json!({
+            "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+            "kind": "Kustomization",
+            "metadata": {"name": "k", "namespace": "flux-system"},
+            "spec": {"path": path, "sourceRef": {"kind": "GitRepository", "name": "x"}},
+        }))
+        .unwrap()
+    }
+
+    // kustomize_generator.go GenerateManifest: the existing kustomization is read before
+    // anything else, even when no spec field is merged in, so Flux fails at "kustomize
+    // create", not at the build (checked with scripts/oracle-check).
+    #[test]
+    fn existing_kustomization_that_is_not_yaml_fails_flux_generator() {
+        let root = tempfile::tempdir().unwrap();
+        let write = |dir: &str, text: &str| {
+            std::fs::create_dir_all(root.path().join(dir)).unwrap();
+            std::fs::write(root.path().join(dir).join("kustomization.yaml"), text).unwrap();
+        };
+        write("broken", "resources:\n  - [unclosed\n");
+        write("list", "- a\n");
+        write("empty", "");
+        let err = prepare(root.path(), &ks("./broken"), false).unwrap_err();
+        assert!(
+            matches!(err, GenerateError::BadKustomization { .. }),
+            "{err}"
+        );
+        assert!(
+            err.to_string().starts_with(
+                "kustomize create failed: broken/kustomization.yaml: invalid YAML at line 3"
+            ),
+            "{err}"
+        );
+        assert!(prepare(root.path(), &ks("./list"), false).is_err());
+        assert!(prepare(root.path(), &ks("./empty"), false).is_ok());
     }
 }

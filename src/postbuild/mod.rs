@@ -1,6 +1,6 @@
 //! postBuild substitution of one resource, as kustomize-controller does it.
 
-mod folded;
+mod goyaml;
 pub mod yaml_json;
 
 use std::collections::BTreeMap;
@@ -16,7 +16,13 @@ pub enum SubstituteError {
     Envsubst(#[from] crate::envsubst::Error),
     /// The substituted text is not YAML Flux can read back.
     #[error("the substituted resource is not valid YAML: {0}")]
-    Yaml(String),
+    Yaml(#[from] yaml_json::YamlJsonError),
+    /// A byte-offset substring split a character: Go's YAML reader refuses invalid UTF-8.
+    #[error("the substituted resource is not valid YAML: the result is not valid UTF-8")]
+    NotUtf8,
+    /// The JSON cannot be set back into the kustomize resource (`res.UnmarshalJSON`).
+    #[error("the substituted resource cannot be set back into kustomize's resource (UnmarshalJSON): {0}")]
+    Unmarshal(String),
 }
 
 /// Flux's var-name rule, ASCII only (`varsubRegex` in `kustomize_varsub.go`).
@@ -41,9 +47,130 @@ pub fn substitute_text(
     }
     let out = crate::envsubst::eval(text.as_bytes(), vars, strict)?;
     // A byte-offset substring can split a character; Go's YAML reader rejects invalid UTF-8.
-    let out = String::from_utf8(out)
-        .map_err(|_| SubstituteError::Yaml("the result is not valid UTF-8".to_string()))?;
-    yaml_json::yaml_to_json(&out).map_err(|e| SubstituteError::Yaml(e.to_string()))
+    let out = String::from_utf8(out).map_err(|_| SubstituteError::NotUtf8)?;
+    Ok(yaml_json::yaml_to_json(&out)?)
+}
+
+/// What `SubstituteVariables` (`kustomize_varsub.go`) leaves of one resource:
+/// [`substitute_text`], then the JSON set back into the kustomize resource with
+/// `res.UnmarshalJSON` (see [`unmarshal_json`]).
+pub fn substitute_resource(
+    text: &str,
+    vars: &BTreeMap<String, String>,
+    strict: bool,
+) -> Result<serde_json::Value, SubstituteError> {
+    unmarshal_json(&substitute_text(text, vars, strict)?)
+}
+
+/// kyaml `RNode.UnmarshalJSON` (kyaml v0.21.1 `yaml/rnode.go`), as `SubstituteVariables`
+/// runs it on the substituted JSON: `json.Unmarshal` into a `map[string]interface{}` (so
+/// the JSON must be an object or null, and every number becomes a float64), then
+/// `FromMap`, which marshals the map with yaml.v3 and parses the text again. Two things
+/// follow that fluxsim reproduces: integers lose what a float64 cannot hold
+/// (`9223372036854775807` is applied as `9223372036854776000`, `-0` as `0`), and a string
+/// that yaml.v3 writes as a literal block starting with a tab does not read back, which
+/// fails the Kustomization (checked against Flux's code by
+/// `testdata/conformance/yaml-reread.jsonl`).
+pub fn unmarshal_json(json: &str) -> Result<serde_json::Value, SubstituteError> {
+    use serde_json::Value;
+    let value: Value =
+        serde_json::from_str(json).map_err(|e| SubstituteError::Unmarshal(e.to_string()))?;
+    let mut value = match value {
+        Value::Object(_) => value,
+        // json.Unmarshal of null leaves a nil map, which FromMap marshals as `{}`.
+        Value::Null => Value::Object(serde_json::Map::new()),
+        other => {
+            let kind = match other {
+                Value::Bool(_) => "bool",
+                Value::Number(_) => "number",
+                Value::String(_) => "string",
+                _ => "array",
+            };
+            return Err(SubstituteError::Unmarshal(format!(
+                "json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
+            )));
+        }
+    };
+    let mut path = Vec::new();
+    through_float64_and_yaml_v3(&mut value, &mut path)?;
+    Ok(value)
+}
+
+/// Every number as a float64 that yaml.v3 writes and reads back; every string (key or value)
+/// checked against yaml.v3's literal-block round trip. `path` names the place for errors.
+fn through_float64_and_yaml_v3(
+    value: &mut serde_json::Value,
+    path: &mut Vec<String>,
+) -> Result<(), SubstituteError> {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) => *n = as_float64(n),
+        Value::String(s) => check_literal_block(s, path)?,
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                path.push(i.to_string());
+                through_float64_and_yaml_v3(item, path)?;
+                path.pop();
+            }
+        }
+        Value::Object(map) => {
+            for (key, item) in map.iter_mut() {
+                path.push(key.clone());
+                check_literal_block(key, path)?;
+                through_float64_and_yaml_v3(item, path)?;
+                path.pop();
+            }
+        }
+        Value::Null | Value::Bool(_) => {}
+    }
+    Ok(())
+}
+
+/// A JSON number after Go's float64 and yaml.v3's round trip: what `encoding/json` prints
+/// for the float64, read as an integer where that text is one (`-0` is written `-0` by
+/// yaml.v3 and read back as the integer 0).
+fn as_float64(n: &serde_json::Number) -> serde_json::Number {
+    let f = n.as_f64().unwrap_or(0.0);
+    if f == 0.0 {
+        return serde_json::Number::from(0u64);
+    }
+    let text = yaml_json::go_json_float(f);
+    if let Ok(u) = text.parse::<u64>() {
+        return serde_json::Number::from(u);
+    }
+    if let Ok(i) = text.parse::<i64>() {
+        return serde_json::Number::from(i);
+    }
+    serde_json::Number::from_f64(f).unwrap_or_else(|| n.clone())
+}
+
+/// yaml.v3 (`encode.go` `stringv`, `emitterc.go`) writes a string holding a line break as a
+/// literal block scalar when its characters allow one (no space before a break, no trailing
+/// space, nothing unprintable but tabs); without an indentation indicator, which it adds only
+/// for a leading space or break, a block whose first line starts with a tab cannot be read
+/// back ("found a tab character where an indentation space is expected").
+fn check_literal_block(s: &str, path: &[String]) -> Result<(), SubstituteError> {
+    if !s.starts_with('\t') || !s.contains('\n') {
+        return Ok(());
+    }
+    let is_break = |c: char| matches!(c, '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}');
+    let printable = |c: char| {
+        matches!(c, '\n' | '\t' | ' '..='~' | '\u{A0}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}')
+            && c != '\u{FEFF}'
+    };
+    let space_break = s
+        .chars()
+        .zip(s.chars().skip(1))
+        .any(|(a, b)| a == ' ' && is_break(b));
+    if s.ends_with(' ') || space_break || !s.chars().all(printable) {
+        return Ok(());
+    }
+    Err(SubstituteError::Unmarshal(format!(
+        "found a tab character where an indentation space is expected: the string at `{}` \
+         starts with a tab and holds a line break, which kustomize's YAML (yaml.v3) writes \
+         as a block it cannot read back",
+        path.join(".")
+    )))
 }
 
 /// How many bytes the substituted objects of one Kustomization may hold together: fluxsim's
@@ -162,6 +289,60 @@ mod tests {
     fn strict_substitution_names_the_unset_var() {
         let err = substitute_text("a: ${NOPE}\n", &vars(&[("A", "x")]), true).unwrap_err();
         assert!(err.to_string().contains("\"NOPE\""), "{err}");
+    }
+
+    // kyaml rnode.go UnmarshalJSON: json.Unmarshal makes every number a float64.
+    #[test]
+    fn substituted_integers_are_applied_as_float64_holds_them() {
+        let vars = vars(&[("V", "9223372036854775807")]);
+        let obj = substitute_resource("a: ${V}\nb: -0.0\nc: 7\nd: 1.5\n", &vars, true).unwrap();
+        // Go prints the float64 9223372036854775808 with its shortest digits.
+        assert_eq!(
+            obj.to_string(),
+            r#"{"a":9223372036854776000,"b":0,"c":7,"d":1.5}"#
+        );
+        let obj = unmarshal_json(r#"{"a":-9223372036854775808,"b":123456789012345678,"c":1e21}"#)
+            .unwrap();
+        assert_eq!(obj["b"], json!(123_456_789_012_345_680_u64));
+        assert_eq!(obj["c"], json!(1e21));
+        assert_eq!(obj["a"].as_f64(), Some(-9_223_372_036_854_775_808.0));
+    }
+
+    // kyaml FromMap marshals with yaml.v3, which writes "\tx\n" as a literal block it cannot
+    // read back: Flux fails the resource (checked against kyaml v0.21.1).
+    #[test]
+    fn tab_started_multiline_string_fails_as_kyaml_fails_it() {
+        let err = unmarshal_json(r#"{"data":{"k":"\tx\n"}}"#).unwrap_err();
+        assert!(
+            matches!(err, SubstituteError::Unmarshal(ref m) if m.contains("`data.k`")),
+            "{err}"
+        );
+        assert!(unmarshal_json(r#"{"data":{"\tk\ny":"v"}}"#).is_err());
+        // A trailing space, a space before the break, a control or 4-byte character, or no
+        // tab first: yaml.v3 quotes the string, and it reads back.
+        for ok in [
+            r"\tx\ny ",
+            r"\tx \n",
+            r"\t\u0085\n",
+            "\\t😀\\n",
+            r"\n\tx",
+            r" \tx\n",
+            r"\t",
+        ] {
+            let text = format!(r#"{{"a":"{ok}"}}"#);
+            assert!(unmarshal_json(&text).is_ok(), "{text}");
+        }
+    }
+
+    // json.Unmarshal into a map: only an object (or null) fits.
+    #[test]
+    fn substituted_document_that_is_no_mapping_fails() {
+        let err = substitute_resource("${V}: x\n", &vars(&[("V", "a #b")]), true).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the substituted resource cannot be set back into kustomize's resource (UnmarshalJSON): json: cannot unmarshal string into Go value of type map[string]interface {}"
+        );
+        assert_eq!(unmarshal_json("null").unwrap(), json!({}));
     }
 
     #[test]

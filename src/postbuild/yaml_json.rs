@@ -1,16 +1,14 @@
 //! Re-reading substituted YAML the way Go's `sigs.k8s.io/yaml.YAMLToJSON` does.
 //!
 //! kustomize-controller runs `sigs.k8s.io/yaml` v1.6.0 `YAMLToJSON` on every resource after
-//! envsubst. That function unmarshals with `go.yaml.in/yaml/v2` v2.4.3 (the libyaml port of
+//! envsubst. That function unmarshals with `go.yaml.in/yaml/v2` v2.4.x (the libyaml port of
 //! `gopkg.in/yaml.v2`, YAML 1.1 typing), turns non-string map keys into strings, and prints the
 //! result with Go's `encoding/json`. This module reproduces the three steps:
 //!
-//! 1. **Parse** the first document into a node tree with `saphyr-parser`'s event API.
-//!    `serde_yaml` is deprecated and resolves scalars itself (YAML 1.2), so it cannot tell us
-//!    whether `yes` was written plain or quoted; an event parser gives each scalar's style and
-//!    tag, which decide YAML 1.1 typing, and markers, which give errors a line and column.
-//!    Where saphyr (YAML 1.2) and libyaml disagree on tabs and directives, the differences that
-//!    envsubst can plausibly create are patched here (see `parse_first_document`).
+//! 1. **Parse** the first document into a node tree with [`super::goyaml`], a port of
+//!    yaml.v2's reader, scanner and parser: YAML 1.1 syntax with libyaml's corners (a YAML
+//!    1.2 parser differed on line breaks, tabs, escapes, flow indicators and keys), each
+//!    scalar with its style and tag, which decide YAML 1.1 typing.
 //! 2. **Decode** the tree as yaml.v2 `Unmarshal` into `interface{}` does (`resolve.go`,
 //!    `decode.go`): plain-scalar resolution, explicit tags, merge keys, aliases with their
 //!    recursion and expansion guards, last duplicate key wins.
@@ -19,25 +17,22 @@
 //!
 //! Nesting is limited to [`MAX_DEPTH`] levels so that no input can overflow the stack.
 //!
-//! Known differences from Go, all on input kustomize never prints: nesting deeper than
-//! [`MAX_DEPTH`] (or flow nesting deeper than saphyr's 255) fails where Go succeeds; a tab on
-//! an otherwise blank line, NEL/U+2028/U+2029 as line breaks (YAML 1.1 only), and a flow entry
-//! `[-]` are read the YAML 1.2 way; where Go picks a random winner between two keys that only
-//! differ in YAML type (`1` and `"1"`), the last one in the document wins here. Integers beyond
-//! uint64 follow upstream yaml.v2 v2.4.0 (a float, or a string for hex), not the big-integer
-//! patch of the `sigs.k8s.io/yaml/goyaml.v2` fork.
+//! Known differences from Go: nesting deeper than [`MAX_DEPTH`] fails where Go succeeds;
+//! where Go picks a random winner between two keys that only differ in YAML type (`1` and
+//! `"1"`), the last one in the document wins here. Integers beyond uint64 follow upstream
+//! yaml.v2 v2.4.0 (a float, or a string for hex), not the big-integer patch of the
+//! `sigs.k8s.io/yaml/goyaml.v2` fork.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 
 use base64::Engine as _;
-use saphyr_parser::{Event, Parser, ScalarStyle, ScanError};
+
+use super::goyaml::parser::Parser;
+use super::goyaml::{self, EventKind, Mark, ScalarStyle};
 
 /// Deepest nesting (collections and alias hops) accepted before giving up with an error.
 pub const MAX_DEPTH: usize = 256;
-
-/// How many libyaml leniencies are patched over before giving up (see `parse_first_document`).
-const MAX_PATCHES: usize = 1024;
 
 const STR_TAG: &str = "tag:yaml.org,2002:str";
 const BOOL_TAG: &str = "tag:yaml.org,2002:bool";
@@ -57,6 +52,9 @@ pub enum YamlJsonError {
         line: usize,
         column: usize,
         message: String,
+        /// The message yaml.v2 gives, without its `yaml: ` prefix (its line numbers are its
+        /// own: 0-based for parser errors).
+        go: String,
     },
     /// A character libyaml refuses to read (C0/C1 controls, DEL, U+FFFE, U+FFFF).
     #[error("invalid YAML at line {line}, column {column}: control character U+{code:04X} is not allowed")]
@@ -65,9 +63,6 @@ pub enum YamlJsonError {
         column: usize,
         code: u32,
     },
-    /// A `%YAML` directive other than 1.1, which yaml.v2 rejects.
-    #[error("invalid YAML at line {line}: `%YAML {version}` is not supported, only YAML 1.1 is")]
-    IncompatibleVersion { line: usize, version: String },
     /// An explicit tag that does not fit the scalar, such as `!!int abc`.
     #[error("cannot decode `{value}` as {tag} at line {line}, column {column}")]
     TagMismatch {
@@ -118,7 +113,6 @@ pub enum YamlJsonError {
 
 /// Converts YAML text to JSON text exactly as Go's `sigs.k8s.io/yaml.YAMLToJSON` does
 pub fn yaml_to_json(input: &str) -> Result<String, YamlJsonError> {
-    check_version_directive(input)?;
     let tree = parse_first_document(input)?;
     let Some(root) = tree.root else {
         // An empty stream unmarshals to nil: yaml.go marshals it as `null`.
@@ -146,10 +140,10 @@ struct Pos {
 }
 
 impl Pos {
-    fn of(marker: saphyr_parser::Marker) -> Pos {
+    fn of(mark: Mark) -> Pos {
         Pos {
-            line: marker.line(),
-            column: marker.col() + 1,
+            line: mark.line + 1,
+            column: mark.column + 1,
         }
     }
 }
@@ -172,10 +166,6 @@ enum NodeKind {
 struct Node {
     kind: NodeKind,
     pos: Pos,
-    /// Character index of the node's first token (its anchor or tag, if any).
-    index: usize,
-    /// Whether the node sits in block context (no enclosing flow collection).
-    block_context: bool,
 }
 
 #[derive(Debug, Default)]
@@ -184,328 +174,29 @@ struct Tree {
     root: Option<usize>,
 }
 
-fn syntax_error(err: &ScanError) -> YamlJsonError {
+/// A syntax error as yaml.v2 reports it.
+fn syntax_error(input: &str, err: &goyaml::Error) -> YamlJsonError {
+    if err.kind == goyaml::ErrorKind::Reader {
+        // readerc.go reports only the offset of the refused character.
+        let (line, column, code) = offending_character(input);
+        return YamlJsonError::ControlCharacter { line, column, code };
+    }
     YamlJsonError::Syntax {
-        line: err.marker().line(),
-        column: err.marker().col() + 1,
-        message: err.info().to_owned(),
+        line: err.problem_mark.line + 1,
+        column: err.problem_mark.column + 1,
+        message: err.problem.clone(),
+        go: err.go_text(),
     }
 }
 
-/// Parses the first document, patching over the places where saphyr (YAML 1.2) is stricter
-/// than libyaml (scannerc.go) in ways envsubst can trigger. Each patch only inserts or swaps
-/// whitespace that libyaml ignores, so content is unchanged (columns after a patch may shift):
-///
-/// - a tab after the `:` of a simple key (`key:\tvalue`): libyaml eats it, saphyr refuses it;
-/// - a `#` right after a quoted scalar or flow indicator (`"a"#c`): libyaml reads a comment;
-/// - continuation lines of a quoted scalar indented less than its parent: libyaml does not
-///   check them (a `\r` in a var folds `"a\rb"` to `a b`).
-fn parse_first_document(input: &str) -> Result<Tree, YamlJsonError> {
-    let mut text: Option<String> = None;
-    for _ in 0..MAX_PATCHES {
-        let current = text.as_deref().unwrap_or(input);
-        match build_tree(current) {
-            Err(BuildError::Scan(err)) => {
-                // libyaml's reader fails on a control character before the scanner sees it.
-                check_characters(current, err.marker().index())?;
-                let info = err.info();
-                let index = err.marker().index();
-                let patched = if info.contains("':' must be followed by a valid YAML whitespace") {
-                    untab_after_colon(current, index)
-                } else if info.contains("comments must be separated from other tokens") {
-                    space_before_comment(current, index)
-                } else if info.contains("invalid indentation in quoted scalar") {
-                    indent_quoted_scalar(current, index)
-                } else {
-                    None
-                };
-                match patched {
-                    Some(patched) => text = Some(patched),
-                    None => return Err(syntax_error(&err)),
-                }
-            }
-            Err(BuildError::Yaml(err)) => return Err(err),
-            Ok((tree, consumed)) => {
-                check_characters(current, consumed)?;
-                if current.contains('\t') {
-                    check_tabs(current, &tree)?;
-                }
-                return Ok(tree);
-            }
-        }
-    }
-    Err(YamlJsonError::Syntax {
-        line: 1,
-        column: 1,
-        message: format!("more than {MAX_PATCHES} places where libyaml is more lenient"),
-    })
-}
-
-/// Replaces the tabs between a `:` and the character at `char_index` with spaces.
-fn untab_after_colon(text: &str, char_index: usize) -> Option<String> {
-    let byte = char_to_byte(text, char_index);
-    let head = &text[..byte];
-    let ws_start = head.trim_end_matches([' ', '\t']).len();
-    if !head[..ws_start].ends_with(':') || !head[ws_start..].contains('\t') {
-        return None;
-    }
-    let mut patched = String::with_capacity(text.len());
-    patched.push_str(&text[..ws_start]);
-    patched.push_str(&head[ws_start..].replace('\t', " "));
-    patched.push_str(&text[byte..]);
-    Some(patched)
-}
-
-/// Inserts a space before the `#` at `char_index`.
-fn space_before_comment(text: &str, char_index: usize) -> Option<String> {
-    let byte = char_to_byte(text, char_index);
-    if !text[byte..].starts_with('#') {
-        return None;
-    }
-    Some(format!("{} {}", &text[..byte], &text[byte..]))
-}
-
-/// Indents every continuation line of the quoted scalar that starts at `char_index` past its
-/// opening quote; leading white space of those lines is not content (YAML line folding).
-fn indent_quoted_scalar(text: &str, char_index: usize) -> Option<String> {
-    let start = char_to_byte(text, char_index);
-    let quote = text[start..]
-        .chars()
-        .next()
-        .filter(|q| matches!(q, '"' | '\''))?;
-    let line_start = text[..start].rfind(['\n', '\r']).map_or(0, |i| i + 1);
-    let indent = " ".repeat(text[line_start..start].chars().count() + 1);
-    let mut patched = String::with_capacity(text.len() + 64);
-    patched.push_str(&text[..=start]);
-    let mut chars = text[start + 1..].char_indices().peekable();
-    while let Some((offset, ch)) = chars.next() {
-        patched.push(ch);
-        match ch {
-            '\\' if quote == '"' => {
-                if let Some((_, escaped)) = chars.next_if(|&(_, c)| c != '\n' && c != '\r') {
-                    patched.push(escaped);
-                }
-            }
-            '\'' if quote == '\'' => {
-                if chars.next_if(|&(_, c)| c == '\'').is_none() {
-                    let rest = start + 1 + offset + 1;
-                    patched.push_str(&text[rest..]);
-                    return Some(patched);
-                }
-                patched.push('\'');
-            }
-            '"' if quote == '"' => {
-                let rest = start + 1 + offset + 1;
-                patched.push_str(&text[rest..]);
-                return Some(patched);
-            }
-            '\r' | '\n' => {
-                if ch == '\r' {
-                    if let Some((_, lf)) = chars.next_if(|&(_, c)| c == '\n') {
-                        patched.push(lf);
-                    }
-                }
-                // A document marker at column 0 ends the scalar for libyaml too: keep the error.
-                let rest = &text[start + 1 + offset + ch.len_utf8()..];
-                let rest = rest
-                    .strip_prefix('\n')
-                    .filter(|_| ch == '\r')
-                    .unwrap_or(rest);
-                if (rest.starts_with("---") || rest.starts_with("..."))
-                    && rest[3..].chars().next().is_none_or(char::is_whitespace)
-                {
-                    return None;
-                }
-                if !matches!(rest.chars().next(), Some('\n' | '\r')) {
-                    patched.push_str(&indent);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-fn char_to_byte(text: &str, char_index: usize) -> usize {
-    text.char_indices()
-        .nth(char_index)
-        .map_or(text.len(), |(byte, _)| byte)
-}
-
-enum BuildError {
-    Scan(ScanError),
-    Yaml(YamlJsonError),
-}
-
-/// Builds the node tree of the first document; also returns how many characters were read.
-///
-/// Only the first document is read, and reading stops as soon as its root node is complete:
-/// yaml.v2's `parser.parse()` never looks at what follows (a later document may be garbage).
-#[allow(
-    clippy::too_many_lines,
-    reason = "one match over the parser's events, as yaml.v2's parser.parse builds nodes"
-)]
-fn build_tree(text: &str) -> Result<(Tree, usize), BuildError> {
-    let mut tree = Tree::default();
-    let mut anchors: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
-    // Open collections: node index and its children so far.
-    let mut open: Vec<(usize, Vec<usize>, bool)> = Vec::new();
-    let mut consumed = 0;
-    let mut in_document = false;
-    // Only needed to tell flow from block collections, for check_tabs().
-    let chars: Vec<char> = if text.contains('\t') {
-        text.chars().collect()
-    } else {
-        Vec::new()
-    };
-    let mut flow_depth = 0usize;
-    let mut parser = Parser::new_from_str(text);
-    loop {
-        let Some(next) = parser.next_event() else {
-            return Ok((tree, consumed));
-        };
-        let (event, span) = next.map_err(BuildError::Scan)?;
-        consumed = consumed.max(span.end.index());
-        let pos = Pos::of(span.start);
-        let at = (pos, span.start.index(), flow_depth == 0);
-        let completed = match event {
-            Event::StreamStart | Event::Nothing => None,
-            Event::StreamEnd | Event::DocumentEnd => return Ok((tree, consumed)),
-            Event::DocumentStart(_) => {
-                in_document = true;
-                None
-            }
-            Event::Scalar(value, style, anchor, tag) => {
-                let value = if style == ScalarStyle::Folded {
-                    // saphyr doubles the line break at a more-indented line (see folded.rs).
-                    let from = char_to_byte(text, span.start.index());
-                    text.get(from..)
-                        .and_then(super::folded::fold)
-                        .unwrap_or_else(|| value.into_owned())
-                } else {
-                    value.into_owned()
-                };
-                let node = push_node(
-                    &mut tree,
-                    NodeKind::Scalar {
-                        value,
-                        style,
-                        tag: tag.map(|t| format!("{}{}", t.handle, t.suffix)),
-                    },
-                    at,
-                );
-                if anchor != 0 {
-                    anchors.insert(anchor, node);
-                }
-                Some(node)
-            }
-            Event::Alias(anchor) => {
-                let Some(&target) = anchors.get(&anchor) else {
-                    return Err(BuildError::Yaml(YamlJsonError::Syntax {
-                        line: pos.line,
-                        column: pos.column,
-                        message: "unknown anchor referenced".to_owned(),
-                    }));
-                };
-                Some(push_node(&mut tree, NodeKind::Alias(target), at))
-            }
-            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
-                let kind = if matches!(event, Event::SequenceStart(..)) {
-                    NodeKind::Sequence(Vec::new())
-                } else {
-                    NodeKind::Mapping(Vec::new())
-                };
-                let node = push_node(&mut tree, kind, at);
-                if anchor != 0 {
-                    anchors.insert(anchor, node);
-                }
-                // A flow collection's span ends just after its `[` or `{`.
-                let end = span.end.index();
-                let flow =
-                    end > span.start.index() && matches!(chars.get(end - 1), Some('[' | '{'));
-                flow_depth += usize::from(flow);
-                open.push((node, Vec::new(), flow));
-                None
-            }
-            Event::SequenceEnd | Event::MappingEnd => {
-                let Some((node, children, flow)) = open.pop() else {
-                    return Err(BuildError::Yaml(YamlJsonError::Syntax {
-                        line: pos.line,
-                        column: pos.column,
-                        message: "unexpected end of collection".to_owned(),
-                    }));
-                };
-                match &mut tree.nodes[node].kind {
-                    NodeKind::Sequence(items) | NodeKind::Mapping(items) => *items = children,
-                    NodeKind::Scalar { .. } | NodeKind::Alias(_) => {}
-                }
-                flow_depth -= usize::from(flow);
-                Some(node)
-            }
-        };
-        if let Some(node) = completed {
-            match open.last_mut() {
-                Some((_, children, _)) => children.push(node),
-                None if in_document => {
-                    tree.root = Some(node);
-                    return Ok((tree, consumed));
-                }
-                None => {}
-            }
-        }
-    }
-}
-
-fn push_node(
-    tree: &mut Tree,
-    kind: NodeKind,
-    (pos, index, block_context): (Pos, usize, bool),
-) -> usize {
-    tree.nodes.push(Node {
-        kind,
-        pos,
-        index,
-        block_context,
-    });
-    tree.nodes.len() - 1
-}
-
-/// yaml.v2 accepts only `%YAML 1.1` (parserc.go: "found incompatible YAML document").
-fn check_version_directive(input: &str) -> Result<(), YamlJsonError> {
-    for (number, line) in input.trim_start_matches('\u{feff}').lines().enumerate() {
-        let trimmed = line.trim();
-        if trimmed.is_empty() || trimmed.starts_with('#') {
-            continue;
-        }
-        let Some(rest) = line.strip_prefix("%YAML") else {
-            if line.starts_with('%') {
-                continue;
-            }
-            return Ok(());
-        };
-        let version = rest.split('#').next().unwrap_or_default().trim().to_owned();
-        let mut parts = version.splitn(2, '.');
-        let major = parts.next().and_then(|p| p.parse::<u32>().ok());
-        let minor = parts.next().and_then(|p| p.parse::<u32>().ok());
-        if major != Some(1) || minor != Some(1) {
-            return Err(YamlJsonError::IncompatibleVersion {
-                line: number + 1,
-                version,
-            });
-        }
-    }
-    Ok(())
-}
-
-/// libyaml's reader refuses characters outside YAML's printable set (readerc.go).
-fn check_characters(text: &str, consumed: usize) -> Result<(), YamlJsonError> {
-    let mut line = 1;
-    let mut column = 1;
-    for ch in text.chars().take(consumed.saturating_add(1)) {
+/// Line, column and code of the first character libyaml's reader refuses.
+fn offending_character(input: &str) -> (usize, usize, u32) {
+    let (mut line, mut column) = (1, 1);
+    for ch in input.chars() {
         let code = u32::from(ch);
         let allowed = matches!(code, 0x09 | 0x0A | 0x0D | 0x20..=0x7E | 0x85 | 0xA0..=0xD7FF | 0xE000..=0xFFFD | 0x1_0000..=0x10_FFFF);
         if !allowed {
-            return Err(YamlJsonError::ControlCharacter { line, column, code });
+            return (line, column, code);
         }
         if ch == '\n' {
             line += 1;
@@ -514,47 +205,108 @@ fn check_characters(text: &str, consumed: usize) -> Result<(), YamlJsonError> {
             column += 1;
         }
     }
-    Ok(())
+    (line, column, 0)
 }
 
-/// libyaml eats tabs only where a simple key is not allowed (scannerc.go
-/// `yaml_parser_scan_to_next_token`): in block context a tab at the start of a line, or after a
-/// block entry `-` or an explicit key `?`, is "found character that cannot start any token".
-/// saphyr accepts some of these, so each block-context node is checked here.
-fn check_tabs(text: &str, tree: &Tree) -> Result<(), YamlJsonError> {
-    let chars: Vec<char> = text.chars().collect();
-    for node in tree.nodes.iter().filter(|n| n.block_context) {
-        let mut i = node.index.min(chars.len());
-        let mut tab = None;
-        while i > 0 && matches!(chars[i - 1], ' ' | '\t') {
-            i -= 1;
-            if chars[i] == '\t' {
-                tab = Some(i);
+/// Builds the node tree of the first document as yaml.v2's decoder does (decode.go `parse`,
+/// `document`): the stream start, then the end of the stream (no document: nil) or one
+/// document, whose end event is read too, so an error right after its root node counts;
+/// whatever follows is never read.
+fn parse_first_document(input: &str) -> Result<Tree, YamlJsonError> {
+    // decode.go newParser: an empty text is read as a single line break.
+    let text = if input.is_empty() { "\n" } else { input };
+    let mut parser = Parser::new(text);
+    let mut next = || {
+        parser
+            .next_event()
+            .map_err(|e| syntax_error(text, &e))
+            .map(|e| e.map(|e| (e.kind, e.start)))
+    };
+    let mut tree = Tree::default();
+    next()?; // STREAM-START
+    match next()? {
+        Some((EventKind::DocumentStart, _)) => {}
+        _ => return Ok(tree),
+    }
+    let mut anchors: HashMap<String, usize> = HashMap::new();
+    // Open collections: node index and its children so far.
+    let mut open: Vec<(usize, Vec<usize>)> = Vec::new();
+    loop {
+        let Some((event, mark)) = next()? else {
+            return Ok(tree);
+        };
+        let pos = Pos::of(mark);
+        let sequence = matches!(event, EventKind::SequenceStart { .. });
+        let completed = match event {
+            EventKind::Scalar {
+                anchor,
+                tag,
+                value,
+                style,
+            } => {
+                let node = push_node(&mut tree, NodeKind::Scalar { value, style, tag }, pos);
+                if let Some(anchor) = anchor {
+                    anchors.insert(anchor, node);
+                }
+                Some(node)
+            }
+            EventKind::Alias { anchor } => {
+                // decode.go alias(): an anchor not defined before is an error at once.
+                let Some(&target) = anchors.get(&anchor) else {
+                    return Err(YamlJsonError::Syntax {
+                        line: pos.line,
+                        column: pos.column,
+                        message: format!("unknown anchor '{anchor}' referenced"),
+                        go: format!("unknown anchor '{anchor}' referenced"),
+                    });
+                };
+                Some(push_node(&mut tree, NodeKind::Alias(target), pos))
+            }
+            EventKind::SequenceStart { anchor, .. } | EventKind::MappingStart { anchor, .. } => {
+                let kind = if sequence {
+                    NodeKind::Sequence(Vec::new())
+                } else {
+                    NodeKind::Mapping(Vec::new())
+                };
+                let node = push_node(&mut tree, kind, pos);
+                // decode.go: the anchor is known before the children are read.
+                if let Some(anchor) = anchor {
+                    anchors.insert(anchor, node);
+                }
+                open.push((node, Vec::new()));
+                None
+            }
+            EventKind::SequenceEnd | EventKind::MappingEnd => {
+                let Some((node, children)) = open.pop() else {
+                    return Ok(tree);
+                };
+                match &mut tree.nodes[node].kind {
+                    NodeKind::Sequence(items) | NodeKind::Mapping(items) => *items = children,
+                    NodeKind::Scalar { .. } | NodeKind::Alias(_) => {}
+                }
+                Some(node)
+            }
+            EventKind::StreamStart
+            | EventKind::StreamEnd
+            | EventKind::DocumentStart
+            | EventKind::DocumentEnd => return Ok(tree),
+        };
+        if let Some(node) = completed {
+            if let Some((_, children)) = open.last_mut() {
+                children.push(node);
+            } else {
+                tree.root = Some(node);
+                // decode.go document(): p.expect(yaml_DOCUMENT_END_EVENT).
+                next()?;
+                return Ok(tree);
             }
         }
-        let Some(tab) = tab else {
-            continue;
-        };
-        let before = i.checked_sub(1).map(|j| chars[j]);
-        let indicator = match before {
-            None | Some('\n' | '\r' | '?') => true,
-            Some('-') => i < 2 || chars[i - 2] != '-',
-            Some(_) => false,
-        };
-        if indicator {
-            let line_start = chars[..tab]
-                .iter()
-                .rposition(|&c| c == '\n')
-                .map_or(0, |p| p + 1);
-            let line = chars[..tab].iter().filter(|&&c| c == '\n').count() + 1;
-            return Err(YamlJsonError::Syntax {
-                line,
-                column: tab - line_start + 1,
-                message: "found a tab character that cannot start any token".to_owned(),
-            });
-        }
     }
-    Ok(())
+}
+
+fn push_node(tree: &mut Tree, kind: NodeKind, pos: Pos) -> usize {
+    tree.nodes.push(Node { kind, pos });
+    tree.nodes.len() - 1
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1501,6 +1253,13 @@ fn push_f_format(out: &mut String, digits: &str, exp: i32) {
     }
 }
 
+/// A finite float64 as Go's `encoding/json` writes it (`1e+21`, `123456789012345680`).
+pub(crate) fn go_json_float(f: f64) -> String {
+    let mut out = String::new();
+    push_json_float(&mut out, f);
+    out
+}
+
 /// encoding/json `floatEncoder`: ES6 number formatting of a finite float64.
 fn push_json_float(out: &mut String, f: f64) {
     if f == 0.0 {
@@ -1792,7 +1551,15 @@ mod tests {
             fails("~: a"),
             YamlJsonError::UnsupportedKey { .. }
         ));
-        assert!(matches!(fails(": a"), YamlJsonError::UnsupportedKey { .. }));
+        // parserc.go: a block mapping cannot start with `:`.
+        assert!(matches!(
+            fails(": a"),
+            YamlJsonError::Syntax { ref go, .. } if go == "did not find expected key"
+        ));
+        assert!(matches!(
+            fails("? \n: a"),
+            YamlJsonError::UnsupportedKey { .. }
+        ));
     }
 
     #[test]
@@ -1917,9 +1684,19 @@ mod tests {
     #[test]
     fn str_tag_keeps_text() {
         assert_eq!(
-            json("[!!str 123, !!str yes, !!str ~, !!str]"),
+            json("[!!str 123, !!str yes, !!str ~, !!str ]"),
             r#"["123","yes","~",""]"#
         );
+    }
+
+    // scannerc.go scan_tag_uri: `]` and `,` are URI characters, so `!!str]` is one tag and
+    // the sequence is never closed (checked against sigs.k8s.io/yaml v1.6.0).
+    #[test]
+    fn tag_swallows_a_closing_bracket() {
+        assert!(matches!(
+            fails("[!!str]"),
+            YamlJsonError::Syntax { ref go, .. } if go == "line 1: did not find expected ',' or ']'"
+        ));
     }
 
     // decode.go scalar(): a tagged quoted scalar is resolved against its tag.
@@ -2111,7 +1888,13 @@ mod tests {
         assert!(matches!(fails("\tfoo"), YamlJsonError::Syntax { .. }));
         assert!(matches!(fails("a:\n  \tb"), YamlJsonError::Syntax { .. }));
         assert_eq!(json("a: [b,\n\tc]"), r#"{"a":["b","c"]}"#);
-        assert_eq!(json("a: |\n  \tb\n"), r#"{"a":"\tb\n"}"#);
+        // scannerc.go scan_block_scalar_breaks: a tab before the indentation is known.
+        assert!(matches!(
+            fails("a: |\n  \tb\n"),
+            YamlJsonError::Syntax { ref go, .. }
+                if go == "line 2: found a tab character where an indentation space is expected"
+        ));
+        assert_eq!(json("a: |\n  x\n  \tb\n"), r#"{"a":"x\n\tb\n"}"#);
     }
 
     // scannerc.go reads `#` after a quoted scalar as a comment even without a space.
@@ -2173,7 +1956,7 @@ mod tests {
     fn yaml_1_2_directive_is_an_error() {
         assert!(matches!(
             fails("%YAML 1.2\n---\na: 1"),
-            YamlJsonError::IncompatibleVersion { .. }
+            YamlJsonError::Syntax { ref go, .. } if go == "found incompatible YAML document"
         ));
         assert_eq!(json("%YAML 1.1\n---\na: 1"), r#"{"a":1}"#);
     }
@@ -2215,15 +1998,23 @@ mod tests {
 
     #[test]
     fn deep_nesting_is_an_error_not_a_crash() {
-        // saphyr stops flow nesting at 255 levels (yaml.v2 allows more; see the module doc).
+        // scannerc.go: max_flow_level and max_indents are 10000.
         let deep = "[".repeat(200_000);
-        assert!(yaml_to_json(&deep).is_err());
+        assert!(matches!(
+            fails(&deep),
+            YamlJsonError::Syntax { ref go, .. } if go == "exceeded max depth of 10000"
+        ));
+        assert!(matches!(
+            fails(&"- ".repeat(100_000)),
+            YamlJsonError::Syntax { ref go, .. } if go == "exceeded max depth of 10000"
+        ));
+        // Deeper than MAX_DEPTH but within Go's limits: fluxsim gives up (module doc).
         assert!(matches!(
             fails(&block_nesting(MAX_DEPTH + 5)),
             YamlJsonError::TooDeep { .. }
         ));
         assert!(matches!(
-            fails(&"- ".repeat(100_000)),
+            fails(&"- ".repeat(MAX_DEPTH + 5)),
             YamlJsonError::TooDeep { .. }
         ));
     }

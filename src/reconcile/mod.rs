@@ -1044,15 +1044,17 @@ fn post_build(
         if let Some(vars) = substitute_with {
             if !postbuild::substitution_disabled(&obj) {
                 r.vars_used.extend(postbuild::referenced_vars(doc));
-                let out = postbuild::substitute_text(doc, vars, key.strict).map_err(|source| {
+                // res.UnmarshalJSON sets the JSON back into the resource (numbers as
+                // float64, through yaml.v3): substitute_resource does the same.
+                obj = postbuild::substitute_resource(doc, vars, key.strict).map_err(|source| {
                     Error::Substitute {
                         object: ObjectId::of(&obj),
                         source: Box::new(source),
                     }
                 })?;
+                let out = obj.to_string();
                 substituted_bytes += out.len();
                 postbuild::check_total_output(substituted_bytes).map_err(Error::TooLarge)?;
-                obj = serde_json::from_str(&out).map_err(crate::manifest::ParseError::from)?;
                 piece = (true, out);
             }
         }

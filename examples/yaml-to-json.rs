@@ -1,0 +1,27 @@
+//! Prints what fluxsim's YAML 1.1 re-read (`postbuild::yaml_json::yaml_to_json`) makes of
+//! each JSON-quoted YAML text on standard input, one per line, in the form of
+//! `oracle/yamltojson` (Flux's `sigs.k8s.io/yaml.YAMLToJSON`): the JSON, or `error: ` and
+//! the error (`yaml: ` and yaml.v2's own message for syntax errors). `scripts/yaml-fuzz`
+//! compares the two.
+
+use std::io::{BufRead, Write};
+
+use fluxsim::postbuild::yaml_json::{yaml_to_json, YamlJsonError};
+
+fn main() {
+    let stdin = std::io::stdin();
+    let mut out = std::io::BufWriter::new(std::io::stdout());
+    for line in stdin.lock().lines() {
+        let line = line.expect("reading standard input");
+        let text: String = serde_json::from_str(&line).expect("each line must be a JSON string");
+        let result = match yaml_to_json(&text) {
+            Ok(json) => json,
+            Err(YamlJsonError::Syntax { go, .. }) => format!("error: yaml: {go}"),
+            Err(YamlJsonError::ControlCharacter { .. }) => {
+                "error: yaml: control characters are not allowed".to_string()
+            }
+            Err(e) => format!("error: {e}"),
+        };
+        writeln!(out, "{result}").expect("writing standard output");
+    }
+}
