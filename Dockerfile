@@ -7,8 +7,10 @@
 # kustomize and helm, built with `go install` (static: no cgo).
 FROM golang:1.26-bookworm AS tools
 ENV CGO_ENABLED=0 GOBIN=/out
+# helm's Makefile sets its version with -ldflags; `go install` alone reports `v4.2`.
 RUN go install sigs.k8s.io/kustomize/kustomize/v5@v5.8.1 \
- && go install helm.sh/helm/v4/cmd/helm@v4.2.1
+ && go install -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=v4.2.1" \
+      helm.sh/helm/v4/cmd/helm@v4.2.1
 
 # fluxsim, static (musl).
 FROM rust:1-alpine AS build
