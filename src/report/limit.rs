@@ -248,6 +248,15 @@ mod tests {
     }
 
     #[test]
+    fn limit_bytes_too_small_for_the_note_prints_nothing_and_says_so_on_stderr() {
+        for kind in [Kind::Plain, Kind::DiffText, Kind::Markdown] {
+            let (out, note) = cut(lines(50).as_bytes(), 0, kind);
+            assert!(out.is_empty());
+            assert!(note.unwrap().contains("cut by --limit-bytes 0"));
+        }
+    }
+
+    #[test]
     fn limit_bytes_never_splits_a_character() {
         let text = "é".repeat(100);
         let (out, _) = cut(text.as_bytes(), 101, Kind::Plain);
