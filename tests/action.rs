@@ -538,3 +538,19 @@ fn ci_examples_use_the_action_and_the_tested_scripts() {
         assert!(script(name).is_file());
     }
 }
+
+/// The examples pin the release this checkout is (so a version bump updates them).
+#[test]
+fn ci_examples_pin_this_version() {
+    let v = format!("v{}", env!("CARGO_PKG_VERSION"));
+    let workflow = fs::read_to_string(crate_path("docs/ci/github-workflow.yml")).unwrap();
+    assert!(
+        workflow.contains(&format!("uses: fluxsim/fluxsim@{v}\n")),
+        "{workflow}"
+    );
+    let gitlab = fs::read_to_string(crate_path("docs/ci/gitlab-ci.yml")).unwrap();
+    assert!(
+        gitlab.contains(&format!("FLUXSIM_VERSION: {v}\n")),
+        "{gitlab}"
+    );
+}
