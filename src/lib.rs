@@ -18,6 +18,7 @@ pub mod flux;
 pub mod generate;
 pub mod goyaml;
 pub mod graph;
+pub mod images;
 pub mod ksgraph;
 pub mod locate;
 pub mod manifest;

@@ -365,10 +365,16 @@ pub fn render_tree_with(
             let (done, n) = (&done, clusters.len());
             scope.spawn(move || {
                 let bar = indicatif::ProgressBar::new_spinner();
+                let start = std::time::Instant::now();
                 while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    // Running totals: the number of Kustomizations is only known once the
+                    // fixed point ends.
                     bar.set_message(format!(
-                        "rendering {n} clusters: {} kustomize builds",
-                        cache.builds_run()
+                        "rendering {}: {} so far, {} from the build cache, {:.1}s",
+                        crate::report::plural(n, "cluster"),
+                        crate::report::plural(cache.builds_run(), "build"),
+                        cache.stored_hits(),
+                        start.elapsed().as_secs_f32()
                     ));
                     bar.tick();
                     std::thread::sleep(Duration::from_millis(100));

@@ -31,6 +31,14 @@ pub(crate) struct AuditArgs {
 }
 
 pub(crate) fn run_audit(args: &AuditArgs) -> Outcome {
+    let outcome = audit_outcome(args);
+    match args.format {
+        Format::Sarif => super::sarif_on_error(outcome, RULES),
+        _ => outcome,
+    }
+}
+
+fn audit_outcome(args: &AuditArgs) -> Outcome {
     let mut opts = args.flags.options();
     // Findings point at files and lines through the origins kustomize records.
     opts.origins = true;
@@ -48,9 +56,14 @@ pub(crate) fn run_audit(args: &AuditArgs) -> Outcome {
             serde_json::to_string_pretty(&crate::report::findings::findings_sarif(
                 RULES,
                 &a.findings,
+                &super::git::prefix_in_work_tree(&args.flags.repo),
             ))? + "\n"
         }
     };
     let fails = crate::report::findings::fails(&a.findings, args.fail_on.into());
-    Ok(Output::new(text, passed_or_finding(!fails)))
+    let kind = match args.format {
+        Format::Text => crate::report::limit::Kind::Plain,
+        Format::Json | Format::Sarif => crate::report::limit::Kind::Json,
+    };
+    Ok(Output::new(text, passed_or_finding(!fails)).kind(kind))
 }

@@ -3,17 +3,18 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::render::RenderFlags;
-use super::{passed_or_finding, Outcome, Output};
+use super::render::{RenderFlags, SecretFlags};
+use super::{passed_or_finding, Outcome, Output, Status};
 use crate::build::BuildCache;
 use crate::canary;
-use crate::compare::{compare_clusters, diff_revisions, RevisionDiff};
+use crate::compare::{compare_clusters, diff_revisions, DiffOptions, DiffStyle, RevisionDiff};
 use crate::reconcile::Reuse;
 use crate::render::{
     build_cache, load_tree_known, make_builder, render_tree_cached, render_tree_with, Prior,
     RepoOptions, RepoRender,
 };
 use crate::report::diff as report;
+use crate::report::limit::Kind;
 use crate::revision::{render_revision, RevisionRender};
 
 /// Output formats of `diff`, `compare` and `prove`.
@@ -31,9 +32,10 @@ pub(crate) enum Format {
 pub(crate) struct DiffArgs {
     #[command(flatten)]
     pub(crate) flags: RenderFlags,
-    /// The base revision (a commit, branch or tag of the repository).
+    /// The base revision (a commit, branch or tag of the repository); default: the
+    /// merge-base of HEAD and the default branch (origin/HEAD, else main or master).
     #[arg(long, value_name = "REV")]
-    pub(crate) base: String,
+    pub(crate) base: Option<String>,
     /// The head revision; default: the work tree, uncommitted changes and new files that git
     /// does not ignore included.
     #[arg(long, value_name = "REV")]
@@ -45,6 +47,79 @@ pub(crate) struct DiffArgs {
     /// the others are taken from base (and reported as skipped).
     #[arg(long)]
     pub(crate) changed_only: bool,
+    #[command(flatten)]
+    pub(crate) view: DiffView,
+}
+
+/// How a diff compares and shows objects (`diff`, `prove`).
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct DiffView {
+    /// Drop this field from every object before comparing (repeatable): segments separated
+    /// by `.`, `*` for any key or list item, a segment with a dot in double quotes
+    /// (metadata.annotations."example.com/checksum").
+    #[arg(long = "strip-field", value_name = "PATH")]
+    pub(crate) strip_field: Vec<String>,
+    /// Drop this label from every object's (and pod template's) metadata before comparing
+    /// (repeatable).
+    #[arg(long = "strip-label", value_name = "KEY")]
+    pub(crate) strip_label: Vec<String>,
+    /// Show a changed object as a unified diff of its lines, or as the field paths that
+    /// changed with their old and new values.
+    #[arg(long, value_enum, default_value = "lines")]
+    pub(crate) diff_style: DiffStyleFlag,
+    #[command(flatten)]
+    pub(crate) secrets: SecretFlags,
+}
+
+/// Values of `--diff-style`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum DiffStyleFlag {
+    /// A unified diff of the YAML.
+    Lines,
+    /// Changed field paths: `~ spec.replicas: 1 -> 3`.
+    Fields,
+}
+
+impl DiffView {
+    fn options(&self) -> anyhow::Result<DiffOptions> {
+        let fields = self
+            .strip_field
+            .iter()
+            .map(|p| crate::compare::strip::parse_path(p))
+            .collect::<Result<_, _>>()?;
+        Ok(DiffOptions {
+            present: self.secrets.presentation(),
+            strip: crate::compare::strip::Strip {
+                fields,
+                labels: self.strip_label.clone(),
+            },
+            style: match self.diff_style {
+                DiffStyleFlag::Lines => DiffStyle::Lines,
+                DiffStyleFlag::Fields => DiffStyle::Fields,
+            },
+        })
+    }
+}
+
+/// The base of a diff: the revision to read, and how the output names it.
+struct Base {
+    rev: String,
+    label: Option<String>,
+}
+
+/// `--base`, or the merge-base of HEAD and the default branch.
+fn base_of(args: &DiffArgs) -> anyhow::Result<Base> {
+    if let Some(rev) = &args.base {
+        return Ok(Base {
+            rev: rev.clone(),
+            label: None,
+        });
+    }
+    let b = super::git::default_base(&args.flags.repo)?;
+    Ok(Base {
+        rev: b.commit,
+        label: Some(b.label),
+    })
 }
 
 /// The expectation `prove` checks.
@@ -79,8 +154,8 @@ pub(crate) struct ProveArgs {
 pub(crate) struct CompareArgs {
     #[command(flatten)]
     pub(crate) flags: RenderFlags,
-    /// The clusters to compare, in order (comma-separated); default: all.
-    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    /// The old spelling of `--cluster A,B` (kept so that existing scripts run).
+    #[arg(long, value_delimiter = ',', value_name = "A,B", hide = true)]
     pub(crate) clusters: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
@@ -88,17 +163,17 @@ pub(crate) struct CompareArgs {
 }
 
 /// Base and head rendered, and what differs.
-struct Pair {
-    base: RevisionRender,
-    head: RepoRender,
-    diff: RevisionDiff,
+pub(super) struct Pair {
+    pub(super) base: RevisionRender,
+    pub(super) head: RepoRender,
+    pub(super) diff: RevisionDiff,
 }
 
 impl Pair {
     /// Ends the pair as the process ends: the head's tree is dropped (its view is
     /// unregistered), the renders are not freed. They are large trees of small allocations, and
     /// freeing them costs more than exiting, which returns the memory anyway.
-    fn finish(self) {
+    pub(super) fn finish(self) {
         let Pair { base, head, diff } = self;
         let RepoRender { tree, clusters, .. } = head;
         drop(tree);
@@ -109,13 +184,15 @@ impl Pair {
 /// Renders base and head with the same options, through one build cache: what did not
 /// change between them is built once. The base is a revision: its render is kept in the
 /// store, so a second diff against it renders only the head.
-fn render_pair(
+pub(super) fn render_pair(
     args: &DiffArgs,
     opts: &RepoOptions,
     cache: &BuildCache<'_>,
-) -> Result<Pair, crate::render::RenderError> {
+) -> anyhow::Result<Pair> {
     let repo = &args.flags.repo;
-    let mut base = render_revision(repo, &args.base, cache, opts)?;
+    let base_rev = base_of(args)?;
+    let diff_opts = args.view.options()?;
+    let mut base = render_revision(repo, &base_rev.rev, cache, opts)?;
     // The work tree as head is the change about to be committed: new files that git does
     // not ignore are part of it.
     let head_opts = RepoOptions {
@@ -164,12 +241,21 @@ fn render_pair(
         }
         _ => rev.to_string(),
     };
-    let base_label = label(&args.base, Some(&base.commit));
+    let base_label = match &base_rev.label {
+        Some(l) => format!("{l} ({})", &base.commit[..12.min(base.commit.len())]),
+        None => label(&base_rev.rev, Some(&base.commit)),
+    };
     let head_label = match &args.head {
         Some(h) => label(h, head.tree.revision()),
         None => "work tree".to_string(),
     };
-    let diff = diff_revisions(&base_label, &base.clusters, &head_label, &head.clusters);
+    let diff = diff_revisions(
+        &base_label,
+        &base.clusters,
+        &head_label,
+        &head.clusters,
+        &diff_opts,
+    );
     Ok(Pair { base, head, diff })
 }
 
@@ -179,15 +265,15 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Outcome {
     let cache = build_cache(builder.as_ref(), &opts);
     let pair = render_pair(args, &opts, &cache)?;
     let diff = &pair.diff;
-    let text = match args.format {
-        Format::Text => report::diff_text(diff),
-        Format::Json => format!("{:#}\n", report::diff_json(diff)),
-        Format::Markdown => report::diff_markdown(diff),
+    let (text, kind) = match args.format {
+        Format::Text => (report::diff_text(diff), Kind::DiffText),
+        Format::Json => (format!("{:#}\n", report::diff_json(diff)), Kind::Json),
+        Format::Markdown => (report::diff_markdown(diff), Kind::Markdown),
     };
     // What could not be compared is never taken for identical.
     let status = passed_or_finding(diff.identical());
     pair.finish();
-    Ok(Output::new(text, status))
+    Ok(Output::new(text, status).kind(kind))
 }
 
 pub(crate) fn run_prove(args: &ProveArgs) -> Outcome {
@@ -228,43 +314,66 @@ pub(crate) fn run_prove(args: &ProveArgs) -> Outcome {
         expectation_met,
         canaries: &canaries,
     };
-    let text = match args.diff.format {
-        Format::Text => report::prove_text(&proof),
-        Format::Json => format!("{:#}\n", report::prove_json(&proof)),
-        Format::Markdown => report::prove_markdown(&proof),
+    let (text, kind) = match args.diff.format {
+        Format::Text => (report::prove_text(&proof), Kind::DiffText),
+        Format::Json => (format!("{:#}\n", report::prove_json(&proof)), Kind::Json),
+        Format::Markdown => (report::prove_markdown(&proof), Kind::Markdown),
     };
-    Ok(Output::new(text, passed_or_finding(proof.passed)))
+    Ok(Output::new(text, passed_or_finding(proof.passed)).kind(kind))
 }
 
 pub(crate) fn run_compare(args: &CompareArgs) -> Outcome {
     let mut opts = args.flags.options();
-    if !args.clusters.is_empty() {
-        opts.only.clone_from(&args.clusters);
+    // `--cluster A --cluster B` (or `--cluster A,B`), in the order given.
+    let mut asked = opts.only.clone();
+    asked.extend(args.clusters.iter().cloned());
+    if !asked.is_empty() {
+        opts.only.clone_from(&asked);
     }
     let r = crate::render::render_dir(&args.flags.repo, &opts)?;
     // In the order asked for; else by name.
-    let chosen: Vec<&crate::reconcile::ClusterRender> = if args.clusters.is_empty() {
+    let chosen: Vec<&crate::reconcile::ClusterRender> = if asked.is_empty() {
         r.clusters.iter().collect()
     } else {
-        args.clusters
+        asked
             .iter()
             .filter_map(|n| r.clusters.iter().find(|c| &c.name == n))
             .collect()
     };
     if chosen.len() < 2 {
-        anyhow::bail!(
-            "compare needs at least two clusters; found {}",
-            chosen.len()
+        if !asked.is_empty() {
+            anyhow::bail!(
+                "compare needs at least two clusters; --cluster named only `{}`",
+                asked.join(", ")
+            );
+        }
+        // A repository of one cluster has nothing to compare: that is not an error, so that
+        // a CI job running compare on every repository passes.
+        let names: Vec<&str> = chosen.iter().map(|c| c.name.as_str()).collect();
+        let note = format!(
+            "compare: nothing to compare: the repository has {} ({})",
+            crate::report::plural(names.len(), "cluster"),
+            names.join(", ")
         );
+        let (text, kind) = match args.format {
+            Format::Text => (format!("{note}\n"), Kind::DiffText),
+            Format::Markdown => (format!("## fluxsim compare\n\n{note}\n"), Kind::Markdown),
+            Format::Json => (
+                format!(
+                    "{:#}\n",
+                    serde_json::json!({ "clusters": names, "note": note, "agnostic": true,
+                        "graph": [], "kustomizations": [], "vars": [], "not_compared": 0 })
+                ),
+                Kind::Json,
+            ),
+        };
+        return Ok(Output::new(text, Status::Ok).kind(kind));
     }
     let c = compare_clusters(&chosen);
-    let text = match args.format {
-        Format::Text => report::compare_text(&c),
-        Format::Json => format!("{:#}\n", report::compare_json(&c)),
-        Format::Markdown => report::compare_markdown(&c),
+    let (text, kind) = match args.format {
+        Format::Text => (report::compare_text(&c), Kind::DiffText),
+        Format::Json => (format!("{:#}\n", report::compare_json(&c)), Kind::Json),
+        Format::Markdown => (report::compare_markdown(&c), Kind::Markdown),
     };
-    Ok(Output::new(
-        text,
-        passed_or_finding(c.agnostic && c.not_compared == 0),
-    ))
+    Ok(Output::new(text, passed_or_finding(c.agnostic && c.not_compared == 0)).kind(kind))
 }

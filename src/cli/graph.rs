@@ -21,6 +21,8 @@ pub(crate) enum Format {
     Dot,
     /// A Mermaid flowchart of every cluster's graph.
     Mermaid,
+    /// For a pull request: the Mermaid flowchart in a ```mermaid block, then the findings.
+    Markdown,
 }
 
 /// The lowest severity that makes the exit status 1.
@@ -60,6 +62,14 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: &Args) -> Outcome {
+    let outcome = graph_outcome(args);
+    match args.format {
+        Format::Sarif => super::sarif_on_error(outcome, crate::graph::RULES),
+        _ => outcome,
+    }
+}
+
+fn graph_outcome(args: &Args) -> Outcome {
     let config_path = args
         .config
         .clone()
@@ -77,12 +87,22 @@ pub(crate) fn run(args: &Args) -> Outcome {
         Format::Text => crate::report::graph::graph_text(&report),
         Format::Json => crate::report::graph::graph_json(&report),
         Format::Sarif => {
-            let v = crate::report::findings::findings_sarif(crate::graph::RULES, &report.findings);
+            let v = crate::report::findings::findings_sarif(
+                crate::graph::RULES,
+                &report.findings,
+                &super::git::prefix_in_work_tree(&args.flags.repo),
+            );
             serde_json::to_string_pretty(&v)? + "\n"
         }
         Format::Dot => crate::report::graph::graph_dot(&report),
         Format::Mermaid => crate::report::graph::graph_mermaid(&report),
+        Format::Markdown => crate::report::graph::graph_markdown(&report),
     };
     let fails = crate::report::findings::fails(&report.findings, args.fail_on.into());
-    Ok(Output::new(text, passed_or_finding(!fails)))
+    let kind = match args.format {
+        Format::Json | Format::Sarif => crate::report::limit::Kind::Json,
+        Format::Markdown => crate::report::limit::Kind::Markdown,
+        _ => crate::report::limit::Kind::Plain,
+    };
+    Ok(Output::new(text, passed_or_finding(!fails)).kind(kind))
 }

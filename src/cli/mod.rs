@@ -3,7 +3,9 @@
 mod audit;
 mod diff;
 mod envsubst;
+mod git;
 mod graph;
+mod images;
 mod render;
 pub mod vars;
 
@@ -18,6 +20,20 @@ use clap::{Parser, Subcommand};
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Colour diffs: `auto` when stdout is a terminal and NO_COLOR is unset.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value = "auto",
+        value_name = "WHEN"
+    )]
+    color: crate::report::limit::Color,
+    /// Cut what is printed to at most N bytes, ending with a note of what was cut (a cut
+    /// Markdown report keeps its code blocks and details closed; JSON is cut with a note on
+    /// stderr).
+    #[arg(long, global = true, value_name = "N")]
+    limit_bytes: Option<usize>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -77,6 +93,20 @@ enum Command {
     /// graphs that differ between clusters, `wait: true` on `wait: false`. Exit 1 on findings
     /// at or above --fail-on, 2 on a usage or input error.
     Graph(graph::Args),
+    /// List every container image each cluster runs, per Kustomization, or what changed
+    /// between two revisions (`--diff`).
+    ///
+    /// Images come from pod templates (workloads, CronJobs, init containers; kustomize
+    /// `images:` overrides are already applied by the build) and from HelmRelease `values`
+    /// (`image:` strings and `repository`/`tag` maps). With --diff, exit 1 when an image
+    /// changed, else 0; 2 on errors.
+    Images(images::Args),
+    /// Print a shell completion script: `fluxsim completions bash > /etc/bash_completion.d/fluxsim`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 /// The process exit statuses fluxsim uses everywhere.
@@ -97,6 +127,7 @@ pub(crate) struct Output {
     stdout: Vec<u8>,
     stderr: String,
     status: Status,
+    kind: crate::report::limit::Kind,
 }
 
 impl Output {
@@ -106,6 +137,7 @@ impl Output {
             stdout: stdout.into(),
             stderr: String::new(),
             status,
+            kind: crate::report::limit::Kind::Plain,
         }
     }
 
@@ -115,7 +147,20 @@ impl Output {
             stdout: Vec::new(),
             stderr,
             status,
+            kind: crate::report::limit::Kind::Plain,
         }
+    }
+
+    /// Says what stdout holds, for `--limit-bytes` and `--color`.
+    pub(crate) fn kind(mut self, kind: crate::report::limit::Kind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// Adds `text` to what stderr says.
+    pub(crate) fn with_stderr(mut self, text: &str) -> Self {
+        self.stderr.push_str(text);
+        self
     }
 }
 
@@ -152,11 +197,14 @@ fn run_command() -> ExitCode {
         Err(e) => {
             // clap prints help and version to stdout with success, usage errors to stderr.
             let _ = e.print();
-            return if e.use_stderr() {
-                Status::Error.into()
-            } else {
-                Status::Ok.into()
-            };
+            if e.use_stderr() {
+                let raw: Vec<String> = std::env::args().collect();
+                if asks_for_sarif(&raw) {
+                    return usage_error_sarif(&raw, &e.to_string()).into();
+                }
+                return Status::Error.into();
+            }
+            return Status::Ok.into();
         }
     };
     let outcome = match cli.command {
@@ -168,24 +216,101 @@ fn run_command() -> ExitCode {
         Command::Compare(args) => diff::run_compare(&args),
         Command::Prove(args) => diff::run_prove(&args),
         Command::Graph(args) => graph::run(&args),
+        Command::Images(args) => images::run(&args),
+        Command::Completions { shell } => Ok(completions(shell)),
     };
-    print_outcome(outcome).into()
+    let present = Presentation {
+        color: cli
+            .color
+            .enabled(std::io::IsTerminal::is_terminal(&std::io::stdout())),
+        limit_bytes: cli.limit_bytes,
+    };
+    print_outcome(outcome, &present).into()
+}
+
+/// With `--format sarif`, an error (exit 2) still writes a valid SARIF log with no results,
+/// so that a code-scanning upload step after it has a file to upload.
+pub(crate) fn sarif_on_error(outcome: Outcome, rules: &[crate::finding::Rule]) -> Outcome {
+    outcome.or_else(|e| {
+        let log = crate::report::findings::empty_sarif(rules, &e.to_string());
+        Ok(Output::new(
+            serde_json::to_string_pretty(&log).unwrap_or_default() + "\n",
+            Status::Error,
+        )
+        .kind(crate::report::limit::Kind::Json)
+        .with_stderr(&format!("fluxsim: error: {e}\n")))
+    })
+}
+
+/// Whether the command line asks for `--format sarif` (read from the raw arguments, for a
+/// usage error clap reports before any command runs).
+fn asks_for_sarif(args: &[String]) -> bool {
+    args.windows(2)
+        .any(|w| w[0] == "--format" && w[1] == "sarif")
+        || args.iter().any(|a| a == "--format=sarif")
+}
+
+/// A usage error under `--format sarif`: the empty log of the command's rules, exit 2.
+fn usage_error_sarif(raw: &[String], error: &str) -> Status {
+    let rules = if raw.iter().any(|a| a == "graph") {
+        crate::graph::RULES
+    } else {
+        crate::audit::RULES
+    };
+    let log = crate::report::findings::empty_sarif(rules, error);
+    let out = Output::new(
+        serde_json::to_string_pretty(&log).unwrap_or_default() + "\n",
+        Status::Error,
+    );
+    let plain = Presentation {
+        color: false,
+        limit_bytes: None,
+    };
+    print_outcome(Ok(out), &plain)
+}
+
+/// The shell completion script for `shell`, made from the flags defined here.
+fn completions(shell: clap_complete::Shell) -> Output {
+    let mut out = Vec::new();
+    clap_complete::generate(
+        shell,
+        &mut <Cli as clap::CommandFactory>::command(),
+        "fluxsim",
+        &mut out,
+    );
+    Output::new(out, Status::Ok)
+}
+
+/// How stdout is presented, whatever the command: `--color` and `--limit-bytes`.
+struct Presentation {
+    color: bool,
+    limit_bytes: Option<usize>,
 }
 
 /// Prints a command's outcome, the one place that writes what a command found. A reader
 /// that closes the pipe early (`fluxsim render | head`) ends the output quietly, with the
 /// command's own status, as ripgrep does; `print!` would panic there.
-fn print_outcome(outcome: Outcome) -> Status {
+fn print_outcome(outcome: Outcome, present: &Presentation) -> Status {
     use std::io::Write as _;
     // Builds a signal cut short fail; their failures are not the run's outcome.
     crate::scratch::yield_to_signal();
-    let out = match outcome {
+    let mut out = match outcome {
         Ok(out) => out,
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "fluxsim: error: {e}");
             return Status::Error;
         }
     };
+    if let Some(limit) = present.limit_bytes {
+        let (cut, note) = crate::report::limit::cut(&out.stdout, limit, out.kind);
+        out.stdout = cut;
+        if let Some(note) = note {
+            out.stderr.push_str(&note);
+        }
+    }
+    if present.color && out.kind == crate::report::limit::Kind::DiffText {
+        out.stdout = crate::report::limit::colorize(&out.stdout);
+    }
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(&out.stdout).and_then(|()| stdout.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {

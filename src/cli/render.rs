@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use super::{passed_or_finding, Outcome, Output, Status};
 use crate::reconcile::Status as KsStatus;
 use crate::render::{render_dir, BuilderChoice, RepoOptions};
+use crate::report::limit::Kind;
 
 /// Flags shared by the subcommands that render a repository.
 #[derive(Debug, Clone, clap::Args)]
@@ -15,8 +16,8 @@ pub(crate) struct RenderFlags {
     /// Give a cluster root as NAME=PATH (repeatable); without it clusters are discovered.
     #[arg(long = "cluster-root", value_name = "NAME=PATH")]
     pub(crate) cluster_roots: Vec<String>,
-    /// Only these clusters (repeatable, by name).
-    #[arg(long = "cluster", value_name = "NAME")]
+    /// Only these clusters (repeatable, or comma-separated), by name.
+    #[arg(long = "cluster", value_name = "NAME", value_delimiter = ',')]
     pub(crate) cluster: Vec<String>,
     /// Render as controllers before v1.9.0 did: unset vars become empty instead of failing.
     #[arg(long)]
@@ -136,6 +137,48 @@ impl RenderFlags {
     }
 }
 
+/// `--show-secrets`: the flag of every command that prints objects.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub(crate) struct SecretFlags {
+    /// Print Secret `data`/`stringData` values and SOPS metadata as they are; by default
+    /// they are masked (`**SECRET**`, `**SOPS**` as `flux build` does). Digests and
+    /// comparisons always use the real values.
+    #[arg(long)]
+    pub(crate) show_secrets: bool,
+}
+
+impl SecretFlags {
+    pub(crate) fn presentation(self) -> crate::report::mask::Presentation {
+        crate::report::mask::Presentation {
+            show_secrets: self.show_secrets,
+            ..Default::default()
+        }
+    }
+}
+
+/// What a render prints of the objects: `--show-secrets`, `--skip-secrets`, `--skip-crds`.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub(crate) struct ObjectFlags {
+    #[command(flatten)]
+    pub(crate) secrets: SecretFlags,
+    /// Leave Secrets out of the printed objects (digests still cover them).
+    #[arg(long)]
+    pub(crate) skip_secrets: bool,
+    /// Leave CustomResourceDefinitions out of the printed objects (digests still cover them).
+    #[arg(long)]
+    pub(crate) skip_crds: bool,
+}
+
+impl ObjectFlags {
+    pub(crate) fn presentation(self) -> crate::report::mask::Presentation {
+        crate::report::mask::Presentation {
+            show_secrets: self.secrets.show_secrets,
+            skip_secrets: self.skip_secrets,
+            skip_crds: self.skip_crds,
+        }
+    }
+}
+
 /// Output formats of `render`.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub(crate) enum Format {
@@ -155,16 +198,18 @@ pub(crate) struct RenderArgs {
     /// Write every artifact to DIR/<cluster>/<namespace>/<name>.yaml and DIR/SHA256SUMS.
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) objects: ObjectFlags,
 }
 
 pub(crate) fn run_render(args: &RenderArgs) -> Outcome {
     let r = render_dir(&args.flags.repo, &args.flags.options())?;
     if let Some(out) = &args.out {
-        crate::report::out::write_out(&r, out, &args.flags.repo)?;
+        crate::report::out::write_out(&r, out, &args.flags.repo, &args.objects.presentation())?;
     }
-    let text = match args.format {
-        Format::Text => crate::report::render_table(&r),
-        Format::Json => crate::report::render_json(&r),
+    let (text, kind) = match args.format {
+        Format::Text => (crate::report::render_table(&r), Kind::Plain),
+        Format::Json => (crate::report::render_json(&r), Kind::Json),
     };
     let all_ok = r.clusters.iter().flat_map(|c| &c.kustomizations).all(|k| {
         matches!(
@@ -172,7 +217,7 @@ pub(crate) fn run_render(args: &RenderArgs) -> Outcome {
             KsStatus::Rendered | KsStatus::External(_) | KsStatus::Suspended
         )
     });
-    Ok(Output::new(text, passed_or_finding(all_ok)))
+    Ok(Output::new(text, passed_or_finding(all_ok)).kind(kind))
 }
 
 #[derive(Debug, clap::Args)]
@@ -182,13 +227,39 @@ pub(crate) struct BuildArgs {
     /// The Flux Kustomization to print, as NAME or NAMESPACE/NAME.
     #[arg(long, short = 'k', value_name = "[NS/]NAME")]
     pub(crate) kustomization: String,
+    #[command(flatten)]
+    pub(crate) objects: ObjectFlags,
+}
+
+/// The one cluster `build` prints from: `--cluster NAME`, or the repository's only cluster;
+/// else an error listing the clusters to choose from.
+fn build_cluster(args: &BuildArgs, opts: &mut RepoOptions) -> anyhow::Result<()> {
+    match opts.only.len() {
+        1 => Ok(()),
+        0 => {
+            let tree = crate::render::load_tree(&args.flags.repo, None, opts)?;
+            let clusters = crate::render::clusters_of(tree.root(), opts)?;
+            if let [one] = clusters.as_slice() {
+                opts.only = vec![one.name.clone()];
+                return Ok(());
+            }
+            let names: Vec<&str> = clusters.iter().map(|c| c.name.as_str()).collect();
+            anyhow::bail!(
+                "`build` needs --cluster NAME: the repository has {} ({})",
+                crate::report::plural(names.len(), "cluster"),
+                names.join(", ")
+            )
+        }
+        _ => anyhow::bail!(
+            "`build` prints one Kustomization of one cluster; --cluster named {}",
+            opts.only.join(", ")
+        ),
+    }
 }
 
 pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
-    let opts = args.flags.options();
-    if opts.only.len() != 1 {
-        anyhow::bail!("`build` needs exactly one --cluster NAME");
-    }
+    let mut opts = args.flags.options();
+    build_cluster(args, &mut opts)?;
     let r = render_dir(&args.flags.repo, &opts)?;
     let Some(c) = r.clusters.first() else {
         anyhow::bail!("no cluster `{}` in the repository", opts.only[0]);
@@ -207,7 +278,10 @@ pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
         );
     };
     Ok(match (&k.status, &k.artifact) {
-        (_, Some(a)) => Output::new(a.yaml.clone(), Status::Ok),
+        (_, Some(a)) => Output::new(
+            args.objects.presentation().artifact_text(a).into_owned(),
+            Status::Ok,
+        ),
         (KsStatus::Failed(e) | KsStatus::Blocked(e) | KsStatus::External(e), None) => {
             Output::stderr(
                 format!(

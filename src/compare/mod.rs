@@ -14,6 +14,8 @@
 //! status, whatever the other side holds.
 
 mod clusters;
+pub mod fields;
+pub mod strip;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -26,6 +28,27 @@ use crate::reconcile::{ClusterRender, KustomizationRender, Status};
 pub use clusters::{
     compare_clusters, ClusterComparison, GraphNode, GraphRow, TemplateRow, VarDiff,
 };
+
+/// How object differences are shown.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DiffStyle {
+    /// A unified diff of the YAML lines.
+    #[default]
+    Lines,
+    /// The changed field paths with their old and new values.
+    Fields,
+}
+
+/// How a revision diff compares and shows objects.
+#[derive(Debug, Clone, Default)]
+pub struct DiffOptions {
+    /// Secrets masked (unless shown) in the object diffs; never in the comparison.
+    pub present: crate::report::mask::Presentation,
+    /// Noise dropped from both sides before objects are compared.
+    pub strip: strip::Strip,
+    /// Lines or fields.
+    pub style: DiffStyle,
+}
 
 /// What became of one thing between two revisions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -215,6 +238,7 @@ pub fn diff_revisions(
     base: &[ClusterRender],
     head_name: &str,
     head: &[ClusterRender],
+    opts: &DiffOptions,
 ) -> RevisionDiff {
     let names: BTreeSet<&str> = base.iter().chain(head).map(|c| c.name.as_str()).collect();
     let clusters = names
@@ -222,7 +246,7 @@ pub fn diff_revisions(
         .map(|name| {
             let b = base.iter().find(|c| c.name == name);
             let h = head.iter().find(|c| c.name == name);
-            diff_cluster(name, b, h)
+            diff_cluster(name, b, h, opts)
         })
         .collect();
     RevisionDiff {
@@ -246,6 +270,7 @@ fn diff_cluster(
     name: &str,
     base: Option<&ClusterRender>,
     head: Option<&ClusterRender>,
+    opts: &DiffOptions,
 ) -> ClusterDiff {
     let (b, h) = (by_id(base), by_id(head));
     let ids: BTreeSet<&String> = b.keys().chain(h.keys()).collect();
@@ -260,7 +285,7 @@ fn diff_cluster(
         let unrendered = |k: Option<&KustomizationRender>| {
             k.is_some_and(|k| k.status != Status::Rendered || k.artifact.is_none())
         };
-        let change = match (bk, hk) {
+        let mut change = match (bk, hk) {
             _ if unrendered(bk) || unrendered(hk) => Change::NotCompared,
             (None, _) => Change::Added,
             (_, None) => Change::Removed,
@@ -270,8 +295,12 @@ fn diff_cluster(
         let objects = if matches!(change, Change::Identical | Change::NotCompared) {
             Vec::new()
         } else {
-            diff_objects(ba, ha)
+            diff_objects(ba, ha, opts)
         };
+        // What differs only in stripped noise is not a change.
+        if change == Change::Changed && objects.is_empty() && !opts.strip.is_empty() {
+            change = Change::Identical;
+        }
         kustomizations.push(KustomizationDiff {
             kustomization: id.clone(),
             change,
@@ -301,16 +330,17 @@ fn diff_cluster(
     }
 }
 
-/// Object-by-object differences of two artifacts, sorted by object id.
-fn diff_objects(base: Option<&Artifact>, head: Option<&Artifact>) -> Vec<ObjectDiff> {
-    fn index(a: Option<&Artifact>) -> BTreeMap<ObjectId, &str> {
-        a.map(|a| {
-            a.objects
-                .iter()
-                .map(|o| (o.id.clone(), o.yaml.as_str()))
-                .collect()
-        })
-        .unwrap_or_default()
+/// Object-by-object differences of two artifacts, sorted by object id: compared after
+/// `opts.strip`, shown masked and in `opts.style`.
+fn diff_objects(
+    base: Option<&Artifact>,
+    head: Option<&Artifact>,
+    opts: &DiffOptions,
+) -> Vec<ObjectDiff> {
+    use crate::artifact::ArtifactObject;
+    fn index(a: Option<&Artifact>) -> BTreeMap<ObjectId, &ArtifactObject> {
+        a.map(|a| a.objects.iter().map(|o| (o.id.clone(), o)).collect())
+            .unwrap_or_default()
     }
     let (b, h) = (index(base), index(head));
     let ids: BTreeSet<&ObjectId> = b.keys().chain(h.keys()).collect();
@@ -320,16 +350,92 @@ fn diff_objects(base: Option<&Artifact>, head: Option<&Artifact>) -> Vec<ObjectD
         let change = match (old, new) {
             (None, _) => Change::Added,
             (_, None) => Change::Removed,
-            (Some(o), Some(n)) if o == n => continue,
+            (Some(o), Some(n)) if o.yaml == n.yaml => continue,
             _ => Change::Changed,
+        };
+        let label = id.to_string();
+        let diff = if let (Some(o), Some(n)) = (old, new) {
+            let (so, sn) = (opts.strip.apply(&o.object), opts.strip.apply(&n.object));
+            let (vo, vn) = (
+                so.as_ref().unwrap_or(&o.object),
+                sn.as_ref().unwrap_or(&n.object),
+            );
+            if (so.is_some() || sn.is_some()) && vo == vn {
+                // The same once the noise is dropped.
+                continue;
+            }
+            changed_text(o, n, vo, vn, so.is_some() || sn.is_some(), &label, opts)
+        } else {
+            let shown = |x: Option<&ArtifactObject>| {
+                x.map(|x| opts.present.object_text(x).into_owned())
+                    .unwrap_or_default()
+            };
+            unified(&shown(old), &shown(new), &label)
         };
         out.push(ObjectDiff {
             object: id.clone(),
             change,
-            diff: unified(old.unwrap_or(""), new.unwrap_or(""), &id.to_string()),
+            diff,
         });
     }
     out
+}
+
+/// The shown difference of an object present on both sides (`vo`, `vn`: the objects once
+/// stripped), masked unless secrets are shown, with a note naming Secret values that the
+/// masking hides.
+fn changed_text(
+    o: &crate::artifact::ArtifactObject,
+    n: &crate::artifact::ArtifactObject,
+    vo: &serde_json::Value,
+    vn: &serde_json::Value,
+    stripped: bool,
+    label: &str,
+    opts: &DiffOptions,
+) -> String {
+    use crate::report::mask;
+    let show = opts.present.show_secrets;
+    let secret = mask::is_secret(&o.object) || mask::is_sops(&o.object);
+    let mut text = match opts.style {
+        DiffStyle::Fields => {
+            let masked = |p: &str| {
+                !show
+                    && secret
+                    && (p.starts_with("data.")
+                        || p.starts_with("stringData.")
+                        || p.starts_with("sops"))
+            };
+            fields::field_changes(vo, vn, &masked)
+        }
+        DiffStyle::Lines if stripped => {
+            let print = |v: &serde_json::Value| {
+                let t = crate::build::native::print_value(v);
+                if show {
+                    t
+                } else {
+                    mask::mask_object(&t, v).into_owned()
+                }
+            };
+            unified(&print(vo), &print(vn), label)
+        }
+        DiffStyle::Lines => unified(
+            &opts.present.object_text(o),
+            &opts.present.object_text(n),
+            label,
+        ),
+    };
+    if !show && opts.style == DiffStyle::Lines {
+        let hidden = mask::changed_secret_keys(vo, vn);
+        if !hidden.is_empty() {
+            use std::fmt::Write as _;
+            let _ = writeln!(
+                text,
+                "# masked values changed: {} (--show-secrets shows them)",
+                hidden.join(", ")
+            );
+        }
+    }
+    text
 }
 
 /// A unified diff with three lines of context, each hunk header followed by `label`.

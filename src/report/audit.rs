@@ -60,11 +60,13 @@ pub fn audit_text(a: &Audit) -> String {
         .len();
     let _ = writeln!(
         out,
-        "audit: {} checks on {} Kustomizations in {clusters} clusters, {} hazards found \
-         ({errors} errors, {warnings} warnings), {info} info{}",
-        a.checks,
-        a.paths.len(),
-        errors + warnings,
+        "audit: {} on {} in {}, {} found ({}, {}), {info} info{}",
+        super::plural(a.checks, "check"),
+        super::plural(a.paths.len(), "Kustomization"),
+        super::plural(clusters, "cluster"),
+        super::plural(errors + warnings, "hazard"),
+        super::plural(errors, "error"),
+        super::plural(warnings, "warning"),
         if a.strict { "" } else { " (--no-strict)" }
     );
     out

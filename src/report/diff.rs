@@ -16,7 +16,10 @@ fn short(sha: Option<&String>) -> String {
 
 fn counts(c: &ClusterDiff) -> String {
     let (same, total) = c.identical_count();
-    let mut parts = vec![format!("{same}/{total} artifacts identical")];
+    let mut parts = vec![format!(
+        "{same}/{total} artifact{} identical",
+        if total == 1 { "" } else { "s" }
+    )];
     for change in [
         Change::Changed,
         Change::Added,
@@ -33,7 +36,10 @@ fn counts(c: &ClusterDiff) -> String {
         }
     }
     if !c.moves.is_empty() {
-        parts.push(format!("{} moved objects", c.moves.len()));
+        parts.push(format!(
+            "{} moved",
+            crate::report::plural(c.moves.len(), "object")
+        ));
     }
     if !c.skipped.is_empty() {
         parts.push(format!("{} skipped (inputs unchanged)", c.skipped.len()));
@@ -100,10 +106,63 @@ fn problems(k: &KustomizationDiff) -> Vec<String> {
     out
 }
 
-/// The diff for people: a summary line per cluster, then each change with its diff.
+/// A Kustomization's change and every cluster where it is the same (same objects, same
+/// diffs, same problems), in cluster order.
+struct Group<'a> {
+    k: &'a KustomizationDiff,
+    clusters: Vec<&'a str>,
+}
+
+fn same_change(a: &KustomizationDiff, b: &KustomizationDiff) -> bool {
+    a.kustomization == b.kustomization
+        && a.change == b.change
+        && problems(a) == problems(b)
+        && a.objects.len() == b.objects.len()
+        && a.objects
+            .iter()
+            .zip(&b.objects)
+            .all(|(x, y)| x.object == y.object && x.change == y.change && x.diff == y.diff)
+}
+
+/// The changes of every cluster, each printed once with the clusters it is made in.
+fn groups(d: &RevisionDiff) -> Vec<Group<'_>> {
+    let mut out: Vec<Group<'_>> = Vec::new();
+    for c in &d.clusters {
+        for k in c
+            .kustomizations
+            .iter()
+            .filter(|k| k.change != Change::Identical)
+        {
+            match out.iter_mut().find(|g| same_change(g.k, k)) {
+                Some(g) => g.clusters.push(&c.cluster),
+                None => out.push(Group {
+                    k,
+                    clusters: vec![&c.cluster],
+                }),
+            }
+        }
+    }
+    out
+}
+
+/// The group `k` of `cluster` belongs to.
+fn group_of<'g, 'a>(
+    groups: &'g [Group<'a>],
+    cluster: &str,
+    k: &KustomizationDiff,
+) -> Option<&'g Group<'a>> {
+    groups
+        .iter()
+        .find(|g| g.clusters.contains(&cluster) && same_change(g.k, k))
+}
+
+/// The diff for people: a summary line per cluster, then each change with its diff. A
+/// change made the same way in several clusters is printed once, in the first, with the
+/// list of clusters.
 #[must_use]
 pub fn diff_text(d: &RevisionDiff) -> String {
     let mut out = format!("fluxsim diff: base {} -> head {}\n", d.base, d.head);
+    let groups = groups(d);
     for c in &d.clusters {
         let _ = writeln!(out, "{}: {}", c.cluster, counts(c));
         for k in c
@@ -111,14 +170,39 @@ pub fn diff_text(d: &RevisionDiff) -> String {
             .iter()
             .filter(|k| k.change != Change::Identical)
         {
-            let _ = writeln!(
-                out,
-                "  {:<12} {}  {} -> {}",
-                k.change.as_str(),
-                k.kustomization,
-                short(k.base_sha256.as_ref()),
-                short(k.head_sha256.as_ref())
-            );
+            let g = group_of(&groups, &c.cluster, k);
+            let shared = g.filter(|g| g.clusters.len() > 1);
+            if let Some(g) = shared.filter(|g| g.clusters[0] != c.cluster) {
+                let _ = writeln!(
+                    out,
+                    "  {:<12} {}  (the same as in {}, above)",
+                    k.change.as_str(),
+                    k.kustomization,
+                    g.clusters[0]
+                );
+                continue;
+            }
+            match shared {
+                Some(g) => {
+                    let _ = writeln!(
+                        out,
+                        "  {:<12} {}  (the same in {})",
+                        k.change.as_str(),
+                        k.kustomization,
+                        g.clusters.join(", ")
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "  {:<12} {}  {} -> {}",
+                        k.change.as_str(),
+                        k.kustomization,
+                        short(k.base_sha256.as_ref()),
+                        short(k.head_sha256.as_ref())
+                    );
+                }
+            }
             for p in problems(k) {
                 let _ = writeln!(out, "    {p}");
             }
@@ -200,40 +284,49 @@ fn diff_markdown_body(d: &RevisionDiff, out: &mut String) {
             let mark = if m.prune_outage { "⚠️ " } else { "" };
             let _ = writeln!(out, "\n{mark}{}", move_line(m));
         }
-        for k in &changed {
-            let mut body = String::new();
-            for p in problems(k) {
-                let _ = writeln!(body, "# {p}");
+    }
+    // Each change's diff once, with the clusters it is made in.
+    let groups = groups(d);
+    let mut heading = false;
+    for g in &groups {
+        let k = g.k;
+        let mut body = String::new();
+        for p in problems(k) {
+            let _ = writeln!(body, "# {p}");
+        }
+        for o in &k.objects {
+            let _ = writeln!(body, "# {} {}", o.change.as_str(), o.object);
+            body.push_str(&o.diff);
+        }
+        if body.is_empty() {
+            continue;
+        }
+        if !heading {
+            out.push_str("\n### Changes\n");
+            heading = true;
+        }
+        // GitHub caps a job summary at 1 MiB: keep each diff well under it.
+        if body.len() > MARKDOWN_DIFF_LIMIT {
+            let mut cut = MARKDOWN_DIFF_LIMIT;
+            while !body.is_char_boundary(cut) {
+                cut -= 1;
             }
-            for o in &k.objects {
-                let _ = writeln!(body, "# {} {}", o.change.as_str(), o.object);
-                body.push_str(&o.diff);
-            }
-            if body.is_empty() {
-                continue;
-            }
-            // GitHub caps a job summary at 1 MiB: keep each diff well under it.
-            if body.len() > MARKDOWN_DIFF_LIMIT {
-                let mut cut = MARKDOWN_DIFF_LIMIT;
-                while !body.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                let cut = body[..cut].rfind('\n').map_or(cut, |n| n + 1);
-                let rest = body[cut..].lines().count();
-                body.truncate(cut);
-                let _ = writeln!(
-                    body,
-                    "# ... {rest} more lines: run `fluxsim diff` for all of it"
-                );
-            }
-            let f = fence(&body);
-            let _ = write!(
-                out,
-                "\n<details><summary><code>{}</code>: {} object(s)</summary>\n\n{f}diff\n{body}{f}\n\n</details>\n",
-                k.kustomization,
-                k.objects.len()
+            let cut = body[..cut].rfind('\n').map_or(cut, |n| n + 1);
+            let rest = body[cut..].lines().count();
+            body.truncate(cut);
+            let _ = writeln!(
+                body,
+                "# ... {rest} more lines: run `fluxsim diff` for all of it"
             );
         }
+        let f = fence(&body);
+        let _ = write!(
+            out,
+            "\n<details><summary><code>{}</code> in {}: {}</summary>\n\n{f}diff\n{body}{f}\n\n</details>\n",
+            k.kustomization,
+            g.clusters.join(", "),
+            crate::report::plural(k.objects.len(), "object")
+        );
     }
 }
 
@@ -599,7 +692,10 @@ fn verdict(p: &Proof<'_>) -> String {
         ));
     }
     if p.passed && !p.blind.is_empty() {
-        format!("PASS, blind to {} Kustomizations (allowed)", p.blind.len())
+        format!(
+            "PASS, blind to {} (allowed)",
+            crate::report::plural(p.blind.len(), "Kustomization")
+        )
     } else if p.passed {
         "PASS".to_string()
     } else {

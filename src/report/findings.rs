@@ -53,10 +53,15 @@ pub fn findings_json(findings: &[Finding]) -> Value {
     serde_json::to_value(findings).unwrap_or(Value::Null)
 }
 
+/// Where fluxsim's own documentation lives (the `informationUri` of its SARIF logs).
+pub const INFORMATION_URI: &str = env!("CARGO_PKG_REPOSITORY");
+
 /// A SARIF 2.1.0 log with one run of fluxsim: every rule of `rules` in the driver (so code
-/// scanning can show help for each), and one result per finding.
+/// scanning can show help for each), and one result per finding. `prefix` is where the
+/// repository sits in its git work tree (`deploy/`, or empty): code scanning resolves paths
+/// from the git root, so each finding's file (relative to the repository) is put under it.
 #[must_use]
-pub fn findings_sarif(rules: &[Rule], findings: &[Finding]) -> Value {
+pub fn findings_sarif(rules: &[Rule], findings: &[Finding], prefix: &str) -> Value {
     let rule_index = |id: &str| rules.iter().position(|r| r.id == id);
     let results: Vec<Value> = findings
         .iter()
@@ -78,7 +83,7 @@ pub fn findings_sarif(rules: &[Rule], findings: &[Finding]) -> Value {
                     }
                 }
                 let mut phys = json!({
-                    "artifactLocation": { "uri": loc.file, "uriBaseId": "%SRCROOT%" },
+                    "artifactLocation": { "uri": git_relative(prefix, &loc.file), "uriBaseId": "%SRCROOT%" },
                 });
                 if !region.is_empty() {
                     phys["region"] = Value::Object(region);
@@ -107,12 +112,35 @@ pub fn findings_sarif(rules: &[Rule], findings: &[Finding]) -> Value {
             "tool": { "driver": {
                 "name": "fluxsim",
                 "version": env!("CARGO_PKG_VERSION"),
-                "informationUri": "https://github.com/fluxcd/flux2",
+                "informationUri": INFORMATION_URI,
                 "rules": driver_rules,
             }},
             "results": results,
         }],
     })
+}
+
+/// `file` (relative to the repository) relative to the git root, given the repository's
+/// `prefix` in the work tree.
+fn git_relative(prefix: &str, file: &str) -> String {
+    let file = file.trim_start_matches("./");
+    if prefix.is_empty() || file.is_empty() {
+        return file.to_string();
+    }
+    format!("{}/{file}", prefix.trim_end_matches('/'))
+}
+
+/// A valid SARIF log with no results, for a run that could not check anything (exit 2): a
+/// code-scanning upload then gets a log rather than an empty file, and the run's
+/// `invocations` say why.
+#[must_use]
+pub fn empty_sarif(rules: &[Rule], error: &str) -> Value {
+    let mut v = findings_sarif(rules, &[], "");
+    v["runs"][0]["invocations"] = json!([{
+        "executionSuccessful": false,
+        "toolExecutionNotifications": [{ "level": "error", "message": { "text": error } }],
+    }]);
+    v
 }
 
 fn sarif_message(f: &Finding) -> String {
@@ -147,16 +175,41 @@ mod tests {
         let f = Finding::new(&R, "boom")
             .in_cluster("dev")
             .at(Location::at("apps/x.yaml", 4, 9));
-        let s = findings_sarif(&[R], &[f]);
+        let s = findings_sarif(&[R], &[f], "deploy/fleet/");
         assert_eq!(s["version"], "2.1.0");
         let r = &s["runs"][0]["results"][0];
         assert_eq!(r["ruleId"], "FS000");
         assert_eq!(r["ruleIndex"], 0);
         assert_eq!(r["level"], "error");
         let p = &r["locations"][0]["physicalLocation"];
-        assert_eq!(p["artifactLocation"]["uri"], "apps/x.yaml");
+        assert_eq!(p["artifactLocation"]["uri"], "deploy/fleet/apps/x.yaml");
         assert_eq!(p["region"]["startLine"], 4);
         assert_eq!(p["region"]["startColumn"], 9);
+    }
+
+    #[test]
+    fn sarif_information_uri_names_this_project() {
+        let s = findings_sarif(&[R], &[], "");
+        let uri = s["runs"][0]["tool"]["driver"]["informationUri"]
+            .as_str()
+            .unwrap();
+        assert!(uri.contains("fluxsim"), "{uri}");
+    }
+
+    #[test]
+    fn sarif_paths_are_relative_to_the_git_root() {
+        assert_eq!(git_relative("", "apps/x.yaml"), "apps/x.yaml");
+        assert_eq!(
+            git_relative("deploy/", "./apps/x.yaml"),
+            "deploy/apps/x.yaml"
+        );
+    }
+
+    #[test]
+    fn empty_sarif_log_is_valid_and_says_why() {
+        let s = empty_sarif(&[R], "no cluster found");
+        assert_eq!(s["runs"][0]["results"], json!([]));
+        assert_eq!(s["runs"][0]["invocations"][0]["executionSuccessful"], false);
     }
 
     #[test]

@@ -33,9 +33,10 @@ pub fn graph_text(r: &GraphReport) -> String {
         if never.is_empty() && c.missing.is_empty() {
             let _ = writeln!(
                 out,
-                "cluster {}: all {total} Kustomizations become Ready in {} waves",
+                "cluster {}: all {} become Ready in {}",
                 c.name,
-                c.waves.len()
+                super::plural(total, "Kustomization"),
+                super::plural(c.waves.len(), "wave")
             );
         } else {
             let _ = writeln!(
@@ -56,8 +57,10 @@ pub fn graph_text(r: &GraphReport) -> String {
     let [info, warning, error] = counts(&r.findings);
     let _ = writeln!(
         out,
-        "{} findings ({error} errors, {warning} warnings, {info} info)",
-        r.findings.len()
+        "{} ({}, {}, {info} info)",
+        super::plural(r.findings.len(), "finding"),
+        super::plural(error, "error"),
+        super::plural(warning, "warning")
     );
     out
 }
@@ -174,7 +177,71 @@ pub fn graph_dot(r: &GraphReport) -> String {
         }
         out.push_str("  }\n");
     }
+    out.push_str(DOT_LEGEND);
     out.push_str("}\n");
+    out
+}
+
+/// What the line styles and colours of the DOT picture mean, drawn beside it.
+const DOT_LEGEND: &str = "  subgraph cluster_legend {
+    label=\"legend\";
+    style=dotted;
+    \"legend/a\" [label=\"A\", shape=plaintext];
+    \"legend/b\" [label=\"B\", shape=plaintext];
+    \"legend/c\" [label=\"C\", shape=plaintext];
+    \"legend/d\" [label=\"D\", shape=plaintext];
+    \"legend/a\" -> \"legend/b\" [label=\"B dependsOn A\"];
+    \"legend/c\" -> \"legend/d\" [label=\"C applies D\", style=dashed, color=gray];
+    \"legend/never\" [label=\"never Ready\", color=red];
+    \"legend/missing\" [label=\"missing\", color=red, style=dashed];
+  }
+";
+
+/// The graph for a pull request: a summary per cluster, the Mermaid flowchart in a
+/// ```` ```mermaid ```` block (which GitHub and GitLab draw), then the findings.
+#[must_use]
+pub fn graph_markdown(r: &GraphReport) -> String {
+    let mut out = String::from("## fluxsim graph\n\n");
+    for c in &r.clusters {
+        let never = c
+            .kustomizations
+            .iter()
+            .filter(|k| k.never_ready.is_some())
+            .count();
+        let _ = writeln!(
+            out,
+            "- `{}`: {} in {}{}",
+            c.name,
+            super::plural(c.kustomizations.len(), "Kustomization"),
+            super::plural(c.waves.len(), "wave"),
+            if never > 0 {
+                format!(", **{never} never become Ready**")
+            } else {
+                String::new()
+            }
+        );
+    }
+    let _ = write!(
+        out,
+        "\n```mermaid\n{}```\n\nSolid arrows: `dependsOn`; dashed: applies; red: never becomes Ready.\n",
+        graph_mermaid(r)
+    );
+    if !r.findings.is_empty() {
+        out.push_str("\n| finding | where |\n|---|---|\n");
+        for f in &r.findings {
+            let place = f
+                .location
+                .as_ref()
+                .map_or_else(|| "-".to_string(), ToString::to_string);
+            let _ = writeln!(
+                out,
+                "| {}[{}]: {} | `{place}` |",
+                f.severity,
+                f.rule,
+                f.message.replace('|', "\\|")
+            );
+        }
+    }
     out
 }
 

@@ -4,6 +4,9 @@ pub mod audit;
 pub mod diff;
 pub mod findings;
 pub mod graph;
+pub mod images;
+pub mod limit;
+pub mod mask;
 pub mod out;
 
 use std::fmt::Write as _;
@@ -12,6 +15,16 @@ use serde_json::json;
 
 use crate::reconcile::{KustomizationRender, Status};
 use crate::render::RepoRender;
+
+/// `1 cluster`, `2 clusters`: a count and its noun (`one`), in the plural when it is not 1.
+#[must_use]
+pub fn plural(n: usize, one: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {one}s")
+    }
+}
 
 /// The default table: one line per Kustomization, then problems and a summary.
 #[must_use]
@@ -68,6 +81,13 @@ pub fn render_table(r: &RepoRender) -> String {
         let _ = writeln!(out, "{}", line.join("  ").trim_end());
     }
     out.push_str(&problems);
+    out.push_str(&summary_line(r));
+    out.push_str(&external_hint(r));
+    out
+}
+
+/// `2 clusters, 16/16 Kustomizations rendered, 23 builds (...)`: what rendered, and how.
+fn summary_line(r: &RepoRender) -> String {
     let total: usize = r.clusters.iter().map(|c| c.kustomizations.len()).sum();
     let ok: usize = r
         .clusters
@@ -98,14 +118,30 @@ pub fn render_table(r: &RepoRender) -> String {
             let _ = write!(others, ", {n} {what}");
         }
     }
+    // "kustomize builds" only when a kustomize process made some of them: the native
+    // builder's are builds all the same.
+    let by_kustomize = r
+        .clusters
+        .iter()
+        .flat_map(|c| &c.kustomizations)
+        .any(|k| k.built_by == Some(crate::build::Maker::Kustomize));
+    let builds = if by_kustomize && r.builds_run > 0 {
+        format!(
+            "{} kustomize build{}",
+            r.builds_run,
+            if r.builds_run == 1 { "" } else { "s" }
+        )
+    } else {
+        plural(r.builds_run, "build")
+    };
+    let mut out = String::new();
     let _ = writeln!(
         out,
-        "{} clusters, {ok}/{total} Kustomizations rendered{others}, {} kustomize builds{cached} ({}{stats})",
-        r.clusters.len(),
-        r.builds_run,
+        "{}, {ok}/{total} Kustomization{} rendered{others}, {builds}{cached} ({}{stats})",
+        plural(r.clusters.len(), "cluster"),
+        if total == 1 { "" } else { "s" },
         r.builder
     );
-    out.push_str(&external_hint(r));
     out
 }
 

@@ -47,24 +47,41 @@ fn io_at(path: &Path) -> impl FnOnce(io::Error) -> OutError + '_ {
 #[derive(Debug)]
 pub struct OutFile<'a> {
     pub rel: String,
-    pub bytes: &'a str,
-    pub sha256: &'a str,
+    pub bytes: std::borrow::Cow<'a, str>,
+    pub sha256: std::borrow::Cow<'a, str>,
 }
 
-/// The render's files: `<cluster>/<namespace>/<name>.yaml` per rendered Kustomization.
+/// The render's files: `<cluster>/<namespace>/<name>.yaml` per rendered Kustomization, as
+/// `present` shows them (Secrets masked unless shown). A file's digest is that of its
+/// bytes, so `sha256sum -c` accepts `SHA256SUMS`; it is the artifact's own when nothing in
+/// it is masked or left out.
 #[must_use]
-pub fn artifact_files(r: &RepoRender) -> Vec<OutFile<'_>> {
+pub fn artifact_files<'a>(
+    r: &'a RepoRender,
+    present: &crate::report::mask::Presentation,
+) -> Vec<OutFile<'a>> {
     r.clusters
         .iter()
         .flat_map(|c| {
             c.kustomizations.iter().filter_map(move |k| {
-                k.artifact.as_ref().map(|a| OutFile {
-                    rel: format!(
-                        "{}/{}/{}.yaml",
-                        c.name, k.kustomization.id.namespace, k.kustomization.id.name
-                    ),
-                    bytes: &a.yaml,
-                    sha256: &a.sha256,
+                k.artifact.as_ref().map(|a| {
+                    let bytes = present.artifact_text(a);
+                    let sha256 = match &bytes {
+                        std::borrow::Cow::Borrowed(_) => {
+                            std::borrow::Cow::Borrowed(a.sha256.as_str())
+                        }
+                        std::borrow::Cow::Owned(t) => {
+                            std::borrow::Cow::Owned(crate::artifact::sha256_hex(t.as_bytes()))
+                        }
+                    };
+                    OutFile {
+                        rel: format!(
+                            "{}/{}/{}.yaml",
+                            c.name, k.kustomization.id.namespace, k.kustomization.id.name
+                        ),
+                        bytes,
+                        sha256,
+                    }
                 })
             })
         })
@@ -72,8 +89,13 @@ pub fn artifact_files(r: &RepoRender) -> Vec<OutFile<'_>> {
 }
 
 /// Writes the render's files under DIR (see [`write_files`]).
-pub fn write_out(r: &RepoRender, dir: &Path, source_root: &Path) -> Result<(), OutError> {
-    write_files(&artifact_files(r), dir, source_root)
+pub fn write_out(
+    r: &RepoRender,
+    dir: &Path,
+    source_root: &Path,
+    present: &crate::report::mask::Presentation,
+) -> Result<(), OutError> {
+    write_files(&artifact_files(r, present), dir, source_root)
 }
 
 /// Writes `files`, a `DIR/SHA256SUMS` that `sha256sum -c` accepts and the marker into a

@@ -165,3 +165,10 @@ impl Builder for AutoBuilder {
         ))
     }
 }
+
+/// Prints `value` as `kustomize build` prints an object (for reports that show an object
+/// they changed, such as a diff with fields stripped).
+#[must_use]
+pub fn print_value(value: &serde_json::Value) -> String {
+    printer::print_resource(&node::Node::from_json(value))
+}

@@ -1,0 +1,320 @@
+//! Secrets in output: Secret values and SOPS metadata masked in what fluxsim prints, as
+//! `flux build kustomization` masks SOPS data (fluxcd/flux2 `internal/build/build.go`,
+//! `maskSopsData`), and the objects `--skip-secrets` / `--skip-crds` leave out.
+//!
+//! Masking is presentation only: artifacts, their digests and every comparison are made on
+//! what Flux applies; only the text shown is masked.
+
+use std::borrow::Cow;
+
+use base64::Engine as _;
+use serde_json::Value;
+
+use crate::artifact::{Artifact, ArtifactObject};
+
+/// What `flux build` writes in place of a SOPS-encrypted value.
+pub const SOPS_MASK: &str = "**SOPS**";
+/// What fluxsim writes in place of a plain Secret value.
+pub const SECRET_MASK: &str = "**SECRET**";
+
+/// How objects are shown.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Presentation {
+    /// `--show-secrets`: print Secret values and SOPS metadata as they are.
+    pub show_secrets: bool,
+    /// `--skip-secrets`: leave Secrets out.
+    pub skip_secrets: bool,
+    /// `--skip-crds`: leave CustomResourceDefinitions out.
+    pub skip_crds: bool,
+}
+
+fn kind(object: &Value) -> &str {
+    object.get("kind").and_then(Value::as_str).unwrap_or("")
+}
+
+/// A core `v1` Secret.
+#[must_use]
+pub fn is_secret(object: &Value) -> bool {
+    kind(object) == "Secret" && object.get("apiVersion").and_then(Value::as_str) == Some("v1")
+}
+
+/// A CustomResourceDefinition.
+#[must_use]
+pub fn is_crd(object: &Value) -> bool {
+    kind(object) == "CustomResourceDefinition"
+        && object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .is_some_and(|v| v.starts_with("apiextensions.k8s.io/"))
+}
+
+/// A SOPS-encrypted document: its top-level `sops` metadata holds a `mac`, as `flux build`
+/// tests (`sops:` and `mac: ENC[`).
+#[must_use]
+pub fn is_sops(object: &Value) -> bool {
+    object
+        .get("sops")
+        .and_then(|s| s.get("mac"))
+        .and_then(Value::as_str)
+        .is_some_and(|m| m.starts_with("ENC["))
+}
+
+impl Presentation {
+    /// Whether `object` is shown at all.
+    #[must_use]
+    pub fn shows(&self, object: &Value) -> bool {
+        !(self.skip_secrets && is_secret(object) || self.skip_crds && is_crd(object))
+    }
+
+    /// The object's text as shown: Secret `data` and `stringData` values masked and a
+    /// top-level `sops` block left out (unless `--show-secrets`).
+    #[must_use]
+    pub fn object_text<'a>(&self, o: &'a ArtifactObject) -> Cow<'a, str> {
+        if self.show_secrets {
+            Cow::Borrowed(&o.yaml)
+        } else {
+            mask_object(&o.yaml, &o.object)
+        }
+    }
+
+    /// The artifact's YAML stream as shown; the artifact's own bytes when nothing is masked
+    /// or left out.
+    #[must_use]
+    pub fn artifact_text<'a>(&self, a: &'a Artifact) -> Cow<'a, str> {
+        let texts: Vec<Cow<'a, str>> = a
+            .objects
+            .iter()
+            .filter(|o| self.shows(&o.object))
+            .map(|o| self.object_text(o))
+            .collect();
+        if texts.len() == a.objects.len() && texts.iter().all(|t| matches!(t, Cow::Borrowed(_))) {
+            return Cow::Borrowed(&a.yaml);
+        }
+        let mut out = String::with_capacity(a.yaml.len());
+        for (i, t) in texts.iter().enumerate() {
+            if i > 0 {
+                out.push_str("---\n");
+            }
+            out.push_str(t);
+            if !t.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+        Cow::Owned(out)
+    }
+}
+
+/// The top-level block [`mask_object`] is reading: what to do with its indented lines.
+#[derive(PartialEq)]
+enum Block {
+    Keep,
+    Drop,
+    /// Mask `data` (0) or `stringData` (1) values.
+    Mask(usize),
+}
+
+/// `text` with the values of a Secret's `data` and `stringData` masked and a SOPS `sops`
+/// block left out; `text` itself when there is nothing to mask.
+///
+/// Works on the text as kustomize prints it (top-level keys at column 0, their entries
+/// indented), so that everything else stays byte for byte what Flux applies. As `flux
+/// build` does: a `data` value becomes the base64 of the mask (the Secret stays valid), a
+/// `stringData` value the mask itself; a SOPS-encrypted Secret gets `**SOPS**`, any other
+/// `**SECRET**`.
+#[must_use]
+pub fn mask_object<'a>(text: &'a str, object: &Value) -> Cow<'a, str> {
+    let secret = is_secret(object);
+    let sops = is_sops(object);
+    if !secret && !sops {
+        return Cow::Borrowed(text);
+    }
+    let mask = if sops { SOPS_MASK } else { SECRET_MASK };
+    let data_mask = base64::engine::general_purpose::STANDARD.encode(mask);
+    let string_mask = format!("'{mask}'");
+    let mut out = String::with_capacity(text.len());
+    let mut block = Block::Keep;
+    let mut entry_indent: Option<usize> = None;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let indent = body.len() - body.trim_start_matches(' ').len();
+        let top_level = indent == 0 && !body.is_empty() && !body.starts_with('#');
+        if top_level {
+            entry_indent = None;
+            block = match body {
+                "sops:" if sops => Block::Drop,
+                "data:" if secret => Block::Mask(0),
+                "stringData:" if secret => Block::Mask(1),
+                _ => Block::Keep,
+            };
+            if block != Block::Drop {
+                out.push_str(line);
+            }
+            continue;
+        }
+        match block {
+            Block::Keep => out.push_str(line),
+            Block::Drop => {}
+            Block::Mask(which) => {
+                let first = *entry_indent.get_or_insert(indent);
+                if indent > first || body.trim().is_empty() {
+                    // A block scalar's or a folded value's continuation: gone with its value.
+                    continue;
+                }
+                if indent < first {
+                    out.push_str(line);
+                    continue;
+                }
+                match key_end(&body[indent..]) {
+                    Some(end) => {
+                        out.push_str(&body[..indent + end]);
+                        out.push_str(": ");
+                        out.push_str(if which == 0 { &data_mask } else { &string_mask });
+                        out.push('\n');
+                    }
+                    None => out.push_str(line),
+                }
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Where the key of a `key: value` line ends (the offset of its `:`), quoted keys included.
+fn key_end(line: &str) -> Option<usize> {
+    let bytes = line.as_bytes();
+    let after_key = match bytes.first()? {
+        b'"' => {
+            let mut i = 1;
+            while i < bytes.len() {
+                match bytes[i] {
+                    b'\\' => i += 2,
+                    b'"' => break,
+                    _ => i += 1,
+                }
+            }
+            i + 1
+        }
+        b'\'' => {
+            let mut i = 1;
+            while i < bytes.len() {
+                if bytes[i] == b'\'' {
+                    if bytes.get(i + 1) == Some(&b'\'') {
+                        i += 2;
+                        continue;
+                    }
+                    break;
+                }
+                i += 1;
+            }
+            i + 1
+        }
+        _ => {
+            let colon = line
+                .find(": ")
+                .or_else(|| line.strip_suffix(':').map(str::len))?;
+            return Some(colon);
+        }
+    };
+    (line.get(after_key..after_key + 1) == Some(":")).then_some(after_key)
+}
+
+/// The `data.KEY` and `stringData.KEY` of a Secret present in both and with another value:
+/// masked text cannot show that they changed, so a diff names them.
+#[must_use]
+pub fn changed_secret_keys(base: &Value, head: &Value) -> Vec<String> {
+    let secrets = is_secret(base) && is_secret(head);
+    let sops = is_sops(base) && is_sops(head);
+    if !secrets && !sops {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for field in ["data", "stringData"] {
+        let (Some(b), Some(h)) = (
+            base.get(field).and_then(Value::as_object),
+            head.get(field).and_then(Value::as_object),
+        ) else {
+            continue;
+        };
+        for (k, v) in b {
+            if h.get(k).is_some_and(|hv| hv != v) {
+                out.push(format!("{field}.{k}"));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Value {
+        crate::manifest::parse_object(text).unwrap()
+    }
+
+    const SECRET: &str = "apiVersion: v1\ndata:\n  password: aHVudGVyMg==\n  \"odd: key\": eA==\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  note: |\n    line one\n    line two\n  plain: hunter2\ntype: Opaque\n";
+
+    #[test]
+    fn secret_values_are_masked_by_default() {
+        let masked = mask_object(SECRET, &parse(SECRET));
+        assert_eq!(
+            masked,
+            "apiVersion: v1\ndata:\n  password: KipTRUNSRVQqKg==\n  \"odd: key\": KipTRUNSRVQqKg==\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  note: '**SECRET**'\n  plain: '**SECRET**'\ntype: Opaque\n"
+        );
+        assert!(!masked.contains("hunter2") && !masked.contains("aHVudGVyMg"));
+        // Still a Secret of the same keys.
+        let v = parse(&masked);
+        assert_eq!(v["data"].as_object().unwrap().len(), 2);
+        assert_eq!(v["stringData"]["plain"], "**SECRET**");
+    }
+
+    #[test]
+    fn sops_encrypted_secret_is_masked_as_flux_build_does() {
+        let text = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nsops:\n  age:\n  - enc: |\n      -----BEGIN AGE ENCRYPTED FILE-----\n    recipient: age1x\n  mac: ENC[AES256_GCM,data:abc,type:str]\n  version: 3.9.1\nstringData:\n  PASSWORD: ENC[AES256_GCM,data:xyz,type:str]\ntype: Opaque\n";
+        let masked = mask_object(text, &parse(text));
+        assert_eq!(
+            masked,
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  PASSWORD: '**SOPS**'\ntype: Opaque\n"
+        );
+    }
+
+    #[test]
+    fn sops_metadata_is_stripped_from_other_kinds() {
+        let text = "apiVersion: v1\ndata:\n  a: ENC[AES256_GCM,data:x,type:str]\nkind: ConfigMap\nmetadata:\n  name: c\nsops:\n  mac: ENC[AES256_GCM,data:abc,type:str]\n";
+        assert_eq!(
+            mask_object(text, &parse(text)),
+            "apiVersion: v1\ndata:\n  a: ENC[AES256_GCM,data:x,type:str]\nkind: ConfigMap\nmetadata:\n  name: c\n"
+        );
+    }
+
+    #[test]
+    fn objects_without_secrets_are_not_touched() {
+        let text = "apiVersion: v1\ndata:\n  a: b\nkind: ConfigMap\nmetadata:\n  name: c\n";
+        assert!(matches!(mask_object(text, &parse(text)), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn changed_secret_keys_name_values_masking_hides() {
+        let other = SECRET.replace("aHVudGVyMg==", "c2VjcmV0");
+        assert_eq!(
+            changed_secret_keys(&parse(SECRET), &parse(&other)),
+            vec!["data.password".to_string()]
+        );
+    }
+
+    #[test]
+    fn skip_secrets_and_skip_crds_leave_objects_out() {
+        let p = Presentation {
+            skip_secrets: true,
+            skip_crds: true,
+            ..Presentation::default()
+        };
+        assert!(!p.shows(&parse(SECRET)));
+        assert!(!p.shows(&parse(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: x\n"
+        )));
+        assert!(p.shows(&parse(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+        )));
+    }
+}

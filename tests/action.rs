@@ -1,0 +1,556 @@
+//! The GitHub Action's and the GitLab job's scripts (`scripts/action/`), run here as the CI
+//! runs them: the comment body (marker, cap, note), the sticky comment and note (with fake
+//! `gh` and `curl`), the merge-base, the installer (from a local release folder), and the
+//! whole sequence on a fixture pull request (two commits of `testdata/fleet`). The README's
+//! CI section is checked to be these files, copied.
+
+// The shared harness serves several test crates; this one uses part of it.
+#[allow(dead_code)]
+mod common;
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{commit_all, crate_path, git, repo_from};
+
+const GITHUB_LIMIT: usize = 65_536;
+
+fn script(name: &str) -> PathBuf {
+    crate_path(&format!("scripts/action/{name}"))
+}
+
+/// Runs a script with `env`, in `cwd`; (status, stdout, stderr).
+fn run_script(
+    name: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+    cwd: Option<&Path>,
+) -> (i32, String, String) {
+    let mut cmd = Command::new("bash");
+    cmd.arg(script(name)).args(args);
+    for var in [
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GITHUB_OUTPUT",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.envs(env.iter().copied());
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
+    let out = cmd.output().expect("bash runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn comment_body(report: &str, args: &[&str]) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("report.md");
+    fs::write(&file, report).unwrap();
+    let mut all: Vec<&str> = args.to_vec();
+    all.push(file.to_str().unwrap());
+    let (code, out, err) = run_script("comment-body", &all, &[], None);
+    assert_eq!(code, 0, "{err}");
+    out
+}
+
+/// A report of `n` Kustomization sections, each a `<details>` with a diff in a fence.
+fn big_report(n: usize) -> String {
+    let mut s = String::from("## ✅ fluxsim prove: `main` → `HEAD`: PASS\n\n### Changes\n");
+    for i in 0..n {
+        let _ = write!(
+            s,
+            "\n<details><summary><code>flux-system/app-{i}</code> in dev, prod: 1 object</summary>\n\n```diff\n"
+        );
+        for j in 0..40 {
+            let _ = writeln!(s, "+  key-{j}: value {i} é");
+        }
+        s.push_str("```\n\n</details>\n");
+    }
+    s
+}
+
+#[test]
+fn comment_body_starts_with_the_hidden_marker_and_keeps_a_small_report_whole() {
+    let report = "## fluxsim diff: identical\n\nnothing changed\n";
+    let body = comment_body(report, &["--marker", "prove"]);
+    assert_eq!(body, format!("<!-- fluxsim-comment: prove -->\n{report}"));
+}
+
+#[test]
+fn comment_body_is_capped_at_githubs_65536_characters_with_a_note_of_what_was_cut() {
+    let report = big_report(200);
+    assert!(report.len() > 3 * GITHUB_LIMIT);
+    let body = comment_body(&report, &["--artifact-url", "https://example.invalid/a/1"]);
+    assert!(
+        body.chars().count() <= GITHUB_LIMIT,
+        "{}",
+        body.chars().count()
+    );
+    assert!(body.len() <= GITHUB_LIMIT, "bytes too: {}", body.len());
+    assert!(body.starts_with("<!-- fluxsim-comment: fluxsim -->\n## ✅ fluxsim prove"));
+    assert!(
+        body.contains("> This report was cut to fit a pull-request comment (65536 characters): ")
+    );
+    // What was cut is named: the sections that did not fit.
+    let note = &body[body.find("> [!WARNING]").unwrap()..];
+    assert!(
+        note.contains(", with: the rest of `flux-system/app-"),
+        "{note}"
+    );
+    assert!(
+        note.contains("in dev, prod: 1 object; `flux-system/app-"),
+        "{note}"
+    );
+    assert!(note.contains(" more."), "{note}");
+    assert!(body.contains("[fluxsim report artifact](https://example.invalid/a/1)"));
+    // Every code block and <details> that was opened is closed.
+    assert_eq!(body.matches("```").count() % 2, 0);
+    assert_eq!(
+        body.matches("<details>").count(),
+        body.matches("</details>").count()
+    );
+    // Nothing but whole lines of the report (and the note) are kept.
+    for line in body
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with("> [!WARNING]"))
+    {
+        assert!(
+            line.is_empty() || line == "```" || line == "</details>" || report.contains(line),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn comment_body_cap_closes_a_fence_cut_in_the_middle() {
+    let mut report = String::from("## x\n\n<details><summary>big</summary>\n\n````diff\n");
+    for i in 0..5000 {
+        let _ = writeln!(report, "+line {i}");
+    }
+    report.push_str("````\n\n</details>\n");
+    let body = comment_body(&report, &["--max-chars", "8000"]);
+    assert!(body.len() <= 8000, "{}", body.len());
+    let tail: Vec<&str> = body.lines().rev().take(8).collect();
+    assert!(tail.contains(&"````"), "{tail:?}");
+    assert!(tail.contains(&"</details>"), "{tail:?}");
+}
+
+#[test]
+fn comment_body_refuses_a_marker_that_could_break_out_of_the_comment() {
+    let (code, _, err) = run_script("comment-body", &["--marker", "x -->"], &[], None);
+    assert_eq!(code, 2);
+    assert!(err.contains("--marker"), "{err}");
+}
+
+/// A fake `gh` that answers the comment list with `FAKE_GH_EXISTING` (an id, or nothing)
+/// and logs every call to `FAKE_GH_LOG`.
+fn fake_bin(dir: &Path, name: &str, body: &str) {
+    let path = dir.join(name);
+    fs::write(&path, format!("#!/usr/bin/env bash\n{body}")).unwrap();
+    let mut perm = fs::metadata(&path).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    fs::set_permissions(&path, perm).unwrap();
+}
+
+fn with_path(dir: &Path) -> String {
+    format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+#[test]
+fn sticky_comment_is_posted_once_then_updated_in_place() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    fs::create_dir(&bin).unwrap();
+    fake_bin(
+        &bin,
+        "gh",
+        r#"echo "$*" >> "$FAKE_GH_LOG"
+case "$*" in
+  *"--paginate"*) [ -n "$FAKE_GH_EXISTING" ] && echo "$FAKE_GH_EXISTING"; exit 0 ;;
+  *"-X PATCH"*|*"-X POST"*) echo "https://github.example/pr/7#comment" ;;
+esac
+"#,
+    );
+    let body = tmp.path().join("comment.md");
+    fs::write(&body, "<!-- fluxsim-comment: fluxsim -->\nreport\n").unwrap();
+    let log = tmp.path().join("gh.log");
+    let path = with_path(&bin);
+    let env = |existing: &'static str| {
+        vec![
+            ("PATH", path.clone()),
+            ("GITHUB_REPOSITORY", "org/fleet".to_string()),
+            ("PR_NUMBER", "7".to_string()),
+            ("FAKE_GH_LOG", log.to_str().unwrap().to_string()),
+            ("FAKE_GH_EXISTING", existing.to_string()),
+        ]
+    };
+    let run = |env: Vec<(&str, String)>| {
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        run_script("post-comment", &[body.to_str().unwrap()], &env, None)
+    };
+    let (code, out, err) = run(env(""));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("posted "), "{out}");
+    let (code, out, err) = run(env("4242"));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("updated "), "{out}");
+    let calls = fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = calls.lines().collect();
+    assert!(lines[0].contains("repos/org/fleet/issues/7/comments --jq .[] | select(.body | startswith(\"<!-- fluxsim-comment: fluxsim -->\")) | .id"), "{calls}");
+    assert!(
+        lines[1].starts_with("api -X POST repos/org/fleet/issues/7/comments -F body=@"),
+        "{calls}"
+    );
+    assert!(
+        lines[3].starts_with("api -X PATCH repos/org/fleet/issues/comments/4242 -F body=@"),
+        "{calls}"
+    );
+}
+
+#[test]
+fn sticky_comment_on_a_read_only_token_is_a_warning_not_a_failure() {
+    let tmp = tempfile::tempdir().unwrap();
+    fake_bin(
+        tmp.path(),
+        "gh",
+        "echo 'HTTP 403: Resource not accessible by integration' >&2; exit 1\n",
+    );
+    let body = tmp.path().join("comment.md");
+    fs::write(&body, "<!-- fluxsim-comment: fluxsim -->\nreport\n").unwrap();
+    let path = with_path(tmp.path());
+    let (code, out, _) = run_script(
+        "post-comment",
+        &[body.to_str().unwrap()],
+        &[
+            ("PATH", &path),
+            ("GITHUB_REPOSITORY", "org/fleet"),
+            ("PR_NUMBER", "7"),
+        ],
+        None,
+    );
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("::warning::fluxsim could not read the pull-request comment"),
+        "{out}"
+    );
+}
+
+#[test]
+fn gitlab_note_is_posted_once_then_updated_in_place() {
+    if Command::new("jq").arg("--version").output().is_err() {
+        eprintln!("jq is not installed: skipped");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // A fake curl: the notes list is FAKE_NOTES on page 1 and empty after; writes are logged.
+    fake_bin(
+        tmp.path(),
+        "curl",
+        r#"echo "$*" >> "$FAKE_CURL_LOG"
+case "$*" in
+  *"-X PUT"*|*"-X POST"*) echo '{}' ;;
+  *"page=1&"*) echo "$FAKE_NOTES" ;;
+  *) echo '[]' ;;
+esac
+"#,
+    );
+    let body = tmp.path().join("comment.md");
+    fs::write(&body, "<!-- fluxsim-comment: fluxsim -->\nreport\n").unwrap();
+    let log = tmp.path().join("curl.log");
+    let path = with_path(tmp.path());
+    let run = |notes: &str| {
+        run_script(
+            "gitlab-note",
+            &[body.to_str().unwrap()],
+            &[
+                ("PATH", &path),
+                ("CI_API_V4_URL", "https://gitlab.example/api/v4"),
+                ("CI_PROJECT_ID", "12"),
+                ("CI_MERGE_REQUEST_IID", "3"),
+                ("FLUXSIM_GITLAB_TOKEN", "t0ken"),
+                ("FAKE_CURL_LOG", log.to_str().unwrap()),
+                ("FAKE_NOTES", notes),
+            ],
+            None,
+        )
+    };
+    let (code, out, err) = run(r#"[{"id": 1, "body": "LGTM"}]"#);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "posted a note\n");
+    let (code, out, err) = run(
+        r#"[{"id": 1, "body": "LGTM"}, {"id": 99, "body": "<!-- fluxsim-comment: fluxsim -->\nold"}]"#,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "updated note 99\n");
+    let calls = fs::read_to_string(&log).unwrap();
+    assert!(
+        calls.contains("-X POST -H PRIVATE-TOKEN: t0ken --data-urlencode body@"),
+        "{calls}"
+    );
+    assert!(
+        calls.contains("https://gitlab.example/api/v4/projects/12/merge_requests/3/notes/99"),
+        "{calls}"
+    );
+}
+
+/// A fleet repository served as `origin` and a clone of it with a pull-request branch of two
+/// commits: an unrelated edit, then an image bump.
+fn fixture_pr() -> (tempfile::TempDir, tempfile::TempDir) {
+    let origin = repo_from("testdata/fleet");
+    let clone = tempfile::Builder::new()
+        .prefix("fluxsim-test-clone-")
+        .tempdir()
+        .unwrap();
+    git(
+        clone.path(),
+        &["clone", "-q", origin.path().to_str().unwrap(), "."],
+    );
+    git(clone.path(), &["checkout", "-q", "-b", "pr"]);
+    let readme = clone.path().join("README.md");
+    fs::write(&readme, "# fleet\n\nA pull request.\n").unwrap();
+    commit_all(clone.path(), "docs");
+    let apps = clone.path().join("clusters/base/apps.yaml");
+    let text = fs::read_to_string(&apps).unwrap();
+    fs::write(&apps, text.replacen("newTag: 2.14.1", "newTag: 2.15.0", 1)).unwrap();
+    commit_all(clone.path(), "bump orders-api");
+    (origin, clone)
+}
+
+#[test]
+fn merge_base_of_a_pull_request_is_where_it_left_the_base_branch() {
+    let (origin, clone) = fixture_pr();
+    let main = git(origin.path(), &["rev-parse", "HEAD"]);
+    let (code, out, err) = run_script("merge-base", &["main"], &[], Some(clone.path()));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, main);
+    let (code, out, _) = run_script(
+        "merge-base",
+        &["--base", "HEAD~1", "main"],
+        &[],
+        Some(clone.path()),
+    );
+    assert_eq!(code, 0);
+    assert_eq!(out, git(clone.path(), &["rev-parse", "HEAD~1"]));
+    let (code, _, err) = run_script("merge-base", &[], &[], Some(clone.path()));
+    assert_eq!(code, 2);
+    assert!(err.contains("give --base REV"), "{err}");
+}
+
+#[test]
+fn action_steps_on_a_fixture_pull_request_produce_the_comment_body() {
+    let (_origin, clone) = fixture_pr();
+    let (code, base, err) = run_script("merge-base", &["main"], &[], Some(clone.path()));
+    assert_eq!(code, 0, "{err}");
+    let out = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let gh_output = out.path().join("github-output");
+    let (code, _, err) = run_script(
+        "run",
+        &[],
+        &[
+            ("BASE", base.trim()),
+            ("COMMAND", "prove"),
+            ("EXPECT", "any"),
+            ("ARGS", "--strip-label example.com/none"),
+            ("SARIF", "true"),
+            ("FLUXSIM", env!("CARGO_BIN_EXE_fluxsim")),
+            ("FLUXSIM_CACHE_DIR", cache.path().to_str().unwrap()),
+            ("OUT", out.path().to_str().unwrap()),
+            ("GITHUB_OUTPUT", gh_output.to_str().unwrap()),
+        ],
+        Some(clone.path()),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        fs::read_to_string(out.path().join("exit-code")).unwrap(),
+        "0\n",
+        "{err}"
+    );
+    assert_eq!(fs::read_to_string(&gh_output).unwrap(), "exit-code=0\n");
+    let report = fs::read_to_string(out.path().join("report.md")).unwrap();
+    assert!(report.starts_with("## ✅ fluxsim prove: "), "{report}");
+    assert!(report.contains("orders-api:2.15.0"), "{report}");
+    // The image section that `images --diff` adds.
+    assert!(
+        report.contains(
+            "| `ghcr.io/example-org/orders-api:2.14.1` → `ghcr.io/example-org/orders-api:2.15.0` |"
+        ),
+        "{report}"
+    );
+    let sarif: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(out.path().join("fluxsim.sarif")).unwrap())
+            .unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    let body = comment_body(&report, &["--marker", "fluxsim"]);
+    assert!(body.starts_with("<!-- fluxsim-comment: fluxsim -->\n## ✅ fluxsim prove"));
+    assert!(body.len() <= GITHUB_LIMIT);
+}
+
+#[test]
+fn run_reports_an_error_of_fluxsim_in_the_report() {
+    let (_origin, clone) = fixture_pr();
+    let out = tempfile::tempdir().unwrap();
+    let (code, _, _) = run_script(
+        "run",
+        &[],
+        &[
+            ("BASE", "no-such-revision"),
+            ("IMAGES", "true"),
+            ("FLUXSIM", env!("CARGO_BIN_EXE_fluxsim")),
+            ("OUT", out.path().to_str().unwrap()),
+        ],
+        Some(clone.path()),
+    );
+    assert_eq!(code, 0);
+    assert_eq!(
+        fs::read_to_string(out.path().join("exit-code")).unwrap(),
+        "2\n"
+    );
+    let report = fs::read_to_string(out.path().join("report.md")).unwrap();
+    assert!(
+        report.starts_with("## ❌ fluxsim prove could not run (exit 2)"),
+        "{report}"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn install_takes_the_release_binary_and_checks_its_sha256() {
+    let arch = std::env::consts::ARCH;
+    let target = format!("{arch}-unknown-linux-musl");
+    let release = tempfile::tempdir().unwrap();
+    // A release folder as the release workflow lays it out.
+    let stage = release.path().join(format!("fluxsim-{target}"));
+    fs::create_dir(&stage).unwrap();
+    fs::copy(env!("CARGO_BIN_EXE_fluxsim"), stage.join("fluxsim")).unwrap();
+    let archive = format!("fluxsim-{target}.tar.gz");
+    let tar = Command::new("tar")
+        .args(["-czf", &archive, &format!("fluxsim-{target}")])
+        .current_dir(release.path())
+        .status()
+        .unwrap();
+    assert!(tar.success());
+    let digest = common::sha256(&fs::read(release.path().join(&archive)).unwrap());
+    let sums = release.path().join(format!("{archive}.sha256"));
+    fs::write(&sums, format!("{digest}  {archive}\n")).unwrap();
+    let url = format!("file://{}", release.path().display());
+    let dest = tempfile::tempdir().unwrap();
+    let (code, out, err) = run_script(
+        "install",
+        &["--version", "v0.1.0", dest.path().to_str().unwrap()],
+        &[("FLUXSIM_DOWNLOAD_URL", &url)],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("installed fluxsim "), "{out}");
+    assert!(dest.path().join("fluxsim").is_file());
+    // A tampered archive is refused.
+    fs::write(&sums, format!("{}  {archive}\n", "0".repeat(64))).unwrap();
+    let (code, _, err) = run_script(
+        "install",
+        &[dest.path().to_str().unwrap()],
+        &[("FLUXSIM_DOWNLOAD_URL", &url)],
+        None,
+    );
+    assert_eq!(code, 1);
+    assert!(err.contains("SHA-256"), "{err}");
+}
+
+#[test]
+fn version_is_the_input_else_the_actions_release_tag() {
+    let v = |args: &[&str]| run_script("version", args, &[("PATH", "/usr/bin:/bin")], None).1;
+    assert_eq!(v(&["v1.0.0", "main", "o/fluxsim"]), "v1.0.0\n");
+    assert_eq!(v(&["", "v0.3.1", "o/fluxsim"]), "v0.3.1\n");
+}
+
+/// Every script the action and the workflows call exists and is executable.
+#[test]
+fn action_calls_only_scripts_that_exist() {
+    let action = fs::read_to_string(crate_path("action.yml")).unwrap();
+    let calls: Vec<&str> = action
+        .split("scripts/action/")
+        .skip(1)
+        .map(|s| {
+            s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .next()
+                .unwrap()
+        })
+        .collect();
+    assert!(calls.len() >= 5, "{calls:?}");
+    for name in calls {
+        let path = script(name);
+        let mode = fs::metadata(&path)
+            .unwrap_or_else(|_| {
+                panic!("action.yml calls scripts/action/{name}, which does not exist")
+            })
+            .permissions();
+        assert!(
+            std::os::unix::fs::PermissionsExt::mode(&mode) & 0o111 != 0,
+            "{name} is not executable"
+        );
+    }
+    // The SARIF upload: the v4 action, skipped on forks.
+    assert!(action.contains("github/codeql-action/upload-sarif@v4"));
+    assert!(action.contains("github.event.pull_request.head.repo.full_name == github.repository"));
+}
+
+/// The README's CI section holds the example files verbatim.
+#[test]
+fn readme_ci_section_is_copied_from_the_tested_files() {
+    let readme = fs::read_to_string(crate_path("README.md")).unwrap();
+    for file in ["docs/ci/github-workflow.yml", "docs/ci/gitlab-ci.yml"] {
+        let text = fs::read_to_string(crate_path(file)).unwrap();
+        assert!(
+            readme.contains(&format!("```yaml\n{text}```")),
+            "README.md does not hold {file} verbatim in a ```yaml block"
+        );
+    }
+}
+
+/// The example workflow runs this repository's action with the permissions it needs, and
+/// the GitLab job calls the scripts that exist (those run above).
+#[test]
+fn ci_examples_use_the_action_and_the_tested_scripts() {
+    let workflow = fs::read_to_string(crate_path("docs/ci/github-workflow.yml")).unwrap();
+    assert!(workflow.contains("fetch-depth: 0"));
+    assert!(workflow.contains("security-events: write"));
+    assert!(workflow.contains("pull-requests: write"));
+    assert!(workflow.contains("uses: fluxsim/fluxsim@v"), "{workflow}");
+    let gitlab = fs::read_to_string(crate_path("docs/ci/gitlab-ci.yml")).unwrap();
+    for name in ["merge-base", "run", "comment-body", "gitlab-note"] {
+        assert!(
+            gitlab.contains(&format!("/scripts/action/{name}")),
+            "the GitLab job does not call {name}"
+        );
+        assert!(script(name).is_file());
+    }
+}
+
+/// The examples pin the release this checkout is (so a version bump updates them).
+#[test]
+fn ci_examples_pin_this_version() {
+    let v = format!("v{}", env!("CARGO_PKG_VERSION"));
+    let workflow = fs::read_to_string(crate_path("docs/ci/github-workflow.yml")).unwrap();
+    assert!(
+        workflow.contains(&format!("uses: fluxsim/fluxsim@{v}\n")),
+        "{workflow}"
+    );
+    let gitlab = fs::read_to_string(crate_path("docs/ci/gitlab-ci.yml")).unwrap();
+    assert!(
+        gitlab.contains(&format!("FLUXSIM_VERSION: {v}\n")),
+        "{gitlab}"
+    );
+}
