@@ -238,7 +238,7 @@ fn build_cluster(args: &BuildArgs, opts: &mut RepoOptions) -> anyhow::Result<()>
         1 => Ok(()),
         0 => {
             let tree = crate::render::load_tree(&args.flags.repo, None, opts)?;
-            let clusters = crate::render::clusters_of(tree.root(), opts)?;
+            let clusters = crate::render::clusters_of(tree.fs(), opts)?;
             if let [one] = clusters.as_slice() {
                 opts.only = vec![one.name.clone()];
                 return Ok(());

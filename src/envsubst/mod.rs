@@ -17,7 +17,6 @@ use std::fmt;
 pub use node::{Expr, Node};
 pub use parser::ParseErrorKind;
 
-
 /// Variables for a substitution: a name maps to a value, or is unset.
 pub trait Vars {
     /// The value of `name`, or `None` when it is unset.
