@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use fluxsim::build::native::{build_native, NativeError};
-use fluxsim::build::{Builder, KustomizeBinary};
+use fluxsim::kustomize::native::{build_native, NativeError};
+use fluxsim::kustomize::KustomizeBinary;
 
 const FILE_NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
@@ -75,7 +75,7 @@ fn main() -> ExitCode {
             }
             continue;
         }
-        let expected = binary.build(dir);
+        let expected = binary.run(dir);
         match (native, expected) {
             (Ok(a), Ok(b)) if a == b => {
                 same += 1;

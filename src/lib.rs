@@ -4,7 +4,7 @@
 
 pub mod artifact;
 pub mod audit;
-pub mod build;
+pub mod cache;
 pub mod canary;
 pub mod cli;
 pub mod compare;
@@ -20,6 +20,7 @@ pub mod goyaml;
 pub mod graph;
 pub mod images;
 pub mod ksgraph;
+pub mod kustomize;
 pub mod locate;
 pub mod manifest;
 pub mod postbuild;

@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::build::native::{AutoBuilder, NativeBuilder};
-use crate::build::store::Store;
-use crate::build::{BuildCache, Builder, KustomizeBinary};
+use crate::cache::store::Store;
+use crate::cache::BuildCache;
 use crate::discover::{cluster_from_arg, discover, discover_files, Cluster, Discovery, FileFacts};
+use crate::kustomize::{AutoBuilder, NativeBuilder};
+use crate::kustomize::{Builder, KustomizeBinary};
 use crate::reconcile::{render_clusters, ClusterRender, RenderOptions, Reuse};
 use crate::source::mapping::SourceMapping;
 use crate::source::{in_place, materialize_rev, Digests, SourceFs, SourceOptions, Tree};
@@ -130,7 +131,7 @@ pub enum RenderError {
     Discover(#[from] crate::discover::DiscoverError),
     /// kustomize is missing.
     #[error(transparent)]
-    Build(#[from] crate::build::BuildError),
+    Build(#[from] crate::kustomize::BuildError),
     /// A cluster asked for with `--cluster NAME` does not exist.
     #[error("no cluster named `{0}` (found: {1})")]
     UnknownCluster(String, String),

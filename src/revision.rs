@@ -20,10 +20,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::artifact::{Artifact, ArtifactObject, Origin};
-use crate::build::store::Store;
-use crate::build::{BuildCache, Maker};
+use crate::cache::store::Store;
+use crate::cache::BuildCache;
 use crate::discover::FileFacts;
 use crate::flux::{str_at, Kustomization, NamespacedName, ObjectId};
+use crate::kustomize::Maker;
 use crate::reconcile::{ClusterRender, KustomizationRender, Status, UnknownVar, VarSource};
 use crate::render::{load_tree, render_tree_cached, Known, RenderError, RepoOptions, RepoRender};
 use crate::source::mapping::{MappedPath, SourceMapping};
@@ -134,7 +135,7 @@ fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
             .map(|m| m.as_ref().map(SourceMapping::label).unwrap_or_default())
             .collect::<Vec<_>>(),
         cache.builder().identity(),
-        crate::build::own_fingerprint(),
+        crate::cache::own_fingerprint(),
     ]);
     crate::digest::sha256_hex(text.to_string().as_bytes())
 }
@@ -263,6 +264,8 @@ fn encode_kustomization(k: &KustomizationRender) -> StoredKustomization {
         build_path,
         generated,
         built_by,
+        // Why a build was delegated is this run's news, not part of the render.
+        delegated: _,
         notes,
         inputs,
         reused: _,
@@ -434,6 +437,7 @@ fn decode_kustomization(k: StoredKustomization) -> Option<KustomizationRender> {
             .collect(),
         unknown_vars: k.unknown_vars,
         unknown_sources: k.unknown_sources,
+        delegated: None,
         strict: k.strict,
         vars_used: k.vars_used,
         build_path: k.build_path,

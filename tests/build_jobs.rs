@@ -6,9 +6,11 @@ use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use fluxsim::build::native::vfs::Vfs;
-use fluxsim::build::native::{AutoBuilder, NativeBuilder};
-use fluxsim::build::{BuildCache, BuildError, Builder, Job, KustomizeBinary};
+use fluxsim::cache::{BuildCache, Request};
+use fluxsim::kustomize::native::vfs::Vfs;
+use fluxsim::kustomize::{
+    AutoBuilder, BuildError, Builder, Built, Job, KustomizeBinary, NativeBuilder, OnDisk,
+};
 
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n";
 
@@ -37,7 +39,7 @@ fn kubectl() -> KustomizeBinary {
     KustomizeBinary::locate(None, Duration::from_secs(60)).expect("kubectl or kustomize on PATH")
 }
 
-fn build_in_memory(builder: &dyn Builder, dir: &Path, content: &str) -> (String, bool) {
+fn build_in_memory(builder: &dyn Builder, dir: &Path, content: &str) -> (Built, bool) {
     let made: Cell<Option<tempfile::TempDir>> = Cell::new(None);
     let asked = Cell::new(false);
     let on_disk = || -> Result<PathBuf, BuildError> {
@@ -52,21 +54,24 @@ fn build_in_memory(builder: &dyn Builder, dir: &Path, content: &str) -> (String,
     let job = Job {
         dir: dir.to_path_buf(),
         files,
-        on_disk: &on_disk,
+        on_disk: OnDisk::Make(&on_disk),
     };
-    let out = BuildCache::new(builder)
-        .build_lazy("k", None, &job)
-        .unwrap_or_else(|e| panic!("{e}"));
-    (out, asked.get())
+    let built = BuildCache::new(builder).get(&Request {
+        key: "k",
+        inputs: None,
+        job: &job,
+    });
+    (built, asked.get())
 }
 
 #[test]
 fn a_native_build_reads_the_generated_kustomization_from_memory_and_writes_nothing() {
     let tmp = tree();
     let content = "resources: [cm.yaml]\nnamespace: apps\n";
-    let (out, made) = build_in_memory(&NativeBuilder, &tmp.path().join("app"), content);
+    let (built, made) = build_in_memory(&NativeBuilder, &tmp.path().join("app"), content);
+    let out = built.output.unwrap();
     assert!(!made, "the native builder asked for the folder on disk");
-    let want = kubectl().build(write_out(content).path()).unwrap();
+    let want = kubectl().run(write_out(content).path()).unwrap();
     assert_eq!(out, want);
     assert!(out.contains("namespace: apps"));
     // The user's kustomization on disk is untouched.
@@ -82,8 +87,14 @@ fn a_build_the_native_builder_hands_over_is_made_on_disk_for_the_binary() {
     // `replacements` is not in the native subset: auto delegates it.
     let content = "resources: [cm.yaml]\nreplacements:\n- source: {kind: ConfigMap, name: cm, fieldPath: data.a}\n  targets:\n  - select: {kind: ConfigMap, name: cm}\n    fieldPaths: [metadata.annotations.copied]\n    options: {create: true}\n";
     let auto = AutoBuilder::new(kubectl());
-    let (out, made) = build_in_memory(&auto, &tmp.path().join("app"), content);
+    let (built, made) = build_in_memory(&auto, &tmp.path().join("app"), content);
     assert!(made, "the delegated build was not given a folder on disk");
+    let why = built.delegated.clone().unwrap_or_default();
+    assert!(
+        why.contains("replacements"),
+        "the reason names the feature: {why}"
+    );
+    let out = built.output.unwrap();
     assert!(out.contains("copied: b"), "{out}");
     assert_eq!(
         auto.stats().as_deref(),
@@ -96,9 +107,11 @@ fn auto_builds_natively_from_memory_when_it_can() {
     let tmp = tree();
     let content = "resources: [cm.yaml]\n";
     let auto = AutoBuilder::new(kubectl());
-    let (out, made) = build_in_memory(&auto, &tmp.path().join("app"), content);
+    let (built, made) = build_in_memory(&auto, &tmp.path().join("app"), content);
     assert!(!made);
-    assert_eq!(out, kubectl().build(write_out(content).path()).unwrap());
+    assert_eq!(built.delegated, None);
+    let out = built.output.unwrap();
+    assert_eq!(out, kubectl().run(write_out(content).path()).unwrap());
     assert_eq!(
         auto.stats().as_deref(),
         Some("native for 1 builds, 0 delegated")

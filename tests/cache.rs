@@ -11,7 +11,8 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use common::{crate_path, fluxsim};
-use fluxsim::build::{BuildCache, BuildError, Builder};
+use fluxsim::cache::BuildCache;
+use fluxsim::kustomize::{Builder, Built, Job};
 use fluxsim::render::{build_cache, make_builder, render_tree_cached, RepoOptions};
 use fluxsim::revision::render_revision;
 use fluxsim::source::{materialize, SourceOptions};
@@ -23,9 +24,9 @@ struct Counting {
 }
 
 impl Builder for Counting {
-    fn build(&self, dir: &Path) -> Result<String, BuildError> {
-        self.dirs.lock().unwrap().push(dir.to_path_buf());
-        self.inner.build(dir)
+    fn build(&self, job: &Job<'_>) -> Built {
+        self.dirs.lock().unwrap().push(job.dir.clone());
+        self.inner.build(job)
     }
     fn describe(&self) -> String {
         self.inner.describe()

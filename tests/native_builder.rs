@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use fluxsim::build::native::{build_native, NativeError};
+use fluxsim::kustomize::native::{build_native, NativeError};
 
 fn fixtures_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/native")

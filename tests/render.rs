@@ -702,14 +702,14 @@ fn fluxsim_build_prints_exactly_the_artifact_render_writes() {
 
 /// A builder that records every directory it is asked to build.
 struct Recording {
-    inner: Box<dyn fluxsim::build::Builder>,
+    inner: Box<dyn fluxsim::kustomize::Builder>,
     dirs: Mutex<Vec<PathBuf>>,
 }
 
-impl fluxsim::build::Builder for Recording {
-    fn build(&self, dir: &Path) -> Result<String, fluxsim::build::BuildError> {
-        self.dirs.lock().unwrap().push(dir.to_path_buf());
-        self.inner.build(dir)
+impl fluxsim::kustomize::Builder for Recording {
+    fn build(&self, job: &fluxsim::kustomize::Job<'_>) -> fluxsim::kustomize::Built {
+        self.dirs.lock().unwrap().push(job.dir.clone());
+        self.inner.build(job)
     }
 
     fn describe(&self) -> String {
@@ -1356,4 +1356,51 @@ fn a_closed_stdout_ends_the_output_quietly_with_the_commands_status() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+// A build the native builder hands to kustomize says why, in JSON and in the text report,
+// so a user sees which feature cost them the binary.
+#[test]
+fn a_delegated_build_names_the_feature_that_needed_kustomize() {
+    let repo = repo_from("testdata/fleet");
+    let dir = repo.path().join("platform");
+    let k = std::fs::read_to_string(dir.join("kustomization.yaml")).unwrap();
+    std::fs::write(
+        dir.join("kustomization.yaml"),
+        format!("{k}sortOptions:\n  order: legacy\n"),
+    )
+    .unwrap();
+    common::commit_all(repo.path(), "sortOptions");
+    let r = fluxsim_in(
+        Some(repo.path()),
+        &[
+            "render",
+            ".",
+            "--format",
+            "json",
+            "--no-cache",
+            "--builder",
+            "auto",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let json = r.json();
+    for cluster in CLUSTERS {
+        let k = kustomization(&json, cluster, "platform");
+        assert_eq!(k["builtBy"], "kustomize", "{k:#}");
+        let why = k["delegated"].as_str().unwrap_or_default();
+        assert!(why.contains("sortOptions"), "{cluster}: {why}");
+    }
+    assert_eq!(
+        kustomization(&json, "dev", "apps-wave-1")["delegated"],
+        Value::Null
+    );
+    let text = fluxsim_in(Some(repo.path()), &["render", ".", "--no-cache"]);
+    assert!(
+        text.stdout
+            .contains("platform built by kustomize, not natively:")
+            && text.stdout.contains("sortOptions"),
+        "{}",
+        text.stdout
+    );
 }

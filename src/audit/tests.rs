@@ -48,6 +48,7 @@ fn render(name: &str, spec: &Value, yaml: &str, vars: &[(&str, &str)]) -> Kustom
         build_path: Some(format!("apps/{name}")),
         generated: None,
         built_by: None,
+        delegated: None,
         notes: Vec::new(),
         inputs: None,
         reused: false,

@@ -14,7 +14,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::artifact::{sha256_hex, Artifact};
-use crate::build::BuildCache;
+use crate::cache::BuildCache;
 use crate::reconcile::{ClusterRender, KustomizationRender};
 use crate::render::{render_tree_cached, RenderError, RepoOptions, RepoRender};
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::render::{RenderFlags, SecretFlags};
 use super::{passed_or_finding, Outcome, Output, Status};
-use crate::build::BuildCache;
+use crate::cache::BuildCache;
 use crate::canary;
 use crate::compare::{compare_clusters, diff_revisions, DiffOptions, DiffStyle, RevisionDiff};
 use crate::reconcile::Reuse;

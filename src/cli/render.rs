@@ -121,7 +121,7 @@ impl RenderFlags {
             } else {
                 self.cache_dir
                     .clone()
-                    .or_else(crate::build::store::Store::default_dir)
+                    .or_else(crate::cache::store::Store::default_dir)
             },
             builder: match self.builder {
                 BuilderFlag::Auto => BuilderChoice::Auto,

@@ -409,7 +409,7 @@ fn changed_text(
         }
         DiffStyle::Lines if stripped => {
             let print = |v: &serde_json::Value| {
-                let t = crate::build::native::print_value(v);
+                let t = crate::kustomize::native::print_value(v);
                 if show {
                     t
                 } else {

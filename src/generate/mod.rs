@@ -127,7 +127,7 @@ impl Prepared {
     /// through the source's value) and fluxsim's kustomization file.
     fn closure_copy(
         &self,
-        closure: &crate::build::closure::Closure,
+        closure: &crate::cache::closure::Closure,
     ) -> Result<tempfile::TempDir, GenerateError> {
         let io = |e: std::io::Error| GenerateError::Io(e.to_string());
         let out = crate::scratch::tempdir(crate::scratch::Kind::Overlay).map_err(io)?;
@@ -162,8 +162,8 @@ impl Prepared {
     /// What the build reads in process: the source, with the files of the build that exist
     /// only in memory (fluxsim's kustomization file) over it.
     #[must_use]
-    pub fn memory_files(&self) -> crate::build::native::vfs::Vfs {
-        let mut vfs = crate::build::native::vfs::Vfs::source(self.fs.clone());
+    pub fn memory_files(&self) -> crate::kustomize::native::vfs::Vfs {
+        let mut vfs = crate::kustomize::native::vfs::Vfs::source(self.fs.clone());
         if let Some((name, content)) = &self.file {
             vfs.insert(&self.source_dir.join(name), content.clone());
         }
@@ -173,8 +173,8 @@ impl Prepared {
     /// The input closure of the build, found without making the overlay.
     pub fn closure(
         &self,
-    ) -> Result<crate::build::closure::Closure, crate::build::closure::Uncacheable> {
-        crate::build::closure::closure_in(
+    ) -> Result<crate::cache::closure::Closure, crate::cache::closure::Uncacheable> {
+        crate::cache::closure::closure_in(
             &self.fs,
             &self.source_dir,
             self.file.as_ref().map(|(n, c)| (n.as_str(), c.as_str())),

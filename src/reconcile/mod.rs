@@ -12,7 +12,6 @@ pub mod sources;
 pub mod trees;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 use std::path::Path;
 
 use base64::Engine as _;
@@ -21,7 +20,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::artifact::{Artifact, Origin};
-use crate::build::BuildCache;
+use crate::cache::BuildCache;
 use crate::discover::Cluster;
 use crate::flux::{is_kustomization, Kustomization, NamespacedName, ObjectId};
 use crate::postbuild;
@@ -138,7 +137,10 @@ pub struct KustomizationRender {
     pub generated: Option<String>,
     /// Which builder made the build output (`None` when there is none: not rendered, or the
     /// build failed).
-    pub built_by: Option<crate::build::Maker>,
+    pub built_by: Option<crate::kustomize::Maker>,
+    /// Why the native builder handed the build to the kustomize binary, when it did in
+    /// this run (a build from the cache does not say).
+    pub delegated: Option<String>,
     /// Things the user should know (encrypted vars, unknown values).
     pub notes: Vec<String>,
     /// The files the build read, relative to the source root (`None` when they cannot be
@@ -581,6 +583,7 @@ fn unrendered(ks: &Kustomization, parent: Option<NamespacedName>) -> Kustomizati
         build_path: None,
         generated: None,
         built_by: None,
+        delegated: None,
         notes: Vec::new(),
         inputs: None,
         reused: false,
@@ -820,8 +823,9 @@ fn render_inner(
             return Ok(Rendered::Reused(base));
         }
     }
-    let (output, maker) = build(ctx, ks, &prepared, closure.as_ref())?;
+    let (output, maker, delegated) = build(ctx, ks, &prepared, closure.as_ref())?;
     r.built_by = Some(maker);
+    r.delegated = delegated;
     let (output, origins) = take_origins(output, opts, &prepared, map);
     let mut template = Artifact::from_kustomize_output(output.clone())?;
     for (o, origin) in template.objects.iter_mut().zip(&origins) {
@@ -853,7 +857,7 @@ fn input_closure(
     prepared: &crate::generate::Prepared,
     ks: &Kustomization,
     map: &PathMap,
-) -> Result<Option<crate::build::closure::Closure>, Error> {
+) -> Result<Option<crate::cache::closure::Closure>, Error> {
     match prepared.closure() {
         Ok(c) => Ok(Some(c)),
         Err(e) => match e.security_error() {
@@ -884,48 +888,52 @@ fn build(
     ctx: &Ctx<'_>,
     ks: &Kustomization,
     prepared: &crate::generate::Prepared,
-    closure: Option<&crate::build::closure::Closure>,
-) -> Result<(String, crate::build::Maker), Error> {
+    closure: Option<&crate::cache::closure::Closure>,
+) -> Result<(String, crate::kustomize::Maker, Option<String>), Error> {
     let on_disk = || {
         prepared
             .dir()
-            .map_err(|e| crate::build::BuildError::Failed(e.to_string()))
+            .map_err(|e| crate::kustomize::BuildError::Failed(e.to_string()))
     };
-    let job = crate::build::Job {
+    let job = crate::kustomize::Job {
         dir: prepared.source_dir.clone(),
         files: prepared.memory_files(),
-        on_disk: &on_disk,
+        on_disk: crate::kustomize::OnDisk::Make(&on_disk),
     };
-    ctx.cache
-        .build_made(&prepared.key, closure, &job)
-        .map_err(|e| {
-            // The same build may have failed in another cluster's overlay (the error is
-            // shared through the cache), so any of fluxsim's folders is taken out.
-            let mut message = e
-                .to_string()
-                .replace(&format!("{}/", ctx.fs.root().display()), "");
-            message = crate::scratch::scrub(&message);
-            // kustomize does not say which file it could not read as a kustomization.
-            if message.contains("invalid Kustomization") {
-                let dir = ctx.fs.root().join(&prepared.rel_path);
-                if let Some(f) = crate::generate::KUSTOMIZATION_FILES
-                    .iter()
-                    .find(|f| ctx.fs.is_file(&dir.join(f)))
-                {
-                    let file = if prepared.rel_path == "." {
-                        (*f).to_string()
-                    } else {
-                        format!("{}/{f}", prepared.rel_path)
-                    };
-                    let file = ctx.map.file(&file).unwrap_or(file);
-                    message = format!("{file}: {message}");
-                }
+    let built = ctx.cache.get(&crate::cache::Request {
+        key: &prepared.key,
+        inputs: closure,
+        job: &job,
+    });
+    let output = built.output.map_err(|e| {
+        // The same build may have failed in another cluster's overlay (the error is
+        // shared through the cache), so any of fluxsim's folders is taken out.
+        let mut message = e
+            .to_string()
+            .replace(&format!("{}/", ctx.fs.root().display()), "");
+        message = crate::scratch::scrub(&message);
+        // kustomize does not say which file it could not read as a kustomization.
+        if message.contains("invalid Kustomization") {
+            let dir = ctx.fs.root().join(&prepared.rel_path);
+            if let Some(f) = crate::generate::KUSTOMIZATION_FILES
+                .iter()
+                .find(|f| ctx.fs.is_file(&dir.join(f)))
+            {
+                let file = if prepared.rel_path == "." {
+                    (*f).to_string()
+                } else {
+                    format!("{}/{f}", prepared.rel_path)
+                };
+                let file = ctx.map.file(&file).unwrap_or(file);
+                message = format!("{file}: {message}");
             }
-            Error::Build {
-                path: ks.path.clone(),
-                message,
-            }
-        })
+        }
+        Error::Build {
+            path: ks.path.clone(),
+            message,
+        }
+    })?;
+    Ok((output, built.maker, built.delegated))
 }
 
 /// The output without the origin annotations fluxsim asked for (not the user), taken out
@@ -1083,7 +1091,8 @@ fn post_build(
         return Ok(Rendered::Artifact(template));
     }
     // kustomize prints the rebuilt objects as it prints resources read from JSON.
-    let reprinted = reprint(ctx.cache, &pieces).map_err(Error::Reprint)?;
+    let reprinted =
+        crate::kustomize::reprint::reprint(ctx.cache, &pieces).map_err(Error::Reprint)?;
     let mut artifact = Artifact::from_kustomize_output(reprinted)?;
     if !origins.is_empty() {
         // Substitution may rename objects, so origins follow each piece's final id.
@@ -1207,68 +1216,6 @@ fn null_coercing_string_map(v: Option<&Value>) -> BTreeMap<String, String> {
         }
     }
     out
-}
-
-/// Prints objects the way kustomize prints resources read back from JSON, in legacy order.
-fn reprint(cache: &BuildCache<'_>, pieces: &[(bool, String)]) -> Result<String, String> {
-    let key = crate::digest::sha256_hex(
-        pieces
-            .iter()
-            .fold(String::new(), |mut s, (j, t)| {
-                let _ = write!(s, "{j}\0{t}\0");
-                s
-            })
-            .as_bytes(),
-    );
-    let names: Vec<String> = (0..pieces.len())
-        .map(|i| format!("r{i:05}.{}", if pieces[i].0 { "json" } else { "yaml" }))
-        .collect();
-    let k = serde_json::json!({"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": names});
-    // The folder exists in memory for the native builder; it is written out only for the
-    // kustomize binary. Its name is unique to the content, never one that exists.
-    let virtual_dir = std::env::temp_dir().join(format!("fluxsim-postbuild-{key}.virtual"));
-    let mut files = crate::build::native::vfs::Vfs::memory();
-    // The build's inputs are exactly these files, so its closure is known without reading.
-    let mut inputs = crate::build::closure::Closure {
-        files: std::collections::BTreeMap::new(),
-    };
-    for (name, text) in std::iter::once(("kustomization.yaml", k.to_string())).chain(
-        names
-            .iter()
-            .zip(pieces)
-            .map(|(n, (_, t))| (n.as_str(), t.clone())),
-    ) {
-        inputs
-            .files
-            .insert(name.to_string(), crate::digest::sha256_hex(text.as_bytes()));
-        files.insert(&virtual_dir.join(name), text);
-    }
-    let written: std::sync::OnceLock<Result<tempfile::TempDir, String>> =
-        std::sync::OnceLock::new();
-    let on_disk = || {
-        written
-            .get_or_init(|| {
-                let dir = crate::scratch::tempdir(crate::scratch::Kind::Postbuild)
-                    .map_err(|e| e.to_string())?;
-                for (name, (_, text)) in names.iter().zip(pieces) {
-                    std::fs::write(dir.path().join(name), text).map_err(|e| e.to_string())?;
-                }
-                std::fs::write(dir.path().join("kustomization.yaml"), k.to_string())
-                    .map_err(|e| e.to_string())?;
-                Ok(dir)
-            })
-            .as_ref()
-            .map(|d| d.path().to_path_buf())
-            .map_err(|e| crate::build::BuildError::Failed(e.clone()))
-    };
-    let job = crate::build::Job {
-        dir: virtual_dir,
-        files,
-        on_disk: &on_disk,
-    };
-    cache
-        .build_lazy(&format!("reprint#{key}"), Some(&inputs), &job)
-        .map_err(|e| format!("printing the substituted objects: {e}"))
 }
 
 /// Renders every cluster in parallel; each looks its var sources up in its own objects and

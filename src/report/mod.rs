@@ -66,6 +66,15 @@ pub fn render_table(r: &RepoRender) -> String {
             for n in &k.notes {
                 let _ = writeln!(problems, "{}: {} note: {n}", c.name, k.kustomization.id);
             }
+            // Which feature cost the user the kustomize binary (issue: every delegation
+            // reason is printed).
+            if let Some(why) = &k.delegated {
+                let _ = writeln!(
+                    problems,
+                    "{}: {} built by kustomize, not natively: {why}",
+                    c.name, k.kustomization.id
+                );
+            }
         }
     }
     let widths: Vec<usize> = (0..7)
@@ -124,7 +133,7 @@ fn summary_line(r: &RepoRender) -> String {
         .clusters
         .iter()
         .flat_map(|c| &c.kustomizations)
-        .any(|k| k.built_by == Some(crate::build::Maker::Kustomize));
+        .any(|k| k.built_by == Some(crate::kustomize::Maker::Kustomize));
     let builds = if by_kustomize && r.builds_run > 0 {
         format!(
             "{} kustomize build{}",
@@ -193,7 +202,8 @@ fn kustomization_json(k: &KustomizationRender) -> serde_json::Value {
         "unknownVars": k.unknown_vars,
         "varsUsed": k.vars_used,
         "notes": k.notes,
-        "builtBy": k.built_by.map(crate::build::Maker::as_str),
+        "builtBy": k.built_by.map(crate::kustomize::Maker::as_str),
+        "delegated": k.delegated,
         "sha256": k.artifact.as_ref().map(|a| a.sha256.clone()),
         "objects": k.artifact.as_ref().map(|a| a.objects.clone()).unwrap_or_default(),
     })

@@ -884,7 +884,7 @@ fn analyze(value: &str) -> Analysis {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::native::reader::read_documents;
+    use crate::kustomize::native::reader::read_documents;
 
     fn print(yaml: &str) -> String {
         let docs = read_documents(yaml).expect("reads");

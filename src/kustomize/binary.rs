@@ -1,137 +1,14 @@
-//! Running `kustomize build` on a prepared directory, behind a small `Builder` trait.
-//!
-//! The default builder runs the `kustomize` binary (or `kubectl kustomize`) as a subprocess,
-//! as Flux's own build would run in-process, with `--load-restrictor LoadRestrictionsNone`
-//! (kustomize-controller builds with `LoadRestrictionsNone`). Identical builds within a run
-//! are done once (`BuildCache`). `native` builds in-process for the kustomize subset Flux
-//! repositories use, and `auto` (the default) delegates the rest to the binary.
+//! The kustomize binary (or `kubectl kustomize`), run as a subprocess with
+//! `--load-restrictor LoadRestrictionsNone` as kustomize-controller builds, in a process
+//! group of its own with a timeout; its version is probed once and warned about when it is
+//! not the one fluxsim reproduces.
 
-pub mod native;
-
-pub mod closure;
-pub mod store;
-
-use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-/// A build failure.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum BuildError {
-    /// No kustomize binary could be found or run.
-    #[error(
-        "no kustomize found: install kustomize (https://kubectl.docs.kubernetes.io/installation/kustomize/) \
-         or kubectl, or pass --kustomize PATH ({0})"
-    )]
-    NotFound(String),
-    /// kustomize ran and failed.
-    #[error("kustomize build failed: {0}")]
-    Failed(String),
-    /// kustomize ran longer than the timeout.
-    #[error("kustomize build timed out after {0:?}")]
-    Timeout(Duration),
-    /// The native builder (`--builder native`) does not reproduce a feature the build uses.
-    #[error(
-        "native builder: {feature} (in {file}) is not supported; use --builder auto or \
-         --builder kustomize"
-    )]
-    Unsupported {
-        /// What is not supported.
-        feature: String,
-        /// Where it was found.
-        file: String,
-    },
-}
-
-/// One build: the folder `dir` as the disk shows it with `files` (held in memory) over it,
-/// and how to make that folder real on disk for a builder that must read it there.
-pub struct Job<'a> {
-    /// The folder to build, as the in-process builder reads it.
-    pub dir: PathBuf,
-    /// Files that exist only in memory (fluxsim's kustomization file, objects to print).
-    pub files: native::vfs::Vfs,
-    /// Makes the folder on disk (made once, by the caller's closure) and says where it is.
-    pub on_disk: &'a dyn Fn() -> Result<PathBuf, BuildError>,
-}
-
-/// Which builder made a build's output: fluxsim's native builder or the kustomize binary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Maker {
-    /// The in-process builder (`src/build/native/`).
-    Native,
-    /// The kustomize binary (or `kubectl kustomize`), as a subprocess.
-    Kustomize,
-}
-
-impl Maker {
-    /// `native` or `kustomize`, as reports print it.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Maker::Native => "native",
-            Maker::Kustomize => "kustomize",
-        }
-    }
-
-    fn parse(s: &str) -> Option<Maker> {
-        match s {
-            "native" => Some(Maker::Native),
-            "kustomize" => Some(Maker::Kustomize),
-            _ => None,
-        }
-    }
-}
-
-/// Something that turns a kustomization directory into kustomize's printed output.
-pub trait Builder: Sync + Send {
-    /// Builds `dir` and returns what `kustomize build` prints.
-    fn build(&self, dir: &Path) -> Result<String, BuildError>;
-    /// Builds `job`: by default, on disk.
-    fn build_job(&self, job: &Job<'_>) -> Result<String, BuildError> {
-        self.build(&(job.on_disk)()?)
-    }
-    /// [`Self::build_job`], saying which builder made the result (by default, the binary).
-    fn build_job_by(&self, job: &Job<'_>) -> (Result<String, BuildError>, Maker) {
-        (self.build_job(job), Maker::Kustomize)
-    }
-    /// What this builder is, for reports (e.g. `kubectl kustomize (kustomize v5.5.0)`); the
-    /// same for every run with the same tools.
-    fn describe(&self) -> String;
-    /// What makes this builder's output what it is, for the build cache's keys: by default
-    /// its description (the kustomize version).
-    fn identity(&self) -> String {
-        self.describe()
-    }
-    /// What it did in this run, for the summary line (e.g. how many builds it delegated).
-    fn stats(&self) -> Option<String> {
-        None
-    }
-}
-
-/// The running fluxsim binary, as its size and modification time: code built into fluxsim
-/// (the native builder) can change between builds of the same version, and the build cache
-/// must not serve one build's output to another.
-#[must_use]
-pub fn own_fingerprint() -> String {
-    let version = env!("CARGO_PKG_VERSION");
-    std::env::current_exe()
-        .and_then(std::fs::metadata)
-        .map_or_else(
-            |_| format!("fluxsim {version} (unknown build)"),
-            |m| {
-                let mtime = m
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map_or(0, |d| d.as_nanos());
-                format!("fluxsim {version} ({} bytes, {mtime})", m.len())
-            },
-        )
-}
+use super::{BuildError, Builder, Built, Job, Maker};
 
 /// The kustomize version fluxsim reproduces: the one kustomize-controller v1.9.x builds with
 /// (`sigs.k8s.io/kustomize/api` v0.21.1), which `scripts/install-tools` installs.
@@ -219,7 +96,7 @@ impl KustomizeBinary {
     pub fn locate_with(
         explicit: Option<&Path>,
         timeout: Duration,
-        store: Option<&store::Store>,
+        store: Option<&crate::cache::store::Store>,
     ) -> Result<Self, BuildError> {
         let program = match explicit {
             Some(p) => p.to_path_buf(),
@@ -290,8 +167,9 @@ impl KustomizeBinary {
     }
 }
 
-impl Builder for KustomizeBinary {
-    fn build(&self, dir: &Path) -> Result<String, BuildError> {
+impl KustomizeBinary {
+    /// Runs `kustomize build` (or `kubectl kustomize`) on the folder `dir`.
+    pub fn run(&self, dir: &Path) -> Result<String, BuildError> {
         // Its own process group, so that a timeout or a signal to fluxsim also ends what
         // kustomize started (git for remote bases, helm for helmCharts).
         let mut group = crate::scratch::Group::spawn(
@@ -347,6 +225,16 @@ impl Builder for KustomizeBinary {
         }
         String::from_utf8(out).map_err(|_| BuildError::Failed("output is not UTF-8".into()))
     }
+}
+
+impl Builder for KustomizeBinary {
+    fn build(&self, job: &Job<'_>) -> Built {
+        Built {
+            output: job.disk_dir().and_then(|dir| self.run(&dir)),
+            maker: Maker::Kustomize,
+            delegated: None,
+        }
+    }
 
     fn describe(&self) -> String {
         let name = self.program.file_name().map_or_else(
@@ -354,131 +242,6 @@ impl Builder for KustomizeBinary {
             |n| n.to_string_lossy().into_owned(),
         );
         format!("{name} {} (kustomize {})", self.subcommand, self.version)
-    }
-}
-
-/// What one build gave, which builder made it, and where it was built (an error names that
-/// place).
-type Built = (Result<String, BuildError>, Maker, PathBuf);
-
-/// Builds each distinct input once per run, even when asked concurrently, and keeps
-/// successful outputs in a persistent [`store::Store`] when given one.
-///
-/// A build's identity is the digest of its input closure (see [`closure`]) and the builder's
-/// identity, so the same inputs in two trees (base and head of a diff, a canary copy) or two
-/// clusters are built once. Builds whose inputs cannot be pinned down (remote bases, Helm
-/// charts) fall back to the caller's per-tree key and are never stored.
-pub struct BuildCache<'b> {
-    builder: &'b dyn Builder,
-    identity: String,
-    store: Option<store::Store>,
-    entries: Mutex<HashMap<String, Arc<OnceLock<Built>>>>,
-    builds: std::sync::atomic::AtomicUsize,
-    stored_hits: std::sync::atomic::AtomicUsize,
-}
-
-impl<'b> BuildCache<'b> {
-    /// An in-memory cache in front of `builder`.
-    pub fn new(builder: &'b dyn Builder) -> Self {
-        Self::with_store(builder, None)
-    }
-
-    /// A cache in front of `builder` that also reads and writes `store`.
-    pub fn with_store(builder: &'b dyn Builder, store: Option<store::Store>) -> Self {
-        BuildCache {
-            identity: builder.identity(),
-            builder,
-            store,
-            entries: Mutex::new(HashMap::new()),
-            builds: 0.into(),
-            stored_hits: 0.into(),
-        }
-    }
-
-    /// The builder behind the cache.
-    #[must_use]
-    pub fn builder(&self) -> &dyn Builder {
-        self.builder
-    }
-
-    /// Builds `job` unless a build of the same inputs (`inputs`: its input closure; `None`
-    /// when they cannot be pinned down, then `key` identifies the build within its tree) was
-    /// done or is under way. Its folder is made on disk only when a build must run and the
-    /// builder needs it there (a cache hit or a native build makes none).
-    pub fn build_lazy(
-        &self,
-        key: &str,
-        inputs: Option<&closure::Closure>,
-        job: &Job<'_>,
-    ) -> Result<String, BuildError> {
-        self.build_made(key, inputs, job).map(|(out, _)| out)
-    }
-
-    /// [`Self::build_lazy`], saying which builder made the output (for a stored build, the
-    /// one that made it when it was stored).
-    pub fn build_made(
-        &self,
-        key: &str,
-        inputs: Option<&closure::Closure>,
-        job: &Job<'_>,
-    ) -> Result<(String, Maker), BuildError> {
-        let content = inputs.map(|c| {
-            crate::digest::sha256_hex(format!("{}\0{}", self.identity, c.digest()).as_bytes())
-        });
-        let cell = {
-            let mut map = self
-                .entries
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let mem_key = content
-                .as_ref()
-                .map_or_else(|| format!("tree:{key}"), |d| format!("cas:{d}"));
-            map.entry(mem_key).or_default().clone()
-        };
-        let (result, maker, built_in) = cell.get_or_init(|| {
-            // A stored entry is the maker's name, a line break, and the output.
-            let stored = content
-                .as_ref()
-                .zip(self.store.as_ref())
-                .and_then(|(d, s)| s.get(d))
-                .and_then(|body| {
-                    let (maker, out) = body.split_once('\n')?;
-                    Some((Maker::parse(maker)?, out.to_string()))
-                });
-            if let Some((maker, out)) = stored {
-                self.stored_hits
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                return (Ok(out), maker, PathBuf::new());
-            }
-            self.builds
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let (r, maker) = self.builder.build_job_by(job);
-            if let (Ok(out), Some(d), Some(s)) = (&r, &content, &self.store) {
-                s.put(d, &format!("{}\n{out}", maker.as_str()));
-            }
-            (r, maker, job.dir.clone())
-        });
-        match result {
-            // An error names the folder it was built in: one from another tree is rebuilt
-            // here, so the message names this tree's files.
-            Err(_) if *built_in != job.dir => {
-                let (r, maker) = self.builder.build_job_by(job);
-                r.map(|out| (out, maker))
-            }
-            r => r.clone().map(|out| (out, *maker)),
-        }
-    }
-
-    /// How many builds actually ran (neither in memory nor in the store).
-    #[must_use]
-    pub fn builds_run(&self) -> usize {
-        self.builds.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// How many builds came from the persistent store.
-    #[must_use]
-    pub fn stored_hits(&self) -> usize {
-        self.stored_hits.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 

@@ -1,0 +1,96 @@
+//! A native (in-process) kustomize builder for the subset of kustomize Flux repositories use,
+//! and the `auto` builder that hands everything else to the kustomize binary.
+//!
+//! Stages mirror kustomize's: `kustfile` (loader), `target` (accumulator: resources,
+//! components, generators, transformers), `transform` / `patch` / `generator` (the builtin
+//! plugins), `resource` (resource map and legacy order), `reader` and `printer` (kyaml's
+//! reading and `sigs.k8s.io/yaml`'s printing). Whatever the native builder is not sure to
+//! reproduce byte for byte is an [`NativeError::Unsupported`], never a guess.
+
+mod generator;
+mod kustfile;
+mod nameref;
+mod node;
+mod patch;
+mod printer;
+mod reader;
+mod resource;
+mod target;
+mod transform;
+pub mod vfs;
+
+use std::path::Path;
+
+use super::{BuildError, Builder, Built, Job, Maker};
+use vfs::Vfs;
+
+/// Why the native builder did not build a directory.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum NativeError {
+    /// The kustomization uses something the native builder does not reproduce.
+    #[error("{feature} (in {file}) is not supported by the native builder")]
+    Unsupported {
+        /// What is not supported.
+        feature: String,
+        /// Where it was found.
+        file: String,
+    },
+    /// The build fails (kustomize would fail too, with its own words).
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl NativeError {
+    fn unsupported(feature: &str, file: impl AsRef<Path>) -> NativeError {
+        NativeError::Unsupported {
+            feature: feature.to_string(),
+            file: file.as_ref().display().to_string(),
+        }
+    }
+}
+
+/// Builds `dir` natively; the text is what `kustomize build` prints.
+pub fn build_native(dir: &Path) -> Result<String, NativeError> {
+    target::build_root(dir, &Vfs::disk())
+}
+
+/// Builds `dir` natively as `vfs` shows it (the disk with in-memory files over it).
+pub fn build_native_in(dir: &Path, vfs: &Vfs) -> Result<String, NativeError> {
+    target::build_root(dir, vfs)
+}
+
+pub(crate) fn to_build_error(e: NativeError) -> BuildError {
+    match e {
+        NativeError::Unsupported { feature, file } => BuildError::Unsupported { feature, file },
+        NativeError::Failed(m) => BuildError::Failed(m),
+    }
+}
+
+/// The native builder alone: a build it does not support fails, naming the feature.
+#[derive(Debug, Default)]
+pub struct NativeBuilder;
+
+impl Builder for NativeBuilder {
+    fn build(&self, job: &Job<'_>) -> Built {
+        Built {
+            output: build_native_in(&job.dir, &job.files).map_err(to_build_error),
+            maker: Maker::Native,
+            delegated: None,
+        }
+    }
+
+    fn describe(&self) -> String {
+        "native (in-process kustomize subset)".to_string()
+    }
+
+    fn identity(&self) -> String {
+        format!("{} {}", self.describe(), crate::cache::own_fingerprint())
+    }
+}
+
+/// Prints `value` as `kustomize build` prints an object (for reports that show an object
+/// they changed, such as a diff with fields stripped).
+#[must_use]
+pub fn print_value(value: &serde_json::Value) -> String {
+    printer::print_resource(&node::Node::from_json(value))
+}
