@@ -90,7 +90,7 @@ impl<'b> BuildCache<'b> {
     /// when they cannot be pinned down, then `key` identifies the build within its tree) was
     /// done or is under way. Its folder is made on disk only when a build must run and the
     /// builder needs it there (a cache hit or a native build makes none). For a stored
-    /// build, the maker is the one that made it when it was stored.
+    /// build, the maker (and why it was delegated) are those of when it was stored.
     pub fn get(&self, request: &Request<'_, '_>) -> Built {
         let Request { key, inputs, job } = *request;
         let content = inputs.map(|c| {
@@ -107,30 +107,42 @@ impl<'b> BuildCache<'b> {
             map.entry(mem_key).or_default().clone()
         };
         let (built, built_in) = cell.get_or_init(|| {
-            // A stored entry is the maker's name, a line break, and the output.
+            // A stored entry is a head line (the maker's name, then a tab and why the build
+            // was delegated, when it was), a line break, and the output.
             let stored = content
                 .as_ref()
                 .zip(self.store.as_ref())
                 .and_then(|(d, s)| s.get(d))
                 .and_then(|body| {
-                    let (maker, out) = body.split_once('\n')?;
-                    Some((Maker::parse(maker)?, out.to_string()))
+                    let (head, out) = body.split_once('\n')?;
+                    let (maker, why) = match head.split_once('\t') {
+                        Some((m, w)) => (m, Some(w.to_string())),
+                        None => (head, None),
+                    };
+                    Some(Built {
+                        output: Ok(out.to_string()),
+                        maker: Maker::parse(maker)?,
+                        delegated: why,
+                    })
                 });
-            if let Some((maker, out)) = stored {
+            if let Some(built) = stored {
                 self.stored_hits
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let built = Built {
-                    output: Ok(out),
-                    maker,
-                    delegated: None,
-                };
                 return (built, PathBuf::new());
             }
             self.builds
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let built = self.builder.build(job);
+            let mut built = self.builder.build(job);
+            // One line, so that the head line stays one.
+            built.delegated = built
+                .delegated
+                .map(|w| w.split_whitespace().collect::<Vec<_>>().join(" "));
             if let (Ok(out), Some(d), Some(s)) = (&built.output, &content, &self.store) {
-                s.put(d, &format!("{}\n{out}", built.maker.as_str()));
+                let head = match &built.delegated {
+                    Some(why) => format!("{}\t{why}", built.maker.as_str()),
+                    None => built.maker.as_str().to_string(),
+                };
+                s.put(d, &format!("{head}\n{out}"));
             }
             (built, job.dir.clone())
         });

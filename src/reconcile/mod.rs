@@ -138,8 +138,8 @@ pub struct KustomizationRender {
     /// Which builder made the build output (`None` when there is none: not rendered, or the
     /// build failed).
     pub built_by: Option<crate::kustomize::Maker>,
-    /// Why the native builder handed the build to the kustomize binary, when it did in
-    /// this run (a build from the cache does not say).
+    /// Why the native builder handed the build to the kustomize binary, when it did (the
+    /// build cache keeps the reason with the build).
     pub delegated: Option<String>,
     /// Things the user should know (encrypted vars, unknown values).
     pub notes: Vec<String>,
