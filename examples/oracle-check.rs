@@ -27,7 +27,7 @@ use std::process::{Command, ExitCode, Stdio};
 
 use base64::Engine as _;
 use fluxsim::flux::{Kustomization, ObjectId};
-use fluxsim::reconcile::{KustomizationRender, Status};
+use fluxsim::model::{KustomizationRender, Status};
 use fluxsim::render::{render_dir, RepoOptions};
 use serde_json::{json, Value};
 

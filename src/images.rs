@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::flux::ObjectId;
-use crate::reconcile::ClusterRender;
+use crate::model::ClusterRender;
 
 /// Where an image reference sits.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]

@@ -23,6 +23,7 @@ pub mod ksgraph;
 pub mod kustomize;
 pub mod locate;
 pub mod manifest;
+pub mod model;
 pub mod postbuild;
 pub mod reconcile;
 pub mod render;

@@ -10,7 +10,8 @@ use crate::cache::BuildCache;
 use crate::discover::{cluster_from_arg, discover, discover_files, Cluster, Discovery, FileFacts};
 use crate::kustomize::{AutoBuilder, NativeBuilder};
 use crate::kustomize::{Builder, KustomizeBinary};
-use crate::reconcile::{render_clusters, ClusterRender, RenderOptions, Reuse};
+use crate::model::ClusterRender;
+use crate::reconcile::{render_clusters, RenderOptions, Reuse};
 use crate::source::mapping::SourceMapping;
 use crate::source::{in_place, materialize_rev, Digests, SourceFs, SourceOptions, Tree};
 

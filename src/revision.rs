@@ -25,7 +25,7 @@ use crate::cache::BuildCache;
 use crate::discover::FileFacts;
 use crate::flux::{str_at, Kustomization, NamespacedName, ObjectId};
 use crate::kustomize::Maker;
-use crate::reconcile::{ClusterRender, KustomizationRender, Status, UnknownVar, VarSource};
+use crate::model::{ClusterRender, KustomizationRender, Status, UnknownVar, VarSource};
 use crate::render::{load_tree, render_tree_cached, Known, RenderError, RepoOptions, RepoRender};
 use crate::source::mapping::{MappedPath, SourceMapping};
 use crate::source::{resolve_rev, Digests};

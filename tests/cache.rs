@@ -316,7 +316,7 @@ fn a_revision_whose_build_fails_is_never_stored() {
         .clusters
         .iter()
         .flat_map(|c| &c.kustomizations)
-        .any(|k| matches!(k.status, fluxsim::reconcile::Status::Failed(_))));
+        .any(|k| matches!(k.status, fluxsim::model::Status::Failed(_))));
     let (second, _) = revision_run(repo.path(), "HEAD", cache.path());
     assert!(!second.stored);
     assert!(!cache.path().join("revisions").exists());
@@ -334,7 +334,7 @@ fn a_revision_that_fails_before_or_after_its_builds_is_stored() {
                 .clusters
                 .iter()
                 .flat_map(|c| &c.kustomizations)
-                .any(|k| matches!(k.status, fluxsim::reconcile::Status::Failed(_))),
+                .any(|k| matches!(k.status, fluxsim::model::Status::Failed(_))),
             "{case}"
         );
         let (second, _) = revision_run(repo.path(), "HEAD", cache.path());

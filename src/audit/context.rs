@@ -9,7 +9,7 @@ use super::{substitutes, template_of, AuditOptions, PathSummary};
 use crate::artifact::ArtifactObject;
 use crate::finding::{Finding, Location, Rule};
 use crate::flux::{ObjectId, KUSTOMIZE_GROUP};
-use crate::reconcile::{ClusterRender, KustomizationRender, Status};
+use crate::model::{ClusterRender, KustomizationRender, Status};
 
 /// The names an object may carry in its source file: as rendered, and without the
 /// Kustomization's namePrefix/nameSuffix.

@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::artifact::Artifact;
 use crate::finding::{normalize, Finding, Severity};
-use crate::reconcile::{ClusterRender, KustomizationRender};
+use crate::model::{ClusterRender, KustomizationRender};
 
 pub use rules::RULES;
 

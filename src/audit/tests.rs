@@ -9,7 +9,7 @@ use super::{audit_clusters, AuditOptions};
 use crate::artifact::Artifact;
 use crate::finding::{Finding, Severity};
 use crate::flux::Kustomization;
-use crate::reconcile::{ClusterRender, KustomizationRender, Status, VarSource};
+use crate::model::{ClusterRender, KustomizationRender, Status, VarSource};
 
 fn kustomization(name: &str, spec: &Value) -> Kustomization {
     Kustomization::from_json(&json!({

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::artifact::{sha256_hex, Artifact};
 use crate::cache::BuildCache;
-use crate::reconcile::{ClusterRender, KustomizationRender};
+use crate::model::{ClusterRender, KustomizationRender};
 use crate::render::{render_tree_cached, RenderError, RepoOptions, RepoRender};
 
 /// The data key a canary ConfigMap carries its nonce under.

@@ -332,7 +332,7 @@ pub(crate) fn run_compare(args: &CompareArgs) -> Outcome {
     }
     let r = crate::render::render_dir(&args.flags.repo, &opts)?;
     // In the order asked for; else by name.
-    let chosen: Vec<&crate::reconcile::ClusterRender> = if asked.is_empty() {
+    let chosen: Vec<&crate::model::ClusterRender> = if asked.is_empty() {
         r.clusters.iter().collect()
     } else {
         asked

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::{passed_or_finding, Outcome, Output, Status};
-use crate::reconcile::Status as KsStatus;
+use crate::model::Status as KsStatus;
 use crate::render::{render_dir, BuilderChoice, RepoOptions};
 use crate::report::limit::Kind;
 

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 pub use crate::ksgraph::GraphNode;
-use crate::reconcile::{ClusterRender, KustomizationRender, VarSource};
+use crate::model::{ClusterRender, KustomizationRender, VarSource};
 
 /// One Kustomization across the clusters' graphs.
 #[derive(Debug, Clone, Serialize)]

@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use crate::artifact::Artifact;
 use crate::flux::ObjectId;
-use crate::reconcile::{ClusterRender, KustomizationRender, Status};
+use crate::model::{ClusterRender, KustomizationRender, Status};
 
 pub use clusters::{
     compare_clusters, ClusterComparison, GraphNode, GraphRow, TemplateRow, VarDiff,

@@ -7,7 +7,7 @@ use super::config::Trigger;
 use crate::artifact::ArtifactObject;
 use crate::finding::Location;
 use crate::flux::{is_kustomization, str_at, NamespacedName, ObjectId, SubstituteFrom};
-use crate::reconcile::{ClusterRender, KustomizationRender, Status};
+use crate::model::{ClusterRender, KustomizationRender, Status};
 use crate::source::SourceFs;
 
 /// What the render made of a Kustomization, as far as the graph cares.

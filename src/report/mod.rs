@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 
 use serde_json::json;
 
-use crate::reconcile::{KustomizationRender, Status};
+use crate::model::{KustomizationRender, Status};
 use crate::render::RepoRender;
 
 /// `1 cluster`, `2 clusters`: a count and its noun (`one`), in the plural when it is not 1.

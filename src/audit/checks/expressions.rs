@@ -13,7 +13,7 @@ use crate::audit::rules::{
     BASH_OPERATOR, EVALUATION_FAILS, SHELL_VAR_IN_SCRIPT, UNDEFINED_VAR, UNSUPPORTED_EXPANSION,
 };
 use crate::finding::Severity;
-use crate::reconcile::KustomizationRender;
+use crate::model::KustomizationRender;
 
 impl ClusterCtx<'_> {
     /// FS101–FS105 on an object Flux substitutes.

@@ -13,7 +13,7 @@ use crate::audit::rules::OTHER_CLUSTER_LITERAL;
 use crate::audit::{list_names, template_of};
 use crate::finding::Finding;
 use crate::flux::ObjectId;
-use crate::reconcile::ClusterRender;
+use crate::model::ClusterRender;
 
 /// What the cross-cluster check needs from one cluster's audit.
 pub(crate) struct LiteralInput {

@@ -12,7 +12,7 @@ use crate::audit::leaves::{container_arg, key_at, lookup, path_text, Leaf, Seg};
 use crate::audit::place::{Needle, Sources};
 use crate::audit::rules::TYPE_CHANGE;
 use crate::finding::Severity;
-use crate::reconcile::KustomizationRender;
+use crate::model::KustomizationRender;
 
 impl ClusterCtx<'_> {
     /// FS105: substitute the object as Flux does and compare each substituted scalar's type

@@ -7,7 +7,7 @@ use crate::audit::leaves::string_leaves;
 use crate::audit::place::{Needle, Sources};
 use crate::audit::rules::{SUBSTITUTION_DISABLED, VERBATIM_LITERAL};
 use crate::finding::Severity;
-use crate::reconcile::KustomizationRender;
+use crate::model::KustomizationRender;
 
 impl ClusterCtx<'_> {
     /// FS106 / FS107: an object Flux does not substitute, with `${...}` in it (FS107 when it
