@@ -7,7 +7,9 @@
 //! reading and `sigs.k8s.io/yaml`'s printing). Whatever the native builder is not sure to
 //! reproduce byte for byte is an [`NativeError::Unsupported`], never a guess.
 
+mod filters;
 mod generator;
+mod konfig;
 mod kustfile;
 mod nameref;
 mod node;
@@ -16,7 +18,6 @@ mod printer;
 mod reader;
 mod resource;
 mod target;
-mod transform;
 pub mod vfs;
 
 use std::path::Path;

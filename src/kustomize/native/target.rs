@@ -4,6 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
+use super::filters::{
+    add_annotations, add_labels, add_prefix_suffix, set_images, set_namespace, set_replicas,
+};
 use super::generator::generate;
 use super::kustfile::{self, KustKind, Kustomization};
 use super::node::Node;
@@ -11,9 +14,6 @@ use super::patch::apply_patch;
 use super::printer::print_resource;
 use super::reader::{read_documents, ReadError};
 use super::resource::{absorb_all, sort_legacy, Accumulator, Resource};
-use super::transform::{
-    add_annotations, add_labels, add_prefix_suffix, set_images, set_namespace, set_replicas,
-};
 use super::vfs::Vfs;
 use super::NativeError;
 
