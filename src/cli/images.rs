@@ -54,6 +54,11 @@ pub(crate) fn run(args: &Args) -> Outcome {
                 show_secrets: false,
             },
         },
+        helm: super::render::HelmFlags {
+            helm: false,
+            helm_binary: None,
+            fetch_charts: false,
+        },
     };
     let builder = make_builder(&opts)?;
     let cache = build_cache(builder.as_ref(), &opts);

@@ -1,0 +1,396 @@
+//! HelmReleases rendered as helm-controller would install them (`render --helm`).
+//!
+//! For each HelmRelease in a rendered artifact (after substitution), the chart is found
+//! ([`chart`]), its values merged as helm-controller merges them ([`values`]), templated by
+//! the `helm` binary with the release name and namespace the controller derives
+//! ([`release`], [`template`]), and post-rendered as the controller does ([`postrender`]).
+//! Each release becomes a child artifact of the Kustomization that applies its HelmRelease:
+//! an entry of the cluster's render named `<kustomization>/helm/<namespace>/<name>`, with
+//! `apiVersion` `helm.toolkit.fluxcd.io/v2`, so that `--out`, JSON, `diff`, `compare` and
+//! `prove` treat it as they treat any artifact. A release whose chart cannot be had is
+//! `external` with the reason (never compared, never identical); one whose values or
+//! template fail is `failed`.
+
+pub mod chart;
+pub mod postrender;
+pub mod release;
+pub mod repo;
+pub mod template;
+pub mod values;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use rayon::prelude::*;
+use serde_json::Value;
+
+use crate::artifact::Artifact;
+use crate::flux::{Kustomization, NamespacedName};
+use crate::kustomize::Builder;
+use crate::model::{ClusterRender, KustomizationRender, Status};
+use crate::source::SourceFs;
+
+pub use release::{is_helm_release, HelmRelease};
+
+/// The apiVersion of a release's entry in a cluster's render.
+pub const RELEASE_API_VERSION: &str = "helm.toolkit.fluxcd.io/v2";
+
+/// What `render --helm` was asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HelmOptions {
+    /// The helm binary (default: `helm` on PATH).
+    pub binary: Option<PathBuf>,
+    /// Timeout for one `helm template`.
+    pub timeout: Duration,
+    /// Fetch charts from HelmRepositories over the network (`--fetch-charts`).
+    pub fetch_charts: bool,
+}
+
+impl Default for HelmOptions {
+    fn default() -> Self {
+        HelmOptions {
+            binary: None,
+            timeout: Duration::from_secs(120),
+            fetch_charts: false,
+        }
+    }
+}
+
+/// `fluxsim.toml`'s `[helm_controller]`: the cluster Helm is told it templates for.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HelmConfig {
+    /// `--kube-version` (Capabilities.KubeVersion).
+    pub kube_version: Option<String>,
+    /// `--api-versions` (Capabilities.APIVersions), added to Helm's defaults.
+    #[serde(default)]
+    pub api_versions: Vec<String>,
+}
+
+/// Whether a render entry is a Helm release (a child artifact), not a Kustomization.
+#[must_use]
+pub fn is_release(k: &KustomizationRender) -> bool {
+    k.kustomization.api_version == RELEASE_API_VERSION
+}
+
+/// How the helm step went, for the summary line.
+#[derive(Debug, Default)]
+pub struct HelmStats {
+    /// Releases found.
+    pub releases: AtomicUsize,
+    /// Releases templated by a helm run.
+    pub templated: AtomicUsize,
+    /// Releases taken from the cache.
+    pub cached: AtomicUsize,
+}
+
+/// One cluster's view of its sources, for finding charts.
+pub struct ClusterSources<'a> {
+    /// The cluster's name.
+    pub cluster: String,
+    /// Its own GitRepository and the tree that source shows.
+    pub own: Option<(release::SourceRef, &'a SourceFs)>,
+}
+
+/// The templating context shared by every release of a render.
+pub struct Context<'a> {
+    /// helm.
+    pub helm: &'a template::HelmBinary,
+    /// The builder that post-renders (kustomize).
+    pub builder: &'a dyn Builder,
+    /// Options.
+    pub opts: &'a HelmOptions,
+    /// `[helm_controller]` of fluxsim.toml.
+    pub config: &'a HelmConfig,
+    /// The persistent cache (charts fetched, releases templated).
+    pub store: Option<crate::cache::store::Store>,
+    /// Sources mapped to folders.
+    pub mapped: &'a crate::reconcile::trees::Mapped,
+    /// Counters.
+    pub stats: &'a HelmStats,
+}
+
+/// What the summary line says about the helm step.
+#[must_use]
+pub fn summary(ctx: &Context<'_>) -> String {
+    let s = ctx.stats;
+    format!(
+        "helm {}: {} ({} templated, {} from the cache); `lookup` returns nothing offline, so \
+         charts that use it render as on an empty cluster",
+        ctx.helm.version(),
+        crate::report::plural(s.releases.load(Ordering::Relaxed), "release"),
+        s.templated.load(Ordering::Relaxed),
+        s.cached.load(Ordering::Relaxed),
+    )
+}
+
+/// Adds a child artifact for every HelmRelease of every cluster's rendered artifacts.
+pub fn render_releases(
+    clusters: &mut [ClusterRender],
+    sources: &[ClusterSources<'_>],
+    ctx: &Context<'_>,
+) {
+    for c in clusters.iter_mut() {
+        let own = sources
+            .iter()
+            .find(|s| s.cluster == c.name)
+            .and_then(|s| s.own.clone());
+        let found = releases_of(c, own, ctx);
+        c.kustomizations.extend(found);
+        c.kustomizations
+            .sort_by(|a, b| a.kustomization.id.cmp(&b.kustomization.id));
+    }
+}
+
+fn releases_of(
+    c: &ClusterRender,
+    own: Option<(release::SourceRef, &SourceFs)>,
+    ctx: &Context<'_>,
+) -> Vec<KustomizationRender> {
+    // The cluster's steady state: every object any Kustomization applies.
+    let mut objects: values::Objects<'_> = BTreeMap::new();
+    let mut source_objects = BTreeMap::new();
+    let mut jobs = Vec::new();
+    for k in c.kustomizations.iter().filter(|k| !is_release(k)) {
+        for o in k.artifact.iter().flat_map(|a| &a.objects) {
+            let id = &o.id;
+            if id.group.is_empty() && matches!(id.kind.as_str(), "ConfigMap" | "Secret") {
+                objects.insert(
+                    (id.kind.clone(), id.namespace.clone(), id.name.clone()),
+                    o.object.as_ref(),
+                );
+            }
+            if id.group == "source.toolkit.fluxcd.io" {
+                source_objects.insert(
+                    release::SourceRef {
+                        kind: id.kind.clone(),
+                        namespace: if id.namespace.is_empty() {
+                            "default".into()
+                        } else {
+                            id.namespace.clone()
+                        },
+                        name: id.name.clone(),
+                    },
+                    o.object.as_ref().clone(),
+                );
+            }
+            if is_helm_release(&o.object) {
+                jobs.push((k, o.object.clone()));
+            }
+        }
+    }
+    let mapped = ctx
+        .mapped
+        .entries
+        .iter()
+        .map(|(id, t)| {
+            (
+                release::SourceRef {
+                    kind: id.kind.clone(),
+                    namespace: id.namespace.clone(),
+                    name: id.name.clone(),
+                },
+                t.as_ref().map(|t| &t.fs).map_err(Clone::clone),
+                false,
+            )
+        })
+        .collect();
+    let sources = chart::Sources {
+        own,
+        mapped,
+        objects: source_objects,
+    };
+    ctx.stats.releases.fetch_add(jobs.len(), Ordering::Relaxed);
+    jobs.par_iter()
+        .map(|(k, obj)| render_release(k, obj, &objects, &sources, ctx))
+        .collect()
+}
+
+/// A release's entry: its id under the Kustomization, and what became of it.
+fn release_entry(
+    parent: &KustomizationRender,
+    hr_id: &NamespacedName,
+    path: &str,
+    status: Status,
+    artifact: Option<Artifact>,
+    notes: Vec<String>,
+) -> KustomizationRender {
+    let ks = &parent.kustomization.id;
+    let kustomization = Kustomization::from_json(&serde_json::json!({
+        "apiVersion": RELEASE_API_VERSION,
+        "kind": "HelmRelease",
+        "metadata": {
+            "namespace": ks.namespace,
+            "name": format!("{}/helm/{}/{}", ks.name, hr_id.namespace, hr_id.name),
+        },
+        "spec": {"path": path, "prune": true},
+    }))
+    .expect("a fixed shape");
+    KustomizationRender {
+        kustomization,
+        parent: Some(ks.clone()),
+        status,
+        template: artifact.clone(),
+        artifact,
+        substituted: false,
+        vars: BTreeMap::new(),
+        unknown_vars: Vec::new(),
+        unknown_sources: Vec::new(),
+        vars_used: std::collections::BTreeSet::new(),
+        build_path: None,
+        generated: None,
+        built_by: None,
+        delegated: None,
+        notes,
+        inputs: None,
+        reused: false,
+        strict: parent.strict,
+    }
+}
+
+fn render_release(
+    parent: &KustomizationRender,
+    obj: &Value,
+    objects: &values::Objects<'_>,
+    sources: &chart::Sources<'_>,
+    ctx: &Context<'_>,
+) -> KustomizationRender {
+    let id = NamespacedName {
+        namespace: crate::flux::str_at(obj, &["metadata", "namespace"])
+            .unwrap_or("default")
+            .to_string(),
+        name: crate::flux::str_at(obj, &["metadata", "name"])
+            .unwrap_or_default()
+            .to_string(),
+    };
+    let hr = match HelmRelease::from_json(obj) {
+        Ok(hr) => hr,
+        Err(e) => {
+            return release_entry(
+                parent,
+                &id,
+                "",
+                Status::Failed(format!("HelmRelease {id}: {e}")),
+                None,
+                Vec::new(),
+            )
+        }
+    };
+    let path = match &hr.chart {
+        release::ChartRef::Template { chart, version, .. } if version != "*" => {
+            format!("{chart}@{version}")
+        }
+        release::ChartRef::Template { chart, .. } => chart.clone(),
+        release::ChartRef::Ref(r) => r.to_string(),
+    };
+    let entry =
+        |status, artifact, notes| release_entry(parent, &id, &path, status, artifact, notes);
+    if hr.suspend {
+        return entry(Status::Suspended, None, Vec::new());
+    }
+    let fetch = |src: &release::SourceRef, spec: &Value, name: &str, version: &str| {
+        repo::fetch_chart(src, spec, name, version, ctx)
+    };
+    let chart = match chart::resolve(&hr, sources, &fetch) {
+        Ok(c) => c,
+        Err(chart::Unavailable(why)) => return entry(Status::External(why), None, Vec::new()),
+    };
+    let values = match values::merged_values(&hr, objects) {
+        Ok(v) => v,
+        Err(e @ values::ValuesError::Encrypted { .. }) => {
+            return entry(Status::External(e.to_string()), None, Vec::new())
+        }
+        Err(e) => return entry(Status::Failed(e.to_string()), None, Vec::new()),
+    };
+    let notes = vec![format!(
+        "release {} in namespace {}, chart {} (sha256 {})",
+        hr.release_name(),
+        hr.release_namespace(),
+        chart.label,
+        &chart.digest[..12]
+    )];
+    match template_release(&hr, &chart, &values, ctx) {
+        Ok(text) => match Artifact::from_kustomize_output(text) {
+            Ok(a) => entry(Status::Rendered, Some(a), notes),
+            Err(e) => entry(
+                Status::Failed(format!("reading the release's manifests: {e}")),
+                None,
+                notes,
+            ),
+        },
+        Err(e) => entry(Status::Failed(e), None, notes),
+    }
+}
+
+/// The cache key of a release's output: everything it depends on.
+fn cache_key(hr: &HelmRelease, chart: &chart::Chart, values: &str, ctx: &Context<'_>) -> String {
+    let parts = serde_json::json!({
+        "v": 1,
+        "chart": chart.digest,
+        "values": crate::digest::sha256_hex(values.as_bytes()),
+        "release": hr.release_name(),
+        "namespace": hr.release_namespace(),
+        "hr": [hr.id.namespace, hr.id.name],
+        "crds": format!("{:?}", hr.crds),
+        "hooks": hr.disable_hooks,
+        "postRenderers": hr.post_renderers,
+        "config": [ctx.config.kube_version, ctx.config.api_versions],
+        "helm": ctx.helm.version(),
+        "builder": ctx.builder.identity(),
+        "fluxsim": env!("CARGO_PKG_VERSION"),
+    });
+    crate::digest::sha256_hex(parts.to_string().as_bytes())
+}
+
+/// The store's folder for templated releases.
+const SECTION: &str = "helm-releases";
+
+/// Templates and post-renders one release (or takes it from the cache).
+fn template_release(
+    hr: &HelmRelease,
+    chart: &chart::Chart,
+    values: &Value,
+    ctx: &Context<'_>,
+) -> Result<String, String> {
+    let values_text = serde_json::to_string_pretty(values).map_err(|e| e.to_string())?;
+    let key = cache_key(hr, chart, &values_text, ctx);
+    if let Some(hit) = ctx.store.as_ref().and_then(|s| s.get_in(SECTION, &key)) {
+        ctx.stats.cached.fetch_add(1, Ordering::Relaxed);
+        return Ok(hit);
+    }
+    let work = crate::scratch::tempdir(crate::scratch::Kind::Helm)
+        .map_err(|e| format!("making a scratch folder: {e}"))?;
+    let chart_dir = work.path().join("chart");
+    chart
+        .write_to(&chart_dir)
+        .map_err(|e| format!("writing the chart: {e}"))?;
+    let values_file = work.path().join("values.json");
+    std::fs::write(&values_file, &values_text).map_err(|e| format!("writing values: {e}"))?;
+    let out = ctx.helm.template(&template::TemplateJob {
+        chart_dir: &chart_dir,
+        release: &hr.release_name(),
+        namespace: &hr.release_namespace(),
+        values_file: &values_file,
+        include_crds: hr.crds != release::CrdPolicy::Skip,
+        no_hooks: hr.disable_hooks,
+        kube_version: ctx.config.kube_version.as_deref(),
+        api_versions: &ctx.config.api_versions,
+        home: &work.path().join("home"),
+    })?;
+    ctx.stats.templated.fetch_add(1, Ordering::Relaxed);
+    let chart_name = chart.name().unwrap_or_default();
+    let (crds, templates) = template::split_crds(&out, &chart_name);
+    let text = postrender::post_render(
+        ctx.builder,
+        &work.path().join("post"),
+        hr,
+        &crds,
+        &templates,
+    )?;
+    if let Some(s) = &ctx.store {
+        s.put_in(SECTION, &key, &text);
+    }
+    Ok(text)
+}
