@@ -308,7 +308,7 @@ mod tests {
         let exactly = "a".repeat(53);
         assert_eq!(shorten_name(&exactly), exactly);
         let r = release(
-            json!({"chart": chart(), "targetNamespace": "a-namespace-that-is-rather-long-too"}),
+            json!({"chart": chart(), "targetNamespace": "a-namespace-that-is-rather-long-too-long-really"}),
         );
         assert_eq!(r.release_name().len(), 53);
     }
