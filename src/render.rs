@@ -312,6 +312,7 @@ pub fn render_tree_cached(
 /// [`render_tree_cached`], taking from `prior` (a render of another revision) the
 /// discovery facts of unchanged files and, when it has them, the Kustomizations whose spec,
 /// vars and input files are unchanged.
+#[allow(clippy::too_many_lines)] // The render's one sequence, read top to bottom.
 pub fn render_tree_with(
     tree: Tree,
     cache: &BuildCache<'_>,

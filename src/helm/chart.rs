@@ -79,11 +79,15 @@ pub struct Sources<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unavailable(pub String);
 
+/// Fetches chart NAME at VERSION (a range) from a HelmRepository (its ref and object).
+pub type Fetch<'a> =
+    dyn Fn(&SourceRef, &serde_json::Value, &str, &str) -> Result<Chart, Unavailable> + 'a;
+
 /// Finds the chart of `hr` among `sources` (HelmRepository charts through `fetch`).
 pub fn resolve(
     hr: &HelmRelease,
     sources: &Sources<'_>,
-    fetch: &dyn Fn(&SourceRef, &serde_json::Value, &str, &str) -> Result<Chart, Unavailable>,
+    fetch: &Fetch<'_>,
 ) -> Result<Chart, Unavailable> {
     match &hr.chart {
         ChartRef::Ref(r) => Err(Unavailable(format!(

@@ -80,9 +80,11 @@ pub fn is_release(k: &KustomizationRender) -> bool {
 pub struct HelmStats {
     /// Releases found.
     pub releases: AtomicUsize,
-    /// Releases templated by a helm run.
+    /// Distinct (chart, values, options) among them: what needs templating.
+    pub distinct: AtomicUsize,
+    /// Distinct releases templated by a helm run.
     pub templated: AtomicUsize,
-    /// Releases taken from the cache.
+    /// Distinct releases taken from the cache.
     pub cached: AtomicUsize,
 }
 
@@ -117,38 +119,107 @@ pub struct Context<'a> {
 pub fn summary(ctx: &Context<'_>) -> String {
     let s = ctx.stats;
     format!(
-        "helm {}: {} ({} templated, {} from the cache); `lookup` returns nothing offline, so \
-         charts that use it render as on an empty cluster",
+        "helm {}: {}, {} distinct ({} templated, {} from the cache); `lookup` returns nothing \
+         offline, so charts that use it render as on an empty cluster",
         ctx.helm.version(),
         crate::report::plural(s.releases.load(Ordering::Relaxed), "release"),
+        s.distinct.load(Ordering::Relaxed),
         s.templated.load(Ordering::Relaxed),
         s.cached.load(Ordering::Relaxed),
     )
 }
 
-/// Adds a child artifact for every HelmRelease of every cluster's rendered artifacts.
+/// A release ready to template: everything its output depends on, and its cache key.
+struct Prepared {
+    hr: HelmRelease,
+    chart: chart::Chart,
+    values: String,
+    key: String,
+}
+
+/// A release found in an artifact: its entry made, or prepared for templating.
+enum Found<'a> {
+    Done(Box<KustomizationRender>),
+    Ready {
+        parent: &'a KustomizationRender,
+        id: NamespacedName,
+        path: String,
+        notes: Vec<String>,
+        prepared: Box<Prepared>,
+    },
+}
+
+/// Adds a child artifact for every HelmRelease of every cluster's rendered artifacts. Each
+/// distinct (chart, values, options) is templated once, however many clusters share it, so
+/// the counts and the output are the same whatever the scheduling.
 pub fn render_releases(
     clusters: &mut [ClusterRender],
     sources: &[ClusterSources<'_>],
     ctx: &Context<'_>,
 ) {
-    for c in clusters.iter_mut() {
-        let own = sources
-            .iter()
-            .find(|s| s.cluster == c.name)
-            .and_then(|s| s.own.clone());
-        let found = releases_of(c, own, ctx);
-        c.kustomizations.extend(found);
+    let found: Vec<Vec<Found<'_>>> = clusters
+        .iter()
+        .map(|c| {
+            let own = sources
+                .iter()
+                .find(|s| s.cluster == c.name)
+                .and_then(|s| s.own.clone());
+            releases_of(c, own, ctx)
+        })
+        .collect();
+    let mut distinct: BTreeMap<&str, &Prepared> = BTreeMap::new();
+    for f in found.iter().flatten() {
+        if let Found::Ready { prepared, .. } = f {
+            distinct.entry(prepared.key.as_str()).or_insert(prepared);
+        }
+    }
+    ctx.stats.distinct.store(distinct.len(), Ordering::Relaxed);
+    let outputs: BTreeMap<String, Result<String, String>> = distinct
+        .par_iter()
+        .map(|(key, p)| ((*key).to_string(), template_release(p, ctx)))
+        .collect();
+    let made: Vec<Vec<KustomizationRender>> = found
+        .into_iter()
+        .map(|list| {
+            list.into_iter()
+                .map(|f| match f {
+                    Found::Done(k) => *k,
+                    Found::Ready {
+                        parent,
+                        id,
+                        path,
+                        notes,
+                        prepared,
+                    } => {
+                        let out = outputs
+                            .get(prepared.key.as_str())
+                            .cloned()
+                            .unwrap_or_else(|| Err("not templated".into()));
+                        let (status, artifact) = match out.and_then(|t| {
+                            Artifact::from_kustomize_output(t)
+                                .map_err(|e| format!("reading the release's manifests: {e}"))
+                        }) {
+                            Ok(a) => (Status::Rendered, Some(a)),
+                            Err(e) => (Status::Failed(e), None),
+                        };
+                        release_entry(parent, &id, &path, status, artifact, notes)
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    for (c, releases) in clusters.iter_mut().zip(made) {
+        c.kustomizations.extend(releases);
         c.kustomizations
             .sort_by(|a, b| a.kustomization.id.cmp(&b.kustomization.id));
     }
 }
 
-fn releases_of(
-    c: &ClusterRender,
+fn releases_of<'a>(
+    c: &'a ClusterRender,
     own: Option<(release::SourceRef, &SourceFs)>,
     ctx: &Context<'_>,
-) -> Vec<KustomizationRender> {
+) -> Vec<Found<'a>> {
     // The cluster's steady state: every object any Kustomization applies.
     let mut objects: values::Objects<'_> = BTreeMap::new();
     let mut source_objects = BTreeMap::new();
@@ -204,7 +275,7 @@ fn releases_of(
     };
     ctx.stats.releases.fetch_add(jobs.len(), Ordering::Relaxed);
     jobs.par_iter()
-        .map(|(k, obj)| render_release(k, obj, &objects, &sources, ctx))
+        .map(|(k, obj)| prepare_release(k, obj, &objects, &sources, ctx))
         .collect()
 }
 
@@ -250,13 +321,13 @@ fn release_entry(
     }
 }
 
-fn render_release(
-    parent: &KustomizationRender,
+fn prepare_release<'a>(
+    parent: &'a KustomizationRender,
     obj: &Value,
     objects: &values::Objects<'_>,
     sources: &chart::Sources<'_>,
     ctx: &Context<'_>,
-) -> KustomizationRender {
+) -> Found<'a> {
     let id = NamespacedName {
         namespace: crate::flux::str_at(obj, &["metadata", "namespace"])
             .unwrap_or("default")
@@ -268,14 +339,14 @@ fn render_release(
     let hr = match HelmRelease::from_json(obj) {
         Ok(hr) => hr,
         Err(e) => {
-            return release_entry(
+            return Found::Done(Box::new(release_entry(
                 parent,
                 &id,
                 "",
                 Status::Failed(format!("HelmRelease {id}: {e}")),
                 None,
                 Vec::new(),
-            )
+            )))
         }
     };
     let path = match &hr.chart {
@@ -285,24 +356,36 @@ fn render_release(
         release::ChartRef::Template { chart, .. } => chart.clone(),
         release::ChartRef::Ref(r) => r.to_string(),
     };
-    let entry =
-        |status, artifact, notes| release_entry(parent, &id, &path, status, artifact, notes);
+    let done = |status| {
+        Found::Done(Box::new(release_entry(
+            parent,
+            &id,
+            &path,
+            status,
+            None,
+            Vec::new(),
+        )))
+    };
     if hr.suspend {
-        return entry(Status::Suspended, None, Vec::new());
+        return done(Status::Suspended);
     }
     let fetch = |src: &release::SourceRef, spec: &Value, name: &str, version: &str| {
         repo::fetch_chart(src, spec, name, version, ctx)
     };
     let chart = match chart::resolve(&hr, sources, &fetch) {
         Ok(c) => c,
-        Err(chart::Unavailable(why)) => return entry(Status::External(why), None, Vec::new()),
+        Err(chart::Unavailable(why)) => return done(Status::External(why)),
     };
     let values = match values::merged_values(&hr, objects) {
         Ok(v) => v,
         Err(e @ values::ValuesError::Encrypted { .. }) => {
-            return entry(Status::External(e.to_string()), None, Vec::new())
+            return done(Status::External(e.to_string()))
         }
-        Err(e) => return entry(Status::Failed(e.to_string()), None, Vec::new()),
+        Err(e) => return done(Status::Failed(e.to_string())),
+    };
+    let values = match serde_json::to_string_pretty(&values) {
+        Ok(v) => v,
+        Err(e) => return done(Status::Failed(e.to_string())),
     };
     let notes = vec![format!(
         "release {} in namespace {}, chart {} (sha256 {})",
@@ -311,16 +394,18 @@ fn render_release(
         chart.label,
         &chart.digest[..12]
     )];
-    match template_release(&hr, &chart, &values, ctx) {
-        Ok(text) => match Artifact::from_kustomize_output(text) {
-            Ok(a) => entry(Status::Rendered, Some(a), notes),
-            Err(e) => entry(
-                Status::Failed(format!("reading the release's manifests: {e}")),
-                None,
-                notes,
-            ),
-        },
-        Err(e) => entry(Status::Failed(e), None, notes),
+    let key = cache_key(&hr, &chart, &values, ctx);
+    Found::Ready {
+        parent,
+        path: path.clone(),
+        id: id.clone(),
+        notes,
+        prepared: Box::new(Prepared {
+            hr,
+            chart,
+            values,
+            key,
+        }),
     }
 }
 
@@ -348,15 +433,14 @@ fn cache_key(hr: &HelmRelease, chart: &chart::Chart, values: &str, ctx: &Context
 const SECTION: &str = "helm-releases";
 
 /// Templates and post-renders one release (or takes it from the cache).
-fn template_release(
-    hr: &HelmRelease,
-    chart: &chart::Chart,
-    values: &Value,
-    ctx: &Context<'_>,
-) -> Result<String, String> {
-    let values_text = serde_json::to_string_pretty(values).map_err(|e| e.to_string())?;
-    let key = cache_key(hr, chart, &values_text, ctx);
-    if let Some(hit) = ctx.store.as_ref().and_then(|s| s.get_in(SECTION, &key)) {
+fn template_release(p: &Prepared, ctx: &Context<'_>) -> Result<String, String> {
+    let Prepared {
+        hr,
+        chart,
+        values,
+        key,
+    } = p;
+    if let Some(hit) = ctx.store.as_ref().and_then(|s| s.get_in(SECTION, key)) {
         ctx.stats.cached.fetch_add(1, Ordering::Relaxed);
         return Ok(hit);
     }
@@ -367,7 +451,7 @@ fn template_release(
         .write_to(&chart_dir)
         .map_err(|e| format!("writing the chart: {e}"))?;
     let values_file = work.path().join("values.json");
-    std::fs::write(&values_file, &values_text).map_err(|e| format!("writing values: {e}"))?;
+    std::fs::write(&values_file, values).map_err(|e| format!("writing values: {e}"))?;
     let out = ctx.helm.template(&template::TemplateJob {
         chart_dir: &chart_dir,
         release: &hr.release_name(),
@@ -390,7 +474,7 @@ fn template_release(
         &templates,
     )?;
     if let Some(s) = &ctx.store {
-        s.put_in(SECTION, &key, &text);
+        s.put_in(SECTION, key, &text);
     }
     Ok(text)
 }

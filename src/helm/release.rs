@@ -158,25 +158,7 @@ impl HelmRelease {
             }
             (None, None) => return Err("neither spec.chart nor spec.chartRef is set".into()),
         };
-        let values_from = spec
-            .get("valuesFrom")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .map(|r| {
-                        Ok(ValuesReference {
-                            kind: s(r, "kind").ok_or("spec.valuesFrom entry without a kind")?,
-                            name: s(r, "name").ok_or("spec.valuesFrom entry without a name")?,
-                            // helm-controller api/v2 ValuesReference.GetValuesKey.
-                            values_key: s(r, "valuesKey").unwrap_or_else(|| "values.yaml".into()),
-                            target_path: s(r, "targetPath"),
-                            optional: r.get("optional").and_then(Value::as_bool).unwrap_or(false),
-                        })
-                    })
-                    .collect::<Result<Vec<_>, String>>()
-            })
-            .transpose()?
-            .unwrap_or_default();
+        let values_from = values_from(&spec)?;
         let crds = match spec.get("install").and_then(|i| s(i, "crds")).as_deref() {
             None | Some("Create") => CrdPolicy::Create,
             Some("Skip") => CrdPolicy::Skip,
@@ -245,6 +227,35 @@ impl HelmRelease {
     }
 }
 
+/// `spec.valuesFrom`, in order.
+fn values_from(spec: &Value) -> Result<Vec<ValuesReference>, String> {
+    let s = |v: &Value, k: &str| {
+        v.get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    Ok(spec
+        .get("valuesFrom")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|r| {
+                    Ok(ValuesReference {
+                        kind: s(r, "kind").ok_or("spec.valuesFrom entry without a kind")?,
+                        name: s(r, "name").ok_or("spec.valuesFrom entry without a name")?,
+                        // helm-controller api/v2 ValuesReference.GetValuesKey.
+                        values_key: s(r, "valuesKey").unwrap_or_else(|| "values.yaml".into()),
+                        target_path: s(r, "targetPath"),
+                        optional: r.get("optional").and_then(Value::as_bool).unwrap_or(false),
+                    })
+                })
+                .collect::<Result<Vec<_>, String>>()
+        })
+        .transpose()?
+        .unwrap_or_default())
+}
+
 /// helm-controller `internal/release/name.go` `ShortenName`: a name longer than 53 bytes
 /// becomes its first 40 bytes, `-`, and the first 12 hex digits of its SHA-256.
 #[must_use]
@@ -269,7 +280,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn release(spec: Value) -> HelmRelease {
+    fn release(spec: &Value) -> HelmRelease {
         HelmRelease::from_json(&json!({
             "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
             "metadata": {"name": "podinfo", "namespace": "apps"},
@@ -285,14 +296,14 @@ mod tests {
     // helm-controller api/v2/helmrelease_types.go GetReleaseName / GetReleaseNamespace.
     #[test]
     fn release_name_is_release_name_else_target_namespace_dash_name_else_name() {
-        let r = release(json!({"chart": chart()}));
+        let r = release(&json!({"chart": chart()}));
         assert_eq!(r.release_name(), "podinfo");
         assert_eq!(r.release_namespace(), "apps");
-        let r = release(json!({"chart": chart(), "targetNamespace": "web"}));
+        let r = release(&json!({"chart": chart(), "targetNamespace": "web"}));
         assert_eq!(r.release_name(), "web-podinfo");
         assert_eq!(r.release_namespace(), "web");
         let r =
-            release(json!({"chart": chart(), "targetNamespace": "web", "releaseName": "front"}));
+            release(&json!({"chart": chart(), "targetNamespace": "web", "releaseName": "front"}));
         assert_eq!(r.release_name(), "front");
         assert_eq!(r.release_namespace(), "web");
     }
@@ -308,7 +319,7 @@ mod tests {
         let exactly = "a".repeat(53);
         assert_eq!(shorten_name(&exactly), exactly);
         let r = release(
-            json!({"chart": chart(), "targetNamespace": "a-namespace-that-is-rather-long-too-long-really"}),
+            &json!({"chart": chart(), "targetNamespace": "a-namespace-that-is-rather-long-too-long-really"}),
         );
         assert_eq!(r.release_name().len(), 53);
     }
@@ -316,7 +327,7 @@ mod tests {
     // helm-controller api/v2 ValuesReference.GetValuesKey: `values.yaml` by default.
     #[test]
     fn values_key_defaults_to_values_yaml() {
-        let r = release(json!({"chart": chart(), "valuesFrom": [
+        let r = release(&json!({"chart": chart(), "valuesFrom": [
             {"kind": "ConfigMap", "name": "a"},
             {"kind": "Secret", "name": "b", "valuesKey": "x", "targetPath": "p.q", "optional": true}]}));
         assert_eq!(r.values_from[0].values_key, "values.yaml");
@@ -328,8 +339,8 @@ mod tests {
     // helm-controller internal/action/crds.go crdPolicyOrDefault: Create by default.
     #[test]
     fn install_crds_defaults_to_create_and_rejects_unknown_policies() {
-        assert_eq!(release(json!({"chart": chart()})).crds, CrdPolicy::Create);
-        let r = release(json!({"chart": chart(), "install": {"crds": "Skip"}}));
+        assert_eq!(release(&json!({"chart": chart()})).crds, CrdPolicy::Create);
+        let r = release(&json!({"chart": chart(), "install": {"crds": "Skip"}}));
         assert_eq!(r.crds, CrdPolicy::Skip);
         let e = HelmRelease::from_json(&json!({"metadata": {"name": "x"},
             "spec": {"chart": chart(), "install": {"crds": "Sometimes"}}}))
@@ -340,7 +351,7 @@ mod tests {
     #[test]
     fn source_ref_namespace_defaults_to_the_helm_release_s() {
         let r = release(
-            json!({"chart": {"spec": {"chart": "podinfo", "version": ">=6.0.0",
+            &json!({"chart": {"spec": {"chart": "podinfo", "version": ">=6.0.0",
             "sourceRef": {"kind": "HelmRepository", "name": "podinfo"}}}}),
         );
         let ChartRef::Template {
@@ -351,7 +362,7 @@ mod tests {
         };
         assert_eq!(source.to_string(), "HelmRepository/apps/podinfo");
         assert_eq!(version, ">=6.0.0");
-        let r = release(json!({"chartRef": {"kind": "OCIRepository", "name": "podinfo"}}));
+        let r = release(&json!({"chartRef": {"kind": "OCIRepository", "name": "podinfo"}}));
         assert!(matches!(r.chart, ChartRef::Ref(_)));
     }
 }

@@ -1,0 +1,406 @@
+//! `--helm`: HelmReleases of `testdata/fleet` (charts kept in the repository) rendered as
+//! helm-controller would install them, compared with `helm template` run by hand; their
+//! place in `--out`, JSON, `diff` and `prove`; charts that cannot be had. Needs `helm`
+//! (v4.2.1, `scripts/install-tools`) and kustomize on PATH; no network.
+
+// The shared harness serves several test crates; this one uses part of it.
+#[allow(dead_code)]
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use common::{commit_all, crate_path, fluxsim, fluxsim_in, kustomization, repo_from, yaml_objects};
+use serde_json::{json, Value};
+
+const PODINFO: &str = "apps-helm/helm/apps/podinfo";
+const WIDGETS: &str = "apps-helm/helm/apps/widgets";
+
+fn edit(repo: &Path, file: &str, from: &str, to: &str) {
+    let path = repo.join(file);
+    let text = fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{file} does not contain {from:?}");
+    fs::write(&path, text.replacen(from, to, 1)).unwrap();
+}
+
+/// `helm template` run by hand, as a user would check a release.
+fn helm_template(args: &[&str]) -> Vec<Value> {
+    let out = Command::new("helm")
+        .arg("template")
+        .args(args)
+        .output()
+        .expect("helm is installed (scripts/install-tools)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    yaml_objects(&String::from_utf8_lossy(&out.stdout))
+}
+
+fn find<'a>(objects: &'a [Value], kind: &str, name: &str) -> &'a Value {
+    objects
+        .iter()
+        .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("no {kind}/{name} in {objects:#?}"))
+}
+
+fn origin_labels(o: &mut Value, name: &str) {
+    let labels = o["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .entry("labels")
+        .or_insert(json!({}));
+    labels["helm.toolkit.fluxcd.io/name"] = json!(name);
+    labels["helm.toolkit.fluxcd.io/namespace"] = json!("apps");
+}
+
+fn render_helm_out(args: &[&str]) -> (tempfile::TempDir, Value) {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out_path = out_dir.path().join("out");
+    let mut all = vec!["render", "testdata/fleet", "--helm", "--format", "json"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--out", out_path.to_str().unwrap()]);
+    let out = fluxsim(&all);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    (out_dir, out.json())
+}
+
+// The merged values of apps/podinfo (testdata/fleet/README.md) given to helm by hand: the
+// release's output must be helm's, with helm-controller's post-renderers and labels.
+// helm-controller internal/postrender/build.go (kustomize post-renderer, then origin
+// labels), fluxcd/pkg chartutil ChartValuesFromReferences (valuesFrom then values).
+#[test]
+fn release_output_equals_helm_template_by_hand_with_the_merged_values() {
+    let (dir, json) = render_helm_out(&[]);
+    let file = dir
+        .path()
+        .join("out/dev/flux-system")
+        .join(format!("{PODINFO}.yaml"));
+    let ours = yaml_objects(&fs::read_to_string(&file).unwrap());
+
+    let values = tempfile::NamedTempFile::new().unwrap();
+    fs::write(
+        values.path(),
+        "replicaCount: 2\nmessage: hello from fleet-dev\nresources:\n  requests: {cpu: 10m, memory: 32Mi}\nlogLevel: debug\nimage: {tag: 6.5.4}\n",
+    )
+    .unwrap();
+    let by_hand = helm_template(&[
+        "podinfo",
+        crate_path("testdata/fleet/charts/podinfo")
+            .to_str()
+            .unwrap(),
+        "--namespace",
+        "apps",
+        "--values",
+        values.path().to_str().unwrap(),
+    ]);
+    assert_eq!(ours.len(), by_hand.len(), "{ours:#?}");
+    let mut service = find(&by_hand, "Service", "podinfo").clone();
+    origin_labels(&mut service, "podinfo");
+    assert_eq!(find(&ours, "Service", "podinfo"), &service);
+    // The post-renderer: a pod annotation and the image mirrored.
+    let mut deployment = find(&by_hand, "Deployment", "podinfo").clone();
+    origin_labels(&mut deployment, "podinfo");
+    deployment["spec"]["template"]["metadata"]["annotations"] =
+        json!({"fleet.example.io/cluster": "fleet-dev"});
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["containers"][0]["image"],
+        "ghcr.io/stefanprodan/podinfo:6.5.4"
+    );
+    deployment["spec"]["template"]["spec"]["containers"][0]["image"] =
+        json!("registry.example.net/mirror/podinfo:6.5.4");
+    assert_eq!(find(&ours, "Deployment", "podinfo"), &deployment);
+
+    // JSON: the release is an entry of its own, child of its Kustomization.
+    let k = kustomization(&json, "dev", PODINFO);
+    assert_eq!(k["status"], "rendered");
+    assert_eq!(k["objects"].as_array().unwrap().len(), 2);
+    let sha = k["sha256"].as_str().unwrap();
+    let sums = fs::read_to_string(dir.path().join("out/SHA256SUMS")).unwrap();
+    assert!(
+        sums.contains(&format!("{sha}  dev/flux-system/{PODINFO}.yaml\n")),
+        "{sums}"
+    );
+    assert_eq!(common::sha256(&fs::read(&file).unwrap()), sha);
+}
+
+// helm-controller api/v2 GetReleaseName: `[targetNamespace-]name`; internal/action/crds.go:
+// the chart's crds/ are applied (install.crds Create, the default) with the origin labels
+// (setOriginVisitor) and without the post-renderers.
+#[test]
+fn release_name_takes_the_target_namespace_and_crds_get_origin_labels() {
+    let (dir, json) = render_helm_out(&[]);
+    let text = fs::read_to_string(
+        dir.path()
+            .join("out/prod/flux-system")
+            .join(format!("{WIDGETS}.yaml")),
+    )
+    .unwrap();
+    let ours = yaml_objects(&text);
+    let by_hand = helm_template(&[
+        "apps-widgets",
+        crate_path("testdata/fleet/charts/widgets")
+            .to_str()
+            .unwrap(),
+        "--namespace",
+        "apps",
+        "--include-crds",
+        "--set",
+        "widgets[0].name=small,widgets[0].size=1,widgets[1].name=large,widgets[1].size=3",
+    ]);
+    assert_eq!(ours.len(), 3, "{text}");
+    for (kind, name) in [
+        ("CustomResourceDefinition", "widgets.example.io"),
+        ("Widget", "small"),
+        ("Widget", "large"),
+    ] {
+        let mut expected = find(&by_hand, kind, name).clone();
+        origin_labels(&mut expected, "widgets");
+        assert_eq!(find(&ours, kind, name), &expected, "{kind}/{name}");
+    }
+    assert_eq!(
+        find(&ours, "Widget", "large")["metadata"]["labels"]["app.kubernetes.io/instance"],
+        "apps-widgets"
+    );
+    // kustomize's legacy order: the CRD first.
+    assert_eq!(ours[0]["kind"], "CustomResourceDefinition");
+    let note = kustomization(&json, "prod", WIDGETS)["notes"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        note.starts_with("release apps-widgets in namespace apps, chart GitRepository/flux-system/flux-system ./charts/widgets"),
+        "{note}"
+    );
+}
+
+// helm-controller internal/action/crds.go applyCRDs: policy Skip applies none.
+#[test]
+fn install_crds_skip_leaves_the_chart_crds_out() {
+    let repo = repo_from("testdata/fleet");
+    edit(
+        repo.path(),
+        "apps/helm/widgets.yaml",
+        "crds: Create",
+        "crds: Skip",
+    );
+    commit_all(repo.path(), "skip crds");
+    let out = fluxsim_in(
+        Some(repo.path()),
+        &[
+            "render",
+            ".",
+            "--helm",
+            "--cluster",
+            "dev",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let k = kustomization(&out.json(), "dev", WIDGETS).clone();
+    let kinds: Vec<&str> = k["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["Widget", "Widget"]);
+}
+
+#[test]
+fn render_without_helm_has_no_release_and_the_same_kustomization_digests() {
+    let plain = fluxsim(&["render", "testdata/fleet", "--format", "json"]);
+    let with = fluxsim(&["render", "testdata/fleet", "--format", "json", "--helm"]);
+    assert_eq!(plain.code, 0);
+    assert_eq!(with.code, 0, "{}", with.stderr);
+    assert!(!plain.stdout.contains("/helm/"), "{}", plain.stdout);
+    let digests = |json: &Value, releases: bool| -> Vec<(String, String)> {
+        common::kustomizations(json)
+            .into_iter()
+            .filter(|((_, id), _)| id.contains("/helm/") == releases)
+            .map(|((c, id), k)| (format!("{c}:{id}"), k["sha256"].to_string()))
+            .collect()
+    };
+    assert_eq!(digests(&plain.json(), false), digests(&with.json(), false));
+    assert_eq!(digests(&with.json(), true).len(), 4);
+    // The text summary says how many releases and the offline `lookup` caveat.
+    let text = fluxsim(&["render", "testdata/fleet", "--helm"]);
+    assert!(
+        text.stdout
+            .contains("2 clusters, 18/18 Kustomizations rendered"),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout
+            .contains(": 4 releases, 3 distinct (3 templated, 0 from the cache)"),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout.contains("`lookup` returns nothing offline"),
+        "{}",
+        text.stdout
+    );
+}
+
+#[test]
+fn helm_renders_are_the_same_bytes_whatever_the_jobs() {
+    let (one, _) = render_helm_out(&["--jobs", "1"]);
+    let (four, _) = render_helm_out(&["--jobs", "4"]);
+    assert_eq!(
+        common::read_tree(&one.path().join("out")),
+        common::read_tree(&four.path().join("out"))
+    );
+}
+
+/// A HelmRelease of a chart in a HelmRepository, added to the fleet's apps-helm.
+fn add_repository_release(repo: &Path, url: &str, version: &str) {
+    fs::write(
+        repo.join("apps/helm/remote.yaml"),
+        format!(
+            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: charts\nspec:\n  interval: 1h\n  url: {url}\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: remote\nspec:\n  interval: 10m\n  chart:\n    spec:\n      chart: podinfo\n      version: \"{version}\"\n      sourceRef:\n        kind: HelmRepository\n        name: charts\n  values:\n    replicaCount: 5\n"
+        ),
+    )
+    .unwrap();
+    edit(
+        repo,
+        "apps/helm/kustomization.yaml",
+        "  - widgets.yaml\n",
+        "  - widgets.yaml\n  - remote.yaml\n",
+    );
+}
+
+// A chart that cannot be had is a status of the release with its reason, never a failed
+// run, and never compared as identical.
+#[test]
+fn a_helm_repository_chart_without_fetch_charts_is_not_fetched_and_not_compared() {
+    let repo = repo_from("testdata/fleet");
+    add_repository_release(repo.path(), "https://charts.example.net", ">=6.0.0");
+    commit_all(repo.path(), "remote chart");
+    let out = fluxsim_in(
+        Some(repo.path()),
+        &[
+            "render",
+            ".",
+            "--helm",
+            "--cluster",
+            "dev",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let k = kustomization(&out.json(), "dev", "apps-helm/helm/apps/remote").clone();
+    assert_eq!(k["status"], "external");
+    let why = k["error"].as_str().unwrap();
+    assert!(
+        why.starts_with("not fetched: chart `podinfo` version `>=6.0.0` from HelmRepository/apps/charts (https://charts.example.net); pass --fetch-charts"),
+        "{why}"
+    );
+    let diff = fluxsim_in(
+        Some(repo.path()),
+        &[
+            "diff",
+            "--base",
+            "HEAD",
+            "--helm",
+            "--cluster",
+            "dev",
+            "--format",
+            "json",
+        ],
+    );
+    let json = diff.json();
+    let remote = json["clusters"][0]["kustomizations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kustomization"] == "flux-system/apps-helm/helm/apps/remote")
+        .unwrap()
+        .clone();
+    assert_eq!(remote["change"], "not compared", "{remote:#}");
+    assert_eq!(
+        diff.code, 1,
+        "not compared is not identical: {}",
+        diff.stdout
+    );
+}
+
+#[test]
+fn a_missing_values_from_config_map_fails_the_release_naming_it() {
+    let repo = repo_from("testdata/fleet");
+    edit(
+        repo.path(),
+        "apps/helm/podinfo.yaml",
+        "      name: podinfo-values\n    - kind",
+        "      name: podinfo-valuez\n    - kind",
+    );
+    commit_all(repo.path(), "typo");
+    let out = fluxsim_in(
+        Some(repo.path()),
+        &[
+            "render",
+            ".",
+            "--helm",
+            "--cluster",
+            "dev",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 1, "a failed release is a finding: {}", out.stderr);
+    let k = kustomization(&out.json(), "dev", PODINFO).clone();
+    assert_eq!(k["status"], "failed");
+    assert_eq!(
+        k["error"],
+        "could not resolve ConfigMap reference 'apps/podinfo-valuez': not found"
+    );
+}
+
+// A values change shows as the Deployment it changes, inside the release's artifact.
+#[test]
+fn a_values_change_shows_as_a_deployment_diff_in_the_release() {
+    let repo = repo_from("testdata/fleet");
+    edit(
+        repo.path(),
+        "apps/helm/values.yaml",
+        "replicaCount: 2",
+        "replicaCount: 4",
+    );
+    let out = fluxsim_in(
+        Some(repo.path()),
+        &["diff", "--base", "HEAD", "--helm", "--format", "json"],
+    );
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let json = out.json();
+    for c in json["clusters"].as_array().unwrap() {
+        let ks = c["kustomizations"].as_array().unwrap();
+        let changed: Vec<&str> = ks
+            .iter()
+            .filter(|k| k["change"] != "identical")
+            .map(|k| k["kustomization"].as_str().unwrap())
+            .collect();
+        // The ConfigMap of values changes in apps-helm, the Deployment in the release.
+        assert_eq!(
+            changed,
+            [
+                "flux-system/apps-helm",
+                "flux-system/apps-helm/helm/apps/podinfo"
+            ],
+            "{c:#}"
+        );
+        let release = ks
+            .iter()
+            .find(|k| k["kustomization"] == "flux-system/apps-helm/helm/apps/podinfo")
+            .unwrap();
+        let objects = release["objects"].as_array().unwrap();
+        assert_eq!(objects.len(), 1, "{objects:#?}");
+        assert_eq!(objects[0]["object"]["kind"], "Deployment");
+        let diff = objects[0]["diff"].as_str().unwrap();
+        assert!(diff.contains("-  replicas: 2\n+  replicas: 4\n"), "{diff}");
+    }
+}
