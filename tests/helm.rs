@@ -404,3 +404,56 @@ fn a_values_change_shows_as_a_deployment_diff_in_the_release() {
         assert!(diff.contains("-  replicas: 2\n+  replicas: 4\n"), "{diff}");
     }
 }
+
+// `prove --helm`: a canary in the values file that ConfigMap podinfo-values is generated
+// from must show up in that ConfigMap's Kustomization and in the release that reads it
+// (valuesFrom), in both clusters, and nowhere else; then every digest returns.
+#[test]
+fn prove_helm_detects_a_canary_in_a_values_file_in_the_release_output() {
+    let repo = repo_from("testdata/fleet");
+    let out = fluxsim_in(
+        Some(repo.path()),
+        &["prove", "--base", "HEAD", "--helm", "--format", "json"],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let json = out.json();
+    let values = json["canaries"]["canaries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["scope"] == "values")
+        .unwrap_or_else(|| panic!("a values canary: {json:#}"))
+        .clone();
+    assert_eq!(values["file"], "apps/helm/values.yaml");
+    assert_eq!(values["detected"], true, "{values:#}");
+    assert_eq!(values["restored"], true, "{values:#}");
+    let expected: Vec<String> = values["expected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            format!(
+                "{}:{}",
+                t["cluster"].as_str().unwrap(),
+                t["kustomization"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        expected,
+        [
+            "dev:flux-system/apps-helm",
+            "dev:flux-system/apps-helm/helm/apps/podinfo",
+            "prod:flux-system/apps-helm",
+            "prod:flux-system/apps-helm/helm/apps/podinfo"
+        ]
+    );
+    assert_eq!(values["detected_in"], values["expected"]);
+    // Without --helm there is no release to see it in, and no values canary.
+    let plain = fluxsim_in(
+        Some(repo.path()),
+        &["prove", "--base", "HEAD", "--format", "json"],
+    );
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    assert!(!plain.stdout.contains("\"values\""), "{}", plain.stdout);
+}

@@ -11,6 +11,7 @@
 //! `external` with the reason (never compared, never identical); one whose values or
 //! template fail is `failed`.
 
+pub mod canary;
 pub mod chart;
 pub mod postrender;
 pub mod release;
