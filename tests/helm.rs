@@ -7,6 +7,7 @@
 #[allow(dead_code)]
 mod common;
 
+use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 use std::process::Command;
@@ -456,4 +457,181 @@ fn prove_helm_detects_a_canary_in_a_values_file_in_the_release_output() {
     );
     assert_eq!(plain.code, 0, "{}", plain.stderr);
     assert!(!plain.stdout.contains("\"values\""), "{}", plain.stdout);
+}
+
+/// A loopback HTTP server for a HelmRepository: serves `files` by path and counts requests.
+struct Server {
+    url: String,
+    hits: std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<String, usize>>>,
+}
+
+fn serve(files: std::collections::BTreeMap<String, Vec<u8>>) -> Server {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/charts", listener.local_addr().unwrap());
+    let hits = std::sync::Arc::new(std::sync::Mutex::new(std::collections::BTreeMap::new()));
+    let counted = hits.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            let _ = reader.read_line(&mut line);
+            // Skip the headers.
+            let mut h = String::new();
+            while reader.read_line(&mut h).is_ok_and(|n| n > 2) {
+                h.clear();
+            }
+            let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+            *counted.lock().unwrap().entry(path.clone()).or_insert(0) += 1;
+            let (status, body) = match files.get(&path) {
+                Some(b) => ("200 OK", b.clone()),
+                None => ("404 Not Found", b"not found".to_vec()),
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(&body);
+        }
+    });
+    Server { url, hits }
+}
+
+/// `helm package` of the fleet's podinfo chart at `version`.
+fn package(dir: &Path, version: &str) -> Vec<u8> {
+    let out = Command::new("helm")
+        .args(["package", "--version", version, "-d"])
+        .arg(dir)
+        .arg(crate_path("testdata/fleet/charts/podinfo"))
+        .output()
+        .expect("helm is installed");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    fs::read(dir.join(format!("podinfo-{version}.tgz"))).unwrap()
+}
+
+fn render_with_cache(repo: &Path, cache: &Path, args: &[&str]) -> common::Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_fluxsim"))
+        .args(args)
+        .env("FLUXSIM_CACHE_DIR", cache)
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    common::Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+// source-controller internal/helm/repository/chart_repository.go: the index's highest
+// version in the range (prereleases only when the range asks for them), the chart's digest
+// checked against the index; fetched only with --fetch-charts, then kept in the cache
+// folder by digest.
+#[test]
+fn a_helm_repository_chart_is_fetched_over_http_in_its_version_range_and_cached() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut files = std::collections::BTreeMap::new();
+    let mut index = String::from("apiVersion: v1\nentries:\n  podinfo:\n");
+    for (v, created) in [
+        ("6.4.0", "2024-01-01T00:00:00Z"),
+        ("6.5.0", "2024-02-01T00:00:00Z"),
+        ("7.0.0-rc.1", "2024-03-01T00:00:00Z"),
+    ] {
+        let tgz = package(tmp.path(), v);
+        let _ = write!(
+            index,
+            "  - name: podinfo\n    version: {v}\n    created: \"{created}\"\n    digest: {}\n    urls: [podinfo-{v}.tgz]\n",
+            common::sha256(&tgz)
+        );
+        files.insert(format!("/charts/podinfo-{v}.tgz"), tgz);
+    }
+    files.insert("/charts/index.yaml".into(), index.into_bytes());
+    let server = serve(files);
+    let repo = repo_from("testdata/fleet");
+    add_repository_release(repo.path(), &server.url, ">=6.0.0 <7.0.0");
+    commit_all(repo.path(), "remote chart");
+    let cache = tempfile::tempdir().unwrap();
+    let args = [
+        "render",
+        ".",
+        "--helm",
+        "--fetch-charts",
+        "--cluster",
+        "dev",
+        "--format",
+        "json",
+    ];
+    let out = render_with_cache(repo.path(), cache.path(), &args);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let k = kustomization(&out.json(), "dev", "apps-helm/helm/apps/remote").clone();
+    assert_eq!(k["status"], "rendered", "{k:#}");
+    let note = k["notes"][0].as_str().unwrap();
+    assert!(
+        note.contains("HelmRepository/apps/charts podinfo@6.5.0"),
+        "{note}"
+    );
+    let deployment = k["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "Deployment")
+        .unwrap();
+    assert_eq!(deployment["name"], "remote-podinfo");
+    let tgz_hits = |s: &Server| {
+        s.hits
+            .lock()
+            .unwrap()
+            .get("/charts/podinfo-6.5.0.tgz")
+            .copied()
+    };
+    assert_eq!(tgz_hits(&server), Some(1));
+    // Again with the same cache folder: the index is read, the chart is not downloaded.
+    let again = render_with_cache(repo.path(), cache.path(), &args);
+    assert_eq!(again.stdout, out.stdout);
+    assert_eq!(tgz_hits(&server), Some(1));
+    assert_eq!(server.hits.lock().unwrap()["/charts/index.yaml"], 2);
+}
+
+#[test]
+fn a_chart_whose_digest_differs_from_the_index_is_not_used() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tgz = package(tmp.path(), "6.5.0");
+    let index = format!(
+        "apiVersion: v1\nentries:\n  podinfo:\n  - name: podinfo\n    version: 6.5.0\n    digest: {}\n    urls: [podinfo-6.5.0.tgz]\n",
+        "f".repeat(64)
+    );
+    let server = serve(std::collections::BTreeMap::from([
+        ("/charts/index.yaml".to_string(), index.into_bytes()),
+        ("/charts/podinfo-6.5.0.tgz".to_string(), tgz),
+    ]));
+    let repo = repo_from("testdata/fleet");
+    add_repository_release(repo.path(), &server.url, "6.5.x");
+    commit_all(repo.path(), "remote chart");
+    let out = fluxsim_in(
+        Some(repo.path()),
+        &[
+            "render",
+            ".",
+            "--helm",
+            "--fetch-charts",
+            "--cluster",
+            "dev",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let k = kustomization(&out.json(), "dev", "apps-helm/helm/apps/remote").clone();
+    assert_eq!(k["status"], "external");
+    let why = k["error"].as_str().unwrap();
+    assert!(
+        why.starts_with("not fetched: ") && why.contains("the index says ffff"),
+        "{why}"
+    );
 }

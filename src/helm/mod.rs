@@ -18,6 +18,7 @@ pub mod release;
 pub mod repo;
 pub mod template;
 pub mod values;
+pub mod version;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
