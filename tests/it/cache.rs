@@ -3,14 +3,11 @@
 //! renders of git revisions kept there under their tree's id.
 
 // The shared harness serves several test crates; this one uses part of it.
-#[allow(dead_code)]
-mod common;
-
 use std::fs;
 use std::path::Path;
 use std::sync::Mutex;
 
-use common::{crate_path, fluxsim};
+use crate::common::{crate_path, fluxsim};
 use fluxsim::cache::BuildCache;
 use fluxsim::kustomize::{Builder, Built, Job};
 use fluxsim::render::{build_cache, make_builder, render_tree_cached, RepoOptions};
@@ -181,7 +178,7 @@ fn no_cache_reads_and_writes_nothing() {
 fn each_kustomization_says_which_builder_made_it_also_from_the_cache() {
     // `replacements` is outside the native subset: that one build goes to kustomize.
     let repo = tempfile::tempdir().unwrap();
-    common::copy_dir(&crate_path("testdata/fleet"), repo.path());
+    crate::common::copy_dir(&crate_path("testdata/fleet"), repo.path());
     let file = repo.path().join("apps/wave-1/kustomization.yaml");
     let text = fs::read_to_string(&file).unwrap();
     fs::write(
@@ -204,7 +201,7 @@ fn each_kustomization_says_which_builder_made_it_also_from_the_cache() {
     assert_eq!(cold.code, 0, "{}", cold.stderr);
     let json = cold.json();
     for cluster in ["dev", "prod"] {
-        let by = |name: &str| common::kustomization(&json, cluster, name)["builtBy"].clone();
+        let by = |name: &str| crate::common::kustomization(&json, cluster, name)["builtBy"].clone();
         assert_eq!(by("apps-wave-1"), "kustomize");
         assert_eq!(by("apps-wave-0"), "native");
         assert_eq!(by("platform"), "native");
@@ -223,7 +220,7 @@ fn each_kustomization_says_which_builder_made_it_also_from_the_cache() {
     ]);
     let forced = forced.json();
     assert_eq!(
-        common::kustomization(&forced, "dev", "platform")["builtBy"],
+        crate::common::kustomization(&forced, "dev", "platform")["builtBy"],
         "kustomize"
     );
 }
@@ -252,7 +249,7 @@ fn everything(r: &fluxsim::revision::RevisionRender) -> String {
 
 #[test]
 fn a_stored_revision_render_is_reused_and_gives_the_same_render() {
-    let repo = common::repo_from("testdata/fleet");
+    let repo = crate::common::repo_from("testdata/fleet");
     let cache = tempfile::tempdir().unwrap();
     let (first, _) = revision_run(repo.path(), "HEAD", cache.path());
     assert!(!first.stored);
@@ -262,7 +259,7 @@ fn a_stored_revision_render_is_reused_and_gives_the_same_render() {
     assert_eq!(everything(&second), everything(&first));
     assert_eq!(second.known.digests, first.known.digests);
     // Keyed by the tree, not the commit: a new commit of the same files is the same render.
-    common::commit_all(repo.path(), "empty");
+    crate::common::commit_all(repo.path(), "empty");
     let (third, _) = revision_run(repo.path(), "HEAD", cache.path());
     assert!(third.stored);
     assert_ne!(third.commit, first.commit);
@@ -271,7 +268,7 @@ fn a_stored_revision_render_is_reused_and_gives_the_same_render() {
 
 #[test]
 fn a_corrupt_stored_revision_render_is_rendered_again() {
-    let repo = common::repo_from("testdata/fleet");
+    let repo = crate::common::repo_from("testdata/fleet");
     let cache = tempfile::tempdir().unwrap();
     let (first, _) = revision_run(repo.path(), "HEAD", cache.path());
     let mut entries = Vec::new();
@@ -303,13 +300,13 @@ fn a_revision_whose_build_fails_is_never_stored() {
     // buildMetadata the native builder hands over: the kustomize binary's build fails. (A
     // kustomization that is not YAML fails in Flux's generator, before any build: the tree
     // decides that, and it is stored.)
-    let repo = common::bad_fixture("bad-kustomization-yaml");
+    let repo = crate::common::bad_fixture("bad-kustomization-yaml");
     std::fs::write(
         repo.path().join("apps/broken/kustomization.yaml"),
         "resources:\n- missing.yaml\nbuildMetadata: [managedByLabel]\n",
     )
     .unwrap();
-    common::commit_all(repo.path(), "a build that fails");
+    crate::common::commit_all(repo.path(), "a build that fails");
     let cache = tempfile::tempdir().unwrap();
     let (first, _) = revision_run(repo.path(), "HEAD", cache.path());
     assert!(first
@@ -326,7 +323,7 @@ fn a_revision_whose_build_fails_is_never_stored() {
 #[test]
 fn a_revision_that_fails_before_or_after_its_builds_is_stored() {
     for case in ["undefined-var", "missing-path"] {
-        let repo = common::bad_fixture(case);
+        let repo = crate::common::bad_fixture(case);
         let cache = tempfile::tempdir().unwrap();
         let (first, _) = revision_run(repo.path(), "HEAD", cache.path());
         assert!(

@@ -5,8 +5,6 @@
 //! Fixtures are copied into throw-away git repositories, so a test never depends on what
 //! the crate's own checkout tracks, and never writes into it.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -15,7 +13,7 @@ use std::sync::{Mutex, OnceLock};
 
 use serde_json::Value;
 
-use common::{
+use crate::common::{
     bad_fixture, commit_all, crate_path, fluxsim, fluxsim_in, git, kustomization, kustomizations,
     read_tree, repo_from, sha256, yaml_objects, Output,
 };
@@ -45,7 +43,7 @@ fn baseline() -> &'static Baseline {
             "--out",
             out.to_str().unwrap(),
             // The artifacts as they are, so that each file is its artifact byte for byte
-            // (masked Secrets are checked in tests/ship.rs).
+            // (masked Secrets are checked in tests/it/ship.rs).
             "--show-secrets",
         ]);
         assert_eq!(
@@ -1370,7 +1368,7 @@ fn a_delegated_build_names_the_feature_that_needed_kustomize() {
         format!("{k}sortOptions:\n  order: legacy\n"),
     )
     .unwrap();
-    common::commit_all(repo.path(), "sortOptions");
+    crate::common::commit_all(repo.path(), "sortOptions");
     let r = fluxsim_in(
         Some(repo.path()),
         &[

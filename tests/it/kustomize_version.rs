@@ -2,9 +2,6 @@
 //! and says so when the binary is another (`src/build/mod.rs` `version_warning`).
 
 // The shared harness serves several test crates; this one uses only its git helper.
-#[allow(dead_code)]
-mod common;
-
 /// A `kustomize` on PATH that reports `version` and hands every build to the real one.
 #[cfg(unix)]
 fn fake_kustomize(dir: &std::path::Path, version: &str) {
@@ -54,7 +51,7 @@ fn a_kustomize_of_another_version_is_warned_about_once() {
     let bin = tempfile::tempdir().unwrap();
     fake_kustomize(bin.path(), "v5.5.0");
     // A diff renders twice (base and head), making a builder each time.
-    let repo = common::repo_from("testdata/fleet");
+    let repo = crate::common::repo_from("testdata/fleet");
     let repo_path = repo.path().to_str().unwrap();
     let (_, stderr) = fluxsim_with_path(bin.path(), &["diff", repo_path, "--base", "HEAD"]);
     let warning = "is not kustomize v5.8.1, the version Flux's kustomize-controller builds with";
