@@ -12,7 +12,7 @@ pub mod config;
 pub mod conformance;
 pub mod digest;
 pub mod discover;
-pub mod envsubst;
+pub use ::envsubst;
 pub mod finding;
 pub mod flux;
 pub mod generate;
@@ -28,7 +28,6 @@ pub mod postbuild;
 pub mod reconcile;
 pub mod render;
 pub mod report;
-pub mod revision;
 pub mod scratch;
 pub mod source;
 #[cfg(test)]

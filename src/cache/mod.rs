@@ -1,8 +1,10 @@
 //! Builds done once: each distinct input is built once per run, even when asked
 //! concurrently, and kept across runs in a persistent store ([`store`]), keyed by the digest
-//! of its input closure ([`closure`]) and the builder's identity.
+//! of its input closure ([`closure`]) and the builder's identity. Whole renders of git
+//! revisions are kept in the same store ([`revisions`]), so the base of a diff is rendered once.
 
 pub mod closure;
+pub mod revisions;
 pub mod store;
 
 use std::collections::HashMap;

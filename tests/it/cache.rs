@@ -8,10 +8,10 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use crate::common::{crate_path, fluxsim};
+use fluxsim::cache::revisions::render_revision;
 use fluxsim::cache::BuildCache;
 use fluxsim::kustomize::{Builder, Built, Job};
 use fluxsim::render::{build_cache, make_builder, render_tree_cached, RepoOptions};
-use fluxsim::revision::render_revision;
 use fluxsim::source::{materialize, SourceOptions};
 
 /// A builder that counts the builds it is asked for.
@@ -231,7 +231,7 @@ fn revision_run(
     repo: &Path,
     rev: &str,
     cache_dir: &Path,
-) -> (fluxsim::revision::RevisionRender, usize) {
+) -> (fluxsim::cache::revisions::RevisionRender, usize) {
     let opts = RepoOptions {
         cache_dir: Some(cache_dir.to_path_buf()),
         ..RepoOptions::default()
@@ -243,7 +243,7 @@ fn revision_run(
 }
 
 /// Every field of every Kustomization's render, as text.
-fn everything(r: &fluxsim::revision::RevisionRender) -> String {
+fn everything(r: &fluxsim::cache::revisions::RevisionRender) -> String {
     format!("{:#?}", r.clusters)
 }
 
