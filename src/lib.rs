@@ -1,6 +1,7 @@
 //! fluxsim: render, offline, exactly what Flux's kustomize-controller would apply.
 //!
-//! The pipeline is described in `DESIGN.md`; each stage is a module here.
+//! `ARCHITECTURE.md` at the repository root maps the pipeline to these modules and states the
+//! invariants they keep; each stage is a module here.
 
 pub mod artifact;
 pub mod audit;
