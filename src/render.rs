@@ -152,10 +152,25 @@ pub fn make_builder(opts: &RepoOptions) -> Result<Box<dyn Builder>, RenderError>
     let store = opts.cache_dir.as_deref().map(Store::new);
     let binary =
         || KustomizeBinary::locate_with(opts.kustomize.as_deref(), opts.timeout, store.as_ref());
+    if let (BuilderChoice::Auto, Some(explicit)) = (opts.builder, opts.kustomize.as_deref()) {
+        if !explicit.is_file() {
+            return Err(crate::kustomize::BuildError::NotFound(format!(
+                "{}: no such file",
+                explicit.display()
+            ))
+            .into());
+        }
+    }
     Ok(match opts.builder {
         BuilderChoice::Native => Box::new(NativeBuilder),
         BuilderChoice::Kustomize => Box::new(binary()?),
-        BuilderChoice::Auto => Box::new(AutoBuilder::new(binary()?)),
+        // The binary is run only when a build is delegated to it; one named with
+        // `--kustomize` must exist, though: naming a tool that is not there is a usage error.
+        BuilderChoice::Auto => Box::new(AutoBuilder::deferred(
+            opts.kustomize.as_deref(),
+            opts.timeout,
+            store,
+        )),
     })
 }
 
