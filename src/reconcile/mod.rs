@@ -768,13 +768,14 @@ fn build(
         inputs: closure,
         job: &job,
     });
+    // Files named as the repository names them: the same build may have run in another
+    // cluster's overlay (shared through the cache), so any of fluxsim's folders is taken out.
+    let relative = |text: &str| {
+        crate::scratch::scrub(&text.replace(&format!("{}/", ctx.fs.root().display()), ""))
+    };
+    let delegated = built.delegated.as_deref().map(relative);
     let output = built.output.map_err(|e| {
-        // The same build may have failed in another cluster's overlay (the error is
-        // shared through the cache), so any of fluxsim's folders is taken out.
-        let mut message = e
-            .to_string()
-            .replace(&format!("{}/", ctx.fs.root().display()), "");
-        message = crate::scratch::scrub(&message);
+        let mut message = relative(&e.to_string());
         // kustomize does not say which file it could not read as a kustomization.
         if message.contains("invalid Kustomization") {
             let dir = ctx.fs.root().join(&prepared.rel_path);
@@ -796,7 +797,7 @@ fn build(
             message,
         }
     })?;
-    Ok((output, built.maker, built.delegated))
+    Ok((output, built.maker, delegated))
 }
 
 /// The output without the origin annotations fluxsim asked for (not the user), taken out

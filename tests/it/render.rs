@@ -1390,6 +1390,11 @@ fn a_delegated_build_names_the_feature_that_needed_kustomize() {
         assert_eq!(k["builtBy"], "kustomize", "{k:#}");
         let why = k["delegated"].as_str().unwrap_or_default();
         assert!(why.contains("sortOptions"), "{cluster}: {why}");
+        // The file as the repository names it, wherever the checkout is.
+        assert!(
+            why.contains("(in platform/kustomization.yaml)"),
+            "{cluster}: {why}"
+        );
     }
     assert_eq!(
         kustomization(&json, "dev", "apps-wave-1")["delegated"],
