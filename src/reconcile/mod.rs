@@ -55,6 +55,26 @@ pub struct RenderOptions {
     pub origins: bool,
     /// Reuse base renders whose inputs did not change (`diff --changed-only`).
     pub reuse: Option<std::sync::Arc<Reuse>>,
+    /// Counts for a progress line, updated as the clusters render.
+    pub progress: std::sync::Arc<Progress>,
+}
+
+/// How far a render is, for a progress line: the Kustomizations found so far on every
+/// cluster (the total grows while the fixed point discovers what the clusters apply) and
+/// how many of those are rendered.
+#[derive(Debug, Default)]
+pub struct Progress {
+    found: std::sync::atomic::AtomicUsize,
+    rendered: std::sync::atomic::AtomicUsize,
+}
+
+impl Progress {
+    /// Kustomizations rendered, and found so far.
+    #[must_use]
+    pub fn counts(&self) -> (usize, usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.rendered.load(Relaxed), self.found.load(Relaxed))
+    }
 }
 
 /// How many steps the fixed point may take before what still changes is reported.
@@ -128,7 +148,15 @@ fn render_round(
         .map(|r| r.kustomization.id.clone())
         .collect();
     for ((_, _, key), r) in todo.into_iter().zip(rendered) {
-        renders.insert(r.kustomization.id.clone(), (key, r));
+        if renders
+            .insert(r.kustomization.id.clone(), (key, r))
+            .is_none()
+        {
+            ctx.opts
+                .progress
+                .rendered
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
     }
     ids
 }
@@ -187,9 +215,14 @@ pub fn render_cluster(
     let mut last_round: Vec<NamespacedName> = Vec::new();
     let mut strict_from = None;
     let mut cluster_strict = opts.strict;
+    let mut seen: std::collections::BTreeSet<NamespacedName> = std::collections::BTreeSet::new();
     for _ in 0..MAX_ROUNDS {
         let world = world_of(&boot, &renders);
         let known = applied_kustomizations(cluster, &renders, &boot_children);
+        let new = known.keys().filter(|id| seen.insert((*id).clone())).count();
+        opts.progress
+            .found
+            .fetch_add(new, std::sync::atomic::Ordering::Relaxed);
         renders.retain(|id, _| known.contains_key(id));
         let (strict, from) = strictness(opts, outside, &world);
         strict_from = from;

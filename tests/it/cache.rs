@@ -477,3 +477,15 @@ fn a_delegated_build_is_given_only_its_input_closure_on_disk() {
         assert!(!has_others, "{rel}: files outside its closure were copied");
     }
 }
+
+// Issue 18: the progress line has a total — the Kustomizations the clusters are known to
+// apply — and when the render ends every one of them is counted as rendered.
+#[test]
+fn the_progress_counts_end_with_every_kustomization_rendered() {
+    let opts = RepoOptions::default();
+    let b = make_builder(&opts).unwrap();
+    let r = render_tree_cached(fleet_tree(), &build_cache(b.as_ref(), &opts), &opts).unwrap();
+    let total: usize = r.clusters.iter().map(|c| c.kustomizations.len()).sum();
+    assert!(total > 10);
+    assert_eq!(opts.progress.counts(), (total, total));
+}
