@@ -69,6 +69,17 @@ pub struct Progress {
 }
 
 impl Progress {
+    /// Counts the ids not in `seen` yet as found (and adds them to it).
+    fn found_among<'i>(
+        &self,
+        seen: &mut std::collections::BTreeSet<NamespacedName>,
+        ids: impl Iterator<Item = &'i NamespacedName>,
+    ) {
+        let new = ids.filter(|id| seen.insert((*id).clone())).count();
+        self.found
+            .fetch_add(new, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Kustomizations rendered, and found so far.
     #[must_use]
     pub fn counts(&self) -> (usize, usize) {
@@ -219,10 +230,7 @@ pub fn render_cluster(
     for _ in 0..MAX_ROUNDS {
         let world = world_of(&boot, &renders);
         let known = applied_kustomizations(cluster, &renders, &boot_children);
-        let new = known.keys().filter(|id| seen.insert((*id).clone())).count();
-        opts.progress
-            .found
-            .fetch_add(new, std::sync::atomic::Ordering::Relaxed);
+        opts.progress.found_among(&mut seen, known.keys());
         renders.retain(|id, _| known.contains_key(id));
         let (strict, from) = strictness(opts, outside, &world);
         strict_from = from;
