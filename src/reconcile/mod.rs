@@ -217,6 +217,11 @@ pub fn render_cluster(
     let own_source = cluster.root.source_ref.as_ref().map(source_id);
     let own_tree = std::sync::Arc::new(SourceTree::own(fs));
     let mut generators = generator::Cache::default();
+    let inputs = generator::Inputs {
+        own: own_source.clone(),
+        own_tree: &own_tree,
+        mapped: &outside.mapped,
+    };
     let home = sources::home_of(fs, cluster);
     let (boot, boot_children, boot_notes) = bootstrap_state(&ctx, cluster, outside);
     let mut renders: BTreeMap<NamespacedName, (Key, KustomizationRender)> = BTreeMap::new();
@@ -243,15 +248,7 @@ pub fn render_cluster(
             other_homes,
         };
         // The ExternalArtifacts the cluster's ArtifactGenerators make from what it holds now.
-        let generated = generator::generate(
-            &world,
-            &generator::Inputs {
-                own: own_source.clone(),
-                own_tree: &own_tree,
-                mapped: &outside.mapped,
-            },
-            &mut generators,
-        );
+        let generated = generator::generate(&world, &inputs, &mut generators);
         let mut todo: Vec<(Kustomization, Option<NamespacedName>, Key)> = Vec::new();
         let mut waiting = false;
         for (id, (ks, parent)) in &known {
