@@ -165,6 +165,7 @@ impl RenderFlags {
                 .map(|a| crate::source::mapping::parse_arg(a, &self.repo))
                 .collect(),
             helm: None,
+            progress: std::sync::Arc::default(),
         }
     }
 }

@@ -3,16 +3,14 @@
 //! place in `--out`, JSON, `diff` and `prove`; charts that cannot be had. Needs `helm`
 //! (v4.2.1, `scripts/install-tools`) and kustomize on PATH; no network.
 
-// The shared harness serves several test crates; this one uses part of it.
-#[allow(dead_code)]
-mod common;
-
 use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use common::{commit_all, crate_path, fluxsim, fluxsim_in, kustomization, repo_from, yaml_objects};
+use crate::common::{
+    commit_all, crate_path, fluxsim, fluxsim_in, kustomization, repo_from, yaml_objects,
+};
 use serde_json::{json, Value};
 
 const PODINFO: &str = "apps-helm/helm/apps/podinfo";
@@ -124,7 +122,7 @@ fn release_output_equals_helm_template_by_hand_with_the_merged_values() {
         sums.contains(&format!("{sha}  dev/flux-system/{PODINFO}.yaml\n")),
         "{sums}"
     );
-    assert_eq!(common::sha256(&fs::read(&file).unwrap()), sha);
+    assert_eq!(crate::common::sha256(&fs::read(&file).unwrap()), sha);
 }
 
 // helm-controller api/v2 GetReleaseName: `[targetNamespace-]name`; internal/action/crds.go:
@@ -219,7 +217,7 @@ fn render_without_helm_has_no_release_and_the_same_kustomization_digests() {
     assert_eq!(with.code, 0, "{}", with.stderr);
     assert!(!plain.stdout.contains("/helm/"), "{}", plain.stdout);
     let digests = |json: &Value, releases: bool| -> Vec<(String, String)> {
-        common::kustomizations(json)
+        crate::common::kustomizations(json)
             .into_iter()
             .filter(|((_, id), _)| id.contains("/helm/") == releases)
             .map(|((c, id), k)| (format!("{c}:{id}"), k["sha256"].to_string()))
@@ -253,8 +251,8 @@ fn helm_renders_are_the_same_bytes_whatever_the_jobs() {
     let (one, _) = render_helm_out(&["--jobs", "1"]);
     let (four, _) = render_helm_out(&["--jobs", "4"]);
     assert_eq!(
-        common::read_tree(&one.path().join("out")),
-        common::read_tree(&four.path().join("out"))
+        crate::common::read_tree(&one.path().join("out")),
+        crate::common::read_tree(&four.path().join("out"))
     );
 }
 
@@ -515,14 +513,14 @@ fn package(dir: &Path, version: &str) -> Vec<u8> {
     fs::read(dir.join(format!("podinfo-{version}.tgz"))).unwrap()
 }
 
-fn render_with_cache(repo: &Path, cache: &Path, args: &[&str]) -> common::Output {
+fn render_with_cache(repo: &Path, cache: &Path, args: &[&str]) -> crate::common::Output {
     let out = Command::new(env!("CARGO_BIN_EXE_fluxsim"))
         .args(args)
         .env("FLUXSIM_CACHE_DIR", cache)
         .current_dir(repo)
         .output()
         .unwrap();
-    common::Output {
+    crate::common::Output {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -547,7 +545,7 @@ fn a_helm_repository_chart_is_fetched_over_http_in_its_version_range_and_cached(
         let _ = write!(
             index,
             "  - name: podinfo\n    version: {v}\n    created: \"{created}\"\n    digest: {}\n    urls: [podinfo-{v}.tgz]\n",
-            common::sha256(&tgz)
+            crate::common::sha256(&tgz)
         );
         files.insert(format!("/charts/podinfo-{v}.tgz"), tgz);
     }

@@ -124,6 +124,7 @@ fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
         cache_dir: _,
         // A render with HelmReleases is never stored (see render_revision).
         helm: _,
+        progress: _,
     } = opts;
     let text = serde_json::json!([
         MAGIC,
