@@ -98,9 +98,17 @@ pub fn resolve(
             chart,
             version,
             source,
-            ..
+            values_files,
+            ignore_missing_values_files,
         } => match source.kind.as_str() {
-            "GitRepository" | "Bucket" => local_chart(source, chart, sources),
+            "GitRepository" | "Bucket" => {
+                let (c, fs) = local_chart(source, chart, sources)?;
+                if values_files.is_empty() {
+                    return Ok(c);
+                }
+                with_values_files(c, fs, values_files, *ignore_missing_values_files)
+                    .map_err(|e| Unavailable(format!("chart `{chart}` in {source}: {e}")))
+            }
             "HelmRepository" => {
                 let Some(spec) = sources.objects.get(source) else {
                     return Err(Unavailable(format!(
@@ -117,11 +125,58 @@ pub fn resolve(
     }
 }
 
-fn local_chart(
+/// source-controller `internal/helm/chart/builder_local.go`: with `valuesFiles`, the chart's
+/// values are those files (paths in the source, joined as SecureJoin does) merged in order,
+/// not its `values.yaml`; a missing file is an error unless `ignoreMissingValuesFiles`.
+fn with_values_files(
+    chart: Chart,
+    fs: &SourceFs,
+    paths: &[String],
+    ignore_missing: bool,
+) -> Result<Chart, String> {
+    let mut merged = serde_json::Map::new();
+    for p in paths {
+        let path = fs.secure_join(p).map_err(|e| e.to_string())?;
+        if !fs.is_file(&path) {
+            if ignore_missing {
+                continue;
+            }
+            let rel = path
+                .strip_prefix(fs.root())
+                .map(|r| r.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            return Err(format!(
+                "no values file found at path '/{rel}' (reference '{p}')"
+            ));
+        }
+        let text = fs
+            .read_to_string(&path)
+            .map_err(|e| format!("could not read values from file '{p}': {e}"))?;
+        let values = match crate::manifest::parse_object(&text)
+            .map_err(|e| format!("unmarshaling values from '{p}' failed: {e}"))?
+        {
+            serde_json::Value::Object(m) => m,
+            serde_json::Value::Null => serde_json::Map::new(),
+            _ => return Err(format!("unmarshaling values from '{p}' failed: not a map")),
+        };
+        merged = super::values::merge_maps(merged, values);
+    }
+    let text = serde_json::to_string_pretty(&serde_json::Value::Object(merged))
+        .map_err(|e| e.to_string())?;
+    let mut files: Vec<(String, Vec<u8>)> = chart
+        .files
+        .into_iter()
+        .filter(|(p, _)| p != "values.yaml")
+        .collect();
+    files.push(("values.yaml".into(), text.into_bytes()));
+    Ok(Chart::new(files, chart.label, chart.repo_dir))
+}
+
+fn local_chart<'a>(
     source: &SourceRef,
     chart: &str,
-    sources: &Sources<'_>,
-) -> Result<Chart, Unavailable> {
+    sources: &Sources<'a>,
+) -> Result<(Chart, &'a SourceFs), Unavailable> {
     let (fs, in_repo) = if let Some((own, fs)) = sources.own.as_ref().filter(|(o, _)| o == source) {
         let _ = own;
         (*fs, true)
@@ -154,10 +209,9 @@ fn local_chart(
         .strip_prefix(fs.root())
         .map(|p| p.to_string_lossy().replace('\\', "/"))
         .unwrap_or_default();
-    Ok(Chart::new(
-        files,
-        format!("{source} ./{rel}"),
-        in_repo.then_some(rel),
+    Ok((
+        Chart::new(files, format!("{source} ./{rel}"), in_repo.then_some(rel)),
+        fs,
     ))
 }
 

@@ -376,7 +376,12 @@ fn prepare_release<'a>(
     };
     let chart = match chart::resolve(&hr, sources, &fetch) {
         Ok(c) => c,
-        Err(chart::Unavailable(why)) => return done(Status::External(why)),
+        // A chart that cannot be had offline is external; one that the repository gets
+        // wrong (no Chart.yaml there, a values file missing) fails the release.
+        Err(chart::Unavailable(why)) if why.starts_with("not fetched") => {
+            return done(Status::External(why))
+        }
+        Err(chart::Unavailable(why)) => return done(Status::Failed(why)),
     };
     let values = match values::merged_values(&hr, objects) {
         Ok(v) => v,

@@ -47,6 +47,8 @@ pub enum ChartRef {
         source: SourceRef,
         /// `valuesFiles`: replace the chart's `values.yaml` by these files merged.
         values_files: Vec<String>,
+        /// `ignoreMissingValuesFiles`.
+        ignore_missing_values_files: bool,
     },
     /// `spec.chartRef`: an OCIRepository or a HelmChart.
     Ref(SourceRef),
@@ -150,6 +152,10 @@ impl HelmRelease {
                                 .collect()
                         })
                         .unwrap_or_default(),
+                    ignore_missing_values_files: t
+                        .get("ignoreMissingValuesFiles")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
                 }
             }
             (None, Some(r)) => ChartRef::Ref(source_ref(r, "spec.chartRef")?),

@@ -633,3 +633,137 @@ fn a_chart_whose_digest_differs_from_the_index_is_not_used() {
         "{why}"
     );
 }
+
+// source-controller internal/helm/chart/builder_local.go mergeFileValues: valuesFiles
+// (paths in the source) replace the chart's values.yaml, merged in order; a missing one
+// fails unless ignoreMissingValuesFiles.
+#[test]
+fn values_files_replace_the_chart_values_and_a_missing_one_fails_the_release() {
+    let repo = repo_from("testdata/fleet");
+    fs::write(
+        repo.path().join("apps/helm/podinfo-port.yaml"),
+        "service:\n  port: 8080\n",
+    )
+    .unwrap();
+    let with = |files: &str| {
+        edit(
+            repo.path(),
+            "apps/helm/podinfo.yaml",
+            "      chart: ./charts/podinfo\n",
+            &format!("      chart: ./charts/podinfo\n{files}"),
+        );
+        commit_all(repo.path(), "values files");
+        let out = fluxsim_in(
+            Some(repo.path()),
+            &[
+                "render",
+                ".",
+                "--helm",
+                "--cluster",
+                "dev",
+                "--format",
+                "json",
+            ],
+        );
+        kustomization(&out.json(), "dev", PODINFO).clone()
+    };
+    let k = with("      valuesFiles: [charts/podinfo/values.yaml, apps/helm/podinfo-port.yaml]\n");
+    assert_eq!(k["status"], "rendered", "{k:#}");
+    let text = fs::read_to_string(repo.path().join("charts/podinfo/values.yaml")).unwrap();
+    assert!(text.contains("port: 9898"));
+    let out = fluxsim_in(
+        Some(repo.path()),
+        &[
+            "build",
+            ".",
+            "--helm",
+            "--cluster",
+            "dev",
+            "-k",
+            &format!("flux-system/{PODINFO}"),
+        ],
+    );
+    assert!(out.stdout.contains("- --port=8080"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("image: registry.example.net/mirror/podinfo:6.5.4"),
+        "the chart's own values.yaml is listed, so its image stays: {}",
+        out.stdout
+    );
+
+    let repo2 = repo_from("testdata/fleet");
+    edit(
+        repo2.path(),
+        "apps/helm/podinfo.yaml",
+        "      chart: ./charts/podinfo\n",
+        "      chart: ./charts/podinfo\n      valuesFiles: [apps/helm/missing.yaml]\n",
+    );
+    commit_all(repo2.path(), "missing values file");
+    let out = fluxsim_in(
+        Some(repo2.path()),
+        &[
+            "render",
+            ".",
+            "--helm",
+            "--cluster",
+            "dev",
+            "--format",
+            "json",
+        ],
+    );
+    let k = kustomization(&out.json(), "dev", PODINFO).clone();
+    assert_eq!(k["status"], "failed");
+    assert!(
+        k["error"].as_str().unwrap().contains(
+            "no values file found at path '/apps/helm/missing.yaml' (reference 'apps/helm/missing.yaml')"
+        ),
+        "{k:#}"
+    );
+}
+
+// Bad input is a status of the release naming what is wrong, never a panic or a failed run.
+#[test]
+fn a_helm_release_without_a_chart_or_with_a_path_that_holds_none_fails_alone() {
+    let repo = repo_from("testdata/fleet");
+    fs::write(
+        repo.path().join("apps/helm/broken.yaml"),
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: nochart\nspec:\n  interval: 1m\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: escape\nspec:\n  chart:\n    spec:\n      chart: ../../../etc\n      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}\n",
+    )
+    .unwrap();
+    edit(
+        repo.path(),
+        "apps/helm/kustomization.yaml",
+        "  - widgets.yaml\n",
+        "  - widgets.yaml\n  - broken.yaml\n",
+    );
+    commit_all(repo.path(), "broken releases");
+    let out = fluxsim_in(
+        Some(repo.path()),
+        &[
+            "render",
+            ".",
+            "--helm",
+            "--cluster",
+            "dev",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let json = out.json();
+    let k = kustomization(&json, "dev", "apps-helm/helm/apps/nochart");
+    assert_eq!(k["status"], "failed");
+    assert_eq!(
+        k["error"],
+        "HelmRelease apps/nochart: neither spec.chart nor spec.chartRef is set"
+    );
+    // `../` is clamped at the root, as SecureJoin does: nothing outside is read.
+    let k = kustomization(&json, "dev", "apps-helm/helm/apps/escape");
+    assert_eq!(k["status"], "failed");
+    assert_eq!(
+        k["error"],
+        "no chart at `../../../etc` in GitRepository/flux-system/flux-system: `../../../etc` has no Chart.yaml"
+    );
+    // The others still render.
+    assert_eq!(kustomization(&json, "dev", PODINFO)["status"], "rendered");
+}
