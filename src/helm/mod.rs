@@ -204,7 +204,15 @@ pub fn render_releases(
                             Ok(a) => (Status::Rendered, Some(a)),
                             Err(e) => (Status::Failed(e), None),
                         };
-                        release_entry(parent, &id, &path, status, artifact, notes)
+                        let mut k = release_entry(parent, &id, &path, status, artifact, notes);
+                        if k.artifact.is_some() {
+                            k.template = Some(release_template(parent, &id, &prepared.chart));
+                            // The values come through the Kustomization's substitution.
+                            k.substituted = parent.substituted;
+                            k.vars.clone_from(&parent.vars);
+                            k.vars_used.clone_from(&parent.vars_used);
+                        }
+                        k
                     }
                 })
                 .collect()
@@ -305,7 +313,7 @@ fn release_entry(
         kustomization,
         parent: Some(ks.clone()),
         status,
-        template: artifact.clone(),
+        template: None,
         artifact,
         substituted: false,
         vars: BTreeMap::new(),
@@ -320,6 +328,26 @@ fn release_entry(
         inputs: None,
         reused: false,
         strict: parent.strict,
+    }
+}
+
+/// What a release is made from before substitution: its chart and the template of the
+/// Kustomization that applies its HelmRelease (where its values are written). Two clusters
+/// with the same one differ in the release only through their vars (`compare`).
+fn release_template(
+    parent: &KustomizationRender,
+    id: &NamespacedName,
+    chart: &chart::Chart,
+) -> Artifact {
+    let text = format!(
+        "helmrelease {id}\nchart {}\nkustomization template {}\n",
+        chart.digest,
+        parent.template.as_ref().map_or("-", |t| t.sha256.as_str())
+    );
+    Artifact {
+        sha256: crate::digest::sha256_hex(text.as_bytes()),
+        objects: Vec::new(),
+        yaml: text,
     }
 }
 

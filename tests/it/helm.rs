@@ -767,3 +767,24 @@ fn a_helm_release_without_a_chart_or_with_a_path_that_holds_none_fails_alone() {
     // The others still render.
     assert_eq!(kustomization(&json, "dev", PODINFO)["status"], "rendered");
 }
+
+// A release is made from its chart and the template of the Kustomization that writes its
+// values: dev and prod differ in podinfo only through their vars, so `compare --helm` still
+// finds the overlay environment-agnostic.
+#[test]
+fn compare_helm_sees_releases_that_differ_only_by_vars() {
+    let out = fluxsim(&["compare", "testdata/fleet", "--helm", "--format", "json"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let json = out.json();
+    assert_eq!(json["agnostic"], true);
+    let row = json["kustomizations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["kustomization"] == format!("flux-system/{PODINFO}"))
+        .unwrap_or_else(|| panic!("{json:#}"))
+        .clone();
+    assert_eq!(row["same_template"], true, "{row:#}");
+    assert_eq!(row["same_artifact"], false, "{row:#}");
+    assert_eq!(row["differing_vars"], json!(["CLUSTER_NAME", "LOG_LEVEL"]));
+}
