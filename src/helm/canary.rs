@@ -95,7 +95,7 @@ pub fn values_canary(head: &RepoRender) -> Option<ValuesCanary> {
 }
 
 /// The HelmRelease object a release entry was made from.
-fn helm_release_of(c: &ClusterRender, r: &KustomizationRender) -> Option<HelmRelease> {
+pub(crate) fn helm_release_of(c: &ClusterRender, r: &KustomizationRender) -> Option<HelmRelease> {
     let parent = c
         .kustomizations
         .iter()

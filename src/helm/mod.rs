@@ -13,6 +13,7 @@
 
 pub mod canary;
 pub mod chart;
+pub mod graph;
 pub mod postrender;
 pub mod release;
 pub mod repo;

@@ -788,3 +788,46 @@ fn compare_helm_sees_releases_that_differ_only_by_vars() {
     assert_eq!(row["same_artifact"], false, "{row:#}");
     assert_eq!(row["differing_vars"], json!(["CLUSTER_NAME", "LOG_LEVEL"]));
 }
+
+// graph --helm: the CRD groups a chart at hand installs (its release's CRDs) stand for a
+// `[[helm_crds]]` declaration, so the Helm presumption (FS215: "if a Helm chart installs
+// it") becomes the exact check (FS207) naming the chart; with the dependsOn in place, no
+// finding at all where a presumption (FS214) was reported.
+#[test]
+fn graph_helm_reads_the_chart_crds_so_helm_presumptions_become_exact() {
+    let repo = repo_from("testdata/fleet");
+    fs::write(
+        repo.path().join("apps/wave-2/widget.yaml"),
+        "apiVersion: example.io/v1\nkind: Widget\nmetadata:\n  name: edge\nspec:\n  size: 2\n",
+    )
+    .unwrap();
+    edit(
+        repo.path(),
+        "apps/wave-2/kustomization.yaml",
+        "resources:\n",
+        "resources:\n  - widget.yaml\n",
+    );
+    commit_all(repo.path(), "a Widget in wave 2");
+    let rules = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["graph", ".", "--cluster", "dev", "--format", "json"];
+        all.extend_from_slice(args);
+        let out = fluxsim_in(Some(repo.path()), &all);
+        out.json()["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(rules(&[]), ["FS215"]);
+    assert_eq!(rules(&["--helm"]), ["FS207"]);
+    edit(
+        repo.path(),
+        "clusters/base/apps.yaml",
+        "    - name: apps-wave-1\n",
+        "    - name: apps-wave-1\n    - name: apps-helm\n",
+    );
+    commit_all(repo.path(), "wave 2 waits for apps-helm");
+    assert_eq!(rules(&[]), ["FS214"]);
+    assert!(rules(&["--helm"]).is_empty());
+}
