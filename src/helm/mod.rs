@@ -423,13 +423,20 @@ fn prepare_release<'a>(
         Ok(v) => v,
         Err(e) => return done(Status::Failed(e.to_string())),
     };
-    let notes = vec![format!(
+    let mut notes = vec![format!(
         "release {} in namespace {}, chart {} (sha256 {})",
         hr.release_name(),
         hr.release_namespace(),
         chart.label,
         &chart.digest[..12]
     )];
+    if !hr.common_labels.is_empty() || !hr.common_annotations.is_empty() {
+        notes.push(
+            "spec.commonMetadata is not applied by fluxsim: its labels and annotations are \
+             missing from the release's objects"
+                .into(),
+        );
+    }
     let key = cache_key(&hr, &chart, &values, ctx);
     Found::Ready {
         parent,
