@@ -831,3 +831,52 @@ fn graph_helm_reads_the_chart_crds_so_helm_presumptions_become_exact() {
     assert_eq!(rules(&[]), ["FS214"]);
     assert!(rules(&["--helm"]).is_empty());
 }
+
+// A chart in another GitRepository is rendered from the folder `--source` maps it to (as
+// Kustomizations on that source are), and is not fetched without the mapping.
+#[test]
+fn a_chart_in_another_git_repository_is_read_from_its_source_mapping() {
+    let repo = repo_from("testdata/fleet");
+    fs::create_dir_all(repo.path().join("vendor/charts-repo")).unwrap();
+    crate::common::copy_dir(
+        &crate_path("testdata/fleet/charts/widgets"),
+        &repo.path().join("vendor/charts-repo/widgets"),
+    );
+    edit(
+        repo.path(),
+        "apps/helm/widgets.yaml",
+        "      chart: ./charts/widgets\n      sourceRef:\n        kind: GitRepository\n        name: flux-system\n",
+        "      chart: ./widgets\n      sourceRef:\n        kind: GitRepository\n        name: charts\n",
+    );
+    commit_all(repo.path(), "widgets from another repository");
+    let render = |extra: &[&str]| {
+        let mut args = vec![
+            "render",
+            ".",
+            "--helm",
+            "--cluster",
+            "dev",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let out = fluxsim_in(Some(repo.path()), &args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        kustomization(&out.json(), "dev", WIDGETS).clone()
+    };
+    let k = render(&[]);
+    assert_eq!(k["status"], "external");
+    assert!(
+        k["error"]
+            .as_str()
+            .unwrap()
+            .contains("--source GitRepository/flux-system/charts=PATH"),
+        "{k:#}"
+    );
+    let k = render(&[
+        "--source",
+        "GitRepository/flux-system/charts=vendor/charts-repo",
+    ]);
+    assert_eq!(k["status"], "rendered", "{k:#}");
+    assert_eq!(k["objects"].as_array().unwrap().len(), 3);
+}
