@@ -11,6 +11,7 @@
 //! `external` with the reason (never compared, never identical); one whose values or
 //! template fail is `failed`.
 
+pub mod audit;
 pub mod canary;
 pub mod chart;
 pub mod graph;
@@ -226,15 +227,10 @@ pub fn render_releases(
     }
 }
 
-fn releases_of<'a>(
-    c: &'a ClusterRender,
-    own: Option<(release::SourceRef, &SourceFs)>,
-    ctx: &Context<'_>,
-) -> Vec<Found<'a>> {
-    // The cluster's steady state: every object any Kustomization applies.
+/// The ConfigMaps and Secrets of a cluster's steady state (what any of its Kustomizations
+/// applies), for valuesFrom.
+pub(crate) fn cluster_objects(c: &ClusterRender) -> values::Objects<'_> {
     let mut objects: values::Objects<'_> = BTreeMap::new();
-    let mut source_objects = BTreeMap::new();
-    let mut jobs = Vec::new();
     for k in c.kustomizations.iter().filter(|k| !is_release(k)) {
         for o in k.artifact.iter().flat_map(|a| &a.objects) {
             let id = &o.id;
@@ -244,6 +240,23 @@ fn releases_of<'a>(
                     o.object.as_ref(),
                 );
             }
+        }
+    }
+    objects
+}
+
+fn releases_of<'a>(
+    c: &'a ClusterRender,
+    own: Option<(release::SourceRef, &SourceFs)>,
+    ctx: &Context<'_>,
+) -> Vec<Found<'a>> {
+    // The cluster's steady state: every object any Kustomization applies.
+    let objects = cluster_objects(c);
+    let mut source_objects = BTreeMap::new();
+    let mut jobs = Vec::new();
+    for k in c.kustomizations.iter().filter(|k| !is_release(k)) {
+        for o in k.artifact.iter().flat_map(|a| &a.objects) {
+            let id = &o.id;
             if id.group == "source.toolkit.fluxcd.io" {
                 source_objects.insert(
                     release::SourceRef {

@@ -880,3 +880,77 @@ fn a_chart_in_another_git_repository_is_read_from_its_source_mapping() {
     assert_eq!(k["status"], "rendered", "{k:#}");
     assert_eq!(k["objects"].as_array().unwrap().len(), 3);
 }
+
+// audit --helm (FS114): a `${...}` of the merged values that the Kustomization applying the
+// HelmRelease does not substitute reaches the release's objects verbatim.
+#[test]
+fn audit_helm_reports_values_expressions_that_reach_the_release_verbatim() {
+    let clean = fluxsim(&["audit", "testdata/fleet", "--helm", "--format", "json"]);
+    assert_eq!(clean.code, 0, "{}{}", clean.stdout, clean.stderr);
+    assert!(!clean.stdout.contains("FS114"), "{}", clean.stdout);
+
+    let repo = repo_from("testdata/fleet");
+    edit(
+        repo.path(),
+        "clusters/base/apps-helm.yaml",
+        "  postBuild:\n    substituteFrom:\n      - kind: ConfigMap\n        name: cluster-vars\n",
+        "",
+    );
+    commit_all(repo.path(), "apps-helm without postBuild");
+    let out = fluxsim_in(
+        Some(repo.path()),
+        &[
+            "audit",
+            ".",
+            "--helm",
+            "--cluster",
+            "dev",
+            "--format",
+            "json",
+        ],
+    );
+    let json = out.json();
+    let found: Vec<(String, String, String)> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "FS114")
+        .map(|f| {
+            let about = |role: &str| {
+                f["related"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|r| r["role"] == role)
+                    .map(|r| r["value"].as_str().unwrap().to_string())
+                    .unwrap()
+            };
+            (
+                about("expression"),
+                about("object"),
+                f["location"]["file"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "${CLUSTER_NAME}".to_string(),
+                "Deployment.apps/podinfo".to_string(),
+                "apps/helm/podinfo.yaml".to_string()
+            ),
+            (
+                "${LOG_LEVEL}".to_string(),
+                "Deployment.apps/podinfo".to_string(),
+                "apps/helm/podinfo.yaml".to_string()
+            ),
+            (
+                "${WIDGET_SIZE:=3}".to_string(),
+                "Widget.example.io/large".to_string(),
+                "apps/helm/widgets.yaml".to_string()
+            ),
+        ],
+        "{json:#}"
+    );
+}
