@@ -73,9 +73,14 @@ impl HelmBinary {
                 String::from_utf8_lossy(&out.stderr).trim()
             ));
         }
+        let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if let Some(w) = version_warning(&program, &version) {
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| eprintln!("{w}"));
+        }
         Ok(HelmBinary {
             program,
-            version: String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            version,
             timeout,
         })
     }
@@ -131,6 +136,20 @@ impl HelmBinary {
     }
 }
 
+/// A warning when `helm version` is not the Helm helm-controller links (a `go install`
+/// build of v4.2.1 reports `v4.2`, so that is taken as it).
+#[must_use]
+pub fn version_warning(program: &Path, reported: &str) -> Option<String> {
+    if reported == REPRODUCED_HELM || reported == "v4.2" {
+        return None;
+    }
+    Some(format!(
+        "fluxsim: warning: {} is helm `{reported}`, not {REPRODUCED_HELM} (what helm-controller \
+         links): releases may render differently from the cluster's",
+        program.display()
+    ))
+}
+
 /// Splits helm's output into the chart's `crds/` documents and the rest, by the
 /// `# Source: CHART/crds/...` line helm writes above each document.
 #[must_use]
@@ -158,6 +177,15 @@ pub fn split_crds(output: &str, chart: &str) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_helm_other_than_v4_2_1_is_warned_about() {
+        let p = Path::new("/usr/bin/helm");
+        assert_eq!(version_warning(p, "v4.2.1"), None);
+        assert_eq!(version_warning(p, "v4.2"), None);
+        let w = version_warning(p, "v3.16.2").unwrap();
+        assert!(w.contains("helm `v3.16.2`, not v4.2.1"), "{w}");
+    }
 
     #[test]
     fn crds_are_told_from_templates_by_their_source_line() {

@@ -954,3 +954,19 @@ fn audit_helm_reports_values_expressions_that_reach_the_release_verbatim() {
         "{json:#}"
     );
 }
+
+#[test]
+fn a_helm_binary_that_cannot_run_is_a_usage_error_naming_it() {
+    let out = fluxsim(&[
+        "render",
+        "testdata/fleet",
+        "--helm",
+        "--helm-binary",
+        "/nonexistent/helm",
+    ]);
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("/nonexistent/helm"), "{}", out.stderr);
+    // Without --helm the same flag is refused: it means nothing alone.
+    let out = fluxsim(&["render", "testdata/fleet", "--helm-binary", "/x"]);
+    assert_eq!(out.code, 2);
+}
