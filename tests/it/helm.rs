@@ -970,3 +970,64 @@ fn a_helm_binary_that_cannot_run_is_a_usage_error_naming_it() {
     let out = fluxsim(&["render", "testdata/fleet", "--helm-binary", "/x"]);
     assert_eq!(out.code, 2);
 }
+
+// `[helm_controller]` of fluxsim.toml: the Capabilities helm templates with.
+#[test]
+fn kube_version_and_api_versions_come_from_fluxsim_toml() {
+    let repo = repo_from("testdata/fleet");
+    fs::write(
+        repo.path().join("charts/widgets/templates/caps.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: caps\ndata:\n  kube: {{ .Capabilities.KubeVersion.Version | quote }}\n  monitoring: {{ .Capabilities.APIVersions.Has \"monitoring.coreos.com/v1\" | quote }}\n",
+    )
+    .unwrap();
+    commit_all(repo.path(), "a template that reads Capabilities");
+    let caps = |repo: &Path| -> (i32, Value) {
+        let dir = tempfile::tempdir().unwrap();
+        let out_dir = dir.path().join("out");
+        let out = fluxsim_in(
+            Some(repo),
+            &[
+                "render",
+                ".",
+                "--helm",
+                "--cluster",
+                "dev",
+                "--out",
+                out_dir.to_str().unwrap(),
+            ],
+        );
+        let text = fs::read_to_string(
+            out_dir
+                .join("dev/flux-system")
+                .join(format!("{WIDGETS}.yaml")),
+        )
+        .unwrap_or_default();
+        let cm = yaml_objects(&text)
+            .into_iter()
+            .find(|o| o["kind"] == "ConfigMap")
+            .map_or(Value::Null, |o| o["data"].clone());
+        (out.code, cm)
+    };
+    let (code, data) = caps(repo.path());
+    assert_eq!(code, 0);
+    assert_eq!(data["monitoring"], "false");
+    fs::write(
+        repo.path().join("fluxsim.toml"),
+        "[helm_controller]\nkube_version = \"1.31.4\"\napi_versions = [\"monitoring.coreos.com/v1\"]\n",
+    )
+    .unwrap();
+    commit_all(repo.path(), "capabilities in fluxsim.toml");
+    let (code, data) = caps(repo.path());
+    assert_eq!(code, 0);
+    assert_eq!(data, json!({"kube": "v1.31.4", "monitoring": "true"}));
+    // A key the table does not know is an input error naming the file.
+    fs::write(
+        repo.path().join("fluxsim.toml"),
+        "[helm_controller]\nkube = \"1.31\"\n",
+    )
+    .unwrap();
+    commit_all(repo.path(), "a typo");
+    let out = fluxsim_in(Some(repo.path()), &["render", ".", "--helm"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("fluxsim.toml"), "{}", out.stderr);
+}
