@@ -160,8 +160,8 @@ fn term(op: &str, ver: &str) -> Result<Vec<Comparator>, String> {
     let lo = [ma.unwrap_or(0), mi.unwrap_or(0), pa.unwrap_or(0)];
     // The first version past a wildcard range (`1.2.x` -> 1.3.0).
     let next = match (ma, mi, pa) {
-        (Some(a), None, _) => Some([a + 1, 0, 0]),
-        (Some(a), Some(b), None) => Some([a, b + 1, 0]),
+        (Some(a), None, _) => Some([a.saturating_add(1), 0, 0]),
+        (Some(a), Some(b), None) => Some([a, b.saturating_add(1), 0]),
         _ => None,
     };
     Ok(match op {
@@ -196,19 +196,19 @@ fn term(op: &str, ver: &str) -> Result<Vec<Comparator>, String> {
         "~" | "~>" => {
             // ~1.2.3 := >=1.2.3 <1.3.0; ~1 := >=1.0.0 <2.0.0
             let up = if mi.is_some() {
-                [lo[0], lo[1] + 1, 0]
+                [lo[0], lo[1].saturating_add(1), 0]
             } else {
-                [lo[0] + 1, 0, 0]
+                [lo[0].saturating_add(1), 0, 0]
             };
             vec![cmp(Op::Ge, lo, pre, pre)?, cmp(Op::Lt, up, "", pre)?]
         }
         "^" => {
             // ^1.2.3 := <2.0.0; ^0.2.3 := <0.3.0; ^0.0.3 := <0.0.4; ^0 := <1.0.0
             let up = match (lo, mi, pa) {
-                ([0, 0, p], Some(_), Some(_)) => [0, 0, p + 1],
-                ([0, m, _], Some(_), _) if m > 0 => [0, m + 1, 0],
+                ([0, 0, p], Some(_), Some(_)) => [0, 0, p.saturating_add(1)],
+                ([0, m, _], Some(_), _) if m > 0 => [0, m.saturating_add(1), 0],
                 ([0, 0, _], Some(_), None) => [0, 1, 0],
-                ([a, _, _], _, _) => [a + 1, 0, 0],
+                ([a, _, _], _, _) => [a.saturating_add(1), 0, 0],
             };
             vec![cmp(Op::Ge, lo, pre, pre)?, cmp(Op::Lt, up, "", pre)?]
         }
@@ -346,6 +346,15 @@ mod tests {
         assert_eq!(pick(&index, "not-a-version").unwrap(), "not-a-version");
         let e = pick(&index, ">=8").unwrap_err();
         assert_eq!(e, "no chart version matching '>=8' found");
+    }
+
+    #[test]
+    fn bad_ranges_are_errors_not_panics() {
+        assert!(Constraint::parse(">=x.y").is_err());
+        assert!(Constraint::parse("~18446744073709551615").is_ok());
+        assert!(Constraint::parse("^18446744073709551615.1").is_ok());
+        assert!(Constraint::parse("1.2.3.4").is_err());
+        assert!(Constraint::parse("?1").is_err());
     }
 
     #[test]
