@@ -1031,3 +1031,39 @@ fn kube_version_and_api_versions_come_from_fluxsim_toml() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("fluxsim.toml"), "{}", out.stderr);
 }
+
+// A chart is no input of the Kustomization that applies its HelmRelease: `--changed-only`
+// skips that Kustomization, and the release still sees the chart's change.
+#[test]
+fn a_chart_change_shows_in_the_release_even_with_changed_only() {
+    let repo = repo_from("testdata/fleet");
+    edit(
+        repo.path(),
+        "charts/podinfo/templates/service.yaml",
+        "protocol: TCP",
+        "protocol: UDP",
+    );
+    let out = fluxsim_in(
+        Some(repo.path()),
+        &[
+            "diff",
+            "--base",
+            "HEAD",
+            "--helm",
+            "--changed-only",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    for c in out.json()["clusters"].as_array().unwrap() {
+        let changed: Vec<&str> = c["kustomizations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|k| k["change"] != "identical")
+            .map(|k| k["kustomization"].as_str().unwrap())
+            .collect();
+        assert_eq!(changed, [format!("flux-system/{PODINFO}")], "{c:#}");
+    }
+}
