@@ -115,14 +115,23 @@ impl HelmBinary {
         for a in job.api_versions {
             cmd.arg("--api-versions").arg(a);
         }
+        // Nothing of the user's environment reaches helm (repositories, registries,
+        // plugins, kubeconfig): its homes are in the scratch folder.
+        cmd.env_clear();
+        for var in ["PATH", "TMPDIR"] {
+            if let Some(v) = std::env::var_os(var) {
+                cmd.env(var, v);
+            }
+        }
+        cmd.env("HOME", job.home);
         for (var, sub) in [
             ("HELM_CACHE_HOME", "cache"),
             ("HELM_CONFIG_HOME", "config"),
             ("HELM_DATA_HOME", "data"),
+            ("HELM_PLUGINS", "plugins"),
         ] {
             cmd.env(var, job.home.join(sub));
         }
-        cmd.env_remove("KUBECONFIG").env("HELM_KUBECONTEXT", "");
         let out = crate::scratch::run_captured(&mut cmd, self.timeout)
             .map_err(|e| format!("helm template: {e}"))?;
         if !out.status.success() {
