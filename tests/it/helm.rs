@@ -1067,3 +1067,18 @@ fn a_chart_change_shows_in_the_release_even_with_changed_only() {
         assert_eq!(changed, [format!("flux-system/{PODINFO}")], "{c:#}");
     }
 }
+
+// `images --helm`: what the releases' pod templates run, after the post-renderers' images.
+#[test]
+fn images_helm_lists_what_the_release_runs() {
+    let plain = fluxsim(&["images", "testdata/fleet", "--cluster", "dev"]);
+    assert!(!plain.stdout.contains("mirror/podinfo"), "{}", plain.stdout);
+    let out = fluxsim(&["images", "testdata/fleet", "--cluster", "dev", "--helm"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.contains("registry.example.net/mirror/podinfo:6.5.4"))
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    assert!(line.contains(&format!("flux-system/{PODINFO}")), "{line}");
+}
