@@ -83,16 +83,29 @@ pub struct Unavailable(pub String);
 pub type Fetch<'a> =
     dyn Fn(&SourceRef, &serde_json::Value, &str, &str) -> Result<Chart, Unavailable> + 'a;
 
-/// Finds the chart of `hr` among `sources` (HelmRepository charts through `fetch`).
+/// Fetches the chart an OCIRepository (its ref and object) holds.
+pub type FetchRef<'a> = dyn Fn(&SourceRef, &serde_json::Value) -> Result<Chart, Unavailable> + 'a;
+
+/// Finds the chart of `hr` among `sources` (HelmRepository charts through `fetch`,
+/// OCIRepository ones through `fetch_ref`).
 pub fn resolve(
     hr: &HelmRelease,
     sources: &Sources<'_>,
     fetch: &Fetch<'_>,
+    fetch_ref: &FetchRef<'_>,
 ) -> Result<Chart, Unavailable> {
     match &hr.chart {
+        ChartRef::Ref(r) if r.kind == "OCIRepository" => {
+            let Some(obj) = sources.objects.get(r) else {
+                return Err(Unavailable(format!(
+                    "not fetched: {r} is not applied by any Kustomization of this cluster"
+                )));
+            };
+            fetch_ref(r, obj)
+        }
         ChartRef::Ref(r) => Err(Unavailable(format!(
-            "not fetched: spec.chartRef to {r} is not supported offline (an OCI artifact or a \
-             HelmChart object); use spec.chart.spec with a GitRepository or HelmRepository"
+            "not fetched: spec.chartRef to {r} (a HelmChart object) is not supported; use \
+             spec.chart.spec"
         ))),
         ChartRef::Template {
             chart,

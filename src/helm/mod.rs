@@ -15,6 +15,7 @@ pub mod audit;
 pub mod canary;
 pub mod chart;
 pub mod graph;
+pub mod oci;
 pub mod postrender;
 pub mod release;
 pub mod repo;
@@ -416,7 +417,16 @@ fn prepare_release<'a>(
     let fetch = |src: &release::SourceRef, spec: &Value, name: &str, version: &str| {
         repo::fetch_chart(src, spec, name, version, ctx)
     };
-    let chart = match chart::resolve(&hr, sources, &fetch) {
+    let fetch_ref = |src: &release::SourceRef, obj: &Value| {
+        if !ctx.opts.fetch_charts {
+            let url = crate::flux::str_at(obj, &["spec", "url"]).unwrap_or_default();
+            return Err(chart::Unavailable(format!(
+                "not fetched: the chart of {src} ({url}); pass --fetch-charts to download it"
+            )));
+        }
+        oci::oci_repository_chart(src, obj, ctx)
+    };
+    let chart = match chart::resolve(&hr, sources, &fetch, &fetch_ref) {
         Ok(c) => c,
         // A chart that cannot be had offline is external; one that the repository gets
         // wrong (no Chart.yaml there, a values file missing) fails the release.

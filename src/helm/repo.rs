@@ -28,16 +28,14 @@ pub fn fetch_chart(
 ) -> Result<Chart, Unavailable> {
     let url = crate::flux::str_at(obj, &["spec", "url"]).unwrap_or_default();
     let not = |why: String| Unavailable(format!("not fetched: {why}"));
-    if crate::flux::str_at(obj, &["spec", "type"]) == Some("oci") || url.starts_with("oci://") {
-        return Err(not(format!(
-            "{src} is an OCI repository ({url}); OCI charts are not fetched"
-        )));
-    }
     if !ctx.opts.fetch_charts {
         return Err(not(format!(
             "chart `{name}` version `{version}` from {src} ({url}); pass --fetch-charts to \
              download it"
         )));
+    }
+    if crate::flux::str_at(obj, &["spec", "type"]) == Some("oci") || url.starts_with("oci://") {
+        return super::oci::helm_repository_chart(src, obj, name, version, ctx);
     }
     if !(url.starts_with("http://") || url.starts_with("https://")) {
         return Err(not(format!("{src}: `{url}` is not an http(s) URL")));
@@ -96,14 +94,7 @@ pub fn fetch_chart(
                     )));
                 }
             }
-            if let Some(s) = &ctx.store {
-                use base64::Engine as _;
-                s.put_in(
-                    SECTION,
-                    &key,
-                    &base64::engine::general_purpose::STANDARD.encode(&bytes),
-                );
-            }
+            keep(ctx, &key, &bytes);
             Ok(bytes)
         },
         Ok,
@@ -112,8 +103,20 @@ pub fn fetch_chart(
     Ok(Chart::new(files, format!("{src} {name}@{picked}"), None))
 }
 
+/// Keeps a packaged chart in the cache folder under `key` (its digest).
+pub(crate) fn keep(ctx: &Context<'_>, key: &str, bytes: &[u8]) {
+    if let Some(s) = &ctx.store {
+        use base64::Engine as _;
+        s.put_in(
+            SECTION,
+            key,
+            &base64::engine::general_purpose::STANDARD.encode(bytes),
+        );
+    }
+}
+
 /// The chart from the cache folder, when it is there.
-fn cached(ctx: &Context<'_>, key: &str) -> Option<Vec<u8>> {
+pub(crate) fn cached(ctx: &Context<'_>, key: &str) -> Option<Vec<u8>> {
     use base64::Engine as _;
     let text = ctx.store.as_ref()?.get_in(SECTION, key)?;
     base64::engine::general_purpose::STANDARD.decode(text).ok()

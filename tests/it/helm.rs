@@ -1082,3 +1082,100 @@ fn images_helm_lists_what_the_release_runs() {
         .unwrap_or_else(|| panic!("{}", out.stdout));
     assert!(line.contains(&format!("flux-system/{PODINFO}")), "{line}");
 }
+
+// OCI charts with --fetch-charts (source-controller's OCI chart repository and OCIRepository):
+// the tags listed by the registry (distribution API), the version picked in the range, the
+// manifest's Helm chart layer fetched and checked against its digest.
+#[test]
+fn oci_charts_are_fetched_from_a_registry_by_tag_range() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut files = std::collections::BTreeMap::new();
+    for v in ["6.4.0", "6.5.0"] {
+        let tgz = package(tmp.path(), v);
+        let digest = format!("sha256:{}", crate::common::sha256(&tgz));
+        let manifest = json!({
+            "schemaVersion": 2,
+            "config": {"mediaType": "application/vnd.cncf.helm.config.v1+json", "digest": "sha256:00", "size": 0},
+            "layers": [{"mediaType": "application/vnd.cncf.helm.chart.content.v1.tar+gzip", "digest": digest, "size": tgz.len()}],
+        });
+        files.insert(
+            format!("/v2/charts/podinfo/manifests/{v}"),
+            manifest.to_string().into_bytes(),
+        );
+        files.insert(format!("/v2/charts/podinfo/blobs/{digest}"), tgz);
+    }
+    files.insert(
+        "/v2/charts/podinfo/tags/list".into(),
+        br#"{"name":"charts/podinfo","tags":["6.4.0","6.5.0"]}"#.to_vec(),
+    );
+    let server = serve(files);
+    let host = server
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/charts");
+    let repo = repo_from("testdata/fleet");
+    fs::write(
+        repo.path().join("apps/helm/remote.yaml"),
+        format!(
+            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: oci-charts\nspec:\n  type: oci\n  insecure: true\n  url: oci://{host}/charts\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: from-repo\nspec:\n  chart:\n    spec:\n      chart: podinfo\n      version: \"6.x\"\n      sourceRef: {{kind: HelmRepository, name: oci-charts}}\n---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: podinfo\nspec:\n  insecure: true\n  url: oci://{host}/charts/podinfo\n  ref:\n    semver: \"<6.5.0\"\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: from-ref\nspec:\n  chartRef: {{kind: OCIRepository, name: podinfo}}\n"
+        ),
+    )
+    .unwrap();
+    edit(
+        repo.path(),
+        "apps/helm/kustomization.yaml",
+        "  - widgets.yaml\n",
+        "  - widgets.yaml\n  - remote.yaml\n",
+    );
+    commit_all(repo.path(), "OCI charts");
+    let render = |extra: &[&str]| {
+        let mut args = vec![
+            "render",
+            ".",
+            "--helm",
+            "--cluster",
+            "dev",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let out = fluxsim_in(Some(repo.path()), &args);
+        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+        out.json()
+    };
+    let offline = render(&[]);
+    for name in ["from-repo", "from-ref"] {
+        let k = kustomization(&offline, "dev", &format!("apps-helm/helm/apps/{name}"));
+        assert_eq!(k["status"], "external", "{k:#}");
+    }
+    let json = render(&["--fetch-charts"]);
+    let chart_label = |name: &str| {
+        let k = kustomization(&json, "dev", &format!("apps-helm/helm/apps/{name}"));
+        assert_eq!(k["status"], "rendered", "{k:#}");
+        k["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["kind"] == "Deployment")
+            .map(|o| o["name"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    assert_eq!(chart_label("from-repo"), "from-repo-podinfo");
+    assert_eq!(chart_label("from-ref"), "from-ref-podinfo");
+    let note = |name: &str| {
+        kustomization(&json, "dev", &format!("apps-helm/helm/apps/{name}"))["notes"][0]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        note("from-repo").contains("podinfo@6.5.0"),
+        "{}",
+        note("from-repo")
+    );
+    assert!(
+        note("from-ref").contains("/charts/podinfo:6.4.0"),
+        "{}",
+        note("from-ref")
+    );
+}
