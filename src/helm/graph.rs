@@ -17,8 +17,23 @@ pub fn chart_crds(render: &mut RepoRender) -> Vec<HelmCrds> {
             let Some(hr) = super::canary::helm_release_of(c, r) else {
                 continue;
             };
-            let super::release::ChartRef::Template { chart, .. } = &hr.chart else {
-                continue;
+            // The chart's name as the graph reads it (`graph::model::helm_chart`): the chart
+            // of a template, the last segment of an OCIRepository's URL, else the ref's name.
+            let chart = match &hr.chart {
+                super::release::ChartRef::Template { chart, .. } => chart.clone(),
+                super::release::ChartRef::Ref(r) => c
+                    .kustomizations
+                    .iter()
+                    .flat_map(|k| k.artifact.iter().flat_map(|a| &a.objects))
+                    .find(|o| {
+                        r.kind == "OCIRepository"
+                            && o.id.kind == r.kind
+                            && o.id.name == r.name
+                            && o.id.namespace == r.namespace
+                    })
+                    .and_then(|o| crate::flux::str_at(&o.object, &["spec", "url"]))
+                    .and_then(|u| u.trim_end_matches('/').rsplit('/').next())
+                    .map_or_else(|| r.name.clone(), str::to_string),
             };
             for o in r.artifact.iter().flat_map(|a| &a.objects) {
                 if o.id.kind == "CustomResourceDefinition" && o.id.group == "apiextensions.k8s.io" {
