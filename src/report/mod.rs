@@ -52,6 +52,10 @@ pub fn render_table(r: &RepoRender) -> String {
                 a.map_or("-".into(), |a| a.sha256[..12].to_string()),
             ]);
             match &k.status {
+                // A Helm release whose chart was not fetched says why (`--helm`).
+                Status::External(e) if crate::helm::is_release(k) => {
+                    let _ = writeln!(problems, "{}: {} {e}", c.name, k.kustomization.id);
+                }
                 Status::Failed(e) | Status::Blocked(e) => {
                     let _ = writeln!(
                         problems,
