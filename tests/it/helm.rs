@@ -300,6 +300,17 @@ fn a_helm_repository_chart_without_fetch_charts_is_not_fetched_and_not_compared(
         why.starts_with("not fetched: chart `podinfo` version `>=6.0.0` from HelmRepository/apps/charts (https://charts.example.net); pass --fetch-charts"),
         "{why}"
     );
+    // The table says why too.
+    let text = fluxsim_in(
+        Some(repo.path()),
+        &["render", ".", "--helm", "--cluster", "dev"],
+    );
+    assert!(
+        text.stdout
+            .contains("dev: flux-system/apps-helm/helm/apps/remote not fetched: chart `podinfo`"),
+        "{}",
+        text.stdout
+    );
     let diff = fluxsim_in(
         Some(repo.path()),
         &[
