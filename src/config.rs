@@ -56,6 +56,10 @@ pub struct Config {
     /// (`"OCIRepository/flux-system/apps" = "./kubernetes"`).
     #[serde(default)]
     pub sources: BTreeMap<String, String>,
+    /// `[helm_controller]`: what `render --helm` tells Helm about the cluster
+    /// (`kube_version`, `api_versions`).
+    #[serde(default)]
+    pub helm_controller: crate::helm::HelmConfig,
 }
 
 /// The `[bootstrap]` table (its `crd_groups` belong to the graph check).

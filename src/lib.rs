@@ -19,6 +19,7 @@ pub mod flux;
 pub mod generate;
 pub mod goyaml;
 pub mod graph;
+pub mod helm;
 pub mod images;
 pub mod ksgraph;
 pub mod kustomize;

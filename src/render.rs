@@ -45,6 +45,8 @@ pub struct RepoOptions {
     /// `--source KIND/NAMESPACE/NAME=PATH`, read (an argument that cannot be used is kept as
     /// its error, reported when the render starts).
     pub sources: Vec<Result<SourceMapping, String>>,
+    /// `--helm`: render HelmReleases as child artifacts of their Kustomizations.
+    pub helm: Option<crate::helm::HelmOptions>,
     /// Counts for a progress line (see [`crate::reconcile::Progress`]), shared with whoever
     /// watches the render.
     pub progress: std::sync::Arc<crate::reconcile::Progress>,
@@ -65,6 +67,7 @@ impl Default for RepoOptions {
             cache_dir: None,
             builder: BuilderChoice::Auto,
             sources: Vec::new(),
+            helm: None,
             progress: std::sync::Arc::default(),
         }
     }
@@ -101,6 +104,8 @@ pub struct RepoRender {
     /// The tree narrowed by each cluster's `GitRepository.spec.ignore` (kept alive while the
     /// renders are read).
     pub views: Vec<Tree>,
+    /// What the helm step did (`--helm`), for the summary line.
+    pub helm_summary: Option<String>,
 }
 
 /// What a render of another revision found out about its files: a render of a revision
@@ -149,6 +154,9 @@ pub enum RenderError {
     /// A `--source` mapping cannot be used.
     #[error("{0}")]
     Mapping(String),
+    /// `--helm` was asked for and helm cannot be run.
+    #[error("{0}")]
+    Helm(String),
 }
 
 /// Makes the builder the options ask for (locating the kustomize binary unless `native`).
@@ -323,6 +331,7 @@ pub fn render_tree_cached(
 /// [`render_tree_cached`], taking from `prior` (a render of another revision) the
 /// discovery facts of unchanged files and, when it has them, the Kustomizations whose spec,
 /// vars and input files are unchanged.
+#[allow(clippy::too_many_lines)] // The render's one sequence, read top to bottom.
 pub fn render_tree_with(
     tree: Tree,
     cache: &BuildCache<'_>,
@@ -380,8 +389,14 @@ pub fn render_tree_with(
         .num_threads(opts.jobs)
         .build()
         .map_err(|e| RenderError::Threads(opts.jobs, e.to_string()))?;
+    let helm = opts
+        .helm
+        .as_ref()
+        .map(|h| crate::helm::template::HelmBinary::locate(h.binary.as_deref(), h.timeout))
+        .transpose()
+        .map_err(RenderError::Helm)?;
     let done = std::sync::atomic::AtomicBool::new(false);
-    let mut renders = std::thread::scope(|scope| {
+    let renders = std::thread::scope(|scope| {
         // A progress line on stderr, only for people watching a terminal.
         if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
             let (done, n, progress) = (&done, clusters.len(), ropts.progress.clone());
@@ -407,18 +422,31 @@ pub fn render_tree_with(
             });
         }
         let r = pool.install(|| {
-            render_clusters(
+            let mut renders = render_clusters(
                 tree.fs(),
                 &cluster_roots,
                 &clusters,
                 cache,
                 &ropts,
                 &outside,
-            )
+            );
+            let helm = helm.as_ref().map(|h| {
+                helm_step(
+                    &mut renders,
+                    &clusters,
+                    &cluster_roots,
+                    &outside,
+                    cache,
+                    opts,
+                    h,
+                )
+            });
+            (renders, helm)
         });
         done.store(true, std::sync::atomic::Ordering::Relaxed);
         r
     });
+    let (mut renders, helm_summary) = renders;
     renders.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(RepoRender {
         builder: cache.builder().describe(),
@@ -429,5 +457,48 @@ pub fn render_tree_with(
         tree,
         views: views.into_values().collect(),
         facts,
+        helm_summary,
     })
+}
+
+/// `--helm`: each cluster's HelmReleases templated and added as child artifacts; gives the
+/// summary line.
+fn helm_step(
+    renders: &mut [crate::model::ClusterRender],
+    clusters: &[Cluster],
+    roots: &[&SourceFs],
+    outside: &crate::reconcile::sources::Outside,
+    cache: &BuildCache<'_>,
+    opts: &RepoOptions,
+    helm: &crate::helm::template::HelmBinary,
+) -> String {
+    let sources: Vec<crate::helm::ClusterSources<'_>> = clusters
+        .iter()
+        .zip(roots)
+        .map(|(c, fs)| crate::helm::ClusterSources {
+            cluster: c.name.clone(),
+            own: c.root.source_ref.as_ref().map(|s| {
+                (
+                    crate::helm::release::SourceRef {
+                        kind: s.kind.clone(),
+                        namespace: s.namespace.clone(),
+                        name: s.name.clone(),
+                    },
+                    *fs,
+                )
+            }),
+        })
+        .collect();
+    let stats = crate::helm::HelmStats::default();
+    let ctx = crate::helm::Context {
+        helm,
+        builder: cache.builder(),
+        opts: opts.helm.as_ref().expect("helm_step runs with --helm"),
+        config: &outside.config.helm_controller,
+        store: opts.cache_dir.as_deref().map(Store::new),
+        mapped: &outside.mapped,
+        stats: &stats,
+    };
+    crate::helm::render_releases(renders, &sources, &ctx);
+    crate::helm::summary(&ctx)
 }

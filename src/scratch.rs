@@ -63,6 +63,8 @@ pub enum Kind {
     Overlay,
     /// Substituted objects printed again by the kustomize binary.
     Postbuild,
+    /// A chart and its values, for `helm template` (`src/helm`).
+    Helm,
 }
 
 impl Kind {
@@ -72,6 +74,7 @@ impl Kind {
             Kind::View => "fluxsim-view-",
             Kind::Overlay => "fluxsim-overlay-",
             Kind::Postbuild => "fluxsim-postbuild-",
+            Kind::Helm => "fluxsim-helm-",
         }
     }
 }
@@ -92,7 +95,7 @@ pub fn scrub(message: &str) -> String {
     static RE: OnceLock<regex::Regex> = OnceLock::new();
     RE.get_or_init(|| {
         regex::Regex::new(
-            r"[^\s'\x22]*fluxsim-(?:source|view|overlay|postbuild)-[A-Za-z0-9]+(?:\.virtual)?/",
+            r"[^\s'\x22]*fluxsim-(?:source|view|overlay|postbuild|helm)-[A-Za-z0-9]+(?:\.virtual)?/",
         )
         .expect("static regex")
     })
@@ -251,6 +254,86 @@ impl Drop for Group {
             groups.remove(&self.id);
         }
     }
+}
+
+/// What a tool run with [`run_captured`] gave.
+#[derive(Debug)]
+pub struct Captured {
+    /// Its exit status.
+    pub status: std::process::ExitStatus,
+    /// Everything it wrote on stdout.
+    pub stdout: Vec<u8>,
+    /// Everything it wrote on stderr.
+    pub stderr: Vec<u8>,
+}
+
+/// Why [`run_captured`] gave no [`Captured`].
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The tool could not be started.
+    #[error("{0}")]
+    Start(io::Error),
+    /// It ran longer than the timeout (its whole process group was ended).
+    #[error("timed out after {0:?}")]
+    Timeout(std::time::Duration),
+    /// Waiting for it failed.
+    #[error("{0}")]
+    Wait(io::Error),
+}
+
+/// Runs `cmd` in its own process group (ended on timeout or signal, as kustomize is),
+/// stdin closed, stdout and stderr read whole.
+pub fn run_captured(cmd: &mut Command, timeout: std::time::Duration) -> Result<Captured, RunError> {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut group = Group::spawn(
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    )
+    .map_err(RunError::Start)?;
+    let reader = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = reader(
+        group
+            .child()
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = reader(
+        group
+            .child()
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let start = std::time::Instant::now();
+    let status = loop {
+        match group.child().try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() > timeout => {
+                group.kill();
+                return Err(RunError::Timeout(timeout));
+            }
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(5)),
+            Err(e) => return Err(RunError::Wait(e)),
+        }
+    };
+    // What the leader started may still hold the pipes open: end the group first.
+    drop(group);
+    Ok(Captured {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    })
 }
 
 #[cfg(unix)]

@@ -152,6 +152,19 @@ pub const EVALUATION_FAILS: Rule = Rule {
            value in the var's source instead, or write `$${...}` to leave it to a shell.",
 };
 
+/// A `${...}` of a HelmRelease's values that reaches the release's manifests verbatim
+/// (`audit --helm`).
+pub const HELM_VALUE_VERBATIM: Rule = Rule {
+    id: "FS114",
+    name: "helm-value-ships-verbatim",
+    severity: Severity::Warning,
+    summary: "A `${...}` in a HelmRelease's values (spec.values or a valuesFrom ConfigMap or \
+              Secret) reaches the objects helm-controller installs as it is: the Kustomization \
+              that applies the HelmRelease does not substitute it.",
+    help: "Add `spec.postBuild` to that Kustomization if the reference is meant for Flux; a \
+           `$${VAR}` escape (reported as info) ships on purpose.",
+};
+
 /// Every audit rule, in id order (the SARIF driver lists them in this order).
 pub const RULES: &[Rule] = &[
     NOT_AUDITED,
@@ -168,6 +181,7 @@ pub const RULES: &[Rule] = &[
     ENCRYPTED_SOURCE,
     UNKNOWN_SOURCE,
     EVALUATION_FAILS,
+    HELM_VALUE_VERBATIM,
 ];
 
 #[cfg(test)]

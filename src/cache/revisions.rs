@@ -70,7 +70,9 @@ pub fn render_revision(
     let store = opts
         .cache_dir
         .as_deref()
-        .filter(|_| !checkout)
+        // Charts may come from outside the tree (a HelmRepository), so a render with
+        // HelmReleases is not pinned down by the tree either.
+        .filter(|_| !checkout && opts.helm.is_none())
         .map(Store::new);
     let key = id.as_ref().map(|id| entry_key(&id.tree, cache, opts));
     if let (Some(id), Some(key), Some(store)) = (&id, &key, &store) {
@@ -120,6 +122,8 @@ fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
         kustomize: _,
         timeout: _,
         cache_dir: _,
+        // A render with HelmReleases is never stored (see render_revision).
+        helm: _,
         progress: _,
     } = opts;
     let text = serde_json::json!([

@@ -47,6 +47,9 @@ pub enum Scope {
     },
     /// In a path shared by several Kustomizations (or the one given with `--canary-path`).
     Shared,
+    /// In a values file that HelmReleases read (`--helm`): a suffix on one value, which
+    /// must show up in the releases' output (`helm::canary`).
+    Values,
 }
 
 /// A canary to plant.
@@ -65,6 +68,10 @@ pub struct Plan {
     /// seen: the harness is blind there).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub excluded: Option<String>,
+    /// For a values canary, the line (0-based) whose value gets it; else the canary is a
+    /// ConfigMap appended to the file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
 }
 
 /// An artifact a canary was expected in but not seen in.
@@ -187,6 +194,7 @@ fn nonce(file: &str, scope: &Scope) -> String {
     let tag = match scope {
         Scope::Overlay { cluster } => format!("overlay:{cluster}"),
         Scope::Shared => "shared".into(),
+        Scope::Values => "values".into(),
     };
     sha256_hex(format!("{tag}\0{file}").as_bytes())[..10].to_string()
 }
@@ -226,6 +234,7 @@ pub fn plan(head: &RepoRender, canary_path: Option<&str>) -> Result<Vec<Plan>, C
                 scope,
                 expected: expected.clone(),
                 excluded: None,
+                line: None,
             });
         }
     }
@@ -251,6 +260,7 @@ pub fn plan(head: &RepoRender, canary_path: Option<&str>) -> Result<Vec<Plan>, C
             file: path,
             scope: Scope::Shared,
             excluded,
+            line: None,
         }
     } else {
         let taken: BTreeSet<&String> = plans.iter().map(|p| &p.file).collect();
@@ -275,10 +285,32 @@ pub fn plan(head: &RepoRender, canary_path: Option<&str>) -> Result<Vec<Plan>, C
             scope: Scope::Shared,
             expected: expected.clone(),
             excluded: None,
+            line: None,
         }
     };
     plans.push(shared);
+    plans.extend(values_plan(head));
     Ok(plans)
+}
+
+/// With `--helm`, a canary in a values file that HelmReleases read.
+fn values_plan(head: &RepoRender) -> Option<Plan> {
+    let v = crate::helm::canary::values_canary(head)?;
+    Some(Plan {
+        nonce: nonce(&v.file, &Scope::Values),
+        expected: v
+            .expected
+            .into_iter()
+            .map(|(cluster, kustomization)| Target {
+                cluster,
+                kustomization,
+            })
+            .collect(),
+        file: v.file,
+        scope: Scope::Values,
+        excluded: None,
+        line: Some(v.line),
+    })
 }
 
 /// The YAML document a canary appends.
@@ -288,18 +320,21 @@ fn canary_document(nonce: &str) -> String {
     )
 }
 
+/// The nonce of the canary an object is (an appended ConfigMap) or carries (a values
+/// canary's suffix, `helm::canary`).
 fn nonce_of(o: &crate::artifact::ArtifactObject) -> Option<&str> {
-    if o.id.kind != "ConfigMap" || !o.id.group.is_empty() {
-        return None;
-    }
-    o.object.get("data")?.get(CANARY_KEY)?.as_str()
+    let appended = (o.id.kind == "ConfigMap" && o.id.group.is_empty())
+        .then(|| o.object.get("data")?.get(CANARY_KEY)?.as_str())
+        .flatten();
+    appended.or_else(|| crate::helm::canary::marked_nonce(&o.yaml))
 }
 
-/// An artifact's objects other than canaries, as (id, digest), for comparing.
-fn without_canaries(a: &Artifact) -> Vec<(String, &str)> {
+/// An artifact's objects other than canaries and the objects `carriers` (ids of objects that
+/// carry a canary on the other side), as (id, digest), for comparing.
+fn without_canaries<'a>(a: &'a Artifact, carriers: &BTreeSet<String>) -> Vec<(String, &'a str)> {
     a.objects
         .iter()
-        .filter(|o| nonce_of(o).is_none())
+        .filter(|o| nonce_of(o).is_none() && !carriers.contains(&o.id.to_string()))
         .map(|o| (o.id.to_string(), o.sha256.as_str()))
         .collect()
 }
@@ -331,6 +366,10 @@ fn planted(head: &RepoRender, plans: &[Plan]) -> Result<(Files, Files), CanaryEr
         let after = planted_files
             .entry(std::path::PathBuf::from(&p.file))
             .or_insert(before);
+        if let Some(line) = p.line {
+            *after = crate::helm::canary::plant(after, line, &p.nonce);
+            continue;
+        }
         if !after.is_empty() && !after.ends_with(b"\n") {
             after.push(b'\n');
         }
@@ -369,8 +408,16 @@ pub fn run(
                 detected_in.entry(n).or_default().insert(t.clone());
             }
         }
+        // An object that gained a values canary changed because of it: it is left out of
+        // both sides.
+        let carriers: BTreeSet<String> = pa
+            .iter()
+            .flat_map(|a| &a.objects)
+            .filter(|o| nonce_of(o).is_some())
+            .map(|o| o.id.to_string())
+            .collect();
         let same_rest = match (hk.artifact.as_ref(), pa) {
-            (Some(a), Some(b)) => without_canaries(a) == without_canaries(b),
+            (Some(a), Some(b)) => without_canaries(a, &carriers) == without_canaries(b, &carriers),
             (None, None) => pk.is_some_and(|pk| pk.status == hk.status),
             _ => false,
         };

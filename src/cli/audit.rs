@@ -28,6 +28,8 @@ pub(crate) struct AuditArgs {
     /// Exit 1 when a finding is at or above this severity.
     #[arg(long, value_enum, default_value = "error")]
     pub(crate) fail_on: FailOn,
+    #[command(flatten)]
+    pub(crate) helm: super::render::HelmFlags,
 }
 
 pub(crate) fn run_audit(args: &AuditArgs) -> Outcome {
@@ -39,7 +41,7 @@ pub(crate) fn run_audit(args: &AuditArgs) -> Outcome {
 }
 
 fn audit_outcome(args: &AuditArgs) -> Outcome {
-    let mut opts = args.flags.options();
+    let mut opts = args.helm.apply(args.flags.options());
     // Findings point at files and lines through the origins kustomize records.
     opts.origins = true;
     // Rendered without strict substitution, so that an undefined var (reported as FS103)
@@ -47,8 +49,14 @@ fn audit_outcome(args: &AuditArgs) -> Outcome {
     // too. The findings are judged as `--no-strict` says.
     let strict = opts.strict;
     opts.strict = false;
-    let r = render_dir(&args.flags.repo, &opts)?;
-    let a = audit(&r, AuditOptions { strict });
+    let mut r = render_dir(&args.flags.repo, &opts)?;
+    // `--helm`: what the releases show, then the Kustomizations audited as always.
+    let helm = crate::helm::audit::verbatim_values(&mut r);
+    let mut a = audit(&r, AuditOptions { strict });
+    if !helm.is_empty() {
+        a.findings.extend(helm);
+        crate::finding::normalize(&mut a.findings);
+    }
     let text = match args.format {
         Format::Text => crate::report::audit::audit_text(&a),
         Format::Json => serde_json::to_string_pretty(&crate::report::audit::audit_json(&a))? + "\n",

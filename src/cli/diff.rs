@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::render::{RenderFlags, SecretFlags};
+use super::render::{HelmFlags, RenderFlags, SecretFlags};
 use super::{passed_or_finding, Outcome, Output, Status};
 use crate::cache::revisions::{render_revision, RevisionRender};
 use crate::cache::BuildCache;
@@ -49,6 +49,8 @@ pub(crate) struct DiffArgs {
     pub(crate) changed_only: bool,
     #[command(flatten)]
     pub(crate) view: DiffView,
+    #[command(flatten)]
+    pub(crate) helm: HelmFlags,
 }
 
 /// How a diff compares and shows objects (`diff`, `prove`).
@@ -160,6 +162,8 @@ pub(crate) struct CompareArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: Format,
+    #[command(flatten)]
+    pub(crate) helm: HelmFlags,
 }
 
 /// Base and head rendered, and what differs.
@@ -260,7 +264,7 @@ pub(super) fn render_pair(
 }
 
 pub(crate) fn run_diff(args: &DiffArgs) -> Outcome {
-    let opts = args.flags.options();
+    let opts = args.helm.apply(args.flags.options());
     let builder = make_builder(&opts)?;
     let cache = build_cache(builder.as_ref(), &opts);
     let pair = render_pair(args, &opts, &cache)?;
@@ -277,7 +281,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Outcome {
 }
 
 pub(crate) fn run_prove(args: &ProveArgs) -> Outcome {
-    let opts = args.diff.flags.options();
+    let opts = args.diff.helm.apply(args.diff.flags.options());
     let builder = make_builder(&opts)?;
     let cache = build_cache(builder.as_ref(), &opts);
     let Pair { head, diff, .. } = render_pair(&args.diff, &opts, &cache)?;
@@ -323,7 +327,7 @@ pub(crate) fn run_prove(args: &ProveArgs) -> Outcome {
 }
 
 pub(crate) fn run_compare(args: &CompareArgs) -> Outcome {
-    let mut opts = args.flags.options();
+    let mut opts = args.helm.apply(args.flags.options());
     // `--cluster A --cluster B` (or `--cluster A,B`), in the order given.
     let mut asked = opts.only.clone();
     asked.extend(args.clusters.iter().cloned());

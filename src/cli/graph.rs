@@ -59,6 +59,8 @@ pub(crate) struct Args {
     /// The fluxsim config file; default: `fluxsim.toml` at the repository root.
     #[arg(long, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) helm: super::render::HelmFlags,
 }
 
 pub(crate) fn run(args: &Args) -> Outcome {
@@ -77,11 +79,15 @@ fn graph_outcome(args: &Args) -> Outcome {
     if args.config.is_some() && !config_path.is_file() {
         anyhow::bail!("--config `{}`: no such file", config_path.display());
     }
-    let config = GraphConfig::load(&config_path)
+    let mut config = GraphConfig::load(&config_path)
         .map_err(|e| anyhow::anyhow!("{e} (see `## graph` in the README for the schema)"))?;
-    let mut opts = args.flags.options();
+    let mut opts = args.helm.apply(args.flags.options());
     opts.origins = true;
-    let render = render_dir(&args.flags.repo, &opts)?;
+    let mut render = render_dir(&args.flags.repo, &opts)?;
+    // `--helm`: the CRDs the charts at hand install, after what fluxsim.toml declares.
+    config
+        .helm_crds
+        .extend(crate::helm::graph::chart_crds(&mut render));
     let report = crate::graph::check(&render, &config);
     let text = match args.format {
         Format::Text => crate::report::graph::graph_text(&report),

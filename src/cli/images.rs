@@ -26,10 +26,13 @@ pub(crate) struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: Format,
+    #[command(flatten)]
+    pub(crate) helm: super::render::HelmFlags,
 }
 
 pub(crate) fn run(args: &Args) -> Outcome {
-    let opts = args.flags.options();
+    // `--helm`: the images of the releases' pod templates too, as their own entries.
+    let opts = args.helm.apply(args.flags.options());
     if !args.diff {
         let r = render_dir(&args.flags.repo, &opts)?;
         let list = cluster_images(&r.clusters);
@@ -54,6 +57,7 @@ pub(crate) fn run(args: &Args) -> Outcome {
                 show_secrets: false,
             },
         },
+        helm: args.helm.clone(),
     };
     let builder = make_builder(&opts)?;
     let cache = build_cache(builder.as_ref(), &opts);

@@ -58,6 +58,37 @@ pub(crate) struct RenderFlags {
     pub(crate) builder: BuilderFlag,
 }
 
+/// `--helm` and its companions: the flags of the commands that can render HelmReleases.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct HelmFlags {
+    /// Also render each HelmRelease as helm-controller would install it (with the `helm`
+    /// binary), as a child artifact `<kustomization>/helm/<namespace>/<name>` of the
+    /// Kustomization that applies it.
+    #[arg(long)]
+    pub(crate) helm: bool,
+    /// The helm binary (default: `helm` on PATH); helm-controller links helm v4.2.1.
+    #[arg(long, value_name = "PATH", requires = "helm")]
+    pub(crate) helm_binary: Option<PathBuf>,
+    /// Download charts of HelmRepositories over the network (kept in the cache folder);
+    /// without it such releases are reported as not fetched.
+    #[arg(long, requires = "helm")]
+    pub(crate) fetch_charts: bool,
+}
+
+impl HelmFlags {
+    /// `opts` with what these flags ask for.
+    pub(crate) fn apply(&self, mut opts: RepoOptions) -> RepoOptions {
+        if self.helm {
+            opts.helm = Some(crate::helm::HelmOptions {
+                binary: self.helm_binary.clone(),
+                timeout: opts.timeout,
+                fetch_charts: self.fetch_charts,
+            });
+        }
+        opts
+    }
+}
+
 /// Values of `--builder`.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub(crate) enum BuilderFlag {
@@ -133,6 +164,7 @@ impl RenderFlags {
                 .iter()
                 .map(|a| crate::source::mapping::parse_arg(a, &self.repo))
                 .collect(),
+            helm: None,
             progress: std::sync::Arc::default(),
         }
     }
@@ -201,10 +233,12 @@ pub(crate) struct RenderArgs {
     pub(crate) out: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) objects: ObjectFlags,
+    #[command(flatten)]
+    pub(crate) helm: HelmFlags,
 }
 
 pub(crate) fn run_render(args: &RenderArgs) -> Outcome {
-    let r = render_dir(&args.flags.repo, &args.flags.options())?;
+    let r = render_dir(&args.flags.repo, &args.helm.apply(args.flags.options()))?;
     if let Some(out) = &args.out {
         crate::report::out::write_out(&r, out, &args.flags.repo, &args.objects.presentation())?;
     }
@@ -230,6 +264,8 @@ pub(crate) struct BuildArgs {
     pub(crate) kustomization: String,
     #[command(flatten)]
     pub(crate) objects: ObjectFlags,
+    #[command(flatten)]
+    pub(crate) helm: HelmFlags,
 }
 
 /// The one cluster `build` prints from: `--cluster NAME`, or the repository's only cluster;
@@ -259,7 +295,7 @@ fn build_cluster(args: &BuildArgs, opts: &mut RepoOptions) -> anyhow::Result<()>
 }
 
 pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
-    let mut opts = args.flags.options();
+    let mut opts = args.helm.apply(args.flags.options());
     build_cluster(args, &mut opts)?;
     let r = render_dir(&args.flags.repo, &opts)?;
     let Some(c) = r.clusters.first() else {

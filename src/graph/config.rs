@@ -100,7 +100,7 @@ impl Trigger<'_> {
                 self.noun()
             ),
             Trigger::Chart(_) => format!(
-                "helm-controller installs with a {} (fluxsim.toml)",
+                "helm-controller installs with a {} (fluxsim.toml, or read from the chart with --helm)",
                 self.noun()
             ),
         }

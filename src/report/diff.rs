@@ -599,6 +599,7 @@ fn canary_lines(p: &Proof<'_>) -> Vec<String> {
         let scope = match &c.plan.scope {
             Scope::Overlay { cluster } => format!("overlay of {cluster}"),
             Scope::Shared => "shared".to_string(),
+            Scope::Values => "values of a HelmRelease".to_string(),
         };
         let verdict = if c.detected && c.restored {
             "detected, restored".to_string()

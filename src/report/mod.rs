@@ -52,6 +52,10 @@ pub fn render_table(r: &RepoRender) -> String {
                 a.map_or("-".into(), |a| a.sha256[..12].to_string()),
             ]);
             match &k.status {
+                // A Helm release whose chart was not fetched says why (`--helm`).
+                Status::External(e) if crate::helm::is_release(k) => {
+                    let _ = writeln!(problems, "{}: {} {e}", c.name, k.kustomization.id);
+                }
                 Status::Failed(e) | Status::Blocked(e) => {
                     let _ = writeln!(
                         problems,
@@ -97,12 +101,18 @@ pub fn render_table(r: &RepoRender) -> String {
 
 /// `2 clusters, 16/16 Kustomizations rendered, 23 builds (...)`: what rendered, and how.
 fn summary_line(r: &RepoRender) -> String {
-    let total: usize = r.clusters.iter().map(|c| c.kustomizations.len()).sum();
+    // Helm releases (`--helm`) are counted on a line of their own.
+    let total: usize = r
+        .clusters
+        .iter()
+        .flat_map(|c| &c.kustomizations)
+        .filter(|k| !crate::helm::is_release(k))
+        .count();
     let ok: usize = r
         .clusters
         .iter()
         .flat_map(|c| &c.kustomizations)
-        .filter(|k| k.status == Status::Rendered)
+        .filter(|k| k.status == Status::Rendered && !crate::helm::is_release(k))
         .count();
     let cached = if r.stored_hits > 0 {
         format!(", {} from the build cache", r.stored_hits)
@@ -117,7 +127,7 @@ fn summary_line(r: &RepoRender) -> String {
         r.clusters
             .iter()
             .flat_map(|c| &c.kustomizations)
-            .filter(|k| k.status.as_str() == what)
+            .filter(|k| k.status.as_str() == what && !crate::helm::is_release(k))
             .count()
     };
     let mut others = String::new();
@@ -151,6 +161,9 @@ fn summary_line(r: &RepoRender) -> String {
         if total == 1 { "" } else { "s" },
         r.builder
     );
+    if let Some(helm) = &r.helm_summary {
+        let _ = writeln!(out, "{helm}");
+    }
     out
 }
 

@@ -204,7 +204,7 @@ fn text_groups_by_cluster_and_path_with_a_summary_line_and_a_total() {
     );
     let last = out.lines().last().unwrap();
     assert!(
-        last.starts_with("audit: ") && last.contains("checks on 16 Kustomizations in 2 clusters"),
+        last.starts_with("audit: ") && last.contains("checks on 18 Kustomizations in 2 clusters"),
         "{last}"
     );
     assert!(last.contains("0 hazards found"), "{last}");

@@ -82,13 +82,13 @@ fn pure_refactor_proves_identical_with_every_canary_detected_and_restored() {
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout
-            .contains("dev: 8/8 artifacts identical; canaries 2/2 detected, 2/2 restored"),
+            .contains("dev: 9/9 artifacts identical; canaries 2/2 detected, 2/2 restored"),
         "{}",
         out.stdout
     );
     assert!(out
         .stdout
-        .contains("prod: 8/8 artifacts identical; canaries 2/2 detected, 2/2 restored"));
+        .contains("prod: 9/9 artifacts identical; canaries 2/2 detected, 2/2 restored"));
     assert!(out.stdout.ends_with("prove: PASS\n"), "{}", out.stdout);
 }
 
@@ -363,9 +363,9 @@ fn markdown_summary_has_a_table_per_cluster_and_collapsed_diffs() {
     assert_eq!(out.code, 1);
     let md = &out.stdout;
     assert!(md.starts_with("## fluxsim diff: `HEAD"), "{md}");
-    assert!(md.contains("| `dev` | 8/8 artifacts identical |"), "{md}");
+    assert!(md.contains("| `dev` | 9/9 artifacts identical |"), "{md}");
     assert!(
-        md.contains("| `prod` | 6/8 artifacts identical, 2 changed |"),
+        md.contains("| `prod` | 7/9 artifacts identical, 2 changed |"),
         "{md}"
     );
     assert!(md.contains("### `prod`"));
@@ -518,9 +518,9 @@ fn changed_only_skips_what_did_not_change_and_reports_the_same_changes() {
     let quick_json = quick.json();
     // dev reads nothing that changed; in prod only the root (it applies cluster-vars) and
     // the one Kustomization that uses WEB_REPLICAS are rendered again.
-    assert_eq!(skipped(&quick_json, "dev").len(), 8);
+    assert_eq!(skipped(&quick_json, "dev").len(), 9);
     let prod = skipped(&quick_json, "prod");
-    assert_eq!(prod.len(), 6, "{prod:?}");
+    assert_eq!(prod.len(), 7, "{prod:?}");
     assert!(!prod.contains("flux-system/apps-wave-2"));
     assert!(!prod.contains("flux-system/flux-system"));
     assert_eq!(without_skipped(quick_json), full.json());

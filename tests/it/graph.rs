@@ -81,7 +81,7 @@ fn fleet_waves() -> Vec<Vec<String>> {
         w(&["flux-system"]),
         w(&["platform"]),
         w(&["platform-config"]),
-        w(&["apps-wave-0", "platform-config-cdi"]),
+        w(&["apps-helm", "apps-wave-0", "platform-config-cdi"]),
         w(&["apps-vms", "apps-wave-1"]),
         w(&["apps-wave-2"]),
     ]
@@ -129,11 +129,11 @@ fn fleet_text_prints_the_waves_per_cluster() {
     let out = fluxsim(&["graph", "testdata/fleet", "--cluster", "dev"]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let expected = "\
-cluster dev: all 8 Kustomizations become Ready in 6 waves
+cluster dev: all 9 Kustomizations become Ready in 6 waves
   wave 0: flux-system/flux-system
   wave 1: flux-system/platform
   wave 2: flux-system/platform-config
-  wave 3: flux-system/apps-wave-0, flux-system/platform-config-cdi
+  wave 3: flux-system/apps-helm, flux-system/apps-wave-0, flux-system/platform-config-cdi
   wave 4: flux-system/apps-vms, flux-system/apps-wave-1
   wave 5: flux-system/apps-wave-2
 0 findings (0 errors, 0 warnings, 0 info)

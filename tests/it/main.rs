@@ -12,6 +12,7 @@ mod conformance;
 mod diff;
 mod envsubst_robustness;
 mod graph;
+mod helm;
 mod in_place;
 mod kustomize_version;
 mod native_builder;

@@ -430,7 +430,7 @@ fn auto_builder_renders_the_fleet_exactly_as_the_kustomize_binary() {
     assert_eq!(auto_code, 0);
     assert_eq!(kustomize_code, 0);
     let (a, k) = (digests(&auto), digests(&kustomize));
-    assert_eq!(a.len(), 16);
+    assert_eq!(a.len(), 18);
     assert!(a.iter().all(|(_, _, sha)| !sha.is_empty()), "{a:#?}");
     assert_eq!(a, k);
 }
@@ -444,7 +444,7 @@ fn native_builder_alone_renders_the_fleet_with_its_flux_name_prefix_as_the_kusto
     assert_eq!(native_code, 0, "{native:#?}");
     assert_eq!(kustomize_code, 0);
     let (n, k) = (digests(&native), digests(&kustomize));
-    assert_eq!(n.len(), 16);
+    assert_eq!(n.len(), 18);
     assert!(n.iter().all(|(_, _, sha)| !sha.is_empty()), "{n:#?}");
     assert_eq!(n, k);
 }

@@ -35,7 +35,7 @@ fn tracking_origins_does_not_change_any_digest() {
         origins: true,
         ..RepoOptions::default()
     });
-    assert_eq!(plain.len(), 16);
+    assert_eq!(plain.len(), 18);
     assert_eq!(plain, tracked);
 }
 

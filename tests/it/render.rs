@@ -150,8 +150,8 @@ fn every_fleet_kustomization_renders_in_both_discovered_clusters_with_documented
     let counts = documented_object_counts();
     assert_eq!(
         counts.len(),
-        8,
-        "the README documents 8 Kustomizations: {counts:?}"
+        9,
+        "the README documents 9 Kustomizations: {counts:?}"
     );
     let all = kustomizations(&b.json);
     for cluster in CLUSTERS {
@@ -731,14 +731,14 @@ fn each_distinct_kustomize_build_runs_once_per_render() {
     let dirs = builder.dirs.into_inner().unwrap();
 
     let pairs: Vec<_> = r.clusters.iter().flat_map(|c| &c.kustomizations).collect();
-    assert_eq!(pairs.len(), 16);
+    assert_eq!(pairs.len(), 18);
     // A build's input is its path plus the kustomization fluxsim generated for it.
     let distinct: BTreeSet<(Option<String>, Option<String>)> = pairs
         .iter()
         .map(|k| (k.build_path.clone(), k.generated.clone()))
         .collect();
-    // The two roots differ; the seven Kustomizations of clusters/base are shared.
-    assert_eq!(distinct.len(), 2 + 7, "{distinct:#?}");
+    // The two roots differ; the eight Kustomizations of clusters/base are shared.
+    assert_eq!(distinct.len(), 2 + 8, "{distinct:#?}");
     // Substituted objects are printed again by kustomize in their own temp directory.
     let is_reprint = |d: &&PathBuf| d.to_string_lossy().contains("fluxsim-postbuild-");
     let source_builds = dirs.iter().filter(|d| !is_reprint(d)).count();
