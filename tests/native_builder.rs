@@ -315,7 +315,7 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 38, "{found:#?}");
+    assert_eq!(found.len(), 39, "{found:#?}");
 }
 
 #[test]
@@ -331,6 +331,14 @@ fn a_generator_from_env_files_is_unsupported_not_guessed() {
         matches!(&err, NativeError::Unsupported { feature, .. } if feature.contains("envs")),
         "{err}"
     );
+}
+
+// kyaml/yaml/datamap.go encodeBase64 (via api/internal/generators/secret.go): Secret data
+// is cut into 70-column lines once its base64 is 70 characters or more (52-byte values), and
+// the hash suffix is computed over the wrapped text.
+#[test]
+fn secret_data_base64_wraps_at_70_columns_from_52_bytes_and_the_hash_follows() {
+    assert_fixture("secret-base64");
 }
 
 #[test]

@@ -85,7 +85,7 @@ pub(crate) fn generate(
             )));
         }
         let value = if secret {
-            base64::engine::general_purpose::STANDARD.encode(v.as_bytes())
+            encode_base64(v.as_bytes())
         } else {
             v
         };
@@ -122,6 +122,24 @@ pub(crate) fn generate(
     let mut r = Resource::from_document(Node::Map(obj), file)?;
     r.needs_hash = !args.options.disable_name_suffix_hash;
     Ok(r)
+}
+
+/// kyaml's `encodeBase64` (`kyaml/yaml/datamap.go`): standard base64, cut into lines of 70
+/// characters each ending in `\n` once the text is 70 characters or longer (a value of 52
+/// bytes or more); shorter text has no line break at all.
+pub(crate) fn encode_base64(bytes: &[u8]) -> String {
+    const LINE: usize = 70;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(bytes);
+    if encoded.len() < LINE {
+        return encoded;
+    }
+    let mut out = String::with_capacity(encoded.len() + encoded.len() / LINE + 1);
+    for chunk in encoded.as_bytes().chunks(LINE) {
+        // Base64 is ASCII: every chunk is a whole string.
+        out.push_str(std::str::from_utf8(chunk).unwrap_or_default());
+        out.push('\n');
+    }
+    out
 }
 
 fn string_map(pairs: &[(String, String)]) -> Node {
