@@ -315,20 +315,31 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 39, "{found:#?}");
+    assert_eq!(found.len(), 41, "{found:#?}");
+}
+
+// api/resmap/reswrangler.go appendReplaceOrMerge and api/resource/resource.go
+// CopyMergeMetaDataFieldsFrom / MergeDataMapFrom (behavior merge|replace: the old object's
+// name, namespace and build annotations, a hash only when both ask for one); api/kv/kv.go
+// keyValuesFromLines (env files: BOM, comments, leading blanks, quotes and trailing blanks
+// kept, CRLF); api/types/generatoroptions.go MergeGlobalOptionsIntoLocal (local keys win).
+#[test]
+fn generator_behavior_merge_replace_env_files_and_per_generator_options() {
+    assert_fixture("generator-behavior/base");
+    assert_fixture("generator-behavior/overlay");
 }
 
 #[test]
-fn a_generator_from_env_files_is_unsupported_not_guessed() {
+fn a_generator_behavior_kustomize_does_not_know_is_unsupported_not_guessed() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("kustomization.yaml"),
-        "configMapGenerator:\n- name: x\n  envs: [a.env]\n",
+        "configMapGenerator:\n- name: x\n  behavior: upsert\n  literals: [a=1]\n",
     )
     .unwrap();
     let err = build_native(dir.path()).unwrap_err();
     assert!(
-        matches!(&err, NativeError::Unsupported { feature, .. } if feature.contains("envs")),
+        matches!(&err, NativeError::Unsupported { feature, .. } if feature.contains("behavior")),
         "{err}"
     );
 }

@@ -73,11 +73,26 @@ pub(crate) struct GenOptions {
     pub(crate) immutable: bool,
 }
 
+/// What a generated object does to one already there with its id (`types.GenerationBehavior`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Behavior {
+    /// `create` (or unset): the id must be new.
+    #[default]
+    Create,
+    /// `merge`: data, labels and annotations merge into the existing object's.
+    Merge,
+    /// `replace`: the object replaces the existing one, keeping its name and namespace.
+    Replace,
+}
+
 /// One `configMapGenerator` or `secretGenerator` entry.
 #[derive(Debug, Clone)]
 pub(crate) struct GeneratorArgs {
     pub(crate) name: String,
     pub(crate) namespace: Option<String>,
+    pub(crate) behavior: Behavior,
+    /// `envs` (and the deprecated `env`, appended to them as `FixKustomization` does).
+    pub(crate) envs: Vec<String>,
     pub(crate) literals: Vec<String>,
     pub(crate) files: Vec<String>,
     pub(crate) secret_type: Option<String>,
@@ -430,27 +445,37 @@ fn gen_options(v: &Value) -> Result<GenOptions, String> {
                 o.annotations = string_map(value).ok_or("generatorOptions annotations")?;
             }
             "disableNameSuffixHash" => {
-                o.disable_name_suffix_hash = value.as_bool().unwrap_or(false);
+                o.disable_name_suffix_hash = flag(value, "generatorOptions disableNameSuffixHash")?;
             }
-            "immutable" => o.immutable = value.as_bool().unwrap_or(false),
+            "immutable" => o.immutable = flag(value, "generatorOptions immutable")?,
             other => return Err(format!("generatorOptions `{other}`")),
         }
     }
     Ok(o)
 }
 
+/// A boolean option (`null` is false, as `omitempty` reads it; anything else but a
+/// boolean fails kustomize's strict unmarshal, and is left to it).
+fn flag(value: &Value, what: &str) -> Result<bool, String> {
+    match value {
+        Value::Null => Ok(false),
+        Value::Bool(b) => Ok(*b),
+        _ => Err(format!("{what} that is not a boolean")),
+    }
+}
+
 /// `types.MergeGlobalOptionsIntoLocal`: global labels and annotations fill in keys the
-/// generator does not set; a key set in both is left to kustomize (not reproduced here).
+/// generator does not set (a key set in both keeps the generator's value); either side
+/// turning `disableNameSuffixHash` or `immutable` on turns it on.
 fn merge_options(local: &mut GenOptions, global: &GenOptions) -> Result<(), String> {
     for (mine, theirs) in [
         (&mut local.labels, &global.labels),
         (&mut local.annotations, &global.annotations),
     ] {
         for (k, v) in theirs {
-            if mine.iter().any(|(mk, _)| mk == k) {
-                return Err("a generator option set both globally and locally".into());
+            if !mine.iter().any(|(mk, _)| mk == k) {
+                mine.push((k.clone(), v.clone()));
             }
-            mine.push((k.clone(), v.clone()));
         }
     }
     local.disable_name_suffix_hash |= global.disable_name_suffix_hash;
@@ -463,9 +488,12 @@ fn generators(v: &Value, secret: bool) -> Result<Vec<GeneratorArgs>, String> {
     let mut out = Vec::new();
     for item in list {
         let obj = item.as_object().ok_or("generators")?;
+        let mut env = None;
         let mut g = GeneratorArgs {
             name: String::new(),
             namespace: None,
+            behavior: Behavior::Create,
+            envs: Vec::new(),
             literals: Vec::new(),
             files: Vec::new(),
             secret_type: None,
@@ -480,7 +508,22 @@ fn generators(v: &Value, secret: bool) -> Result<Vec<GeneratorArgs>, String> {
                 "namespace" => {
                     g.namespace = Some(value.as_str().ok_or("generator namespace")?.to_string());
                 }
-                "behavior" if value == "create" => {}
+                "behavior" => {
+                    g.behavior = match value.as_str() {
+                        Some("create") => Behavior::Create,
+                        Some("merge") => Behavior::Merge,
+                        Some("replace") => Behavior::Replace,
+                        _ => {
+                            return Err(
+                                "a generator behavior other than create, merge or replace".into()
+                            )
+                        }
+                    };
+                }
+                "envs" => g.envs.extend(strings(value).ok_or("generator envs")?),
+                "env" => {
+                    env = Some(value.as_str().ok_or("generator env")?.to_string());
+                }
                 "literals" => g.literals = strings(value).ok_or("generator literals")?,
                 "files" => g.files = strings(value).ok_or("generator files")?,
                 "options" => g.options = gen_options(value)?,
@@ -490,6 +533,8 @@ fn generators(v: &Value, secret: bool) -> Result<Vec<GeneratorArgs>, String> {
                 other => return Err(format!("generator `{other}`")),
             }
         }
+        // `Kustomization.FixKustomization`: the deprecated `env` goes after `envs`.
+        g.envs.extend(env);
         if g.name.is_empty() {
             return Err("a generator without a name".into());
         }

@@ -193,10 +193,10 @@ fn accumulate(
     }
     let mut generated = Vec::new();
     for g in &k.config_maps {
-        generated.push(generate(vfs, g, false, &k.dir, &file)?);
+        generated.push((generate(vfs, g, false, &k.dir, &file)?, g.behavior));
     }
     for g in &k.secrets {
-        generated.push(generate(vfs, g, true, &k.dir, &file)?);
+        generated.push((generate(vfs, g, true, &k.dir, &file)?, g.behavior));
     }
     if let Some(o) = origin {
         // `runGenerators`: a generated object's origin is the kustomization file that
@@ -207,7 +207,7 @@ fn accumulate(
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let configured_in = plain_origin_path(&origin_join(o, &name), &file)?;
-        for r in &mut generated {
+        for (r, _) in &mut generated {
             let generator = if r.kind() == "Secret" {
                 "SecretGenerator"
             } else {
@@ -221,7 +221,7 @@ fn accumulate(
             );
         }
     }
-    absorb_all(acc, generated)?;
+    absorb_all(acc, generated, &file)?;
     // configureBuiltinTransformers order: patchesStrategicMerge, patches, namespace,
     // prefix/suffix, labels (each `labels` entry, then commonLabels), annotations,
     // patchesJson6902, replicas, images.
