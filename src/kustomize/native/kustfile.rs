@@ -280,7 +280,7 @@ pub(crate) fn load(vfs: &Vfs, dir: &Path) -> Result<Kustomization, NativeError> 
     if let Some(global) = obj.get("generatorOptions").filter(|v| !is_empty(v)) {
         let global = gen_options(global).map_err(|w| unsupported(&w))?;
         for g in k.config_maps.iter_mut().chain(k.secrets.iter_mut()) {
-            merge_options(&mut g.options, &global).map_err(|w| unsupported(&w))?;
+            merge_options(&mut g.options, &global);
         }
     }
     Ok(k)
@@ -467,7 +467,7 @@ fn flag(value: &Value, what: &str) -> Result<bool, String> {
 /// `types.MergeGlobalOptionsIntoLocal`: global labels and annotations fill in keys the
 /// generator does not set (a key set in both keeps the generator's value); either side
 /// turning `disableNameSuffixHash` or `immutable` on turns it on.
-fn merge_options(local: &mut GenOptions, global: &GenOptions) -> Result<(), String> {
+fn merge_options(local: &mut GenOptions, global: &GenOptions) {
     for (mine, theirs) in [
         (&mut local.labels, &global.labels),
         (&mut local.annotations, &global.annotations),
@@ -480,7 +480,6 @@ fn merge_options(local: &mut GenOptions, global: &GenOptions) -> Result<(), Stri
     }
     local.disable_name_suffix_hash |= global.disable_name_suffix_hash;
     local.immutable |= global.immutable;
-    Ok(())
 }
 
 fn generators(v: &Value, secret: bool) -> Result<Vec<GeneratorArgs>, String> {
