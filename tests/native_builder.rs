@@ -295,6 +295,14 @@ fn patch_target_kinds_groups_and_versions_are_anchored_regular_expressions() {
     assert_fixture("patch-target-regex");
 }
 
+// api/resmap/reswrangler.go Select (original or current namespace and name, then
+// MatchesLabelSelector / MatchesAnnotationSelector) and the selector grammar of
+// kyaml/yaml/internal/k8sgen/pkg/labels/selector.go (=, ==, !=, in, notin, exists, !key).
+#[test]
+fn patch_targets_select_by_label_and_annotation_selectors_and_namespace() {
+    assert_fixture("patch-selectors");
+}
+
 #[test]
 fn every_fixture_directory_has_a_test() {
     // A fixture added without a test above would go unchecked.
@@ -315,7 +323,7 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 41, "{found:#?}");
+    assert_eq!(found.len(), 42, "{found:#?}");
 }
 
 // api/resmap/reswrangler.go appendReplaceOrMerge and api/resource/resource.go

@@ -38,6 +38,9 @@ pub(crate) struct Selector {
     pub(crate) version: Option<String>,
     pub(crate) kind: Option<String>,
     pub(crate) name: Option<String>,
+    pub(crate) namespace: Option<String>,
+    pub(crate) label_selector: Option<String>,
+    pub(crate) annotation_selector: Option<String>,
 }
 
 /// Which kind of patch a field accepts.
@@ -338,7 +341,7 @@ fn label_sets(v: &Value) -> Result<Vec<LabelSet>, String> {
     Ok(out)
 }
 
-fn selector(v: &Value) -> Result<Selector, String> {
+pub(crate) fn selector(v: &Value) -> Result<Selector, String> {
     let obj = v.as_object().ok_or("a patch target")?;
     let mut s = Selector::default();
     for (key, value) in obj {
@@ -354,6 +357,9 @@ fn selector(v: &Value) -> Result<Selector, String> {
             "version" => s.version = Some(text),
             "kind" => s.kind = Some(text),
             "name" => s.name = Some(text),
+            "namespace" => s.namespace = Some(text),
+            "labelSelector" => s.label_selector = Some(text),
+            "annotationSelector" => s.annotation_selector = Some(text),
             other => return Err(format!("patch target `{other}`")),
         }
     }

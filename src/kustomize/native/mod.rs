@@ -17,6 +17,7 @@ mod patch;
 mod printer;
 mod reader;
 mod resource;
+mod selector;
 mod target;
 pub mod vfs;
 

@@ -7,12 +7,11 @@
 //! carry none of kyaml's associative keys; anything else (built-in kinds with lists, `$patch`
 //! directives, empty collections) is left to kustomize.
 
-use regex::Regex;
-
-use super::kustfile::{PatchKind, PatchSpec, Selector};
+use super::kustfile::{PatchKind, PatchSpec};
 use super::node::{Map, Node};
 use super::reader::{read_documents, ReadError};
 use super::resource::{effective_namespace, known_namespace, Gvk, Resource};
+use super::selector::SelectorRegex;
 use super::NativeError;
 
 /// Applies one `patches:` entry.
@@ -57,9 +56,9 @@ pub(crate) fn apply_patch(
         let Node::Seq(ops) = Node::from_json(&value) else {
             return Err(unsupported("a JSON 6902 patch that is not a list"));
         };
-        let matcher = TargetMatcher::new(target).map_err(|w| unsupported(&w))?;
+        let matcher = SelectorRegex::new(target).map_err(|w| unsupported(&w))?;
         for r in resources.iter_mut() {
-            if !matcher.matches(r) {
+            if !matcher.selects_for_patch(r).map_err(|w| unsupported(&w))? {
                 continue;
             }
             if r.needs_hash {
@@ -108,10 +107,14 @@ pub(crate) fn apply_patch(
             return Err(unsupported("a strategic-merge patch without metadata.name"));
         };
         let targets: Vec<usize> = if let Some(t) = &spec.target {
-            let matcher = TargetMatcher::new(t).map_err(|w| unsupported(&w))?;
-            (0..resources.len())
-                .filter(|&i| matcher.matches(&resources[i]))
-                .collect()
+            let matcher = SelectorRegex::new(t).map_err(|w| unsupported(&w))?;
+            let mut selected = Vec::new();
+            for (i, r) in resources.iter().enumerate() {
+                if matcher.selects_for_patch(r).map_err(|w| unsupported(&w))? {
+                    selected.push(i);
+                }
+            }
+            selected
         } else {
             find_by_any_id(resources, patch, kind, name).map_err(|e| match e {
                 NativeError::Unsupported { feature, .. } => unsupported(&feature),
@@ -330,49 +333,6 @@ fn strip_nulls(n: &Node) -> Node {
             .map(|(k, v)| (k.clone(), strip_nulls(v)))
             .collect())),
         other => other.clone(),
-    }
-}
-
-/// A `target:` selector, compiled (`types.NewSelectorRegex`: group, version, kind and name
-/// are anchored regular expressions).
-struct TargetMatcher {
-    group: Option<Regex>,
-    version: Option<Regex>,
-    kind: Option<Regex>,
-    name: Option<Regex>,
-}
-
-impl TargetMatcher {
-    fn new(selector: &Selector) -> Result<Self, String> {
-        let compile = |field: &str, pattern: &Option<String>| -> Result<Option<Regex>, String> {
-            pattern
-                .as_ref()
-                .map(|p| {
-                    Regex::new(&format!("^(?:{p})$"))
-                        .map_err(|_| format!("a target {field} regex `{p}`"))
-                })
-                .transpose()
-        };
-        Ok(TargetMatcher {
-            group: compile("group", &selector.group)?,
-            version: compile("version", &selector.version)?,
-            kind: compile("kind", &selector.kind)?,
-            name: compile("name", &selector.name)?,
-        })
-    }
-
-    fn matches(&self, r: &Resource) -> bool {
-        let gvk = r.gvk();
-        let matches =
-            |re: &Option<Regex>, have: &str| re.as_ref().is_none_or(|re| re.is_match(have));
-        matches(&self.group, &gvk.group)
-            && matches(&self.version, &gvk.version)
-            && matches(&self.kind, &gvk.kind)
-            // `resWrangler.Select`: the original name, or the current one.
-            && self
-                .name
-                .as_ref()
-                .is_none_or(|re| re.is_match(r.org_name()) || re.is_match(r.name()))
     }
 }
 
