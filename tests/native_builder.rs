@@ -303,6 +303,16 @@ fn patch_targets_select_by_label_and_annotation_selectors_and_namespace() {
     assert_fixture("patch-selectors");
 }
 
+// api/filters/replacement/replacement.go (getReplacement, applyReplacement,
+// copyValueToTarget, setFieldValue), kyaml/yaml/match.go PathMatcher (unanchored regex in
+// `[name=value]`, `*`, create), api/types/replacement.go (select/reject),
+// api/internal/builtins/ReplacementTransformer.go (`path:` files, a list or one mapping).
+#[test]
+fn replacements_copy_sources_into_selected_targets_as_kustomize() {
+    assert_fixture("replacements");
+    assert_fixture("replacements/base");
+}
+
 #[test]
 fn every_fixture_directory_has_a_test() {
     // A fixture added without a test above would go unchecked.
@@ -323,7 +333,7 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 42, "{found:#?}");
+    assert_eq!(found.len(), 44, "{found:#?}");
 }
 
 // api/resmap/reswrangler.go appendReplaceOrMerge and api/resource/resource.go

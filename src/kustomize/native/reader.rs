@@ -220,6 +220,14 @@ fn unsupported(what: &str) -> ReadError {
     ReadError::Unsupported(what.to_string())
 }
 
+/// An untagged plain scalar's text as go-yaml v3 resolves it (a field that kyaml creates
+/// without a tag, then reads back when it prints).
+pub(crate) fn resolve_plain(value: &str) -> Result<Node, String> {
+    scalar(value, ScalarStyle::Plain).map_err(|e| match e {
+        ReadError::Syntax(m) | ReadError::Unsupported(m) => m,
+    })
+}
+
 /// A scalar as go-yaml v3 resolves it (`resolve.go`), then as the JSON round trip leaves it.
 fn scalar(value: &str, style: ScalarStyle) -> Result<Node, ReadError> {
     check_string(value)?;

@@ -293,8 +293,8 @@ impl SelectorRegex {
             kind: compile("kind", &selector.kind)?,
             name: compile("name", &selector.name)?,
             namespace: compile("namespace", &selector.namespace)?,
-            labels: parse("labelSelector", &selector.label_selector)?,
-            annotations: parse("annotationSelector", &selector.annotation_selector)?,
+            labels: parse("labelSelector", &selector.labels)?,
+            annotations: parse("annotationSelector", &selector.annotations)?,
             id_empty: false,
             meta_empty: false,
         };

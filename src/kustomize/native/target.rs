@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use super::filters::{
-    add_annotations, add_labels, add_prefix_suffix, set_images, set_namespace, set_replicas,
+    add_annotations, add_labels, add_prefix_suffix, apply_replacements, set_images, set_namespace,
+    set_replicas,
 };
 use super::generator::generate;
 use super::kustfile::{self, KustKind, Kustomization};
@@ -224,7 +225,7 @@ fn accumulate(
     absorb_all(acc, generated, &file)?;
     // configureBuiltinTransformers order: patchesStrategicMerge, patches, namespace,
     // prefix/suffix, labels (each `labels` entry, then commonLabels), annotations,
-    // patchesJson6902, replicas, images.
+    // patchesJson6902, replicas, images, replacements.
     for p in k.patches_strategic_merge.iter().chain(&k.patches) {
         apply_patch(acc, p, &file)?;
     }
@@ -253,6 +254,7 @@ fn accumulate(
     for image in &k.images {
         set_images(acc, image, &file)?;
     }
+    apply_replacements(acc, &k.replacements, &file)?;
     stack.pop();
     Ok(())
 }
