@@ -313,6 +313,16 @@ fn replacements_copy_sources_into_selected_targets_as_kustomize() {
     assert_fixture("replacements/base");
 }
 
+// kyaml/yaml/merge2/merge2.go and kyaml/yaml/walk/associative_sequence.go (Prepend, as
+// api/filters/patchstrategicmerge asks): list merge keys from the schema kyaml/openapi
+// embeds (containers by name, volumeMounts by mountPath, Service ports by port and
+// protocol), $patch delete/replace, primitive merged lists (finalizers), lists without a key
+// replaced, custom resources' lists replaced, `$setElementOrder/...` kept as a field.
+#[test]
+fn strategic_merge_on_built_in_lists_follows_kyaml_merge2_and_the_embedded_schema() {
+    assert_fixture("strategic-merge-lists");
+}
+
 #[test]
 fn every_fixture_directory_has_a_test() {
     // A fixture added without a test above would go unchecked.
@@ -333,7 +343,7 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 44, "{found:#?}");
+    assert_eq!(found.len(), 45, "{found:#?}");
 }
 
 // api/resmap/reswrangler.go appendReplaceOrMerge and api/resource/resource.go

@@ -13,6 +13,7 @@ mod konfig;
 mod kustfile;
 mod nameref;
 mod node;
+mod openapi;
 mod patch;
 mod printer;
 mod reader;
