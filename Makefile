@@ -8,14 +8,14 @@ test:
 	cargo test
 
 bench:
-	cargo bench --bench envsubst
+	cargo bench -p fluxsim-envsubst
 
 fmt:
 	cargo fmt
 
 lint:
-	cargo fmt --check
-	cargo clippy --all-targets -- -D warnings
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
 
 conformance:
 	cargo run --release --example envsubst-conformance -- testdata/conformance/envsubst-public.jsonl

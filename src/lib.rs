@@ -1,6 +1,7 @@
 //! fluxsim: render, offline, exactly what Flux's kustomize-controller would apply.
 //!
-//! The pipeline is described in `DESIGN.md`; each stage is a module here.
+//! `ARCHITECTURE.md` at the repository root maps the pipeline to these modules and states the
+//! invariants they keep; each stage is a module here.
 
 pub mod artifact;
 pub mod audit;
@@ -12,7 +13,7 @@ pub mod config;
 pub mod conformance;
 pub mod digest;
 pub mod discover;
-pub mod envsubst;
+pub use ::envsubst;
 pub mod finding;
 pub mod flux;
 pub mod generate;
@@ -28,7 +29,6 @@ pub mod postbuild;
 pub mod reconcile;
 pub mod render;
 pub mod report;
-pub mod revision;
 pub mod scratch;
 pub mod source;
 #[cfg(test)]

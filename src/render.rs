@@ -45,6 +45,9 @@ pub struct RepoOptions {
     /// `--source KIND/NAMESPACE/NAME=PATH`, read (an argument that cannot be used is kept as
     /// its error, reported when the render starts).
     pub sources: Vec<Result<SourceMapping, String>>,
+    /// Counts for a progress line (see [`crate::reconcile::Progress`]), shared with whoever
+    /// watches the render.
+    pub progress: std::sync::Arc<crate::reconcile::Progress>,
 }
 
 impl Default for RepoOptions {
@@ -62,6 +65,7 @@ impl Default for RepoOptions {
             cache_dir: None,
             builder: BuilderChoice::Auto,
             sources: Vec::new(),
+            progress: std::sync::Arc::default(),
         }
     }
 }
@@ -152,10 +156,25 @@ pub fn make_builder(opts: &RepoOptions) -> Result<Box<dyn Builder>, RenderError>
     let store = opts.cache_dir.as_deref().map(Store::new);
     let binary =
         || KustomizeBinary::locate_with(opts.kustomize.as_deref(), opts.timeout, store.as_ref());
+    if let (BuilderChoice::Auto, Some(explicit)) = (opts.builder, opts.kustomize.as_deref()) {
+        if !explicit.is_file() {
+            return Err(crate::kustomize::BuildError::NotFound(format!(
+                "{}: no such file",
+                explicit.display()
+            ))
+            .into());
+        }
+    }
     Ok(match opts.builder {
         BuilderChoice::Native => Box::new(NativeBuilder),
         BuilderChoice::Kustomize => Box::new(binary()?),
-        BuilderChoice::Auto => Box::new(AutoBuilder::new(binary()?)),
+        // The binary is run only when a build is delegated to it; one named with
+        // `--kustomize` must exist, though: naming a tool that is not there is a usage error.
+        BuilderChoice::Auto => Box::new(AutoBuilder::deferred(
+            opts.kustomize.as_deref(),
+            opts.timeout,
+            store,
+        )),
     })
 }
 
@@ -355,6 +374,7 @@ pub fn render_tree_with(
         strict_sources: opts.strict_sources,
         origins: opts.origins,
         reuse: prior.reuse.clone(),
+        progress: opts.progress.clone(),
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs)
@@ -364,15 +384,17 @@ pub fn render_tree_with(
     let mut renders = std::thread::scope(|scope| {
         // A progress line on stderr, only for people watching a terminal.
         if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-            let (done, n) = (&done, clusters.len());
+            let (done, n, progress) = (&done, clusters.len(), ropts.progress.clone());
             scope.spawn(move || {
                 let bar = indicatif::ProgressBar::new_spinner();
                 let start = std::time::Instant::now();
                 while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                    // Running totals: the number of Kustomizations is only known once the
-                    // fixed point ends.
+                    // The total is what the clusters are known to apply so far: it grows while
+                    // the fixed point finds Kustomizations applied by others.
+                    let (rendered, found) = progress.counts();
                     bar.set_message(format!(
-                        "rendering {}: {} so far, {} from the build cache, {:.1}s",
+                        "rendering {}: {rendered}/{found} Kustomizations, {} run, {} from the \
+                         build cache, {:.1}s",
                         crate::report::plural(n, "cluster"),
                         crate::report::plural(cache.builds_run(), "build"),
                         cache.stored_hits(),

@@ -1,5 +1,5 @@
 //! One test per rule, on renders made by hand (no kustomize, no files: locations fall back to
-//! the build directory). `tests/audit.rs` checks the same rules end to end, with lines.
+//! the build directory). `tests/it/audit.rs` checks the same rules end to end, with lines.
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -1,15 +1,17 @@
 //! Builds done once: each distinct input is built once per run, even when asked
 //! concurrently, and kept across runs in a persistent store ([`store`]), keyed by the digest
-//! of its input closure ([`closure`]) and the builder's identity.
+//! of its input closure ([`closure`]) and the builder's identity. Whole renders of git
+//! revisions are kept in the same store ([`revisions`]), so the base of a diff is rendered once.
 
 pub mod closure;
+pub mod revisions;
 pub mod store;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::kustomize::{Builder, Built, Job, Maker};
+use crate::kustomize::{BuildError, Builder, Built, Job, Maker};
 
 /// The running fluxsim binary, as its size and modification time: code built into fluxsim
 /// (the native builder) can change between builds of the same version, and the build cache
@@ -35,13 +37,6 @@ pub fn own_fingerprint() -> String {
 /// What one build gave, and where it was built (an error names that place).
 type Done = (Built, PathBuf);
 
-/// Builds each distinct input once per run, even when asked concurrently, and keeps
-/// successful outputs in a persistent [`store::Store`] when given one.
-///
-/// A build's identity is the digest of its input closure (see [`closure`]) and the builder's
-/// identity, so the same inputs in two trees (base and head of a diff, a canary copy) or two
-/// clusters are built once. Builds whose inputs cannot be pinned down (remote bases, Helm
-/// charts) fall back to the caller's per-tree key and are never stored.
 /// One build asked of the cache.
 #[derive(Clone, Copy)]
 pub struct Request<'r, 'j> {
@@ -53,6 +48,14 @@ pub struct Request<'r, 'j> {
     pub job: &'r Job<'j>,
 }
 
+/// Builds each distinct input once per run, even when asked concurrently, and keeps
+/// outputs (and the failures the inputs decide) in a persistent [`store::Store`] when given
+/// one.
+///
+/// A build's identity is the digest of its input closure (see [`closure`]) and the builder's
+/// identity, so the same inputs in two trees (base and head of a diff, a canary copy) or two
+/// clusters are built once. Builds whose inputs cannot be pinned down (remote bases, Helm
+/// charts) fall back to the caller's per-tree key and are never stored.
 pub struct BuildCache<'b> {
     builder: &'b dyn Builder,
     identity: String,
@@ -107,28 +110,16 @@ impl<'b> BuildCache<'b> {
             map.entry(mem_key).or_default().clone()
         };
         let (built, built_in) = cell.get_or_init(|| {
-            // A stored entry is a head line (the maker's name, then a tab and why the build
-            // was delegated, when it was), a line break, and the output.
-            let stored = content
+            if let Some(built) = content
                 .as_ref()
                 .zip(self.store.as_ref())
                 .and_then(|(d, s)| s.get(d))
-                .and_then(|body| {
-                    let (head, out) = body.split_once('\n')?;
-                    let (maker, why) = match head.split_once('\t') {
-                        Some((m, w)) => (m, Some(w.to_string())),
-                        None => (head, None),
-                    };
-                    Some(Built {
-                        output: Ok(out.to_string()),
-                        maker: Maker::parse(maker)?,
-                        delegated: why,
-                    })
-                });
-            if let Some(built) = stored {
+                .and_then(|body| decode(&body))
+            {
                 self.stored_hits
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                return (built, PathBuf::new());
+                // What is stored names no folder (see `encode`): it reads the same here.
+                return (built, job.dir.clone());
             }
             self.builds
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -137,18 +128,21 @@ impl<'b> BuildCache<'b> {
             built.delegated = built
                 .delegated
                 .map(|w| w.split_whitespace().collect::<Vec<_>>().join(" "));
-            if let (Ok(out), Some(d), Some(s)) = (&built.output, &content, &self.store) {
-                let head = match &built.delegated {
-                    Some(why) => format!("{}\t{why}", built.maker.as_str()),
-                    None => built.maker.as_str().to_string(),
-                };
-                s.put(d, &format!("{head}\n{out}"));
+            let made = matches!(job.on_disk, crate::kustomize::OnDisk::Make(_));
+            if let (Some(d), Some(s)) = (&content, &self.store) {
+                if let Some(entry) = encode(&built, made) {
+                    s.put(d, &entry);
+                }
             }
             (built, job.dir.clone())
         });
+        let made = matches!(job.on_disk, crate::kustomize::OnDisk::Make(_));
         match &built.output {
-            // An error names the folder it was built in: one from another tree is rebuilt
-            // here, so the message names this tree's files.
+            // kustomize's rejection of a folder fluxsim made names only scratch paths, which
+            // are taken out of every message: it reads the same for any tree.
+            Err(BuildError::Rejected(_)) if made => built.clone(),
+            // Another error names the folder it was built in: one from another tree is
+            // rebuilt here, so the message names this tree's files.
             Err(_) if *built_in != job.dir => self.builder.build(job),
             _ => built.clone(),
         }
@@ -165,4 +159,47 @@ impl<'b> BuildCache<'b> {
     pub fn stored_hits(&self) -> usize {
         self.stored_hits.load(std::sync::atomic::Ordering::Relaxed)
     }
+}
+
+/// A build as the store keeps it, when it can be kept: a head line (the maker's name, then a
+/// tab and why the build was delegated, when it was), a line break, and the output. A
+/// failure that the build's inputs decided (kustomize's error exit, [`BuildError::Rejected`])
+/// is kept too, its head marked with `!` and its message as the body, when the build ran in
+/// a folder fluxsim made (its paths are scratch paths, which `scratch::scrub` takes out, so
+/// the message names no folder of this run). Other failures (a timeout, a missing tool, a
+/// signal) may be the machine's and are built again next time.
+fn encode(built: &Built, made: bool) -> Option<String> {
+    let head = match &built.delegated {
+        Some(why) => format!("{}\t{why}", built.maker.as_str()),
+        None => built.maker.as_str().to_string(),
+    };
+    match &built.output {
+        Ok(out) => Some(format!("{head}\n{out}")),
+        Err(BuildError::Rejected(message)) if made => {
+            Some(format!("!{head}\n{}", crate::scratch::scrub(message)))
+        }
+        Err(_) => None,
+    }
+}
+
+/// What [`encode`] wrote, or `None` for an entry it did not write.
+fn decode(body: &str) -> Option<Built> {
+    let (head, rest) = body.split_once('\n')?;
+    let (failed, head) = match head.strip_prefix('!') {
+        Some(h) => (true, h),
+        None => (false, head),
+    };
+    let (maker, why) = match head.split_once('\t') {
+        Some((m, w)) => (m, Some(w.to_string())),
+        None => (head, None),
+    };
+    Some(Built {
+        output: if failed {
+            Err(BuildError::Rejected(rest.to_string()))
+        } else {
+            Ok(rest.to_string())
+        },
+        maker: Maker::parse(maker)?,
+        delegated: why,
+    })
 }

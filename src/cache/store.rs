@@ -2,7 +2,7 @@
 //! inputs (`closure`) and the builder's identity, in a folder that survives runs (CI can cache
 //! it). Each entry carries the SHA-256 of its body; an entry that does not match, is cut
 //! short or is unreadable is treated as missing and rebuilt, never trusted. The same kind of
-//! entry keeps, in other folders, whole renders of git revisions (`crate::revision`).
+//! entry keeps, in other folders, whole renders of git revisions ([`revisions`](super::revisions)).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::render::{RenderFlags, SecretFlags};
 use super::{passed_or_finding, Outcome, Output, Status};
+use crate::cache::revisions::{render_revision, RevisionRender};
 use crate::cache::BuildCache;
 use crate::canary;
 use crate::compare::{compare_clusters, diff_revisions, DiffOptions, DiffStyle, RevisionDiff};
@@ -15,7 +16,6 @@ use crate::render::{
 };
 use crate::report::diff as report;
 use crate::report::limit::Kind;
-use crate::revision::{render_revision, RevisionRender};
 
 /// Output formats of `diff`, `compare` and `prove`.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]

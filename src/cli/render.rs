@@ -133,6 +133,7 @@ impl RenderFlags {
                 .iter()
                 .map(|a| crate::source::mapping::parse_arg(a, &self.repo))
                 .collect(),
+            progress: std::sync::Arc::default(),
         }
     }
 }

@@ -1,16 +1,27 @@
 //! The default builder: native first; any build the native builder cannot do exactly (or
 //! that fails, so that the error message is kustomize's own) is handed to the kustomize
-//! binary, with the reason.
+//! binary, with the reason. The binary is looked for up front (without running it) and run
+//! (its version probed) at the first delegation: a render that delegates nothing needs no
+//! kustomize on the machine.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
 
 use super::native::build_native_in;
-use super::{Builder, Built, Job, KustomizeBinary, Maker};
+use super::{BuildError, Builder, Built, Job, KustomizeBinary, Maker};
+use crate::cache::store::Store;
 
 /// Native first; any build it cannot do exactly (or that fails, so the error message is
 /// kustomize's own) is handed to the kustomize binary.
 pub struct AutoBuilder {
-    binary: KustomizeBinary,
+    /// Where the binary is (found without running it), or why there is none.
+    program: Result<PathBuf, BuildError>,
+    timeout: Duration,
+    store: Option<Store>,
+    /// The binary, opened at the first delegation.
+    binary: OnceLock<Result<KustomizeBinary, BuildError>>,
     native_builds: AtomicUsize,
     delegated: AtomicUsize,
 }
@@ -19,10 +30,42 @@ impl AutoBuilder {
     /// An auto builder delegating to `binary`.
     pub fn new(binary: KustomizeBinary) -> Self {
         AutoBuilder {
-            binary,
+            program: Ok(binary.program().to_path_buf()),
+            timeout: binary.timeout(),
+            store: None,
+            binary: OnceLock::from(Ok(binary)),
             native_builds: AtomicUsize::new(0),
             delegated: AtomicUsize::new(0),
         }
+    }
+
+    /// An auto builder that delegates to the kustomize `explicit` names (else the one on
+    /// PATH, else kubectl), run only when a build needs it; its probed version is kept in
+    /// `store`.
+    pub fn deferred(
+        explicit: Option<&std::path::Path>,
+        timeout: Duration,
+        store: Option<Store>,
+    ) -> Self {
+        AutoBuilder {
+            program: KustomizeBinary::find(explicit),
+            timeout,
+            store,
+            binary: OnceLock::new(),
+            native_builds: AtomicUsize::new(0),
+            delegated: AtomicUsize::new(0),
+        }
+    }
+
+    /// The binary, opened on first use.
+    fn binary(&self) -> Result<&KustomizeBinary, BuildError> {
+        self.binary
+            .get_or_init(|| {
+                let program = self.program.clone()?;
+                KustomizeBinary::open(program, self.timeout, self.store.as_ref())
+            })
+            .as_ref()
+            .map_err(Clone::clone)
     }
 }
 
@@ -42,18 +85,36 @@ impl Builder for AutoBuilder {
         };
         self.delegated.fetch_add(1, Ordering::Relaxed);
         Built {
-            output: job.disk_dir().and_then(|dir| self.binary.run(&dir)),
+            output: self
+                .binary()
+                .and_then(|binary| job.disk_dir().and_then(|dir| binary.run(&dir))),
             maker: Maker::Kustomize,
             delegated: Some(why.to_string()),
         }
     }
 
     fn describe(&self) -> String {
-        format!("auto: native, delegating to {}", self.binary.describe())
+        match (&self.program, self.binary()) {
+            (Err(e), _) => format!("auto: native, with no kustomize to delegate to ({e})"),
+            (Ok(_), Ok(binary)) => format!("auto: native, delegating to {}", binary.describe()),
+            (Ok(program), Err(e)) => {
+                format!("auto: native, delegating to {} ({e})", program.display())
+            }
+        }
     }
 
+    /// The binary by what it is on disk (its path, size and modification time), not by
+    /// running it: a cached build's key is known before anything is delegated.
     fn identity(&self) -> String {
-        format!("{} {}", self.describe(), crate::cache::own_fingerprint())
+        let binary = match &self.program {
+            Ok(program) => KustomizeBinary::stamp(program)
+                .unwrap_or_else(|| format!("unreadable {}", program.display())),
+            Err(_) => "no kustomize".to_string(),
+        };
+        format!(
+            "auto: native, delegating to {binary} {}",
+            crate::cache::own_fingerprint()
+        )
     }
 
     fn stats(&self) -> Option<String> {

@@ -98,18 +98,25 @@ impl KustomizeBinary {
         timeout: Duration,
         store: Option<&crate::cache::store::Store>,
     ) -> Result<Self, BuildError> {
-        let program = match explicit {
-            Some(p) => p.to_path_buf(),
+        Self::open(Self::find(explicit)?, timeout, store)
+    }
+
+    /// Where kustomize is, without running it: `explicit` when given, else `kustomize` on
+    /// PATH, else `kubectl`.
+    pub fn find(explicit: Option<&Path>) -> Result<PathBuf, BuildError> {
+        match explicit {
+            Some(p) => Ok(p.to_path_buf()),
             None => on_path("kustomize")
                 .or_else(|| on_path("kubectl"))
-                .ok_or_else(|| BuildError::NotFound("neither is on PATH".into()))?,
-        };
-        let is_kubectl = program
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("kubectl"));
-        let subcommand = if is_kubectl { "kustomize" } else { "build" };
-        let key = std::fs::metadata(&program).ok().map(|m| {
+                .ok_or_else(|| BuildError::NotFound("neither is on PATH".into())),
+        }
+    }
+
+    /// What identifies `program` without running it (its path, size and modification
+    /// time, digested), or `None` when it cannot be read.
+    #[must_use]
+    pub fn stamp(program: &Path) -> Option<String> {
+        std::fs::metadata(program).ok().map(|m| {
             let mtime = m
                 .modified()
                 .ok()
@@ -118,7 +125,23 @@ impl KustomizeBinary {
             crate::digest::sha256_hex(
                 format!("tool\0{}\0{}\0{mtime}", program.display(), m.len()).as_bytes(),
             )
-        });
+        })
+    }
+
+    /// The binary at `program`, its version probed (or read from `store`, where it is kept
+    /// under the program's [`stamp`](Self::stamp)) and warned about when it is not the one
+    /// fluxsim reproduces.
+    pub fn open(
+        program: PathBuf,
+        timeout: Duration,
+        store: Option<&crate::cache::store::Store>,
+    ) -> Result<Self, BuildError> {
+        let is_kubectl = program
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("kubectl"));
+        let subcommand = if is_kubectl { "kustomize" } else { "build" };
+        let key = Self::stamp(&program);
         let known = key.as_ref().zip(store).and_then(|(k, s)| s.get(k));
         let version = if let Some(v) = known {
             v
@@ -158,6 +181,18 @@ impl KustomizeBinary {
             text.trim().to_string()
         };
         Ok(version)
+    }
+
+    /// Where the binary is.
+    #[must_use]
+    pub fn program(&self) -> &Path {
+        &self.program
+    }
+
+    /// How long a build may run.
+    #[must_use]
+    pub fn timeout(&self) -> Duration {
+        self.timeout
     }
 
     /// The kustomize version reported by the binary.
@@ -219,9 +254,14 @@ impl KustomizeBinary {
         let out = out_reader.join().unwrap_or_default();
         let err = err_reader.join().unwrap_or_default();
         if !status.success() {
-            return Err(BuildError::Failed(clean_error(&String::from_utf8_lossy(
-                &err,
-            ))));
+            let message = clean_error(&String::from_utf8_lossy(&err));
+            // kustomize's own error exit (cobra's): the inputs decided it. Anything else (a
+            // signal, a crash of the Go runtime) may be the machine's.
+            return Err(if status.code() == Some(1) {
+                BuildError::Rejected(message)
+            } else {
+                BuildError::Failed(message)
+            });
         }
         String::from_utf8(out).map_err(|_| BuildError::Failed("output is not UTF-8".into()))
     }

@@ -25,9 +25,13 @@ pub enum BuildError {
          or kubectl, or pass --kustomize PATH ({0})"
     )]
     NotFound(String),
-    /// kustomize ran and failed.
+    /// kustomize ran and failed, or could not be run to the end.
     #[error("kustomize build failed: {0}")]
     Failed(String),
+    /// kustomize rejected the build with its error exit: its inputs decided it, so the
+    /// failure is kept in the build cache like an output.
+    #[error("kustomize build failed: {0}")]
+    Rejected(String),
     /// kustomize ran longer than the timeout.
     #[error("kustomize build timed out after {0:?}")]
     Timeout(Duration),

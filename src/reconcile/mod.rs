@@ -55,6 +55,37 @@ pub struct RenderOptions {
     pub origins: bool,
     /// Reuse base renders whose inputs did not change (`diff --changed-only`).
     pub reuse: Option<std::sync::Arc<Reuse>>,
+    /// Counts for a progress line, updated as the clusters render.
+    pub progress: std::sync::Arc<Progress>,
+}
+
+/// How far a render is, for a progress line: the Kustomizations found so far on every
+/// cluster (the total grows while the fixed point discovers what the clusters apply) and
+/// how many of those are rendered.
+#[derive(Debug, Default)]
+pub struct Progress {
+    found: std::sync::atomic::AtomicUsize,
+    rendered: std::sync::atomic::AtomicUsize,
+}
+
+impl Progress {
+    /// Counts the ids not in `seen` yet as found (and adds them to it).
+    fn found_among<'i>(
+        &self,
+        seen: &mut std::collections::BTreeSet<NamespacedName>,
+        ids: impl Iterator<Item = &'i NamespacedName>,
+    ) {
+        let new = ids.filter(|id| seen.insert((*id).clone())).count();
+        self.found
+            .fetch_add(new, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Kustomizations rendered, and found so far.
+    #[must_use]
+    pub fn counts(&self) -> (usize, usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.rendered.load(Relaxed), self.found.load(Relaxed))
+    }
 }
 
 /// How many steps the fixed point may take before what still changes is reported.
@@ -128,7 +159,15 @@ fn render_round(
         .map(|r| r.kustomization.id.clone())
         .collect();
     for ((_, _, key), r) in todo.into_iter().zip(rendered) {
-        renders.insert(r.kustomization.id.clone(), (key, r));
+        if renders
+            .insert(r.kustomization.id.clone(), (key, r))
+            .is_none()
+        {
+            ctx.opts
+                .progress
+                .rendered
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
     }
     ids
 }
@@ -178,6 +217,11 @@ pub fn render_cluster(
     let own_source = cluster.root.source_ref.as_ref().map(source_id);
     let own_tree = std::sync::Arc::new(SourceTree::own(fs));
     let mut generators = generator::Cache::default();
+    let inputs = generator::Inputs {
+        own: own_source.clone(),
+        own_tree: &own_tree,
+        mapped: &outside.mapped,
+    };
     let home = sources::home_of(fs, cluster);
     let (boot, boot_children, boot_notes) = bootstrap_state(&ctx, cluster, outside);
     let mut renders: BTreeMap<NamespacedName, (Key, KustomizationRender)> = BTreeMap::new();
@@ -187,9 +231,11 @@ pub fn render_cluster(
     let mut last_round: Vec<NamespacedName> = Vec::new();
     let mut strict_from = None;
     let mut cluster_strict = opts.strict;
+    let mut seen: std::collections::BTreeSet<NamespacedName> = std::collections::BTreeSet::new();
     for _ in 0..MAX_ROUNDS {
         let world = world_of(&boot, &renders);
         let known = applied_kustomizations(cluster, &renders, &boot_children);
+        opts.progress.found_among(&mut seen, known.keys());
         renders.retain(|id, _| known.contains_key(id));
         let (strict, from) = strictness(opts, outside, &world);
         strict_from = from;
@@ -202,15 +248,7 @@ pub fn render_cluster(
             other_homes,
         };
         // The ExternalArtifacts the cluster's ArtifactGenerators make from what it holds now.
-        let generated = generator::generate(
-            &world,
-            &generator::Inputs {
-                own: own_source.clone(),
-                own_tree: &own_tree,
-                mapped: &outside.mapped,
-            },
-            &mut generators,
-        );
+        let generated = generator::generate(&world, &inputs, &mut generators);
         let mut todo: Vec<(Kustomization, Option<NamespacedName>, Key)> = Vec::new();
         let mut waiting = false;
         for (id, (ks, parent)) in &known {
@@ -768,13 +806,14 @@ fn build(
         inputs: closure,
         job: &job,
     });
+    // Files named as the repository names them: the same build may have run in another
+    // cluster's overlay (shared through the cache), so any of fluxsim's folders is taken out.
+    let relative = |text: &str| {
+        crate::scratch::scrub(&text.replace(&format!("{}/", ctx.fs.root().display()), ""))
+    };
+    let delegated = built.delegated.as_deref().map(relative);
     let output = built.output.map_err(|e| {
-        // The same build may have failed in another cluster's overlay (the error is
-        // shared through the cache), so any of fluxsim's folders is taken out.
-        let mut message = e
-            .to_string()
-            .replace(&format!("{}/", ctx.fs.root().display()), "");
-        message = crate::scratch::scrub(&message);
+        let mut message = relative(&e.to_string());
         // kustomize does not say which file it could not read as a kustomization.
         if message.contains("invalid Kustomization") {
             let dir = ctx.fs.root().join(&prepared.rel_path);
@@ -796,7 +835,7 @@ fn build(
             message,
         }
     })?;
-    Ok((output, built.maker, built.delegated))
+    Ok((output, built.maker, delegated))
 }
 
 /// The output without the origin annotations fluxsim asked for (not the user), taken out

@@ -5,7 +5,7 @@
 //! Reading the user's folder (or a revision's blobs) to *make* a tree is the one place this
 //! module reads the disk directly.
 //!
-//! What is in the copy (each rule with its Flux source):
+//! What is in the tree (each rule with its Flux source):
 //! - In a git work tree, the files git tracks, with their work-tree contents (source-controller
 //!   clones the repository, so only committed paths exist); untracked, not git-ignored files
 //!   only when asked for. A revision is read from the object database instead.

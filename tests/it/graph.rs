@@ -2,14 +2,11 @@
 //! fixture under `testdata/graph/<case>` reproduces one cold-start deadlock or hazard, with
 //! the Kustomizations (and file and line) it involves named.
 //!
-//! Fixtures are copied into throw-away git repositories, as in `tests/render.rs`.
-
-#[allow(dead_code)]
-mod common;
+//! Fixtures are copied into throw-away git repositories, as in `tests/it/render.rs`.
 
 use serde_json::Value;
 
-use common::{crate_path, fluxsim, repo_from, Output};
+use crate::common::{crate_path, fluxsim, repo_from, Output};
 
 /// `fluxsim graph <copy of testdata/graph/CASE> ARGS`.
 fn graph(case: &str, args: &[&str]) -> Output {
@@ -552,7 +549,7 @@ fn flux_kinds_need_their_crds_when_the_cluster_is_not_bootstrapped() {
         text[at..].replacen("name: flux-system", "name: fleet-root", 1)
     );
     std::fs::write(&sync, renamed).unwrap();
-    common::commit_all(repo.path(), "not bootstrapped");
+    crate::common::commit_all(repo.path(), "not bootstrapped");
     let out = fluxsim(&["graph", repo.path().to_str().unwrap(), "--format", "json"]);
     let f = out.json()["findings"].as_array().unwrap().clone();
     let missing = of_rule(&f, "FS203");
@@ -574,7 +571,7 @@ fn flux_kinds_need_their_crds_when_the_cluster_is_not_bootstrapped() {
 fn with_config(case: &str, toml: &str) -> tempfile::TempDir {
     let repo = repo_from(&format!("testdata/graph/{case}"));
     std::fs::write(repo.path().join("fluxsim.toml"), toml).unwrap();
-    common::commit_all(repo.path(), "fluxsim.toml");
+    crate::common::commit_all(repo.path(), "fluxsim.toml");
     repo
 }
 
@@ -745,7 +742,7 @@ fn flux_kind_missing_from_a_rendered_gotk_components_names_the_extra_component()
          names:\n    kind: HelmRelease\n    plural: helmreleases\n  scope: Namespaced\n",
     )
     .unwrap();
-    common::commit_all(repo.path(), "gotk-components without source-watcher");
+    crate::common::commit_all(repo.path(), "gotk-components without source-watcher");
     let f = findings_in(&repo);
     assert_eq!(f.len(), 1, "{f:#?}");
     assert_eq!(f[0]["rule"], "FS203");

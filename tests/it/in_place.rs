@@ -3,12 +3,9 @@
 //! kustomize binary — and the user's files are never written.
 
 // The shared harness serves several test crates; this one uses part of it.
-#[allow(dead_code)]
-mod common;
-
 use std::fs;
 
-use common::{read_tree, repo_from};
+use crate::common::{read_tree, repo_from};
 use fluxsim::render::{make_builder, render_tree, BuilderChoice, RepoOptions};
 use fluxsim::source::{in_place, materialize, SourceOptions};
 
@@ -68,13 +65,13 @@ fn a_work_tree_read_in_place_renders_exactly_as_its_copy_and_is_not_written() {
         assert_eq!(seen, copied, "{builder:?}");
         let json: serde_json::Value = serde_json::from_str(&seen).unwrap();
         for cluster in ["dev", "prod"] {
-            let wave1 = common::kustomization(&json, cluster, "apps-wave-1");
+            let wave1 = crate::common::kustomization(&json, cluster, "apps-wave-1");
             assert_eq!(wave1["status"], "failed", "{builder:?}: {wave1:#}");
             let error = wave1["error"].as_str().unwrap();
             assert!(error.contains("apps/wave-1/untracked.yaml"), "{error}");
             // Named by its place in the source, not in fluxsim's temporary folders.
             assert!(!error.contains("fluxsim-"), "{error}");
-            let wave0 = common::kustomization(&json, cluster, "apps-wave-0");
+            let wave0 = crate::common::kustomization(&json, cluster, "apps-wave-0");
             assert_eq!(wave0["status"], "rendered");
             assert!(
                 !wave0["objects"]

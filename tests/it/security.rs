@@ -7,10 +7,7 @@ use std::path::Path;
 use std::process::Command;
 
 // The shared harness serves several test crates; this one uses part of it.
-#[allow(dead_code)]
-mod common;
-
-use common::{commit_all, kustomization, read_tree, repo_from};
+use crate::common::{commit_all, kustomization, read_tree, repo_from};
 
 /// A value put in the environment of fluxsim: were `/proc/self/environ` read, it would show.
 const ENV_MARKER: &str = "fluxsim-env-marker-7f3a1c";
@@ -25,9 +22,9 @@ fn hostile_repo() -> (tempfile::TempDir, std::path::PathBuf) {
     let top = tempfile::tempdir().unwrap();
     let repo = repo_from("testdata/hostile/read-outside");
     let root = top.path().join("repo");
-    common::copy_dir(repo.path(), &root);
-    common::git(&root, &["init", "-q", "-b", "main"]);
-    common::git(&root, &["config", "http.extraheader", GIT_MARKER]);
+    crate::common::copy_dir(repo.path(), &root);
+    crate::common::git(&root, &["init", "-q", "-b", "main"]);
+    crate::common::git(&root, &["config", "http.extraheader", GIT_MARKER]);
     let git_config = fs::canonicalize(root.join(".git/config")).unwrap();
     let k = root.join("apps/gitconfig/kustomization.yaml");
     let text = fs::read_to_string(&k).unwrap();
@@ -48,7 +45,7 @@ fn hostile_repo() -> (tempfile::TempDir, std::path::PathBuf) {
     (top, root)
 }
 
-fn run(root: &Path, cache: &Path, out: &Path, builder: &str) -> common::Output {
+fn run(root: &Path, cache: &Path, out: &Path, builder: &str) -> crate::common::Output {
     let o = Command::new(env!("CARGO_BIN_EXE_fluxsim"))
         .args([
             "render",
@@ -65,7 +62,7 @@ fn run(root: &Path, cache: &Path, out: &Path, builder: &str) -> common::Output {
         .current_dir(root)
         .output()
         .unwrap();
-    common::Output {
+    crate::common::Output {
         code: o.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
@@ -173,7 +170,7 @@ fn pids(file: &Path) -> Vec<String> {
 fn hanging_render(top: &Path, timeout: &str) -> (Command, std::path::PathBuf) {
     let repo = repo_from("testdata/fleet");
     let root = top.join("repo");
-    common::copy_dir(repo.path(), &root);
+    crate::common::copy_dir(repo.path(), &root);
     let tmp = top.join("tmp");
     fs::create_dir(&tmp).unwrap();
     let bin = hanging_kustomize(top);
@@ -265,7 +262,7 @@ fn a_signal_kills_kustomize_and_removes_every_temporary_folder() {
 fn runaway_substitution_fails_its_kustomization_and_audit_reports_it() {
     let repo = repo_from("testdata/hostile/unbounded");
     let dir = repo.path().to_str().unwrap();
-    let r = common::fluxsim(&["render", dir, "--format", "json"]);
+    let r = crate::common::fluxsim(&["render", dir, "--format", "json"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     let json = r.json();
     let huge = kustomization(&json, "test", "huge");
@@ -288,7 +285,7 @@ fn runaway_substitution_fails_its_kustomization_and_audit_reports_it() {
         "rendered"
     );
 
-    let a = common::fluxsim(&["audit", dir, "--format", "json"]);
+    let a = crate::common::fluxsim(&["audit", dir, "--format", "json"]);
     assert_eq!(a.code, 1, "{}", a.stderr);
     let mut found: Vec<(String, String, u64)> = a.json()["findings"]
         .as_array()

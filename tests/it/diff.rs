@@ -2,17 +2,14 @@
 //! repositories.
 
 // The shared harness serves several test crates; this one uses part of it.
-#[allow(dead_code)]
-mod common;
-
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
 
-use common::{commit_all, fluxsim_in, git, read_tree, repo_from};
+use crate::common::{commit_all, fluxsim_in, git, read_tree, repo_from};
 use serde_json::Value;
 
-fn run(repo: &Path, args: &[&str]) -> common::Output {
+fn run(repo: &Path, args: &[&str]) -> crate::common::Output {
     fluxsim_in(Some(repo), args)
 }
 
@@ -384,7 +381,7 @@ fn differing_cluster_vars(repo: &Path) -> BTreeSet<String> {
     let read = |c: &str| {
         let text =
             fs::read_to_string(repo.join(format!("clusters/{c}/cluster-vars.yaml"))).unwrap();
-        let v = &common::yaml_objects(&text)[0];
+        let v = &crate::common::yaml_objects(&text)[0];
         v["data"].as_object().unwrap().clone()
     };
     let (dev, prod) = (read("dev"), read("prod"));
@@ -397,7 +394,7 @@ fn differing_cluster_vars(repo: &Path) -> BTreeSet<String> {
 
 #[test]
 fn compare_lists_exactly_the_cluster_vars_that_differ() {
-    let fleet = common::crate_path("testdata/fleet");
+    let fleet = crate::common::crate_path("testdata/fleet");
     let out = fluxsim_in(
         None,
         &["compare", fleet.to_str().unwrap(), "--format", "json"],
@@ -464,7 +461,7 @@ fn compare_reports_a_graph_and_template_difference() {
 
 #[test]
 fn compare_needs_two_clusters() {
-    let fleet = common::crate_path("testdata/fleet");
+    let fleet = crate::common::crate_path("testdata/fleet");
     let out = fluxsim_in(
         None,
         &["compare", fleet.to_str().unwrap(), "--clusters", "dev"],

@@ -3,18 +3,15 @@
 //! renders of git revisions kept there under their tree's id.
 
 // The shared harness serves several test crates; this one uses part of it.
-#[allow(dead_code)]
-mod common;
-
 use std::fs;
 use std::path::Path;
 use std::sync::Mutex;
 
-use common::{crate_path, fluxsim};
+use crate::common::{crate_path, fluxsim};
+use fluxsim::cache::revisions::render_revision;
 use fluxsim::cache::BuildCache;
 use fluxsim::kustomize::{Builder, Built, Job};
 use fluxsim::render::{build_cache, make_builder, render_tree_cached, RepoOptions};
-use fluxsim::revision::render_revision;
 use fluxsim::source::{materialize, SourceOptions};
 
 /// A builder that counts the builds it is asked for.
@@ -181,7 +178,7 @@ fn no_cache_reads_and_writes_nothing() {
 fn each_kustomization_says_which_builder_made_it_also_from_the_cache() {
     // `replacements` is outside the native subset: that one build goes to kustomize.
     let repo = tempfile::tempdir().unwrap();
-    common::copy_dir(&crate_path("testdata/fleet"), repo.path());
+    crate::common::copy_dir(&crate_path("testdata/fleet"), repo.path());
     let file = repo.path().join("apps/wave-1/kustomization.yaml");
     let text = fs::read_to_string(&file).unwrap();
     fs::write(
@@ -204,7 +201,7 @@ fn each_kustomization_says_which_builder_made_it_also_from_the_cache() {
     assert_eq!(cold.code, 0, "{}", cold.stderr);
     let json = cold.json();
     for cluster in ["dev", "prod"] {
-        let by = |name: &str| common::kustomization(&json, cluster, name)["builtBy"].clone();
+        let by = |name: &str| crate::common::kustomization(&json, cluster, name)["builtBy"].clone();
         assert_eq!(by("apps-wave-1"), "kustomize");
         assert_eq!(by("apps-wave-0"), "native");
         assert_eq!(by("platform"), "native");
@@ -223,7 +220,7 @@ fn each_kustomization_says_which_builder_made_it_also_from_the_cache() {
     ]);
     let forced = forced.json();
     assert_eq!(
-        common::kustomization(&forced, "dev", "platform")["builtBy"],
+        crate::common::kustomization(&forced, "dev", "platform")["builtBy"],
         "kustomize"
     );
 }
@@ -234,7 +231,7 @@ fn revision_run(
     repo: &Path,
     rev: &str,
     cache_dir: &Path,
-) -> (fluxsim::revision::RevisionRender, usize) {
+) -> (fluxsim::cache::revisions::RevisionRender, usize) {
     let opts = RepoOptions {
         cache_dir: Some(cache_dir.to_path_buf()),
         ..RepoOptions::default()
@@ -246,13 +243,13 @@ fn revision_run(
 }
 
 /// Every field of every Kustomization's render, as text.
-fn everything(r: &fluxsim::revision::RevisionRender) -> String {
+fn everything(r: &fluxsim::cache::revisions::RevisionRender) -> String {
     format!("{:#?}", r.clusters)
 }
 
 #[test]
 fn a_stored_revision_render_is_reused_and_gives_the_same_render() {
-    let repo = common::repo_from("testdata/fleet");
+    let repo = crate::common::repo_from("testdata/fleet");
     let cache = tempfile::tempdir().unwrap();
     let (first, _) = revision_run(repo.path(), "HEAD", cache.path());
     assert!(!first.stored);
@@ -262,7 +259,7 @@ fn a_stored_revision_render_is_reused_and_gives_the_same_render() {
     assert_eq!(everything(&second), everything(&first));
     assert_eq!(second.known.digests, first.known.digests);
     // Keyed by the tree, not the commit: a new commit of the same files is the same render.
-    common::commit_all(repo.path(), "empty");
+    crate::common::commit_all(repo.path(), "empty");
     let (third, _) = revision_run(repo.path(), "HEAD", cache.path());
     assert!(third.stored);
     assert_ne!(third.commit, first.commit);
@@ -271,7 +268,7 @@ fn a_stored_revision_render_is_reused_and_gives_the_same_render() {
 
 #[test]
 fn a_corrupt_stored_revision_render_is_rendered_again() {
-    let repo = common::repo_from("testdata/fleet");
+    let repo = crate::common::repo_from("testdata/fleet");
     let cache = tempfile::tempdir().unwrap();
     let (first, _) = revision_run(repo.path(), "HEAD", cache.path());
     let mut entries = Vec::new();
@@ -303,13 +300,13 @@ fn a_revision_whose_build_fails_is_never_stored() {
     // buildMetadata the native builder hands over: the kustomize binary's build fails. (A
     // kustomization that is not YAML fails in Flux's generator, before any build: the tree
     // decides that, and it is stored.)
-    let repo = common::bad_fixture("bad-kustomization-yaml");
+    let repo = crate::common::bad_fixture("bad-kustomization-yaml");
     std::fs::write(
         repo.path().join("apps/broken/kustomization.yaml"),
         "resources:\n- missing.yaml\nbuildMetadata: [managedByLabel]\n",
     )
     .unwrap();
-    common::commit_all(repo.path(), "a build that fails");
+    crate::common::commit_all(repo.path(), "a build that fails");
     let cache = tempfile::tempdir().unwrap();
     let (first, _) = revision_run(repo.path(), "HEAD", cache.path());
     assert!(first
@@ -326,7 +323,7 @@ fn a_revision_whose_build_fails_is_never_stored() {
 #[test]
 fn a_revision_that_fails_before_or_after_its_builds_is_stored() {
     for case in ["undefined-var", "missing-path"] {
-        let repo = common::bad_fixture(case);
+        let repo = crate::common::bad_fixture(case);
         let cache = tempfile::tempdir().unwrap();
         let (first, _) = revision_run(repo.path(), "HEAD", cache.path());
         assert!(
@@ -341,4 +338,154 @@ fn a_revision_that_fails_before_or_after_its_builds_is_stored() {
         assert!(second.stored, "{case}");
         assert_eq!(everything(&second), everything(&first), "{case}");
     }
+}
+
+/// The fixture of [`a_revision_whose_build_fails_is_never_stored`] as a tree: `apps/broken`
+/// is handed to the kustomize binary (buildMetadata), which rejects it (a missing file).
+fn rejected_build_tree() -> (tempfile::TempDir, fluxsim::source::Tree) {
+    let repo = crate::common::bad_fixture("bad-kustomization-yaml");
+    std::fs::write(
+        repo.path().join("apps/broken/kustomization.yaml"),
+        "resources:\n- missing.yaml\nbuildMetadata: [managedByLabel]\n",
+    )
+    .unwrap();
+    crate::common::commit_all(repo.path(), "a build that fails");
+    let tree = materialize(repo.path(), &SourceOptions::default()).unwrap();
+    (repo, tree)
+}
+
+fn failures(r: &fluxsim::render::RepoRender) -> Vec<String> {
+    r.clusters
+        .iter()
+        .flat_map(|c| &c.kustomizations)
+        .filter_map(|k| match &k.status {
+            fluxsim::model::Status::Failed(e) => Some(e.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_build_kustomize_rejects_is_kept_in_the_cache_dir_like_an_output() {
+    let store = tempfile::tempdir().unwrap();
+    let opts = RepoOptions {
+        cache_dir: Some(store.path().to_path_buf()),
+        ..RepoOptions::default()
+    };
+    let run = || {
+        let (_repo, tree) = rejected_build_tree();
+        let b = counting();
+        let cache = build_cache(&b, &opts);
+        let r = render_tree_cached(tree, &cache, &opts).unwrap();
+        let built = b.dirs.lock().unwrap().len();
+        (failures(&r), built, cache.stored_hits())
+    };
+    let (first, built_first, _) = run();
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert!(first[0].contains("missing.yaml"), "{first:?}");
+    assert!(built_first > 0);
+    // Another checkout of the same content: nothing is built, the failure reads the same
+    // (it names the repository's files, not the first run's folders).
+    let (second, built_second, hits) = run();
+    assert_eq!(second, first);
+    assert_eq!(built_second, 0, "a build was run again");
+    assert_eq!(hits, built_first);
+}
+
+#[test]
+fn a_failure_that_may_be_the_machines_is_not_kept() {
+    /// A builder whose every build times out.
+    struct Slow;
+    impl Builder for Slow {
+        fn build(&self, _: &Job<'_>) -> Built {
+            Built {
+                output: Err(fluxsim::kustomize::BuildError::Timeout(
+                    std::time::Duration::from_secs(1),
+                )),
+                maker: fluxsim::kustomize::Maker::Kustomize,
+                delegated: None,
+            }
+        }
+        fn describe(&self) -> String {
+            "slow".into()
+        }
+    }
+    let store = tempfile::tempdir().unwrap();
+    let opts = RepoOptions {
+        cache_dir: Some(store.path().to_path_buf()),
+        ..RepoOptions::default()
+    };
+    for _ in 0..2 {
+        let cache = build_cache(&Slow, &opts);
+        let r = render_tree_cached(fleet_tree(), &cache, &opts).unwrap();
+        assert!(!failures(&r).is_empty());
+        assert_eq!(cache.stored_hits(), 0, "a timeout was kept");
+    }
+}
+
+// Issue 16: a delegated build is handed only its input closure (and fluxsim's kustomization
+// file), never a copy of the whole tree.
+#[test]
+fn a_delegated_build_is_given_only_its_input_closure_on_disk() {
+    /// Looks at the folder a delegated build is given, then builds it.
+    struct Looking {
+        inner: Box<dyn Builder>,
+        root: std::path::PathBuf,
+        seen: Mutex<Vec<(String, bool, bool)>>,
+    }
+    impl Builder for Looking {
+        fn build(&self, job: &Job<'_>) -> Built {
+            if job.dir.ends_with("apps/wave-1") {
+                let rel = "apps/wave-1";
+                let disk = job.disk_dir().unwrap();
+                assert!(disk.ends_with(rel), "{}", disk.display());
+                let copy_root = disk.ancestors().nth(2).unwrap();
+                assert!(
+                    !copy_root.starts_with(&self.root),
+                    "built in the tree itself"
+                );
+                self.seen.lock().unwrap().push((
+                    rel.to_string(),
+                    copy_root.join("apps/wave-1/orders").is_dir(),
+                    copy_root.join("platform").exists() || copy_root.join("clusters").exists(),
+                ));
+            }
+            self.inner.build(job)
+        }
+        fn describe(&self) -> String {
+            self.inner.describe()
+        }
+    }
+    let repo = crate::common::repo_from("testdata/fleet");
+    let k = repo.path().join("apps/wave-1/kustomization.yaml");
+    let text = fs::read_to_string(&k).unwrap() + "buildMetadata: [managedByLabel]\n";
+    fs::write(&k, text).unwrap();
+    crate::common::commit_all(repo.path(), "a build the native builder hands over");
+    let tree = fluxsim::source::in_place(repo.path(), &SourceOptions::default()).unwrap();
+    let b = Looking {
+        inner: make_builder(&RepoOptions::default()).unwrap(),
+        root: tree.root().to_path_buf(),
+        seen: Mutex::new(Vec::new()),
+    };
+    let opts = RepoOptions::default();
+    let r = render_tree_cached(tree, &BuildCache::new(&b), &opts).unwrap();
+    assert!(failures(&r).is_empty(), "{:?}", failures(&r));
+    let seen = b.seen.into_inner().unwrap();
+    assert!(!seen.is_empty(), "apps/wave-1 was not built");
+    for (rel, has_inputs, has_others) in seen {
+        assert!(has_inputs, "{rel}: its inputs are missing");
+        assert!(!has_others, "{rel}: files outside its closure were copied");
+    }
+}
+
+// Issue 18: the progress line has a total — the Kustomizations the clusters are known to
+// apply — and when the render ends every one of them is counted as rendered.
+#[test]
+fn the_progress_counts_end_with_every_kustomization_rendered() {
+    let opts = RepoOptions::default();
+    let b = make_builder(&opts).unwrap();
+    let r = render_tree_cached(fleet_tree(), &build_cache(b.as_ref(), &opts), &opts).unwrap();
+    let total: usize = r.clusters.iter().map(|c| c.kustomizations.len()).sum();
+    assert!(total > 10);
+    assert_eq!(opts.progress.counts(), (total, total));
 }

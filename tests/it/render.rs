@@ -5,8 +5,6 @@
 //! Fixtures are copied into throw-away git repositories, so a test never depends on what
 //! the crate's own checkout tracks, and never writes into it.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -15,7 +13,7 @@ use std::sync::{Mutex, OnceLock};
 
 use serde_json::Value;
 
-use common::{
+use crate::common::{
     bad_fixture, commit_all, crate_path, fluxsim, fluxsim_in, git, kustomization, kustomizations,
     read_tree, repo_from, sha256, yaml_objects, Output,
 };
@@ -45,7 +43,7 @@ fn baseline() -> &'static Baseline {
             "--out",
             out.to_str().unwrap(),
             // The artifacts as they are, so that each file is its artifact byte for byte
-            // (masked Secrets are checked in tests/ship.rs).
+            // (masked Secrets are checked in tests/it/ship.rs).
             "--show-secrets",
         ]);
         assert_eq!(
@@ -1105,9 +1103,11 @@ fn a_kustomize_binary_that_does_not_exist_exits_2_naming_what_to_install() {
 
 #[test]
 fn no_kustomize_or_kubectl_on_path_exits_2_naming_what_to_install() {
+    // `--builder kustomize` needs the binary before any build. (`--builder auto` looks for it
+    // at the first build it hands over: tests/it/kustomize_version.rs.)
     let bin = path_with_git_only();
     let out = Command::new(env!("CARGO_BIN_EXE_fluxsim"))
-        .args(["render", "testdata/fleet", "--builder", "auto"])
+        .args(["render", "testdata/fleet", "--builder", "kustomize"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("PATH", bin.path())
         .output()
@@ -1370,7 +1370,7 @@ fn a_delegated_build_names_the_feature_that_needed_kustomize() {
         format!("{k}sortOptions:\n  order: legacy\n"),
     )
     .unwrap();
-    common::commit_all(repo.path(), "sortOptions");
+    crate::common::commit_all(repo.path(), "sortOptions");
     let r = fluxsim_in(
         Some(repo.path()),
         &[
@@ -1390,6 +1390,11 @@ fn a_delegated_build_names_the_feature_that_needed_kustomize() {
         assert_eq!(k["builtBy"], "kustomize", "{k:#}");
         let why = k["delegated"].as_str().unwrap_or_default();
         assert!(why.contains("sortOptions"), "{cluster}: {why}");
+        // The file as the repository names it, wherever the checkout is.
+        assert!(
+            why.contains("(in platform/kustomization.yaml)"),
+            "{cluster}: {why}"
+        );
     }
     assert_eq!(
         kustomization(&json, "dev", "apps-wave-1")["delegated"],

@@ -4,10 +4,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 // The shared harness serves several test crates; this one uses only its git helper.
-#[allow(dead_code)]
-mod common;
-
-use common::git;
+use crate::common::git;
 use fluxsim::source::{
     materialize, materialize_rev, secure_join, Exclusion, PatternSource, SourceError,
     SourceOptions, Tree,

@@ -3,17 +3,14 @@
 //! `[sources]` (confined to the repository when fluxsim.toml says it), another checkout
 //! mapped from the command line, and source-watcher's ArtifactGenerator simulated.
 //!
-//! Fixtures are copied into throw-away git repositories, as in `tests/render.rs`.
-
-#[allow(dead_code)]
-mod common;
+//! Fixtures are copied into throw-away git repositories, as in `tests/it/render.rs`.
 
 use std::fs;
 use std::path::Path;
 
 use serde_json::Value;
 
-use common::{commit_all, fluxsim, kustomization, repo_from, yaml_objects, Output};
+use crate::common::{commit_all, fluxsim, kustomization, repo_from, yaml_objects, Output};
 
 const MAP_OCI: &str = "OCIRepository/flux-system/manifests=./kubernetes";
 
@@ -260,8 +257,8 @@ fn another_checkout_mapped_from_the_command_line_renders_with_its_own_source_rul
     // The manifests repository, checked out beside this one; an untracked file is not in
     // what Flux would fetch.
     let other = tempfile::tempdir().unwrap();
-    common::copy_dir(&repo.path().join("kubernetes"), other.path());
-    common::git(other.path(), &["init", "-q", "-b", "main"]);
+    crate::common::copy_dir(&repo.path().join("kubernetes"), other.path());
+    crate::common::git(other.path(), &["init", "-q", "-b", "main"]);
     commit_all(other.path(), "manifests");
     fs::write(
         other.path().join("apps/web/untracked.yaml"),

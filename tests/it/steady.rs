@@ -3,16 +3,13 @@
 //! known offline; `dependsOn` never blocking a render; what bootstrap applies existing from
 //! the start; strictness following the cluster's feature gate.
 //!
-//! Fixtures are copied into throw-away git repositories, as in `tests/render.rs`.
-
-#[allow(dead_code)]
-mod common;
+//! Fixtures are copied into throw-away git repositories, as in `tests/it/render.rs`.
 
 use std::fs;
 
 use serde_json::Value;
 
-use common::{commit_all, fluxsim, kustomization, repo_from, yaml_objects, Output};
+use crate::common::{commit_all, fluxsim, kustomization, repo_from, yaml_objects, Output};
 
 fn fixture(case: &str) -> tempfile::TempDir {
     repo_from(&format!("testdata/steady/{case}"))

@@ -120,6 +120,7 @@ fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
         kustomize: _,
         timeout: _,
         cache_dir: _,
+        progress: _,
     } = opts;
     let text = serde_json::json!([
         MAGIC,

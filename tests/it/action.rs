@@ -5,15 +5,12 @@
 //! CI section is checked to be these files, copied.
 
 // The shared harness serves several test crates; this one uses part of it.
-#[allow(dead_code)]
-mod common;
-
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{commit_all, crate_path, git, repo_from};
+use crate::common::{commit_all, crate_path, git, repo_from};
 
 const GITHUB_LIMIT: usize = 65_536;
 
@@ -443,7 +440,7 @@ fn install_takes_the_release_binary_and_checks_its_sha256() {
         .status()
         .unwrap();
     assert!(tar.success());
-    let digest = common::sha256(&fs::read(release.path().join(&archive)).unwrap());
+    let digest = crate::common::sha256(&fs::read(release.path().join(&archive)).unwrap());
     let sums = release.path().join(format!("{archive}.sha256"));
     fs::write(&sums, format!("{digest}  {archive}\n")).unwrap();
     let url = format!("file://{}", release.path().display());

@@ -3,6 +3,11 @@
 //! `lexer` → `parser` → `eval`, as in Flux. Only `${...}` is expanded; `$VAR` and `$(cmd)` are
 //! text; `$$` is an escape in text and in replacement patterns but not in defaults. See
 //! `GRAMMAR.md` next to this file for the language as Flux accepts it.
+//!
+//! A crate of its own, with no dependency on the rest of fluxsim (which re-exports it as
+//! `fluxsim::envsubst`): its bench is `cargo bench -p fluxsim-envsubst`, its fuzz target
+//! `fuzz/fuzz_targets/envsubst.rs`, and the conformance vectors produced by Flux's own Go code
+//! (`testdata/conformance/`) run through `fluxsim::conformance` in `tests/it/conformance.rs`.
 
 mod case;
 mod eval;

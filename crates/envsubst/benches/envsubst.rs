@@ -1,5 +1,5 @@
 //! Substitution throughput on a large multi-document manifest, as a ratio against a plain copy
-//! of the same bytes measured in the same run. `cargo bench --bench envsubst`
+//! of the same bytes measured in the same run. `cargo bench -p fluxsim-envsubst`
 #![allow(clippy::cast_precision_loss, clippy::format_push_string)]
 
 use std::collections::BTreeMap;
@@ -48,10 +48,10 @@ fn main() {
         black_box(black_box(input.as_bytes()).to_vec());
     });
     let subst = measure(n, || {
-        black_box(fluxsim::envsubst::eval(black_box(input.as_bytes()), &vars, true).unwrap());
+        black_box(envsubst::eval(black_box(input.as_bytes()), &vars, true).unwrap());
     });
     let parse = measure(n, || {
-        black_box(fluxsim::envsubst::Template::parse(black_box(input.as_bytes())).unwrap());
+        black_box(envsubst::Template::parse(black_box(input.as_bytes())).unwrap());
     });
     println!("input: {:.1} MB, {} documents", n as f64 / 1e6, 20_000);
     println!("plain copy:          {copy:>9.1} MB/s  (baseline)");

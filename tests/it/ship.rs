@@ -3,15 +3,12 @@
 //! issue 18, on copies of `testdata/fleet` in throw-away git repositories.
 
 // The shared harness serves several test crates; this one uses part of it.
-#[allow(dead_code)]
-mod common;
-
 use std::fs;
 use std::path::Path;
 
-use common::{commit_all, crate_path, fluxsim, fluxsim_in, git, repo_from};
+use crate::common::{commit_all, crate_path, fluxsim, fluxsim_in, git, repo_from};
 
-fn run(repo: &Path, args: &[&str]) -> common::Output {
+fn run(repo: &Path, args: &[&str]) -> crate::common::Output {
     fluxsim_in(Some(repo), args)
 }
 
@@ -359,7 +356,7 @@ fn masking_is_presentation_only_digests_come_from_the_real_artifact() {
         "dev",
     ])
     .json();
-    let k = common::kustomization(&json, "dev", "apps-vms");
+    let k = crate::common::kustomization(&json, "dev", "apps-vms");
     let shown = fluxsim(&[
         "build",
         "testdata/fleet",
@@ -369,7 +366,7 @@ fn masking_is_presentation_only_digests_come_from_the_real_artifact() {
         "apps-vms",
         "--show-secrets",
     ]);
-    assert_eq!(k["sha256"], common::sha256(shown.stdout.as_bytes()));
+    assert_eq!(k["sha256"], crate::common::sha256(shown.stdout.as_bytes()));
     // --out writes the masked text, and SHA256SUMS is that of the files written.
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("out");
@@ -387,7 +384,7 @@ fn masking_is_presentation_only_digests_come_from_the_real_artifact() {
     let sums = fs::read_to_string(dir.join("SHA256SUMS")).unwrap();
     assert!(sums.contains(&format!(
         "{}  dev/flux-system/apps-vms.yaml",
-        common::sha256(file.as_bytes())
+        crate::common::sha256(file.as_bytes())
     )));
 }
 

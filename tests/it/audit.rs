@@ -2,17 +2,14 @@
 //! in its README) are reported exactly, at their file and line, and nothing else; the example
 //! fleet audits clean; the SARIF output validates against the SARIF 2.1.0 schema.
 //!
-//! Fixtures are copied into throw-away git repositories, as in `tests/render.rs`.
-
-#[allow(dead_code)]
-mod common;
+//! Fixtures are copied into throw-away git repositories, as in `tests/it/render.rs`.
 
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use common::{crate_path, fluxsim, repo_from, Output};
+use crate::common::{crate_path, fluxsim, repo_from, Output};
 
 /// One audit of a fixture, run once and shared.
 struct Run {

@@ -1,0 +1,25 @@
+//! The integration tests, one crate (one link of the library) with a module per feature, as
+//! ripgrep keeps its tests.
+
+mod common;
+
+mod action;
+mod audit;
+mod build_jobs;
+mod cache;
+mod cli_envsubst;
+mod conformance;
+mod diff;
+mod envsubst_robustness;
+mod graph;
+mod in_place;
+mod kustomize_version;
+mod native_builder;
+mod origins;
+mod render;
+mod security;
+mod ship;
+mod source;
+mod sources;
+mod steady;
+mod yaml_reread;
