@@ -181,11 +181,7 @@ fn each_kustomization_says_which_builder_made_it_also_from_the_cache() {
     crate::common::copy_dir(&crate_path("testdata/fleet"), repo.path());
     let file = repo.path().join("apps/wave-1/kustomization.yaml");
     let text = fs::read_to_string(&file).unwrap();
-    fs::write(
-        &file,
-        format!("{text}sortOptions:\n  order: legacy\n"),
-    )
-    .unwrap();
+    fs::write(&file, format!("{text}sortOptions:\n  order: legacy\n")).unwrap();
     let cache = tempfile::tempdir().unwrap();
     let args = [
         "render",
