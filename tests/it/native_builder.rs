@@ -323,6 +323,34 @@ fn strategic_merge_on_built_in_lists_follows_kyaml_merge2_and_the_embedded_schem
     assert_fixture("strategic-merge-lists");
 }
 
+// kyaml/yaml/merge2/merge2.go VisitMap (MakePersistentNullNode) and FieldSetter: a null
+// the patch does not name is kept, a field the patch sets to null is cleared.
+#[test]
+fn strategic_merge_keeps_written_nulls_and_clears_fields_the_patch_nulls() {
+    assert_fixture("strategic-merge-nulls");
+}
+
+#[test]
+fn a_strategic_merge_over_a_null_written_as_nothing_is_unsupported_not_guessed() {
+    // kyaml drops `a:` but keeps `a: null` when it merges; the native reader marks the first.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("kustomization.yaml"),
+        "resources: [d.yaml]\npatches:\n- patch: |\n    apiVersion: v1\n    kind: ConfigMap\n    metadata: {name: d}\n    data: {b: c}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("d.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: d\nimmutable:\n",
+    )
+    .unwrap();
+    let err = build_native(dir.path()).unwrap_err();
+    assert!(
+        matches!(&err, NativeError::Unsupported { feature, .. } if feature.contains("null written as nothing")),
+        "{err}"
+    );
+}
+
 #[test]
 fn every_fixture_directory_has_a_test() {
     // A fixture added without a test above would go unchecked.
@@ -343,7 +371,7 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 45, "{found:#?}");
+    assert_eq!(found.len(), 46, "{found:#?}");
 }
 
 // api/resmap/reswrangler.go appendReplaceOrMerge and api/resource/resource.go

@@ -69,6 +69,9 @@ pub(crate) fn apply_patch(
             }
             // `patches:` remembers the id of every resource a JSON 6902 patch applies to (it
             // may rename it); the legacy `patchesJson6902` does not.
+            // kustomize applies it to the object as JSON: a null written as nothing
+            // becomes `null`.
+            r.empty_null = false;
             if spec.kind == PatchKind::Any {
                 r.store_previous_id().map_err(|e| match e {
                     NativeError::Unsupported { feature, .. } => unsupported(&feature),
@@ -127,6 +130,11 @@ pub(crate) fn apply_patch(
             if r.needs_hash {
                 return Err(unsupported(
                     "a patch on a generated resource with a hash suffix",
+                ));
+            }
+            if r.empty_null {
+                return Err(unsupported(
+                    "a strategic-merge patch on an object with a null written as nothing (`a:`)",
                 ));
             }
             // With a target, the patch takes the target's identity (PatchTransformer.go).
@@ -272,19 +280,6 @@ fn take_list_directive(items: &mut Vec<Node>) -> Result<Directive, String> {
     Ok(d)
 }
 
-/// A null anywhere in a map kyaml's walker visits: kyaml keeps `a: null` but drops `a:`,
-/// and the reader does not tell them apart.
-fn has_null(n: &Node) -> bool {
-    match n {
-        Node::Null => true,
-        Node::Map(m) => m.0.iter().any(|(_, v)| has_null(v)),
-        Node::Seq(items) => items
-            .iter()
-            .any(|i| matches!(i, Node::Map(_)) && has_null(i)),
-        _ => false,
-    }
-}
-
 /// The schema of a node the walker enters without one (`Walker.GetSchema`): a built-in
 /// kind's, when the node names its `apiVersion` and `kind`.
 fn schema_of(nodes: [Option<&Node>; 2]) -> Option<Schema> {
@@ -307,9 +302,6 @@ fn schema_of(nodes: [Option<&Node>; 2]) -> Option<Schema> {
 /// `kyaml/yaml/merge2/merge2.go`, `kyaml/yaml/walk/*.go`), lists merged by the keys of the
 /// embedded OpenAPI schema ([`openapi`]) and replaced where it has none.
 fn merge(dest: &mut Node, patch: &Node) -> Result<(), String> {
-    if has_null(dest) {
-        return Err("a strategic-merge patch on an object with a null field".into());
-    }
     let schema = schema_of([Some(dest), Some(patch)]);
     let current = std::mem::replace(dest, Node::Null);
     match walk(Some(current), Some(patch.clone()), schema)? {
@@ -399,7 +391,9 @@ fn walk_map(
             }
             match &patch {
                 Some(p) => p.clone(),
-                None => return Ok(None),
+                // A null the patch does not name is kept (`MakePersistentNullNode`; the
+                // caller made sure none is written as nothing).
+                None => return Ok(dest),
             }
         }
         Some(_) => return Err("a strategic-merge patch changing a field's type".into()),
@@ -418,8 +412,9 @@ fn walk_map(
         let d = dest.get(&key).cloned();
         let p = patch.as_ref().and_then(|p| p.get(&key)).cloned();
         match walk(d, p, child)? {
-            // `FieldSetter`: a null value clears the field.
-            None | Some(Node::Null) => {
+            // `FieldSetter`: no value (a patch's null among them) clears the field; a null
+            // the dest keeps is kept.
+            None => {
                 dest.remove(&key);
             }
             Some(v) => dest.insert(&key, v),

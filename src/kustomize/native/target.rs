@@ -13,7 +13,7 @@ use super::kustfile::{self, KustKind, Kustomization};
 use super::node::Node;
 use super::patch::apply_patch;
 use super::printer::print_resource;
-use super::reader::{read_documents, ReadError};
+use super::reader::{read_documents_marked, ReadError};
 use super::resource::{absorb_all, sort_legacy, Accumulator, Resource};
 use super::vfs::Vfs;
 use super::NativeError;
@@ -302,7 +302,7 @@ fn accumulate_resource(
         NativeError::Failed(format!("{by}accumulating resources from '{entry}': {e}"))
     })?;
     let shown = path.display().to_string();
-    let docs = read_documents(&text).map_err(|e| match e {
+    let docs = read_documents_marked(&text).map_err(|e| match e {
         // saphyr and go-yaml disagree on some malformed input: let kustomize judge it.
         ReadError::Syntax(m) => {
             NativeError::unsupported(&format!("YAML the native reader rejects ({m})"), &shown)
@@ -314,8 +314,9 @@ fn accumulate_resource(
     let annotation = origin
         .map(|o| plain_origin_path(&origin_join(o, entry), &shown).map(|p| format!("path: {p}\n")))
         .transpose()?;
-    for d in docs {
+    for (d, empty_null) in docs {
         let mut r = Resource::from_document(d, &shown)?;
+        r.empty_null = empty_null;
         if let Some(a) = &annotation {
             r.set_annotation(ORIGIN_ANNOTATION, a);
         }
