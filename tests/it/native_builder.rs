@@ -524,6 +524,52 @@ fn native_builder_alone_renders_the_fleet_with_its_flux_name_prefix_as_the_kusto
     assert_eq!(n, k);
 }
 
+// Flux's generator merges `spec.patches` into the kustomization it builds
+// (fluxcd/pkg/kustomize generator.go); their targets may select by labelSelector, and a
+// strategic merge may patch a built-in kind's lists (kyaml merge2): both stay native.
+#[test]
+fn flux_spec_patches_with_label_selectors_and_list_merges_render_natively_as_kustomize() {
+    let repo = tempfile::tempdir().unwrap();
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/fleet"),
+        repo.path(),
+    );
+    let apps = repo.path().join("clusters/base/apps.yaml");
+    let text = std::fs::read_to_string(&apps).unwrap();
+    let patched = text.replacen(
+        "  path: ./apps/wave-1\n",
+        "  path: ./apps/wave-1\n  patches:\n    - target:\n        kind: Deployment\n        labelSelector: \"app.kubernetes.io/part-of in (shop), !missing\"\n      patch: |\n        apiVersion: apps/v1\n        kind: Deployment\n        metadata:\n          name: any\n        spec:\n          template:\n            spec:\n              containers:\n                - name: sidecar\n                  image: ghcr.io/example-org/proxy:1.0\n                - name: api\n                  env:\n                    - name: LOG_LEVEL\n                      value: debug\n",
+        1,
+    );
+    assert_ne!(
+        patched, text,
+        "the fleet's apps-wave-1 is where the test expects it"
+    );
+    std::fs::write(&apps, patched).unwrap();
+    let (native_code, native) = render(repo.path(), "native");
+    let (kustomize_code, kustomize) = render(repo.path(), "kustomize");
+    assert_eq!(native_code, 0, "{native:#?}");
+    assert_eq!(kustomize_code, 0);
+    assert_eq!(digests(&native), digests(&kustomize));
+    // The patch changed apps-wave-1 in both clusters (and the cluster roots, which apply
+    // the edited Flux Kustomization), nothing else.
+    let (_, unpatched) = render_fleet("native");
+    let changed: Vec<String> = digests(&native)
+        .into_iter()
+        .filter(|d| !digests(&unpatched).contains(d))
+        .map(|(cluster, path, _)| format!("{cluster} {path}"))
+        .collect();
+    assert_eq!(
+        changed,
+        [
+            "dev ./apps/wave-1",
+            "dev ./clusters/dev",
+            "prod ./apps/wave-1",
+            "prod ./clusters/prod"
+        ],
+    );
+}
+
 #[test]
 fn native_builder_alone_fails_a_build_naming_the_feature_and_file() {
     let repo = tempfile::tempdir().unwrap();
