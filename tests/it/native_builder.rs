@@ -311,6 +311,7 @@ fn patch_targets_select_by_label_and_annotation_selectors_and_namespace() {
 fn replacements_copy_sources_into_selected_targets_as_kustomize() {
     assert_fixture("replacements");
     assert_fixture("replacements/base");
+    assert_fixture("replacements-values");
 }
 
 // kyaml/yaml/merge2/merge2.go and kyaml/yaml/walk/associative_sequence.go (Prepend, as
@@ -371,7 +372,7 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 46, "{found:#?}");
+    assert_eq!(found.len(), 47, "{found:#?}");
 }
 
 // api/resmap/reswrangler.go appendReplaceOrMerge and api/resource/resource.go

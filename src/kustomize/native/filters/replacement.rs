@@ -252,7 +252,9 @@ fn split_path(path: &str) -> Result<Vec<String>, Problem> {
             return Err(unsupported(format!("the field path `{path}`")));
         }
         // Go's Atoi takes signs and leading zeros: only plain indexes are reproduced.
-        if p.starts_with(['+', '-']) || (p.len() > 1 && p.starts_with('0') && is_index(&p[1..])) {
+        if (p.starts_with(['+', '-']) && p != "-")
+            || (p.len() > 1 && p.starts_with('0') && is_index(&p[1..]))
+        {
             return Err(unsupported(format!("the field path `{path}`")));
         }
     }
@@ -285,9 +287,11 @@ fn check_metadata_path(parts: &[String]) -> Result<(), Problem> {
 fn plain_text(n: &Node) -> Option<&str> {
     let Node::Str(s) = n else { return None };
     let first_ok = s.as_bytes().first().is_some_and(u8::is_ascii_alphanumeric);
-    let chars_ok = s
-        .bytes()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b'/'));
+    // No blanks (so no `: ` or ` #`), no flow or quote indicators, no `:` at the end.
+    let chars_ok = s.bytes().all(|c| {
+        c.is_ascii_alphanumeric()
+            || matches!(c, b'-' | b'_' | b'.' | b'/' | b':' | b'@' | b'+' | b'=')
+    }) && !s.ends_with(':');
     let stays_string = matches!(resolve_plain(s), Ok(Node::Str(_)))
         && !matches!(
             s.to_ascii_lowercase().as_str(),
@@ -680,13 +684,15 @@ fn set_field(
     }
     if created && scalar_target {
         // A new untagged scalar: the text is read back as a plain scalar.
-        let Some(t) = &text else {
-            return Err(unsupported("a number or boolean copied into a new field"));
-        };
         if matches!(value.node, Node::Map(_) | Node::Seq(_)) {
             return Err(unsupported("a collection copied into a new scalar"));
         }
-        *slot = resolve_plain(t).map_err(unsupported)?;
+        *slot = match &text {
+            Some(t) => resolve_plain(t).map_err(unsupported)?,
+            // A number or boolean the reader resolved from plain text: read back as plain
+            // text, its written form gives the same value.
+            None => value.node.clone(),
+        };
         return Ok(());
     }
     if !scalar_target {
