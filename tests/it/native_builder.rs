@@ -322,6 +322,7 @@ fn replacements_copy_sources_into_selected_targets_as_kustomize() {
 #[test]
 fn strategic_merge_on_built_in_lists_follows_kyaml_merge2_and_the_embedded_schema() {
     assert_fixture("strategic-merge-lists");
+    assert_fixture("strategic-merge-partial-keys");
 }
 
 // kyaml/yaml/merge2/merge2.go VisitMap (MakePersistentNullNode) and FieldSetter: a null
@@ -372,7 +373,7 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 47, "{found:#?}");
+    assert_eq!(found.len(), 48, "{found:#?}");
 }
 
 // api/resmap/reswrangler.go appendReplaceOrMerge and api/resource/resource.go

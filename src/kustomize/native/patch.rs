@@ -537,6 +537,13 @@ fn merge_keyed_list(
     if patch.is_empty() {
         // Nothing to merge: kyaml gives the list back as it is, unless two elements' keys
         // match (`mergeValues`), which it would fold together.
+        let folds = dk
+            .iter()
+            .enumerate()
+            .any(|(i, a)| dk[..i].iter().any(|b| keys_match(a, b)));
+        if folds && keys.len() > 1 {
+            return merge_partial_keys(dest, patch, keys, elements);
+        }
         for (i, a) in dk.iter().enumerate() {
             if a.iter().all(Option::is_none) {
                 return Err("a merged list with an element without merge key".into());
@@ -554,6 +561,13 @@ fn merge_keyed_list(
         .collect();
     if !used.iter().any(|u| *u) {
         return Err("a merged list whose elements have no merge key".into());
+    }
+    let partial = used
+        .iter()
+        .enumerate()
+        .any(|(i, u)| *u && dk.iter().chain(&pk).any(|v| v[i].is_none()));
+    if partial && keys.len() > 1 {
+        return merge_partial_keys(dest, patch, keys, elements);
     }
     let composite = |v: &Vec<Option<String>>| -> Result<Vec<String>, String> {
         v.iter()
@@ -614,6 +628,248 @@ fn merge_keyed_list(
         }
     }
     Ok(Node::Seq(out))
+}
+
+/// The text of a merge-key field as kyaml reads it (`ElementValuesList`): empty when the
+/// field is missing; `Err` for values whose text is not reproduced (null, empty, not a
+/// scalar).
+fn key_field(elem: &Node, key: &str) -> Result<String, String> {
+    let Node::Map(m) = elem else {
+        return Err("a merged list with an element that is not a mapping".into());
+    };
+    match m.get(key) {
+        None => Ok(String::new()),
+        Some(v) => key_text(v)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| "a merge key that is not a string or integer".to_string()),
+    }
+}
+
+/// `validateKeys`: the keys some of `lists` sets, and `values` at those keys (all of both
+/// when none is set).
+fn validate_keys(
+    lists: &[Vec<String>],
+    values: &[String],
+    keys: &[String],
+) -> (Vec<String>, Vec<String>) {
+    let set: Vec<bool> = (0..keys.len())
+        .map(|i| {
+            lists
+                .iter()
+                .any(|v| v.get(i).is_some_and(|x| !x.is_empty()))
+        })
+        .collect();
+    if !set.iter().any(|s| *s) {
+        return (keys.to_vec(), values.to_vec());
+    }
+    let vk = keys
+        .iter()
+        .zip(&set)
+        .filter(|(_, s)| **s)
+        .map(|(k, _)| k.clone())
+        .collect();
+    let vv = values
+        .iter()
+        .zip(&set)
+        .filter(|(_, s)| **s)
+        .map(|(v, _)| v.clone())
+        .collect();
+    (vk, vv)
+}
+
+/// `FieldMatcher` as `ElementSetter` runs it: an empty value asks only that the field be
+/// there.
+fn setter_matches(elem: &Node, keys: &[String], values: &[String]) -> Result<bool, String> {
+    let Node::Map(m) = elem else {
+        return Err("a merged list with an element that is not a mapping".into());
+    };
+    for (k, v) in keys.iter().zip(values) {
+        match m.get(k) {
+            None => return Ok(false),
+            Some(field) if !v.is_empty() => {
+                if key_text(field).as_deref() != Some(v.as_str()) {
+                    return Ok(false);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(true)
+}
+
+/// `MatchElementList` (`ElementMatcher` with `MatchField`): every key's field there with
+/// that text.
+fn element_matches(elem: &Node, keys: &[String], values: &[String]) -> bool {
+    let Node::Map(m) = elem else { return false };
+    keys.iter()
+        .zip(values)
+        .all(|(k, v)| m.get(k).and_then(key_text).as_deref() == Some(v.as_str()))
+}
+
+/// `setAssociativeSequenceElements` (Prepend) step by step for a list whose elements set
+/// only some of its several merge keys (a Service port without `protocol` against ports
+/// with it): kyaml fills a missing key from an element whose other keys agree
+/// (`mergeValues`) and then matches elements by the filled keys, so such a patch element
+/// may find no partner and be dropped, as kustomize does.
+#[allow(
+    clippy::too_many_lines,
+    reason = "one pass per step of setAssociativeSequenceElements and appendListNode"
+)]
+fn merge_partial_keys(
+    dest: Vec<Node>,
+    patch: &[Node],
+    keys: &[String],
+    elements: Option<Schema>,
+) -> Result<Node, String> {
+    for e in patch {
+        if e.as_map().is_some_and(|m| m.get(DIRECTIVE).is_some()) {
+            return Err("a `$patch` directive in a list with several merge keys".into());
+        }
+    }
+    // The dest's elements live in an arena: kyaml merges a dest element in place, and the
+    // lists below hold the same element.
+    let mut arena: Vec<Node> = dest;
+    let mut dest_list: Vec<usize> = (0..arena.len()).collect();
+    let values_of = |e: &Node| -> Result<Vec<String>, String> {
+        keys.iter().map(|k| key_field(e, k)).collect()
+    };
+    let mut vl: Vec<Vec<String>> = Vec::new();
+    for e in patch.iter().chain(arena.iter()) {
+        let v = values_of(e)?;
+        if !vl.contains(&v) {
+            vl.push(v);
+        }
+    }
+    // `mergeValues`.
+    for i in 0..vl.len() {
+        for j in 0..vl.len() {
+            let (a, b) = (&vl[i], &vl[j]);
+            let mut common = false;
+            let mut merged = Vec::new();
+            let mut ok = true;
+            for (x, y) in a.iter().zip(b) {
+                if x == y {
+                    common = true;
+                    merged.push(x.clone());
+                } else if !x.is_empty() && !y.is_empty() {
+                    ok = false;
+                    break;
+                } else if x.is_empty() {
+                    merged.push(y.clone());
+                } else {
+                    merged.push(x.clone());
+                }
+            }
+            if ok && common {
+                vl[i].clone_from(&merged);
+                vl[j] = merged;
+            }
+        }
+    }
+    let mut items: Vec<usize> = Vec::new();
+    let mut last_keys: Vec<String> = keys.to_vec();
+    for values in vl.clone() {
+        let (vk, vv) = validate_keys(&vl, &values, keys);
+        last_keys.clone_from(&vk);
+        let (mk, mv) = validate_keys(std::slice::from_ref(&vv), &vv, &vk);
+        if mv.iter().any(String::is_empty) {
+            return Err("a merged list element matched by an empty key".into());
+        }
+        let d = dest_list
+            .iter()
+            .copied()
+            .find(|&d| element_matches(&arena[d], &mk, &mv));
+        let p = patch.iter().find(|e| element_matches(e, &mk, &mv)).cloned();
+        let merged = walk_map(d.map(|d| arena[d].clone()), p, elements)?;
+        let mut val = match merged {
+            None | Some(Node::Null) => None,
+            Some(Node::Map(m)) if m.is_empty() => None,
+            Some(Node::Map(m)) => Some(m),
+            Some(_) => return Err("a merged list element that is not a mapping".into()),
+        };
+        let Some(val) = val.as_mut() else {
+            // `ElementSetter` without an element: the matching dest elements go.
+            let mut kept = Vec::new();
+            for &d in &dest_list {
+                if !setter_matches(&arena[d], &vk, &vv)? {
+                    kept.push(d);
+                }
+            }
+            dest_list = kept;
+            continue;
+        };
+        for (k, v) in vk.iter().zip(&vv) {
+            if val.get(k).is_none() && !v.is_empty() {
+                val.insert(k, super::reader::resolve_plain(v)?);
+            }
+        }
+        let idx = if let Some(d) = d {
+            arena[d] = Node::Map(val.clone());
+            d
+        } else {
+            arena.push(Node::Map(val.clone()));
+            arena.len() - 1
+        };
+        // `ElementSetter` with the element: every match replaced by it, else appended.
+        let mut found = false;
+        for slot in &mut items {
+            if setter_matches(&arena[*slot], &vk, &vv)? {
+                *slot = idx;
+                found = true;
+            }
+        }
+        if !found {
+            items.push(idx);
+        }
+    }
+    if vl.is_empty() {
+        return Ok(Node::Seq(
+            dest_list.into_iter().map(|d| arena[d].clone()).collect(),
+        ));
+    }
+    // `appendListNode(items, dest, validKeys)`: an element without one of the keys is
+    // appended once per missing key, and matched by the values it has (those of the first
+    // keys, as `ElementSetter` pairs them).
+    for &d in &dest_list {
+        let Node::Map(m) = &arena[d] else {
+            return Err("a merged list with an element that is not a mapping".into());
+        };
+        let mut v = Vec::new();
+        for k in &last_keys {
+            match m.get(k) {
+                None => items.push(d),
+                Some(field) => v
+                    .push(key_text(field).ok_or_else(|| {
+                        "a merge key that is not a string or integer".to_string()
+                    })?),
+            }
+        }
+        if v.is_empty() {
+            return Err("a merged list element without any of its merge keys".into());
+        }
+        if last_keys.len() > 1 {
+            let mut kept = Vec::new();
+            for &i in &items {
+                if !setter_matches(&arena[i], &last_keys, &v)? {
+                    kept.push(i);
+                }
+            }
+            items = kept;
+        }
+        let mut found = false;
+        for slot in &mut items {
+            if setter_matches(&arena[*slot], &last_keys, &v)? {
+                *slot = d;
+                found = true;
+            }
+        }
+        if !found {
+            items.push(d);
+        }
+    }
+    Ok(Node::Seq(
+        items.into_iter().map(|i| arena[i].clone()).collect(),
+    ))
 }
 
 /// kyaml's `match` of two key-value lists: no position set differently on both sides, and
