@@ -84,18 +84,18 @@ fn a_native_build_reads_the_generated_kustomization_from_memory_and_writes_nothi
 #[test]
 fn a_build_the_native_builder_hands_over_is_made_on_disk_for_the_binary() {
     let tmp = tree();
-    // `replacements` is not in the native subset: auto delegates it.
-    let content = "resources: [cm.yaml]\nreplacements:\n- source: {kind: ConfigMap, name: cm, fieldPath: data.a}\n  targets:\n  - select: {kind: ConfigMap, name: cm}\n    fieldPaths: [metadata.annotations.copied]\n    options: {create: true}\n";
+    // `sortOptions` is not in the native subset: auto delegates it.
+    let content = "resources: [cm.yaml]\nsortOptions:\n  order: legacy\n";
     let auto = AutoBuilder::new(kubectl());
     let (built, made) = build_in_memory(&auto, &tmp.path().join("app"), content);
     assert!(made, "the delegated build was not given a folder on disk");
     let why = built.delegated.clone().unwrap_or_default();
     assert!(
-        why.contains("replacements"),
+        why.contains("sortOptions"),
         "the reason names the feature: {why}"
     );
     let out = built.output.unwrap();
-    assert!(out.contains("copied: b"), "{out}");
+    assert!(out.contains("a: b"), "{out}");
     assert_eq!(
         auto.stats().as_deref(),
         Some("native for 0 builds, 1 delegated")

@@ -176,16 +176,12 @@ fn no_cache_reads_and_writes_nothing() {
 
 #[test]
 fn each_kustomization_says_which_builder_made_it_also_from_the_cache() {
-    // `replacements` is outside the native subset: that one build goes to kustomize.
+    // `sortOptions` is outside the native subset: that one build goes to kustomize.
     let repo = tempfile::tempdir().unwrap();
     crate::common::copy_dir(&crate_path("testdata/fleet"), repo.path());
     let file = repo.path().join("apps/wave-1/kustomization.yaml");
     let text = fs::read_to_string(&file).unwrap();
-    fs::write(
-        &file,
-        format!("{text}replacements:\n- source: {{kind: Service, name: orders, fieldPath: metadata.name}}\n  targets:\n  - select: {{kind: Service, name: orders}}\n    fieldPaths: [metadata.annotations.copied]\n    options: {{create: true}}\n"),
-    )
-    .unwrap();
+    fs::write(&file, format!("{text}sortOptions:\n  order: legacy\n")).unwrap();
     let cache = tempfile::tempdir().unwrap();
     let args = [
         "render",

@@ -19,7 +19,7 @@ fn fleet_with_invisible_files() -> tempfile::TempDir {
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: untracked\n",
     )
     .unwrap();
-    // A build kustomize must make (`replacements`) that names an untracked file: Flux's
+    // A build kustomize must make (`sortOptions`) that names an untracked file: Flux's
     // source has no such file, so the build fails, whichever builder runs it.
     fs::write(
         root.join("apps/wave-1/untracked.yaml"),
@@ -31,7 +31,7 @@ fn fleet_with_invisible_files() -> tempfile::TempDir {
     fs::write(
         &k,
         format!(
-            "{}\n  - untracked.yaml\nreplacements:\n- source: {{kind: Service, name: orders, fieldPath: metadata.name}}\n  targets:\n  - select: {{kind: Service, name: orders}}\n    fieldPaths: [metadata.annotations.copied]\n    options: {{create: true}}\n",
+            "{}\n  - untracked.yaml\nsortOptions:\n  order: legacy\n",
             text.trim_end()
         ),
     )

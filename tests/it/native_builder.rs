@@ -295,6 +295,64 @@ fn patch_target_kinds_groups_and_versions_are_anchored_regular_expressions() {
     assert_fixture("patch-target-regex");
 }
 
+// api/resmap/reswrangler.go Select (original or current namespace and name, then
+// MatchesLabelSelector / MatchesAnnotationSelector) and the selector grammar of
+// kyaml/yaml/internal/k8sgen/pkg/labels/selector.go (=, ==, !=, in, notin, exists, !key).
+#[test]
+fn patch_targets_select_by_label_and_annotation_selectors_and_namespace() {
+    assert_fixture("patch-selectors");
+}
+
+// api/filters/replacement/replacement.go (getReplacement, applyReplacement,
+// copyValueToTarget, setFieldValue), kyaml/yaml/match.go PathMatcher (unanchored regex in
+// `[name=value]`, `*`, create), api/types/replacement.go (select/reject),
+// api/internal/builtins/ReplacementTransformer.go (`path:` files, a list or one mapping).
+#[test]
+fn replacements_copy_sources_into_selected_targets_as_kustomize() {
+    assert_fixture("replacements");
+    assert_fixture("replacements/base");
+    assert_fixture("replacements-values");
+}
+
+// kyaml/yaml/merge2/merge2.go and kyaml/yaml/walk/associative_sequence.go (Prepend, as
+// api/filters/patchstrategicmerge asks): list merge keys from the schema kyaml/openapi
+// embeds (containers by name, volumeMounts by mountPath, Service ports by port and
+// protocol), $patch delete/replace, primitive merged lists (finalizers), lists without a key
+// replaced, custom resources' lists replaced, `$setElementOrder/...` kept as a field.
+#[test]
+fn strategic_merge_on_built_in_lists_follows_kyaml_merge2_and_the_embedded_schema() {
+    assert_fixture("strategic-merge-lists");
+    assert_fixture("strategic-merge-partial-keys");
+}
+
+// kyaml/yaml/merge2/merge2.go VisitMap (MakePersistentNullNode) and FieldSetter: a null
+// the patch does not name is kept, a field the patch sets to null is cleared.
+#[test]
+fn strategic_merge_keeps_written_nulls_and_clears_fields_the_patch_nulls() {
+    assert_fixture("strategic-merge-nulls");
+}
+
+#[test]
+fn a_strategic_merge_over_a_null_written_as_nothing_is_unsupported_not_guessed() {
+    // kyaml drops `a:` but keeps `a: null` when it merges; the native reader marks the first.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("kustomization.yaml"),
+        "resources: [d.yaml]\npatches:\n- patch: |\n    apiVersion: v1\n    kind: ConfigMap\n    metadata: {name: d}\n    data: {b: c}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("d.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: d\nimmutable:\n",
+    )
+    .unwrap();
+    let err = build_native(dir.path()).unwrap_err();
+    assert!(
+        matches!(&err, NativeError::Unsupported { feature, .. } if feature.contains("null written as nothing")),
+        "{err}"
+    );
+}
+
 #[test]
 fn every_fixture_directory_has_a_test() {
     // A fixture added without a test above would go unchecked.
@@ -315,22 +373,41 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 38, "{found:#?}");
+    assert_eq!(found.len(), 48, "{found:#?}");
+}
+
+// api/resmap/reswrangler.go appendReplaceOrMerge and api/resource/resource.go
+// CopyMergeMetaDataFieldsFrom / MergeDataMapFrom (behavior merge|replace: the old object's
+// name, namespace and build annotations, a hash only when both ask for one); api/kv/kv.go
+// keyValuesFromLines (env files: BOM, comments, leading blanks, quotes and trailing blanks
+// kept, CRLF); api/types/generatoroptions.go MergeGlobalOptionsIntoLocal (local keys win).
+#[test]
+fn generator_behavior_merge_replace_env_files_and_per_generator_options() {
+    assert_fixture("generator-behavior/base");
+    assert_fixture("generator-behavior/overlay");
 }
 
 #[test]
-fn a_generator_from_env_files_is_unsupported_not_guessed() {
+fn a_generator_behavior_kustomize_does_not_know_is_unsupported_not_guessed() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("kustomization.yaml"),
-        "configMapGenerator:\n- name: x\n  envs: [a.env]\n",
+        "configMapGenerator:\n- name: x\n  behavior: upsert\n  literals: [a=1]\n",
     )
     .unwrap();
     let err = build_native(dir.path()).unwrap_err();
     assert!(
-        matches!(&err, NativeError::Unsupported { feature, .. } if feature.contains("envs")),
+        matches!(&err, NativeError::Unsupported { feature, .. } if feature.contains("behavior")),
         "{err}"
     );
+}
+
+// kyaml/yaml/datamap.go encodeBase64 (via api/internal/generators/secret.go): Secret data
+// is cut into 70-column lines once its base64 is 70 characters or more (52-byte values), and
+// the hash suffix is computed over the wrapped text.
+#[test]
+fn secret_data_base64_wraps_at_70_columns_from_52_bytes_and_the_hash_follows() {
+    assert_fixture("secret-base64");
 }
 
 #[test]
@@ -447,6 +524,52 @@ fn native_builder_alone_renders_the_fleet_with_its_flux_name_prefix_as_the_kusto
     assert_eq!(n.len(), 18);
     assert!(n.iter().all(|(_, _, sha)| !sha.is_empty()), "{n:#?}");
     assert_eq!(n, k);
+}
+
+// Flux's generator merges `spec.patches` into the kustomization it builds
+// (fluxcd/pkg/kustomize generator.go); their targets may select by labelSelector, and a
+// strategic merge may patch a built-in kind's lists (kyaml merge2): both stay native.
+#[test]
+fn flux_spec_patches_with_label_selectors_and_list_merges_render_natively_as_kustomize() {
+    let repo = tempfile::tempdir().unwrap();
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/fleet"),
+        repo.path(),
+    );
+    let apps = repo.path().join("clusters/base/apps.yaml");
+    let text = std::fs::read_to_string(&apps).unwrap();
+    let patched = text.replacen(
+        "  path: ./apps/wave-1\n",
+        "  path: ./apps/wave-1\n  patches:\n    - target:\n        kind: Deployment\n        labelSelector: \"app.kubernetes.io/part-of in (shop), !missing\"\n      patch: |\n        apiVersion: apps/v1\n        kind: Deployment\n        metadata:\n          name: any\n        spec:\n          template:\n            spec:\n              containers:\n                - name: sidecar\n                  image: ghcr.io/example-org/proxy:1.0\n                - name: api\n                  env:\n                    - name: LOG_LEVEL\n                      value: debug\n",
+        1,
+    );
+    assert_ne!(
+        patched, text,
+        "the fleet's apps-wave-1 is where the test expects it"
+    );
+    std::fs::write(&apps, patched).unwrap();
+    let (native_code, native) = render(repo.path(), "native");
+    let (kustomize_code, kustomize) = render(repo.path(), "kustomize");
+    assert_eq!(native_code, 0, "{native:#?}");
+    assert_eq!(kustomize_code, 0);
+    assert_eq!(digests(&native), digests(&kustomize));
+    // The patch changed apps-wave-1 in both clusters (and the cluster roots, which apply
+    // the edited Flux Kustomization), nothing else.
+    let (_, unpatched) = render_fleet("native");
+    let changed: Vec<String> = digests(&native)
+        .into_iter()
+        .filter(|d| !digests(&unpatched).contains(d))
+        .map(|(cluster, path, _)| format!("{cluster} {path}"))
+        .collect();
+    assert_eq!(
+        changed,
+        [
+            "dev ./apps/wave-1",
+            "dev ./clusters/dev",
+            "prod ./apps/wave-1",
+            "prod ./clusters/prod"
+        ],
+    );
 }
 
 #[test]

@@ -38,6 +38,11 @@ pub(crate) struct Selector {
     pub(crate) version: Option<String>,
     pub(crate) kind: Option<String>,
     pub(crate) name: Option<String>,
+    pub(crate) namespace: Option<String>,
+    /// `labelSelector`.
+    pub(crate) labels: Option<String>,
+    /// `annotationSelector`.
+    pub(crate) annotations: Option<String>,
 }
 
 /// Which kind of patch a field accepts.
@@ -73,15 +78,69 @@ pub(crate) struct GenOptions {
     pub(crate) immutable: bool,
 }
 
+/// What a generated object does to one already there with its id (`types.GenerationBehavior`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Behavior {
+    /// `create` (or unset): the id must be new.
+    #[default]
+    Create,
+    /// `merge`: data, labels and annotations merge into the existing object's.
+    Merge,
+    /// `replace`: the object replaces the existing one, keeping its name and namespace.
+    Replace,
+}
+
 /// One `configMapGenerator` or `secretGenerator` entry.
 #[derive(Debug, Clone)]
 pub(crate) struct GeneratorArgs {
     pub(crate) name: String,
     pub(crate) namespace: Option<String>,
+    pub(crate) behavior: Behavior,
+    /// `envs` (and the deprecated `env`, appended to them as `FixKustomization` does).
+    pub(crate) envs: Vec<String>,
     pub(crate) literals: Vec<String>,
     pub(crate) files: Vec<String>,
     pub(crate) secret_type: Option<String>,
     pub(crate) options: GenOptions,
+}
+
+/// `options` of a replacement's source or target (`types.FieldOptions`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FieldOptions {
+    pub(crate) delimiter: String,
+    pub(crate) index: i64,
+    pub(crate) create: bool,
+}
+
+/// A replacement's `source` (`types.SourceSelector`): an id selected exactly, a field path.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SourceSelector {
+    pub(crate) group: String,
+    pub(crate) version: String,
+    pub(crate) kind: String,
+    pub(crate) name: String,
+    pub(crate) namespace: String,
+    pub(crate) field_path: String,
+    pub(crate) options: FieldOptions,
+}
+
+/// A replacement's target (`types.TargetSelector`).
+#[derive(Debug, Clone)]
+pub(crate) struct TargetSelector {
+    pub(crate) select: Selector,
+    pub(crate) reject: Vec<Selector>,
+    pub(crate) field_paths: Vec<String>,
+    pub(crate) options: FieldOptions,
+}
+
+/// One replacement (`types.Replacement`), inline or read from a `path:` file.
+#[derive(Debug, Clone)]
+pub(crate) struct Replacement {
+    pub(crate) source: Option<SourceSelector>,
+    pub(crate) source_value: Option<String>,
+    pub(crate) targets: Vec<TargetSelector>,
+    /// Where it was written, for messages.
+    pub(crate) origin: String,
 }
 
 /// One `images:` entry.
@@ -114,6 +173,8 @@ pub(crate) struct Kustomization {
     pub(crate) name_suffix: String,
     /// `replicas:` as (name, count).
     pub(crate) replicas: Vec<(String, i64)>,
+    /// `replacements:`, files read.
+    pub(crate) replacements: Vec<Replacement>,
     /// `buildMetadata: [originAnnotations]` (only the root's counts: kustomize gives every
     /// kustomization it includes the root's `buildMetadata`).
     pub(crate) origin_annotations: bool,
@@ -180,6 +241,7 @@ pub(crate) fn load(vfs: &Vfs, dir: &Path) -> Result<Kustomization, NativeError> 
         name_prefix: String::new(),
         name_suffix: String::new(),
         replicas: Vec::new(),
+        replacements: Vec::new(),
         origin_annotations: false,
     };
     for (key, value) in &obj {
@@ -246,6 +308,9 @@ pub(crate) fn load(vfs: &Vfs, dir: &Path) -> Result<Kustomization, NativeError> 
                     .to_string();
             }
             "replicas" => k.replicas = replicas(value).map_err(|w| unsupported(&w))?,
+            "replacements" => {
+                k.replacements = replacements(vfs, value, dir).map_err(|w| unsupported(&w))?;
+            }
             "buildMetadata" => {
                 // Only the origin annotations are reproduced (managedByLabel and
                 // transformerAnnotations are not).
@@ -265,7 +330,7 @@ pub(crate) fn load(vfs: &Vfs, dir: &Path) -> Result<Kustomization, NativeError> 
     if let Some(global) = obj.get("generatorOptions").filter(|v| !is_empty(v)) {
         let global = gen_options(global).map_err(|w| unsupported(&w))?;
         for g in k.config_maps.iter_mut().chain(k.secrets.iter_mut()) {
-            merge_options(&mut g.options, &global).map_err(|w| unsupported(&w))?;
+            merge_options(&mut g.options, &global);
         }
     }
     Ok(k)
@@ -323,7 +388,7 @@ fn label_sets(v: &Value) -> Result<Vec<LabelSet>, String> {
     Ok(out)
 }
 
-fn selector(v: &Value) -> Result<Selector, String> {
+pub(crate) fn selector(v: &Value) -> Result<Selector, String> {
     let obj = v.as_object().ok_or("a patch target")?;
     let mut s = Selector::default();
     for (key, value) in obj {
@@ -339,6 +404,9 @@ fn selector(v: &Value) -> Result<Selector, String> {
             "version" => s.version = Some(text),
             "kind" => s.kind = Some(text),
             "name" => s.name = Some(text),
+            "namespace" => s.namespace = Some(text),
+            "labelSelector" => s.labels = Some(text),
+            "annotationSelector" => s.annotations = Some(text),
             other => return Err(format!("patch target `{other}`")),
         }
     }
@@ -430,32 +498,41 @@ fn gen_options(v: &Value) -> Result<GenOptions, String> {
                 o.annotations = string_map(value).ok_or("generatorOptions annotations")?;
             }
             "disableNameSuffixHash" => {
-                o.disable_name_suffix_hash = value.as_bool().unwrap_or(false);
+                o.disable_name_suffix_hash = flag(value, "generatorOptions disableNameSuffixHash")?;
             }
-            "immutable" => o.immutable = value.as_bool().unwrap_or(false),
+            "immutable" => o.immutable = flag(value, "generatorOptions immutable")?,
             other => return Err(format!("generatorOptions `{other}`")),
         }
     }
     Ok(o)
 }
 
+/// A boolean option (`null` is false, as `omitempty` reads it; anything else but a
+/// boolean fails kustomize's strict unmarshal, and is left to it).
+fn flag(value: &Value, what: &str) -> Result<bool, String> {
+    match value {
+        Value::Null => Ok(false),
+        Value::Bool(b) => Ok(*b),
+        _ => Err(format!("{what} that is not a boolean")),
+    }
+}
+
 /// `types.MergeGlobalOptionsIntoLocal`: global labels and annotations fill in keys the
-/// generator does not set; a key set in both is left to kustomize (not reproduced here).
-fn merge_options(local: &mut GenOptions, global: &GenOptions) -> Result<(), String> {
+/// generator does not set (a key set in both keeps the generator's value); either side
+/// turning `disableNameSuffixHash` or `immutable` on turns it on.
+fn merge_options(local: &mut GenOptions, global: &GenOptions) {
     for (mine, theirs) in [
         (&mut local.labels, &global.labels),
         (&mut local.annotations, &global.annotations),
     ] {
         for (k, v) in theirs {
-            if mine.iter().any(|(mk, _)| mk == k) {
-                return Err("a generator option set both globally and locally".into());
+            if !mine.iter().any(|(mk, _)| mk == k) {
+                mine.push((k.clone(), v.clone()));
             }
-            mine.push((k.clone(), v.clone()));
         }
     }
     local.disable_name_suffix_hash |= global.disable_name_suffix_hash;
     local.immutable |= global.immutable;
-    Ok(())
 }
 
 fn generators(v: &Value, secret: bool) -> Result<Vec<GeneratorArgs>, String> {
@@ -463,9 +540,12 @@ fn generators(v: &Value, secret: bool) -> Result<Vec<GeneratorArgs>, String> {
     let mut out = Vec::new();
     for item in list {
         let obj = item.as_object().ok_or("generators")?;
+        let mut env = None;
         let mut g = GeneratorArgs {
             name: String::new(),
             namespace: None,
+            behavior: Behavior::Create,
+            envs: Vec::new(),
             literals: Vec::new(),
             files: Vec::new(),
             secret_type: None,
@@ -480,7 +560,22 @@ fn generators(v: &Value, secret: bool) -> Result<Vec<GeneratorArgs>, String> {
                 "namespace" => {
                     g.namespace = Some(value.as_str().ok_or("generator namespace")?.to_string());
                 }
-                "behavior" if value == "create" => {}
+                "behavior" => {
+                    g.behavior = match value.as_str() {
+                        Some("create") => Behavior::Create,
+                        Some("merge") => Behavior::Merge,
+                        Some("replace") => Behavior::Replace,
+                        _ => {
+                            return Err(
+                                "a generator behavior other than create, merge or replace".into()
+                            )
+                        }
+                    };
+                }
+                "envs" => g.envs.extend(strings(value).ok_or("generator envs")?),
+                "env" => {
+                    env = Some(value.as_str().ok_or("generator env")?.to_string());
+                }
                 "literals" => g.literals = strings(value).ok_or("generator literals")?,
                 "files" => g.files = strings(value).ok_or("generator files")?,
                 "options" => g.options = gen_options(value)?,
@@ -490,6 +585,8 @@ fn generators(v: &Value, secret: bool) -> Result<Vec<GeneratorArgs>, String> {
                 other => return Err(format!("generator `{other}`")),
             }
         }
+        // `Kustomization.FixKustomization`: the deprecated `env` goes after `envs`.
+        g.envs.extend(env);
         if g.name.is_empty() {
             return Err("a generator without a name".into());
         }
@@ -552,4 +649,176 @@ fn replicas(v: &Value) -> Result<Vec<(String, i64)>, String> {
         }
     }
     Ok(out)
+}
+
+/// `replacements:` (`ReplacementTransformerPlugin.Config`): each entry is inline, or a
+/// `path:` to a file holding one replacement or a list of them.
+fn replacements(vfs: &Vfs, v: &Value, dir: &Path) -> Result<Vec<Replacement>, String> {
+    let list = v.as_array().ok_or("replacements")?;
+    let mut out = Vec::new();
+    for item in list {
+        let obj = item
+            .as_object()
+            .ok_or("a replacement that is not a mapping")?;
+        let path = match obj.get("path") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(p)) if p.is_empty() => None,
+            Some(Value::String(p)) => Some(p.clone()),
+            Some(_) => return Err("a replacement path that is not a string".into()),
+        };
+        let Some(rel) = path else {
+            out.push(replacement(item, "inline replacement")?);
+            continue;
+        };
+        if obj
+            .iter()
+            .any(|(k, v)| k != "path" && !v.is_null() && !(k == "targets" && is_empty(v)))
+        {
+            return Err("a replacement with both path and inline fields".into());
+        }
+        if rel.contains("://") {
+            return Err("a remote replacement file".into());
+        }
+        let text = vfs
+            .read_to_string(&dir.join(&rel))
+            .map_err(|_| format!("a replacement file that cannot be read ({rel})"))?;
+        let json = crate::goyaml::yaml_json::yaml_to_json(&text)
+            .map_err(|_| format!("a replacement file kustomize may read otherwise ({rel})"))?;
+        let doc: Value = serde_json::from_str(&json)
+            .map_err(|_| format!("a replacement file kustomize may read otherwise ({rel})"))?;
+        match &doc {
+            Value::Array(items) => {
+                for r in items {
+                    out.push(replacement(r, &rel)?);
+                }
+            }
+            Value::Object(_) => out.push(replacement(&doc, &rel)?),
+            _ => {
+                return Err(format!(
+                    "a replacement file that is not a list or mapping ({rel})"
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn replacement(v: &Value, origin: &str) -> Result<Replacement, String> {
+    let obj = v.as_object().ok_or("a replacement that is not a mapping")?;
+    let mut r = Replacement {
+        source: None,
+        source_value: None,
+        targets: Vec::new(),
+        origin: origin.to_string(),
+    };
+    for (key, value) in obj {
+        if value.is_null() {
+            continue;
+        }
+        match key.as_str() {
+            "source" => r.source = Some(source_selector(value)?),
+            "sourceValue" => {
+                r.source_value = Some(
+                    value
+                        .as_str()
+                        .ok_or("a sourceValue that is not a string")?
+                        .to_string(),
+                );
+            }
+            "targets" => {
+                for t in value.as_array().ok_or("replacement targets")? {
+                    r.targets.push(target_selector(t)?);
+                }
+            }
+            "path" if is_empty(value) => {}
+            other => return Err(format!("replacement `{other}`")),
+        }
+    }
+    Ok(r)
+}
+
+fn field_options(v: &Value) -> Result<FieldOptions, String> {
+    let obj = v.as_object().ok_or("replacement options")?;
+    let mut o = FieldOptions::default();
+    for (key, value) in obj {
+        if value.is_null() {
+            continue;
+        }
+        match key.as_str() {
+            "delimiter" => o.delimiter = value.as_str().ok_or("options.delimiter")?.to_string(),
+            "index" => {
+                o.index = value
+                    .as_i64()
+                    .ok_or("an options.index that is not an integer")?;
+            }
+            "create" => o.create = flag(value, "options.create")?,
+            "encoding" if is_empty(value) => {}
+            other => return Err(format!("replacement options `{other}`")),
+        }
+    }
+    Ok(o)
+}
+
+fn source_selector(v: &Value) -> Result<SourceSelector, String> {
+    let obj = v
+        .as_object()
+        .ok_or("a replacement source that is not a mapping")?;
+    let mut s = SourceSelector::default();
+    for (key, value) in obj {
+        if value.is_null() {
+            continue;
+        }
+        if key == "options" {
+            s.options = field_options(value)?;
+            continue;
+        }
+        let text = value
+            .as_str()
+            .ok_or_else(|| format!("replacement source `{key}` that is not a string"))?
+            .to_string();
+        match key.as_str() {
+            "group" => s.group = text,
+            "version" => s.version = text,
+            "kind" => s.kind = text,
+            "name" => s.name = text,
+            "namespace" => s.namespace = text,
+            "fieldPath" => s.field_path = text,
+            other => return Err(format!("replacement source `{other}`")),
+        }
+    }
+    Ok(s)
+}
+
+fn target_selector(v: &Value) -> Result<TargetSelector, String> {
+    let obj = v
+        .as_object()
+        .ok_or("a replacement target that is not a mapping")?;
+    let mut select = None;
+    let mut reject = Vec::new();
+    let mut field_paths = Vec::new();
+    let mut options = FieldOptions::default();
+    for (key, value) in obj {
+        if value.is_null() {
+            continue;
+        }
+        match key.as_str() {
+            "select" => select = Some(selector(value)?),
+            "reject" => {
+                for r in value.as_array().ok_or("replacement reject")? {
+                    reject.push(selector(r)?);
+                }
+            }
+            "fieldPaths" => field_paths = strings(value).ok_or("replacement fieldPaths")?,
+            "options" => options = field_options(value)?,
+            other => return Err(format!("replacement target `{other}`")),
+        }
+    }
+    // kustomize fails a target without `select`: left to it.
+    let select = select.ok_or("a replacement target without select")?;
+    Ok(TargetSelector {
+        select,
+        reject,
+        field_paths,
+        options,
+    })
 }

@@ -13,10 +13,12 @@ mod konfig;
 mod kustfile;
 mod nameref;
 mod node;
+mod openapi;
 mod patch;
 mod printer;
 mod reader;
 mod resource;
+mod selector;
 mod target;
 pub mod vfs;
 

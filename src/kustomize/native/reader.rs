@@ -22,11 +22,20 @@ pub(crate) enum ReadError {
 }
 
 /// Reads every document of a YAML stream; empty documents are dropped.
+pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
+    Ok(read_documents_marked(text)?
+        .into_iter()
+        .map(|(doc, _)| doc)
+        .collect())
+}
+
+/// Reads every document, each with whether it holds a null written as nothing (`a:`),
+/// which kyaml's strategic merge drops where it keeps `a: null` and `a: ~`.
 #[allow(
     clippy::too_many_lines,
     reason = "one match over the parser's events, as go-yaml v3's parser.parse builds nodes"
 )]
-pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
+pub(crate) fn read_documents_marked(text: &str) -> Result<Vec<(Node, bool)>, ReadError> {
     // go-yaml refuses `%YAML 1.2`; saphyr reads it. Directives are rare enough to delegate.
     if text.lines().any(|l| l.starts_with('%')) {
         return Err(unsupported("a YAML directive"));
@@ -37,6 +46,7 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
     let check_tabs = text.contains('\t');
     let mut parser = Parser::new_from_str(text);
     let mut docs = Vec::new();
+    let mut empty_null = false;
     // Open collections: a sequence, or a mapping with a pending key.
     let mut stack: Vec<Frame> = Vec::new();
     let mut current: Option<Node> = None;
@@ -62,9 +72,10 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
             Event::DocumentEnd => {
                 if let Some(doc) = current.take() {
                     if doc != Node::Null {
-                        docs.push(doc);
+                        docs.push((doc, empty_null));
                     }
                 }
+                empty_null = false;
                 None
             }
             Event::Alias(id) => match anchors.get(&id) {
@@ -73,6 +84,10 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
             },
             Event::Scalar(value, style, anchor, tag) => {
                 let is_key = matches!(stack.last(), Some(Frame::Map(_, None, _, _)));
+                // saphyr reports an empty node as an empty plain scalar.
+                if !is_key && tag.is_none() && style == ScalarStyle::Plain && value.is_empty() {
+                    empty_null = true;
+                }
                 // A `<<` key, quoted or not, disappears somewhere in kustomize's round trip.
                 let is_merge = value == "<<";
                 let node = match tag {
@@ -147,7 +162,7 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
     }
     if let Some(doc) = current.take() {
         if doc != Node::Null {
-            docs.push(doc);
+            docs.push((doc, empty_null));
         }
     }
     // libyaml also refuses a tab among a block scalar's indentation spaces (where saphyr
@@ -218,6 +233,14 @@ impl CharCursor {
 
 fn unsupported(what: &str) -> ReadError {
     ReadError::Unsupported(what.to_string())
+}
+
+/// An untagged plain scalar's text as go-yaml v3 resolves it (a field that kyaml creates
+/// without a tag, then reads back when it prints).
+pub(crate) fn resolve_plain(value: &str) -> Result<Node, String> {
+    scalar(value, ScalarStyle::Plain).map_err(|e| match e {
+        ReadError::Syntax(m) | ReadError::Unsupported(m) => m,
+    })
 }
 
 /// A scalar as go-yaml v3 resolves it (`resolve.go`), then as the JSON round trip leaves it.

@@ -1,6 +1,7 @@
 //! One resource and its identity (`resid.ResId`), the resource map kustomize accumulates
 //! into (`resmap`), and kustomize's legacy output order (`SortOrderTransformer.go`).
 
+use super::kustfile::Behavior;
 use super::node::{Map, Node};
 use super::NativeError;
 
@@ -18,6 +19,8 @@ pub(crate) struct Resource {
     pub(crate) prefixes: Vec<String>,
     /// The name suffixes added to it, innermost kustomization first (`suffixes`).
     pub(crate) suffixes: Vec<String>,
+    /// It holds a null written as nothing (`a:`), which a strategic merge drops.
+    pub(crate) empty_null: bool,
 }
 
 /// An id a resource had before a transformer changed it (`Resource.StorePreviousId`): its
@@ -98,6 +101,7 @@ impl Resource {
             prev_ids: Vec::new(),
             prefixes: Vec::new(),
             suffixes: Vec::new(),
+            empty_null: false,
         })
     }
 
@@ -210,13 +214,20 @@ impl Resource {
     }
 }
 
-/// Appends generated resources (`resWrangler.AbsorbAll` with the `create` behavior): one
-/// whose id equals any id of a resource already there, current or previous, fails.
-pub(crate) fn absorb_all(into: &mut Vec<Resource>, more: Vec<Resource>) -> Result<(), NativeError> {
-    for r in more {
+/// Absorbs generated resources one at a time (`resWrangler.AbsorbAll`, `appendReplaceOrMerge`):
+/// a resource whose id equals no id of those already there, current or previous, is
+/// appended (`create`; `merge` and `replace` fail); one that equals exactly one replaces it
+/// (`merge`, `replace`; `create` fails).
+pub(crate) fn absorb_all(
+    into: &mut Vec<Resource>,
+    more: Vec<(Resource, Behavior)>,
+    file: &str,
+) -> Result<(), NativeError> {
+    for (r, behavior) in more {
         let gvk = r.gvk();
         let namespace = r.effective_namespace()?;
-        for existing in into.iter() {
+        let mut matches = Vec::new();
+        for (i, existing) in into.iter().enumerate() {
             let current = existing.gvk() == gvk
                 && existing.name() == r.name()
                 && existing.effective_namespace()? == namespace;
@@ -232,17 +243,161 @@ pub(crate) fn absorb_all(into: &mut Vec<Resource>, more: Vec<Resource>) -> Resul
                 }
             }
             if current || previous {
-                return Err(NativeError::Failed(format!(
-                    "merging from generator: id {}/{} {} exists; behavior must be merge or replace",
-                    r.kind(),
-                    r.name(),
-                    r.namespace()
-                )));
+                matches.push(i);
             }
         }
-        into.push(r);
+        let id = || format!("{}/{} {}", r.kind(), r.name(), r.namespace());
+        match (matches.as_slice(), behavior) {
+            ([], Behavior::Create) => into.push(r),
+            ([], _) => {
+                return Err(NativeError::Failed(format!(
+                    "merging from generator: id {} does not exist; cannot merge or replace",
+                    id()
+                )))
+            }
+            ([_], Behavior::Create) => {
+                return Err(NativeError::Failed(format!(
+                    "merging from generator: id {} exists; behavior must be merge or replace",
+                    id()
+                )))
+            }
+            ([i], _) => {
+                let merged = merge_generated(&into[*i], r, behavior, file)?;
+                into[*i] = merged;
+            }
+            _ => {
+                return Err(NativeError::Failed(format!(
+                    "merging from generator: found multiple objects that could accept merge of {}",
+                    id()
+                )))
+            }
+        }
     }
     Ok(())
+}
+
+/// A string-to-string map of the object (`data`, `metadata.labels`...), or why it is not
+/// one kustomize's `map[string]string` readers would give back as it is.
+fn string_pairs(
+    node: &Node,
+    path: &[&str],
+    file: &str,
+) -> Result<Vec<(String, String)>, NativeError> {
+    match node.get_path(path) {
+        None | Some(Node::Null) => Ok(Vec::new()),
+        Some(Node::Map(m)) => {
+            m.0.iter()
+                .map(|(k, v)| match v {
+                    Node::Str(s) => Ok((k.clone(), s.clone())),
+                    _ => Err(NativeError::unsupported(
+                        &format!(
+                            "a generator merge over a {} value that is not a string",
+                            path.join(".")
+                        ),
+                        file,
+                    )),
+                })
+                .collect()
+        }
+        Some(_) => Err(NativeError::unsupported(
+            &format!(
+                "a generator merge over a {} that is not a mapping",
+                path.join(".")
+            ),
+            file,
+        )),
+    }
+}
+
+/// `mergeStringMaps(old, new)`: the new value wins a key both have.
+fn merge_pairs(old: Vec<(String, String)>, new: Vec<(String, String)>) -> Vec<(String, String)> {
+    let mut out = old;
+    for (k, v) in new {
+        match out.iter_mut().find(|(ok, _)| *ok == k) {
+            Some(slot) => slot.1 = v,
+            None => out.push((k, v)),
+        }
+    }
+    out
+}
+
+/// Sets (or, when empty, removes) a string map at `metadata.<field>` or at `data`.
+fn set_pairs(map: &mut Map, key: &str, pairs: Vec<(String, String)>) {
+    map.remove(key);
+    if !pairs.is_empty() {
+        map.insert(
+            key,
+            Node::Map(Map(pairs
+                .into_iter()
+                .map(|(k, v)| (k, Node::Str(v)))
+                .collect())),
+        );
+    }
+}
+
+/// The annotation origin annotations use (`utils.OriginAnnotationKey`).
+const ORIGIN: &str = "config.kubernetes.io/origin";
+
+/// `appendReplaceOrMerge` for one match: the new object keeps the old one's name, namespace
+/// and build annotations (its previous ids, prefixes and suffixes, and a hash suffix only
+/// when both ask for one), labels and annotations merged (the new value wins); with `merge`,
+/// `data` and `binaryData` merged too and the old origin kept (`CopyMergeMetaDataFieldsFrom`,
+/// `MergeDataMapFrom` in `api/resource/resource.go`).
+fn merge_generated(
+    old: &Resource,
+    new: Resource,
+    behavior: Behavior,
+    file: &str,
+) -> Result<Resource, NativeError> {
+    let labels = merge_pairs(
+        string_pairs(&old.node, &["metadata", "labels"], file)?,
+        string_pairs(&new.node, &["metadata", "labels"], file)?,
+    );
+    let mut annotations = merge_pairs(
+        string_pairs(&old.node, &["metadata", "annotations"], file)?,
+        string_pairs(&new.node, &["metadata", "annotations"], file)?,
+    );
+    if behavior == Behavior::Merge {
+        if let Some(Node::Str(origin)) = old.node.get_path(&["metadata", "annotations", ORIGIN]) {
+            if let Some(slot) = annotations.iter_mut().find(|(k, _)| k == ORIGIN) {
+                slot.1.clone_from(origin);
+            }
+        }
+    }
+    let mut node = new.node;
+    let Node::Map(obj) = &mut node else {
+        return Err(NativeError::Failed(format!(
+            "{file}: a generated object that is not a mapping"
+        )));
+    };
+    if behavior == Behavior::Merge {
+        for field in ["data", "binaryData"] {
+            let old_data = string_pairs(&old.node, &[field], file)?;
+            let new_data = string_pairs(&Node::Map(obj.clone()), &[field], file)?;
+            set_pairs(obj, field, merge_pairs(old_data, new_data));
+        }
+    }
+    let Some(Node::Map(meta)) = obj.get_mut("metadata") else {
+        return Err(NativeError::Failed(format!(
+            "{file}: a generated object without metadata"
+        )));
+    };
+    set_pairs(meta, "labels", labels);
+    set_pairs(meta, "annotations", annotations);
+    meta.insert("name", Node::Str(old.name().to_string()));
+    if old.namespace().is_empty() {
+        meta.remove("namespace");
+    } else {
+        meta.insert("namespace", Node::Str(old.namespace().to_string()));
+    }
+    Ok(Resource {
+        node,
+        needs_hash: old.needs_hash && new.needs_hash,
+        prev_ids: old.prev_ids.clone(),
+        prefixes: old.prefixes.clone(),
+        suffixes: old.suffixes.clone(),
+        empty_null: false,
+    })
 }
 
 /// A list of resources being accumulated, with its ids indexed by group, version, kind and

@@ -5,14 +5,15 @@
 use std::path::{Path, PathBuf};
 
 use super::filters::{
-    add_annotations, add_labels, add_prefix_suffix, set_images, set_namespace, set_replicas,
+    add_annotations, add_labels, add_prefix_suffix, apply_replacements, set_images, set_namespace,
+    set_replicas,
 };
 use super::generator::generate;
 use super::kustfile::{self, KustKind, Kustomization};
 use super::node::Node;
 use super::patch::apply_patch;
 use super::printer::print_resource;
-use super::reader::{read_documents, ReadError};
+use super::reader::{read_documents_marked, ReadError};
 use super::resource::{absorb_all, sort_legacy, Accumulator, Resource};
 use super::vfs::Vfs;
 use super::NativeError;
@@ -193,10 +194,10 @@ fn accumulate(
     }
     let mut generated = Vec::new();
     for g in &k.config_maps {
-        generated.push(generate(vfs, g, false, &k.dir, &file)?);
+        generated.push((generate(vfs, g, false, &k.dir, &file)?, g.behavior));
     }
     for g in &k.secrets {
-        generated.push(generate(vfs, g, true, &k.dir, &file)?);
+        generated.push((generate(vfs, g, true, &k.dir, &file)?, g.behavior));
     }
     if let Some(o) = origin {
         // `runGenerators`: a generated object's origin is the kustomization file that
@@ -207,7 +208,7 @@ fn accumulate(
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let configured_in = plain_origin_path(&origin_join(o, &name), &file)?;
-        for r in &mut generated {
+        for (r, _) in &mut generated {
             let generator = if r.kind() == "Secret" {
                 "SecretGenerator"
             } else {
@@ -221,10 +222,10 @@ fn accumulate(
             );
         }
     }
-    absorb_all(acc, generated)?;
+    absorb_all(acc, generated, &file)?;
     // configureBuiltinTransformers order: patchesStrategicMerge, patches, namespace,
     // prefix/suffix, labels (each `labels` entry, then commonLabels), annotations,
-    // patchesJson6902, replicas, images.
+    // patchesJson6902, replicas, images, replacements.
     for p in k.patches_strategic_merge.iter().chain(&k.patches) {
         apply_patch(acc, p, &file)?;
     }
@@ -253,6 +254,7 @@ fn accumulate(
     for image in &k.images {
         set_images(acc, image, &file)?;
     }
+    apply_replacements(acc, &k.replacements, &file)?;
     stack.pop();
     Ok(())
 }
@@ -300,7 +302,7 @@ fn accumulate_resource(
         NativeError::Failed(format!("{by}accumulating resources from '{entry}': {e}"))
     })?;
     let shown = path.display().to_string();
-    let docs = read_documents(&text).map_err(|e| match e {
+    let docs = read_documents_marked(&text).map_err(|e| match e {
         // saphyr and go-yaml disagree on some malformed input: let kustomize judge it.
         ReadError::Syntax(m) => {
             NativeError::unsupported(&format!("YAML the native reader rejects ({m})"), &shown)
@@ -312,8 +314,9 @@ fn accumulate_resource(
     let annotation = origin
         .map(|o| plain_origin_path(&origin_join(o, entry), &shown).map(|p| format!("path: {p}\n")))
         .transpose()?;
-    for d in docs {
+    for (d, empty_null) in docs {
         let mut r = Resource::from_document(d, &shown)?;
+        r.empty_null = empty_null;
         if let Some(a) = &annotation {
             r.set_annotation(ORIGIN_ANNOTATION, a);
         }

@@ -7,6 +7,7 @@ mod imagetag;
 mod labels;
 mod namespace;
 mod prefixsuffix;
+mod replacement;
 mod replicacount;
 
 pub(crate) use annotations::add_annotations;
@@ -14,4 +15,5 @@ pub(crate) use imagetag::set_images;
 pub(crate) use labels::add_labels;
 pub(crate) use namespace::set_namespace;
 pub(crate) use prefixsuffix::add_prefix_suffix;
+pub(crate) use replacement::apply_replacements;
 pub(crate) use replicacount::set_replicas;
