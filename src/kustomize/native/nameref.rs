@@ -48,10 +48,10 @@ struct Ident {
     name: String,
     /// `metadata.namespace` as it is (empty when unset).
     namespace: String,
-    /// Whether the kind is cluster-scoped; none when not known here.
-    cluster_scoped: Option<bool>,
+    /// Whether the kind is cluster-scoped (as kustomize says, see `is_cluster_scoped`).
+    cluster_scoped: bool,
     /// The effective current namespace.
-    effective: Option<String>,
+    effective: String,
     prev_ids: Vec<PrevId>,
     /// The effective namespace of the original id (`OrgId().EffectiveNamespace()`).
     org_namespace: Option<String>,
@@ -70,12 +70,10 @@ impl Ident {
         Ident {
             name: r.name().to_string(),
             namespace: r.namespace().to_string(),
-            cluster_scoped: is_cluster_scoped(&gvk).ok(),
-            effective: r.effective_namespace().ok(),
+            cluster_scoped: is_cluster_scoped(&gvk),
+            effective: r.effective_namespace(),
             prev_ids: r.prev_ids.clone(),
-            org_namespace: org
-                .namespace
-                .and_then(|ns| effective_namespace(&org_gvk, &ns).ok()),
+            org_namespace: org.namespace.map(|ns| effective_namespace(&org_gvk, &ns)),
             prefixes: r.prefixes.clone(),
             suffixes: r.suffixes.clone(),
             gvk,
@@ -87,16 +85,6 @@ impl Ident {
             "the scope of {}/{} {} (not in kustomize's built-in schema)",
             self.gvk.group, self.gvk.version, self.gvk.kind
         ))
-    }
-
-    fn cluster_scoped(&self) -> Result<bool, Problem> {
-        self.cluster_scoped.ok_or_else(|| self.unknown_scope())
-    }
-
-    fn effective(&self) -> Result<&str, Problem> {
-        self.effective
-            .as_deref()
-            .ok_or_else(|| self.unknown_scope())
     }
 
     fn org_namespace(&self) -> Result<&str, Problem> {
@@ -151,22 +139,18 @@ impl Fixing<'_> {
     /// `SubsetThatCouldBeReferencedByResource`: anything for a cluster-scoped referrer, else
     /// cluster-scoped objects, its own namespace's, and those of the namespaces of a
     /// RoleBinding's ServiceAccount subjects.
-    fn can_refer_to(&self, t: &Ident) -> Result<bool, Problem> {
-        Ok(self.me.cluster_scoped()?
-            || t.cluster_scoped()?
-            || t.effective()? == self.me.effective()?
-            || self.namespaces.contains(&t.namespace))
+    fn can_refer_to(&self, t: &Ident) -> bool {
+        self.me.cluster_scoped
+            || t.cluster_scoped
+            || t.effective == self.me.effective
+            || self.namespaces.contains(&t.namespace)
     }
 
     /// The whole subset, by index.
-    fn subset(&self) -> Result<Vec<usize>, Problem> {
-        let mut out = Vec::new();
-        for (j, t) in self.idents.iter().enumerate() {
-            if self.can_refer_to(t)? {
-                out.push(j);
-            }
-        }
-        Ok(out)
+    fn subset(&self) -> Vec<usize> {
+        (0..self.idents.len())
+            .filter(|&j| self.can_refer_to(&self.idents[j]))
+            .collect()
     }
 }
 
@@ -364,12 +348,12 @@ fn set_mapping(m: &mut Map, fixing: Option<&Fixing>) -> Result<(), Problem> {
         None => None,
         Some(Node::Str(ns)) => {
             // `GroupedByOriginalNamespace`, then `GroupedByCurrentNamespace`, of the subset.
-            let subset = f.subset()?;
+            let subset = f.subset();
             let mut original = Vec::new();
             let mut current = Vec::new();
             for &j in &subset {
                 let t = &f.idents[j];
-                let (was_in, is_in) = (t.org_namespace()?, t.effective()?);
+                let (was_in, is_in) = (t.org_namespace()?, t.effective.as_str());
                 if was_in != NOT_A_NAMESPACE && was_in == ns {
                     original.push(j);
                 }
@@ -433,13 +417,13 @@ fn select(
             && f.role_ref
                 .as_ref()
                 .is_none_or(|(group, kind)| t.was(group, "", kind));
-        if !named || !f.can_refer_to(t)? {
+        if !named || !f.can_refer_to(t) {
             continue;
         }
-        let visible = me.cluster_scoped()?
-            || t.cluster_scoped()?
+        let visible = me.cluster_scoped
+            || t.cluster_scoped
             || t.gvk.kind == "ServiceAccount"
-            || t.effective()? == me.effective()?;
+            || t.effective == me.effective;
         if visible {
             c.push(j);
         }
@@ -605,8 +589,8 @@ mod tests {
             },
             name: "x".into(),
             namespace: String::new(),
-            effective: Some("default".into()),
-            cluster_scoped: Some(false),
+            effective: "default".into(),
+            cluster_scoped: false,
             prev_ids: Vec::new(),
             org_namespace: Some("default".into()),
             prefixes: strings(prefixes),

@@ -172,14 +172,14 @@ fn find_by_any_id(
     let ns = effective_namespace(
         &patch_gvk,
         patch.str_at(&["metadata", "namespace"]).unwrap_or_default(),
-    )?;
+    );
     let mut found = Vec::new();
     for (i, r) in resources.iter().enumerate() {
         let gvk = r.gvk();
         if gvk.group != patch_gvk.group || gvk.version != patch_gvk.version {
             continue;
         }
-        let current = gvk.kind == kind && r.name() == name && r.effective_namespace()? == ns;
+        let current = gvk.kind == kind && r.name() == name && r.effective_namespace() == ns;
         let mut previous = false;
         for p in r
             .prev_ids

@@ -353,12 +353,11 @@ impl SelectorRegex {
     /// effective namespace, the original or current name, the current group, version and
     /// kind, then labels and annotations.
     pub(crate) fn selects_for_patch(&self, r: &Resource) -> Result<bool, String> {
-        let unknown = |_| "a patch target namespace on a kind of unknown scope".to_string();
         if self.namespace.is_some() {
             let org = r.org_id();
             // A previous id keeps its effective namespace.
             let org_ns = org.namespace;
-            let cur_ns = r.effective_namespace().map_err(unknown)?;
+            let cur_ns = r.effective_namespace();
             if !self.match_namespace(org_ns.as_deref())? && !self.match_namespace(Some(&cur_ns))? {
                 return Ok(false);
             }

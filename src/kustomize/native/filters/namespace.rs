@@ -21,7 +21,7 @@ pub(crate) fn set_namespace(
     };
     for r in resources.iter_mut() {
         let gvk = r.gvk();
-        let cluster_scoped = is_cluster_scoped(&gvk).map_err(in_file)?;
+        let cluster_scoped = is_cluster_scoped(&gvk);
         // Every resource remembers its id, moved or not (NamespaceTransformer.go).
         r.store_previous_id().map_err(in_file)?;
         // metaNamespaceHack: metadata/namespace, created, on namespaced kinds only.
@@ -92,7 +92,7 @@ pub(crate) fn set_namespace(
     // NamespaceTransformer: the new namespace must not make two ids equal.
     for i in 0..resources.len() {
         for j in (i + 1)..resources.len() {
-            if resources[i].same_id(&resources[j])? {
+            if resources[i].same_id(&resources[j]) {
                 return Err(NativeError::Failed(
                     "namespace transformation produces ID conflict".into(),
                 ));

@@ -57,7 +57,7 @@ pub(crate) fn add_prefix_suffix(
     }
     for i in 0..resources.len() {
         for j in (i + 1)..resources.len() {
-            if resources[i].same_id(&resources[j])? {
+            if resources[i].same_id(&resources[j]) {
                 return Err(NativeError::Failed(
                     "name prefix or suffix produces an ID conflict".into(),
                 ));

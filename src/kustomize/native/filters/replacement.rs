@@ -120,16 +120,13 @@ fn source_selects(r: &Resource, id: &PrevId, s: &SourceSelector) -> Result<bool,
         kind: id.kind.clone(),
         ..gvk
     };
-    let effective = |ns: &str| {
-        crate::kustomize::native::resource::effective_namespace(&id_gvk, ns)
-            .map_err(|_| unsupported("a source namespace on a kind of unknown scope"))
-    };
+    let effective = |ns: &str| crate::kustomize::native::resource::effective_namespace(&id_gvk, ns);
     let mine = effective(
         id.namespace
             .as_deref()
             .ok_or_else(|| unsupported("a source namespace on a kind of unknown scope"))?,
-    )?;
-    Ok(effective(&s.namespace)? == mine)
+    );
+    Ok(effective(&s.namespace) == mine)
 }
 
 fn source_value(resources: &[Resource], s: &SourceSelector) -> Result<Value, Problem> {
