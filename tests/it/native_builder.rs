@@ -373,7 +373,7 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 49, "{found:#?}");
+    assert_eq!(found.len(), 50, "{found:#?}");
 }
 
 // api/resmap/reswrangler.go appendReplaceOrMerge and api/resource/resource.go
@@ -430,6 +430,16 @@ fn generated_name_hash_escapes_control_characters_as_go_encoding_json_does() {
 #[test]
 fn only_the_kinds_kustomize_knows_as_cluster_scoped_are_left_without_a_namespace() {
     assert_fixture("cluster-scope");
+}
+
+// go-yaml v3 scannerc.go yaml_parser_scan_block_scalar folds as libyaml does; kyaml then
+// writes the node once in its folded style (emitterc.go yaml_emitter_write_folded_scalar,
+// whose look-ahead `is_blankz(value, k)` counts k from the start of the value) and reads it
+// back: a break before a more-indented line doubles, a kept trailing run grows by one, and
+// in a value that starts with a blank a single break between plain lines becomes a space.
+#[test]
+fn folded_scalars_with_kept_breaks_read_as_kyaml_round_trips_them() {
+    assert_fixture("folded-scalars");
 }
 
 // yaml.v2's encode.go quotes a string that resolve.go would read as anything else: numbers
