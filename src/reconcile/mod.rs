@@ -745,7 +745,6 @@ fn render_inner(
         key,
         r,
         template,
-        &output,
         &origins,
         substitute_with.as_ref(),
     )
@@ -940,7 +939,6 @@ fn post_build(
     key: &Key,
     r: &mut KustomizationRender,
     template: Artifact,
-    output: &str,
     origins: &[Option<Origin>],
     substitute_with: Option<&BTreeMap<String, String>>,
 ) -> Result<Rendered, Error> {
@@ -949,8 +947,10 @@ fn post_build(
     let mut pieces: Vec<(bool, String)> = Vec::new();
     let mut piece_ids: Vec<ObjectId> = Vec::new();
     let mut substituted_bytes = 0usize;
-    for doc in crate::manifest::split_documents(output) {
-        let mut obj = crate::manifest::parse_object(doc)?;
+    // The template's objects are the output's documents, in order, already read.
+    for object in &template.objects {
+        let doc = object.yaml.as_str();
+        let mut obj = (*object.object).clone();
         let mut piece = (false, doc.to_string());
         if let Some(vars) = substitute_with {
             if !postbuild::substitution_disabled(&obj) {
