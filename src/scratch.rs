@@ -281,6 +281,15 @@ pub enum RunError {
     Wait(io::Error),
 }
 
+/// The first file called `name` in a folder of `PATH`: where a tool fluxsim runs (kustomize,
+/// kubectl, helm) is, when it is not named on the command line.
+pub fn on_path(name: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
 /// Runs `cmd` in its own process group (ended on timeout or signal, as kustomize is),
 /// stdin closed, stdout and stderr read whole.
 pub fn run_captured(cmd: &mut Command, timeout: std::time::Duration) -> Result<Captured, RunError> {

@@ -41,19 +41,12 @@ pub struct TemplateJob<'a> {
     pub home: &'a Path,
 }
 
-fn on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-}
-
 impl HelmBinary {
     /// Finds helm: `explicit`, else `helm` on PATH; probes its version.
     pub fn locate(explicit: Option<&Path>, timeout: Duration) -> Result<HelmBinary, String> {
         let program = match explicit {
             Some(p) => p.to_path_buf(),
-            None => on_path("helm").ok_or_else(|| {
+            None => crate::scratch::on_path("helm").ok_or_else(|| {
                 format!(
                     "no helm found on PATH: install helm {REPRODUCED_HELM} (`go install \
                      helm.sh/helm/v4/cmd/helm@{REPRODUCED_HELM}`, see scripts/install-tools) \

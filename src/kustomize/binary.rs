@@ -78,13 +78,6 @@ pub struct KustomizeBinary {
     version: String,
 }
 
-fn on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-}
-
 impl KustomizeBinary {
     /// Finds kustomize: `explicit` when given, else `kustomize` on PATH, else `kubectl`.
     pub fn locate(explicit: Option<&Path>, timeout: Duration) -> Result<Self, BuildError> {
@@ -106,8 +99,8 @@ impl KustomizeBinary {
     pub fn find(explicit: Option<&Path>) -> Result<PathBuf, BuildError> {
         match explicit {
             Some(p) => Ok(p.to_path_buf()),
-            None => on_path("kustomize")
-                .or_else(|| on_path("kubectl"))
+            None => crate::scratch::on_path("kustomize")
+                .or_else(|| crate::scratch::on_path("kubectl"))
                 .ok_or_else(|| BuildError::NotFound("neither is on PATH".into())),
         }
     }
