@@ -296,13 +296,7 @@ fn a_revision_whose_build_fails_is_never_stored() {
     // buildMetadata the native builder hands over: the kustomize binary's build fails. (A
     // kustomization that is not YAML fails in Flux's generator, before any build: the tree
     // decides that, and it is stored.)
-    let repo = crate::common::bad_fixture("bad-kustomization-yaml");
-    std::fs::write(
-        repo.path().join("apps/broken/kustomization.yaml"),
-        "resources:\n- missing.yaml\nbuildMetadata: [managedByLabel]\n",
-    )
-    .unwrap();
-    crate::common::commit_all(repo.path(), "a build that fails");
+    let repo = rejected_build_repo();
     let cache = tempfile::tempdir().unwrap();
     let (first, _) = revision_run(repo.path(), "HEAD", cache.path());
     assert!(first
@@ -336,9 +330,9 @@ fn a_revision_that_fails_before_or_after_its_builds_is_stored() {
     }
 }
 
-/// The fixture of [`a_revision_whose_build_fails_is_never_stored`] as a tree: `apps/broken`
-/// is handed to the kustomize binary (buildMetadata), which rejects it (a missing file).
-fn rejected_build_tree() -> (tempfile::TempDir, fluxsim::source::Tree) {
+/// A committed repository whose `apps/broken` is handed to the kustomize binary
+/// (buildMetadata), which rejects it (a missing file).
+fn rejected_build_repo() -> tempfile::TempDir {
     let repo = crate::common::bad_fixture("bad-kustomization-yaml");
     std::fs::write(
         repo.path().join("apps/broken/kustomization.yaml"),
@@ -346,8 +340,7 @@ fn rejected_build_tree() -> (tempfile::TempDir, fluxsim::source::Tree) {
     )
     .unwrap();
     crate::common::commit_all(repo.path(), "a build that fails");
-    let tree = materialize(repo.path(), &SourceOptions::default()).unwrap();
-    (repo, tree)
+    repo
 }
 
 fn failures(r: &fluxsim::render::RepoRender) -> Vec<String> {
@@ -369,7 +362,8 @@ fn a_build_kustomize_rejects_is_kept_in_the_cache_dir_like_an_output() {
         ..RepoOptions::default()
     };
     let run = || {
-        let (_repo, tree) = rejected_build_tree();
+        let repo = rejected_build_repo();
+        let tree = materialize(repo.path(), &SourceOptions::default()).unwrap();
         let b = counting();
         let cache = build_cache(&b, &opts);
         let r = render_tree_cached(tree, &cache, &opts).unwrap();

@@ -204,3 +204,18 @@ pub(crate) fn yaml_objects(text: &str) -> Vec<Value> {
         })
         .collect()
 }
+
+/// A folder for PATH holding git only.
+pub(crate) fn path_with_git_only() -> tempfile::TempDir {
+    let bin = tempfile::tempdir().unwrap();
+    let git_path = String::from_utf8(
+        std::process::Command::new("sh")
+            .args(["-c", "command -v git"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(git_path.trim(), bin.path().join("git")).unwrap();
+    bin
+}

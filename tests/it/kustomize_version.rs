@@ -66,12 +66,7 @@ fn a_kustomize_of_another_version_is_warned_about_once() {
 /// Runs `fluxsim ARGS` with a PATH that holds git and nothing else: no kustomize, no kubectl.
 #[cfg(unix)]
 fn fluxsim_with_git_only(args: &[&str]) -> (i32, String, String) {
-    let bin = tempfile::tempdir().unwrap();
-    let git = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .map(|d| d.join("git"))
-        .find(|p| p.is_file())
-        .expect("git on PATH");
-    std::os::unix::fs::symlink(git, bin.path().join("git")).unwrap();
+    let bin = crate::common::path_with_git_only();
     let cache = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_fluxsim"))
         .args(args)

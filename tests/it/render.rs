@@ -1105,7 +1105,7 @@ fn a_kustomize_binary_that_does_not_exist_exits_2_naming_what_to_install() {
 fn no_kustomize_or_kubectl_on_path_exits_2_naming_what_to_install() {
     // `--builder kustomize` needs the binary before any build. (`--builder auto` looks for it
     // at the first build it hands over: tests/it/kustomize_version.rs.)
-    let bin = path_with_git_only();
+    let bin = crate::common::path_with_git_only();
     let out = Command::new(env!("CARGO_BIN_EXE_fluxsim"))
         .args(["render", "testdata/fleet", "--builder", "kustomize"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -1118,24 +1118,9 @@ fn no_kustomize_or_kubectl_on_path_exits_2_naming_what_to_install() {
     assert!(stderr.contains("--kustomize PATH"), "{stderr}");
 }
 
-/// A folder for PATH holding git only.
-fn path_with_git_only() -> tempfile::TempDir {
-    let bin = tempfile::tempdir().unwrap();
-    let git_path = String::from_utf8(
-        Command::new("sh")
-            .args(["-c", "command -v git"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
-    std::os::unix::fs::symlink(git_path.trim(), bin.path().join("git")).unwrap();
-    bin
-}
-
 #[test]
 fn the_native_builder_renders_the_fleet_with_no_kustomize_installed() {
-    let bin = path_with_git_only();
+    let bin = crate::common::path_with_git_only();
     let run = |builder: &str| {
         let out = Command::new(env!("CARGO_BIN_EXE_fluxsim"))
             .args([
