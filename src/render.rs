@@ -195,15 +195,13 @@ pub fn clusters_of(fs: &SourceFs, opts: &RepoOptions) -> Result<Vec<Cluster>, Re
 /// hold with the same digest; gives the facts of every YAML file that has any, too.
 fn discover_tree(tree: &Tree, known: Option<&Known>) -> (Discovery, BTreeMap<String, FileFacts>) {
     let (fs, root) = (tree.fs(), tree.root());
-    use rayon::prelude::*;
     let paths: Vec<&PathBuf> = tree
         .files()
         .iter()
         .filter(|p| crate::discover::is_yaml_file(p))
         .collect();
     // Read in parallel, kept in the tree's order.
-    let files: Vec<(String, FileFacts)> = paths
-        .par_iter()
+    let files: Vec<(String, FileFacts)> = rayon::iter::IntoParallelRefIterator::par_iter(&paths)
         .map(|p| {
             let rel = p.to_string_lossy().replace('\\', "/");
             let same = known.filter(|k| {
