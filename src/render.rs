@@ -194,6 +194,7 @@ pub fn clusters_of(fs: &SourceFs, opts: &RepoOptions) -> Result<Vec<Cluster>, Re
 /// Discovers the clusters of `tree`, reading again only the YAML files that `known` does not
 /// hold with the same digest; gives the facts of every YAML file that has any, too.
 fn discover_tree(tree: &Tree, known: Option<&Known>) -> (Discovery, BTreeMap<String, FileFacts>) {
+    use rayon::prelude::*;
     let (fs, root) = (tree.fs(), tree.root());
     let paths: Vec<&PathBuf> = tree
         .files()
@@ -201,7 +202,8 @@ fn discover_tree(tree: &Tree, known: Option<&Known>) -> (Discovery, BTreeMap<Str
         .filter(|p| crate::discover::is_yaml_file(p))
         .collect();
     // Read in parallel, kept in the tree's order.
-    let files: Vec<(String, FileFacts)> = rayon::iter::IntoParallelRefIterator::par_iter(&paths)
+    let files: Vec<(String, FileFacts)> = paths
+        .par_iter()
         .map(|p| {
             let rel = p.to_string_lossy().replace('\\', "/");
             let same = known.filter(|k| {
