@@ -208,7 +208,7 @@ fn visit_dir(
         return Ok(());
     };
     let kfile = kfile.as_str();
-    let Ok(doc) = crate::manifest::parse_object(&text) else {
+    let Ok(doc) = crate::manifest::parse_shared(&text) else {
         return Ok(());
     };
     if doc.get("helmCharts").is_some() || doc.get("helmChartInflationGenerator").is_some() {

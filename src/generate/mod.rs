@@ -214,10 +214,9 @@ fn read_existing(fs: &SourceFs, p: &Path) -> Result<(String, Value), GenerateErr
         message,
     };
     let text = fs.read_to_string(p).map_err(|e| bad(e.to_string()))?;
-    let json = crate::goyaml::yaml_json::yaml_to_json(&text).map_err(|e| bad(e.to_string()))?;
-    let doc: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
-    match doc {
-        Value::Object(_) => Ok((text, doc)),
+    let doc = crate::manifest::parse_shared(&text).map_err(|e| bad(e.to_string()))?;
+    match &*doc {
+        Value::Object(_) => Ok((text, (*doc).clone())),
         Value::Null => Ok((text, json!({}))),
         _ => Err(bad(
             "the kustomization is not a mapping (json: cannot unmarshal it into a Kustomization)"

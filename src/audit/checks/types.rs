@@ -45,8 +45,7 @@ impl ClusterCtx<'_> {
         };
         let after = String::from_utf8(out)
             .map_err(|_| "the result is not valid UTF-8".to_string())
-            .and_then(|s| crate::goyaml::yaml_json::yaml_to_json(&s).map_err(|e| e.to_string()))
-            .and_then(|j| serde_json::from_str::<Value>(&j).map_err(|e| e.to_string()));
+            .and_then(|s| crate::goyaml::yaml_json::yaml_to_value(&s).map_err(|e| e.to_string()));
         let leaf_refs: Vec<Vec<Ref>> = leaves.iter().map(|l| expr::scan(&l.value).0).collect();
         let mut seen = Occurrences::default();
         let after = match after {

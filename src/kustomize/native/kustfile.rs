@@ -211,12 +211,10 @@ pub(crate) fn load(vfs: &Vfs, dir: &Path) -> Result<Kustomization, NativeError> 
     let text = vfs
         .read_to_string(&file)
         .map_err(|e| NativeError::Failed(format!("{}: {e}", file.display())))?;
-    let json = crate::goyaml::yaml_json::yaml_to_json(&text)
-        .map_err(|e| NativeError::Failed(format!("{}: {e}", file.display())))?;
-    let doc: Value = serde_json::from_str(&json)
+    let doc = crate::manifest::parse_shared(&text)
         .map_err(|e| NativeError::Failed(format!("{}: {e}", file.display())))?;
     let unsupported = |what: &str| NativeError::unsupported(what, &file);
-    let Value::Object(obj) = doc else {
+    let Value::Object(obj) = &*doc else {
         if doc.is_null() {
             return Err(unsupported("an empty kustomization file"));
         }
@@ -244,7 +242,7 @@ pub(crate) fn load(vfs: &Vfs, dir: &Path) -> Result<Kustomization, NativeError> 
         replacements: Vec::new(),
         origin_annotations: false,
     };
-    for (key, value) in &obj {
+    for (key, value) in obj {
         if is_empty(value) {
             continue;
         }
@@ -682,9 +680,7 @@ fn replacements(vfs: &Vfs, v: &Value, dir: &Path) -> Result<Vec<Replacement>, St
         let text = vfs
             .read_to_string(&dir.join(&rel))
             .map_err(|_| format!("a replacement file that cannot be read ({rel})"))?;
-        let json = crate::goyaml::yaml_json::yaml_to_json(&text)
-            .map_err(|_| format!("a replacement file kustomize may read otherwise ({rel})"))?;
-        let doc: Value = serde_json::from_str(&json)
+        let doc = crate::goyaml::yaml_json::yaml_to_value(&text)
             .map_err(|_| format!("a replacement file kustomize may read otherwise ({rel})"))?;
         match &doc {
             Value::Array(items) => {

@@ -50,9 +50,7 @@ pub(crate) fn apply_patch(
         let Some(target) = &spec.target else {
             return Err(unsupported("a JSON 6902 patch without a target"));
         };
-        let json = crate::goyaml::yaml_json::yaml_to_json(&spec.text)
-            .map_err(|e| NativeError::Failed(format!("patch {}: {e}", spec.origin)))?;
-        let value: serde_json::Value = serde_json::from_str(&json)
+        let value = crate::goyaml::yaml_json::yaml_to_value(&spec.text)
             .map_err(|e| NativeError::Failed(format!("patch {}: {e}", spec.origin)))?;
         let Node::Seq(ops) = Node::from_json(&value) else {
             return Err(unsupported("a JSON 6902 patch that is not a list"));

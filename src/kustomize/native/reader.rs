@@ -31,11 +31,19 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
 
 /// Reads every document, each with whether it holds a null written as nothing (`a:`),
 /// which kyaml's strategic merge drops where it keeps `a: null` and `a: ~`.
+pub(crate) fn read_documents_marked(text: &str) -> Result<Vec<(Node, bool)>, ReadError> {
+    match read_canonical_json(text) {
+        Some(docs) => docs,
+        None => read_yaml(text),
+    }
+}
+
+/// [`read_documents_marked`] with the YAML parser.
 #[allow(
     clippy::too_many_lines,
     reason = "one match over the parser's events, as go-yaml v3's parser.parse builds nodes"
 )]
-pub(crate) fn read_documents_marked(text: &str) -> Result<Vec<(Node, bool)>, ReadError> {
+fn read_yaml(text: &str) -> Result<Vec<(Node, bool)>, ReadError> {
     // go-yaml refuses `%YAML 1.2`; saphyr reads it. Directives are rare enough to delegate.
     if text.lines().any(|l| l.starts_with('%')) {
         return Err(unsupported("a YAML directive"));
@@ -182,6 +190,72 @@ pub(crate) fn read_documents_marked(text: &str) -> Result<Vec<(Node, bool)>, Rea
         return Err(unsupported("a tab in indentation"));
     }
     Ok(docs)
+}
+
+/// A text that is one JSON value exactly as `serde_json` writes it (the objects postBuild
+/// rebuilt, which the reprint reads back) is read with `serde_json` instead of the YAML
+/// parser, to the same nodes: in such a text every string is double-quoted with only the
+/// escapes YAML's double-quoted style shares (`\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`,
+/// `\u00XX`), every other scalar is a plain `null`, `true`, `false` or number, keys are
+/// unique and in text order, and there are no comments, anchors, tags, tabs or empty
+/// values; so each scalar goes through [`scalar`] with the style and text the parser would
+/// give it. Texts with characters the YAML reader may refuse or fold (DEL, C1 controls,
+/// NEL, LS, PS, byte-order marks, U+FFFE/U+FFFF), or with `\/`, take the parser. `None`: not such a text.
+fn read_canonical_json(text: &str) -> Option<Result<Vec<(Node, bool)>, ReadError>> {
+    if !text.starts_with(['{', '[']) {
+        return None;
+    }
+    if text.chars().any(|c| {
+        matches!(
+            c,
+            '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
+        )
+    }) {
+        return None;
+    }
+    // The parser's reading delegates any double-quoted scalar whose text holds `\/` (an
+    // escaped backslash before a slash included): such texts take the parser.
+    if text.contains("\\/") {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    let canonical = value.to_string();
+    if canonical != text {
+        return None;
+    }
+    Some(json_node(&value).map(|doc| {
+        if doc == Node::Null {
+            Vec::new()
+        } else {
+            vec![(doc, false)]
+        }
+    }))
+}
+
+/// A node of [`read_canonical_json`]: each scalar read by [`scalar`] as the parser gives it.
+fn json_node(v: &serde_json::Value) -> Result<Node, ReadError> {
+    use serde_json::Value as V;
+    Ok(match v {
+        V::Null => scalar("null", ScalarStyle::Plain)?,
+        V::Bool(b) => scalar(if *b { "true" } else { "false" }, ScalarStyle::Plain)?,
+        V::Number(n) => scalar(&n.to_string(), ScalarStyle::Plain)?,
+        V::String(s) => scalar(s, ScalarStyle::DoubleQuoted)?,
+        V::Array(items) => Node::Seq(items.iter().map(json_node).collect::<Result<_, _>>()?),
+        V::Object(entries) => {
+            let mut map = Map::default();
+            for (k, v) in entries {
+                let Node::Str(key) = scalar(k, ScalarStyle::DoubleQuoted)? else {
+                    return Err(unsupported("a mapping key that is not a string"));
+                };
+                // As the parser's reading: a `<<` key, quoted or not.
+                if key == "<<" {
+                    return Err(unsupported("YAML merge keys"));
+                }
+                map.0.push((key, json_node(v)?));
+            }
+            Node::Map(map)
+        }
+    })
 }
 
 /// An open collection and its anchor id (0: none); a mapping also has its pending key and
@@ -524,5 +598,154 @@ mod tests {
     fn empty_documents_are_dropped() {
         let docs = read_documents("---\n# nothing\n---\na: 1\n---\n").expect("reads");
         assert_eq!(docs.len(), 1);
+    }
+
+    /// Random JSON values with the strings and numbers that test a reader.
+    fn random_value(next: &mut impl FnMut() -> u64, depth: usize) -> serde_json::Value {
+        use serde_json::{json, Value};
+        const PIECES: &[&str] = &[
+            "a",
+            "yes",
+            "on",
+            "~",
+            "null",
+            "010",
+            "0x1F",
+            "1_000",
+            "1e3",
+            ".5",
+            "-",
+            ": ",
+            " #",
+            "#",
+            "'",
+            "\"",
+            "\\",
+            "\n",
+            "\r",
+            "\t",
+            "\u{8}",
+            "\u{c}",
+            "\u{1}",
+            "\u{7f}",
+            "\u{85}",
+            "\u{9f}",
+            "\u{a0}",
+            "\u{2028}",
+            "\u{feff}",
+            "é",
+            "😀",
+            " ",
+            "[",
+            "{",
+            "*x",
+            "&x",
+            "!!str",
+            "%",
+            "2001-12-14",
+            "<<",
+            "\\/",
+        ];
+        let pick = |n: u64, len: usize| usize::try_from(n).unwrap_or(0) % len;
+        match next() % if depth > 3 { 6 } else { 8 } {
+            0 => Value::Null,
+            1 => json!(next() % 2 == 0),
+            2 => {
+                const N: &[&str] = &[
+                    "0",
+                    "-0",
+                    "7",
+                    "-12",
+                    "9223372036854775807",
+                    "18446744073709551615",
+                    "-9223372036854775808",
+                    "0.5",
+                    "-0.0",
+                    "1e21",
+                    "1.5e-7",
+                    "123456789.125",
+                ];
+                serde_json::from_str(N[pick(next(), N.len())]).unwrap_or(Value::Null)
+            }
+            3..=5 => {
+                let len = pick(next(), 5);
+                Value::String(
+                    (0..len)
+                        .map(|_| PIECES[pick(next(), PIECES.len())])
+                        .collect(),
+                )
+            }
+            6 => Value::Array(
+                (0..pick(next(), 4))
+                    .map(|_| random_value(next, depth + 1))
+                    .collect(),
+            ),
+            _ => Value::Object(
+                (0..pick(next(), 4))
+                    .map(|_| {
+                        let key: String = (0..=pick(next(), 3))
+                            .map(|_| PIECES[pick(next(), PIECES.len())])
+                            .collect();
+                        (key, random_value(next, depth + 1))
+                    })
+                    .collect(),
+            ),
+        }
+    }
+
+    // The serde_json reading of canonical JSON gives what the YAML parser gives, on random
+    // values and on every JSON output of the YAML re-read vectors; the texts it declines
+    // (characters the YAML reader may refuse, non-canonical text) take the parser.
+    #[test]
+    fn canonical_json_reads_as_the_yaml_parser_reads_it() {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut texts: Vec<String> = (0..4000)
+            .map(|_| {
+                let v = random_value(&mut next, 0);
+                serde_json::Value::Object(
+                    [
+                        ("kind".to_string(), serde_json::json!("X")),
+                        ("v".to_string(), v),
+                    ]
+                    .into_iter()
+                    .collect(),
+                )
+                .to_string()
+            })
+            .collect();
+        let vectors = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/testdata/conformance/yaml-reread.jsonl"
+        ))
+        .expect("the vectors");
+        for line in vectors.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).expect("a vector");
+            if let Some(Ok(out)) = v["output"]
+                .as_str()
+                .map(serde_json::from_str::<serde_json::Value>)
+            {
+                texts.push(out.to_string());
+            }
+        }
+        texts.push("{\"a\":1, \"b\":2}".into());
+        texts.push("{\"a\":1,\"a\":2}".into());
+        let mut fast = 0;
+        for text in &texts {
+            if let Some(got) = read_canonical_json(text) {
+                fast += 1;
+                assert_eq!(got, read_yaml(text), "{text}");
+            }
+        }
+        assert!(fast > 6000, "{fast} of {} texts read as JSON", texts.len());
+        // Not canonical: a space, a repeated key.
+        assert!(read_canonical_json("{\"a\":1, \"b\":2}").is_none());
+        assert!(read_canonical_json("{\"a\":1,\"a\":2}").is_none());
+        assert!(read_canonical_json("{\"a\":\"\u{85}\"}").is_none());
     }
 }
