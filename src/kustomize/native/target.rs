@@ -11,6 +11,7 @@ use super::filters::{
 use super::generator::generate;
 use super::kustfile::{self, KustKind, Kustomization};
 use super::node::Node;
+use super::openapi::{CustomSchema, OpenApiField, SchemaState};
 use super::patch::apply_patch;
 use super::printer::print_resource;
 use super::reader::{read_documents_marked, ReadError};
@@ -23,7 +24,9 @@ pub(crate) fn build_root(dir: &Path, vfs: &Vfs) -> Result<String, NativeError> {
     let dir = canonical(vfs, dir)?;
     let mut stack = Vec::new();
     let mut resources = Vec::new();
-    accumulate(vfs, &dir, None, None, &mut resources, &mut stack)?;
+    // Flux resets kyaml's schema before each build, with the built-in one loaded.
+    let mut schema = SchemaState::default();
+    accumulate(vfs, &dir, None, None, &mut resources, &mut stack, &mut schema)?;
     finish(&mut resources).map_err(|e| match e {
         // The root-level checks name a resource: say which build it belongs to.
         NativeError::Unsupported { feature, file } => NativeError::Unsupported {
@@ -142,6 +145,7 @@ fn accumulate(
     origin: Option<&str>,
     acc: &mut Vec<Resource>,
     stack: &mut Vec<PathBuf>,
+    schema: &mut SchemaState,
 ) -> Result<(), NativeError> {
     let is_root = stack.is_empty();
     if stack.iter().any(|d| d == dir) {
@@ -166,10 +170,11 @@ fn accumulate(
             &file,
         ));
     }
+    set_openapi(vfs, &k, is_root, schema)?;
     // Only appends happen while the resources are read: one index serves them all.
     let mut appending = Accumulator::new(acc);
     for entry in &k.resources {
-        accumulate_resource(vfs, &k, entry, origin, &mut appending, stack)?;
+        accumulate_resource(vfs, &k, entry, origin, &mut appending, stack, schema)?;
     }
     for entry in &k.components {
         if entry.contains("://") || entry.starts_with("github.com/") {
@@ -190,6 +195,7 @@ fn accumulate(
             sub_origin.as_deref(),
             acc,
             stack,
+            schema,
         )?;
     }
     let mut generated = Vec::new();
@@ -227,7 +233,7 @@ fn accumulate(
     // prefix/suffix, labels (each `labels` entry, then commonLabels), annotations,
     // patchesJson6902, replicas, images, replacements.
     for p in k.patches_strategic_merge.iter().chain(&k.patches) {
-        apply_patch(acc, p, &file)?;
+        apply_patch(acc, p, &file, schema.schemas())?;
     }
     if let Some(ns) = &k.namespace {
         set_namespace(acc, ns, &file)?;
@@ -246,7 +252,7 @@ fn accumulate(
     add_labels(acc, &k.common_labels, true, &file)?;
     add_annotations(acc, &k.common_annotations, &file)?;
     for p in &k.patches_json6902 {
-        apply_patch(acc, p, &file)?;
+        apply_patch(acc, p, &file, schema.schemas())?;
     }
     for (name, count) in &k.replicas {
         set_replicas(acc, name, *count, &file)?;
@@ -259,6 +265,64 @@ fn accumulate(
     Ok(())
 }
 
+/// The kustomization's `openapi:` field, as `krusty/kustomizer.go` `Run` (the root, `reset`)
+/// and `kusttarget.go` `accumulateDirectory` (the others) hand it to `openapi.SetSchema`:
+/// the `path` file is read through the loader first (a missing one fails even where the
+/// field is then ignored), then parsed only if it is to be used ([`super::openapi`]).
+fn set_openapi(
+    vfs: &Vfs,
+    k: &Kustomization,
+    is_root: bool,
+    schema: &mut SchemaState,
+) -> Result<(), NativeError> {
+    if k.openapi.is_empty() {
+        return Ok(());
+    }
+    let file = display(k);
+    let mut field = OpenApiField::default();
+    let mut text = None;
+    for (key, value) in &k.openapi {
+        match key.as_str() {
+            "version" => field.version = Some(value.clone()),
+            "path" => {
+                if value.is_empty() || value.contains("://") {
+                    return Err(NativeError::unsupported(
+                        &format!("an openapi path that is empty or remote (`{value}`)"),
+                        &file,
+                    ));
+                }
+                let path = crate::source::view::clean(&k.dir.join(value));
+                let t = vfs.read_to_string(&path).map_err(|e| match e.kind() {
+                    // fileloader.Load through Flux's secure file system: Go's words.
+                    std::io::ErrorKind::NotFound => NativeError::Failed(format!(
+                        "open {}: no such file or directory",
+                        path.display()
+                    )),
+                    std::io::ErrorKind::PermissionDenied => NativeError::Failed(e.to_string()),
+                    _ => NativeError::unsupported(
+                        &format!("an openapi path that cannot be read (`{value}`)"),
+                        &file,
+                    ),
+                })?;
+                text = Some((value, t));
+            }
+            // A map of strings; kustomize reads no other key.
+            _ => {}
+        }
+    }
+    if !is_root && schema.is_set() {
+        return Ok(());
+    }
+    if let Some((path, t)) = text {
+        field.schema = Some(CustomSchema::parse(&t).map_err(|w| {
+            NativeError::unsupported(&format!("the openapi schema `{path}`: {w}"), &file)
+        })?);
+    }
+    schema
+        .set_schema(field, is_root)
+        .map_err(NativeError::Failed)
+}
+
 fn accumulate_resource(
     vfs: &Vfs,
     k: &Kustomization,
@@ -266,6 +330,7 @@ fn accumulate_resource(
     origin: Option<&str>,
     acc: &mut Accumulator<'_>,
     stack: &mut Vec<PathBuf>,
+    schema: &mut SchemaState,
 ) -> Result<(), NativeError> {
     let file = display(k);
     if entry.contains("://") || entry.starts_with("github.com/") || entry.starts_with("git@") {
@@ -289,6 +354,7 @@ fn accumulate_resource(
             sub_origin.as_deref(),
             &mut sub,
             stack,
+            schema,
         )?;
         return acc.append_all(sub);
     }
