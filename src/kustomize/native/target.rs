@@ -26,7 +26,15 @@ pub(crate) fn build_root(dir: &Path, vfs: &Vfs) -> Result<String, NativeError> {
     let mut resources = Vec::new();
     // Flux resets kyaml's schema before each build, with the built-in one loaded.
     let mut schema = SchemaState::default();
-    accumulate(vfs, &dir, None, None, &mut resources, &mut stack, &mut schema)?;
+    accumulate(
+        vfs,
+        &dir,
+        None,
+        None,
+        &mut resources,
+        &mut stack,
+        &mut schema,
+    )?;
     finish(&mut resources).map_err(|e| match e {
         // The root-level checks name a resource: say which build it belongs to.
         NativeError::Unsupported { feature, file } => NativeError::Unsupported {

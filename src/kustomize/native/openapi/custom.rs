@@ -190,8 +190,10 @@ fn plain_info(v: &Value) -> bool {
     v.as_object().is_some_and(|m| {
         m.iter().all(|(k, x)| {
             k.starts_with("x-")
-                || (matches!(k.as_str(), "title" | "description" | "version" | "termsOfService")
-                    && x.is_string())
+                || (matches!(
+                    k.as_str(),
+                    "title" | "description" | "version" | "termsOfService"
+                ) && x.is_string())
         })
     })
 }
@@ -274,8 +276,7 @@ fn kinds(def: &Value) -> Result<Vec<String>, String> {
             Some(Value::String(g)) if !g.is_empty() => format!("{g}/{version}"),
             _ => version.clone(),
         };
-        if api == "kustomize.config.k8s.io/v1beta1" && KUSTOMIZATION_API.contains(&kind.as_str())
-        {
+        if api == "kustomize.config.k8s.io/v1beta1" && KUSTOMIZATION_API.contains(&kind.as_str()) {
             return Err(format!(
                 "a schema for kind `{kind}` of kustomize.config.k8s.io (kustomize's own)"
             ));
@@ -307,7 +308,9 @@ fn check_schema(v: &Value) -> Result<(), String> {
                     .strip_prefix("#/definitions/")
                     .is_some_and(|n| !n.is_empty() && !n.contains(['/', '~', '%']));
                 if !ok {
-                    return Err(format!("a schema `$ref` kyaml resolves otherwise (`{target}`)"));
+                    return Err(format!(
+                        "a schema `$ref` kyaml resolves otherwise (`{target}`)"
+                    ));
                 }
             }
         } else if lower.starts_with("x-") {
@@ -327,10 +330,9 @@ fn check_extension(key: &str, value: &Value) -> Result<(), String> {
     let ok = match key {
         STRATEGY => value.is_string(),
         MERGE_KEY => value.as_str().is_some_and(|s| !s.is_empty()),
-        MAP_KEYS => value.as_array().is_some_and(|a| {
-            a.iter()
-                .all(|s| s.as_str().is_some_and(|s| !s.is_empty()))
-        }),
+        MAP_KEYS => value
+            .as_array()
+            .is_some_and(|a| a.iter().all(|s| s.as_str().is_some_and(|s| !s.is_empty()))),
         _ => true,
     };
     if ok {
@@ -346,7 +348,9 @@ fn check_value(key: &str, v: &Value, expect: Expect) -> Result<(), String> {
     }
     let ok = match expect {
         Expect::Str => v.is_string(),
-        Expect::StrOrStrs => v.is_string() || v.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
+        Expect::StrOrStrs => {
+            v.is_string() || v.as_array().is_some_and(|a| a.iter().all(Value::is_string))
+        }
         Expect::Strs => v.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
         Expect::List => v.is_array(),
         Expect::Any => true,
@@ -466,23 +470,31 @@ mod tests {
     #[test]
     fn what_the_native_builder_does_not_reproduce_is_refused_with_a_reason() {
         assert!(refused(r#"{"paths": {"/apis/x/v1/things": {}}}"#).contains("paths"));
-        assert!(refused(r#"{"definitions": {"t": {"x-kubernetes-group-version-kind": [{"kind": "T"}]}}}"#)
-            .contains("without a version"));
-        assert!(refused(r#"{"definitions": {"t": {"x-kubernetes-patch-merge-key": 3}}}"#)
-            .contains("cannot read"));
+        assert!(refused(
+            r#"{"definitions": {"t": {"x-kubernetes-group-version-kind": [{"kind": "T"}]}}}"#
+        )
+        .contains("without a version"));
+        assert!(
+            refused(r#"{"definitions": {"t": {"x-kubernetes-patch-merge-key": 3}}}"#)
+                .contains("cannot read")
+        );
         assert!(refused(r#"{"definitions": {"t": {"items": [{}]}}}"#).contains("list"));
         assert!(refused(r#"{"definitions": {"t": {"Properties": {}}}}"#).contains("Go reads"));
-        assert!(refused(r##"{"definitions": {"t": {"$ref": "other.json#/x"}}}"##).contains("$ref"));
+        assert!(refused(r#"{"definitions": {"t": {"$ref": "other.json#/x"}}}"#).contains("$ref"));
         assert!(refused(r##"{"definitions": {"a": {"$ref": "#/definitions/b"}, "b": {"$ref": "#/definitions/a"}}}"##)
             .contains("loop"));
-        assert!(refused(r#"{"definitions": {"io.k8s.api.apps.v1.Kustomization": {}}}"#)
-            .contains("kustomize's own"));
+        assert!(
+            refused(r#"{"definitions": {"io.k8s.api.apps.v1.Kustomization": {}}}"#)
+                .contains("kustomize's own")
+        );
         assert!(refused(r#"{"definitions": {"t": {"description": 5}}}"#).contains("wrong type"));
         assert!(refused("").contains("mapping"));
         assert!(refused(r#"{"definitions": {}, "definitions": {}}"#).contains("twice"));
         assert!(refused("[1]").contains("mapping"));
         // Empty paths, swagger and info are read and ignored.
-        CustomSchema::parse(r#"{"swagger": "2.0", "info": {"title": "t"}, "paths": {}, "definitions": {}}"#)
-            .unwrap();
+        CustomSchema::parse(
+            r#"{"swagger": "2.0", "info": {"title": "t"}, "paths": {}, "definitions": {}}"#,
+        )
+        .unwrap();
     }
 }
