@@ -14,7 +14,9 @@
 //!   given as a list (`Elements` dereferences `Items.Schema`);
 //! - a `$ref` that is not `#/definitions/<name>`, a field name Go's case-insensitive JSON
 //!   decoding could take for a known one, definitions or kinds of kustomize's own
-//!   `kustomizationapi` schema (parsed again over the custom one).
+//!   `kustomizationapi` schema (parsed again over the custom one), a kind two definitions
+//!   claim (`AddDefinitions` walks a Go map, so which wins is random), a key twice in one
+//!   JSON object (Go's JSON v2 decoder refuses it).
 
 use std::collections::BTreeMap;
 
@@ -148,7 +150,10 @@ impl CustomSchema {
                         check_schema(def)?;
                         let node = convert(def);
                         for t in kinds(def)? {
-                            types.insert(t, node.clone());
+                            // AddDefinitions walks a Go map: which of two wins is random.
+                            if types.insert(t.clone(), node.clone()).is_some() {
+                                return Err(format!("a schema with two definitions of `{t}`"));
+                            }
                         }
                         defs.insert(name.clone(), node);
                     }
@@ -488,6 +493,11 @@ mod tests {
                 .contains("kustomize's own")
         );
         assert!(refused(r#"{"definitions": {"t": {"description": 5}}}"#).contains("wrong type"));
+        assert!(refused(
+            r#"{"definitions": {"a": {"x-kubernetes-group-version-kind": [{"version": "v1", "kind": "T"}]},
+                "b": {"x-kubernetes-group-version-kind": [{"version": "v1", "kind": "T"}]}}}"#
+        )
+        .contains("two definitions"));
         assert!(refused("").contains("mapping"));
         assert!(refused(r#"{"definitions": {}, "definitions": {}}"#).contains("twice"));
         assert!(refused("[1]").contains("mapping"));

@@ -37,8 +37,14 @@
 //!   custom schema *adds to* them (a definition or kind it names wins over the built-in one,
 //!   `kustomizationapi`'s are parsed again over it), and nothing leaks from one
 //!   Kustomization's build to the next (tests `TestOpenAPIPathMergesBuiltins`,
-//!   `TestOpenAPIPollution` in `kustomize_generator_test.go`). Older `fluxcd/pkg/kustomize`
-//!   versions did neither, so a schema set by one build stayed for every later one.
+//!   `TestOpenAPIPollution` in `kustomize_generator_test.go`).
+//!
+//! History, since a controller's behaviour depends on its patch release: before
+//! kustomize-controller v1.9 `Build` reset nothing, so in the long-running controller the
+//! first custom schema after a restart stayed for every later build (fluxcd/pkg#1237); v1.9.0
+//! reset before each build, which made `openapi.path` replace the built-in schema as in the
+//! binary (fluxcd/flux2#5972: DaemonSets with containers lost); fluxcd/pkg#1260 (backported to
+//! the v2.9 line as #1261) added the preload above, which `fluxcd/pkg/kustomize` v1.39.0 has.
 //!
 //! fluxsim follows Flux. `openapi: {version: v1.21.2}` is the built-in schema itself; any other
 //! version fails as kustomize does (`the specified OpenAPI version is not built in`).
