@@ -465,6 +465,51 @@ spec:
     );
 }
 
+// Flux, not the binary (same preload as above): kyaml's `AddDefinitions` writes the custom
+// definitions into the one global `Definitions` map by name, and `Field` resolves `$ref`s by
+// name when it reads them, so a custom `io.k8s.api.core.v1.Container` replaces the built-in
+// one under the built-in PodSpec: containers still merge by name, their ports (no merge key
+// in the custom definition) are replaced. Checked against Flux's own code with the oracle.
+#[test]
+fn a_custom_definition_replaces_the_built_in_one_of_its_name_inside_built_in_kinds() {
+    let dir = tempfile::tempdir().unwrap();
+    write_files(
+        dir.path(),
+        &[
+            (
+                "kustomization.yaml",
+                "openapi: {path: schema.yaml}\nresources: [deploy.yaml]\npatches:\n- patch: |-\n    apiVersion: apps/v1\n    kind: Deployment\n    metadata: {name: web}\n    spec:\n      template:\n        spec:\n          containers:\n          - name: app\n            ports:\n            - containerPort: 9090\n",
+            ),
+            (
+                "schema.yaml",
+                "definitions:\n  io.k8s.api.core.v1.Container:\n    properties:\n      ports:\n        type: array\n",
+            ),
+            (
+                "deploy.yaml",
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        image: app:1\n        ports:\n        - containerPort: 8080\n      - {name: side, image: side:1}\n",
+            ),
+        ],
+    );
+    assert_eq!(
+        build_native(dir.path()).unwrap(),
+        "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+      containers:
+      - image: app:1
+        name: app
+        ports:
+        - containerPort: 9090
+      - image: side:1
+        name: side
+"
+    );
+}
+
 // kyaml/openapi/openapi.go SetSchema: `openapi: {version: v1.21.2}` names the one built-in
 // schema (kubernetesapi.DefaultOpenAPI), any other version fails, and a version with a path
 // fails; krusty/kustomizer.go Run loads the path first, so a missing file fails with the
