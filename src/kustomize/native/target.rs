@@ -306,7 +306,10 @@ fn set_openapi(
                         "open {}: no such file or directory",
                         path.display()
                     )),
-                    std::io::ErrorKind::PermissionDenied => NativeError::Failed(e.to_string()),
+                    // A read refused by the secure file system names the kustomization asking.
+                    std::io::ErrorKind::PermissionDenied => {
+                        NativeError::Failed(format!("{file}: {e}"))
+                    }
                     _ => NativeError::unsupported(
                         &format!("an openapi path that cannot be read (`{value}`)"),
                         &file,
