@@ -16,6 +16,5 @@ pub enum ParseError {
 /// Reads one YAML document as kustomize-controller would (YAML 1.1, via
 /// `sigs.k8s.io/yaml.YAMLToJSON`) into a JSON value.
 pub fn parse_object(doc: &str) -> Result<serde_json::Value, ParseError> {
-    let json = crate::goyaml::yaml_json::yaml_to_json(doc)?;
-    Ok(serde_json::from_str(&json)?)
+    Ok(crate::goyaml::yaml_json::yaml_to_value(doc)?)
 }

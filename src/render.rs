@@ -194,11 +194,16 @@ pub fn clusters_of(fs: &SourceFs, opts: &RepoOptions) -> Result<Vec<Cluster>, Re
 /// Discovers the clusters of `tree`, reading again only the YAML files that `known` does not
 /// hold with the same digest; gives the facts of every YAML file that has any, too.
 fn discover_tree(tree: &Tree, known: Option<&Known>) -> (Discovery, BTreeMap<String, FileFacts>) {
+    use rayon::prelude::*;
     let (fs, root) = (tree.fs(), tree.root());
-    let files: Vec<(String, FileFacts)> = tree
+    let paths: Vec<&PathBuf> = tree
         .files()
         .iter()
         .filter(|p| crate::discover::is_yaml_file(p))
+        .collect();
+    // Read in parallel, kept in the tree's order.
+    let files: Vec<(String, FileFacts)> = paths
+        .par_iter()
         .map(|p| {
             let rel = p.to_string_lossy().replace('\\', "/");
             let same = known.filter(|k| {
@@ -338,7 +343,11 @@ pub fn render_tree_with(
     opts: &RepoOptions,
     prior: &Prior,
 ) -> Result<RepoRender, RenderError> {
-    let (found, facts) = discover_tree(&tree, prior.known.as_ref());
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs)
+        .build()
+        .map_err(|e| RenderError::Threads(opts.jobs, e.to_string()))?;
+    let (found, facts) = pool.install(|| discover_tree(&tree, prior.known.as_ref()));
     let clusters = clusters_found(tree.fs(), found, opts)?;
     // What each cluster's GitRepository shows of the tree: the tree itself, or a view of it
     // narrowed by that source's `spec.ignore` (one per distinct rule set).
@@ -385,10 +394,6 @@ pub fn render_tree_with(
         reuse: prior.reuse.clone(),
         progress: opts.progress.clone(),
     };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.jobs)
-        .build()
-        .map_err(|e| RenderError::Threads(opts.jobs, e.to_string()))?;
     let helm = opts
         .helm
         .as_ref()

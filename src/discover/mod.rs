@@ -166,6 +166,14 @@ impl FileFacts {
         let Some(text) = text else {
             return FileFacts::default();
         };
+        if !may_hold_facts(text) {
+            return FileFacts::default();
+        }
+        FileFacts::read(text)
+    }
+
+    /// The facts of a text, reading every document.
+    fn read(text: &str) -> FileFacts {
         let parsed: Vec<serde_json::Value> = crate::manifest::split_documents(text)
             .into_iter()
             .filter_map(|doc| crate::manifest::parse_object(doc).ok())
@@ -193,6 +201,18 @@ impl FileFacts {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+}
+
+/// Whether reading `text` can give any fact, decided without reading it. A fact is a
+/// document whose group holds `fluxcd` (a Flux Kustomization or GitRepository, a Flux
+/// Operator install) or a kustomization listing `resources`, `components` or `bases`: the
+/// YAML reading of a text only holds a string that the text does not when an escape
+/// (`\`, in double quotes) or a tag (`!`, such as `!!binary`) makes it; line folding never
+/// joins two words without a space. So a text with none of these words, no `\` and no `!`
+/// gives no fact, whatever its documents are (most manifests of a repository).
+fn may_hold_facts(text: &str) -> bool {
+    const WORDS: [&str; 4] = ["fluxcd", "resources", "components", "bases"];
+    text.contains(['\\', '!']) || WORDS.iter().any(|w| text.contains(w))
 }
 
 /// What of a kustomize kustomization (or component) an apply set is found by: its
@@ -758,5 +778,52 @@ mod tests {
         assert_eq!(got("kubernetes/storage/flux").as_deref(), Some("storage"));
         // Never one inside another cluster's root folder; among equals, the first declared.
         assert_eq!(got("other/x").as_deref(), Some("storage"));
+    }
+
+    // The prefilter of `FileFacts::of` only skips texts that give no fact when read: every
+    // YAML file of testdata and the corpus-like shapes below, with the words spelled in
+    // ways that read as something else.
+    #[test]
+    fn texts_the_prefilter_skips_give_no_fact_when_read() {
+        let mut texts: Vec<String> = vec![
+            "apiVersion: kustomize.toolkit.flux\n  cd.io/v1\nkind: Kustomization\nmetadata: {name: a}\nspec: {path: ./x}\n".into(),
+            "apiVersion: 'kustomize.toolkit.flux''cd.io/v1'\nkind: Kustomization\n".into(),
+            "kind: Kustomization\nresource: [a.yaml]\nbase: [b]\n".into(),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n".into(),
+        ];
+        let mut dirs = vec![std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/testdata"
+        ))];
+        while let Some(dir) = dirs.pop() {
+            for e in std::fs::read_dir(&dir).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if is_yaml_file(&p) {
+                    if let Ok(t) = std::fs::read_to_string(&p) {
+                        texts.push(t);
+                    }
+                }
+            }
+        }
+        assert!(texts.len() > 300, "{} texts", texts.len());
+        let mut skipped = 0;
+        for t in &texts {
+            if !may_hold_facts(t) {
+                skipped += 1;
+                assert!(FileFacts::read(t).is_empty(), "{t}");
+            }
+            assert_eq!(FileFacts::of(Some(t)), FileFacts::read(t), "{t}");
+        }
+        assert!(skipped > 50, "{skipped} skipped");
+        // An escape or a tag can make the words: such texts are read.
+        for t in [
+            "apiVersion: \"kustomize.toolkit.\\x66luxcd.io/v1\"\nkind: Kustomization\nmetadata: {name: a}\nspec: {path: ./x}\n",
+            "apiVersion: !!binary a3VzdG9taXplLnRvb2xraXQuZmx1eGNkLmlvL3Yx\nkind: Kustomization\nmetadata: {name: a}\nspec: {path: ./x}\n",
+        ] {
+            assert!(may_hold_facts(t));
+            assert!(!FileFacts::of(Some(t)).is_empty(), "{t}");
+        }
     }
 }

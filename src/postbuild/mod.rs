@@ -37,6 +37,17 @@ pub fn substitute_text(
     vars: &BTreeMap<String, String>,
     strict: bool,
 ) -> Result<String, SubstituteError> {
+    Ok(crate::goyaml::yaml_json::yaml_to_json(&envsubst_text(
+        text, vars, strict,
+    )?)?)
+}
+
+/// The var-name check and envsubst of [`substitute_text`]: the YAML text Flux reads back.
+fn envsubst_text(
+    text: &str,
+    vars: &BTreeMap<String, String>,
+    strict: bool,
+) -> Result<String, SubstituteError> {
     // Go ranges over a map, so which invalid name is reported first is unspecified; we take
     // the first in sorted order.
     if let Some(bad) = vars.keys().find(|k| !is_valid_var_name(k)) {
@@ -44,8 +55,7 @@ pub fn substitute_text(
     }
     let out = crate::envsubst::eval(text.as_bytes(), vars, strict)?;
     // A byte-offset substring can split a character; Go's YAML reader rejects invalid UTF-8.
-    let out = String::from_utf8(out).map_err(|_| SubstituteError::NotUtf8)?;
-    Ok(crate::goyaml::yaml_json::yaml_to_json(&out)?)
+    String::from_utf8(out).map_err(|_| SubstituteError::NotUtf8)
 }
 
 /// What `SubstituteVariables` (`kustomize_varsub.go`) leaves of one resource:
@@ -56,7 +66,28 @@ pub fn substitute_resource(
     vars: &BTreeMap<String, String>,
     strict: bool,
 ) -> Result<serde_json::Value, SubstituteError> {
-    unmarshal_json(&substitute_text(text, vars, strict)?)
+    let out = envsubst_text(text, vars, strict)?;
+    unmarshal_value(crate::goyaml::yaml_json::yaml_to_value(&out)?)
+}
+
+/// [`substitute_resource`] of a text whose YAMLToJSON reading is already known (`read`,
+/// from the build output): when the text holds no `$`, envsubst gives it back unchanged
+/// (an expression starts with `$`, and nothing else is rewritten or can fail, strict or
+/// not), so Flux reads back the same value and only `res.UnmarshalJSON` is left to run.
+/// The var names are checked first, as `varSubstitution` checks them for every resource.
+pub fn substitute_read_resource(
+    text: &str,
+    read: &serde_json::Value,
+    vars: &BTreeMap<String, String>,
+    strict: bool,
+) -> Result<serde_json::Value, SubstituteError> {
+    if text.contains('$') {
+        return substitute_resource(text, vars, strict);
+    }
+    if let Some(bad) = vars.keys().find(|k| !is_valid_var_name(k)) {
+        return Err(SubstituteError::InvalidVarName(bad.clone()));
+    }
+    unmarshal_value(read.clone())
 }
 
 /// kyaml `RNode.UnmarshalJSON` (kyaml v0.21.1 `yaml/rnode.go`), as `SubstituteVariables`
@@ -69,9 +100,14 @@ pub fn substitute_resource(
 /// fails the Kustomization (checked against Flux's code by
 /// `testdata/conformance/yaml-reread.jsonl`).
 pub fn unmarshal_json(json: &str) -> Result<serde_json::Value, SubstituteError> {
+    unmarshal_value(
+        serde_json::from_str(json).map_err(|e| SubstituteError::Unmarshal(e.to_string()))?,
+    )
+}
+
+/// [`unmarshal_json`] of the value `serde_json` reads from the JSON.
+pub fn unmarshal_value(value: serde_json::Value) -> Result<serde_json::Value, SubstituteError> {
     use serde_json::Value;
-    let value: Value =
-        serde_json::from_str(json).map_err(|e| SubstituteError::Unmarshal(e.to_string()))?;
     let mut value = match value {
         Value::Object(_) => value,
         // json.Unmarshal of null leaves a nil map, which FromMap marshals as `{}`.
@@ -372,5 +408,54 @@ mod tests {
         assert!(check_total_output_within(10, 10).is_ok());
         let err = check_total_output_within(11 << 20, 10 << 20).unwrap_err();
         assert!(err.contains("exceed 10 MiB"), "{err}");
+    }
+
+    // The `$`-free shortcut of `substitute_read_resource` rests on envsubst giving back any
+    // text without a `$` unchanged, strict or not, whatever else it holds (drone/envsubst
+    // `parse/scan.go`: only `$` starts an expression, and `\` escapes only inside one).
+    #[test]
+    fn envsubst_gives_back_text_without_a_dollar_unchanged() {
+        let pieces = [
+            "a", "{", "}", "\\", "\\/", ":", "-", "#", "'", "\"", "\n", " ", "é", "😀", "%", "!",
+            "=", "/", "*", "?", "[", "]", "\t", "\\\\", "{{", "}}",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..2000 {
+            let len = usize::try_from(next() % 24).unwrap_or(0);
+            let text: String = (0..len)
+                .map(|_| pieces[usize::try_from(next()).unwrap_or(0) % pieces.len()])
+                .collect();
+            for strict in [true, false] {
+                let out = crate::envsubst::eval(text.as_bytes(), &vars(&[("A", "x")]), strict)
+                    .unwrap_or_else(|e| panic!("{text:?}: {e}"));
+                assert_eq!(out, text.as_bytes(), "{text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_read_resource_without_a_dollar_is_set_back_without_reading_it_again() {
+        let text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  count: 9223372036854775807\n";
+        let read = crate::manifest::parse_object(text).unwrap();
+        let vars = vars(&[("A", "x")]);
+        let short = substitute_read_resource(text, &read, &vars, true).unwrap();
+        assert_eq!(short, substitute_resource(text, &vars, true).unwrap());
+        // The number went through a float64, as res.UnmarshalJSON leaves it.
+        assert_eq!(
+            short["data"]["count"],
+            serde_json::json!(9_223_372_036_854_776_000_u64)
+        );
+        // A bad var name still fails the resource.
+        let bad = self::vars(&[("a.b", "x")]);
+        assert!(matches!(
+            substitute_read_resource(text, &read, &bad, false),
+            Err(SubstituteError::InvalidVarName(_))
+        ));
     }
 }

@@ -957,12 +957,11 @@ fn post_build(
                 r.vars_used.extend(postbuild::referenced_vars(doc));
                 // res.UnmarshalJSON sets the JSON back into the resource (numbers as
                 // float64, through yaml.v3): substitute_resource does the same.
-                obj = postbuild::substitute_resource(doc, vars, key.strict).map_err(|source| {
-                    Error::Substitute {
+                obj = postbuild::substitute_read_resource(doc, &object.object, vars, key.strict)
+                    .map_err(|source| Error::Substitute {
                         object: ObjectId::of(&obj),
                         source: Box::new(source),
-                    }
-                })?;
+                    })?;
                 let out = obj.to_string();
                 substituted_bytes += out.len();
                 postbuild::check_total_output(substituted_bytes).map_err(Error::TooLarge)?;

@@ -10,7 +10,9 @@
 use std::collections::BTreeMap;
 
 use fluxsim::goyaml::yaml_json::YamlJsonError;
-use fluxsim::postbuild::{substitute_text, unmarshal_json, SubstituteError};
+use fluxsim::postbuild::{
+    substitute_read_resource, substitute_resource, substitute_text, unmarshal_json, SubstituteError,
+};
 use serde_json::Value;
 
 /// Vectors fluxsim is known not to match, each a limit written down in the README
@@ -190,4 +192,48 @@ fn yaml_reread_vectors_match_flux() {
         vectors.len(),
         failures.join("\n")
     );
+}
+
+/// The in-memory routes must read what the JSON text reads: `substitute_resource` (YAML
+/// straight to a value) against `substitute_text` then `unmarshal_json`, and, on each
+/// substituted text without a `$` that reads as an object, `substitute_read_resource` (which
+/// skips envsubst and the YAML read when nothing can change) against `substitute_resource`.
+#[test]
+fn in_memory_substitution_reads_what_the_json_text_reads_on_every_vector() {
+    let mut dollar_free = 0;
+    for v in &vectors() {
+        let id = v["id"].as_str().unwrap_or_default();
+        let input = v["input"].as_str().unwrap_or_default();
+        let vars: BTreeMap<String, String> =
+            serde_json::from_value(v["vars"].clone()).expect("vars are strings");
+        let strict = v["strict"].as_bool().unwrap_or(true);
+        let via_text = substitute_text(input, &vars, strict).and_then(|j| unmarshal_json(&j));
+        let direct = substitute_resource(input, &vars, strict);
+        match (&via_text, &direct) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{id}"),
+            (Err(a), Err(b)) => assert_eq!(fluxsim_kind(a), fluxsim_kind(b), "{id}"),
+            _ => panic!("{id}: {via_text:?} against {direct:?}"),
+        }
+        let Ok(out) = fluxsim::envsubst::eval(input.as_bytes(), &vars, strict) else {
+            continue;
+        };
+        let Ok(out) = String::from_utf8(out) else {
+            continue;
+        };
+        if out.contains('$') {
+            continue;
+        }
+        let Ok(read) = fluxsim::manifest::parse_object(&out) else {
+            continue;
+        };
+        dollar_free += 1;
+        let full = substitute_resource(&out, &vars, strict);
+        let short = substitute_read_resource(&out, &read, &vars, strict);
+        match (&full, &short) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{id}"),
+            (Err(a), Err(b)) => assert_eq!(fluxsim_kind(a), fluxsim_kind(b), "{id}"),
+            _ => panic!("{id}: {full:?} against {short:?}"),
+        }
+    }
+    assert!(dollar_free > 4000, "{dollar_free} texts without a `$`");
 }

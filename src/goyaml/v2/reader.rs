@@ -88,15 +88,22 @@ impl<'a> Input<'a> {
             }
             let end = window_end.min(self.bytes.len());
             while self.decoded < end {
-                let width = width(self.bytes[self.decoded]);
+                let lead = self.bytes[self.decoded];
+                let width = width(lead);
                 if width == 0 || self.decoded + width > end {
                     // A character cut by the window is decoded with the next one.
                     break;
                 }
-                let ch = std::str::from_utf8(&self.bytes[self.decoded..self.decoded + width])
-                    .ok()
-                    .and_then(|s| s.chars().next())
-                    .map_or(0, u32::from);
+                // The text is UTF-8 (a Rust string): the sequence is decoded by its bits.
+                let ch = if width == 1 {
+                    u32::from(lead)
+                } else {
+                    self.bytes[self.decoded + 1..self.decoded + width]
+                        .iter()
+                        .fold(u32::from(lead) & (0x7F >> width), |c, &b| {
+                            (c << 6) | (u32::from(b) & 0x3F)
+                        })
+                };
                 if !allowed(ch) {
                     return Err(Error {
                         kind: ErrorKind::Reader,

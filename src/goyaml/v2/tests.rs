@@ -119,6 +119,26 @@ fn control_characters_are_refused_as_the_reader_reaches_them() {
     assert_eq!(json(&far), r#"{"a":1}"#);
 }
 
+// readerc.go checks each decoded character against the YAML 1.1 printable set, whatever its
+// width: C1 controls, DEL and U+FFFE are refused; NEL, U+A0, the BMP and the astral planes
+// are read.
+#[test]
+fn characters_of_every_width_are_checked_as_the_reader_decodes_them() {
+    assert_eq!(
+        json("a: \"\u{e9}\u{20ac}\u{1f600}\u{a0}x\"\n"),
+        "{\"a\":\"\u{e9}\u{20ac}\u{1f600}\u{a0}x\"}"
+    );
+    for bad in [
+        '\u{7f}', '\u{80}', '\u{9f}', '\u{fffe}', '\u{ffff}', '\u{1}',
+    ] {
+        assert_eq!(
+            go_error(&format!("a: \"x{bad}\"\n")),
+            "control characters are not allowed",
+            "{bad:?}"
+        );
+    }
+}
+
 // scannerc.go simple_key_is_valid: a simple key is at most 1024 characters.
 #[test]
 fn simple_key_is_at_most_1024_characters() {

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::decode::{Key, Value};
 use super::YamlJsonError;
-use crate::goyaml::json::push_json_string;
+use crate::goyaml::json::{go_string, push_json_string};
 use crate::goyaml::strconv::{go_format_float32_g, push_json_float};
 
 /// A value ready for `encoding/json`: every map key is a string.
@@ -119,5 +119,33 @@ pub(super) fn write_json(value: &Json, out: &mut String) {
             }
             out.push('}');
         }
+    }
+}
+
+/// The value `serde_json` reads from [`write_json`]'s text, made without the text: strings
+/// as `encoding/json` writes them ([`go_string`]), integers as `serde_json` reads integer
+/// text, and floats through their Go text, which `serde_json` reads as an integer when it
+/// has no fraction or exponent (`100`, `-0`) and as a float otherwise.
+pub(super) fn into_serde(value: Json) -> serde_json::Value {
+    use serde_json::Value as V;
+    match value {
+        Json::Null => V::Null,
+        Json::Bool(b) => V::Bool(b),
+        Json::Int(i) => V::from(i),
+        Json::Uint(u) => V::from(u),
+        Json::Float(f) => {
+            let mut text = String::new();
+            push_json_float(&mut text, f);
+            // Go's float text is always a JSON number: the fallback is never taken.
+            serde_json::from_str(&text).unwrap_or(V::Null)
+        }
+        Json::Str(s) => V::String(go_string(s)),
+        Json::Array(items) => V::Array(items.into_iter().map(into_serde).collect()),
+        Json::Object(entries) => V::Object(
+            entries
+                .into_iter()
+                .map(|(k, v)| (go_string(k), into_serde(v)))
+                .collect(),
+        ),
     }
 }

@@ -28,7 +28,7 @@ mod encode;
 mod parse;
 
 use decode::Decoder;
-use encode::{to_json_value, write_json};
+use encode::{into_serde, to_json_value, write_json};
 use parse::parse_first_document;
 
 /// Deepest nesting (collections and alias hops) accepted before giving up with an error.
@@ -108,19 +108,32 @@ pub enum YamlJsonError {
 
 /// Converts YAML text to JSON text exactly as Go's `sigs.k8s.io/yaml.YAMLToJSON` does
 pub fn yaml_to_json(input: &str) -> Result<String, YamlJsonError> {
+    let mut out = String::new();
+    match to_json(input)? {
+        Some(json) => write_json(&json, &mut out),
+        // An empty stream unmarshals to nil: yaml.go marshals it as `null`.
+        None => out.push_str("null"),
+    }
+    Ok(out)
+}
+
+/// [`yaml_to_json`] read by `serde_json`, without the JSON text in between: the same value
+/// as `serde_json::from_str(&yaml_to_json(input)?)` (pinned by a test on every vector).
+pub fn yaml_to_value(input: &str) -> Result<serde_json::Value, YamlJsonError> {
+    Ok(to_json(input)?.map_or(serde_json::Value::Null, into_serde))
+}
+
+/// Steps 1 and 2, and the key conversion of step 3; `None` for an empty stream.
+fn to_json(input: &str) -> Result<Option<encode::Json>, YamlJsonError> {
     let tree = parse_first_document(input)?;
     let Some(root) = tree.root else {
-        // An empty stream unmarshals to nil: yaml.go marshals it as `null`.
-        return Ok("null".to_owned());
+        return Ok(None);
     };
     let mut decoder = Decoder::new(&tree);
     // decode.go: the document node itself counts as one decode.
     decoder.count()?;
     let value = decoder.unmarshal(root, 0)?;
-    let json = to_json_value(value)?;
-    let mut out = String::new();
-    write_json(&json, &mut out);
-    Ok(out)
+    Ok(Some(to_json_value(value)?))
 }
 
 #[cfg(test)]
@@ -867,5 +880,27 @@ mod tests {
         println!("{run} conformance vectors without substitution checked");
         assert!(run > 0);
         assert!(failures.is_empty(), "{failures:#?}");
+    }
+
+    // yaml_to_value is yaml_to_json read by serde_json, without the text: numbers keep the
+    // kind serde_json gives their Go text (a float with no fraction reads as an integer),
+    // and bytes that are not UTF-8 (from !!binary) read as encoding/json writes them.
+    #[test]
+    fn yaml_to_value_reads_what_serde_json_reads_from_yaml_to_json() {
+        for yaml in [
+            "a: 100.0\nb: -0.0\nc: 1e21\nd: 1.5\ne: -7\nf: 18446744073709551615\ng: 0x10",
+            "a: !!binary /w==\nb: !!binary //79\n? !!binary /w==\n: k\n",
+            "a: !!binary gIGC\nb: \"\u{fffd}\"\n",
+            "a: '<&>'\nb: \"\\u2028\\x01\\t\"\nc: [1, 2.50, ~, yes]\n",
+            "",
+            "- 1e-7\n- 123456789012345678901234567890\n- .inf2\n",
+            "a: &x {b: 1}\nc: *x\n<<: {d: 2}\n",
+        ] {
+            let via_text: serde_json::Value =
+                serde_json::from_str(&yaml_to_json(yaml).unwrap()).unwrap();
+            let direct = super::yaml_to_value(yaml).unwrap();
+            assert_eq!(direct, via_text, "{yaml:?}");
+            assert_eq!(direct.to_string(), via_text.to_string(), "{yaml:?}");
+        }
     }
 }
