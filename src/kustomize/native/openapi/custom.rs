@@ -118,9 +118,8 @@ impl CustomSchema {
             check_no_duplicate_keys(text)?;
             serde_json::from_str(text).map_err(|e| format!("a schema that is not JSON ({e})"))?
         } else {
-            let json = crate::goyaml::yaml_json::yaml_to_json(text)
-                .map_err(|e| format!("a schema that is not YAML ({e})"))?;
-            serde_json::from_str(&json).map_err(|e| format!("a schema that is not YAML ({e})"))?
+            crate::goyaml::yaml_json::yaml_to_value(text)
+                .map_err(|e| format!("a schema that is not YAML ({e})"))?
         };
         let Value::Object(top) = doc else {
             return Err("a schema that is not a mapping".into());
