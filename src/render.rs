@@ -401,7 +401,10 @@ pub fn render_tree_with(
         .transpose()
         .map_err(RenderError::Helm)?;
     let done = std::sync::atomic::AtomicBool::new(false);
-    let renders = std::thread::scope(|scope| {
+    let (renders, builder) = std::thread::scope(|scope| {
+        // The builder's line of the report may run a tool (`kustomize version`, when the
+        // auto builder delegated nothing): it runs beside the render, not after it.
+        let builder = scope.spawn(|| cache.builder().describe());
         // A progress line on stderr, only for people watching a terminal.
         if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
             let (done, n, progress) = (&done, clusters.len(), ropts.progress.clone());
@@ -449,12 +452,15 @@ pub fn render_tree_with(
             (renders, helm)
         });
         done.store(true, std::sync::atomic::Ordering::Relaxed);
-        r
+        let builder = builder
+            .join()
+            .unwrap_or_else(|_| cache.builder().describe());
+        (r, builder)
     });
     let (mut renders, helm_summary) = renders;
     renders.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(RepoRender {
-        builder: cache.builder().describe(),
+        builder,
         builder_stats: cache.builder().stats(),
         builds_run: cache.builds_run(),
         stored_hits: cache.stored_hits(),

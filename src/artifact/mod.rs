@@ -56,13 +56,16 @@ pub struct Artifact {
 
 pub use crate::digest::sha256_hex;
 
+/// From how many documents an output is read in parallel.
+const PARALLEL_DOCUMENTS: usize = 32;
+
 impl Artifact {
     /// Reads kustomize's printed output.
     pub fn from_kustomize_output(yaml: String) -> Result<Artifact, crate::manifest::ParseError> {
-        let mut objects = Vec::new();
-        for doc in crate::manifest::split_documents(&yaml) {
+        use rayon::prelude::*;
+        let object = |doc: &str| -> Result<ArtifactObject, crate::manifest::ParseError> {
             let v = crate::manifest::parse_object(doc)?;
-            objects.push(ArtifactObject {
+            Ok(ArtifactObject {
                 api_version: crate::flux::str_at(&v, &["apiVersion"])
                     .unwrap_or_default()
                     .to_string(),
@@ -71,8 +74,19 @@ impl Artifact {
                 yaml: doc.to_string(),
                 object: std::sync::Arc::new(v),
                 origin: None,
-            });
-        }
+            })
+        };
+        let docs = crate::manifest::split_documents(&yaml);
+        // The documents are read in parallel when there are many (a root Kustomization that
+        // applies hundreds of files is built alone); the first failure in document order is
+        // reported either way.
+        let read: Vec<Result<ArtifactObject, _>> = if docs.len() >= PARALLEL_DOCUMENTS {
+            // Collected whole: rayon's Result collect returns any failure, not the first.
+            docs.par_iter().map(|d| object(d)).collect()
+        } else {
+            docs.iter().map(|d| object(d)).collect()
+        };
+        let objects = read.into_iter().collect::<Result<Vec<_>, _>>()?;
         Ok(Artifact {
             sha256: sha256_hex(yaml.as_bytes()),
             objects,

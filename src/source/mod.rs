@@ -578,7 +578,14 @@ fn check_dir(dir: &Path) -> Result<(), SourceError> {
 /// Tracked files as the work tree has them, then untracked ones.
 fn work_tree_entries(dir: &Path, include_untracked: bool) -> Result<Vec<Entry>, SourceError> {
     let mut entries = Vec::new();
-    for path in git::tracked(dir)? {
+    // The two listings are independent: the untracked one runs beside the tracked one.
+    let (tracked, untracked) = std::thread::scope(|scope| {
+        let untracked = scope.spawn(|| git::untracked(dir));
+        let tracked = git::tracked(dir);
+        (tracked, untracked.join())
+    });
+    let untracked = untracked.unwrap_or_else(|_| git::untracked(dir));
+    for path in tracked? {
         let kind = match walk::classify(&dir.join(&path))? {
             // A gitlink: the submodule's folder.
             Some(Kind::Dir) => Kind::Submodule,
@@ -587,7 +594,7 @@ fn work_tree_entries(dir: &Path, include_untracked: bool) -> Result<Vec<Entry>, 
         };
         entries.push(Entry { path, kind });
     }
-    for path in git::untracked(dir)? {
+    for path in untracked? {
         let kind = match walk::classify(&dir.join(&path))? {
             Some(kind @ (Kind::File { .. } | Kind::Symlink | Kind::Other)) if include_untracked => {
                 kind

@@ -181,8 +181,10 @@ fn accumulate(
     set_openapi(vfs, &k, is_root, schema)?;
     // Only appends happen while the resources are read: one index serves them all.
     let mut appending = Accumulator::new(acc);
+    let mut read = prefetch(vfs, &k).into_iter();
     for entry in &k.resources {
-        accumulate_resource(vfs, &k, entry, origin, &mut appending, stack, schema)?;
+        let docs = read.next().flatten();
+        accumulate_resource(vfs, &k, entry, origin, docs, &mut appending, stack, schema)?;
     }
     for entry in &k.components {
         if entry.contains("://") || entry.starts_with("github.com/") {
@@ -334,11 +336,44 @@ fn set_openapi(
         .map_err(NativeError::Failed)
 }
 
+/// The documents of the resource files of `k`, each read on its own, in parallel, when `k`
+/// lists many (a root that applies hundreds of files is built alone): one entry per
+/// resource, `None` where the entry is not a file the tree holds (a folder, a remote or
+/// missing one), which [`accumulate_resource`] reads itself. Reading a text is a function of
+/// the text alone, so what `accumulate_resource` does with the result, errors included,
+/// is the same in either case; empty below [`PREFETCH_FROM`] resources.
+#[allow(clippy::type_complexity, reason = "one read result per resource entry")]
+fn prefetch(vfs: &Vfs, k: &Kustomization) -> Vec<Option<Result<Vec<(Node, bool)>, ReadError>>> {
+    use rayon::prelude::*;
+    if k.resources.len() < PREFETCH_FROM {
+        return Vec::new();
+    }
+    k.resources
+        .par_iter()
+        .map(|entry| {
+            let path = k.dir.join(entry);
+            if entry.contains("://") || !vfs.is_file(&path) {
+                return None;
+            }
+            let text = vfs.read_to_string(&path).ok()?;
+            Some(read_documents_marked(&text))
+        })
+        .collect()
+}
+
+/// From how many resources a kustomization's files are read in parallel.
+const PREFETCH_FROM: usize = 16;
+
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the build's state (stack, schema) travels with each resource as in accumulate"
+)]
 fn accumulate_resource(
     vfs: &Vfs,
     k: &Kustomization,
     entry: &str,
     origin: Option<&str>,
+    read: Option<Result<Vec<(Node, bool)>, ReadError>>,
     acc: &mut Accumulator<'_>,
     stack: &mut Vec<PathBuf>,
     schema: &mut SchemaState,
@@ -369,17 +404,22 @@ fn accumulate_resource(
         )?;
         return acc.append_all(sub);
     }
-    let text = vfs.read_to_string(&path).map_err(|e| {
-        // A read refused by the secure file system names the kustomization asking.
-        let by = if e.kind() == std::io::ErrorKind::PermissionDenied {
-            format!("{file}: ")
-        } else {
-            String::new()
-        };
-        NativeError::Failed(format!("{by}accumulating resources from '{entry}': {e}"))
-    })?;
+    let read = if let Some(read) = read {
+        read
+    } else {
+        let text = vfs.read_to_string(&path).map_err(|e| {
+            // A read refused by the secure file system names the kustomization asking.
+            let by = if e.kind() == std::io::ErrorKind::PermissionDenied {
+                format!("{file}: ")
+            } else {
+                String::new()
+            };
+            NativeError::Failed(format!("{by}accumulating resources from '{entry}': {e}"))
+        })?;
+        read_documents_marked(&text)
+    };
     let shown = path.display().to_string();
-    let docs = read_documents_marked(&text).map_err(|e| match e {
+    let docs = read.map_err(|e| match e {
         // saphyr and go-yaml disagree on some malformed input: let kustomize judge it.
         ReadError::Syntax(m) => {
             NativeError::unsupported(&format!("YAML the native reader rejects ({m})"), &shown)
