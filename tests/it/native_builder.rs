@@ -353,6 +353,252 @@ fn a_strategic_merge_over_a_null_written_as_nothing_is_unsupported_not_guessed()
     );
 }
 
+// kustomize api/krusty/kustomizer.go Run (`openapi.path` loaded through the loader, then
+// `openapi.SetSchema`), kyaml/openapi/openapi.go (parse: YAML through YAMLToJSON;
+// AddDefinitions: kinds by `x-kubernetes-group-version-kind`; Field, Elements and
+// PatchStrategyAndKeyList read `x-kubernetes-patch-strategy`, `x-kubernetes-list-map-keys`,
+// `x-kubernetes-patch-merge-key`, `$ref`s and `additionalProperties`). The fixture patches
+// custom resources only, where `kustomize build` and Flux agree: the binary's schema is the
+// custom one alone, Flux's is the custom one over the built-in one (see the next tests).
+#[test]
+fn an_openapi_schema_file_gives_custom_resources_lists_their_merge_keys() {
+    assert_fixture("openapi");
+}
+
+fn write_files(dir: &Path, files: &[(&str, &str)]) {
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+}
+
+/// A Deployment and a custom resource patched under a schema that defines only the custom
+/// kind, whose list refers to the built-in Container definition.
+const FLUX_ONLY_KUSTOMIZATION: &str = "openapi:
+  path: schema.json
+resources: [deploy.yaml, thing.yaml]
+patches:
+- patch: |-
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: web}
+    spec:
+      template:
+        spec:
+          containers:
+          - {name: app, image: app:2}
+- patch: |-
+    apiVersion: example.com/v1
+    kind: Thing
+    metadata: {name: t}
+    spec:
+      sidecars:
+      - name: proxy
+        ports:
+        - containerPort: 9090
+";
+
+const FLUX_ONLY_SCHEMA: &str = r##"{"definitions": {"com.example.v1.Thing": {
+  "x-kubernetes-group-version-kind": [{"group": "example.com", "version": "v1", "kind": "Thing"}],
+  "properties": {"spec": {"properties": {"sidecars": {
+    "type": "array",
+    "x-kubernetes-patch-merge-key": "name",
+    "x-kubernetes-patch-strategy": "merge",
+    "items": {"$ref": "#/definitions/io.k8s.api.core.v1.Container"}}}}}}}}
+"##;
+
+// Flux, not the binary: fluxcd/pkg kustomize/kustomize_generator.go (v1.39.0, which
+// kustomize-controller v1.9.x builds with) `Build` calls `resetOpenAPIWithBuiltins`
+// (`openapi.ResetOpenAPI()` then `openapi.Schema()`) before `krusty.MakeKustomizer(..).Run`,
+// so the built-in Kubernetes schema is parsed before the custom one, and kyaml's
+// `AddDefinitions` adds the custom definitions to it (its tests `TestOpenAPIPathMergesBuiltins`
+// and `TestOpenAPIPollution`). Deployment containers still merge by name, and the custom
+// list's `$ref` to the built-in Container resolves, so its ports merge by containerPort.
+// `kustomize build` v5.8.1 starts from an empty schema: it replaces both lists (the
+// Deployment loses `side`, the sidecar loses port 8080). This case stays out of
+// testdata/native (scripts/builder-check compares with the binary); the output below was
+// checked against Flux's own code with the oracle (`generator.SecureBuild`).
+#[test]
+fn an_openapi_schema_adds_to_the_built_in_one_as_flux_preloads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    write_files(
+        dir.path(),
+        &[
+            ("kustomization.yaml", FLUX_ONLY_KUSTOMIZATION),
+            ("schema.json", FLUX_ONLY_SCHEMA),
+            (
+                "deploy.yaml",
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    spec:\n      containers:\n      - {name: app, image: app:1}\n      - {name: side, image: side:1}\n",
+            ),
+            (
+                "thing.yaml",
+                "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: t}\nspec:\n  sidecars:\n  - name: proxy\n    image: proxy:1\n    ports:\n    - containerPort: 8080\n",
+            ),
+        ],
+    );
+    assert_eq!(
+        build_native(dir.path()).unwrap(),
+        "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+      containers:
+      - image: app:2
+        name: app
+      - image: side:1
+        name: side
+---
+apiVersion: example.com/v1
+kind: Thing
+metadata:
+  name: t
+spec:
+  sidecars:
+  - image: proxy:1
+    name: proxy
+    ports:
+    - containerPort: 9090
+    - containerPort: 8080
+"
+    );
+}
+
+// Flux, not the binary (same preload as above): kyaml's `AddDefinitions` writes the custom
+// definitions into the one global `Definitions` map by name, and `Field` resolves `$ref`s by
+// name when it reads them, so a custom `io.k8s.api.core.v1.Container` replaces the built-in
+// one under the built-in PodSpec: containers still merge by name, their ports (no merge key
+// in the custom definition) are replaced. Checked against Flux's own code with the oracle.
+#[test]
+fn a_custom_definition_replaces_the_built_in_one_of_its_name_inside_built_in_kinds() {
+    let dir = tempfile::tempdir().unwrap();
+    write_files(
+        dir.path(),
+        &[
+            (
+                "kustomization.yaml",
+                "openapi: {path: schema.yaml}\nresources: [deploy.yaml]\npatches:\n- patch: |-\n    apiVersion: apps/v1\n    kind: Deployment\n    metadata: {name: web}\n    spec:\n      template:\n        spec:\n          containers:\n          - name: app\n            ports:\n            - containerPort: 9090\n",
+            ),
+            (
+                "schema.yaml",
+                "definitions:\n  io.k8s.api.core.v1.Container:\n    properties:\n      ports:\n        type: array\n",
+            ),
+            (
+                "deploy.yaml",
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        image: app:1\n        ports:\n        - containerPort: 8080\n      - {name: side, image: side:1}\n",
+            ),
+        ],
+    );
+    assert_eq!(
+        build_native(dir.path()).unwrap(),
+        "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+      containers:
+      - image: app:1
+        name: app
+        ports:
+        - containerPort: 9090
+      - image: side:1
+        name: side
+"
+    );
+}
+
+// kyaml/openapi/openapi.go SetSchema: `openapi: {version: v1.21.2}` names the one built-in
+// schema (kubernetesapi.DefaultOpenAPI), any other version fails, and a version with a path
+// fails; krusty/kustomizer.go Run loads the path first, so a missing file fails with the
+// loader's error (Go's `open PATH: no such file or directory`).
+#[test]
+fn openapi_versions_and_a_missing_schema_file_fail_as_kustomize() {
+    let dir = tempfile::tempdir().unwrap();
+    let deploy = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    spec:\n      containers:\n      - {name: app, image: app:1}\n      - {name: side, image: side:1}\n";
+    let patch = "patches:\n- patch: |-\n    apiVersion: apps/v1\n    kind: Deployment\n    metadata: {name: web}\n    spec:\n      template:\n        spec:\n          containers:\n          - {name: app, image: app:2}\n";
+    write_files(
+        dir.path(),
+        &[
+            ("deploy.yaml", deploy),
+            (
+                "kustomization.yaml",
+                &format!("openapi: {{version: v1.21.2}}\nresources: [deploy.yaml]\n{patch}"),
+            ),
+        ],
+    );
+    let out = build_native(dir.path()).unwrap();
+    assert!(out.contains("      - image: side:1\n"), "{out}");
+    let failure = |kustomization: &str| {
+        std::fs::write(dir.path().join("kustomization.yaml"), kustomization).unwrap();
+        match build_native(dir.path()) {
+            Err(NativeError::Failed(m)) => m,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(
+        failure("openapi: {version: v1.14.1}\nresources: [deploy.yaml]\n"),
+        "the specified OpenAPI version is not built in"
+    );
+    std::fs::write(dir.path().join("schema.json"), "{}").unwrap();
+    assert_eq!(
+        failure("openapi: {version: v1.21.2, path: schema.json}\nresources: [deploy.yaml]\n"),
+        "builtin version and custom schema provided, cannot use both"
+    );
+    let missing = failure("openapi: {path: nope.json}\nresources: [deploy.yaml]\n");
+    assert!(
+        missing.starts_with("open ") && missing.ends_with("/nope.json: no such file or directory"),
+        "{missing}"
+    );
+}
+
+// kyaml/openapi/openapi.go findNamespaceability: a schema's `paths` decide which kinds are
+// cluster-scoped (resid.NewGvk asks IsCertainlyClusterScoped), which the native builder
+// takes from kustomize's built-in table only: such a schema goes to the binary, saying why.
+#[test]
+fn an_openapi_schema_with_paths_is_unsupported_not_guessed() {
+    let dir = tempfile::tempdir().unwrap();
+    write_files(
+        dir.path(),
+        &[
+            ("kustomization.yaml", "openapi: {path: schema.json}\n"),
+            (
+                "schema.json",
+                r#"{"paths": {"/apis/example.com/v1/things": {"get": {"x-kubernetes-group-version-kind": {"group": "example.com", "version": "v1", "kind": "Thing"}}}}}"#,
+            ),
+        ],
+    );
+    let err = build_native(dir.path()).unwrap_err();
+    assert!(
+        matches!(&err, NativeError::Unsupported { feature, .. } if feature.contains("`paths`")),
+        "{err}"
+    );
+}
+
+// kusttarget.go accumulateDirectory: an included kustomization's `openapi:` is set with
+// `reset == false`, so the first one met (here the base's, the root having none) holds for
+// the rest of the build, the including kustomization's patches included.
+#[test]
+fn an_included_kustomizations_openapi_schema_holds_for_the_including_one() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("base")).unwrap();
+    write_files(
+        dir.path(),
+        &[
+            ("kustomization.yaml", "resources: [base]\npatches:\n- patch: |-\n    apiVersion: example.com/v1\n    kind: Thing\n    metadata: {name: t}\n    spec:\n      items:\n      - {name: b, value: '2'}\n"),
+            ("base/kustomization.yaml", "openapi: {path: schema.yaml}\nresources: [thing.yaml]\n"),
+            ("base/schema.yaml", "definitions:\n  thing:\n    x-kubernetes-group-version-kind: [{group: example.com, version: v1, kind: Thing}]\n    properties:\n      spec:\n        properties:\n          items:\n            type: array\n            x-kubernetes-patch-strategy: merge\n            x-kubernetes-patch-merge-key: name\n"),
+            ("base/thing.yaml", "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: t}\nspec:\n  items:\n  - {name: a, value: '1'}\n  - {name: b, value: '1'}\n"),
+        ],
+    );
+    assert_eq!(
+        build_native(dir.path()).unwrap(),
+        "apiVersion: example.com/v1\nkind: Thing\nmetadata:\n  name: t\nspec:\n  items:\n  - name: b\n    value: \"2\"\n  - name: a\n    value: \"1\"\n"
+    );
+}
+
 #[test]
 fn every_fixture_directory_has_a_test() {
     // A fixture added without a test above would go unchecked.
@@ -373,7 +619,7 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 50, "{found:#?}");
+    assert_eq!(found.len(), 51, "{found:#?}");
 }
 
 // api/resmap/reswrangler.go appendReplaceOrMerge and api/resource/resource.go

@@ -91,6 +91,7 @@ fn paths_outside_the_root_fail_as_flux_fails_them(builder: &str) {
         ("environ", "apps/environ/kustomization.yaml"),
         ("parent", "apps/parent/kustomization.yaml"),
         ("gitconfig", "apps/gitconfig/kustomization.yaml"),
+        ("openapi", "apps/openapi/kustomization.yaml"),
     ] {
         let k = kustomization(&json, "test", name);
         assert_eq!(k["status"], "failed", "{builder} {name}: {k:#}");

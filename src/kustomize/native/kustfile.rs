@@ -178,6 +178,8 @@ pub(crate) struct Kustomization {
     /// `buildMetadata: [originAnnotations]` (only the root's counts: kustomize gives every
     /// kustomization it includes the root's `buildMetadata`).
     pub(crate) origin_annotations: bool,
+    /// `openapi:` (`path`, `version`; kustomize ignores other keys), read by the target.
+    pub(crate) openapi: Vec<(String, String)>,
 }
 
 /// Finds the kustomization file of `dir`.
@@ -241,6 +243,7 @@ pub(crate) fn load(vfs: &Vfs, dir: &Path) -> Result<Kustomization, NativeError> 
         replicas: Vec::new(),
         replacements: Vec::new(),
         origin_annotations: false,
+        openapi: Vec::new(),
     };
     for (key, value) in obj {
         if is_empty(value) {
@@ -319,6 +322,10 @@ pub(crate) fn load(vfs: &Vfs, dir: &Path) -> Result<Kustomization, NativeError> 
                 k.origin_annotations = true;
             }
             "images" => k.images = images(value).map_err(|w| unsupported(&w))?,
+            "openapi" => {
+                k.openapi = string_map(value)
+                    .ok_or_else(|| unsupported("an openapi field that is not a map of strings"))?;
+            }
             "secretGenerator" => {
                 k.secrets = generators(value, true).map_err(|w| unsupported(&w))?;
             }

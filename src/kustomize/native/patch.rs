@@ -9,7 +9,7 @@
 
 use super::kustfile::{PatchKind, PatchSpec};
 use super::node::{Map, Node};
-use super::openapi::{self, Schema};
+use super::openapi::{Schema, SchemaSet};
 use super::reader::{read_documents, ReadError};
 use super::resource::{effective_namespace, known_namespace, Gvk, Resource};
 use super::selector::SelectorRegex;
@@ -24,6 +24,7 @@ pub(crate) fn apply_patch(
     resources: &mut [Resource],
     spec: &PatchSpec,
     file: &str,
+    schemas: SchemaSet<'_>,
 ) -> Result<(), NativeError> {
     let unsupported = |w: &str| NativeError::unsupported(&format!("{w} ({})", spec.origin), file);
     let trimmed = spec.text.trim_start();
@@ -145,7 +146,7 @@ pub(crate) fn apply_patch(
                     meta.remove("namespace");
                 }
             }
-            merge(&mut r.node, &p).map_err(|w| unsupported(&w))?;
+            merge(&mut r.node, &p, schemas).map_err(|w| unsupported(&w))?;
         }
     }
     Ok(())
@@ -278,9 +279,9 @@ fn take_list_directive(items: &mut Vec<Node>) -> Result<Directive, String> {
     Ok(d)
 }
 
-/// The schema of a node the walker enters without one (`Walker.GetSchema`): a built-in
-/// kind's, when the node names its `apiVersion` and `kind`.
-fn schema_of(nodes: [Option<&Node>; 2]) -> Option<Schema> {
+/// The schema of a node the walker enters without one (`Walker.GetSchema`): its kind's,
+/// when the node names its `apiVersion` and `kind`.
+fn schema_of<'s>(nodes: [Option<&Node>; 2], schemas: SchemaSet<'s>) -> Option<Schema<'s>> {
     for n in nodes.into_iter().flatten() {
         let (Some(api), Some(kind)) = (n.str_at(&["apiVersion"]), n.str_at(&["kind"])) else {
             continue;
@@ -288,7 +289,7 @@ fn schema_of(nodes: [Option<&Node>; 2]) -> Option<Schema> {
         if api.is_empty() || kind.is_empty() {
             continue;
         }
-        if let Some(s) = openapi::for_type(api, kind) {
+        if let Some(s) = schemas.for_type(api, kind) {
             return Some(s);
         }
     }
@@ -298,11 +299,11 @@ fn schema_of(nodes: [Option<&Node>; 2]) -> Option<Schema> {
 /// Strategic merge of `patch` into `dest` as kustomize does it: kyaml's `merge2.Merge` with
 /// `ListIncreaseDirection: Prepend` (`api/filters/patchstrategicmerge`,
 /// `kyaml/yaml/merge2/merge2.go`, `kyaml/yaml/walk/*.go`), lists merged by the keys of the
-/// embedded OpenAPI schema ([`openapi`]) and replaced where it has none.
-fn merge(dest: &mut Node, patch: &Node) -> Result<(), String> {
-    let schema = schema_of([Some(dest), Some(patch)]);
+/// OpenAPI schemas ([`super::openapi`]) and replaced where they have none.
+fn merge(dest: &mut Node, patch: &Node, schemas: SchemaSet<'_>) -> Result<(), String> {
+    let schema = schema_of([Some(dest), Some(patch)], schemas);
     let current = std::mem::replace(dest, Node::Null);
-    match walk(Some(current), Some(patch.clone()), schema)? {
+    match walk(Some(current), Some(patch.clone()), schema, schemas)? {
         Some(n @ Node::Map(_)) => {
             *dest = n;
             Ok(())
@@ -315,11 +316,12 @@ fn merge(dest: &mut Node, patch: &Node) -> Result<(), String> {
 fn walk(
     dest: Option<Node>,
     patch: Option<Node>,
-    schema: Option<Schema>,
+    schema: Option<Schema<'_>>,
+    schemas: SchemaSet<'_>,
 ) -> Result<Option<Node>, String> {
     let schema = match schema {
         Some(s) => Some(s),
-        None => schema_of([dest.as_ref(), patch.as_ref()]),
+        None => schema_of([dest.as_ref(), patch.as_ref()], schemas),
     };
     let kind_of = |n: &Option<Node>| match n {
         Some(Node::Map(_)) => Some(0),
@@ -334,9 +336,9 @@ fn walk(
         }
     }
     match dk.or(pk) {
-        Some(1) => walk_list(dest, patch, schema),
+        Some(1) => walk_list(dest, patch, schema, schemas),
         Some(2) => Ok(walk_scalar(dest, patch)?),
-        _ => walk_map(dest, patch, schema),
+        _ => walk_map(dest, patch, schema, schemas),
     }
 }
 
@@ -362,7 +364,8 @@ fn walk_scalar(dest: Option<Node>, patch: Option<Node>) -> Result<Option<Node>, 
 fn walk_map(
     dest: Option<Node>,
     patch: Option<Node>,
-    schema: Option<Schema>,
+    schema: Option<Schema<'_>>,
+    schemas: SchemaSet<'_>,
 ) -> Result<Option<Node>, String> {
     let mut patch = match patch {
         Some(Node::Map(m)) => Some(m),
@@ -409,7 +412,7 @@ fn walk_map(
         let child = schema.and_then(|s| s.field(&key));
         let d = dest.get(&key).cloned();
         let p = patch.as_ref().and_then(|p| p.get(&key)).cloned();
-        match walk(d, p, child)? {
+        match walk(d, p, child, schemas)? {
             // `FieldSetter`: no value (a patch's null among them) clears the field; a null
             // the dest keeps is kept.
             None => {
@@ -436,7 +439,8 @@ fn key_text(n: &Node) -> Option<String> {
 fn walk_list(
     dest: Option<Node>,
     patch: Option<Node>,
-    schema: Option<Schema>,
+    schema: Option<Schema<'_>>,
+    schemas: SchemaSet<'_>,
 ) -> Result<Option<Node>, String> {
     let keys = schema.and_then(Schema::merge_keys);
     let Some(keys) = keys else {
@@ -478,6 +482,7 @@ fn walk_list(
         &patch_items.unwrap_or_default(),
         &keys,
         elements,
+        schemas,
     )
     .map(Some)
 }
@@ -528,7 +533,8 @@ fn merge_keyed_list(
     dest: Vec<Node>,
     patch: &[Node],
     keys: &[String],
-    elements: Option<Schema>,
+    elements: Option<Schema<'_>>,
+    schemas: SchemaSet<'_>,
 ) -> Result<Node, String> {
     let dk = element_keys(&dest, keys)?;
     let pk = element_keys(patch, keys)?;
@@ -540,7 +546,7 @@ fn merge_keyed_list(
             .enumerate()
             .any(|(i, a)| dk[..i].iter().any(|b| keys_match(a, b)));
         if folds && keys.len() > 1 {
-            return merge_partial_keys(dest, patch, keys, elements);
+            return merge_partial_keys(dest, patch, keys, elements, schemas);
         }
         for (i, a) in dk.iter().enumerate() {
             if a.iter().all(Option::is_none) {
@@ -565,7 +571,7 @@ fn merge_keyed_list(
         .enumerate()
         .any(|(i, u)| *u && dk.iter().chain(&pk).any(|v| v[i].is_none()));
     if partial && keys.len() > 1 {
-        return merge_partial_keys(dest, patch, keys, elements);
+        return merge_partial_keys(dest, patch, keys, elements, schemas);
     }
     let composite = |v: &Vec<Option<String>>| -> Result<Vec<String>, String> {
         v.iter()
@@ -603,7 +609,7 @@ fn merge_keyed_list(
     for k in order {
         let d = dkeys.iter().position(|x| *x == k).map(|i| dest[i].clone());
         let p = pkeys.iter().position(|x| *x == k).map(|i| patch[i].clone());
-        let merged = walk_map(d, p, elements)?;
+        let merged = walk_map(d, p, elements, schemas)?;
         match merged {
             None | Some(Node::Null) => {}
             Some(Node::Map(m)) if m.is_empty() => {}
@@ -717,7 +723,8 @@ fn merge_partial_keys(
     dest: Vec<Node>,
     patch: &[Node],
     keys: &[String],
-    elements: Option<Schema>,
+    elements: Option<Schema<'_>>,
+    schemas: SchemaSet<'_>,
 ) -> Result<Node, String> {
     for e in patch {
         if e.as_map().is_some_and(|m| m.get(DIRECTIVE).is_some()) {
@@ -778,7 +785,7 @@ fn merge_partial_keys(
             .copied()
             .find(|&d| element_matches(&arena[d], &mk, &mv));
         let p = patch.iter().find(|e| element_matches(e, &mk, &mv)).cloned();
-        let merged = walk_map(d.map(|d| arena[d].clone()), p, elements)?;
+        let merged = walk_map(d.map(|d| arena[d].clone()), p, elements, schemas)?;
         let mut val = match merged {
             None | Some(Node::Null) => None,
             Some(Node::Map(m)) if m.is_empty() => None,

@@ -11,6 +11,7 @@ use super::filters::{
 use super::generator::generate;
 use super::kustfile::{self, KustKind, Kustomization};
 use super::node::Node;
+use super::openapi::{CustomSchema, OpenApiField, SchemaState};
 use super::patch::apply_patch;
 use super::printer::print_resource;
 use super::reader::{read_documents_marked, ReadError};
@@ -23,7 +24,17 @@ pub(crate) fn build_root(dir: &Path, vfs: &Vfs) -> Result<String, NativeError> {
     let dir = canonical(vfs, dir)?;
     let mut stack = Vec::new();
     let mut resources = Vec::new();
-    accumulate(vfs, &dir, None, None, &mut resources, &mut stack)?;
+    // Flux resets kyaml's schema before each build, with the built-in one loaded.
+    let mut schema = SchemaState::default();
+    accumulate(
+        vfs,
+        &dir,
+        None,
+        None,
+        &mut resources,
+        &mut stack,
+        &mut schema,
+    )?;
     finish(&mut resources).map_err(|e| match e {
         // The root-level checks name a resource: say which build it belongs to.
         NativeError::Unsupported { feature, file } => NativeError::Unsupported {
@@ -142,6 +153,7 @@ fn accumulate(
     origin: Option<&str>,
     acc: &mut Vec<Resource>,
     stack: &mut Vec<PathBuf>,
+    schema: &mut SchemaState,
 ) -> Result<(), NativeError> {
     let is_root = stack.is_empty();
     if stack.iter().any(|d| d == dir) {
@@ -166,12 +178,13 @@ fn accumulate(
             &file,
         ));
     }
+    set_openapi(vfs, &k, is_root, schema)?;
     // Only appends happen while the resources are read: one index serves them all.
     let mut appending = Accumulator::new(acc);
     let mut read = prefetch(vfs, &k).into_iter();
     for entry in &k.resources {
         let docs = read.next().flatten();
-        accumulate_resource(vfs, &k, entry, origin, docs, &mut appending, stack)?;
+        accumulate_resource(vfs, &k, entry, origin, docs, &mut appending, stack, schema)?;
     }
     for entry in &k.components {
         if entry.contains("://") || entry.starts_with("github.com/") {
@@ -192,6 +205,7 @@ fn accumulate(
             sub_origin.as_deref(),
             acc,
             stack,
+            schema,
         )?;
     }
     let mut generated = Vec::new();
@@ -229,7 +243,7 @@ fn accumulate(
     // prefix/suffix, labels (each `labels` entry, then commonLabels), annotations,
     // patchesJson6902, replicas, images, replacements.
     for p in k.patches_strategic_merge.iter().chain(&k.patches) {
-        apply_patch(acc, p, &file)?;
+        apply_patch(acc, p, &file, schema.schemas())?;
     }
     if let Some(ns) = &k.namespace {
         set_namespace(acc, ns, &file)?;
@@ -248,7 +262,7 @@ fn accumulate(
     add_labels(acc, &k.common_labels, true, &file)?;
     add_annotations(acc, &k.common_annotations, &file)?;
     for p in &k.patches_json6902 {
-        apply_patch(acc, p, &file)?;
+        apply_patch(acc, p, &file, schema.schemas())?;
     }
     for (name, count) in &k.replicas {
         set_replicas(acc, name, *count, &file)?;
@@ -259,6 +273,67 @@ fn accumulate(
     apply_replacements(acc, &k.replacements, &file)?;
     stack.pop();
     Ok(())
+}
+
+/// The kustomization's `openapi:` field, as `krusty/kustomizer.go` `Run` (the root, `reset`)
+/// and `kusttarget.go` `accumulateDirectory` (the others) hand it to `openapi.SetSchema`:
+/// the `path` file is read through the loader first (a missing one fails even where the
+/// field is then ignored), then parsed only if it is to be used ([`super::openapi`]).
+fn set_openapi(
+    vfs: &Vfs,
+    k: &Kustomization,
+    is_root: bool,
+    schema: &mut SchemaState,
+) -> Result<(), NativeError> {
+    if k.openapi.is_empty() {
+        return Ok(());
+    }
+    let file = display(k);
+    let mut field = OpenApiField::default();
+    let mut text = None;
+    for (key, value) in &k.openapi {
+        match key.as_str() {
+            "version" => field.version = Some(value.clone()),
+            "path" => {
+                if value.is_empty() || value.contains("://") {
+                    return Err(NativeError::unsupported(
+                        &format!("an openapi path that is empty or remote (`{value}`)"),
+                        &file,
+                    ));
+                }
+                let path = crate::source::view::clean(&k.dir.join(value));
+                let t = vfs.read_to_string(&path).map_err(|e| match e.kind() {
+                    // fileloader.Load through Flux's secure file system: Go's words.
+                    std::io::ErrorKind::NotFound => NativeError::Failed(format!(
+                        "open {}: no such file or directory",
+                        path.display()
+                    )),
+                    // A read refused by the secure file system names the kustomization asking.
+                    std::io::ErrorKind::PermissionDenied => {
+                        NativeError::Failed(format!("{file}: {e}"))
+                    }
+                    _ => NativeError::unsupported(
+                        &format!("an openapi path that cannot be read (`{value}`)"),
+                        &file,
+                    ),
+                })?;
+                text = Some((value, t));
+            }
+            // A map of strings; kustomize reads no other key.
+            _ => {}
+        }
+    }
+    if !is_root && schema.is_set() {
+        return Ok(());
+    }
+    if let Some((path, t)) = text {
+        field.schema = Some(CustomSchema::parse(&t).map_err(|w| {
+            NativeError::unsupported(&format!("the openapi schema `{path}`: {w}"), &file)
+        })?);
+    }
+    schema
+        .set_schema(field, is_root)
+        .map_err(NativeError::Failed)
 }
 
 /// The documents of the resource files of `k`, each read on its own, in parallel, when `k`
@@ -289,6 +364,10 @@ fn prefetch(vfs: &Vfs, k: &Kustomization) -> Vec<Option<Result<Vec<(Node, bool)>
 /// From how many resources a kustomization's files are read in parallel.
 const PREFETCH_FROM: usize = 16;
 
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the build's state (stack, schema) travels with each resource as in accumulate"
+)]
 fn accumulate_resource(
     vfs: &Vfs,
     k: &Kustomization,
@@ -297,6 +376,7 @@ fn accumulate_resource(
     read: Option<Result<Vec<(Node, bool)>, ReadError>>,
     acc: &mut Accumulator<'_>,
     stack: &mut Vec<PathBuf>,
+    schema: &mut SchemaState,
 ) -> Result<(), NativeError> {
     let file = display(k);
     if entry.contains("://") || entry.starts_with("github.com/") || entry.starts_with("git@") {
@@ -320,6 +400,7 @@ fn accumulate_resource(
             sub_origin.as_deref(),
             &mut sub,
             stack,
+            schema,
         )?;
         return acc.append_all(sub);
     }

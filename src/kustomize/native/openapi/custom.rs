@@ -1,0 +1,509 @@
+//! The schema file a kustomization's `openapi: {path: ...}` names, read as kyaml's `parse`
+//! reads it (`kyaml/openapi/openapi.go`): JSON when it starts with `{`, else YAML turned into
+//! JSON by `sigs.k8s.io/yaml.YAMLToJSON`, then unmarshalled as a `spec.Swagger`, whose
+//! `definitions` go to `AddDefinitions` and whose `paths` go to `findNamespaceability`.
+//!
+//! Only what the native builder reproduces exactly is accepted; anything else is refused with
+//! the reason (the build then goes to the kustomize binary):
+//! - `paths` with entries: they set the namespace scope of the kinds they serve, which the
+//!   native builder takes from kustomize's built-in table only;
+//! - anything Go would fail or panic on while reading or using the schema (a field of the
+//!   wrong type, an `x-kubernetes-group-version-kind` without `version` or `kind`, a patch
+//!   strategy or merge key that is not a string: `toTypeMeta`, `PatchStrategyAndKeyList`
+//!   assert their types), a cycle of `$ref`s (kyaml's resolution loop would not end), `items`
+//!   given as a list (`Elements` dereferences `Items.Schema`);
+//! - a `$ref` that is not `#/definitions/<name>`, a field name Go's case-insensitive JSON
+//!   decoding could take for a known one, definitions or kinds of kustomize's own
+//!   `kustomizationapi` schema (parsed again over the custom one), a kind two definitions
+//!   claim (`AddDefinitions` walks a Go map, so which wins is random), a key twice in one
+//!   JSON object (Go's JSON v2 decoder refuses it).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::{Definitions, SchemaNode};
+
+/// A custom schema, reduced to what a strategic merge reads.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CustomSchema {
+    defs: Definitions,
+}
+
+/// The schema fields Go's `encoding/json` fills into `spec.Schema` (matched without regard
+/// to case), with what each must hold.
+const SCHEMA_FIELDS: &[(&str, Expect)] = &[
+    ("$ref", Expect::Str),
+    ("$schema", Expect::Str),
+    ("id", Expect::Str),
+    ("description", Expect::Str),
+    ("format", Expect::Str),
+    ("title", Expect::Str),
+    ("pattern", Expect::Str),
+    ("discriminator", Expect::Str),
+    ("type", Expect::StrOrStrs),
+    ("required", Expect::Strs),
+    ("enum", Expect::List),
+    ("default", Expect::Any),
+    ("example", Expect::Any),
+    ("maximum", Expect::Number),
+    ("minimum", Expect::Number),
+    ("multipleOf", Expect::Number),
+    ("maxLength", Expect::Int),
+    ("minLength", Expect::Int),
+    ("maxItems", Expect::Int),
+    ("minItems", Expect::Int),
+    ("maxProperties", Expect::Int),
+    ("minProperties", Expect::Int),
+    ("exclusiveMaximum", Expect::Bool),
+    ("exclusiveMinimum", Expect::Bool),
+    ("uniqueItems", Expect::Bool),
+    ("readOnly", Expect::Bool),
+    ("nullable", Expect::Bool),
+    ("properties", Expect::Schemas),
+    ("patternProperties", Expect::Schemas),
+    ("definitions", Expect::Schemas),
+    ("items", Expect::Schema),
+    ("additionalProperties", Expect::SchemaOrBool),
+    ("additionalItems", Expect::SchemaOrBool),
+    ("allOf", Expect::SchemaList),
+    ("anyOf", Expect::SchemaList),
+    ("oneOf", Expect::SchemaList),
+    ("not", Expect::Schema),
+    ("dependencies", Expect::Dependencies),
+    ("externalDocs", Expect::Plain),
+    ("xml", Expect::Plain),
+];
+
+/// The extensions kyaml reads (looked up by their exact names).
+const STRATEGY: &str = "x-kubernetes-patch-strategy";
+const MERGE_KEY: &str = "x-kubernetes-patch-merge-key";
+const MAP_KEYS: &str = "x-kubernetes-list-map-keys";
+const GVK: &str = "x-kubernetes-group-version-kind";
+
+/// kustomize's own schema (`kyaml/openapi/kustomizationapi/swagger.json`), parsed again
+/// after a custom one: its definition names, all of group `kustomize.config.k8s.io/v1beta1`.
+const KUSTOMIZATION_API: &[&str] = &[
+    "ConfigMapArgs",
+    "SecretArgs",
+    "GeneratorArgs",
+    "Kustomization",
+    "KvPairSources",
+];
+
+#[derive(Debug, Clone, Copy)]
+enum Expect {
+    Str,
+    StrOrStrs,
+    Strs,
+    List,
+    Any,
+    Number,
+    Int,
+    Bool,
+    /// A mapping of strings and booleans.
+    Plain,
+    /// Each value a schema or a list of strings.
+    Dependencies,
+    Schema,
+    Schemas,
+    SchemaOrBool,
+    SchemaList,
+}
+
+impl CustomSchema {
+    /// Reads a schema file's text; `Err` says why the native builder does not use it.
+    pub(crate) fn parse(text: &str) -> Result<CustomSchema, String> {
+        let doc: Value = if text.starts_with('{') {
+            check_no_duplicate_keys(text)?;
+            serde_json::from_str(text).map_err(|e| format!("a schema that is not JSON ({e})"))?
+        } else {
+            crate::goyaml::yaml_json::yaml_to_value(text)
+                .map_err(|e| format!("a schema that is not YAML ({e})"))?
+        };
+        let Value::Object(top) = doc else {
+            return Err("a schema that is not a mapping".into());
+        };
+        let mut defs = BTreeMap::new();
+        let mut types = BTreeMap::new();
+        for (key, value) in &top {
+            match key.as_str() {
+                "swagger" if value.is_string() => {}
+                "info" if plain_info(value) => {}
+                "paths" if value.as_object().is_some_and(Map::is_empty) => {}
+                "paths" => {
+                    return Err(
+                        "a schema with `paths` (they set the namespace scope of kinds)".into(),
+                    )
+                }
+                "definitions" => {
+                    let Value::Object(d) = value else {
+                        return Err("schema `definitions` that is not a mapping".into());
+                    };
+                    for (name, def) in d {
+                        if kustomization_api_name(name) {
+                            return Err(format!(
+                                "a schema defining `{name}` (kustomize's own definition)"
+                            ));
+                        }
+                        check_schema(def)?;
+                        let node = convert(def);
+                        for t in kinds(def)? {
+                            // AddDefinitions walks a Go map: which of two wins is random.
+                            if types.insert(t.clone(), node.clone()).is_some() {
+                                return Err(format!("a schema with two definitions of `{t}`"));
+                            }
+                        }
+                        defs.insert(name.clone(), node);
+                    }
+                }
+                k if k.to_ascii_lowercase().starts_with("x-") => {}
+                other => return Err(format!("a schema with the field `{other}`")),
+            }
+        }
+        let schema = CustomSchema {
+            defs: Definitions { defs, types },
+        };
+        schema.check_reference_cycles()?;
+        Ok(schema)
+    }
+
+    pub(super) fn definitions(&self) -> &Definitions {
+        &self.defs
+    }
+
+    /// A definition that stands for another (`$ref`) and so on back to itself.
+    fn check_reference_cycles(&self) -> Result<(), String> {
+        for (name, node) in &self.defs.defs {
+            let mut seen = vec![name.as_str()];
+            let mut next = node.reference.as_deref();
+            while let Some(r) = next {
+                if seen.contains(&r) {
+                    return Err(format!("a schema whose `$ref`s loop (`{name}`)"));
+                }
+                seen.push(r);
+                next = self.defs.defs.get(r).and_then(|n| n.reference.as_deref());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An `info` Go reads without error: its string fields and extensions only.
+fn plain_info(v: &Value) -> bool {
+    v.as_object().is_some_and(|m| {
+        m.iter().all(|(k, x)| {
+            k.starts_with("x-")
+                || (matches!(
+                    k.as_str(),
+                    "title" | "description" | "version" | "termsOfService"
+                ) && x.is_string())
+        })
+    })
+}
+
+/// Refuses a JSON text with a key twice in one object: Go's `encoding/json/v2`, which
+/// kube-openapi unmarshals a schema with, fails on it (serde keeps the last).
+fn check_no_duplicate_keys(text: &str) -> Result<(), String> {
+    struct Unique;
+    impl<'de> serde::Deserialize<'de> for Unique {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(UniqueVisitor)
+        }
+    }
+    struct UniqueVisitor;
+    impl<'de> serde::de::Visitor<'de> for UniqueVisitor {
+        type Value = Unique;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_unit<E>(self) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Unique, A::Error> {
+            while a.next_element::<Unique>()?.is_some() {}
+            Ok(Unique)
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Unique, A::Error> {
+            let mut seen = std::collections::BTreeSet::new();
+            while let Some(k) = a.next_key::<String>()? {
+                if !seen.insert(k.clone()) {
+                    return Err(serde::de::Error::custom(format!("the key `{k}` twice")));
+                }
+                a.next_value::<Unique>()?;
+            }
+            Ok(Unique)
+        }
+    }
+    serde_json::from_str::<Unique>(text)
+        .map(|_| ())
+        .map_err(|e| format!("a schema with {e}"))
+}
+
+/// Whether a definition name is one of `kustomizationapi`'s.
+fn kustomization_api_name(name: &str) -> bool {
+    name.strip_prefix("io.k8s.api.apps.v1.")
+        .is_some_and(|k| KUSTOMIZATION_API.contains(&k))
+}
+
+/// The kinds a definition is the schema of (`AddDefinitions`, `toTypeMeta`), as
+/// `apiVersion kind`.
+fn kinds(def: &Value) -> Result<Vec<String>, String> {
+    let Some(Value::Array(list)) = def.get(GVK) else {
+        // Not a list: kyaml skips it.
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for item in list {
+        let Value::Object(m) = item else { continue };
+        let (Some(Value::String(version)), Some(Value::String(kind))) =
+            (m.get("version"), m.get("kind"))
+        else {
+            return Err(format!("a schema `{GVK}` without a version and a kind"));
+        };
+        let api = match m.get("group") {
+            Some(Value::String(g)) if !g.is_empty() => format!("{g}/{version}"),
+            _ => version.clone(),
+        };
+        if api == "kustomize.config.k8s.io/v1beta1" && KUSTOMIZATION_API.contains(&kind.as_str()) {
+            return Err(format!(
+                "a schema for kind `{kind}` of kustomize.config.k8s.io (kustomize's own)"
+            ));
+        }
+        out.push(format!("{api} {kind}"));
+    }
+    Ok(out)
+}
+
+/// Refuses what Go would fail on when it unmarshals the schema, or kyaml panic on when it
+/// reads it, and what this module does not reproduce.
+fn check_schema(v: &Value) -> Result<(), String> {
+    let Value::Object(m) = v else {
+        return Err("a schema definition that is not a mapping".into());
+    };
+    for (key, value) in m {
+        let lower = key.to_ascii_lowercase();
+        if let Some((name, expect)) = SCHEMA_FIELDS
+            .iter()
+            .find(|(n, _)| n.to_ascii_lowercase() == lower)
+        {
+            if name != key {
+                return Err(format!("a schema field `{key}` (Go reads it as `{name}`)"));
+            }
+            check_value(key, value, *expect)?;
+            if key == "$ref" {
+                let target = value.as_str().unwrap_or_default();
+                let ok = target
+                    .strip_prefix("#/definitions/")
+                    .is_some_and(|n| !n.is_empty() && !n.contains(['/', '~', '%']));
+                if !ok {
+                    return Err(format!(
+                        "a schema `$ref` kyaml resolves otherwise (`{target}`)"
+                    ));
+                }
+            }
+        } else if lower.starts_with("x-") {
+            check_extension(key, value)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_extension(key: &str, value: &Value) -> Result<(), String> {
+    let known = [STRATEGY, MERGE_KEY, MAP_KEYS, GVK];
+    if let Some(name) = known.iter().find(|n| n.eq_ignore_ascii_case(key)) {
+        if *name != key {
+            return Err(format!("a schema extension `{key}` (kyaml reads `{name}`)"));
+        }
+    }
+    let ok = match key {
+        STRATEGY => value.is_string(),
+        MERGE_KEY => value.as_str().is_some_and(|s| !s.is_empty()),
+        MAP_KEYS => value
+            .as_array()
+            .is_some_and(|a| a.iter().all(|s| s.as_str().is_some_and(|s| !s.is_empty()))),
+        _ => true,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("a schema `{key}` that kyaml cannot read"))
+    }
+}
+
+fn check_value(key: &str, v: &Value, expect: Expect) -> Result<(), String> {
+    if v.is_null() {
+        return Ok(());
+    }
+    let ok = match expect {
+        Expect::Str => v.is_string(),
+        Expect::StrOrStrs => {
+            v.is_string() || v.as_array().is_some_and(|a| a.iter().all(Value::is_string))
+        }
+        Expect::Strs => v.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
+        Expect::List => v.is_array(),
+        Expect::Any => true,
+        Expect::Number => v.is_number(),
+        Expect::Int => v.is_i64() || v.is_u64(),
+        Expect::Bool => v.is_boolean(),
+        Expect::Plain => v
+            .as_object()
+            .is_some_and(|m| m.values().all(|x| x.is_string() || x.is_boolean())),
+        Expect::Dependencies => {
+            let Value::Object(m) = v else {
+                return Err(format!("a schema `{key}` that is not a mapping"));
+            };
+            return m.values().try_for_each(|d| {
+                if d.as_array().is_some_and(|a| a.iter().all(Value::is_string)) {
+                    Ok(())
+                } else {
+                    check_schema(d)
+                }
+            });
+        }
+        Expect::Schema => {
+            if v.is_array() {
+                return Err(format!("a schema `{key}` that is a list"));
+            }
+            return check_schema(v);
+        }
+        Expect::Schemas => {
+            let Value::Object(m) = v else {
+                return Err(format!("a schema `{key}` that is not a mapping"));
+            };
+            return m.values().try_for_each(check_schema);
+        }
+        Expect::SchemaOrBool => {
+            if v.is_boolean() {
+                return Ok(());
+            }
+            return check_schema(v);
+        }
+        Expect::SchemaList => {
+            let Value::Array(a) = v else {
+                return Err(format!("a schema `{key}` that is not a list"));
+            };
+            return a.iter().try_for_each(check_schema);
+        }
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("a schema `{key}` of the wrong type"))
+    }
+}
+
+/// A checked schema, reduced.
+fn convert(v: &Value) -> SchemaNode {
+    let get = |k: &str| v.get(k).filter(|x| !x.is_null());
+    let keys = match (get(MAP_KEYS), get(MERGE_KEY)) {
+        (Some(Value::Array(a)), _) => a
+            .iter()
+            .filter_map(|s| s.as_str().map(str::to_string))
+            .collect(),
+        (_, Some(Value::String(k))) => vec![k.clone()],
+        _ => Vec::new(),
+    };
+    let array = match get("type") {
+        Some(Value::String(t)) => t == "array",
+        Some(Value::Array(a)) => a.len() == 1 && a[0] == "array",
+        _ => false,
+    };
+    SchemaNode {
+        reference: get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix("#/definitions/"))
+            .map(str::to_string),
+        properties: get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.iter().map(|(k, s)| (k.clone(), convert(s))).collect())
+            .unwrap_or_default(),
+        additional: get("additionalProperties")
+            .filter(|a| a.is_object())
+            .map(|a| Box::new(convert(a))),
+        strategy: get(STRATEGY).and_then(Value::as_str).map(str::to_string),
+        keys,
+        items: get("items")
+            .filter(|i| i.is_object())
+            .map(|i| Box::new(convert(i))),
+        array,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(text: &str) -> String {
+        CustomSchema::parse(text).unwrap_err()
+    }
+
+    #[test]
+    fn json_and_yaml_schemas_read_alike() {
+        let json = CustomSchema::parse(
+            r#"{"definitions": {"t": {"x-kubernetes-group-version-kind": [{"group": "example.com", "version": "v1", "kind": "Thing"}]}}}"#,
+        )
+        .unwrap();
+        let yaml = CustomSchema::parse(
+            "definitions:\n  t:\n    x-kubernetes-group-version-kind:\n    - {group: example.com, version: v1, kind: Thing}\n",
+        )
+        .unwrap();
+        for s in [json, yaml] {
+            assert!(s.defs.types.contains_key("example.com/v1 Thing"));
+            assert!(s.defs.defs.contains_key("t"));
+        }
+    }
+
+    // kyaml/openapi/openapi.go findNamespaceability, toTypeMeta, PatchStrategyAndKeyList,
+    // Elements; go-openapi's case-insensitive decoding; the kustomizationapi parse.
+    #[test]
+    fn what_the_native_builder_does_not_reproduce_is_refused_with_a_reason() {
+        assert!(refused(r#"{"paths": {"/apis/x/v1/things": {}}}"#).contains("paths"));
+        assert!(refused(
+            r#"{"definitions": {"t": {"x-kubernetes-group-version-kind": [{"kind": "T"}]}}}"#
+        )
+        .contains("without a version"));
+        assert!(
+            refused(r#"{"definitions": {"t": {"x-kubernetes-patch-merge-key": 3}}}"#)
+                .contains("cannot read")
+        );
+        assert!(refused(r#"{"definitions": {"t": {"items": [{}]}}}"#).contains("list"));
+        assert!(refused(r#"{"definitions": {"t": {"Properties": {}}}}"#).contains("Go reads"));
+        assert!(refused(r#"{"definitions": {"t": {"$ref": "other.json#/x"}}}"#).contains("$ref"));
+        assert!(refused(r##"{"definitions": {"a": {"$ref": "#/definitions/b"}, "b": {"$ref": "#/definitions/a"}}}"##)
+            .contains("loop"));
+        assert!(
+            refused(r#"{"definitions": {"io.k8s.api.apps.v1.Kustomization": {}}}"#)
+                .contains("kustomize's own")
+        );
+        assert!(refused(r#"{"definitions": {"t": {"description": 5}}}"#).contains("wrong type"));
+        assert!(refused(
+            r#"{"definitions": {"a": {"x-kubernetes-group-version-kind": [{"version": "v1", "kind": "T"}]},
+                "b": {"x-kubernetes-group-version-kind": [{"version": "v1", "kind": "T"}]}}}"#
+        )
+        .contains("two definitions"));
+        assert!(refused("").contains("mapping"));
+        assert!(refused(r#"{"definitions": {}, "definitions": {}}"#).contains("twice"));
+        assert!(refused("[1]").contains("mapping"));
+        // Empty paths, swagger and info are read and ignored.
+        CustomSchema::parse(
+            r#"{"swagger": "2.0", "info": {"title": "t"}, "paths": {}, "definitions": {}}"#,
+        )
+        .unwrap();
+    }
+}
