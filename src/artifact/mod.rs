@@ -43,7 +43,7 @@ pub struct Origin {
 }
 
 /// What one Kustomization applies.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Artifact {
     /// SHA-256 of `yaml`.
     pub sha256: String,
@@ -62,9 +62,27 @@ const PARALLEL_DOCUMENTS: usize = 32;
 impl Artifact {
     /// Reads kustomize's printed output.
     pub fn from_kustomize_output(yaml: String) -> Result<Artifact, crate::manifest::ParseError> {
+        Self::from_kustomize_output_reading(yaml, &Artifact::default())
+    }
+
+    /// [`Self::from_kustomize_output`], taking the reading of each document whose text is
+    /// that of an object of `known` from it (a reading depends on the text alone): postBuild
+    /// prints most objects again exactly as the build printed them.
+    pub fn from_kustomize_output_reading(
+        yaml: String,
+        known: &Artifact,
+    ) -> Result<Artifact, crate::manifest::ParseError> {
         use rayon::prelude::*;
+        let known: std::collections::HashMap<&str, &std::sync::Arc<serde_json::Value>> = known
+            .objects
+            .iter()
+            .map(|o| (o.yaml.as_str(), &o.object))
+            .collect();
         let object = |doc: &str| -> Result<ArtifactObject, crate::manifest::ParseError> {
-            let v = crate::manifest::parse_object(doc)?;
+            let v = match known.get(doc) {
+                Some(v) => std::sync::Arc::clone(v),
+                None => std::sync::Arc::new(crate::manifest::parse_object(doc)?),
+            };
             Ok(ArtifactObject {
                 api_version: crate::flux::str_at(&v, &["apiVersion"])
                     .unwrap_or_default()
@@ -72,7 +90,7 @@ impl Artifact {
                 id: ObjectId::of(&v),
                 sha256: sha256_hex(doc.as_bytes()),
                 yaml: doc.to_string(),
-                object: std::sync::Arc::new(v),
+                object: v,
                 origin: None,
             })
         };
@@ -197,6 +215,32 @@ fn parse_origin(block: &str) -> Origin {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // A document printed again as it was takes the earlier reading; a changed one is read.
+    #[test]
+    fn an_output_read_with_known_texts_reads_as_it_would_alone_sharing_their_readings() {
+        let before = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n";
+        let after = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n";
+        let known = Artifact::from_kustomize_output(before.to_string()).unwrap();
+        let alone = Artifact::from_kustomize_output(after.to_string()).unwrap();
+        let reading = Artifact::from_kustomize_output_reading(after.to_string(), &known).unwrap();
+        assert_eq!(reading.sha256, alone.sha256);
+        for (r, a) in reading.objects.iter().zip(&alone.objects) {
+            assert_eq!(
+                (&r.id, &r.sha256, &r.yaml, &r.object),
+                (&a.id, &a.sha256, &a.yaml, &a.object)
+            );
+        }
+        assert!(std::sync::Arc::ptr_eq(
+            &reading.objects[0].object,
+            &known.objects[0].object
+        ));
+        assert!(!std::sync::Arc::ptr_eq(
+            &reading.objects[1].object,
+            &known.objects[1].object
+        ));
+        assert_eq!(reading.objects[1].id.name, "c");
+    }
 
     // What `kubectl kustomize` printed for an overlay with `buildMetadata: [originAnnotations]`
     // (kustomize api/internal/target/kusttarget.go, origin annotations), and without it.

@@ -994,7 +994,7 @@ fn post_build(
     // kustomize prints the rebuilt objects as it prints resources read from JSON.
     let reprinted =
         crate::kustomize::reprint::reprint(ctx.cache, &pieces).map_err(Error::Reprint)?;
-    let mut artifact = Artifact::from_kustomize_output(reprinted)?;
+    let mut artifact = Artifact::from_kustomize_output_reading(reprinted, &template)?;
     if !origins.is_empty() {
         // Substitution may rename objects, so origins follow each piece's final id.
         let by_id: BTreeMap<&ObjectId, &Option<Origin>> = piece_ids.iter().zip(origins).collect();

@@ -41,23 +41,27 @@ impl<'a> Input<'a> {
     }
 
     /// The byte `k` bytes after the current position; past the end, the reader's NUL padding.
+    #[inline]
     pub(super) fn at(&self, k: usize) -> u8 {
         self.bytes.get(self.pos + k).copied().unwrap_or(0)
     }
 
     /// `bytes[from..to]`, for copying characters out.
+    #[inline]
     pub(super) fn slice(&self, from: usize, to: usize) -> &'a [u8] {
         &self.bytes[from.min(self.bytes.len())..to.min(self.bytes.len())]
     }
 
     /// `is_bom(parser.buffer, parser.buffer_pos)`: go-yaml v2 tests the first three bytes of
     /// its buffer, wherever the position is (yamlprivateh.go).
+    #[inline]
     pub(super) fn is_bom(&self) -> bool {
         let b = |k: usize| self.bytes.get(self.buffer_start + k).copied().unwrap_or(0);
         b(0) == BOM[0] && b(1) == BOM[1] && b(2) == BOM[2]
     }
 
     /// `cache()`: makes sure `length` characters are decoded past the position.
+    #[inline]
     pub(super) fn cache(&mut self, length: isize) -> Result<(), Error> {
         if self.unread >= length {
             return Ok(());
@@ -123,11 +127,13 @@ impl<'a> Input<'a> {
 }
 
 /// The characters readerc.go lets through.
+#[inline]
 fn allowed(ch: u32) -> bool {
     matches!(ch, 0x09 | 0x0A | 0x0D | 0x20..=0x7E | 0x85 | 0xA0..=0xD7FF | 0xE000..=0xFFFD | 0x1_0000..=0x10_FFFF)
 }
 
 /// `width()`: the length of the UTF-8 sequence a leading byte starts (0 for a bad one).
+#[inline]
 pub(super) fn width(b: u8) -> usize {
     if b & 0x80 == 0x00 {
         1

@@ -127,14 +127,17 @@ impl<'a> Scanner<'a> {
 
     // -- the buffer ---------------------------------------------------------------------
 
+    #[inline]
     fn at(&self, k: usize) -> u8 {
         self.input.at(k)
     }
 
+    #[inline]
     fn cache(&mut self, length: isize) -> Scan {
         self.input.cache(length)
     }
 
+    #[inline]
     fn skip(&mut self) {
         self.mark.index += 1;
         self.mark.column += 1;
@@ -142,6 +145,7 @@ impl<'a> Scanner<'a> {
         self.input.pos += width(self.at(0)).max(1);
     }
 
+    #[inline]
     fn skip_line(&mut self) {
         if self.is_crlf(0) {
             self.mark.index += 2;
@@ -158,6 +162,7 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    #[inline]
     fn read(&mut self, s: &mut Vec<u8>) {
         let w = width(self.at(0)).max(1);
         let pos = self.input.pos;
@@ -168,6 +173,7 @@ impl<'a> Scanner<'a> {
         self.input.unread -= 1;
     }
 
+    #[inline]
     fn read_line(&mut self, s: &mut Vec<u8>) {
         let (b0, b1, b2) = (self.at(0), self.at(1), self.at(2));
         if b0 == b'\r' && b1 == b'\n' {
@@ -195,15 +201,18 @@ impl<'a> Scanner<'a> {
 
     // -- character classes (yamlprivateh.go) --------------------------------------------
 
+    #[inline]
     fn is_alpha(&self, k: usize) -> bool {
         let b = self.at(k);
         b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
     }
 
+    #[inline]
     fn is_digit(&self, k: usize) -> bool {
         self.at(k).is_ascii_digit()
     }
 
+    #[inline]
     fn is_hex(&self, k: usize) -> bool {
         self.at(k).is_ascii_hexdigit()
     }
@@ -220,10 +229,12 @@ impl<'a> Scanner<'a> {
         self.at(k) == b'\t'
     }
 
+    #[inline]
     fn is_blank(&self, k: usize) -> bool {
         matches!(self.at(k), b' ' | b'\t')
     }
 
+    #[inline]
     fn is_break(&self, k: usize) -> bool {
         let b = self.at(k);
         b == b'\r'
@@ -232,22 +243,27 @@ impl<'a> Scanner<'a> {
             || (b == 0xE2 && self.at(k + 1) == 0x80 && matches!(self.at(k + 2), 0xA8 | 0xA9))
     }
 
+    #[inline]
     fn is_crlf(&self, k: usize) -> bool {
         self.at(k) == b'\r' && self.at(k + 1) == b'\n'
     }
 
+    #[inline]
     fn is_z(&self, k: usize) -> bool {
         self.at(k) == 0
     }
 
+    #[inline]
     fn is_breakz(&self, k: usize) -> bool {
         self.is_break(k) || self.is_z(k)
     }
 
+    #[inline]
     fn is_blankz(&self, k: usize) -> bool {
         self.is_blank(k) || self.is_breakz(k)
     }
 
+    #[inline]
     fn column(&self) -> isize {
         isize::try_from(self.mark.column).unwrap_or(isize::MAX)
     }
