@@ -52,6 +52,10 @@ struct View {
     files: BTreeSet<PathBuf>,
     /// Visible folders, relative to `root` (the root itself is not listed).
     dirs: BTreeSet<PathBuf>,
+    /// `files` and `dirs` hashed, for lookups (filled by `SourceFs::make`): every read asks,
+    /// and a B-tree search compares paths component by component.
+    file_index: std::collections::HashSet<PathBuf>,
+    dir_index: std::collections::HashSet<PathBuf>,
     /// The copy for builders that read the disk, once made.
     copy: OnceLock<Result<tempfile::TempDir, String>>,
 }
@@ -101,7 +105,9 @@ pub struct DirEntry {
 }
 
 impl SourceFs {
-    fn make(view: View) -> SourceFs {
+    fn make(mut view: View) -> SourceFs {
+        view.file_index = view.files.iter().cloned().collect();
+        view.dir_index = view.dirs.iter().cloned().collect();
         SourceFs(Arc::new(view))
     }
 
@@ -123,6 +129,8 @@ impl SourceFs {
             files,
             dirs,
             copy: OnceLock::new(),
+            file_index: std::collections::HashSet::new(),
+            dir_index: std::collections::HashSet::new(),
         })
     }
 
@@ -143,6 +151,8 @@ impl SourceFs {
             links,
             dirs,
             copy: OnceLock::new(),
+            file_index: std::collections::HashSet::new(),
+            dir_index: std::collections::HashSet::new(),
         })
     }
 
@@ -161,7 +171,10 @@ impl SourceFs {
         dirs: BTreeSet<PathBuf>,
     ) -> SourceFs {
         let v = &self.0;
-        let files: BTreeSet<PathBuf> = files.into_iter().filter(|f| v.files.contains(f)).collect();
+        let files: BTreeSet<PathBuf> = files
+            .into_iter()
+            .filter(|f| v.file_index.contains(f))
+            .collect();
         let held = v
             .held
             .iter()
@@ -183,6 +196,8 @@ impl SourceFs {
             files,
             dirs,
             copy: OnceLock::new(),
+            file_index: std::collections::HashSet::new(),
+            dir_index: std::collections::HashSet::new(),
         })
     }
 
@@ -216,6 +231,8 @@ impl SourceFs {
             files,
             dirs,
             copy: OnceLock::new(),
+            file_index: std::collections::HashSet::new(),
+            dir_index: std::collections::HashSet::new(),
         })
     }
 
@@ -247,14 +264,14 @@ impl SourceFs {
     }
 
     fn has_dir(&self, rel: &Path) -> bool {
-        rel.as_os_str().is_empty() || self.0.dirs.contains(rel)
+        rel.as_os_str().is_empty() || self.0.dir_index.contains(rel)
     }
 
     /// Whether `path` is a regular file of the tree.
     #[must_use]
     pub fn is_file(&self, path: &Path) -> bool {
         self.rel(path)
-            .is_some_and(|rel| self.0.files.contains(&rel))
+            .is_some_and(|rel| self.0.file_index.contains(&rel))
     }
 
     /// Whether `path` is a folder of the tree (its root included).
@@ -267,13 +284,13 @@ impl SourceFs {
     #[must_use]
     pub fn exists(&self, path: &Path) -> bool {
         self.rel(path)
-            .is_some_and(|rel| self.0.files.contains(&rel) || self.has_dir(&rel))
+            .is_some_and(|rel| self.0.file_index.contains(&rel) || self.has_dir(&rel))
     }
 
     /// The bytes of the file at `path`.
     pub fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         let v = &self.0;
-        let Some(rel) = self.rel(path).filter(|rel| v.files.contains(rel)) else {
+        let Some(rel) = self.rel(path).filter(|rel| v.file_index.contains(rel)) else {
             return Err(not_found(path));
         };
         if let Some(bytes) = v.held.get(&rel) {
@@ -298,7 +315,7 @@ impl SourceFs {
     /// own resolution (cleaned), and anything else does not exist.
     pub fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
         match self.rel(path) {
-            Some(rel) if self.0.files.contains(&rel) || self.has_dir(&rel) => {
+            Some(rel) if self.0.file_index.contains(&rel) || self.has_dir(&rel) => {
                 Ok(self.0.root.join(rel))
             }
             _ => Err(not_found(path)),
@@ -336,7 +353,7 @@ impl SourceFs {
     /// there (not held, not another tree's).
     pub(crate) fn disk_file(&self, rel: &Path) -> Option<PathBuf> {
         let v = &self.0;
-        if !v.files.contains(rel) || v.held.contains_key(rel) || v.links.contains_key(rel) {
+        if !v.file_index.contains(rel) || v.held.contains_key(rel) || v.links.contains_key(rel) {
             return None;
         }
         v.disk.as_ref().map(|d| d.join(rel))
