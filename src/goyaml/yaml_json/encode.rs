@@ -149,3 +149,31 @@ pub(super) fn into_serde(value: Json) -> serde_json::Value {
         ),
     }
 }
+
+/// [`to_json_value`] then [`into_serde`] in one pass, with the same failures in the same
+/// order (each key converted before its value), and the same winner among keys that
+/// collide (the last in document order, then the last in key order).
+pub(super) fn to_serde_value(value: Value) -> Result<serde_json::Value, YamlJsonError> {
+    use serde_json::Value as V;
+    Ok(match value {
+        Value::Null => V::Null,
+        Value::Bool(b) => V::Bool(b),
+        Value::Int(i) => V::from(i),
+        Value::Uint(u) => V::from(u),
+        f @ Value::Float(..) => into_serde(to_json_value(f)?),
+        Value::Str(s) => V::String(go_string(s)),
+        Value::Seq(items) => V::Array(
+            items
+                .into_iter()
+                .map(to_serde_value)
+                .collect::<Result<_, _>>()?,
+        ),
+        Value::Map(entries) => {
+            let mut object = BTreeMap::new();
+            for (key, value) in entries {
+                object.insert(json_key(key)?, to_serde_value(value)?);
+            }
+            V::Object(object.into_iter().map(|(k, v)| (go_string(k), v)).collect())
+        }
+    })
+}

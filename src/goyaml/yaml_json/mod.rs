@@ -28,7 +28,7 @@ mod encode;
 mod parse;
 
 use decode::Decoder;
-use encode::{into_serde, to_json_value, write_json};
+use encode::{to_json_value, to_serde_value, write_json};
 use parse::parse_first_document;
 
 /// Deepest nesting (collections and alias hops) accepted before giving up with an error.
@@ -109,8 +109,8 @@ pub enum YamlJsonError {
 /// Converts YAML text to JSON text exactly as Go's `sigs.k8s.io/yaml.YAMLToJSON` does
 pub fn yaml_to_json(input: &str) -> Result<String, YamlJsonError> {
     let mut out = String::new();
-    match to_json(input)? {
-        Some(json) => write_json(&json, &mut out),
+    match decoded(input)? {
+        Some(value) => write_json(&to_json_value(value)?, &mut out),
         // An empty stream unmarshals to nil: yaml.go marshals it as `null`.
         None => out.push_str("null"),
     }
@@ -120,11 +120,11 @@ pub fn yaml_to_json(input: &str) -> Result<String, YamlJsonError> {
 /// [`yaml_to_json`] read by `serde_json`, without the JSON text in between: the same value
 /// as `serde_json::from_str(&yaml_to_json(input)?)` (pinned by a test on every vector).
 pub fn yaml_to_value(input: &str) -> Result<serde_json::Value, YamlJsonError> {
-    Ok(to_json(input)?.map_or(serde_json::Value::Null, into_serde))
+    decoded(input)?.map_or(Ok(serde_json::Value::Null), to_serde_value)
 }
 
-/// Steps 1 and 2, and the key conversion of step 3; `None` for an empty stream.
-fn to_json(input: &str) -> Result<Option<encode::Json>, YamlJsonError> {
+/// Steps 1 and 2; `None` for an empty stream.
+fn decoded(input: &str) -> Result<Option<decode::Value>, YamlJsonError> {
     let tree = parse_first_document(input)?;
     let Some(root) = tree.root else {
         return Ok(None);
@@ -132,8 +132,7 @@ fn to_json(input: &str) -> Result<Option<encode::Json>, YamlJsonError> {
     let mut decoder = Decoder::new(&tree);
     // decode.go: the document node itself counts as one decode.
     decoder.count()?;
-    let value = decoder.unmarshal(root, 0)?;
-    Ok(Some(to_json_value(value)?))
+    Ok(Some(decoder.unmarshal(root, 0)?))
 }
 
 #[cfg(test)]
