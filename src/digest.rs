@@ -6,13 +6,13 @@ use sha2::{Digest as _, Sha256};
 /// Lower-case hex of `bytes`.
 #[must_use]
 pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 0xF)]));
+    }
+    s
 }
 
 /// The SHA-256 of `bytes`, in lower-case hex.
@@ -23,6 +23,14 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn hex_is_lower_case_two_digits_a_byte() {
+        assert_eq!(super::hex(&[0x00, 0x0f, 0xa5, 0xff, 0x10]), "000fa5ff10");
+        let all: Vec<u8> = (0..=255).collect();
+        let expected: String = all.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(super::hex(&all), expected);
+    }
+
     #[test]
     fn sha256_of_nothing_is_the_known_digest() {
         assert_eq!(

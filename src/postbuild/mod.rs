@@ -253,6 +253,10 @@ pub fn should_substitute(vars: &BTreeMap<String, String>, always: bool) -> bool 
 /// The var names a resource's text references (`${NAME...}`), when it parses.
 #[must_use]
 pub fn referenced_vars(text: &str) -> Vec<String> {
+    // Every expression starts with `$`.
+    if !text.contains('$') {
+        return Vec::new();
+    }
     crate::envsubst::Template::parse(text.as_bytes())
         .map(|t| t.exprs().iter().map(|e| e.param.clone()).collect())
         .unwrap_or_default()
