@@ -27,7 +27,11 @@ mod tests {
     fn hex_is_lower_case_two_digits_a_byte() {
         assert_eq!(super::hex(&[0x00, 0x0f, 0xa5, 0xff, 0x10]), "000fa5ff10");
         let all: Vec<u8> = (0..=255).collect();
-        let expected: String = all.iter().map(|b| format!("{b:02x}")).collect();
+        let expected = all.iter().fold(String::new(), |mut s, b| {
+            use std::fmt::Write as _;
+            let _ = write!(s, "{b:02x}");
+            s
+        });
         assert_eq!(super::hex(&all), expected);
     }
 
