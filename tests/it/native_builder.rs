@@ -282,11 +282,7 @@ fn a_name_reference_that_is_not_a_string_is_unsupported_not_guessed() {
          metadata: {name: r}\nrules:\n- resourceNames: [010]\n",
     )
     .unwrap();
-    let err = build_native(dir.path()).unwrap_err();
-    assert!(
-        matches!(&err, NativeError::Unsupported { feature, .. } if feature.contains("not a string")),
-        "{err}"
-    );
+    assert_unsupported(dir.path(), "not a string");
 }
 
 #[test]
@@ -346,11 +342,7 @@ fn a_strategic_merge_over_a_null_written_as_nothing_is_unsupported_not_guessed()
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: d\nimmutable:\n",
     )
     .unwrap();
-    let err = build_native(dir.path()).unwrap_err();
-    assert!(
-        matches!(&err, NativeError::Unsupported { feature, .. } if feature.contains("null written as nothing")),
-        "{err}"
-    );
+    assert_unsupported(dir.path(), "null written as nothing");
 }
 
 // kustomize api/krusty/kustomizer.go Run (`openapi.path` loaded through the loader, then
@@ -570,11 +562,7 @@ fn an_openapi_schema_with_paths_is_unsupported_not_guessed() {
             ),
         ],
     );
-    let err = build_native(dir.path()).unwrap_err();
-    assert!(
-        matches!(&err, NativeError::Unsupported { feature, .. } if feature.contains("`paths`")),
-        "{err}"
-    );
+    assert_unsupported(dir.path(), "`paths`");
 }
 
 // kusttarget.go accumulateDirectory: an included kustomization's `openapi:` is set with
@@ -641,11 +629,7 @@ fn a_generator_behavior_kustomize_does_not_know_is_unsupported_not_guessed() {
         "configMapGenerator:\n- name: x\n  behavior: upsert\n  literals: [a=1]\n",
     )
     .unwrap();
-    let err = build_native(dir.path()).unwrap_err();
-    assert!(
-        matches!(&err, NativeError::Unsupported { feature, .. } if feature.contains("behavior")),
-        "{err}"
-    );
+    assert_unsupported(dir.path(), "behavior");
 }
 
 // kyaml/yaml/datamap.go encodeBase64 (via api/internal/generators/secret.go): Secret data
@@ -703,11 +687,7 @@ fn unknown_kustomization_fields_are_unsupported() {
         "resources: []\nhelmCharts:\n- name: x\n",
     )
     .unwrap();
-    let err = build_native(dir.path()).unwrap_err();
-    assert!(
-        matches!(&err, NativeError::Unsupported { feature, .. } if feature.contains("helmCharts")),
-        "{err}"
-    );
+    assert_unsupported(dir.path(), "helmCharts");
 }
 
 fn render_fleet(builder: &str) -> (i32, serde_json::Value) {
@@ -870,4 +850,13 @@ fn native_builder_alone_fails_a_build_naming_the_feature_and_file() {
             "{e}"
         );
     }
+}
+
+/// The native build of `dir` is refused as unsupported, for a reason that names `feature`.
+fn assert_unsupported(dir: &std::path::Path, feature: &str) {
+    let err = build_native(dir).unwrap_err();
+    assert!(
+        matches!(&err, NativeError::Unsupported { feature: f, .. } if f.contains(feature)),
+        "{err}"
+    );
 }
