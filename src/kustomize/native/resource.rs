@@ -450,62 +450,6 @@ impl<'a> Accumulator<'a> {
     }
 }
 
-/// The kinds kustomize v5.8.1 treats as cluster-scoped, with the group/versions under which
-/// it does (`kyaml/openapi` `IsCertainlyClusterScoped`, over the Kubernetes 1.21 document it
-/// embeds): measured by building every kind that is cluster-scoped in some Kubernetes
-/// version, under eight versions each, with `namespace:` set (276 objects; 268 of them, all
-/// but APIService, are testdata/native/cluster-scope): these 35 are the ones kustomize leaves
-/// without a namespace. Every other kind (custom resources too) is namespaced for kustomize.
-const CLUSTER_SCOPED: &[(&str, &[&str], &[&str])] = &[
-    (
-        "",
-        &["v1"],
-        &["Namespace", "Node", "PersistentVolume", "ComponentStatus"],
-    ),
-    (
-        "admissionregistration.k8s.io",
-        &["v1", "v1beta1"],
-        &[
-            "MutatingWebhookConfiguration",
-            "ValidatingWebhookConfiguration",
-        ],
-    ),
-    (
-        "apiextensions.k8s.io",
-        &["v1", "v1beta1"],
-        &["CustomResourceDefinition"],
-    ),
-    (
-        "apiregistration.k8s.io",
-        &["v1", "v1beta1"],
-        &["APIService"],
-    ),
-    (
-        "certificates.k8s.io",
-        &["v1", "v1beta1"],
-        &["CertificateSigningRequest"],
-    ),
-    (
-        "flowcontrol.apiserver.k8s.io",
-        &["v1beta1"],
-        &["FlowSchema", "PriorityLevelConfiguration"],
-    ),
-    ("networking.k8s.io", &["v1", "v1beta1"], &["IngressClass"]),
-    ("node.k8s.io", &["v1", "v1beta1"], &["RuntimeClass"]),
-    ("policy", &["v1beta1"], &["PodSecurityPolicy"]),
-    (
-        "rbac.authorization.k8s.io",
-        &["v1", "v1beta1"],
-        &["ClusterRole", "ClusterRoleBinding"],
-    ),
-    ("scheduling.k8s.io", &["v1", "v1beta1"], &["PriorityClass"]),
-    (
-        "storage.k8s.io",
-        &["v1", "v1beta1"],
-        &["StorageClass", "VolumeAttachment", "CSIDriver", "CSINode"],
-    ),
-];
-
 /// The effective namespace of a previous id, or why it is not known.
 pub(crate) fn known_namespace<'a>(id: &'a PrevId, name: &str) -> Result<&'a String, NativeError> {
     id.namespace.as_ref().ok_or_else(|| {
@@ -530,16 +474,20 @@ pub(crate) fn effective_namespace(gvk: &Gvk, namespace: &str) -> String {
     }
 }
 
-/// `Gvk.IsClusterScoped()` as kustomize v5.8.1 answers it: [`CLUSTER_SCOPED`], and nothing
-/// else. A kind that is cluster-scoped on a newer Kubernetes but not in that table (a
-/// `v1alpha1` ClusterRole, a TokenReview, a MutatingAdmissionPolicyBinding) is namespaced
-/// for kustomize, which sets the namespace on it (testdata/native/cluster-scope).
+/// `Gvk.IsClusterScoped()` as kustomize v5.8.1 answers it for the build on this thread
+/// (`kyaml/resid/gvk.go` `NewGvk` asks `openapi.IsCertainlyClusterScoped`): the kinds the
+/// built-in Kubernetes v1.21.2 paths name without a namespace (36, NodeProxyOptions among
+/// them), changed by a root custom schema's `paths` ([`super::openapi::scope`]). A kind that is
+/// cluster-scoped on a newer Kubernetes but not in that schema (a `v1alpha1` ClusterRole, a
+/// TokenReview, a MutatingAdmissionPolicyBinding) is namespaced for kustomize, which sets the
+/// namespace on it (testdata/native/cluster-scope).
 pub(crate) fn is_cluster_scoped(gvk: &Gvk) -> bool {
-    CLUSTER_SCOPED.iter().any(|(g, versions, kinds)| {
-        *g == gvk.group
-            && versions.contains(&gvk.version.as_str())
-            && kinds.contains(&gvk.kind.as_str())
-    })
+    let api_version = if gvk.group.is_empty() {
+        gvk.version.clone()
+    } else {
+        format!("{}/{}", gvk.group, gvk.version)
+    };
+    super::openapi::is_certainly_cluster_scoped(&api_version, &gvk.kind)
 }
 
 const ORDER_FIRST: [&str; 22] = [

@@ -11,7 +11,7 @@ use super::filters::{
 use super::generator::generate;
 use super::kustfile::{self, KustKind, Kustomization};
 use super::node::Node;
-use super::openapi::{CustomSchema, OpenApiField, SchemaState};
+use super::openapi::{set_custom_paths, BuildScope, CustomSchema, OpenApiField, SchemaState};
 use super::patch::apply_patch;
 use super::printer::print_resource;
 use super::reader::{read_documents_marked, ReadError};
@@ -26,6 +26,7 @@ pub(crate) fn build_root(dir: &Path, vfs: &Vfs) -> Result<String, NativeError> {
     let mut resources = Vec::new();
     // Flux resets kyaml's schema before each build, with the built-in one loaded.
     let mut schema = SchemaState::default();
+    let _scope = BuildScope::enter();
     accumulate(
         vfs,
         &dir,
@@ -326,14 +327,42 @@ fn set_openapi(
     if !is_root && schema.is_set() {
         return Ok(());
     }
+    let mut scopes = None;
     if let Some((path, t)) = text {
-        field.schema = Some(CustomSchema::parse(&t).map_err(|w| {
+        let custom = CustomSchema::parse(&t).map_err(|w| {
             NativeError::unsupported(&format!("the openapi schema `{path}`: {w}"), &file)
-        })?);
+        })?;
+        if !custom.scopes().is_empty() {
+            // kyaml/resid/gvk.go NewGvk keeps the scope it was made with: a schema set
+            // midway changes the answer for ids made after it only.
+            if !is_root {
+                return Err(NativeError::unsupported(
+                    &format!(
+                        "the openapi schema `{path}`: `paths` naming kinds, in an included kustomization (the namespace scope of kinds would change midway through the build)"
+                    ),
+                    &file,
+                ));
+            }
+            if let Some(t) = custom.scopes().namespaced_built_in_cluster_kind() {
+                return Err(NativeError::unsupported(
+                    &format!(
+                        "the openapi schema `{path}`: `paths` serving the built-in cluster-scoped kind `{t}` in a namespace"
+                    ),
+                    &file,
+                ));
+            }
+            scopes = Some(custom.scopes().clone());
+        }
+        field.schema = Some(custom);
     }
     schema
         .set_schema(field, is_root)
-        .map_err(NativeError::Failed)
+        .map_err(NativeError::Failed)?;
+    // The root's schema is set before anything is built (krusty/kustomizer.go Run).
+    if let Some(scopes) = scopes {
+        set_custom_paths(scopes);
+    }
+    Ok(())
 }
 
 /// The documents of the resource files of `k`, each read on its own, in parallel, when `k`

@@ -5,8 +5,11 @@
 //!
 //! Only what the native builder reproduces exactly is accepted; anything else is refused with
 //! the reason (the build then goes to the kustomize binary):
-//! - `paths` with entries: they set the namespace scope of the kinds they serve, which the
-//!   native builder takes from kustomize's built-in table only;
+//! - `paths` other than the operations' plain fields: a path item with `parameters` or a
+//!   `$ref`, an operation with `parameters`, `responses`, `security` or `externalDocs` (Go
+//!   decodes them into types this module does not check), a `get` whose
+//!   `x-kubernetes-group-version-kind` is a mapping without a string `version` and `kind`
+//!   (`toTypeMeta` would panic); the kinds the rest name feed [`super::scope`];
 //! - anything Go would fail or panic on while reading or using the schema (a field of the
 //!   wrong type, an `x-kubernetes-group-version-kind` without `version` or `kind`, a patch
 //!   strategy or merge key that is not a string: `toTypeMeta`, `PatchStrategyAndKeyList`
@@ -20,14 +23,17 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use super::scope::PathScopes;
 use super::{Definitions, SchemaNode};
 
 /// A custom schema, reduced to what a strategic merge reads.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct CustomSchema {
     defs: Definitions,
+    /// What the schema's `paths` say of the scope of kinds (`findNamespaceability`).
+    scopes: PathScopes,
 }
 
 /// The schema fields Go's `encoding/json` fills into `spec.Schema` (matched without regard
@@ -126,16 +132,12 @@ impl CustomSchema {
         };
         let mut defs = BTreeMap::new();
         let mut types = BTreeMap::new();
+        let mut scopes = PathScopes::default();
         for (key, value) in &top {
             match key.as_str() {
                 "swagger" if value.is_string() => {}
                 "info" if plain_info(value) => {}
-                "paths" if value.as_object().is_some_and(Map::is_empty) => {}
-                "paths" => {
-                    return Err(
-                        "a schema with `paths` (they set the namespace scope of kinds)".into(),
-                    )
-                }
+                "paths" => read_paths(value, &mut scopes)?,
                 "definitions" => {
                     let Value::Object(d) = value else {
                         return Err("schema `definitions` that is not a mapping".into());
@@ -163,6 +165,7 @@ impl CustomSchema {
         }
         let schema = CustomSchema {
             defs: Definitions { defs, types },
+            scopes,
         };
         schema.check_reference_cycles()?;
         Ok(schema)
@@ -170,6 +173,11 @@ impl CustomSchema {
 
     pub(super) fn definitions(&self) -> &Definitions {
         &self.defs
+    }
+
+    /// What the schema's `paths` say of the scope of kinds.
+    pub(crate) fn scopes(&self) -> &PathScopes {
+        &self.scopes
     }
 
     /// A definition that stands for another (`$ref`) and so on back to itself.
@@ -187,6 +195,107 @@ impl CustomSchema {
         }
         Ok(())
     }
+}
+
+/// The operations of a path item (`spec.PathItemProps`).
+const OPERATIONS: [&str; 7] = ["get", "put", "post", "delete", "options", "head", "patch"];
+
+/// `spec.Paths` as kube-openapi decodes it and `findNamespaceability` walks it: a key starting
+/// with `/` is a path, an `x-` key an extension, any other key is skipped; of each path only
+/// the `get` operation's `x-kubernetes-group-version-kind` is read, when it is a mapping
+/// (`toTypeMeta`). Anything whose decoding this does not check is refused.
+fn read_paths(value: &Value, scopes: &mut PathScopes) -> Result<(), String> {
+    let Value::Object(paths) = value else {
+        return Err("schema `paths` that is not a mapping".into());
+    };
+    for (path, item) in paths {
+        if is_extension_key(path) || !path.starts_with('/') {
+            continue;
+        }
+        let Value::Object(item) = item else {
+            return Err(format!("a schema path `{path}` that is not a mapping"));
+        };
+        for (key, op) in item {
+            if is_extension_key(key) {
+                continue;
+            }
+            if !OPERATIONS.contains(&key.as_str()) {
+                return Err(format!("a schema path item with `{key}` (`{path}`)"));
+            }
+            check_operation(path, key, op)?;
+            if key == "get" {
+                if let Some(type_meta) = path_kind(path, op)? {
+                    scopes.add(path, type_meta);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `internal.IsExtensionKey`: `x-` or `X-`.
+fn is_extension_key(k: &str) -> bool {
+    k.starts_with("x-") || k.starts_with("X-")
+}
+
+/// An operation (`spec.OperationProps`) holding only plain fields of the right types.
+fn check_operation(path: &str, name: &str, op: &Value) -> Result<(), String> {
+    let Value::Object(op) = op else {
+        return Err(format!(
+            "a schema operation `{name}` that is not a mapping (`{path}`)"
+        ));
+    };
+    for (key, v) in op {
+        if is_extension_key(key) {
+            continue;
+        }
+        let ok = match key.as_str() {
+            "description" | "summary" | "operationId" => v.is_string(),
+            "consumes" | "produces" | "schemes" | "tags" => {
+                v.as_array().is_some_and(|a| a.iter().all(Value::is_string))
+            }
+            "deprecated" => v.is_boolean(),
+            _ => {
+                return Err(format!(
+                    "a schema operation with `{key}` (`{name}` of `{path}`)"
+                ))
+            }
+        };
+        if !ok {
+            return Err(format!(
+                "a schema operation `{key}` of the wrong type (`{name}` of `{path}`)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The kind a `get` operation serves (`toTypeMeta` of its `x-kubernetes-group-version-kind`),
+/// as `apiVersion kind`; none when the extension is absent or not a mapping.
+fn path_kind(path: &str, op: &Value) -> Result<Option<String>, String> {
+    if let Some(k) = op
+        .as_object()
+        .and_then(|o| o.keys().find(|k| k.eq_ignore_ascii_case(GVK) && *k != GVK))
+    {
+        return Err(format!(
+            "a schema extension `{k}` (kyaml reads `{GVK}`; `{path}`)"
+        ));
+    }
+    let Some(Value::Object(m)) = op.get(GVK) else {
+        return Ok(None);
+    };
+    let (Some(Value::String(version)), Some(Value::String(kind))) =
+        (m.get("version"), m.get("kind"))
+    else {
+        return Err(format!(
+            "a schema path `{GVK}` without a string version and kind (`{path}`)"
+        ));
+    };
+    let api_version = match m.get("group") {
+        Some(Value::String(g)) if !g.is_empty() => format!("{g}/{version}"),
+        _ => version.clone(),
+    };
+    Ok(Some(format!("{api_version} {kind}")))
 }
 
 /// An `info` Go reads without error: its string fields and extensions only.
@@ -473,7 +582,14 @@ mod tests {
     // Elements; go-openapi's case-insensitive decoding; the kustomizationapi parse.
     #[test]
     fn what_the_native_builder_does_not_reproduce_is_refused_with_a_reason() {
-        assert!(refused(r#"{"paths": {"/apis/x/v1/things": {}}}"#).contains("paths"));
+        assert!(refused(r#"{"paths": {"/apis/x/v1/things": {"$ref": "x"}}}"#).contains("`$ref`"));
+        assert!(refused(r#"{"paths": {"/apis/x/v1/things": {"Get": {}}}}"#).contains("`Get`"));
+        assert!(refused(r#"{"paths": {"/x": {"get": {"tags": "a"}}}}"#).contains("wrong type"));
+        assert!(
+            refused(r#"{"paths": {"/x": {"get": {"X-Kubernetes-Group-Version-Kind": {}}}}}"#)
+                .contains("kyaml reads")
+        );
+        assert!(refused(r#"{"paths": []}"#).contains("not a mapping"));
         assert!(refused(
             r#"{"definitions": {"t": {"x-kubernetes-group-version-kind": [{"kind": "T"}]}}}"#
         )

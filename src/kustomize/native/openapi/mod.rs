@@ -50,6 +50,7 @@
 //! version fails as kustomize does (`the specified OpenAPI version is not built in`).
 
 mod custom;
+mod scope;
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -57,6 +58,7 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 pub(crate) use custom::CustomSchema;
+pub(crate) use scope::{is_certainly_cluster_scoped, set_custom_paths, BuildScope};
 
 /// The one built-in version kyaml v0.21.1 embeds (`kubernetesapi.DefaultOpenAPI`).
 pub(crate) const BUILTIN_VERSION: &str = "v1.21.2";
