@@ -561,9 +561,7 @@ fn openapi_schema_paths_make_a_custom_kind_cluster_scoped() {
 // with parameters or responses (kube-openapi decodes them into types not checked here), a
 // path `x-kubernetes-group-version-kind` without a string version and kind (kyaml's
 // toTypeMeta would panic), paths in an included kustomization (kyaml/resid/gvk.go NewGvk
-// keeps the scope an id was made with, so the answer changes midway), and a namespaced path
-// for a built-in cluster-scoped kind (Flux's SecureBuild keeps a Node cluster-scoped there,
-// against findNamespaceability's reading; not reproduced until understood).
+// keeps the scope an id was made with, so the answer would change midway).
 #[test]
 fn an_openapi_schema_with_paths_not_reproduced_is_unsupported_not_guessed() {
     let cases = [
@@ -578,10 +576,6 @@ fn an_openapi_schema_with_paths_not_reproduced_is_unsupported_not_guessed() {
         (
             r#"{"paths": {"/apis/example.com/v1/things": {"get": {"x-kubernetes-group-version-kind": {"group": "example.com", "kind": "Thing"}}}}}"#,
             "without a string version",
-        ),
-        (
-            r#"{"paths": {"/api/v1/namespaces/{namespace}/nodes": {"get": {"x-kubernetes-group-version-kind": {"group": "", "version": "v1", "kind": "Node"}}}}}"#,
-            "built-in cluster-scoped kind `v1 Node`",
         ),
     ];
     for (schema, feature) in cases {

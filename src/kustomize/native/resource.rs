@@ -477,7 +477,8 @@ pub(crate) fn effective_namespace(gvk: &Gvk, namespace: &str) -> String {
 /// `Gvk.IsClusterScoped()` as kustomize v5.8.1 answers it for the build on this thread
 /// (`kyaml/resid/gvk.go` `NewGvk` asks `openapi.IsCertainlyClusterScoped`): the kinds the
 /// built-in Kubernetes v1.21.2 paths name without a namespace (36, NodeProxyOptions among
-/// them), changed by a root custom schema's `paths` ([`super::openapi::scope`]). A kind that is
+/// them), then for other kinds those a root custom schema's `paths` name without one
+/// ([`super::openapi::scope`]). A kind that is
 /// cluster-scoped on a newer Kubernetes but not in that schema (a `v1alpha1` ClusterRole, a
 /// TokenReview, a MutatingAdmissionPolicyBinding) is namespaced for kustomize, which sets the
 /// namespace on it (testdata/native/cluster-scope).

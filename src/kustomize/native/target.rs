@@ -343,14 +343,6 @@ fn set_openapi(
                     &file,
                 ));
             }
-            if let Some(t) = custom.scopes().namespaced_built_in_cluster_kind() {
-                return Err(NativeError::unsupported(
-                    &format!(
-                        "the openapi schema `{path}`: `paths` serving the built-in cluster-scoped kind `{t}` in a namespace"
-                    ),
-                    &file,
-                ));
-            }
             scopes = Some(custom.scopes().clone());
         }
         field.schema = Some(custom);

@@ -1,71 +1,39 @@
 //! Which kinds kustomize takes as cluster-scoped (`kyaml/openapi/openapi.go`
 //! `IsCertainlyClusterScoped`, which `kyaml/resid/gvk.go` `NewGvk` asks for every id).
 //!
-//! kyaml answers from three places, in this order:
+//! kyaml answers from two places, in this order:
 //!
-//! 1. `precomputedIsNamespaceScoped`, a fixed table of 13 kinds (the webhook configurations
-//!    and CustomResourceDefinitions cluster-scoped; Secret, Service and a few others
-//!    namespaced) that no schema changes;
+//! 1. `precomputedIsNamespaceScoped`: the 82 kinds the paths of the built-in Kubernetes
+//!    v1.21.2 schema serve (36 cluster-scoped, NodeProxyOptions among them), a fixed table
+//!    that kyaml's `TestIsNamespaceScopedPrecompute` keeps equal to what `findNamespaceability`
+//!    makes of those paths. No schema changes these answers: a custom path serving a Node in
+//!    a namespace leaves it cluster-scoped, one serving Deployments without leaves them
+//!    namespaced;
 //! 2. `namespaceabilityByResourceType`, filled by `findNamespaceability` from the `paths` of
 //!    every schema parsed: the `get` operation of each path names a kind
 //!    (`x-kubernetes-group-version-kind`); a path with `namespaces/{namespace}` in it makes
 //!    the kind namespaced, overwriting what was there, and a path without one makes it
 //!    cluster-scoped only if the kind has no entry yet. So, whatever the order the Go maps
-//!    are walked in, a kind is namespaced when any path of any schema parsed says so, and
-//!    cluster-scoped when paths name it but none of them with a namespace;
-//! 3. a kind no path names is not certainly cluster-scoped: namespaced for kustomize.
+//!    are walked in, a kind is namespaced when any path says so, and cluster-scoped when
+//!    paths name it but none of them with a namespace;
 //!
-//! Flux parses the built-in Kubernetes v1.21.2 schema before each build
-//! (`resetOpenAPIWithBuiltins`, see [`super`]), then a custom schema adds its paths to the
-//! same map: a custom path can make a kind cluster-scoped only if the built-in paths do not
-//! name it (a custom resource). By `findNamespaceability` a custom namespaced path would also
-//! make a built-in cluster-scoped kind (a Node; not the precomputed ones) namespaced, but
-//! Flux's own build was measured keeping a Node cluster-scoped there: that case is refused
-//! (see [`PathScopes::namespaced_built_in_cluster_kind`]) until it is understood. `kustomize build` parses the
-//! custom schema alone, so the built-in answers are lost there: the two agree only on kinds
-//! the built-in paths do not name, and on the precomputed ones.
+//! and a kind neither names is not certainly cluster-scoped: namespaced for kustomize.
 //!
-//! `scope-v1.21.2.txt` is the built-in map (`apiVersion kind cluster|namespaced`), dumped
-//! from kyaml v0.21.1's own parse of its `swagger.pb` (`FromGnostic`, then the walk of
-//! `findNamespaceability`).
+//! Flux parses the built-in schema before each build (`resetOpenAPIWithBuiltins`, see
+//! [`super`]) and a custom schema's paths are added to that map; `kustomize build` parses the
+//! custom schema alone. Every kind the built-in paths name is answered by the precomputed
+//! table first, so the two agree: a custom schema's paths decide the scope of the other kinds
+//! (custom resources, kinds of newer Kubernetes versions) only.
+//!
+//! `scope-v1.21.2.txt` is that table (`apiVersion kind cluster|namespaced`), dumped from
+//! kyaml v0.21.1's own parse of its `swagger.pb` (`FromGnostic`, then the walk of
+//! `findNamespaceability`) and checked equal to `precomputedIsNamespaceScoped`.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-/// `precomputedIsNamespaceScoped` (kyaml v0.21.1): `apiVersion kind`, namespaced or not.
-const PRECOMPUTED: &[(&str, bool)] = &[
-    (
-        "admissionregistration.k8s.io/v1 MutatingWebhookConfiguration",
-        false,
-    ),
-    (
-        "admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration",
-        false,
-    ),
-    (
-        "admissionregistration.k8s.io/v1beta1 MutatingWebhookConfiguration",
-        false,
-    ),
-    (
-        "admissionregistration.k8s.io/v1beta1 ValidatingWebhookConfiguration",
-        false,
-    ),
-    ("apiextensions.k8s.io/v1 CustomResourceDefinition", false),
-    (
-        "apiextensions.k8s.io/v1beta1 CustomResourceDefinition",
-        false,
-    ),
-    ("v1 PodTemplate", true),
-    ("v1 ReplicationController", true),
-    ("v1 ResourceQuota", true),
-    ("v1 Secret", true),
-    ("v1 Service", true),
-    ("v1 ServiceAccount", true),
-    ("v1 ServiceProxyOptions", true),
-];
-
-/// The built-in map: `apiVersion kind` to namespaced or not.
+/// `precomputedIsNamespaceScoped`: `apiVersion kind` to namespaced or not.
 fn builtin() -> &'static BTreeMap<String, bool> {
     static MAP: OnceLock<BTreeMap<String, bool>> = OnceLock::new();
     MAP.get_or_init(|| {
@@ -94,35 +62,17 @@ impl PathScopes {
         *entry |= namespaced;
     }
 
-    /// A kind the built-in paths make cluster-scoped and these name with a namespace. By
-    /// `findNamespaceability` alone it would turn namespaced; Flux's own build (fluxcd/pkg
-    /// kustomize v1.39.0 `SecureBuild`) keeps a Node cluster-scoped under such a path, for a
-    /// reason not pinned down yet, so the native builder refuses it rather than guess.
-    pub(crate) fn namespaced_built_in_cluster_kind(&self) -> Option<&str> {
-        self.by_type
-            .iter()
-            .find(|(t, ns)| {
-                **ns
-                    && builtin().get(t.as_str()) == Some(&false)
-                    && !PRECOMPUTED.iter().any(|(p, _)| p == t)
-            })
-            .map(|(t, _)| t.as_str())
-    }
-
     /// Whether the paths name no kind (then they change nothing).
     pub(crate) fn is_empty(&self) -> bool {
         self.by_type.is_empty()
     }
 
-    /// `IsNamespaceScoped` over the built-in map with these paths added to it.
+    /// `IsNamespaceScoped`: the precomputed answer, else these paths'.
     fn namespaced(&self, type_meta: &str) -> Option<bool> {
-        if let Some((_, ns)) = PRECOMPUTED.iter().find(|(t, _)| *t == type_meta) {
-            return Some(*ns);
-        }
-        match (builtin().get(type_meta), self.by_type.get(type_meta)) {
-            (Some(a), Some(b)) => Some(*a || *b),
-            (a, b) => a.or(b).copied(),
-        }
+        builtin()
+            .get(type_meta)
+            .or_else(|| self.by_type.get(type_meta))
+            .copied()
     }
 }
 
@@ -197,10 +147,10 @@ mod tests {
         assert_eq!(none.namespaced("example.com/v1 Thing"), None);
     }
 
-    // kyaml/openapi/openapi.go findNamespaceability: a namespaced path wins whatever the
-    // order; a cluster path names a kind only the built-in paths do not; precomputed first.
+    // kyaml/openapi/openapi.go IsNamespaceScoped (precomputedIsNamespaceScoped first) and
+    // findNamespaceability (a namespaced path wins whatever the order).
     #[test]
-    fn custom_paths_add_to_the_built_in_scopes_as_flux_preloads_them() {
+    fn custom_paths_set_the_scope_of_kinds_the_built_in_paths_do_not_serve() {
         let s = scopes(&[
             ("/apis/example.com/v1/things", "example.com/v1 Thing"),
             ("/apis/example.com/v1/both", "example.com/v1 Both"),
@@ -219,8 +169,7 @@ mod tests {
         assert_eq!(s.namespaced("example.com/v1 Thing"), Some(false));
         assert_eq!(s.namespaced("example.com/v1 Both"), Some(true));
         assert_eq!(s.namespaced("apps/v1 Deployment"), Some(true));
-        // Refused by the builder: Flux's own build keeps Node cluster-scoped here.
-        assert_eq!(s.namespaced_built_in_cluster_kind(), Some("v1 Node"));
+        assert_eq!(s.namespaced("v1 Node"), Some(false));
         assert_eq!(
             s.namespaced("apiextensions.k8s.io/v1 CustomResourceDefinition"),
             Some(false)
