@@ -557,24 +557,36 @@ fn openapi_schema_paths_make_a_custom_kind_cluster_scoped() {
     assert_fixture("openapi-paths");
 }
 
-// What of a schema's `paths` is not reproduced goes to the binary, saying why: operations
-// with parameters or responses (kube-openapi decodes them into types not checked here), a
-// path `x-kubernetes-group-version-kind` without a string version and kind (kyaml's
-// toTypeMeta would panic), paths in an included kustomization (kyaml/resid/gvk.go NewGvk
-// keeps the scope an id was made with, so the answer would change midway).
+// What of a schema's `paths` is not reproduced goes to the binary, saying why: fields of
+// paths, parameters and responses kube-openapi decodes into types not checked here (a
+// response's `headers`, a path `$ref`), a responses key kube-openapi's decoder does not skip
+// (pkg/validation/spec/responses.go UnmarshalNextJSON: neither `default`, a status code nor
+// an extension), a path `x-kubernetes-group-version-kind` without a string version and kind
+// (kyaml/openapi/openapi.go toTypeMeta would panic), and paths naming kinds in an included
+// kustomization (kyaml/resid/gvk.go NewGvk keeps the scope an id was made with, so the
+// answer would change midway).
 #[test]
 fn an_openapi_schema_with_paths_not_reproduced_is_unsupported_not_guessed() {
+    let gvk = r#""x-kubernetes-group-version-kind": {"group": "example.com", "version": "v1", "kind": "Thing"}"#;
     let cases = [
         (
-            r#"{"paths": {"/apis/example.com/v1/things": {"get": {"responses": {"200": {"description": "OK"}}, "x-kubernetes-group-version-kind": {"group": "example.com", "version": "v1", "kind": "Thing"}}}}}"#,
-            "`responses`",
+            format!(
+                r#"{{"paths": {{"/apis/example.com/v1/things": {{"get": {{"responses": {{"200": {{"description": "OK", "headers": {{}}}}}}, {gvk}}}}}}}}}"#
+            ),
+            "`headers`",
         ),
         (
-            r#"{"paths": {"/apis/example.com/v1/things": {"parameters": [], "get": {}}}}"#,
-            "`parameters`",
+            format!(
+                r#"{{"paths": {{"/apis/example.com/v1/things": {{"get": {{"responses": {{"ok": {{}}}}, {gvk}}}}}}}}}"#
+            ),
+            "`ok`",
         ),
         (
-            r#"{"paths": {"/apis/example.com/v1/things": {"get": {"x-kubernetes-group-version-kind": {"group": "example.com", "kind": "Thing"}}}}}"#,
+            r##"{"paths": {"/apis/example.com/v1/things": {"$ref": "#/x", "get": {}}}}"##.to_string(),
+            "`$ref`",
+        ),
+        (
+            r#"{"paths": {"/apis/example.com/v1/things": {"get": {"x-kubernetes-group-version-kind": {"group": "example.com", "kind": "Thing"}}}}}"#.to_string(),
             "without a string version",
         ),
     ];
@@ -588,7 +600,7 @@ fn an_openapi_schema_with_paths_not_reproduced_is_unsupported_not_guessed() {
                     "openapi: {path: schema.json}
 ",
                 ),
-                ("schema.json", schema),
+                ("schema.json", &schema),
             ],
         );
         assert_unsupported(dir.path(), feature);

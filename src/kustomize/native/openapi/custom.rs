@@ -5,11 +5,14 @@
 //!
 //! Only what the native builder reproduces exactly is accepted; anything else is refused with
 //! the reason (the build then goes to the kustomize binary):
-//! - `paths` other than the operations' plain fields: a path item with `parameters` or a
-//!   `$ref`, an operation with `parameters`, `responses`, `security` or `externalDocs` (Go
-//!   decodes them into types this module does not check), a `get` whose
-//!   `x-kubernetes-group-version-kind` is a mapping without a string `version` and `kind`
-//!   (`toTypeMeta` would panic); the kinds the rest name feed [`super::scope`];
+//! - in `paths`, top-level `parameters`, `responses`, `securityDefinitions` and `security`,
+//!   anything beyond the fields of operations, parameters, responses and security schemes a
+//!   Kubernetes API server's `/openapi/v2` has, checked for Go's types (a path `$ref`, a
+//!   parameter's `items`, a response's `headers` or `$ref`, an operation's `externalDocs`, a
+//!   responses key neither `default`, a status code nor an extension, which kube-openapi's
+//!   decoder does not skip), and a `get` whose `x-kubernetes-group-version-kind` is a mapping
+//!   without a string `version` and `kind` (`toTypeMeta` would panic); the kinds the `get`
+//!   operations serve feed [`super::scope`];
 //! - anything Go would fail or panic on while reading or using the schema (a field of the
 //!   wrong type, an `x-kubernetes-group-version-kind` without `version` or `kind`, a patch
 //!   strategy or merge key that is not a string: `toTypeMeta`, `PatchStrategyAndKeyList`
@@ -137,6 +140,14 @@ impl CustomSchema {
             match key.as_str() {
                 "swagger" if value.is_string() => {}
                 "info" if plain_info(value) => {}
+                "host" | "basePath" if value.is_string() => {}
+                "consumes" | "produces" | "schemes" if strings(value) => {}
+                "parameters" => each_value("parameters", value, check_parameter)?,
+                "responses" => each_value("responses", value, check_response)?,
+                "securityDefinitions" => {
+                    each_value("securityDefinitions", value, check_security_scheme)?;
+                }
+                "security" => check_security("security", value)?,
                 "paths" => read_paths(value, &mut scopes)?,
                 "definitions" => {
                     let Value::Object(d) = value else {
@@ -219,6 +230,10 @@ fn read_paths(value: &Value, scopes: &mut PathScopes) -> Result<(), String> {
             if is_extension_key(key) {
                 continue;
             }
+            if key == "parameters" {
+                check_parameters(op)?;
+                continue;
+            }
             if !OPERATIONS.contains(&key.as_str()) {
                 return Err(format!("a schema path item with `{key}` (`{path}`)"));
             }
@@ -255,6 +270,18 @@ fn check_operation(path: &str, name: &str, op: &Value) -> Result<(), String> {
                 v.as_array().is_some_and(|a| a.iter().all(Value::is_string))
             }
             "deprecated" => v.is_boolean(),
+            "parameters" => {
+                check_parameters(v)?;
+                true
+            }
+            "responses" => {
+                check_responses(v)?;
+                true
+            }
+            "security" => {
+                check_security("security", v)?;
+                true
+            }
             _ => {
                 return Err(format!(
                     "a schema operation with `{key}` (`{name}` of `{path}`)"
@@ -268,6 +295,185 @@ fn check_operation(path: &str, name: &str, op: &Value) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A list of strings.
+fn strings(v: &Value) -> bool {
+    v.as_array().is_some_and(|a| a.iter().all(Value::is_string))
+}
+
+/// A mapping whose every value `check` accepts.
+fn each_value(
+    what: &str,
+    v: &Value,
+    check: fn(&Value) -> Result<(), String>,
+) -> Result<(), String> {
+    let Value::Object(m) = v else {
+        return Err(format!("schema `{what}` that is not a mapping"));
+    };
+    m.values().try_for_each(check)
+}
+
+/// An object of the fields `fields` (exact names, Go's types) and extensions only.
+fn check_fields(what: &str, v: &Value, fields: &[(&str, Expect)]) -> Result<(), String> {
+    let Value::Object(m) = v else {
+        return Err(format!("a schema {what} that is not a mapping"));
+    };
+    for (key, value) in m {
+        if is_extension_key(key) {
+            continue;
+        }
+        let Some((_, expect)) = fields.iter().find(|(n, _)| n == key) else {
+            return Err(format!("a schema {what} with `{key}`"));
+        };
+        check_value(key, value, *expect)?;
+    }
+    Ok(())
+}
+
+/// `spec.Parameter` fields (`CommonValidations`, `SimpleSchema`, `ParamProps`) this module
+/// checks; `items` and anything else are refused.
+const PARAMETER_FIELDS: &[(&str, Expect)] = &[
+    ("description", Expect::Str),
+    ("name", Expect::Str),
+    ("in", Expect::Str),
+    ("required", Expect::Bool),
+    ("schema", Expect::Schema),
+    ("allowEmptyValue", Expect::Bool),
+    ("type", Expect::Str),
+    ("format", Expect::Str),
+    ("collectionFormat", Expect::Str),
+    ("default", Expect::Any),
+    ("example", Expect::Any),
+    ("nullable", Expect::Bool),
+    ("maximum", Expect::Number),
+    ("minimum", Expect::Number),
+    ("multipleOf", Expect::Number),
+    ("exclusiveMaximum", Expect::Bool),
+    ("exclusiveMinimum", Expect::Bool),
+    ("uniqueItems", Expect::Bool),
+    ("maxLength", Expect::Int),
+    ("minLength", Expect::Int),
+    ("maxItems", Expect::Int),
+    ("minItems", Expect::Int),
+    ("pattern", Expect::Str),
+    ("enum", Expect::List),
+];
+
+/// A list of parameters.
+fn check_parameters(v: &Value) -> Result<(), String> {
+    let Value::Array(list) = v else {
+        return Err("schema `parameters` that is not a list".into());
+    };
+    list.iter().try_for_each(check_parameter)
+}
+
+/// A parameter: its fields, or a `$ref` to `#/parameters/<name>` (a JSON reference Go
+/// parses as a URL: only plain names are taken).
+fn check_parameter(v: &Value) -> Result<(), String> {
+    if let Some(r) = v.get("$ref") {
+        let plain = r
+            .as_str()
+            .and_then(|r| r.strip_prefix("#/parameters/"))
+            .is_some_and(|n| {
+                !n.is_empty()
+                    && n.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            });
+        if !plain {
+            return Err(format!("a schema parameter `$ref` {r}"));
+        }
+        let without: serde_json::Map<String, Value> = v
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| *k != "$ref")
+            .map(|(k, x)| (k.clone(), x.clone()))
+            .collect();
+        return check_fields("parameter", &Value::Object(without), PARAMETER_FIELDS);
+    }
+    check_fields("parameter", v, PARAMETER_FIELDS)
+}
+
+/// `spec.Responses`: `default`, status codes and extensions; kube-openapi's decoder does not
+/// skip the value of any other key, so those are refused.
+fn check_responses(v: &Value) -> Result<(), String> {
+    let Value::Object(m) = v else {
+        return Err("schema `responses` that is not a mapping".into());
+    };
+    for (key, r) in m {
+        if is_extension_key(key) {
+            continue;
+        }
+        let code = !key.is_empty() && key.len() < 10 && key.bytes().all(|b| b.is_ascii_digit());
+        if key != "default" && !code {
+            return Err(format!("schema `responses` with `{key}`"));
+        }
+        check_response(r)?;
+    }
+    Ok(())
+}
+
+/// A response: a description, a schema, examples; `headers` and `$ref` are refused.
+fn check_response(v: &Value) -> Result<(), String> {
+    if let Some(e) = v.get("examples") {
+        if !e.is_object() && !e.is_null() {
+            return Err("a schema response `examples` that is not a mapping".into());
+        }
+    }
+    check_fields(
+        "response",
+        v,
+        &[
+            ("description", Expect::Str),
+            ("schema", Expect::Schema),
+            ("examples", Expect::Any),
+        ],
+    )
+}
+
+/// `spec.SecurityScheme`.
+fn check_security_scheme(v: &Value) -> Result<(), String> {
+    if let Some(s) = v.get("scopes") {
+        if !s.is_null()
+            && !s
+                .as_object()
+                .is_some_and(|m| m.values().all(Value::is_string))
+        {
+            return Err(
+                "a schema security scheme `scopes` that is not a mapping of strings".into(),
+            );
+        }
+    }
+    check_fields(
+        "security scheme",
+        v,
+        &[
+            ("description", Expect::Str),
+            ("type", Expect::Str),
+            ("name", Expect::Str),
+            ("in", Expect::Str),
+            ("flow", Expect::Str),
+            ("authorizationUrl", Expect::Str),
+            ("tokenUrl", Expect::Str),
+            ("scopes", Expect::Any),
+        ],
+    )
+}
+
+/// `security`: a list of mappings of lists of strings.
+fn check_security(what: &str, v: &Value) -> Result<(), String> {
+    let ok = v.as_array().is_some_and(|a| {
+        a.iter()
+            .all(|m| m.as_object().is_some_and(|m| m.values().all(strings)))
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "schema `{what}` that is not a list of mappings of lists of strings"
+        ))
+    }
 }
 
 /// The kind a `get` operation serves (`toTypeMeta` of its `x-kubernetes-group-version-kind`),
@@ -578,6 +784,28 @@ mod tests {
         }
     }
 
+    // kyaml/openapi/openapi.go findNamespaceability: only `get` operations name kinds, a
+    // list-valued `x-kubernetes-group-version-kind` is skipped (toTypeMeta), keys that are
+    // neither paths nor extensions are skipped (kube-openapi Paths.UnmarshalNextJSON).
+    #[test]
+    fn schema_paths_name_the_kinds_their_get_operations_serve() {
+        let s = CustomSchema::parse(
+            r##"{"paths": {
+              "/apis/e.com/v1/things": {"get": {"x-kubernetes-group-version-kind": {"group": "e.com", "version": "v1", "kind": "Thing"}},
+                "parameters": [{"$ref": "#/parameters/pretty-tJGM1-ng"}]},
+              "/apis/e.com/v1/others": {"put": {"x-kubernetes-group-version-kind": {"group": "e.com", "version": "v1", "kind": "Other"}}},
+              "/apis/e.com/v1/lists": {"get": {"x-kubernetes-group-version-kind": [{"group": "e.com", "version": "v1", "kind": "List"}]}},
+              "notapath": 5, "x-ext": 1},
+              "parameters": {"pretty-tJGM1-ng": {"name": "pretty", "in": "query", "type": "string", "uniqueItems": true}},
+              "securityDefinitions": {"BearerToken": {"type": "apiKey", "name": "authorization", "in": "header"}},
+              "security": [{"BearerToken": []}]}"##,
+        )
+        .unwrap();
+        let mut want = PathScopes::default();
+        want.add("/apis/e.com/v1/things", "e.com/v1 Thing".into());
+        assert_eq!(s.scopes(), &want);
+    }
+
     // kyaml/openapi/openapi.go findNamespaceability, toTypeMeta, PatchStrategyAndKeyList,
     // Elements; go-openapi's case-insensitive decoding; the kustomizationapi parse.
     #[test]
@@ -590,6 +818,13 @@ mod tests {
                 .contains("kyaml reads")
         );
         assert!(refused(r#"{"paths": []}"#).contains("not a mapping"));
+        assert!(refused(r#"{"parameters": {"p": {"items": {}}}}"#).contains("`items`"));
+        assert!(refused(r#"{"parameters": {"p": {"$ref": "other.json#/p"}}}"#).contains("$ref"));
+        assert!(refused(r#"{"parameters": {"p": {"required": "yes"}}}"#).contains("wrong type"));
+        assert!(refused(r#"{"security": [{"a": "b"}]}"#).contains("lists of strings"));
+        assert!(
+            refused(r#"{"securityDefinitions": {"a": {"scopes": {"x": 1}}}}"#).contains("scopes")
+        );
         assert!(refused(
             r#"{"definitions": {"t": {"x-kubernetes-group-version-kind": [{"kind": "T"}]}}}"#
         )
