@@ -138,9 +138,8 @@ impl CustomSchema {
         let mut scopes = PathScopes::default();
         for (key, value) in &top {
             match key.as_str() {
-                "swagger" if value.is_string() => {}
+                "swagger" | "host" | "basePath" if value.is_string() => {}
                 "info" if plain_info(value) => {}
-                "host" | "basePath" if value.is_string() => {}
                 "consumes" | "produces" | "schemes" if strings(value) => {}
                 "parameters" => each_value("parameters", value, check_parameter)?,
                 "responses" => each_value("responses", value, check_response)?,
