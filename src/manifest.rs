@@ -47,3 +47,40 @@ pub fn parse_shared(
     map.insert(doc.into(), Arc::clone(&v));
     Ok(v)
 }
+
+/// Whether [`parse_document`] shares readings across the run ([`share_readings`]).
+static SHARING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes [`parse_document`] read each text once for the rest of the run: for commands that
+/// render the same tree several times (`prove` renders head, plans canaries on another
+/// render, then renders the canaries; `diff` renders two revisions), where most build outputs
+/// repeat. A single render keeps every text anyway and would only pay for the memory.
+pub fn share_readings() {
+    SHARING.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// One document of a build output, read as [`parse_object`] reads it; through
+/// [`parse_shared`] once [`share_readings`] was called (the same value: a reading depends on
+/// the text alone).
+pub fn parse_document(doc: &str) -> Result<std::sync::Arc<serde_json::Value>, ParseError> {
+    if SHARING.load(std::sync::atomic::Ordering::Relaxed) {
+        return Ok(parse_shared(doc)?);
+    }
+    Ok(std::sync::Arc::new(parse_object(doc)?))
+}
+
+#[cfg(test)]
+mod tests {
+    // Once shared, a text is read once: the same reading comes back, equal to a fresh one.
+    // (Other tests of this process may then share readings too: they read the same values.)
+    #[test]
+    fn shared_readings_give_one_reading_per_text() {
+        let doc = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\ndata:\n  on: yes\n";
+        super::share_readings();
+        let a = super::parse_document(doc).unwrap();
+        let b = super::parse_document(doc).unwrap();
+        assert!(std::sync::Arc::ptr_eq(&a, &b));
+        assert_eq!(*a, super::parse_object(doc).unwrap());
+        assert!(super::parse_document("a: [").is_err());
+    }
+}

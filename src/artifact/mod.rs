@@ -81,7 +81,7 @@ impl Artifact {
         let object = |doc: &str| -> Result<ArtifactObject, crate::manifest::ParseError> {
             let v = match known.get(doc) {
                 Some(v) => std::sync::Arc::clone(v),
-                None => std::sync::Arc::new(crate::manifest::parse_object(doc)?),
+                None => crate::manifest::parse_document(doc)?,
             };
             Ok(ArtifactObject {
                 api_version: crate::flux::str_at(&v, &["apiVersion"])

@@ -264,6 +264,8 @@ pub(super) fn render_pair(
 }
 
 pub(crate) fn run_diff(args: &DiffArgs) -> Outcome {
+    // Two revisions: most build outputs are the same texts.
+    crate::manifest::share_readings();
     let opts = args.helm.apply(args.flags.options());
     let builder = make_builder(&opts)?;
     let cache = build_cache(builder.as_ref(), &opts);
@@ -281,6 +283,8 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Outcome {
 }
 
 pub(crate) fn run_prove(args: &ProveArgs) -> Outcome {
+    // Head, the planning render and the canary renders: most build outputs repeat.
+    crate::manifest::share_readings();
     let opts = args.diff.helm.apply(args.diff.flags.options());
     let builder = make_builder(&opts)?;
     let cache = build_cache(builder.as_ref(), &opts);

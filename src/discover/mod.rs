@@ -176,7 +176,8 @@ impl FileFacts {
     fn read(text: &str) -> FileFacts {
         let parsed: Vec<serde_json::Value> = crate::manifest::split_documents(text)
             .into_iter()
-            .filter_map(|doc| crate::manifest::parse_object(doc).ok())
+            .filter_map(|doc| crate::manifest::parse_document(doc).ok())
+            .map(std::sync::Arc::unwrap_or_clone)
             .collect();
         // A kustomization file is one document.
         let kustomize = match parsed.as_slice() {
