@@ -681,6 +681,28 @@ fn validate_keys(
     (vk, vv)
 }
 
+/// `ElementSetter` with the element `idx`: every item matching `keys` = `values` is replaced
+/// by it, else it is appended.
+fn set_element(
+    arena: &[Node],
+    items: &mut Vec<usize>,
+    keys: &[String],
+    values: &[String],
+    idx: usize,
+) -> Result<(), String> {
+    let mut found = false;
+    for slot in items.iter_mut() {
+        if setter_matches(&arena[*slot], keys, values)? {
+            *slot = idx;
+            found = true;
+        }
+    }
+    if !found {
+        items.push(idx);
+    }
+    Ok(())
+}
+
 /// `FieldMatcher` as `ElementSetter` runs it: an empty value asks only that the field be
 /// there.
 fn setter_matches(elem: &Node, keys: &[String], values: &[String]) -> Result<bool, String> {
@@ -815,17 +837,7 @@ fn merge_partial_keys(
             arena.push(Node::Map(val.clone()));
             arena.len() - 1
         };
-        // `ElementSetter` with the element: every match replaced by it, else appended.
-        let mut found = false;
-        for slot in &mut items {
-            if setter_matches(&arena[*slot], &vk, &vv)? {
-                *slot = idx;
-                found = true;
-            }
-        }
-        if !found {
-            items.push(idx);
-        }
+        set_element(&arena, &mut items, &vk, &vv, idx)?;
     }
     if vl.is_empty() {
         return Ok(Node::Seq(
@@ -861,16 +873,7 @@ fn merge_partial_keys(
             }
             items = kept;
         }
-        let mut found = false;
-        for slot in &mut items {
-            if setter_matches(&arena[*slot], &last_keys, &v)? {
-                *slot = d;
-                found = true;
-            }
-        }
-        if !found {
-            items.push(d);
-        }
+        set_element(&arena, &mut items, &last_keys, &v, d)?;
     }
     Ok(Node::Seq(
         items.into_iter().map(|i| arena[i].clone()).collect(),
