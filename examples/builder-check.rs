@@ -75,7 +75,7 @@ fn main() -> ExitCode {
             }
             continue;
         }
-        let expected = binary.run(dir);
+        let expected = binary.run_reading(dir, false, &root);
         match (native, expected) {
             (Ok(a), Ok(b)) if a == b => {
                 same += 1;

@@ -60,6 +60,20 @@ pub struct Config {
     /// (`kube_version`, `api_versions`).
     #[serde(default)]
     pub helm_controller: crate::helm::HelmConfig,
+    /// `[network]`: whether builds may reach the network (`allow = true`, as
+    /// `--allow-network`). Repository content: a diff takes the base revision's, never the
+    /// head's.
+    #[serde(default)]
+    pub network: Network,
+}
+
+/// The `[network]` table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Network {
+    /// Builds may reach the network (remote bases, URLs in file fields, schema `$ref`s).
+    #[serde(default)]
+    pub allow: bool,
 }
 
 /// The `[bootstrap]` table (its `crd_groups` belong to the graph check).

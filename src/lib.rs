@@ -30,6 +30,7 @@ pub mod postbuild;
 pub mod reconcile;
 pub mod render;
 pub mod report;
+pub mod sandbox;
 pub mod scratch;
 pub mod source;
 #[cfg(test)]

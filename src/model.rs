@@ -41,6 +41,10 @@ pub enum Status {
     External(String),
     /// `spec.suspend: true`.
     Suspended,
+    /// Its build reads something over the network (a remote base, a URL in a file field)
+    /// and the network was not allowed (`--allow-network`); not rendered. Says what it reads
+    /// and from which file.
+    NeedsNetwork(String),
 }
 
 impl Status {
@@ -53,6 +57,7 @@ impl Status {
             Status::Blocked(_) => "blocked",
             Status::External(_) => "external",
             Status::Suspended => "suspended",
+            Status::NeedsNetwork(_) => "needs-network",
         }
     }
 }

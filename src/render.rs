@@ -50,6 +50,12 @@ pub struct RepoOptions {
     /// Counts for a progress line (see [`crate::reconcile::Progress`]), shared with whoever
     /// watches the render.
     pub progress: std::sync::Arc<crate::reconcile::Progress>,
+    /// `--allow-network`: builds (and `helm template`) may reach the network.
+    pub allow_network: bool,
+    /// Whether the tree's own `fluxsim.toml` may allow the network (`[network] allow`). Not
+    /// for the head of a diff: a pull request cannot open the network for itself; the
+    /// base's setting is taken instead (into `allow_network`).
+    pub network_from_config: bool,
 }
 
 impl Default for RepoOptions {
@@ -69,6 +75,8 @@ impl Default for RepoOptions {
             sources: Vec::new(),
             helm: None,
             progress: std::sync::Arc::default(),
+            allow_network: false,
+            network_from_config: true,
         }
     }
 }
@@ -365,6 +373,7 @@ pub fn render_tree_with(
         })
         .collect();
     let config = crate::config::Config::load(tree.fs())?;
+    let allow_network = opts.allow_network || (opts.network_from_config && config.network.allow);
     let declared = config.declared(tree.fs())?;
     let yaml_files: Vec<String> = tree
         .files()
@@ -393,6 +402,7 @@ pub fn render_tree_with(
         origins: opts.origins,
         reuse: prior.reuse.clone(),
         progress: opts.progress.clone(),
+        allow_network,
     };
     let helm = opts
         .helm
@@ -445,7 +455,10 @@ pub fn render_tree_with(
                     &cluster_roots,
                     &outside,
                     cache,
-                    opts,
+                    &RepoOptions {
+                        allow_network,
+                        ..opts.clone()
+                    },
                     h,
                 )
             });
@@ -509,6 +522,7 @@ fn helm_step(
         store: opts.cache_dir.as_deref().map(Store::new),
         mapped: &outside.mapped,
         stats: &stats,
+        allow_network: opts.allow_network,
     };
     crate::helm::render_releases(renders, &sources, &ctx);
     crate::helm::summary(&ctx)

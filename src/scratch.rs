@@ -279,6 +279,12 @@ pub enum RunError {
     /// Waiting for it failed.
     #[error("{0}")]
     Wait(io::Error),
+    /// It printed more than fluxsim reads of a tool (it was stopped).
+    #[error("printed more than fluxsim's bound of {} MiB on stdout (stopped)", .0 >> 20)]
+    Output(usize),
+    /// Its allocator hit fluxsim's memory bound (`RLIMIT_AS`).
+    #[error("ran out of fluxsim's memory bound of {} GiB for a tool (RLIMIT_AS)", .0 >> 30)]
+    Memory(u64),
 }
 
 /// The first file called `name` in a folder of `PATH`: where a tool fluxsim runs (kustomize,

@@ -27,6 +27,10 @@ use sha2::{Digest, Sha256};
 use crate::digest::hex;
 use crate::generate::KUSTOMIZATION_FILES;
 
+/// The most a build may read, all its files together (each file is bounded by
+/// [`crate::source::MAX_FILE_BYTES`] too).
+pub const MAX_BUILD_BYTES: u64 = 1 << 30;
+
 /// The files a build reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Closure {
@@ -64,8 +68,22 @@ impl Closure {
 /// Why a build's inputs cannot be pinned down.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Uncacheable {
-    /// A remote base or chart: the output depends on the network.
+    /// `helmCharts`: kustomize-controller does not enable Helm, so the build fails; it is
+    /// not cached, and reaches nothing.
     Remote(String),
+    /// Something kustomize would fetch over the network (a remote base, a URL in a file
+    /// field): only built when the network is allowed.
+    Network {
+        /// The kustomization file naming it, relative to the built folder.
+        kustomization: String,
+        /// What it names, as written.
+        url: String,
+    },
+    /// The build reads more than [`MAX_BUILD_BYTES`]: refused before any builder runs.
+    TooLarge {
+        /// The bytes its files hold.
+        bytes: u64,
+    },
     /// A kustomization names a path outside the source root: Flux refuses to read it.
     Outside {
         /// The kustomization file, relative to the built folder.
@@ -81,7 +99,12 @@ impl Uncacheable {
     #[must_use]
     pub fn security_error(&self) -> Option<String> {
         match self {
-            Uncacheable::Remote(_) => None,
+            Uncacheable::Remote(_) | Uncacheable::Network { .. } => None,
+            Uncacheable::TooLarge { bytes } => Some(format!(
+                "the build reads {} MiB, more than fluxsim's bound of {} MiB per build",
+                bytes >> 20,
+                MAX_BUILD_BYTES >> 20
+            )),
             Uncacheable::Outside {
                 kustomization,
                 path,
@@ -108,8 +131,13 @@ pub fn closure_in(
         fs,
         seen: BTreeSet::new(),
         remote: None,
+        network: None,
+        bytes: 0,
     };
     visit_dir(dir, "", file, &mut c, &mut walk)?;
+    if let Some((kustomization, url)) = walk.network {
+        return Err(Uncacheable::Network { kustomization, url });
+    }
     match walk.remote {
         Some(why) => Err(Uncacheable::Remote(why)),
         None => Ok(c),
@@ -122,8 +150,12 @@ struct Walk<'a> {
     fs: &'a SourceFs,
     /// Folders already visited (resolved).
     seen: BTreeSet<std::path::PathBuf>,
-    /// The first remote input found.
+    /// The first `helmCharts` found.
     remote: Option<String>,
+    /// The first input kustomize would fetch (kustomization file, reference).
+    network: Option<(String, String)>,
+    /// The bytes of the files added so far.
+    bytes: u64,
 }
 
 impl Walk<'_> {
@@ -146,17 +178,30 @@ impl Walk<'_> {
     }
 }
 
-fn add_file(fs: &SourceFs, path: &Path, rel: &str, c: &mut Closure) {
+fn add_file(
+    walk: &mut Walk<'_>,
+    path: &Path,
+    rel: &str,
+    c: &mut Closure,
+) -> Result<(), Uncacheable> {
     let rel = crate::source::clean_relative(rel).unwrap_or_else(|| rel.to_string());
     if c.files.contains_key(&rel) {
-        return;
+        return Ok(());
     }
     // An unreadable file counts with an empty digest: the build will fail on it anyway.
-    let sha = fs
+    let sha = walk
+        .fs
         .read(path)
-        .map(|b| hex(&Sha256::digest(&b)))
+        .map(|b| {
+            walk.bytes += b.len() as u64;
+            hex(&Sha256::digest(&b))
+        })
         .unwrap_or_default();
     c.files.insert(rel, sha);
+    if walk.bytes > MAX_BUILD_BYTES {
+        return Err(Uncacheable::TooLarge { bytes: walk.bytes });
+    }
+    Ok(())
 }
 
 fn visit_dir(
@@ -189,7 +234,7 @@ fn visit_dir(
         .find(|f| fs.is_file(&dir.join(f)))
     {
         let kpath = dir.join(kfile);
-        add_file(fs, &kpath, &join(kfile), c);
+        add_file(walk, &kpath, &join(kfile), c)?;
         (
             (*kfile).to_string(),
             fs.read_to_string(&kpath).unwrap_or_default(),
@@ -202,7 +247,7 @@ fn visit_dir(
             if e.is_dir {
                 visit_dir(&p, &join(&name), None, c, walk)?;
             } else if fs.is_file(&p) {
-                add_file(fs, &p, &join(&name), c);
+                add_file(walk, &p, &join(&name), c)?;
             }
         }
         return Ok(());
@@ -215,19 +260,16 @@ fn visit_dir(
         walk.remote
             .get_or_insert_with(|| format!("{}: helmCharts", join(kfile)));
     }
-    for field in ["resources", "components", "bases", "crds"] {
-        for s in doc
-            .get(field)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(s) = s.as_str() {
-                if is_remote(s) {
-                    walk.remote
-                        .get_or_insert_with(|| format!("{}: {s}", join(kfile)));
-                }
-            }
+    if walk.network.is_none() {
+        let fetched = fetched_references(&doc, |name| {
+            let p = dir.join(name);
+            (walk.fs.is_file(&p) && !walk.leaves_root(dir, name))
+                .then(|| walk.fs.read_to_string(&p).ok())
+                .flatten()
+        });
+        // A resource that names a file or folder of the source is read from it first.
+        if let Some(url) = fetched.into_iter().find(|u| !fs.exists(&dir.join(u))) {
+            walk.network = Some((join(kfile), url));
         }
     }
     let mut strings = Vec::new();
@@ -252,7 +294,7 @@ fn visit_dir(
             if fs.is_dir(&p) {
                 visit_dir(&p, &join(cand), None, c, walk)?;
             } else if fs.is_file(&p) {
-                add_file(fs, &p, &join(cand), c);
+                add_file(walk, &p, &join(cand), c)?;
             }
         }
     }
@@ -260,7 +302,148 @@ fn visit_dir(
 }
 
 fn is_remote(s: &str) -> bool {
-    s.contains("://") || s.starts_with("git@") || s.starts_with("github.com/")
+    remote_reference(s)
+}
+
+/// Whether kustomize would fetch `s` instead of reading it from the source: a URL of any
+/// scheme (`https://`, `ssh://`, `file://`: kustomize's loader fetches `http(s)` files with
+/// its HTTP client and clones the rest with git), a go-getter `git::` or `ext::` prefix, an
+/// SCP-style `user@host:path`, or GitHub's `github.com/org/repo` shorthand
+/// (`api/internal/loader/fileloader.go` `IsRemoteFile`, `api/internal/git/repospec.go`
+/// `NewRepoSpecFromURL`). Deliberately wider than kustomize's own parse: what it takes for
+/// a URL is never read from the disk here.
+#[must_use]
+pub fn remote_reference(s: &str) -> bool {
+    let s = s.trim();
+    if s.contains('\n') {
+        return false;
+    }
+    let scheme_like = |prefix: &str| {
+        !prefix.is_empty()
+            && prefix
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"+.-".contains(&b))
+    };
+    if s.find("://").is_some_and(|i| scheme_like(&s[..i])) {
+        return true;
+    }
+    if s.find("::").is_some_and(|i| scheme_like(&s[..i])) {
+        return true;
+    }
+    let lower = s.to_ascii_lowercase();
+    if lower.starts_with("github.com/") || lower.starts_with("github.com:") {
+        return true;
+    }
+    // `git@github.com:org/repo`: a user, a host, a colon, before any slash.
+    let head = s.split('/').next().unwrap_or_default();
+    head.split_once('@')
+        .is_some_and(|(user, host)| !user.is_empty() && host.contains(':'))
+}
+
+/// Every string of a kustomization that kustomize hands to its loader (a file or folder to
+/// read, which it fetches when it is remote), filtered to those [`remote_reference`] takes
+/// for remote. Plugin configurations listed in `generators`, `transformers` and
+/// `validators` (inline, or a file of the source that `read` gives) are searched too, for
+/// the file fields of kustomize's built-in plugins.
+fn fetched_references(doc: &Value, read: impl Fn(&str) -> Option<String>) -> Vec<String> {
+    let strings = |v: Option<&Value>| -> Vec<String> {
+        match v {
+            Some(Value::String(s)) => vec![s.clone()],
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let entries = |field: &str| {
+        doc.get(field)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+    };
+    let mut named: Vec<String> = Vec::new();
+    for field in [
+        "resources",
+        "bases",
+        "components",
+        "crds",
+        "configurations",
+        "patchesStrategicMerge",
+    ] {
+        named.extend(strings(doc.get(field)));
+    }
+    for field in ["patches", "patchesJson6902", "replacements"] {
+        named.extend(entries(field).flat_map(|e| strings(e.get("path"))));
+    }
+    named.extend(strings(doc.get("openapi").and_then(|o| o.get("path"))));
+    for field in ["configMapGenerator", "secretGenerator"] {
+        for entry in entries(field) {
+            for key in ["files", "envs", "env"] {
+                named.extend(strings(entry.get(key)));
+            }
+        }
+    }
+    for field in ["generators", "transformers", "validators"] {
+        for s in strings(doc.get(field)) {
+            if s.contains('\n') {
+                plugin_references(&s, &mut |r| named.push(r.to_string()));
+            } else {
+                if let Some(text) = read(&s) {
+                    plugin_references(&text, &mut |r| named.push(r.to_string()));
+                }
+                named.push(s);
+            }
+        }
+    }
+    // Generator entries are `key=path` or `path`.
+    named.retain(|s| {
+        remote_reference(s) || s.split_once('=').is_some_and(|(_, p)| remote_reference(p))
+    });
+    named
+}
+
+/// The file fields of kustomize's built-in plugins (`PatchTransformer.path`,
+/// `PatchStrategicMergeTransformer.paths`, a generator's `files`, `envs`, `env`,
+/// `ReplacementTransformer.replacements[].path`, `HelmChartInflationGenerator.valuesFile`),
+/// in each document of a plugin configuration.
+fn plugin_references(text: &str, take: &mut impl FnMut(&str)) {
+    const FILE_FIELDS: &[&str] = &[
+        "path",
+        "paths",
+        "files",
+        "envs",
+        "env",
+        "valuesFile",
+        "additionalValuesFiles",
+    ];
+    fn walk(v: &Value, take: &mut impl FnMut(&str)) {
+        match v {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    if FILE_FIELDS.contains(&k.as_str()) {
+                        match v {
+                            Value::String(s) => take(s),
+                            Value::Array(a) => {
+                                a.iter().filter_map(Value::as_str).for_each(&mut *take)
+                            }
+                            _ => walk(v, take),
+                        }
+                    } else {
+                        walk(v, take);
+                    }
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|x| walk(x, take)),
+            _ => {}
+        }
+    }
+    for doc in crate::manifest::split_documents(text) {
+        if let Ok(v) = crate::manifest::parse_object(doc) {
+            walk(&v, take);
+        }
+    }
 }
 
 fn collect_strings(v: &Value, out: &mut Vec<String>) {
@@ -410,10 +593,13 @@ mod tests {
                 "helmCharts:\n- name: c\n  repo: https://charts\n",
             ),
         ]);
-        assert!(matches!(
+        assert_eq!(
             closure(&t.path().join("r")),
-            Err(Uncacheable::Remote(_))
-        ));
+            Err(Uncacheable::Network {
+                kustomization: "kustomization.yaml".into(),
+                url: "https://github.com/x/y//z?ref=v1".into()
+            })
+        );
         assert!(matches!(
             closure(&t.path().join("h")),
             Err(Uncacheable::Remote(_))

@@ -125,6 +125,10 @@ fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
         // A render with HelmReleases is never stored (see render_revision).
         helm: _,
         progress: _,
+        // A render that needed the network is never stored, whether it was allowed (its
+        // inputs are not known) or not (`NeedsNetwork`; see `storable`).
+        allow_network: _,
+        network_from_config: _,
     } = opts;
     let text = serde_json::json!([
         MAGIC,
@@ -160,6 +164,8 @@ fn storable(render: &RepoRender) -> bool {
             // run): the tree alone decides. A failed build may be the machine's.
             Status::Failed(_) => k.build_path.is_none(),
             Status::Blocked(_) | Status::External(_) | Status::Suspended => true,
+            // Whether the network is allowed is not the tree's alone.
+            Status::NeedsNetwork(_) => false,
         })
 }
 
@@ -277,7 +283,9 @@ fn encode_kustomization(k: &KustomizationRender) -> StoredKustomization {
         strict,
     } = k;
     let reason = match status {
-        Status::Failed(r) | Status::Blocked(r) | Status::External(r) => Some(r.clone()),
+        Status::Failed(r) | Status::Blocked(r) | Status::External(r) | Status::NeedsNetwork(r) => {
+            Some(r.clone())
+        }
         Status::Rendered | Status::Suspended => None,
     };
     let template = match (template, artifact) {
@@ -401,6 +409,7 @@ fn decode_kustomization(k: StoredKustomization) -> Option<KustomizationRender> {
         ("failed", Some(r)) => Status::Failed(r),
         ("blocked", Some(r)) => Status::Blocked(r),
         ("external", Some(r)) => Status::External(r),
+        ("needs-network", Some(r)) => Status::NeedsNetwork(r),
         _ => return None,
     };
     let artifact = match k.artifact {

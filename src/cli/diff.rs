@@ -171,6 +171,9 @@ pub(super) struct Pair {
     pub(super) base: RevisionRender,
     pub(super) head: RepoRender,
     pub(super) diff: RevisionDiff,
+    /// The options the head was rendered with (what renders of head copies, such as the
+    /// canaries, must use too).
+    pub(super) head_opts: RepoOptions,
 }
 
 impl Pair {
@@ -178,7 +181,9 @@ impl Pair {
     /// unregistered), the renders are not freed. They are large trees of small allocations, and
     /// freeing them costs more than exiting, which returns the memory anyway.
     pub(super) fn finish(self) {
-        let Pair { base, head, diff } = self;
+        let Pair {
+            base, head, diff, ..
+        } = self;
         let RepoRender { tree, clusters, .. } = head;
         drop(tree);
         std::mem::forget((base, clusters, diff));
@@ -204,6 +209,17 @@ pub(super) fn render_pair(
         ..opts.clone()
     };
     let head_tree = load_tree_known(repo, args.head.as_deref(), &head_opts, Some(&base.known))?;
+    // fluxsim.toml is repository content, and the head is the pull request's: it may allow
+    // the network only as the base does, that is when the file is the same in both.
+    let config = crate::config::CONFIG_FILE;
+    let same_config = base.known.digests.get(config) == head_tree.digests().get(config);
+    let config_allows =
+        same_config && crate::config::Config::load(head_tree.fs()).is_ok_and(|c| c.network.allow);
+    let opts = &RepoOptions {
+        allow_network: opts.allow_network || config_allows,
+        network_from_config: false,
+        ..opts.clone()
+    };
     let reuse = args.changed_only.then(|| {
         let (before, after) = (&base.known.digests, head_tree.digests());
         let changed = crate::source::changed_between(before, after);
@@ -260,7 +276,12 @@ pub(super) fn render_pair(
         &head.clusters,
         &diff_opts,
     );
-    Ok(Pair { base, head, diff })
+    Ok(Pair {
+        base,
+        head,
+        diff,
+        head_opts: opts.clone(),
+    })
 }
 
 pub(crate) fn run_diff(args: &DiffArgs) -> Outcome {
@@ -288,7 +309,12 @@ pub(crate) fn run_prove(args: &ProveArgs) -> Outcome {
     let opts = args.diff.helm.apply(args.diff.flags.options());
     let builder = make_builder(&opts)?;
     let cache = build_cache(builder.as_ref(), &opts);
-    let Pair { head, diff, .. } = render_pair(&args.diff, &opts, &cache)?;
+    let Pair {
+        head,
+        diff,
+        head_opts: opts,
+        ..
+    } = render_pair(&args.diff, &opts, &cache)?;
     // Where to plant canaries, and what each must change, comes from kustomize's origin
     // annotations: one more render of head that tracks them. The diff and canary renders do
     // not, so they keep every build the native builder can do.

@@ -56,6 +56,12 @@ pub(crate) struct RenderFlags {
     /// always runs it.
     #[arg(long, value_enum, default_value = "auto", env = "FLUXSIM_BUILDER")]
     pub(crate) builder: BuilderFlag,
+    /// Let builds reach the network, as kustomize-controller does: remote bases and URLs in
+    /// file fields are fetched (by the kustomize binary), and Helm may follow a chart
+    /// schema's remote `$ref`. Without it such a Kustomization is reported `needs-network`
+    /// and nothing is fetched. For trusted repositories only (README, "Security model").
+    #[arg(long, env = "FLUXSIM_ALLOW_NETWORK")]
+    pub(crate) allow_network: bool,
 }
 
 /// `--helm` and its companions: the flags of the commands that can render HelmReleases.
@@ -166,6 +172,8 @@ impl RenderFlags {
                 .collect(),
             helm: None,
             progress: std::sync::Arc::default(),
+            allow_network: self.allow_network,
+            network_from_config: true,
         }
     }
 }
@@ -249,7 +257,10 @@ pub(crate) fn run_render(args: &RenderArgs) -> Outcome {
     let all_ok = r.clusters.iter().flat_map(|c| &c.kustomizations).all(|k| {
         matches!(
             k.status,
-            KsStatus::Rendered | KsStatus::External(_) | KsStatus::Suspended
+            KsStatus::Rendered
+                | KsStatus::External(_)
+                | KsStatus::Suspended
+                | KsStatus::NeedsNetwork(_)
         )
     });
     Ok(Output::new(text, passed_or_finding(all_ok)).kind(kind))
@@ -319,20 +330,25 @@ pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
             args.objects.presentation().artifact_text(a).into_owned(),
             Status::Ok,
         ),
-        (KsStatus::Failed(e) | KsStatus::Blocked(e) | KsStatus::External(e), None) => {
-            Output::stderr(
-                format!(
-                    "fluxsim: {} {}: {e}\n",
-                    k.kustomization.id,
-                    match k.status {
-                        KsStatus::Failed(_) => "failed",
-                        KsStatus::Blocked(_) => "blocked",
-                        _ => "is external",
-                    }
-                ),
-                Status::Finding,
-            )
-        }
+        (
+            KsStatus::Failed(e)
+            | KsStatus::Blocked(e)
+            | KsStatus::External(e)
+            | KsStatus::NeedsNetwork(e),
+            None,
+        ) => Output::stderr(
+            format!(
+                "fluxsim: {} {}: {e}\n",
+                k.kustomization.id,
+                match k.status {
+                    KsStatus::Failed(_) => "failed",
+                    KsStatus::Blocked(_) => "blocked",
+                    KsStatus::NeedsNetwork(_) => "needs the network",
+                    _ => "is external",
+                }
+            ),
+            Status::Finding,
+        ),
         _ => Output::stderr(
             format!("fluxsim: {} is suspended\n", k.kustomization.id),
             Status::Finding,

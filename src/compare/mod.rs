@@ -225,7 +225,7 @@ pub fn problem(k: &KustomizationRender) -> Option<String> {
     match &k.status {
         Status::Rendered => None,
         Status::Suspended => Some(k.status.as_str().to_string()),
-        Status::Failed(e) | Status::Blocked(e) | Status::External(e) => {
+        Status::Failed(e) | Status::Blocked(e) | Status::External(e) | Status::NeedsNetwork(e) => {
             Some(format!("{}: {e}", k.status.as_str()))
         }
     }

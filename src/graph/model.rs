@@ -281,7 +281,7 @@ pub(crate) fn nodes_of(
             Status::Rendered => NodeState::Rendered,
             Status::Failed(e) => NodeState::Failed(e.clone()),
             Status::Suspended => NodeState::Suspended,
-            Status::External(_) => NodeState::External,
+            Status::External(_) | Status::NeedsNetwork(_) => NodeState::External,
             Status::Blocked(_) => NodeState::NotRendered,
         };
         let objects = k

@@ -19,6 +19,7 @@ pub mod oci;
 pub mod postrender;
 pub mod release;
 pub mod repo;
+pub mod schema;
 mod step;
 pub mod template;
 pub mod values;
@@ -117,6 +118,8 @@ pub struct Context<'a> {
     pub mapped: &'a crate::reconcile::trees::Mapped,
     /// Counters.
     pub stats: &'a HelmStats,
+    /// Whether helm may reach the network (`--allow-network`): a schema's remote `$ref`.
+    pub allow_network: bool,
 }
 
 /// What the summary line says about the helm step.

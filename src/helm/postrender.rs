@@ -50,6 +50,39 @@ fn build(
         .map_err(|e| crate::scratch::scrub(&e.to_string()))
 }
 
+/// The kustomization of one `spec.postRenderers[].kustomize`: only the fields of
+/// helm-controller's API, `patches` as `{patch, target}` (fluxcd/pkg `apis/kustomize`
+/// `Patch`: there is no `path`, the API server prunes it) and `images` as
+/// `{name, newName, newTag, digest}` (`Image`). Nothing in it names a file, so the build reads
+/// nothing but the helm output it is given.
+fn post_renderer_kustomization(pr: &Value) -> serde_json::Map<String, Value> {
+    let keep = |entries: Option<&Value>, fields: &[&str]| -> Option<Value> {
+        let entries = entries?.as_array()?;
+        Some(Value::Array(
+            entries
+                .iter()
+                .filter_map(Value::as_object)
+                .map(|e| {
+                    Value::Object(
+                        e.iter()
+                            .filter(|(k, _)| fields.contains(&k.as_str()))
+                            .map(|(k, v)| (k.clone(), v.clone()))
+                            .collect(),
+                    )
+                })
+                .collect(),
+        ))
+    };
+    let mut k = serde_json::Map::new();
+    if let Some(p) = keep(pr.get("patches"), &["patch", "target"]) {
+        k.insert("patches".into(), p);
+    }
+    if let Some(i) = keep(pr.get("images"), &["name", "newName", "newTag", "digest"]) {
+        k.insert("images".into(), i);
+    }
+    k
+}
+
 /// `templates` (helm's output without the chart's CRDs) and `crds` after helm-controller's
 /// post-renderers, as one kustomize-printed stream.
 pub fn post_render(
@@ -64,13 +97,7 @@ pub fn post_render(
         if current.trim().is_empty() {
             break;
         }
-        let mut k = serde_json::Map::new();
-        if let Some(p) = pr.get("patches").filter(|p| p.is_array()) {
-            k.insert("patches".into(), p.clone());
-        }
-        if let Some(imgs) = pr.get("images").filter(|p| p.is_array()) {
-            k.insert("images".into(), imgs.clone());
-        }
+        let k = post_renderer_kustomization(pr);
         current = build(
             builder,
             &work.join(format!("post-renderer-{i}")),
@@ -94,4 +121,34 @@ pub fn post_render(
         k,
     )
     .map_err(|e| format!("origin labels (kustomize): {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // helm-controller's Patch has `patch` and `target` only (fluxcd/pkg apis/kustomize
+    // types.go): a `path` to any file of the machine was read by the post-render build.
+    #[test]
+    fn a_post_renderer_patch_path_is_not_part_of_the_api_and_is_dropped() {
+        let pr = json!({
+            "patches": [
+                {"path": "/etc/passwd", "target": {"kind": "ConfigMap"}},
+                {"patch": "- op: add", "target": {"kind": "X"}, "options": {"allowNameChange": true}}
+            ],
+            "images": [{"name": "a", "newTag": "2", "path": "/dev/zero"}],
+            "configMapGenerator": [{"name": "x", "files": ["/etc/passwd"]}]
+        });
+        let k = post_renderer_kustomization(&pr);
+        assert_eq!(
+            Value::Object(k),
+            json!({
+                "patches": [
+                    {"target": {"kind": "ConfigMap"}},
+                    {"patch": "- op: add", "target": {"kind": "X"}}
+                ],
+                "images": [{"name": "a", "newTag": "2"}]
+            })
+        );
+    }
 }

@@ -109,6 +109,21 @@ pub struct HelmRelease {
     pub suspend: bool,
 }
 
+impl ChartRef {
+    /// How a release entry names its chart: `chart@version` (the version when it is not
+    /// `*`), or the chart source's reference.
+    #[must_use]
+    pub fn label(&self) -> String {
+        match self {
+            ChartRef::Template { chart, version, .. } if version != "*" => {
+                format!("{chart}@{version}")
+            }
+            ChartRef::Template { chart, .. } => chart.clone(),
+            ChartRef::Ref(r) => r.to_string(),
+        }
+    }
+}
+
 impl HelmRelease {
     /// Reads a HelmRelease from its JSON form; an error says which field is wrong.
     pub fn from_json(obj: &Value) -> Result<HelmRelease, String> {
@@ -231,6 +246,41 @@ impl HelmRelease {
             .clone()
             .unwrap_or_else(|| self.id.namespace.clone())
     }
+
+    /// The release name and namespace as Helm checks them before it installs: the name as
+    /// helm's `ValidateReleaseName` (pkg/chart/v2/util/validate_name.go: at most 53
+    /// characters of `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`),
+    /// the namespace as a DNS-1123 label, as the API server takes it. Neither can then start
+    /// with `-`, so neither can be read as a flag of `helm`.
+    pub fn check_names(&self) -> Result<(), String> {
+        let name = self.release_name();
+        if name.is_empty() {
+            return Err("helm: no name provided".into());
+        }
+        let label = |s: &str| {
+            !s.is_empty()
+                && s.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && !s.starts_with('-')
+                && !s.ends_with('-')
+        };
+        if name.len() > 53 || !name.split('.').all(label) {
+            return Err(format!(
+                "invalid release name `{}`: helm's rule is at most 53 characters matching \
+                 ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
+                name.escape_debug()
+            ));
+        }
+        let namespace = self.release_namespace();
+        if namespace.len() > 63 || !label(&namespace) {
+            return Err(format!(
+                "invalid release namespace `{}`: a namespace is a DNS-1123 label (at most 63 \
+                 lowercase letters, digits and `-`, starting and ending with a letter or digit)",
+                namespace.escape_debug()
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// `spec.valuesFrom`, in order.
@@ -315,6 +365,37 @@ mod tests {
     }
 
     // helm-controller internal/release/name.go ShortenName (and its name_test.go cases).
+    // helm pkg/chart/v2/util/validate_name.go ValidateReleaseName; a release name that
+    // reached `helm template` as `--set-file=...` was read as a flag.
+    #[test]
+    fn a_release_name_or_namespace_helm_would_refuse_is_refused_before_helm_runs() {
+        for bad in [
+            "--set-file=leak=.git/config",
+            "--output-dir=/tmp/x",
+            "-x",
+            "Upper",
+            "a_b",
+            "a..b",
+        ] {
+            let r = release(&json!({"chart": chart(), "releaseName": bad}));
+            let err = r.check_names().unwrap_err();
+            assert!(
+                err.contains("release name") || err.contains("no name"),
+                "{bad}: {err}"
+            );
+        }
+        let r = release(&json!({"chart": chart(), "releaseName": "ok",
+            "targetNamespace": "--kubeconfig=/x"}));
+        assert!(r
+            .check_names()
+            .unwrap_err()
+            .contains("invalid release namespace"));
+        for good in ["podinfo", "a.b-c", "x1"] {
+            let r = release(&json!({"chart": chart(), "releaseName": good}));
+            assert_eq!(r.check_names(), Ok(()), "{good}");
+        }
+    }
+
     #[test]
     fn release_name_longer_than_53_is_shortened_with_a_hash() {
         let long = "some-front-appended-namespace-release-with-a-very-long-name";

@@ -126,13 +126,7 @@ pub(super) fn prepare_release<'a>(
             )))
         }
     };
-    let path = match &hr.chart {
-        release::ChartRef::Template { chart, version, .. } if version != "*" => {
-            format!("{chart}@{version}")
-        }
-        release::ChartRef::Template { chart, .. } => chart.clone(),
-        release::ChartRef::Ref(r) => r.to_string(),
-    };
+    let path = hr.chart.label();
     let done = |status| {
         Found::Done(Box::new(release_entry(
             parent,
@@ -167,6 +161,9 @@ pub(super) fn prepare_release<'a>(
         }
         Err(chart::Unavailable(why)) => return done(Status::Failed(why)),
     };
+    if let Some(status) = refused(&hr, &chart, ctx) {
+        return done(status);
+    }
     let values = match values::merged_values(&hr, objects) {
         Ok(v) => v,
         Err(e @ values::ValuesError::Encrypted { .. }) => {
@@ -204,6 +201,21 @@ pub(super) fn prepare_release<'a>(
             values,
             key,
         }),
+    }
+}
+
+/// Why a release must not reach helm, checked before anything of it does: names that helm
+/// refuses (or would read as a flag), and schema references that leave the chart.
+fn refused(hr: &HelmRelease, chart: &chart::Chart, ctx: &Context<'_>) -> Option<Status> {
+    if let Err(e) = hr.check_names() {
+        return Some(Status::Failed(e));
+    }
+    match super::schema::outside_reference(&chart.files)? {
+        found @ super::schema::Outside::Network { .. } if !ctx.allow_network => {
+            Some(Status::NeedsNetwork(found.to_string()))
+        }
+        found @ super::schema::Outside::File { .. } => Some(Status::Failed(found.to_string())),
+        super::schema::Outside::Network { .. } => None,
     }
 }
 
@@ -260,6 +272,7 @@ pub(super) fn template_release(p: &Prepared, ctx: &Context<'_>) -> Result<String
         kube_version: ctx.config.kube_version.as_deref(),
         api_versions: &ctx.config.api_versions,
         home: &work.path().join("home"),
+        network: ctx.allow_network,
     })?;
     ctx.stats.templated.fetch_add(1, Ordering::Relaxed);
     let chart_name = chart.name().unwrap_or_default();

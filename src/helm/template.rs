@@ -4,7 +4,6 @@
 //! the user's Helm configuration is read.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 /// The helm version helm-controller links.
@@ -39,6 +38,8 @@ pub struct TemplateJob<'a> {
     pub api_versions: &'a [String],
     /// A folder for Helm's cache, config and data homes.
     pub home: &'a Path,
+    /// Whether helm may reach the network (`--allow-network`).
+    pub network: bool,
 }
 
 impl HelmBinary {
@@ -54,11 +55,11 @@ impl HelmBinary {
                 )
             })?,
         };
-        let out = crate::scratch::run_captured(
-            Command::new(&program).args(["version", "--template", "{{.Version}}"]),
-            timeout,
-        )
-        .map_err(|e| format!("running {} version: {e}", program.display()))?;
+        let out = crate::sandbox::Tool::new(&program, timeout)
+            .args(["version", "--template", "{{.Version}}"])
+            .confined()
+            .run()
+            .map_err(|e| format!("running {} version: {e}", program.display()))?;
         if !out.status.success() {
             return Err(format!(
                 "{} version failed: {}",
@@ -84,49 +85,51 @@ impl HelmBinary {
         &self.version
     }
 
-    /// Runs `helm template`; gives its stdout, or its error message.
+    /// Runs `helm template` in the tool box ([`crate::sandbox`]): confined to the scratch
+    /// folder that holds the chart and values, in that folder, with Helm's homes in it and
+    /// nothing of the user's environment (repositories, registries, plugins, kubeconfig),
+    /// off the network unless `--allow-network`; gives its stdout, or its error message.
+    /// The release name and namespace come from the repository: they are checked first
+    /// (`HelmRelease::check_names`) and passed after every flag, behind `--`, so that none is
+    /// ever read as a flag.
     pub fn template(&self, job: &TemplateJob<'_>) -> Result<String, String> {
-        let mut cmd = Command::new(&self.program);
-        cmd.arg("template")
-            .arg(job.release)
-            .arg(job.chart_dir)
-            .arg("--namespace")
-            .arg(job.namespace)
-            .arg("--values")
-            .arg(job.values_file)
+        let work = job.chart_dir.parent().unwrap_or(job.chart_dir);
+        let mut tool = crate::sandbox::Tool::new(&self.program, self.timeout)
+            .arg("template")
+            .arg(flag("--namespace", job.namespace))
+            .arg(flag("--values", job.values_file))
             // helm-controller runs tests only when spec.test.enable is set, never on install.
             .arg("--skip-tests");
         if job.include_crds {
-            cmd.arg("--include-crds");
+            tool = tool.arg("--include-crds");
         }
         if job.no_hooks {
-            cmd.arg("--no-hooks");
+            tool = tool.arg("--no-hooks");
         }
         if let Some(v) = job.kube_version {
-            cmd.arg("--kube-version").arg(v);
+            tool = tool.arg(flag("--kube-version", v));
         }
         for a in job.api_versions {
-            cmd.arg("--api-versions").arg(a);
+            tool = tool.arg(flag("--api-versions", a));
         }
-        // Nothing of the user's environment reaches helm (repositories, registries,
-        // plugins, kubeconfig): its homes are in the scratch folder.
-        cmd.env_clear();
-        for var in ["PATH", "TMPDIR"] {
-            if let Some(v) = std::env::var_os(var) {
-                cmd.env(var, v);
-            }
-        }
-        cmd.env("HOME", job.home);
+        tool = tool
+            .arg("--")
+            .arg(job.release)
+            .arg(job.chart_dir)
+            .dir(work)
+            .readable(work)
+            .confined()
+            .network(job.network)
+            .env("HOME", job.home);
         for (var, sub) in [
             ("HELM_CACHE_HOME", "cache"),
             ("HELM_CONFIG_HOME", "config"),
             ("HELM_DATA_HOME", "data"),
             ("HELM_PLUGINS", "plugins"),
         ] {
-            cmd.env(var, job.home.join(sub));
+            tool = tool.env(var, job.home.join(sub));
         }
-        let out = crate::scratch::run_captured(&mut cmd, self.timeout)
-            .map_err(|e| format!("helm template: {e}"))?;
+        let out = tool.run().map_err(|e| format!("helm template: {e}"))?;
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
             let err = err.trim().trim_start_matches("Error: ");
@@ -136,6 +139,14 @@ impl HelmBinary {
         }
         String::from_utf8(out.stdout).map_err(|_| "helm template output is not UTF-8".into())
     }
+}
+
+/// `--name=value` as one argument: a value that starts with `-` is never taken for a flag.
+fn flag(name: &str, value: impl AsRef<std::ffi::OsStr>) -> std::ffi::OsString {
+    let mut s = std::ffi::OsString::from(name);
+    s.push("=");
+    s.push(value);
+    s
 }
 
 /// A warning when `helm version` is not the Helm helm-controller links (a `go install`

@@ -87,7 +87,7 @@ impl Builder for AutoBuilder {
         Built {
             output: self
                 .binary()
-                .and_then(|binary| job.disk_dir().and_then(|dir| binary.run(&dir))),
+                .and_then(|binary| job.disk_dir().and_then(|dir| binary.run(&dir, job.network))),
             maker: Maker::Kustomize,
             delegated: Some(why.to_string()),
         }

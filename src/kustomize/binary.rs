@@ -3,10 +3,8 @@
 //! group of its own with a timeout; its version is probed once and warned about when it is
 //! not the one fluxsim reproduces.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::{BuildError, Builder, Built, Job, Maker};
 
@@ -160,11 +158,25 @@ impl KustomizeBinary {
         } else {
             &["version"]
         };
-        let out = Command::new(program)
+        let out = crate::sandbox::Tool::new(program, Duration::from_secs(60))
             .args(args)
-            .stdin(Stdio::null())
-            .output()
+            .confined()
+            .run()
             .map_err(|e| BuildError::NotFound(format!("{}: {e}", program.display())))?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            return Err(BuildError::NotFound(format!(
+                "{} {} exited with {}{}",
+                program.display(),
+                args.join(" "),
+                out.status,
+                if err.trim().is_empty() {
+                    " and printed nothing".to_string()
+                } else {
+                    format!(": {}", err.trim())
+                }
+            )));
+        }
         let text = String::from_utf8_lossy(&out.stdout);
         let version = if is_kubectl {
             text.lines()
@@ -196,74 +208,66 @@ impl KustomizeBinary {
 }
 
 impl KustomizeBinary {
-    /// Runs `kustomize build` (or `kubectl kustomize`) on the folder `dir`.
-    pub fn run(&self, dir: &Path) -> Result<String, BuildError> {
-        // Its own process group, so that a timeout or a signal to fluxsim also ends what
-        // kustomize started (git for remote bases, helm for helmCharts).
-        let mut group = crate::scratch::Group::spawn(
-            Command::new(&self.program)
-                .arg(self.subcommand)
-                .arg("--load-restrictor")
-                .arg("LoadRestrictionsNone")
-                .arg(dir)
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped()),
-        )
-        .map_err(|e| BuildError::NotFound(format!("{}: {e}", self.program.display())))?;
-        let child = group.child();
-        let mut stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| BuildError::Failed("no stdout".into()))?;
-        let mut stderr = child
-            .stderr
-            .take()
-            .ok_or_else(|| BuildError::Failed("no stderr".into()))?;
-        let out_reader = std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = stdout.read_to_end(&mut buf);
-            buf
-        });
-        let err_reader = std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = stderr.read_to_end(&mut buf);
-            buf
-        });
-        let start = Instant::now();
-        let status = loop {
-            match group.child().try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) if start.elapsed() > self.timeout => {
-                    group.kill();
-                    return Err(BuildError::Timeout(self.timeout));
+    /// Runs `kustomize build` (or `kubectl kustomize`) on the folder `dir`, a folder of
+    /// fluxsim's scratch folder: in the tool box ([`crate::sandbox`]), which confines it to
+    /// that folder and keeps it off the network unless `--allow-network`, in a process group
+    /// of its own so that a timeout or a signal to fluxsim also ends what kustomize started
+    /// (git for remote bases).
+    pub fn run(&self, dir: &Path, network: bool) -> Result<String, BuildError> {
+        self.run_reading(dir, network, dir)
+    }
+
+    /// [`Self::run`] on a folder that is not fluxsim's (a fixture of the repository, for the
+    /// `builder-check` example), letting kustomize read the folder `readable` too.
+    pub fn run_reading(
+        &self,
+        dir: &Path,
+        network: bool,
+        readable: &Path,
+    ) -> Result<String, BuildError> {
+        let out = crate::sandbox::Tool::new(&self.program, self.timeout)
+            .arg(self.subcommand)
+            .arg("--load-restrictor")
+            .arg("LoadRestrictionsNone")
+            .arg(dir)
+            .readable(readable)
+            .confined()
+            .network(network)
+            .run()
+            .map_err(|e| match e {
+                crate::scratch::RunError::Start(e) => {
+                    BuildError::NotFound(format!("{}: {e}", self.program.display()))
                 }
-                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-                Err(e) => return Err(BuildError::Failed(e.to_string())),
-            }
-        };
-        // What the leader started may still hold the pipes open: end the group first.
-        drop(group);
-        let out = out_reader.join().unwrap_or_default();
-        let err = err_reader.join().unwrap_or_default();
-        if !status.success() {
-            let message = clean_error(&String::from_utf8_lossy(&err));
+                crate::scratch::RunError::Timeout(t) => BuildError::Timeout(t),
+                other => BuildError::Failed(other.to_string()),
+            })?;
+        if !out.status.success() {
+            let message = clean_error(&String::from_utf8_lossy(&out.stderr));
+            let message = if message.is_empty() {
+                format!(
+                    "{} exited with {} and printed no error",
+                    self.program.display(),
+                    out.status
+                )
+            } else {
+                message
+            };
             // kustomize's own error exit (cobra's): the inputs decided it. Anything else (a
             // signal, a crash of the Go runtime) may be the machine's.
-            return Err(if status.code() == Some(1) {
+            return Err(if out.status.code() == Some(1) {
                 BuildError::Rejected(message)
             } else {
                 BuildError::Failed(message)
             });
         }
-        String::from_utf8(out).map_err(|_| BuildError::Failed("output is not UTF-8".into()))
+        String::from_utf8(out.stdout).map_err(|_| BuildError::Failed("output is not UTF-8".into()))
     }
 }
 
 impl Builder for KustomizeBinary {
     fn build(&self, job: &Job<'_>) -> Built {
         Built {
-            output: job.disk_dir().and_then(|dir| self.run(&dir)),
+            output: job.disk_dir().and_then(|dir| self.run(&dir, job.network)),
             maker: Maker::Kustomize,
             delegated: None,
         }

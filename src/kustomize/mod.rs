@@ -57,6 +57,9 @@ pub struct Job<'a> {
     pub files: native::vfs::Vfs,
     /// Where the folder is on disk for the kustomize binary.
     pub on_disk: OnDisk<'a>,
+    /// Whether the kustomize binary may reach the network for it (`--allow-network`; the
+    /// build's closure decided beforehand that it needs to).
+    pub network: bool,
 }
 
 /// Where a job's folder is on disk.
@@ -68,13 +71,14 @@ pub enum OnDisk<'a> {
 }
 
 impl Job<'_> {
-    /// A job for a real folder on disk.
+    /// A job for a real folder of fluxsim's own on disk (nothing is read outside it).
     #[must_use]
     pub fn folder(dir: &Path) -> Job<'static> {
         Job {
             dir: dir.to_path_buf(),
-            files: native::vfs::Vfs::disk(),
+            files: native::vfs::Vfs::folder(dir),
             on_disk: OnDisk::Here,
+            network: false,
         }
     }
 

@@ -64,6 +64,7 @@ pub fn reprint(cache: &BuildCache<'_>, pieces: &[(bool, String)]) -> Result<Stri
         dir: virtual_dir,
         files,
         on_disk: crate::kustomize::OnDisk::Make(&on_disk),
+        network: false,
     };
     cache
         .get(&crate::cache::Request {

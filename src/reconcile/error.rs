@@ -21,6 +21,22 @@ pub enum Error {
         /// Flux's `fs-security-constraint` message.
         message: String,
     },
+    /// The build reads something over the network and the network is not allowed: not
+    /// built (`Status::NeedsNetwork`).
+    #[error(
+        "spec.path `{path}`: {file}{kustomization} reads `{url}` over the network; \
+         --allow-network (or `[network] allow = true` in fluxsim.toml) fetches it"
+    )]
+    NeedsNetwork {
+        /// `spec.path`.
+        path: String,
+        /// The folder whose kustomization names it (`apps/x/`), or empty for the root.
+        file: String,
+        /// The kustomization file.
+        kustomization: String,
+        /// What it reads.
+        url: String,
+    },
     /// `kustomize build` failed; the message names files as the repository does.
     #[error("spec.path `{path}`: {message}")]
     Build {

@@ -57,6 +57,10 @@ pub struct RenderOptions {
     pub reuse: Option<std::sync::Arc<Reuse>>,
     /// Counts for a progress line, updated as the clusters render.
     pub progress: std::sync::Arc<Progress>,
+    /// Builds may reach the network (`--allow-network`, or `[network] allow` in
+    /// fluxsim.toml): a remote base or a URL in a file field is fetched by the kustomize
+    /// binary. Otherwise such a Kustomization is `NeedsNetwork` and nothing is fetched.
+    pub allow_network: bool,
 }
 
 /// How far a render is, for a progress line: the Kustomizations found so far on every
@@ -452,7 +456,7 @@ fn note_dependencies(done: &mut BTreeMap<NamespacedName, KustomizationRender>) {
                 Some(Status::Failed(_)) => "failed".into(),
                 Some(Status::Blocked(_)) => "did not render".into(),
                 Some(Status::Suspended) => "is suspended".into(),
-                Some(Status::Rendered | Status::External(_)) => continue,
+                Some(Status::Rendered | Status::External(_) | Status::NeedsNetwork(_)) => continue,
             };
             r.notes.push(format!(
                 "dependency `{d}` {what}: rendered anyway (the steady state; `fluxsim graph` \
@@ -603,6 +607,7 @@ fn render_kustomization(
             r.status = Status::Rendered;
         }
         Ok(Rendered::Reused(base)) => return *base,
+        Err(e @ Error::NeedsNetwork { .. }) => r.status = Status::NeedsNetwork(e.to_string()),
         Err(e) => r.status = Status::Failed(e.to_string()),
     }
     r
@@ -709,7 +714,7 @@ fn render_inner(
     let prepared = crate::generate::prepare(fs, ks, opts.origins)?;
     r.build_path = map.folder(&prepared.rel_path);
     r.generated.clone_from(&prepared.generated);
-    let closure = input_closure(&prepared, ks, map)?;
+    let closure = input_closure(&prepared, ks, map, opts.allow_network)?;
     r.inputs = closure.as_ref().and_then(|c| {
         let files = c.source_files(&prepared.rel_path);
         match map {
@@ -757,20 +762,34 @@ fn input_closure(
     prepared: &crate::generate::Prepared,
     ks: &Kustomization,
     map: &PathMap,
+    allow_network: bool,
 ) -> Result<Option<crate::cache::closure::Closure>, Error> {
+    // The folder as the repository names it, when it is the repository's.
+    let folder = || {
+        let dir = map
+            .folder(&prepared.rel_path)
+            .unwrap_or_else(|| prepared.rel_path.clone());
+        if dir == "." {
+            String::new()
+        } else {
+            format!("{dir}/")
+        }
+    };
     match prepared.closure() {
         Ok(c) => Ok(Some(c)),
+        Err(crate::cache::closure::Uncacheable::Network { kustomization, url })
+            if !allow_network =>
+        {
+            Err(Error::NeedsNetwork {
+                path: ks.path.clone(),
+                file: folder(),
+                kustomization,
+                url,
+            })
+        }
         Err(e) => match e.security_error() {
             Some(message) => {
-                // The folder as the repository names it, when it is the repository's.
-                let dir = map
-                    .folder(&prepared.rel_path)
-                    .unwrap_or_else(|| prepared.rel_path.clone());
-                let file = if dir == "." {
-                    String::new()
-                } else {
-                    format!("{dir}/")
-                };
+                let file = folder();
                 Err(Error::OutsideRoot {
                     path: ks.path.clone(),
                     file,
@@ -799,6 +818,7 @@ fn build(
         dir: prepared.source_dir.clone(),
         files: prepared.memory_files(),
         on_disk: crate::kustomize::OnDisk::Make(&on_disk),
+        network: ctx.opts.allow_network,
     };
     let built = ctx.cache.get(&crate::cache::Request {
         key: &prepared.key,

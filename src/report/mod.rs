@@ -56,7 +56,7 @@ pub fn render_table(r: &RepoRender) -> String {
                 Status::External(e) if crate::helm::is_release(k) => {
                     let _ = writeln!(problems, "{}: {} {e}", c.name, k.kustomization.id);
                 }
-                Status::Failed(e) | Status::Blocked(e) => {
+                Status::Failed(e) | Status::Blocked(e) | Status::NeedsNetwork(e) => {
                     let _ = writeln!(
                         problems,
                         "{}: {} {}: {e}",
@@ -131,10 +131,15 @@ fn summary_line(r: &RepoRender) -> String {
             .count()
     };
     let mut others = String::new();
-    for what in ["failed", "external", "suspended"] {
+    for (what, says) in [
+        ("failed", "failed"),
+        ("external", "external"),
+        ("suspended", "suspended"),
+        ("needs-network", "need the network (--allow-network)"),
+    ] {
         let n = count(what);
         if n > 0 {
-            let _ = write!(others, ", {n} {what}");
+            let _ = write!(others, ", {n} {says}");
         }
     }
     // "kustomize builds" only when a kustomize process made some of them: the native
@@ -197,7 +202,7 @@ fn external_hint(r: &RepoRender) -> String {
 fn kustomization_json(k: &KustomizationRender) -> serde_json::Value {
     let (status, error) = match &k.status {
         Status::Rendered | Status::Suspended => (k.status.as_str(), None),
-        Status::Failed(e) | Status::Blocked(e) | Status::External(e) => {
+        Status::Failed(e) | Status::Blocked(e) | Status::External(e) | Status::NeedsNetwork(e) => {
             (k.status.as_str(), Some(e.clone()))
         }
     };

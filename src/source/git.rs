@@ -257,6 +257,14 @@ pub(crate) fn for_each_blob(
             result = Err(failed(format!("object `{oid}`: `{}`", header.trim())));
             break;
         };
+        // The same bound as a file of a work tree (`source::read_bounded`).
+        if size as u64 > super::MAX_FILE_BYTES {
+            result = Err(failed(format!(
+                "object `{oid}` is {size} bytes, larger than fluxsim's bound of {} MiB per file",
+                super::MAX_FILE_BYTES >> 20
+            )));
+            break;
+        }
         let mut body = vec![0; size];
         let mut newline = [0u8; 1];
         if let Err(e) = out

@@ -22,6 +22,7 @@
 //!
 //! Paths are relative to the directory given, which plays the repository root.
 
+mod bounded;
 mod error;
 mod git;
 pub mod glob;
@@ -40,6 +41,7 @@ use std::sync::OnceLock;
 
 use tempfile::TempDir;
 
+pub use bounded::{read_bounded, read_bounded_to, MAX_FILE_BYTES};
 pub use error::SourceError;
 pub use ignore::PatternSource;
 pub use secure_join::secure_join;
@@ -784,7 +786,7 @@ fn user_patterns(
     for (i, (path, content)) in files.iter().enumerate() {
         match content {
             Content::WorkTree(abs) => {
-                let bytes = fs::read(abs).map_err(|source| SourceError::Read {
+                let bytes = read_bounded(abs).map_err(|source| SourceError::Read {
                     path: abs.clone(),
                     source,
                 })?;

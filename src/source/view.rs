@@ -300,7 +300,7 @@ impl SourceFs {
             return fs.read(link);
         }
         match &v.disk {
-            Some(disk) => std::fs::read(disk.join(rel)),
+            Some(disk) => super::read_bounded(&disk.join(rel)),
             None => Err(not_found(path)),
         }
     }

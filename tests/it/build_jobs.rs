@@ -55,6 +55,7 @@ fn build_in_memory(builder: &dyn Builder, dir: &Path, content: &str) -> (Built, 
         dir: dir.to_path_buf(),
         files,
         on_disk: OnDisk::Make(&on_disk),
+        network: false,
     };
     let built = BuildCache::new(builder).get(&Request {
         key: "k",
@@ -71,7 +72,7 @@ fn a_native_build_reads_the_generated_kustomization_from_memory_and_writes_nothi
     let (built, made) = build_in_memory(&NativeBuilder, &tmp.path().join("app"), content);
     let out = built.output.unwrap();
     assert!(!made, "the native builder asked for the folder on disk");
-    let want = kubectl().run(write_out(content).path()).unwrap();
+    let want = kubectl().run(write_out(content).path(), false).unwrap();
     assert_eq!(out, want);
     assert!(out.contains("namespace: apps"));
     // The user's kustomization on disk is untouched.
@@ -111,7 +112,10 @@ fn auto_builds_natively_from_memory_when_it_can() {
     assert!(!made);
     assert_eq!(built.delegated, None);
     let out = built.output.unwrap();
-    assert_eq!(out, kubectl().run(write_out(content).path()).unwrap());
+    assert_eq!(
+        out,
+        kubectl().run(write_out(content).path(), false).unwrap()
+    );
     assert_eq!(
         auto.stats().as_deref(),
         Some("native for 1 builds, 0 delegated")

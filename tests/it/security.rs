@@ -130,21 +130,23 @@ fn default_builder_refuses_every_path_outside_the_source_root() {
     paths_outside_the_root_fail_as_flux_fails_them("auto");
 }
 
-/// A kustomize that answers `version`, and for a build starts a long-lived child of its own,
-/// writes both process ids to `$FAKE_PIDS` and hangs: what a remote base (git) or a
-/// `helmCharts` build (helm) looks like when it stalls.
+/// A kustomize that answers `version`, and for a build starts a long-lived child of its own
+/// and hangs: what a remote base (git) or a `helmCharts` build (helm) looks like when it
+/// stalls. Both processes carry `marker` in their command lines (the script in its path, the
+/// child as an argument), so that the test finds them in `/proc`: the tool box gives
+/// kustomize no variable and no writable file outside the scratch folder to tell their ids.
 #[cfg(unix)]
-fn hanging_kustomize(dir: &Path) -> std::path::PathBuf {
+fn hanging_kustomize(dir: &Path, marker: &str) -> std::path::PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let bin = dir.join("kustomize");
     fs::write(
         &bin,
-        "#!/bin/sh\n\
-         if [ \"$1\" = version ]; then echo v5.8.1; exit 0; fi\n\
-         sleep 300 &\n\
-         echo $! >> \"$FAKE_PIDS\"\n\
-         echo $$ >> \"$FAKE_PIDS\"\n\
-         wait\n",
+        format!(
+            "#!/bin/sh\n\
+             if [ \"$1\" = version ]; then echo v5.8.1; exit 0; fi\n\
+             sh -c 'sleep 300; :' {marker}-child &\n\
+             wait\n"
+        ),
     )
     .unwrap();
     fs::set_permissions(&bin, fs::Permissions::from_mode(0o755)).unwrap();
@@ -157,25 +159,37 @@ fn running(pid: &str) -> bool {
     fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
 }
 
+/// The running processes whose command line holds `marker`.
 #[cfg(unix)]
-fn pids(file: &Path) -> Vec<String> {
-    fs::read_to_string(file)
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_string)
+fn pids(marker: &str) -> Vec<String> {
+    fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let pid = e.file_name().to_string_lossy().into_owned();
+            pid.bytes().all(|b| b.is_ascii_digit()).then_some(pid)
+        })
+        .filter(|pid| {
+            fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
+                && running(pid)
+        })
         .collect()
 }
 
-/// `render` of the fleet with the hanging kustomize, its temporary folders in `tmp`.
+/// `render` of the fleet with the hanging kustomize, its temporary folders in `tmp`; the
+/// marker its processes carry.
 #[cfg(unix)]
-fn hanging_render(top: &Path, timeout: &str) -> (Command, std::path::PathBuf) {
+fn hanging_render(top: &Path, timeout: &str) -> (Command, String) {
     let repo = repo_from("testdata/fleet");
     let root = top.join("repo");
     crate::common::copy_dir(repo.path(), &root);
     let tmp = top.join("tmp");
     fs::create_dir(&tmp).unwrap();
-    let bin = hanging_kustomize(top);
-    let pid_file = top.join("pids");
+    // The test's own folder: in the fake kustomize's path and in its child's arguments.
+    let marker = top.file_name().unwrap().to_string_lossy().into_owned();
+    let bin = hanging_kustomize(top, &marker);
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_fluxsim"));
     cmd.args([
         "render",
@@ -189,21 +203,21 @@ fn hanging_render(top: &Path, timeout: &str) -> (Command, std::path::PathBuf) {
     .args(["--timeout", timeout, "--kustomize"])
     .arg(&bin)
     .env("TMPDIR", &tmp)
-    .env("FAKE_PIDS", &pid_file)
     .current_dir(&root);
-    (cmd, pid_file)
+    (cmd, marker)
 }
 
 #[cfg(unix)]
-fn assert_all_gone(pid_file: &Path, tmp: &Path) {
-    let started = pids(pid_file);
-    assert!(!started.is_empty(), "the fake kustomize never ran");
+fn assert_all_gone(marker: &str, tmp: &Path) {
     let gone = (0..300).any(|_| {
         std::thread::sleep(std::time::Duration::from_millis(10));
-        started.iter().all(|p| !running(p))
+        pids(marker).is_empty()
     });
-    let alive: Vec<&String> = started.iter().filter(|p| running(p)).collect();
-    assert!(gone, "processes kustomize started survive: {alive:?}");
+    assert!(
+        gone,
+        "processes kustomize started survive: {:?}",
+        pids(marker)
+    );
     let left: Vec<_> = fs::read_dir(tmp)
         .unwrap()
         .flatten()
@@ -216,7 +230,7 @@ fn assert_all_gone(pid_file: &Path, tmp: &Path) {
 #[test]
 fn a_timed_out_kustomize_is_killed_with_what_it_started() {
     let top = tempfile::tempdir().unwrap();
-    let (mut cmd, pid_file) = hanging_render(top.path(), "1");
+    let (mut cmd, marker) = hanging_render(top.path(), "1");
     let o = cmd.output().unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{stdout}");
@@ -224,7 +238,7 @@ fn a_timed_out_kustomize_is_killed_with_what_it_started() {
         stdout.contains("timed out") || stdout.contains("timeout"),
         "{stdout}"
     );
-    assert_all_gone(&pid_file, &top.path().join("tmp"));
+    assert_all_gone(&marker, &top.path().join("tmp"));
 }
 
 #[cfg(unix)]
@@ -232,16 +246,16 @@ fn a_timed_out_kustomize_is_killed_with_what_it_started() {
 fn a_signal_kills_kustomize_and_removes_every_temporary_folder() {
     for (signal, code) in [("TERM", 143), ("INT", 130)] {
         let top = tempfile::tempdir().unwrap();
-        let (mut cmd, pid_file) = hanging_render(top.path(), "120");
+        let (mut cmd, marker) = hanging_render(top.path(), "120");
         let mut child = cmd
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        // Wait until a build is under way (its kustomize wrote its ids).
+        // Wait until a build is under way (its kustomize started its child).
         let started = (0..1000).any(|_| {
             std::thread::sleep(std::time::Duration::from_millis(10));
-            pids(&pid_file).len() >= 2
+            !pids(&format!("{marker}-child")).is_empty()
         });
         assert!(started, "no build started");
         let killed = Command::new("kill")
@@ -251,7 +265,7 @@ fn a_signal_kills_kustomize_and_removes_every_temporary_folder() {
         assert!(killed.success());
         let status = child.wait().unwrap();
         assert_eq!(status.code(), Some(code), "SIG{signal}");
-        assert_all_gone(&pid_file, &top.path().join("tmp"));
+        assert_all_gone(&marker, &top.path().join("tmp"));
     }
 }
 

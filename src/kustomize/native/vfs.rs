@@ -30,8 +30,9 @@ use std::path::{Path, PathBuf};
 enum Under {
     /// Nothing: only the in-memory files exist.
     Nothing,
-    /// The machine's disk, unconfined (a folder that is no Flux source).
-    Disk,
+    /// The machine's disk: unconfined (`None`: a folder that is no Flux source, as the
+    /// `build_native` API's caller names it), or confined to a folder of fluxsim's own.
+    Disk(Option<PathBuf>),
     /// A source tree, confined to its root.
     Source(SourceFs),
 }
@@ -51,7 +52,18 @@ impl Vfs {
     pub fn disk() -> Self {
         Vfs {
             files: BTreeMap::new(),
-            under: Under::Disk,
+            under: Under::Disk(None),
+        }
+    }
+
+    /// The folder `dir` of the disk (one fluxsim wrote), confined to it: a read of a path
+    /// outside fails as Flux's secure file system fails it.
+    #[must_use]
+    pub fn folder(dir: &Path) -> Self {
+        let root = std::fs::canonicalize(dir).unwrap_or_else(|_| clean(&absolute(dir)));
+        Vfs {
+            files: BTreeMap::new(),
+            under: Under::Disk(Some(root)),
         }
     }
 
@@ -77,7 +89,8 @@ impl Vfs {
     fn allows(&self, path: &Path) -> bool {
         match &self.under {
             Under::Source(fs) => fs.contains(&absolute(path)),
-            Under::Nothing | Under::Disk => true,
+            Under::Disk(Some(root)) => clean(&absolute(path)).starts_with(root),
+            Under::Nothing | Under::Disk(None) => true,
         }
     }
 
@@ -85,7 +98,8 @@ impl Vfs {
     fn constraint(&self, op: &str, path: &Path) -> std::io::Error {
         let root = match &self.under {
             Under::Source(fs) => fs.root(),
-            Under::Nothing | Under::Disk => Path::new("/"),
+            Under::Disk(Some(root)) => root,
+            Under::Nothing | Under::Disk(None) => Path::new("/"),
         };
         let path = clean(&absolute(path));
         std::io::Error::new(
@@ -123,7 +137,7 @@ impl Vfs {
     fn canonical_under(&self, path: &Path) -> Option<PathBuf> {
         match &self.under {
             Under::Nothing => None,
-            Under::Disk => std::fs::canonicalize(path).ok(),
+            Under::Disk(_) => std::fs::canonicalize(path).ok(),
             Under::Source(fs) => fs.canonicalize(path).ok(),
         }
     }
@@ -154,7 +168,7 @@ impl Vfs {
         self.held(path).is_some()
             || match &self.under {
                 Under::Nothing => false,
-                Under::Disk => path.is_file(),
+                Under::Disk(_) => self.allows(path) && path.is_file(),
                 Under::Source(fs) => fs.is_file(&absolute(path)),
             }
     }
@@ -164,7 +178,7 @@ impl Vfs {
     pub fn is_dir(&self, path: &Path) -> bool {
         let under = match &self.under {
             Under::Nothing => false,
-            Under::Disk => path.is_dir(),
+            Under::Disk(_) => self.allows(path) && path.is_dir(),
             Under::Source(fs) => fs.is_dir(&absolute(path)),
         };
         under || self.holds_dir(path)
@@ -178,7 +192,8 @@ impl Vfs {
         self.check("read", path)?;
         match &self.under {
             Under::Nothing => Err(not_found(path)),
-            Under::Disk => std::fs::read_to_string(path),
+            Under::Disk(_) => String::from_utf8(crate::source::read_bounded(path)?)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e)),
             Under::Source(fs) => fs.read_to_string(&absolute(path)),
         }
     }
@@ -191,7 +206,7 @@ impl Vfs {
         self.check("read", path)?;
         match &self.under {
             Under::Nothing => Err(not_found(path)),
-            Under::Disk => std::fs::read(path),
+            Under::Disk(_) => crate::source::read_bounded(path),
             Under::Source(fs) => fs.read(&absolute(path)),
         }
     }
@@ -204,7 +219,7 @@ impl Vfs {
         }
         let under = match &self.under {
             Under::Nothing => Err(not_found(path)),
-            Under::Disk => std::fs::canonicalize(path),
+            Under::Disk(_) => std::fs::canonicalize(path),
             Under::Source(fs) => fs.canonicalize(&absolute(path)),
         };
         match under {
