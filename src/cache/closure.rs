@@ -426,7 +426,7 @@ fn plugin_references(text: &str, take: &mut impl FnMut(&str)) {
                         match v {
                             Value::String(s) => take(s),
                             Value::Array(a) => {
-                                a.iter().filter_map(Value::as_str).for_each(&mut *take)
+                                a.iter().filter_map(Value::as_str).for_each(&mut *take);
                             }
                             _ => walk(v, take),
                         }

@@ -13,6 +13,7 @@ mod diff;
 mod envsubst_robustness;
 mod graph;
 mod helm;
+mod hostile;
 mod in_place;
 mod kustomize_version;
 mod native_builder;

@@ -1,0 +1,626 @@
+//! A pull request written to make fluxsim reach the network, read files of the machine, run
+//! its tools with the runner's secrets or never finish (issue: "Safe on untrusted pull
+//! requests, second round"). Each case is a repository made in a temporary folder beside a
+//! file with a marker, run with a local HTTP server on 127.0.0.1 that records every request:
+//! no marker may appear in any output, cache or report, no request may reach the server
+//! without `--allow-network`, and every bound ends in fluxsim's own error.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::io::{Read, Write as _};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use crate::common::{commit_all, kustomization, read_tree};
+
+/// In a file beside the repository (`../outside.yaml` of its root).
+const OUTSIDE_MARKER: &str = "outside-marker-3c9e1f";
+/// In the repository's `.git/config` (as `actions/checkout` stores its token there).
+const GIT_MARKER: &str = "AUTHORIZATION: basic git-token-marker-77d1";
+/// In fluxsim's environment (as `GITHUB_TOKEN` is in CI).
+const ENV_MARKER: &str = "env-token-marker-5a02";
+/// What the local server answers: were it fetched, it would show in the render.
+const SERVED_MARKER: &str = "served-marker-e41b";
+
+/// A server on 127.0.0.1 that answers every request with a ConfigMap holding
+/// [`SERVED_MARKER`] and records the request lines.
+struct Server {
+    port: u16,
+    requests: Arc<Mutex<Vec<String>>>,
+}
+
+impl Server {
+    fn start() -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&requests);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let mut stream = stream;
+                let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(2)));
+                let mut buf = [0u8; 4096];
+                let n = stream.read(&mut buf).unwrap_or(0);
+                let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+                seen.lock()
+                    .unwrap()
+                    .push(text.lines().next().unwrap_or("(connection)").to_string());
+                let body = format!(
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: served\ndata:\n  v: {SERVED_MARKER}\n"
+                );
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        Server { port, requests }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}/{path}", self.port)
+    }
+
+    fn requests(&self) -> Vec<String> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+/// The cluster root of every hostile repository: a GitRepository and the root
+/// Kustomization of `clusters/test`, plus one Flux Kustomization per app folder.
+fn cluster_files(apps: &[&str]) -> Vec<(String, String)> {
+    let mut root = String::from(
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  interval: 1m\n  ref: {branch: main}\n  url: ssh://git@example.internal/fleet.git\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./clusters/test\n  prune: true\n  sourceRef: {kind: GitRepository, name: flux-system}\n",
+    );
+    for app in apps {
+        let _ = write!(
+            root,
+            "---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {app}\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./apps/{app}\n  prune: true\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n"
+        );
+    }
+    vec![("clusters/test/flux-system.yaml".into(), root)]
+}
+
+const HEALTHY: &str =
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: healthy\ndata:\n  a: b\n";
+
+/// A git repository in `top/repo` holding `files` (and a healthy app), with the markers
+/// around it; `top/outside.yaml` holds a ConfigMap with [`OUTSIDE_MARKER`].
+fn hostile(files: &[(&str, &str)], apps: &[&str]) -> (tempfile::TempDir, PathBuf) {
+    let top = tempfile::tempdir().unwrap();
+    let root = top.path().join("repo");
+    let mut all = cluster_files(&[apps, &["healthy"]].concat());
+    all.push(("apps/healthy/configmap.yaml".into(), HEALTHY.into()));
+    all.extend(
+        files
+            .iter()
+            .map(|(p, c)| ((*p).to_string(), (*c).to_string())),
+    );
+    for (path, content) in &all {
+        let p = root.join(path);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, content).unwrap();
+    }
+    crate::common::git(&root, &["init", "-q", "-b", "main"]);
+    crate::common::git(&root, &["config", "http.extraheader", GIT_MARKER]);
+    commit_all(&root, "hostile");
+    fs::write(
+        top.path().join("outside.yaml"),
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: outside\ndata:\n  v: {OUTSIDE_MARKER}\n"),
+    )
+    .unwrap();
+    (top, root)
+}
+
+/// What a run printed and left behind.
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    /// Every file of `--out` and of the cache.
+    written: Vec<(String, String)>,
+}
+
+impl Run {
+    fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", self.stdout, self.stderr))
+    }
+
+    /// No marker of the machine, the environment, the repository's `.git` or the server
+    /// anywhere.
+    fn assert_nothing_leaked(&self) {
+        let mut texts = vec![
+            ("stdout".to_string(), self.stdout.clone()),
+            ("stderr".to_string(), self.stderr.clone()),
+        ];
+        texts.extend(self.written.iter().cloned());
+        for (what, text) in texts {
+            for marker in [
+                OUTSIDE_MARKER,
+                GIT_MARKER,
+                "git-token-marker",
+                ENV_MARKER,
+                SERVED_MARKER,
+                "root:x:0:0",
+            ] {
+                assert!(!text.contains(marker), "{what} holds {marker}:\n{text}");
+            }
+        }
+    }
+}
+
+fn run_in(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let top = root.parent().unwrap();
+    let cache = top.join("cache");
+    let out = top.join("out");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fluxsim"));
+    cmd.args(args)
+        .env("FLUXSIM_CACHE_DIR", &cache)
+        .env("FLUXSIM_TEST_TOKEN", ENV_MARKER)
+        .env("GITHUB_TOKEN", ENV_MARKER)
+        .current_dir(root);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    if args.contains(&"render") {
+        cmd.arg("--out").arg(&out);
+    }
+    let o = cmd.output().unwrap();
+    let mut written = Vec::new();
+    for dir in [&out, &cache] {
+        if dir.exists() {
+            for (path, bytes) in read_tree(dir) {
+                written.push((path, String::from_utf8_lossy(&bytes).into_owned()));
+            }
+        }
+    }
+    Run {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        written,
+    }
+}
+
+fn render(root: &Path, extra: &[&str]) -> Run {
+    let mut args = vec!["render", ".", "--format", "json"];
+    args.extend_from_slice(extra);
+    run_in(root, &args, &[])
+}
+
+/// Remote resources and URLs in every file field: without `--allow-network` each such
+/// Kustomization is `needs-network`, names what it would fetch, and nothing reaches the
+/// server, whichever builder runs; with it, kustomize fetches it (the check can fail).
+#[test]
+fn remote_resources_and_urls_in_file_fields_need_the_network_and_reach_nothing() {
+    let server = Server::start();
+    let url = server.url("x.yaml");
+    let cases: Vec<(&str, String)> = vec![
+        ("remote", format!("resources:\n- {url}\n")),
+        (
+            "gitfile",
+            "resources:\n- git::file:///another/checkout//app\n".to_string(),
+        ),
+        (
+            "generator",
+            format!("configMapGenerator:\n- name: c\n  files:\n  - creds={url}\n"),
+        ),
+        (
+            "openapi",
+            format!("openapi:\n  path: {url}\nresources: [cm.yaml]\n"),
+        ),
+        ("crds", format!("crds:\n- {url}\nresources: [cm.yaml]\n")),
+        (
+            "patch",
+            format!("resources: [cm.yaml]\npatches:\n- path: {url}\n"),
+        ),
+        (
+            "configurations",
+            format!("configurations:\n- {url}\nresources: [cm.yaml]\n"),
+        ),
+        (
+            "transformer",
+            format!(
+                "resources: [cm.yaml]\ntransformers:\n- |-\n  apiVersion: builtin\n  kind: PatchTransformer\n  metadata: {{name: p}}\n  path: {url}\n"
+            ),
+        ),
+    ];
+    let mut files: Vec<(String, String)> = Vec::new();
+    for (name, k) in &cases {
+        files.push((format!("apps/{name}/kustomization.yaml"), k.clone()));
+        files.push((
+            format!("apps/{name}/cm.yaml"),
+            HEALTHY.replace("healthy", name),
+        ));
+    }
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let names: Vec<&str> = cases.iter().map(|(n, _)| *n).collect();
+    let (_top, root) = hostile(&refs, &names);
+    for builder in ["auto", "kustomize", "native"] {
+        let run = render(&root, &["--builder", builder]);
+        let json = run.json();
+        for (name, _) in &cases {
+            let k = kustomization(&json, "test", name);
+            assert_eq!(k["status"], "needs-network", "{builder} {name}: {k:#}");
+            let err = k["error"].as_str().unwrap();
+            assert!(
+                err.contains("over the network") && err.contains("--allow-network"),
+                "{builder} {name}: {err}"
+            );
+        }
+        assert_eq!(
+            kustomization(&json, "test", "healthy")["status"],
+            "rendered"
+        );
+        // A known limit, not a failure: the render itself passes.
+        assert_eq!(run.code, 0, "{builder}: {}", run.stderr);
+        run.assert_nothing_leaked();
+        assert_eq!(server.requests(), Vec::<String>::new(), "{builder}");
+    }
+    // The positive control: allowed, kustomize fetches the remote resource.
+    let allowed = render(&root, &["--allow-network"]);
+    let k = kustomization(&allowed.json(), "test", "remote").clone();
+    assert_eq!(k["status"], "rendered", "{k:#}\n{}", allowed.stderr);
+    assert!(
+        !server.requests().is_empty(),
+        "the allowed fetch reached nothing"
+    );
+}
+
+/// `[network] allow = true` in fluxsim.toml opens the network for a render of the tree, and
+/// for a diff only when the base has the same file: a pull request cannot add it.
+#[test]
+fn a_pull_request_cannot_allow_the_network_for_itself_in_fluxsim_toml() {
+    let server = Server::start();
+    let k = format!("resources:\n- {}\n", server.url("y.yaml"));
+    let (_top, root) = hostile(&[("apps/remote/kustomization.yaml", &k)], &["remote"]);
+    let base = crate::common::git(&root, &["rev-parse", "HEAD"]);
+    fs::write(root.join("fluxsim.toml"), "[network]\nallow = true\n").unwrap();
+    commit_all(&root, "allow the network");
+    let diff = run_in(
+        &root,
+        &["diff", ".", "--base", base.trim(), "--format", "json"],
+        &[],
+    );
+    assert!(diff.code <= 1, "{}", diff.stderr);
+    assert_eq!(server.requests(), Vec::<String>::new());
+    assert!(diff.stdout.contains("needs-network"), "{}", diff.stdout);
+    diff.assert_nothing_leaked();
+    // The same file in base and head: the base allowed it, so the head may fetch.
+    let same = run_in(
+        &root,
+        &["diff", ".", "--base", "HEAD", "--format", "json"],
+        &[],
+    );
+    assert!(same.code <= 1, "{}", same.stderr);
+    assert!(
+        !server.requests().is_empty(),
+        "the allowed fetch reached nothing"
+    );
+}
+
+/// The kustomize binary runs in the tool box: a fake kustomize that prints its environment,
+/// working folder and what it can read as a ConfigMap shows none of fluxsim's environment,
+/// the repository or the machine's files.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_kustomize_binary_runs_with_a_cleared_environment_outside_the_repository() {
+    use std::os::unix::fs::PermissionsExt;
+    let (top, root) = hostile(&[], &[]);
+    let fake = top.path().join("kustomize");
+    fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = version ]; then echo v5.8.1; exit 0; fi\n\
+             printf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: box\\ndata:\\n'\n\
+             printf '  env: \"%s\"\\n' \"$(env | tr '\\n\"' ' _')\"\n\
+             printf '  pwd: \"%s\"\\n' \"$(pwd)\"\n\
+             printf '  git: \"%s\"\\n' \"$(cat {git} 2>&1 | tr '\\n\"' ' _')\"\n\
+             printf '  outside: \"%s\"\\n' \"$(cat {outside} 2>&1 | tr '\\n\"' ' _')\"\n",
+            git = root.join(".git/config").display(),
+            outside = top.path().join("outside.yaml").display(),
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
+    let run = render(
+        &root,
+        &[
+            "--builder",
+            "kustomize",
+            "--kustomize",
+            fake.to_str().unwrap(),
+        ],
+    );
+    let out = &run.stdout;
+    assert_eq!(run.code, 0, "{out}{}", run.stderr);
+    let box_cm = run
+        .written
+        .iter()
+        .find(|(_, text)| text.contains("name: box"))
+        .map(|(_, t)| t.clone())
+        .expect("the fake kustomize's output");
+    assert!(!box_cm.contains(ENV_MARKER), "{box_cm}");
+    assert!(!box_cm.contains("GITHUB_TOKEN"), "{box_cm}");
+    let pwd = box_cm.lines().find(|l| l.contains("pwd:")).unwrap();
+    assert!(!pwd.contains(&root.display().to_string()), "{pwd}");
+    if fluxsim::sandbox::isolation().landlock_abi >= 1 {
+        assert!(!box_cm.contains("git-token-marker"), "{box_cm}");
+        assert!(!box_cm.contains(OUTSIDE_MARKER), "{box_cm}");
+    }
+}
+
+/// helm-controller's post-renderer patches have no `path` (fluxcd/pkg apis/kustomize `Patch`
+/// is `patch` and `target`; the API server prunes the rest): one naming a file of the
+/// machine, or `/dev/zero`, reads nothing and ends. Beside a `patch`, the release renders
+/// with that patch; alone, the entry is empty and kustomize refuses it, as it refuses it in
+/// helm-controller.
+#[test]
+fn post_renderer_patch_paths_read_nothing_outside_the_repository() {
+    let (top, root) = hostile(&[], &[]);
+    let release = format!(
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: pr\n  namespace: flux-system\nspec:\n  interval: 1m\n  chart:\n    spec:\n      chart: ./charts/c\n      sourceRef: {{kind: GitRepository, name: flux-system, namespace: flux-system}}\n  postRenderers:\n  - kustomize:\n      patches:\n      - path: {outside}\n        patch: '[{{\"op\": \"add\", \"path\": \"/data/p\", \"value\": \"patched\"}}]'\n        target: {{kind: ConfigMap}}\n      - path: ../../outside.yaml\n        patch: '[{{\"op\": \"add\", \"path\": \"/data/q\", \"value\": \"patched\"}}]'\n        target: {{kind: ConfigMap}}\n      - path: /dev/zero\n        patch: '[{{\"op\": \"add\", \"path\": \"/data/r\", \"value\": \"patched\"}}]'\n        target: {{kind: ConfigMap}}\n      - path: {git}\n        patch: '[{{\"op\": \"add\", \"path\": \"/data/s\", \"value\": \"patched\"}}]'\n        target: {{kind: ConfigMap}}\n---\n{alone}",
+        alone = release_yaml("alone", "c", None) + "  postRenderers:\n  - kustomize:\n      patches:\n      - path: /dev/zero\n",
+        outside = top.path().join("outside.yaml").display(),
+        git = root.join(".git/config").display(),
+    );
+    write_chart(
+        &root,
+        "c",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: chart\ndata:\n  a: b\n",
+    );
+    fs::write(root.join("apps/healthy/release.yaml"), release).unwrap();
+    fs::write(
+        root.join("apps/healthy/kustomization.yaml"),
+        "resources: [configmap.yaml, release.yaml]\n",
+    )
+    .unwrap();
+    commit_all(&root, "post-renderer paths");
+    let run = render(&root, &["--helm"]);
+    let json = run.json();
+    let entry = kustomization(&json, "test", "healthy/helm/flux-system/pr");
+    assert_eq!(entry["status"], "rendered", "{entry:#}");
+    let text: String = run
+        .written
+        .iter()
+        .filter(|(p, _)| p.contains("helm/flux-system/pr"))
+        .map(|(_, t)| t.as_str())
+        .collect();
+    for key in ["p: patched", "q: patched", "r: patched", "s: patched"] {
+        assert!(text.contains(key), "{key} in {text}");
+    }
+    let alone = kustomization(&json, "test", "healthy/helm/flux-system/alone");
+    assert_eq!(alone["status"], "failed", "{alone:#}");
+    assert!(
+        alone["error"]
+            .as_str()
+            .unwrap()
+            .contains("must specify one of patch and path"),
+        "{alone:#}"
+    );
+    run.assert_nothing_leaked();
+}
+
+fn write_chart(root: &Path, name: &str, template: &str) {
+    let dir = root.join("charts").join(name);
+    fs::create_dir_all(dir.join("templates")).unwrap();
+    fs::write(
+        dir.join("Chart.yaml"),
+        format!("apiVersion: v2\nname: {name}\nversion: 1.0.0\n"),
+    )
+    .unwrap();
+    fs::write(dir.join("templates/t.yaml"), template).unwrap();
+}
+
+fn release_yaml(name: &str, chart: &str, release_name: Option<&str>) -> String {
+    let rn = release_name.map_or(String::new(), |r| format!("  releaseName: \"{r}\"\n"));
+    format!(
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n  interval: 1m\n{rn}  chart:\n    spec:\n      chart: ./charts/{chart}\n      sourceRef: {{kind: GitRepository, name: flux-system, namespace: flux-system}}\n"
+    )
+}
+
+/// A release name from the repository never becomes a helm flag: `--set-file` would put the
+/// checkout's token into the comment, `--output-dir` would write anywhere. helm's own rule
+/// refuses both (pkg/chart/v2/util/validate_name.go), before helm runs.
+#[test]
+fn a_release_name_is_never_read_as_a_helm_flag() {
+    let (top, root) = hostile(&[], &[]);
+    write_chart(
+        &root,
+        "leak",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: leak\ndata:\n  leak: {{ .Values.leak | quote }}\n",
+    );
+    let written = top.path().join("written");
+    let releases = [
+        release_yaml("setfile", "leak", Some("--set-file=leak=.git/config")),
+        release_yaml(
+            "outdir",
+            "leak",
+            Some(&format!("--output-dir={}", written.display())),
+        ),
+    ]
+    .join("---\n");
+    fs::write(root.join("apps/healthy/releases.yaml"), releases).unwrap();
+    fs::write(
+        root.join("apps/healthy/kustomization.yaml"),
+        "resources: [configmap.yaml, releases.yaml]\n",
+    )
+    .unwrap();
+    commit_all(&root, "release names as flags");
+    let run = render(&root, &["--helm"]);
+    let json = run.json();
+    for name in ["setfile", "outdir"] {
+        let entry = kustomization(&json, "test", &format!("healthy/helm/flux-system/{name}"));
+        assert_eq!(entry["status"], "failed", "{entry:#}");
+        assert!(
+            entry["error"]
+                .as_str()
+                .unwrap()
+                .contains("invalid release name"),
+            "{entry:#}"
+        );
+    }
+    assert!(!written.exists(), "helm wrote outside --out");
+    run.assert_nothing_leaked();
+}
+
+/// A chart schema's `$ref` to a file of the machine is never followed, one to the network
+/// needs `--allow-network`; nothing reaches the server.
+#[test]
+fn a_chart_schema_ref_outside_the_chart_is_not_followed() {
+    let server = Server::start();
+    let (top, root) = hostile(&[], &[]);
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  a: b\n";
+    write_chart(&root, "fileref", cm);
+    fs::write(
+        root.join("charts/fileref/values.schema.json"),
+        format!(
+            r#"{{"properties": {{"a": {{"$ref": "file://{}"}}}}}}"#,
+            top.path().join("outside.yaml").display()
+        ),
+    )
+    .unwrap();
+    write_chart(&root, "netref", cm);
+    fs::write(
+        root.join("charts/netref/values.schema.json"),
+        format!(
+            r#"{{"properties": {{"a": {{"$ref": "{}"}}}}}}"#,
+            server.url("schema.json")
+        ),
+    )
+    .unwrap();
+    let releases = [
+        release_yaml("fileref", "fileref", None),
+        release_yaml("netref", "netref", None),
+    ]
+    .join("---\n");
+    fs::write(root.join("apps/healthy/releases.yaml"), releases).unwrap();
+    fs::write(
+        root.join("apps/healthy/kustomization.yaml"),
+        "resources: [configmap.yaml, releases.yaml]\n",
+    )
+    .unwrap();
+    commit_all(&root, "schema refs");
+    let run = render(&root, &["--helm"]);
+    let json = run.json();
+    let file = kustomization(&json, "test", "healthy/helm/flux-system/fileref");
+    assert_eq!(file["status"], "failed", "{file:#}");
+    assert!(file["error"].as_str().unwrap().contains("never follows"));
+    let net = kustomization(&json, "test", "healthy/helm/flux-system/netref");
+    assert_eq!(net["status"], "needs-network", "{net:#}");
+    assert_eq!(server.requests(), Vec::<String>::new());
+    run.assert_nothing_leaked();
+}
+
+/// A template that loops two billion times grows helm's memory until fluxsim's bound stops
+/// it, with fluxsim's error, not the machine's allocator's.
+#[test]
+fn a_runaway_helm_template_ends_with_fluxsim_s_bound() {
+    let (_top, root) = hostile(&[], &[]);
+    write_chart(
+        &root,
+        "loop",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: loop\ndata:\n{{- range until 2000000000 }}\n  k{{ . }}: \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n{{- end }}\n",
+    );
+    fs::write(
+        root.join("apps/healthy/release.yaml"),
+        release_yaml("loop", "loop", None),
+    )
+    .unwrap();
+    fs::write(
+        root.join("apps/healthy/kustomization.yaml"),
+        "resources: [configmap.yaml, release.yaml]\n",
+    )
+    .unwrap();
+    commit_all(&root, "runaway template");
+    let run = render(&root, &["--helm", "--timeout", "300"]);
+    let json = run.json();
+    let entry = kustomization(&json, "test", "healthy/helm/flux-system/loop");
+    assert_eq!(entry["status"], "failed", "{entry:#}");
+    let err = entry["error"].as_str().unwrap();
+    assert!(
+        err.contains("fluxsim's memory bound") || err.contains("fluxsim's bound"),
+        "fluxsim's own bound: {err}"
+    );
+}
+
+/// Killed outright (SIGKILL: no handler runs), fluxsim leaves no tool behind: the kernel ends
+/// each tool it started (`PR_SET_PDEATHSIG`).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_tool_dies_with_fluxsim_even_on_sigkill() {
+    use std::os::unix::fs::PermissionsExt;
+    let (top, root) = hostile(&[], &[]);
+    let marker = top
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let fake = top.path().join("kustomize");
+    fs::write(
+        &fake,
+        "#!/bin/sh\nif [ \"$1\" = version ]; then echo v5.8.1; exit 0; fi\nexec sleep 300\n",
+    )
+    .unwrap();
+    fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fluxsim"))
+        .args([
+            "render",
+            ".",
+            "--no-cache",
+            "--builder",
+            "kustomize",
+            "--kustomize",
+        ])
+        .arg(&fake)
+        .current_dir(&root)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The fake's `exec sleep 300` keeps its path out of the command line: wait for a
+    // `sleep 300` whose parent is fluxsim.
+    let fluxsim_pid = child.id().to_string();
+    let sleeping = || -> Vec<String> {
+        fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
+            .filter(|p| {
+                let cmd = fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+                let stat = fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+                let ppid = stat
+                    .rsplit(") ")
+                    .next()
+                    .and_then(|rest| rest.split(' ').nth(1))
+                    .unwrap_or_default()
+                    .to_string();
+                cmd.starts_with(b"sleep\x00300") && ppid == fluxsim_pid && !stat.contains(") Z ")
+            })
+            .collect()
+    };
+    let started = (0..1000).find_map(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        let s = sleeping();
+        (!s.is_empty()).then_some(s)
+    });
+    let started = started.expect("the fake kustomize never ran");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let gone = (0..300).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        started.iter().all(|p| {
+            fs::read_to_string(format!("/proc/{p}/stat")).map_or(true, |s| s.contains(") Z "))
+        })
+    });
+    assert!(gone, "the tool outlived fluxsim ({marker})");
+}
