@@ -281,12 +281,22 @@ fn diff_cluster(
             bk.and_then(|k| k.artifact.as_ref()),
             hk.and_then(|k| k.artifact.as_ref()),
         );
-        let (bp, hp) = (bk.and_then(problem), hk.and_then(problem));
+        let (mut bp, mut hp) = (bk.and_then(problem), hk.and_then(problem));
+        // Missing on one side because an ancestor did not render there: Flux applies nothing
+        // from a failed build and prunes nothing, so it keeps running. Unknown, never removed
+        // or added.
+        match (bk, hk) {
+            (Some(k), None) => hp = unrendered_ancestor(k, &b, &h, "head"),
+            (None, Some(k)) => bp = unrendered_ancestor(k, &h, &b, "base"),
+            _ => {}
+        }
         let unrendered = |k: Option<&KustomizationRender>| {
             k.is_some_and(|k| k.status != Status::Rendered || k.artifact.is_none())
         };
         let mut change = match (bk, hk) {
             _ if unrendered(bk) || unrendered(hk) => Change::NotCompared,
+            (Some(_), None) if hp.is_some() => Change::NotCompared,
+            (None, Some(_)) if bp.is_some() => Change::NotCompared,
             (None, _) => Change::Added,
             (_, None) => Change::Removed,
             _ if ba.map(|a| &a.sha256) == ha.map(|a| &a.sha256) && bp == hp => Change::Identical,
@@ -328,6 +338,37 @@ fn diff_cluster(
         kustomizations,
         moves,
     }
+}
+
+/// Why `k` (of the revision `here`) is missing from the revision `there` (named `side`)
+/// when the reason is an ancestor: the nearest ancestor of `k` that `there` holds, when it did
+/// not render there (`parent flux-system/apps failed in head: ...`). `None` when that
+/// ancestor rendered (the Kustomization is really gone) or none is held.
+fn unrendered_ancestor(
+    k: &KustomizationRender,
+    here: &BTreeMap<String, &KustomizationRender>,
+    there: &BTreeMap<String, &KustomizationRender>,
+    side: &str,
+) -> Option<String> {
+    let mut parent = k.parent.as_ref();
+    // A chain is at most as long as the render (a cycle cannot form, but stay bounded).
+    for _ in 0..=here.len() {
+        let id = parent?.to_string();
+        if let Some(p) = there.get(&id) {
+            return match &p.status {
+                Status::Rendered => None,
+                Status::Suspended => Some(format!("parent {id} is suspended in {side}")),
+                Status::Failed(e) => Some(format!("parent {id} failed in {side}: {e}")),
+                Status::Blocked(e) => Some(format!("parent {id} did not render in {side}: {e}")),
+                Status::External(e) => Some(format!("parent {id} is external in {side}: {e}")),
+                Status::NeedsNetwork(e) => {
+                    Some(format!("parent {id} needs the network in {side}: {e}"))
+                }
+            };
+        }
+        parent = here.get(&id).and_then(|p| p.parent.as_ref());
+    }
+    None
 }
 
 /// Object-by-object differences of two artifacts, sorted by object id: compared after

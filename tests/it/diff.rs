@@ -926,3 +926,62 @@ fn a_value_changed_in_one_of_two_colliding_clusters_changes_only_that_cluster() 
         ])
     );
 }
+
+/// A typo in a file the cluster root applies fails the root in head; Flux applies nothing from
+/// a failed build and prunes nothing, so what the root applied keeps running: every
+/// Kustomization below it is `not compared`, naming the failed parent, never `removed`
+/// (issue: "a failure never reads as a deletion"). The same when the base is the broken side.
+#[test]
+fn a_parent_failing_in_either_revision_makes_its_children_not_compared_not_removed() {
+    let repo = repo_from("testdata/fleet");
+    let base = git(repo.path(), &["rev-parse", "HEAD"]);
+    edit(
+        repo.path(),
+        "clusters/base/apps.yaml",
+        "interval: ",
+        "interval: [1h ",
+    );
+    commit_all(repo.path(), "typo");
+    let broken = git(repo.path(), &["rev-parse", "HEAD"]);
+    for (from, to, side) in [
+        (base.trim(), broken.trim(), "head"),
+        (broken.trim(), base.trim(), "base"),
+    ] {
+        let out = run(
+            repo.path(),
+            &[
+                "diff", ".", "--base", from, "--head", to, "--format", "json",
+            ],
+        );
+        assert_eq!(out.code, 1, "{}", out.stderr);
+        let json = out.json();
+        let all: Vec<&Value> = json["clusters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|c| c["kustomizations"].as_array().unwrap())
+            .collect();
+        assert!(
+            all.iter()
+                .all(|k| k["change"] != "removed" && k["change"] != "added"),
+            "{side}: {all:#?}"
+        );
+        let below: Vec<&&Value> = all
+            .iter()
+            .filter(|k| {
+                k[format!("{side}_problem")]
+                    .as_str()
+                    .is_some_and(|p| p.starts_with("parent flux-system/flux-system failed in"))
+            })
+            .collect();
+        assert!(!below.is_empty(), "{side}: {all:#?}");
+        for k in below {
+            assert_eq!(k["change"], "not compared", "{k:#}");
+            let p = k[format!("{side}_problem")].as_str().unwrap();
+            assert!(
+                p.contains(&format!("failed in {side}: ")) && p.contains("apps.yaml"),
+                "{p}"
+            );
+        }
+    }
+}
