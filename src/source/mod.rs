@@ -23,7 +23,7 @@
 //! Paths are relative to the directory given, which plays the repository root.
 
 mod error;
-mod git;
+pub(crate) mod git;
 pub mod glob;
 mod go_match;
 mod ignore;

@@ -23,4 +23,5 @@ mod ship;
 mod source;
 mod sources;
 mod steady;
+mod untrusted;
 mod yaml_reread;
