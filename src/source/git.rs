@@ -112,6 +112,31 @@ pub(crate) fn in_work_tree(dir: &Path) -> Result<bool, SourceError> {
     }
 }
 
+/// Whether git tracks a file at or under the folder `dir`, in whatever work tree holds it:
+/// what fluxsim must never remove, however its content looks. `false` without asking git
+/// when no `.git` is in `dir` or above it, and when git says `dir` is in no repository.
+pub(crate) fn tracks_anything_in(dir: &Path) -> Result<bool, SourceError> {
+    let abs = dir.canonicalize().map_err(|source| SourceError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    if !abs
+        .ancestors()
+        .any(|a| a.join(".git").symlink_metadata().is_ok())
+    {
+        return Ok(false);
+    }
+    match try_run(&abs, &["ls-files", "-z", "--", "."])? {
+        Ok(out) => Ok(!out.is_empty()),
+        Err(stderr) if stderr.contains("not a git repository") => Ok(false),
+        Err(stderr) => Err(SourceError::Git {
+            dir: abs,
+            command: "ls-files -z -- .".to_owned(),
+            stderr,
+        }),
+    }
+}
+
 /// Splits `-z` output into relative paths, refusing anything that is not a plain relative
 /// path (so nothing can be written outside the copy).
 fn split_paths(dir: &Path, out: &[u8]) -> Result<Vec<PathBuf>, SourceError> {

@@ -217,9 +217,22 @@ fn out_dir_holds_one_file_per_kustomization_whose_digest_matches_sha256sums_and_
         "SHA256SUMS lists every artifact"
     );
     let written: BTreeSet<String> = read_tree(&b.out).into_keys().collect();
-    // The marker lists what fluxsim wrote, so that the next run replaces only that.
+    // The marker lists what fluxsim wrote (`SHA256 BYTES PATH`), so that the next run
+    // replaces only that.
     let marker = std::fs::read_to_string(b.out.join(".fluxsim-output")).unwrap();
-    let in_marker: BTreeSet<String> = marker.lines().skip(1).map(str::to_string).collect();
+    let mut in_marker = BTreeSet::new();
+    for line in marker.lines().skip(1) {
+        let [digest, size, rel] = line.splitn(3, ' ').collect::<Vec<_>>()[..] else {
+            panic!("marker line `{line}`");
+        };
+        let bytes = fs::read(b.out.join(rel)).unwrap();
+        assert_eq!(
+            (digest, size),
+            (sha256(&bytes).as_str(), bytes.len().to_string().as_str()),
+            "{rel}"
+        );
+        in_marker.insert(rel.to_string());
+    }
     assert_eq!(
         in_marker, expected,
         "the marker lists every file but itself"

@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::common::{bad_fixture, fluxsim, git};
+use crate::common::{bad_fixture, commit_all, fluxsim, fluxsim_in, git};
 
 /// A script that appends its arguments to `ran` (beside it) when run: what a program named
 /// by a repository's configuration would leave.
@@ -72,5 +72,67 @@ fn git_runs_no_program_the_repositorys_own_config_names() {
         !ran.exists(),
         "git ran what the repository's config names:\n{}",
         fs::read_to_string(&ran).unwrap_or_default()
+    );
+}
+
+/// Every file under `dir` (relative path to contents).
+fn files_of(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    crate::common::read_tree(dir)
+}
+
+// `--out` sweeps the staging folders (`.fluxsim-out-<pid>-...`) that killed runs left beside
+// its folder, often the repository's own folder in CI. A pull request can commit a folder of
+// that name holding a marker, even one that lists its files as fluxsim lists what it wrote:
+// a folder git tracks is never fluxsim's, and nothing of it may go.
+#[test]
+fn out_never_removes_a_folder_the_repository_tracks() {
+    let repo = bad_fixture("missing-path");
+    let root = repo.path();
+    // A real output of fluxsim, marker and all, committed under the names it uses.
+    let made = tempfile::tempdir().unwrap();
+    let real = made.path().join("out");
+    // (`missing-dir` fails: exit 1.)
+    let r = fluxsim(&[
+        "render",
+        root.to_str().unwrap(),
+        "--out",
+        real.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    for name in [
+        ".fluxsim-out-4194305-x",
+        ".fluxsim-old-4194305-x",
+        "rendered",
+    ] {
+        crate::common::copy_dir(&real, &root.join(name));
+    }
+    // And the marker as fluxsim wrote it before it listed digests.
+    let old = root.join(".fluxsim-out-4194306-y");
+    fs::create_dir_all(old.join("docs")).unwrap();
+    fs::write(
+        old.join(".fluxsim-output"),
+        "fluxsim render --out: fluxsim wrote this folder and replaces it whole; its files:\n\
+         docs/notes.md\n",
+    )
+    .unwrap();
+    fs::write(old.join("docs/notes.md"), "tracked notes\n").unwrap();
+    commit_all(root, "folders named as fluxsim names its own");
+    let before = files_of(root);
+
+    let r = fluxsim_in(Some(root), &["render", ".", "--out", "rendered"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("rendered`: git tracks files in it"),
+        "{}",
+        r.stderr
+    );
+    let r = fluxsim_in(Some(root), &["render", ".", "--out", "fresh"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(root.join("fresh/SHA256SUMS").is_file());
+    let mut after = files_of(root);
+    after.retain(|path, _| !path.starts_with("fresh/"));
+    assert_eq!(
+        after, before,
+        "the repository's files are all there, unchanged"
     );
 }
