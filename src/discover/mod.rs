@@ -112,11 +112,11 @@ impl Discovery {
 /// A root that could not be understood.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum DiscoverError {
-    /// A `NAME=PATH` argument without `=`.
-    #[error("--cluster `{0}`: expected NAME=PATH")]
+    /// A `NAME=PATH` argument (`--cluster-root`, or `--cluster` spelt so) without `=`.
+    #[error("--cluster-root `{0}`: expected NAME=PATH (`prod=./clusters/prod`)")]
     BadArgument(String),
     /// The path given for a cluster does not exist.
-    #[error("--cluster `{0}`: path `{1}` does not exist in the source")]
+    #[error("--cluster-root `{0}`: path `{1}` does not exist in the source")]
     MissingPath(String, String),
     /// No cluster was found; `candidates` are the folders that hold Flux Kustomizations.
     #[error("no cluster root found: no Flux Kustomization has a spec.path that holds its own file, no folder holds flux-system/gotk-components.yaml or gotk-sync.yaml, no Flux Operator sync path was found and no kustomization applies Flux Kustomizations that nothing else reaches; pass --cluster-root NAME=PATH{}", candidate_lines(.candidates))]

@@ -136,3 +136,56 @@ fn out_never_removes_a_folder_the_repository_tracks() {
         "the repository's files are all there, unchanged"
     );
 }
+
+/// Runs `fluxsim render testdata/fleet ARGS`; asserts exit 2 and gives stderr.
+fn usage_error(args: &[&str]) -> String {
+    let mut all = vec!["render", "testdata/fleet"];
+    all.extend_from_slice(args);
+    let r = fluxsim(&all);
+    assert_eq!(r.code, 2, "{args:?}: {}{}", r.stdout, r.stderr);
+    assert!(r.stdout.is_empty(), "{args:?}: {}", r.stdout);
+    r.stderr
+}
+
+#[test]
+fn a_timeout_of_0_is_refused() {
+    let e = usage_error(&["--timeout", "0"]);
+    assert!(
+        e.contains("'--timeout <TIMEOUT>': a timeout must be at least 1 second"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_kustomize_that_fails_silently_is_an_error_saying_how_it_ended() {
+    let e = usage_error(&["--builder", "kustomize", "--kustomize", "/bin/false"]);
+    assert!(
+        e.contains("`/bin/false version` exited with status 1 and printed nothing"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_cache_dir_fluxsim_cannot_write_in_is_refused_naming_it() {
+    let e = usage_error(&["--cache-dir", "/etc/passwd"]);
+    assert!(
+        e.contains("'--cache-dir <DIR>': `/etc/passwd` is not a folder"),
+        "{e}"
+    );
+    let e = usage_error(&["--cache-dir", "/etc/passwd/cache"]);
+    assert!(e.contains("`/etc/passwd/cache` cannot be made"), "{e}");
+}
+
+#[test]
+fn a_cluster_root_without_its_path_names_cluster_root_and_the_form() {
+    let e = usage_error(&["--cluster-root", "foo"]);
+    assert!(
+        e.contains("invalid value 'foo' for '--cluster-root <NAME=PATH>': expected NAME=PATH"),
+        "{e}"
+    );
+    let e = usage_error(&["--cluster-root", "foo=./nowhere"]);
+    assert!(
+        e.contains("--cluster-root `foo=./nowhere`: path `./nowhere` does not exist"),
+        "{e}"
+    );
+}
