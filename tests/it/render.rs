@@ -902,6 +902,34 @@ fn missing_spec_path_fails_that_kustomization_naming_the_path() {
     assert_eq!(status(kustomization(&json, "test", "healthy")), "rendered");
 }
 
+// The Kustomization CRD types spec.path `string`: the API server refuses `path: 42` (and a
+// list, a map) before kustomize-controller sees the object; it never rendered the source root.
+#[test]
+fn a_spec_path_that_is_not_a_string_fails_that_kustomization_naming_its_file() {
+    let repo = bad_fixture("path-not-a-string");
+    let (_tmp, r) = render_json_out(repo.path(), &[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let json = r.json();
+    for (name, line, what) in [
+        ("a-number", 6, "an integer (`42`)"),
+        ("a-list", 20, "a list (`[\"./apps/healthy\"]`)"),
+        ("a-map", 34, "a map (`{\"dir\":\"./apps/healthy\"}`)"),
+    ] {
+        let k = kustomization(&json, "test", name);
+        assert_eq!(status(k), "failed", "{name}");
+        assert!(k["sha256"].is_null(), "{name}");
+        assert_eq!(
+            error(k),
+            format!(
+                "clusters/test/apps.yaml:{line}: spec.path must be a string, not {what}: the API \
+                 server refuses this Kustomization (the CRD's schema types spec.path string)"
+            ),
+            "{name}"
+        );
+    }
+    assert_eq!(status(kustomization(&json, "test", "healthy")), "rendered");
+}
+
 #[test]
 fn unparsable_kustomization_yaml_fails_only_that_kustomization() {
     let repo = bad_fixture("bad-kustomization-yaml");
