@@ -294,6 +294,22 @@ enum Whole {
 /// in it (a folder of a repository is never fluxsim's to remove, whatever its marker says).
 /// Otherwise why not, in words that follow "refusing to write `DIR`: ".
 fn check_owned(dir: &Path, whole: Whole) -> Result<BTreeMap<String, Listed>, String> {
+    // First, so that nothing of a repository's folder is even read.
+    match crate::source::git::tracks_anything_in(dir) {
+        Ok(false) => {}
+        Ok(true) => {
+            return Err(
+                "git tracks files in it: it is a folder of a repository, not one fluxsim wrote"
+                    .into(),
+            )
+        }
+        Err(e) => {
+            return Err(format!(
+                "it is in a git work tree and git could not say whether it tracks files in it: \
+                 {e}"
+            ))
+        }
+    }
     let marker_path = dir.join(MARKER);
     match std::fs::symlink_metadata(&marker_path) {
         Ok(m) if m.is_file() => {}
@@ -334,15 +350,7 @@ fn check_owned(dir: &Path, whole: Whole) -> Result<BTreeMap<String, Listed>, Str
             }
         }
     }
-    match crate::source::git::tracks_anything_in(dir) {
-        Ok(false) => Ok(listed),
-        Ok(true) => Err(
-            "git tracks files in it: it is a folder of a repository, not one fluxsim wrote".into(),
-        ),
-        Err(e) => Err(format!(
-            "it is in a git work tree and git could not say whether it tracks files in it: {e}"
-        )),
-    }
+    Ok(listed)
 }
 
 /// Whether the file at `path` is the one the marker lists (`want`): its size and digest, or
