@@ -156,6 +156,11 @@ pub struct Kustomization {
     pub common_annotations: BTreeMap<String, String>,
     /// `spec.decryption` is set (SOPS).
     pub decryption: bool,
+    /// Why the API server would refuse the object (a field of the wrong type, which its
+    /// schema rejects before any controller sees it), when it would; reconcile fails such
+    /// a Kustomization, and discovery never takes it for a cluster root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalid: Option<String>,
 }
 
 /// Is this object a Flux Kustomization?
@@ -179,6 +184,28 @@ fn string_map(v: Option<&Value>) -> BTreeMap<String, String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Why `spec.<field>` breaks the CRD's schema, which types it `string`: the API server
+/// refuses the object (`spec.path: Invalid value: "integer": spec.path in body must be of type
+/// string`). A null is no value: the field is unset.
+fn not_a_string(spec: &Value, field: &str) -> Option<String> {
+    let what = match spec.get(field)? {
+        Value::Null | Value::String(_) => return None,
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a number",
+        Value::Number(_) => "an integer",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a map",
+    };
+    let mut shown = spec[field].to_string();
+    if shown.chars().count() > 40 {
+        shown = shown.chars().take(40).chain("...".chars()).collect();
+    }
+    Some(format!(
+        "spec.{field} must be a string, not {what} (`{shown}`): the API server refuses this \
+         Kustomization (the CRD's schema types spec.{field} string)"
+    ))
 }
 
 fn list(v: Option<&Value>) -> Vec<Value> {
@@ -253,6 +280,7 @@ impl Kustomization {
         Ok(Kustomization {
             api_version: str_at(obj, &["apiVersion"]).unwrap_or_default().to_string(),
             path: s("path").unwrap_or_default(),
+            invalid: not_a_string(&spec, "path"),
             depends_on,
             post_build,
             prune: b("prune"),
@@ -307,6 +335,38 @@ mod tests {
         assert_eq!(k.depends_on[0].to_string(), "flux-system/b");
         assert_eq!(k.depends_on[1].to_string(), "o/c");
         assert!(!k.wait && !k.prune && k.post_build.is_none());
+    }
+
+    // The CRD's openAPI schema types spec.path `string`; a null is an unset field.
+    #[test]
+    fn a_spec_path_of_another_type_makes_the_kustomization_invalid() {
+        let with_path = |path: Value| {
+            Kustomization::from_json(&serde_json::json!({
+                "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+                "metadata": {"name": "a", "namespace": "flux-system"},
+                "spec": {"path": path}
+            }))
+            .unwrap()
+        };
+        for (path, what) in [
+            (serde_json::json!(42), "an integer (`42`)"),
+            (serde_json::json!(1.5), "a number (`1.5`)"),
+            (serde_json::json!(true), "a boolean (`true`)"),
+            (serde_json::json!(["x"]), "a list (`[\"x\"]`)"),
+            (serde_json::json!({"a": "b"}), "a map (`{\"a\":\"b\"}`)"),
+        ] {
+            let k = with_path(path);
+            assert_eq!(k.path, "");
+            let why = k.invalid.unwrap();
+            assert!(
+                why.starts_with(&format!("spec.path must be a string, not {what}:")),
+                "{why}"
+            );
+        }
+        let long = with_path(serde_json::json!(["x".repeat(100)]));
+        assert!(long.invalid.unwrap().contains("xxx...`)"));
+        assert_eq!(with_path(Value::Null).invalid, None);
+        assert_eq!(with_path(serde_json::json!("./x")).invalid, None);
     }
 
     #[test]

@@ -18,6 +18,8 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 const RUN_PREFIX: &str = "fluxsim-";
 /// The file that marks a folder as fluxsim's own, so a sweep never removes anything else.
 pub const MARKER: &str = ".fluxsim-scratch";
+/// What a run folder's [`MARKER`] holds.
+const RUN_MARKER_TEXT: &str = "fluxsim run folder\n";
 
 static RUN_DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
 /// The process groups of running tools; `None` once a signal has arrived, so that no new
@@ -36,13 +38,13 @@ pub fn run_dir() -> io::Result<&'static Path> {
     RUN_DIR
         .get_or_init(|| {
             let tmp = std::env::temp_dir();
-            sweep_stale(&tmp, RUN_PREFIX, MARKER);
+            sweep_stale(&tmp, RUN_PREFIX, &sweep_run_dir);
             let dir = tempfile::Builder::new()
                 .prefix(&format!("{RUN_PREFIX}{}-", std::process::id()))
                 .tempdir_in(&tmp)
                 .map_err(|e| format!("creating a temporary folder in {}: {e}", tmp.display()))?
                 .keep();
-            std::fs::write(dir.join(MARKER), "fluxsim run folder\n")
+            std::fs::write(dir.join(MARKER), RUN_MARKER_TEXT)
                 .map_err(|e| format!("writing in {}: {e}", dir.display()))?;
             Ok(dir)
         })
@@ -156,9 +158,11 @@ fn remove_tree(dir: &Path) {
     }
 }
 
-/// Removes the folders in `parent` whose names start with `prefix` followed by the id of a
-/// process that is gone, and that hold the file `marker`: what a killed run left.
-pub fn sweep_stale(parent: &Path, prefix: &str, marker: &str) {
+/// Calls `sweep` on each folder in `parent` whose name starts with `prefix` followed by the
+/// id of a process that is gone (not a symbolic link): what a killed run may have left.
+/// `sweep` removes it only once it has proved the folder fluxsim's: a name is no proof, as a
+/// repository can hold a folder of any name.
+pub fn sweep_stale(parent: &Path, prefix: &str, sweep: &dyn Fn(&Path)) {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return;
     };
@@ -172,15 +176,23 @@ pub fn sweep_stale(parent: &Path, prefix: &str, marker: &str) {
         else {
             continue;
         };
-        let path = entry.path();
-        // Never follow a symbolic link, never touch a folder without the marker.
+        // Never follow a symbolic link.
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
         if !is_dir || pid == std::process::id() || process_alive(pid) {
             continue;
         }
-        if std::fs::symlink_metadata(path.join(marker)).is_ok_and(|m| m.is_file()) {
-            remove_tree(&path);
-        }
+        sweep(&entry.path());
+    }
+}
+
+/// Removes `dir`, a run folder a dead run left, when it is one: its [`MARKER`] is a plain file
+/// that says so, and git tracks nothing in it (a temporary folder inside a repository's work
+/// tree may be a folder of the repository).
+fn sweep_run_dir(dir: &Path) {
+    let marked = std::fs::symlink_metadata(dir.join(MARKER)).is_ok_and(|m| m.is_file())
+        && std::fs::read_to_string(dir.join(MARKER)).is_ok_and(|t| t == RUN_MARKER_TEXT);
+    if marked && matches!(crate::source::git::tracks_anything_in(dir), Ok(false)) {
+        remove_tree(dir);
     }
 }
 
@@ -435,16 +447,18 @@ mod tests {
         let dead = "fluxsim-4194305-abc";
         let alive = format!("fluxsim-{}-abc", std::process::id());
         let unmarked = "fluxsim-4194306-abc";
-        for name in [dead, alive.as_str(), unmarked] {
+        let mismarked = "fluxsim-4194307-abc";
+        for name in [dead, alive.as_str(), unmarked, mismarked] {
             std::fs::create_dir(tmp.path().join(name)).unwrap();
             std::fs::write(tmp.path().join(name).join("file"), "x").unwrap();
         }
-        std::fs::write(tmp.path().join(dead).join(MARKER), "").unwrap();
-        std::fs::write(tmp.path().join(&alive).join(MARKER), "").unwrap();
+        std::fs::write(tmp.path().join(dead).join(MARKER), RUN_MARKER_TEXT).unwrap();
+        std::fs::write(tmp.path().join(&alive).join(MARKER), RUN_MARKER_TEXT).unwrap();
+        std::fs::write(tmp.path().join(mismarked).join(MARKER), "").unwrap();
         let other = "fluxsim-notapid-abc";
         std::fs::create_dir(tmp.path().join(other)).unwrap();
-        std::fs::write(tmp.path().join(other).join(MARKER), "").unwrap();
-        sweep_stale(tmp.path(), "fluxsim-", MARKER);
+        std::fs::write(tmp.path().join(other).join(MARKER), RUN_MARKER_TEXT).unwrap();
+        sweep_stale(tmp.path(), "fluxsim-", &sweep_run_dir);
         assert!(
             !tmp.path().join(dead).exists(),
             "a dead run's marked folder goes"
@@ -455,9 +469,40 @@ mod tests {
             "a folder without the marker stays"
         );
         assert!(
+            tmp.path().join(mismarked).exists(),
+            "a folder whose marker fluxsim did not write stays"
+        );
+        assert!(
             tmp.path().join(other).exists(),
             "a name without a pid stays"
         );
+    }
+
+    #[test]
+    fn a_sweep_leaves_a_marked_run_folder_that_git_tracks() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = |args: &[&str]| {
+            let ok = Command::new("git")
+                .arg("-C")
+                .arg(tmp.path())
+                .args(["-c", "user.email=t@example.invalid", "-c", "user.name=t"])
+                .args(["-c", "commit.gpgsign=false"])
+                .args(args)
+                .output()
+                .unwrap()
+                .status
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        run(&["init", "-q"]);
+        let committed = tmp.path().join("fluxsim-4194305-abc");
+        std::fs::create_dir(&committed).unwrap();
+        std::fs::write(committed.join(MARKER), RUN_MARKER_TEXT).unwrap();
+        std::fs::write(committed.join("notes.md"), "tracked").unwrap();
+        run(&["add", "-A"]);
+        run(&["commit", "-qm", "a folder named like a run folder"]);
+        sweep_stale(tmp.path(), "fluxsim-", &sweep_run_dir);
+        assert!(committed.join("notes.md").is_file());
     }
 
     #[cfg(unix)]

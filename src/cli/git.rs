@@ -3,22 +3,15 @@
 //! SARIF paths). Read-only, like `source::git`.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
-/// Runs `git -C dir ARGS`; its trimmed stdout when it succeeds.
+/// Runs `git -C dir ARGS` (made as every git command is, by `source::git::command`); its
+/// trimmed stdout when it succeeds.
 fn git(dir: &Path, args: &[&str]) -> Option<String> {
-    let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(dir).args(args).stdin(Stdio::null());
-    for var in [
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_INDEX_FILE",
-        "GIT_COMMON_DIR",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd.env("GIT_OPTIONAL_LOCKS", "0");
-    let out = cmd.output().ok()?;
+    let out = crate::source::git::command(dir, args)
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())

@@ -14,7 +14,7 @@ pub(crate) struct RenderFlags {
     #[arg(default_value = ".")]
     pub(crate) repo: PathBuf,
     /// Give a cluster root as NAME=PATH (repeatable); without it clusters are discovered.
-    #[arg(long = "cluster-root", value_name = "NAME=PATH")]
+    #[arg(long = "cluster-root", value_name = "NAME=PATH", value_parser = name_eq_path)]
     pub(crate) cluster_roots: Vec<String>,
     /// Only these clusters (repeatable, or comma-separated), by name.
     #[arg(long = "cluster", value_name = "NAME", value_delimiter = ',')]
@@ -41,12 +41,19 @@ pub(crate) struct RenderFlags {
     /// The kustomize (or kubectl) binary; default: `kustomize`, else `kubectl`, on PATH.
     #[arg(long, value_name = "PATH")]
     pub(crate) kustomize: Option<PathBuf>,
-    /// Timeout for one kustomize build, in seconds.
-    #[arg(long, default_value_t = 120)]
+    /// Timeout for one kustomize build, in seconds (at least 1).
+    #[arg(long, default_value_t = 120, value_parser = positive_seconds)]
     pub(crate) timeout: u64,
     /// Keep build outputs here across runs, keyed by the digest of their inputs (default:
     /// $FLUXSIM_CACHE_DIR, else $XDG_CACHE_HOME/fluxsim, else ~/.cache/fluxsim).
-    #[arg(long, value_name = "DIR")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        value_parser = clap::builder::TypedValueParser::try_map(
+            clap::builder::OsStringValueParser::new(),
+            writable_folder
+        )
+    )]
     pub(crate) cache_dir: Option<PathBuf>,
     /// Do not read or write the persistent build cache.
     #[arg(long, conflicts_with = "cache_dir")]
@@ -62,6 +69,45 @@ pub(crate) struct RenderFlags {
     /// and nothing is fetched. For trusted repositories only (README, "Security model").
     #[arg(long, env = "FLUXSIM_ALLOW_NETWORK")]
     pub(crate) allow_network: bool,
+}
+
+/// `--cluster-root`: `NAME=PATH`, the name not empty.
+fn name_eq_path(arg: &str) -> Result<String, String> {
+    match arg.split_once('=') {
+        Some((name, _)) if !name.is_empty() => Ok(arg.to_string()),
+        _ => Err(
+            "expected NAME=PATH: the cluster's name, `=`, and the folder of its root \
+             Kustomization in the repository (`prod=./clusters/prod`)"
+                .to_string(),
+        ),
+    }
+}
+
+/// `--timeout`: a whole number of seconds, more than 0 (a build given no time at all would
+/// fail every time, and say only that it timed out).
+fn positive_seconds(arg: &str) -> Result<u64, String> {
+    match arg.parse::<u64>() {
+        Ok(0) => Err("a timeout must be at least 1 second".to_string()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("expected a whole number of seconds ({e})")),
+    }
+}
+
+/// `--cache-dir`: a folder fluxsim can write in (made when missing). The cache ignores the
+/// failures of its writes, so a folder it cannot use would silently cache nothing.
+fn writable_folder(arg: std::ffi::OsString) -> Result<PathBuf, String> {
+    let dir = PathBuf::from(arg);
+    let shown = dir.display();
+    let hint = "give a folder fluxsim may write in, or --no-cache";
+    match std::fs::metadata(&dir) {
+        Ok(m) if !m.is_dir() => return Err(format!("`{shown}` is not a folder: {hint}")),
+        Ok(_) => {}
+        Err(_) => std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("`{shown}` cannot be made ({e}): {hint}"))?,
+    }
+    tempfile::tempfile_in(&dir)
+        .map_err(|e| format!("`{shown}` cannot be written in ({e}): {hint}"))?;
+    Ok(dir)
 }
 
 /// `--helm` and its companions: the flags of the commands that can render HelmReleases.

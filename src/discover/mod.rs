@@ -109,14 +109,22 @@ impl Discovery {
     }
 }
 
+/// The Flux Kustomization `v` declares, unless the API server would refuse it: such a one is
+/// never on a cluster, let alone its root.
+fn applicable(v: &serde_json::Value) -> Option<Kustomization> {
+    Kustomization::from_json(v)
+        .ok()
+        .filter(|k| k.invalid.is_none())
+}
+
 /// A root that could not be understood.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum DiscoverError {
-    /// A `NAME=PATH` argument without `=`.
-    #[error("--cluster `{0}`: expected NAME=PATH")]
+    /// A `NAME=PATH` argument (`--cluster-root`, or `--cluster` spelt so) without `=`.
+    #[error("--cluster-root `{0}`: expected NAME=PATH (`prod=./clusters/prod`)")]
     BadArgument(String),
     /// The path given for a cluster does not exist.
-    #[error("--cluster `{0}`: path `{1}` does not exist in the source")]
+    #[error("--cluster-root `{0}`: path `{1}` does not exist in the source")]
     MissingPath(String, String),
     /// No cluster was found; `candidates` are the folders that hold Flux Kustomizations.
     #[error("no cluster root found: no Flux Kustomization has a spec.path that holds its own file, no folder holds flux-system/gotk-components.yaml or gotk-sync.yaml, no Flux Operator sync path was found and no kustomization applies Flux Kustomizations that nothing else reaches; pass --cluster-root NAME=PATH{}", candidate_lines(.candidates))]
@@ -330,7 +338,7 @@ pub fn discover_files(fs: &SourceFs, files: &[(String, FileFacts)]) -> Discovery
             if !is_kustomization(v) {
                 continue;
             }
-            let Ok(ks) = Kustomization::from_json(v) else {
+            let Some(ks) = applicable(v) else {
                 continue;
             };
             let Ok(path) = spec_dir(fs, &ks.path) else {
@@ -503,7 +511,7 @@ fn apply_sets(
         .iter()
         .flat_map(|(_, f)| &f.0)
         .filter(|v| is_kustomization(v))
-        .filter_map(|v| Kustomization::from_json(v).ok())
+        .filter_map(applicable)
         .filter_map(|ks| spec_dir(fs, &ks.path).ok())
         .chain(roots.keys().cloned())
         .collect::<BTreeSet<String>>();
@@ -680,6 +688,19 @@ mod tests {
             c.file.as_deref(),
             Some("clusters/staging/flux-system/gotk-components.yaml")
         );
+    }
+
+    // `spec.path: 42` read as unset would be the source root, which holds every file: the
+    // API server refuses such an object (the CRD's schema says string), so it roots nothing.
+    #[test]
+    fn a_kustomization_whose_spec_path_is_not_a_string_is_no_cluster_root() {
+        let t = tree(&[(
+            "sync.yaml",
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  \
+             name: flux-system\n  namespace: flux-system\nspec:\n  path: 42\n",
+        )]);
+        let d = discover(&crate::testutil::source_fs(t.path()));
+        assert!(d.clusters.is_empty(), "{:?}", d.clusters);
     }
 
     // The Flux Operator reconciles `FluxInstance.spec.sync.path` as the cluster root

@@ -132,7 +132,11 @@ impl KustomizeBinary {
             .and_then(|n| n.to_str())
             .is_some_and(|n| n.starts_with("kubectl"));
         let subcommand = if is_kubectl { "kustomize" } else { "build" };
-        let key = Self::stamp(&program);
+        // Versions stored before a failed probe was an error may be those of programs that
+        // failed it: a key of their own leaves them unread.
+        let key = Self::stamp(&program).map(|stamp| {
+            crate::digest::sha256_hex(format!("version, probe exited 0\0{stamp}").as_bytes())
+        });
         let known = key.as_ref().zip(store).and_then(|(k, s)| s.get(k));
         let version = if let Some(v) = known {
             v
@@ -164,18 +168,11 @@ impl KustomizeBinary {
             .run()
             .map_err(|e| BuildError::NotFound(format!("{}: {e}", program.display())))?;
         if !out.status.success() {
-            let err = String::from_utf8_lossy(&out.stderr);
-            return Err(BuildError::NotFound(format!(
-                "{} {} exited with {}{}",
-                program.display(),
-                args.join(" "),
-                out.status,
-                if err.trim().is_empty() {
-                    " and printed nothing".to_string()
-                } else {
-                    format!(": {}", err.trim())
-                }
-            )));
+            let stderr = clean_error(&String::from_utf8_lossy(&out.stderr));
+            return Err(BuildError::Unusable {
+                program: program.display().to_string(),
+                why: exit_description(out.status, &stderr),
+            });
         }
         let text = String::from_utf8_lossy(&out.stdout);
         let version = if is_kubectl {
@@ -242,16 +239,15 @@ impl KustomizeBinary {
                 other => BuildError::Failed(other.to_string()),
             })?;
         if !out.status.success() {
-            let message = clean_error(&String::from_utf8_lossy(&out.stderr));
-            let message = if message.is_empty() {
-                format!(
-                    "{} exited with {} and printed no error",
+            let mut message = clean_error(&String::from_utf8_lossy(&out.stderr));
+            if message.is_empty() {
+                // Said, or the error would read `kustomize build failed: ` and nothing.
+                message = format!(
+                    "`{}` {}",
                     self.program.display(),
-                    out.status
-                )
-            } else {
-                message
-            };
+                    exit_description(out.status, "")
+                );
+            }
             // kustomize's own error exit (cobra's): the inputs decided it. Anything else (a
             // signal, a crash of the Go runtime) may be the machine's.
             return Err(if out.status.code() == Some(1) {
@@ -282,6 +278,25 @@ impl Builder for KustomizeBinary {
     }
 }
 
+/// How a program ended, for an error: `exited with status 1 and printed nothing`, `was
+/// killed by signal 9: <stderr>`.
+fn exit_description(status: std::process::ExitStatus, stderr: &str) -> String {
+    #[cfg(unix)]
+    let signal = std::os::unix::process::ExitStatusExt::signal(&status);
+    #[cfg(not(unix))]
+    let signal: Option<i32> = None;
+    let how = match (status.code(), signal) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(signal)) => format!("was killed by signal {signal}"),
+        (None, None) => "failed".to_string(),
+    };
+    if stderr.trim().is_empty() {
+        format!("{how} and printed nothing")
+    } else {
+        format!("{how}: {}", stderr.trim())
+    }
+}
+
 /// kustomize's error text without the noise that changes from run to run: kubectl wraps it
 /// in a klog line (`E1202 15:33:21.263713 31756 run.go:72] "command failed" err="..."`).
 fn clean_error(stderr: &str) -> String {
@@ -305,6 +320,63 @@ mod tests {
         let e = "E1202 15:33:21.263713   31756 run.go:72] \"command failed\" err=\"accumulating resources: \\\"x\\\" missing\"\n";
         assert_eq!(clean_error(e), "accumulating resources: \"x\" missing");
         assert_eq!(clean_error("Error: plain kustomize\n"), "plain kustomize");
+    }
+
+    /// A program at `dir/name` running the shell `script`.
+    #[cfg(unix)]
+    fn program(dir: &Path, name: &str, script: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt as _;
+        let path = dir.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_kustomize_that_fails_version_silently_is_an_error_saying_so() {
+        let tmp = tempfile::tempdir().unwrap();
+        let silent = program(tmp.path(), "silent", "exit 1");
+        let e = KustomizeBinary::open(silent.clone(), Duration::from_secs(10), None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "`{0}` is not a kustomize that works: `{0} version` exited with status 1 and \
+                 printed nothing; pass --kustomize PATH naming kustomize (or kubectl)",
+                silent.display()
+            )
+        );
+        let loud = program(
+            tmp.path(),
+            "loud",
+            "echo 'Error: no such command' >&2; exit 2",
+        );
+        let e = KustomizeBinary::open(loud, Duration::from_secs(10), None).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("exited with status 2: no such command;"),
+            "{e}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_build_that_fails_silently_says_how_the_program_ended() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fake = program(
+            tmp.path(),
+            "kustomize",
+            "[ \"$1\" = version ] && { echo v5.8.1; exit 0; }; exit 3",
+        );
+        let k = KustomizeBinary::open(fake.clone(), Duration::from_secs(10), None).unwrap();
+        let e = k.run(tmp.path(), false).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "kustomize build failed: `{}` exited with status 3 and printed nothing",
+                fake.display()
+            )
+        );
     }
 }
 

@@ -25,6 +25,18 @@ pub enum BuildError {
          or kubectl, or pass --kustomize PATH ({0})"
     )]
     NotFound(String),
+    /// The program named as kustomize ran but did not answer `version` (it failed, or is
+    /// not kustomize).
+    #[error(
+        "`{program}` is not a kustomize that works: `{program} version` {why}; pass --kustomize \
+         PATH naming kustomize (or kubectl)"
+    )]
+    Unusable {
+        /// The program.
+        program: String,
+        /// What it did (`exited with status 1 and printed nothing`).
+        why: String,
+    },
     /// kustomize ran and failed, or could not be run to the end.
     #[error("kustomize build failed: {0}")]
     Failed(String),

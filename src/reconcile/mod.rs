@@ -110,16 +110,20 @@ struct Key {
 /// say (a child's spec is its parent's rendered object), the root and what bootstrap
 /// applies included; what no render applies any more is not among them.
 fn applied_kustomizations(
+    fs: &SourceFs,
     cluster: &Cluster,
     renders: &BTreeMap<NamespacedName, (Key, KustomizationRender)>,
     boot_children: &[Kustomization],
 ) -> BTreeMap<NamespacedName, (Kustomization, Option<NamespacedName>)> {
     let mut known = BTreeMap::new();
     known.insert(cluster.root.id.clone(), (cluster.root.clone(), None));
-    for (id, (_, r)) in renders {
+    for (id, (key, r)) in renders {
+        // The files of a render from another tree are not this tree's.
+        let fs = matches!(key.source, Choice::Own).then_some(fs);
         for o in r.artifact.iter().flat_map(|a| &a.objects) {
             if is_kustomization(&o.object) {
                 if let Ok(child) = Kustomization::from_json(&o.object) {
+                    let child = invalid_where(child, fs, r, o);
                     known
                         .entry(child.id.clone())
                         .or_insert((child, Some(id.clone())));
@@ -133,6 +137,59 @@ fn applied_kustomizations(
             .or_insert((child.clone(), Some(cluster.root.id.clone())));
     }
     known
+}
+
+/// `ks`, the object `o` of `r`'s artifact, with the reason it is invalid (if it is) led by
+/// the file and line that declare it: the object's origin when the render tracked it, else
+/// the first file `r`'s build read (from `fs`) that declares a Kustomization of its name.
+fn invalid_where(
+    mut ks: Kustomization,
+    fs: Option<&SourceFs>,
+    r: &KustomizationRender,
+    o: &crate::artifact::ArtifactObject,
+) -> Kustomization {
+    let Some(why) = ks.invalid.take() else {
+        return ks;
+    };
+    // The name in the file: as rendered, or without the applying Kustomization's affixes.
+    let spec = &r.kustomization;
+    let bare = o.id.name.as_str();
+    let bare = spec
+        .name_prefix
+        .as_deref()
+        .and_then(|p| bare.strip_prefix(p))
+        .unwrap_or(bare);
+    let bare = spec
+        .name_suffix
+        .as_deref()
+        .and_then(|x| bare.strip_suffix(x))
+        .unwrap_or(bare);
+    let names = [o.id.name.as_str(), bare];
+    let line_in = |fs: &SourceFs, file: &str| {
+        let text = fs.read_to_string(&fs.root().join(file)).ok()?;
+        names
+            .iter()
+            .find_map(|n| crate::locate::object_line(&text, "Kustomization", n))
+    };
+    let origin = o.origin.as_ref().and_then(|g| g.path.clone());
+    let place = match (origin, fs) {
+        (Some(file), Some(fs)) => Some(match line_in(fs, &file) {
+            Some(line) => format!("{file}:{line}"),
+            None => file,
+        }),
+        (Some(file), None) => Some(file),
+        (None, Some(fs)) => r
+            .inputs
+            .iter()
+            .flatten()
+            .find_map(|file| line_in(fs, file).map(|line| format!("{file}:{line}"))),
+        (None, None) => None,
+    };
+    ks.invalid = Some(match place {
+        Some(place) => format!("{place}: {why}"),
+        None => format!("as {} applies it: {why}", spec.id),
+    });
+    ks
 }
 
 /// Whether the cluster substitutes strictly, and what says so: `--no-strict`, else
@@ -238,7 +295,7 @@ pub fn render_cluster(
     let mut seen: std::collections::BTreeSet<NamespacedName> = std::collections::BTreeSet::new();
     for _ in 0..MAX_ROUNDS {
         let world = world_of(&boot, &renders);
-        let known = applied_kustomizations(cluster, &renders, &boot_children);
+        let known = applied_kustomizations(fs, cluster, &renders, &boot_children);
         opts.progress.found_among(&mut seen, known.keys());
         renders.retain(|id, _| known.contains_key(id));
         let (strict, from) = strictness(opts, outside, &world);
@@ -380,7 +437,7 @@ fn bootstrap_state(
                     if is_kustomization(&o.object) {
                         if let Ok(k) = Kustomization::from_json(&o.object) {
                             if k.id != cluster.root.id {
-                                children.push(k);
+                                children.push(invalid_where(k, Some(ctx.fs), &r, o));
                             }
                         }
                     }
@@ -569,6 +626,11 @@ fn render_kustomization(
 ) -> KustomizationRender {
     let mut r = unrendered(ks, parent);
     r.strict = key.strict;
+    if let Some(why) = &ks.invalid {
+        // Never on the cluster: the API server refused it as it was applied.
+        r.status = Status::Failed(why.clone());
+        return r;
+    }
     if ks.suspend {
         // kustomize-controller skips a suspended object (`obj.Spec.Suspend` in
         // kustomization_controller.go's Reconcile): the cluster keeps what it last applied,

@@ -5,17 +5,21 @@
 //! mistake (`--out .`, `--out ~`) must never cost the user a file: fluxsim replaces a folder
 //! only when every file in it is one that an earlier `--out` listed in its marker file.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::render::RepoRender;
 
-/// The marker fluxsim writes into every output folder: a fixed first line, then the paths
-/// of the files it wrote there, one a line.
+/// The marker fluxsim writes into every output folder: [`MARKER_HEADER`], then one line per
+/// file it wrote there: its SHA-256, its size in bytes and its path under the folder.
 pub const MARKER: &str = ".fluxsim-output";
-const MARKER_HEADER: &str =
+/// The marker's first line: who wrote the folder, and the format of the lines that follow.
+const MARKER_HEADER: &str = "fluxsim render --out, marker format 2: fluxsim wrote the files \
+     below (SHA-256, bytes, path) and removes only them";
+/// The first line of the markers fluxsim wrote before format 2 (paths only).
+const MARKER_HEADER_1: &str =
     "fluxsim render --out: fluxsim wrote this folder and replaces it whole; its files:";
 /// Names of the folders fluxsim makes beside DIR while it writes (then the process id).
 const STAGING_PREFIX: &str = ".fluxsim-out-";
@@ -100,8 +104,8 @@ pub fn write_out(
 
 /// Writes `files`, a `DIR/SHA256SUMS` that `sha256sum -c` accepts and the marker into a
 /// staging folder beside DIR, then moves it into place. DIR is replaced only when it is
-/// absent, empty, or holds nothing but the files its marker lists; it may not be
-/// `source_root` or a folder above it.
+/// absent, empty, or provably fluxsim's (see [`check_owned`]); it may not be `source_root`
+/// or a folder above it.
 pub fn write_files(files: &[OutFile<'_>], dir: &Path, source_root: &Path) -> Result<(), OutError> {
     let refuse = |why: String| OutError::Refused {
         dir: dir.to_path_buf(),
@@ -116,6 +120,15 @@ pub fn write_files(files: &[OutFile<'_>], dir: &Path, source_root: &Path) -> Res
     let (Some(parent), Some(_)) = (dir_abs.parent(), dir_abs.file_name()) else {
         return Err(refuse("it does not name a folder".into()));
     };
+    // A file name that is not a plain relative path (a Kustomization named `../../x`, which
+    // the API server would refuse) would be written outside DIR.
+    if let Some(f) = files.iter().find(|f| check_rel(&f.rel).is_err()) {
+        return Err(refuse(format!(
+            "`{}` is not a plain relative file name{}",
+            f.rel.escape_debug(),
+            check_rel(&f.rel).err().unwrap_or_default()
+        )));
+    }
     std::fs::create_dir_all(parent).map_err(io_at(parent))?;
     let dir = dir_abs.as_path();
     if let (Ok(root), Ok(parent_abs)) = (
@@ -129,10 +142,15 @@ pub fn write_files(files: &[OutFile<'_>], dir: &Path, source_root: &Path) -> Res
             )));
         }
     }
-    check_replaceable(dir).map_err(refuse)?;
+    let old = check_replaceable(dir).map_err(refuse)?;
 
     for prefix in [STAGING_PREFIX, ASIDE_PREFIX] {
-        crate::scratch::sweep_stale(parent, prefix, MARKER);
+        crate::scratch::sweep_stale(parent, prefix, &|stale| {
+            // What is not provably fluxsim's is left where it is.
+            if let Ok(listed) = check_owned(stale, Whole::No) {
+                let _ = remove_owned(stale, &listed);
+            }
+        });
     }
     let own = |prefix: &str| {
         tempfile::Builder::new()
@@ -144,7 +162,7 @@ pub fn write_files(files: &[OutFile<'_>], dir: &Path, source_root: &Path) -> Res
     let staging = own(STAGING_PREFIX)?;
     crate::scratch::hold(&staging);
     let written = write_staging(files, &staging);
-    let result = written.and_then(|()| swap_into_place(&staging, dir, &own));
+    let result = written.and_then(|()| swap_into_place(&staging, dir, old.as_ref(), &own));
     if result.is_err() {
         let _ = std::fs::remove_dir_all(&staging);
     }
@@ -152,8 +170,26 @@ pub fn write_files(files: &[OutFile<'_>], dir: &Path, source_root: &Path) -> Res
     result
 }
 
-/// Writes the output into `staging`: the marker first (so that a run killed half-way leaves
-/// a folder the next run recognises), then the files, then the marker's full list.
+/// One file a marker lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Listed {
+    sha256: String,
+    size: u64,
+}
+
+/// The marker's text for `listed` (path to file).
+fn marker_text(listed: &BTreeMap<String, Listed>) -> String {
+    listed
+        .iter()
+        .fold(format!("{MARKER_HEADER}\n"), |mut m, (rel, f)| {
+            let _ = writeln!(m, "{} {} {rel}", f.sha256, f.size);
+            m
+        })
+}
+
+/// Writes the output into `staging`: the marker first, listing every file about to be
+/// written (so that a run killed half-way leaves a folder the next run can prove its own),
+/// then the files.
 fn write_staging(files: &[OutFile<'_>], staging: &Path) -> Result<(), OutError> {
     let write = |rel: &str, bytes: &[u8]| {
         let path = staging.join(rel);
@@ -162,33 +198,41 @@ fn write_staging(files: &[OutFile<'_>], staging: &Path) -> Result<(), OutError> 
         }
         std::fs::write(&path, bytes).map_err(io_at(&path))
     };
-    write(MARKER, format!("{MARKER_HEADER}\n").as_bytes())?;
     let mut sums = String::new();
-    let mut listed = vec!["SHA256SUMS".to_string()];
+    let mut listed = BTreeMap::new();
+    for f in files {
+        let _ = writeln!(sums, "{}  {}", f.sha256, f.rel);
+        listed.insert(
+            f.rel.clone(),
+            Listed {
+                sha256: f.sha256.to_string(),
+                size: f.bytes.len() as u64,
+            },
+        );
+    }
+    listed.insert(
+        "SHA256SUMS".to_string(),
+        Listed {
+            sha256: crate::artifact::sha256_hex(sums.as_bytes()),
+            size: sums.len() as u64,
+        },
+    );
+    write(MARKER, marker_text(&listed).as_bytes())?;
     for f in files {
         write(&f.rel, f.bytes.as_bytes())?;
-        let _ = writeln!(sums, "{}  {}", f.sha256, f.rel);
-        listed.push(f.rel.clone());
     }
-    write("SHA256SUMS", sums.as_bytes())?;
-    listed.sort();
-    let marker = listed
-        .iter()
-        .fold(format!("{MARKER_HEADER}\n"), |mut m, f| {
-            let _ = writeln!(m, "{f}");
-            m
-        });
-    write(MARKER, marker.as_bytes())
+    write("SHA256SUMS", sums.as_bytes())
 }
 
 /// Moves an existing DIR aside, the staging folder into its place, then removes the old
-/// output; a signal waits until the two moves are done.
+/// output (`old`: the files its marker lists); a signal waits until the two moves are done.
 fn swap_into_place(
     staging: &Path,
     dir: &Path,
+    old: Option<&BTreeMap<String, Listed>>,
     own: &dyn Fn(&str) -> Result<PathBuf, OutError>,
 ) -> Result<(), OutError> {
-    let old = if std::fs::symlink_metadata(dir).is_ok() {
+    let aside = if std::fs::symlink_metadata(dir).is_ok() {
         let aside = own(ASIDE_PREFIX)?;
         std::fs::remove_dir(&aside).map_err(io_at(&aside))?;
         Some(aside)
@@ -196,26 +240,27 @@ fn swap_into_place(
         None
     };
     crate::scratch::uninterrupted(|| {
-        if let Some(aside) = &old {
+        if let Some(aside) = &aside {
             std::fs::rename(dir, aside).map_err(io_at(dir))?;
             crate::scratch::hold(aside);
         }
         std::fs::rename(staging, dir).map_err(io_at(dir))
     })?;
-    if let Some(aside) = old {
-        let removed = std::fs::remove_dir_all(&aside).map_err(io_at(&aside));
+    if let Some(aside) = aside {
+        let removed = remove_owned(&aside, old.unwrap_or(&BTreeMap::new()));
         crate::scratch::release(&aside);
-        removed?;
+        removed.map_err(io_at(&aside))?;
     }
     Ok(())
 }
 
-/// `Ok` when DIR may be replaced: it does not exist, or is a real folder (not a symbolic
-/// link) that is empty or holds only the files its marker lists (and their folders).
-fn check_replaceable(dir: &Path) -> Result<(), String> {
+/// The files DIR's marker lists when DIR may be replaced: it does not exist (`None`), or is
+/// a real folder (not a symbolic link) that is empty or provably fluxsim's whole output
+/// ([`check_owned`]).
+fn check_replaceable(dir: &Path) -> Result<Option<BTreeMap<String, Listed>>, String> {
     let meta = match std::fs::symlink_metadata(dir) {
         Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e.to_string()),
     };
     if meta.file_type().is_symlink() {
@@ -224,40 +269,204 @@ fn check_replaceable(dir: &Path) -> Result<(), String> {
     if !meta.is_dir() {
         return Err("it is not a folder".into());
     }
-    let mut entries = Vec::new();
-    list_entries(dir, dir, &mut entries).map_err(|e| e.to_string())?;
-    if entries.is_empty() {
-        return Ok(());
+    if std::fs::read_dir(dir)
+        .map_err(|e| e.to_string())?
+        .next()
+        .is_none()
+    {
+        return Ok(Some(BTreeMap::new()));
     }
-    let Ok(marker) = std::fs::read_to_string(dir.join(MARKER)) else {
-        return Err(format!(
-            "it is not empty and fluxsim did not write it (it has no `{MARKER}`)"
-        ));
-    };
-    let mut lines = marker.lines();
-    if lines.next() != Some(MARKER_HEADER) {
-        return Err(format!("its `{MARKER}` is not one fluxsim wrote"));
-    }
-    let listed: BTreeSet<&str> = lines.collect();
-    let folders: BTreeSet<&str> = listed
-        .iter()
-        .flat_map(|f| {
-            f.match_indices('/')
-                .map(|(i, _)| &f[..i])
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    for (rel, kind) in &entries {
-        let ours = match kind {
-            Entry::File => rel == MARKER || listed.contains(rel.as_str()),
-            Entry::Folder => folders.contains(rel.as_str()),
-            Entry::Other => false,
-        };
-        if !ours {
-            return Err(format!("it holds `{rel}`, which fluxsim did not write"));
+    check_owned(dir, Whole::Yes).map(Some)
+}
+
+/// Whether a folder must hold every byte its marker lists: an output put in place does; a
+/// staging folder a killed run left may miss files or have the last one cut short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Whole {
+    Yes,
+    No,
+}
+
+/// The files `dir`'s marker lists, when `dir` is provably what fluxsim wrote: its marker
+/// reads (format 2), lists only plain relative paths, and every entry of `dir` is the marker,
+/// a listed file with the size and digest listed (or, unless `whole`, a shorter start of
+/// it), or a folder on the way to one; no entry is a symbolic link; and git tracks nothing
+/// in it (a folder of a repository is never fluxsim's to remove, whatever its marker says).
+/// Otherwise why not, in words that follow "refusing to write `DIR`: ".
+fn check_owned(dir: &Path, whole: Whole) -> Result<BTreeMap<String, Listed>, String> {
+    // First, so that nothing of a repository's folder is even read.
+    match crate::source::git::tracks_anything_in(dir) {
+        Ok(false) => {}
+        Ok(true) => {
+            return Err(
+                "git tracks files in it: it is a folder of a repository, not one fluxsim wrote"
+                    .into(),
+            )
+        }
+        Err(e) => {
+            return Err(format!(
+                "it is in a git work tree and git could not say whether it tracks files in it: \
+                 {e}"
+            ))
         }
     }
+    let marker_path = dir.join(MARKER);
+    match std::fs::symlink_metadata(&marker_path) {
+        Ok(m) if m.is_file() => {}
+        Ok(_) => return Err(format!("its `{MARKER}` is not a plain file")),
+        Err(_) => {
+            return Err(format!(
+                "it is not empty and fluxsim did not write it (it has no `{MARKER}`)"
+            ))
+        }
+    }
+    let text = std::fs::read_to_string(&marker_path)
+        .map_err(|e| format!("its `{MARKER}` cannot be read: {e}"))?;
+    let listed = parse_marker(&text).map_err(|e| format!("its `{MARKER}` {e}"))?;
+    let folders: BTreeSet<&str> = listed
+        .keys()
+        .flat_map(|f| f.match_indices('/').map(|(i, _)| &f[..i]))
+        .collect();
+    let mut entries = Vec::new();
+    list_entries(dir, dir, &mut entries).map_err(|e| e.to_string())?;
+    for (rel, kind) in &entries {
+        match kind {
+            Entry::File if rel == MARKER => {}
+            Entry::File => {
+                let Some(want) = listed.get(rel) else {
+                    return Err(format!("it holds `{rel}`, which fluxsim did not write"));
+                };
+                check_file(&dir.join(rel), want, whole).map_err(|why| format!("`{rel}` {why}"))?;
+            }
+            Entry::Folder if folders.contains(rel.as_str()) => {}
+            Entry::Folder => {
+                return Err(format!("it holds `{rel}/`, which fluxsim did not write"));
+            }
+            Entry::Other => {
+                return Err(format!(
+                    "it holds `{rel}`, a symbolic link or special file, which fluxsim never \
+                     writes"
+                ));
+            }
+        }
+    }
+    Ok(listed)
+}
+
+/// Whether the file at `path` is the one the marker lists (`want`): its size and digest, or
+/// (unless `whole`) a shorter start of it.
+fn check_file(path: &Path, want: &Listed, whole: Whole) -> Result<(), String> {
+    let size = std::fs::symlink_metadata(path)
+        .map_err(|e| e.to_string())?
+        .len();
+    if whole == Whole::No && size < want.size {
+        return Ok(());
+    }
+    if size != want.size {
+        return Err(format!(
+            "has {size} bytes, not the {} fluxsim wrote: it was changed since",
+            want.size
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    if crate::artifact::sha256_hex(&bytes) != want.sha256 {
+        return Err("is not the file fluxsim wrote: it was changed since".into());
+    }
     Ok(())
+}
+
+/// The files a marker lists, by path; why the text is not a marker fluxsim writes.
+fn parse_marker(text: &str) -> Result<BTreeMap<String, Listed>, String> {
+    let Some(body) = text.strip_suffix('\n') else {
+        return Err("is cut short".into());
+    };
+    let mut lines = body.split('\n');
+    match lines.next() {
+        Some(MARKER_HEADER) => {}
+        Some(MARKER_HEADER_1) => {
+            return Err(
+                "was written by an earlier fluxsim (marker format 1, which lists no digests): \
+                 remove the folder by hand if it is yours"
+                    .into(),
+            )
+        }
+        _ => return Err("is not one fluxsim wrote".into()),
+    }
+    let mut listed = BTreeMap::new();
+    for line in lines {
+        let bad = |why: &str| {
+            format!(
+                "has a line that is not `SHA256 BYTES PATH` ({why}): `{}`",
+                line.escape_debug()
+            )
+        };
+        let mut fields = line.splitn(3, ' ');
+        let (Some(sha256), Some(size), Some(rel)) = (fields.next(), fields.next(), fields.next())
+        else {
+            return Err(bad("too few fields"));
+        };
+        let hex = sha256.len() == 64
+            && sha256
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if !hex {
+            return Err(bad("not a SHA-256"));
+        }
+        let size = size.parse::<u64>().map_err(|_| bad("not a size"))?;
+        check_rel(rel).map_err(|why| bad(&why))?;
+        if rel == MARKER {
+            return Err(bad("the marker itself"));
+        }
+        let f = Listed {
+            sha256: sha256.to_string(),
+            size,
+        };
+        if listed.insert(rel.to_string(), f).is_some() {
+            return Err(bad("listed twice"));
+        }
+    }
+    Ok(listed)
+}
+
+/// `Ok` when `rel` is a plain relative path, `/`-separated: no empty, `.` or `..` part, no
+/// leading `/`, no `\`, no control character (a line break would end a marker line).
+fn check_rel(rel: &str) -> Result<(), String> {
+    if rel.chars().any(char::is_control) {
+        return Err(": a control character".into());
+    }
+    if rel.contains('\\') {
+        return Err(": a `\\`".into());
+    }
+    if rel.split('/').any(|p| matches!(p, "" | "." | "..")) {
+        return Err(": an empty, `.` or `..` part".into());
+    }
+    Ok(())
+}
+
+/// Removes from `dir` the files `listed` names, then the folders on their way, the marker
+/// and `dir` itself: only ever what fluxsim wrote. Anything else found there (put in after
+/// the check) stays, and `dir` with it: the removal of a folder that is not empty fails.
+fn remove_owned(dir: &Path, listed: &BTreeMap<String, Listed>) -> io::Result<()> {
+    let gone_ok = |r: io::Result<()>| match r {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    };
+    for rel in listed.keys() {
+        gone_ok(std::fs::remove_file(dir.join(rel)))?;
+    }
+    let mut folders: Vec<&str> = listed
+        .keys()
+        .flat_map(|f| f.match_indices('/').map(|(i, _)| &f[..i]))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    // Deepest first: a folder is removed after what is in it.
+    folders.sort_by_key(|f| std::cmp::Reverse(f.matches('/').count()));
+    for f in folders {
+        gone_ok(std::fs::remove_dir(dir.join(f)))?;
+    }
+    gone_ok(std::fs::remove_file(dir.join(MARKER)))?;
+    std::fs::remove_dir(dir)
 }
 
 #[derive(Debug, PartialEq)]
@@ -359,19 +568,195 @@ mod tests {
         }
     }
 
+    /// Writes `files` (path, content) into `dir` with a marker that lists them as fluxsim
+    /// lists what it writes.
+    fn plant(dir: &Path, files: &[(&str, &str)]) {
+        let mut listed = BTreeMap::new();
+        for (rel, text) in files {
+            let path = dir.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, text).unwrap();
+            listed.insert(
+                (*rel).to_string(),
+                Listed {
+                    sha256: crate::artifact::sha256_hex(text.as_bytes()),
+                    size: text.len() as u64,
+                },
+            );
+        }
+        std::fs::write(dir.join(MARKER), marker_text(&listed)).unwrap();
+    }
+
+    fn out_file(rel: &str, text: &'static str) -> OutFile<'static> {
+        OutFile {
+            rel: rel.to_string(),
+            bytes: text.into(),
+            sha256: crate::artifact::sha256_hex(text.as_bytes()).into(),
+        }
+    }
+
+    #[test]
+    fn out_marker_lists_each_file_with_its_digest_and_size() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("out");
+        let f = out_file("dev/flux-system/apps.yaml", "kind: A\n");
+        write_files(&[f], &dir, Path::new("/nonexistent")).unwrap();
+        let marker = std::fs::read_to_string(dir.join(MARKER)).unwrap();
+        let sums = std::fs::read_to_string(dir.join("SHA256SUMS")).unwrap();
+        let apps = crate::artifact::sha256_hex(b"kind: A\n");
+        assert_eq!(
+            marker,
+            format!(
+                "{MARKER_HEADER}\n{} {} SHA256SUMS\n{apps} 8 dev/flux-system/apps.yaml\n",
+                crate::artifact::sha256_hex(sums.as_bytes()),
+                sums.len()
+            )
+        );
+        assert_eq!(parse_marker(&marker).unwrap().len(), 2);
+    }
+
     #[test]
     fn out_sweeps_the_staging_folder_a_killed_run_left() {
         let tmp = tempfile::tempdir().unwrap();
-        // A staging folder named after a process that cannot exist, marked as fluxsim's.
+        // A staging folder named after a process that cannot exist, marked as fluxsim's: one
+        // file written, the next cut short, the last not written yet.
         let stale = tmp.path().join(".fluxsim-out-4194305-abc");
-        std::fs::create_dir_all(stale.join("dev/flux-system")).unwrap();
-        std::fs::write(stale.join(MARKER), format!("{MARKER_HEADER}\n")).unwrap();
-        std::fs::write(stale.join("dev/flux-system/apps.yaml"), "x").unwrap();
+        std::fs::create_dir(&stale).unwrap();
+        plant(
+            &stale,
+            &[
+                ("dev/flux-system/apps.yaml", "kind: A\n"),
+                ("dev/flux-system/infra.yaml", "kind: B\n"),
+                ("SHA256SUMS", "sums\n"),
+            ],
+        );
+        std::fs::write(stale.join("dev/flux-system/infra.yaml"), "ki").unwrap();
+        std::fs::remove_file(stale.join("SHA256SUMS")).unwrap();
         // A folder of the same shape without the marker is not fluxsim's.
         let foreign = tmp.path().join(".fluxsim-old-4194305-abc");
         std::fs::create_dir(&foreign).unwrap();
         write_files(&[], &tmp.path().join("out"), Path::new("/nonexistent")).unwrap();
         assert!(!stale.exists());
         assert!(foreign.exists());
+    }
+
+    #[test]
+    fn out_refuses_a_marker_listing_a_path_out_of_its_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let precious = tmp.path().join("x");
+        std::fs::write(&precious, "precious").unwrap();
+        let digest = crate::artifact::sha256_hex(b"precious");
+        let hostile = format!("{MARKER_HEADER}\n{digest} 8 ../x\n");
+        // As the output folder to replace.
+        let dir = tmp.path().join("out");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join(MARKER), &hostile).unwrap();
+        let e = write_files(&[], &dir, Path::new("/nonexistent")).unwrap_err();
+        assert!(e.to_string().contains("`..` part"), "{e}");
+        assert!(e.to_string().contains(&dir.display().to_string()), "{e}");
+        // As a staging folder a dead run left.
+        let stale = tmp.path().join(".fluxsim-out-4194305-abc");
+        std::fs::create_dir(&stale).unwrap();
+        std::fs::write(stale.join(MARKER), &hostile).unwrap();
+        write_files(&[], &tmp.path().join("other"), Path::new("/nonexistent")).unwrap();
+        assert_eq!(std::fs::read_to_string(&precious).unwrap(), "precious");
+        assert!(stale.join(MARKER).is_file());
+    }
+
+    #[test]
+    fn out_refuses_a_marked_folder_holding_a_file_its_marker_does_not_list() {
+        let tmp = tempfile::tempdir().unwrap();
+        for dir in [
+            tmp.path().join("out"),
+            tmp.path().join(".fluxsim-out-4194305-abc"),
+        ] {
+            std::fs::create_dir(&dir).unwrap();
+            plant(&dir, &[("dev/flux-system/apps.yaml", "kind: A\n")]);
+            std::fs::write(dir.join("dev/flux-system/notes.md"), "mine").unwrap();
+        }
+        let dir = tmp.path().join("out");
+        let e = write_files(&[], &dir, Path::new("/nonexistent")).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("holds `dev/flux-system/notes.md`, which fluxsim did not write"),
+            "{e}"
+        );
+        write_files(&[], &tmp.path().join("other"), Path::new("/nonexistent")).unwrap();
+        for dir in [
+            tmp.path().join("out"),
+            tmp.path().join(".fluxsim-out-4194305-abc"),
+        ] {
+            assert!(dir.join("dev/flux-system/notes.md").is_file(), "{dir:?}");
+            assert!(dir.join("dev/flux-system/apps.yaml").is_file(), "{dir:?}");
+        }
+    }
+
+    #[test]
+    fn out_refuses_a_file_changed_since_fluxsim_wrote_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("out");
+        let f = out_file("dev/flux-system/apps.yaml", "kind: A\n");
+        write_files(&[f], &dir, Path::new("/nonexistent")).unwrap();
+        std::fs::write(dir.join("dev/flux-system/apps.yaml"), "kind: B\n").unwrap();
+        let e = write_files(&[], &dir, Path::new("/nonexistent")).unwrap_err();
+        assert!(e.to_string().contains("changed since"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("dev/flux-system/apps.yaml")).unwrap(),
+            "kind: B\n"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn out_refuses_a_marked_folder_holding_a_symbolic_link() {
+        let tmp = tempfile::tempdir().unwrap();
+        let elsewhere = tmp.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("apps.yaml"), "kind: A\n").unwrap();
+        for dir in [
+            tmp.path().join("out"),
+            tmp.path().join(".fluxsim-out-4194305-abc"),
+        ] {
+            std::fs::create_dir(&dir).unwrap();
+            // The marker lists the file the link's folder holds.
+            plant(&dir, &[("dev/apps.yaml", "kind: A\n")]);
+            std::fs::remove_dir_all(dir.join("dev")).unwrap();
+            std::os::unix::fs::symlink(&elsewhere, dir.join("dev")).unwrap();
+        }
+        let e = write_files(&[], &tmp.path().join("out"), Path::new("/nonexistent")).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        write_files(&[], &tmp.path().join("other"), Path::new("/nonexistent")).unwrap();
+        assert!(elsewhere.join("apps.yaml").is_file());
+        assert!(tmp.path().join(".fluxsim-out-4194305-abc/dev").is_symlink());
+    }
+
+    #[test]
+    fn out_refuses_a_marker_of_an_earlier_format_and_one_cut_short() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("out");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("SHA256SUMS"), "").unwrap();
+        std::fs::write(dir.join(MARKER), format!("{MARKER_HEADER_1}\nSHA256SUMS\n")).unwrap();
+        let e = write_files(&[], &dir, Path::new("/nonexistent")).unwrap_err();
+        assert!(e.to_string().contains("marker format 1"), "{e}");
+        std::fs::write(dir.join(MARKER), MARKER_HEADER).unwrap();
+        let e = write_files(&[], &dir, Path::new("/nonexistent")).unwrap_err();
+        assert!(e.to_string().contains("cut short"), "{e}");
+        assert!(dir.join("SHA256SUMS").is_file());
+    }
+
+    #[test]
+    fn out_refuses_a_file_name_that_leaves_its_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("a/out");
+        // A Kustomization named `../../../escaped` (which the API server would refuse).
+        let f = out_file("dev/flux-system/../../../escaped.yaml", "kind: A\n");
+        let e = write_files(&[f], &dir, Path::new("/nonexistent")).unwrap_err();
+        assert!(
+            e.to_string().contains("not a plain relative file name"),
+            "{e}"
+        );
+        assert!(!tmp.path().join("escaped.yaml").exists());
+        assert!(!tmp.path().join("a/escaped.yaml").exists());
     }
 }

@@ -22,14 +22,39 @@ const GIT_ENV: &[&str] = &[
     "GIT_CEILING_DIRECTORIES",
 ];
 
-fn command(dir: &Path, args: &[&str]) -> Command {
+/// Settings given on every git command line, where they win over the repository's own
+/// `.git/config` (and what it includes): a repository fluxsim reads may come from anyone,
+/// and none of the programs its configuration names may run. `core.fsmonitor` is run by
+/// `ls-files` and `rev-parse` as they read the index; hooks, external diffs and textconv
+/// drivers are not run by the commands used here, and are switched off all the same so
+/// that a command added later cannot run them; no transport may start (a partial clone's
+/// lazy fetch would run `core.sshCommand` and friends), git only reads what is on disk.
+/// The user's global and system configuration are theirs and stay in force.
+const SAFE_CONFIG: &[&str] = &[
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "diff.external=",
+    "protocol.allow=never",
+];
+
+/// A `git -C dir ARGS` command that reads `dir`'s repository and runs nothing its
+/// configuration names (see [`SAFE_CONFIG`]); every git command fluxsim runs is made here.
+pub(crate) fn command(dir: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(dir).args(args);
+    cmd.arg("-C").arg(dir);
+    for setting in SAFE_CONFIG {
+        cmd.arg("-c").arg(setting);
+    }
+    // `--no-pager` too: a pager is a program the configuration names.
+    cmd.arg("--no-pager").args(args);
     for var in GIT_ENV {
         cmd.env_remove(var);
     }
     // Never take optional locks (e.g. an index refresh): we only read.
     cmd.env("GIT_OPTIONAL_LOCKS", "0");
+    // Never ask anyone anything, never fetch a missing object.
+    cmd.env("GIT_TERMINAL_PROMPT", "0");
+    cmd.env("GIT_NO_LAZY_FETCH", "1");
     cmd
 }
 
@@ -82,6 +107,31 @@ pub(crate) fn in_work_tree(dir: &Path) -> Result<bool, SourceError> {
         Err(stderr) => Err(SourceError::Git {
             dir: dir.to_path_buf(),
             command: "rev-parse --is-inside-work-tree".to_owned(),
+            stderr,
+        }),
+    }
+}
+
+/// Whether git tracks a file at or under the folder `dir`, in whatever work tree holds it:
+/// what fluxsim must never remove, however its content looks. `false` without asking git
+/// when no `.git` is in `dir` or above it, and when git says `dir` is in no repository.
+pub(crate) fn tracks_anything_in(dir: &Path) -> Result<bool, SourceError> {
+    let abs = dir.canonicalize().map_err(|source| SourceError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    if !abs
+        .ancestors()
+        .any(|a| a.join(".git").symlink_metadata().is_ok())
+    {
+        return Ok(false);
+    }
+    match try_run(&abs, &["ls-files", "-z", "--", "."])? {
+        Ok(out) => Ok(!out.is_empty()),
+        Err(stderr) if stderr.contains("not a git repository") => Ok(false),
+        Err(stderr) => Err(SourceError::Git {
+            dir: abs,
+            command: "ls-files -z -- .".to_owned(),
             stderr,
         }),
     }

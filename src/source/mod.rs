@@ -24,7 +24,7 @@
 
 mod bounded;
 mod error;
-mod git;
+pub(crate) mod git;
 pub mod glob;
 mod go_match;
 mod ignore;

@@ -24,4 +24,5 @@ mod ship;
 mod source;
 mod sources;
 mod steady;
+mod untrusted;
 mod yaml_reread;

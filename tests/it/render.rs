@@ -217,9 +217,22 @@ fn out_dir_holds_one_file_per_kustomization_whose_digest_matches_sha256sums_and_
         "SHA256SUMS lists every artifact"
     );
     let written: BTreeSet<String> = read_tree(&b.out).into_keys().collect();
-    // The marker lists what fluxsim wrote, so that the next run replaces only that.
+    // The marker lists what fluxsim wrote (`SHA256 BYTES PATH`), so that the next run
+    // replaces only that.
     let marker = std::fs::read_to_string(b.out.join(".fluxsim-output")).unwrap();
-    let in_marker: BTreeSet<String> = marker.lines().skip(1).map(str::to_string).collect();
+    let mut in_marker = BTreeSet::new();
+    for line in marker.lines().skip(1) {
+        let [digest, size, rel] = line.splitn(3, ' ').collect::<Vec<_>>()[..] else {
+            panic!("marker line `{line}`");
+        };
+        let bytes = fs::read(b.out.join(rel)).unwrap();
+        assert_eq!(
+            (digest, size),
+            (sha256(&bytes).as_str(), bytes.len().to_string().as_str()),
+            "{rel}"
+        );
+        in_marker.insert(rel.to_string());
+    }
     assert_eq!(
         in_marker, expected,
         "the marker lists every file but itself"
@@ -886,6 +899,34 @@ fn missing_spec_path_fails_that_kustomization_naming_the_path() {
     let k = kustomization(&json, "test", "missing-dir");
     assert_eq!(status(k), "failed");
     assert!(error(k).contains("./apps/does-not-exist"), "{}", error(k));
+    assert_eq!(status(kustomization(&json, "test", "healthy")), "rendered");
+}
+
+// The Kustomization CRD types spec.path `string`: the API server refuses `path: 42` (and a
+// list, a map) before kustomize-controller sees the object; it never rendered the source root.
+#[test]
+fn a_spec_path_that_is_not_a_string_fails_that_kustomization_naming_its_file() {
+    let repo = bad_fixture("path-not-a-string");
+    let (_tmp, r) = render_json_out(repo.path(), &[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let json = r.json();
+    for (name, line, what) in [
+        ("a-number", 6, "an integer (`42`)"),
+        ("a-list", 20, "a list (`[\"./apps/healthy\"]`)"),
+        ("a-map", 34, "a map (`{\"dir\":\"./apps/healthy\"}`)"),
+    ] {
+        let k = kustomization(&json, "test", name);
+        assert_eq!(status(k), "failed", "{name}");
+        assert!(k["sha256"].is_null(), "{name}");
+        assert_eq!(
+            error(k),
+            format!(
+                "clusters/test/apps.yaml:{line}: spec.path must be a string, not {what}: the API \
+                 server refuses this Kustomization (the CRD's schema types spec.path string)"
+            ),
+            "{name}"
+        );
+    }
     assert_eq!(status(kustomization(&json, "test", "healthy")), "rendered");
 }
 
