@@ -315,10 +315,12 @@ pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
         );
     };
     Ok(match (&k.status, &k.artifact) {
+        // The objects as kubectl would read them: printed as they are.
         (_, Some(a)) => Output::new(
             args.objects.presentation().artifact_text(a).into_owned(),
             Status::Ok,
-        ),
+        )
+        .kind(Kind::Manifest),
         (KsStatus::Failed(e) | KsStatus::Blocked(e) | KsStatus::External(e), None) => {
             Output::stderr(
                 format!(

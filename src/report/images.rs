@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
+use super::markdown::{md, Code, Markdown, Text, Texts};
 use super::plural;
 use crate::images::{ClusterImageDiff, ClusterImages, ImageChange};
 
@@ -68,24 +69,28 @@ pub fn images_json(clusters: &[ClusterImages]) -> Value {
 /// The image list as Markdown: one table per cluster.
 #[must_use]
 pub fn images_markdown(clusters: &[ClusterImages]) -> String {
-    let mut out = String::from("## fluxsim images\n");
+    let mut doc = Markdown::new();
+    md!(doc, "## fluxsim images\n");
     for c in clusters {
-        let _ = write!(
-            out,
-            "\n### `{}`\n\n| Kustomization | image | object |\n|---|---|---|\n",
-            c.cluster
+        md!(
+            doc,
+            "\n### {}\n\n| Kustomization | image | object |\n|---|---|---|\n",
+            Code(&c.cluster)
         );
         for k in &c.kustomizations {
             for i in &k.images {
-                let _ = writeln!(
-                    out,
-                    "| `{}` | `{}` | `{}` `{}` |",
-                    k.kustomization, i.image, i.object, i.path
+                md!(
+                    doc,
+                    "| {} | {} | {} {} |\n",
+                    Code(&k.kustomization),
+                    Code(&i.image),
+                    Code(&i.object),
+                    Code(&i.path)
                 );
             }
         }
     }
-    out
+    doc.finish()
 }
 
 /// A change and the clusters where it is made the same way, in cluster order.
@@ -159,29 +164,34 @@ pub fn images_diff_json(base: &str, head: &str, diff: &[ClusterImageDiff]) -> Va
 #[must_use]
 pub fn images_diff_markdown(base: &str, head: &str, diff: &[ClusterImageDiff]) -> String {
     let groups = grouped(diff);
-    let mut out = format!(
-        "## fluxsim images: `{base}` → `{head}`: {}\n",
-        outcome(&groups)
+    let mut doc = Markdown::new();
+    md!(
+        doc,
+        "## fluxsim images: {} → {}: {}\n",
+        Code(base),
+        Code(head),
+        Text(outcome(&groups))
     );
     if groups.is_empty() {
-        return out;
+        return doc.finish();
     }
-    out.push_str("\n| image | where | clusters |\n|---|---|---|\n");
+    md!(doc, "\n| image | where | clusters |\n|---|---|---|\n");
     for (ch, clusters) in &groups {
-        let what = match (&ch.base, &ch.head) {
-            (Some(b), Some(h)) => format!("`{b}` → `{h}`"),
-            (None, Some(h)) => format!("added `{h}`"),
-            (Some(b), None) => format!("removed `{b}`"),
-            (None, None) => String::new(),
-        };
-        let _ = writeln!(
-            out,
-            "| {what} | `{}` `{}` `{}` | {} |",
-            ch.kustomization,
-            ch.object,
-            ch.path,
-            clusters.join(", ")
+        md!(doc, "| ");
+        match (&ch.base, &ch.head) {
+            (Some(b), Some(h)) => md!(doc, "{} → {}", Code(b), Code(h)),
+            (None, Some(h)) => md!(doc, "added {}", Code(h)),
+            (Some(b), None) => md!(doc, "removed {}", Code(b)),
+            (None, None) => {}
+        }
+        md!(
+            doc,
+            " | {} {} {} | {} |\n",
+            Code(&ch.kustomization),
+            Code(&ch.object),
+            Code(&ch.path),
+            Texts(clusters)
         );
     }
-    out
+    doc.finish()
 }

@@ -1,19 +1,46 @@
 //! How any command's output is presented: cut to `--limit-bytes` with a note of what was
 //! cut, and coloured with `--color`.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
-/// What a command's stdout holds, which decides how it can be cut and coloured.
+/// What a command's stdout holds, which decides how it can be cut, coloured and escaped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    /// Text that is not a report (a manifest, a completion script): cut at a line.
+    /// Bytes a program reads (a manifest, substituted input, a completion script): cut at a
+    /// line, printed as they are.
+    Manifest,
+    /// Text for people that holds no diff (a table, waves, a picture): cut at a line, its
+    /// control characters shown (`escape::terminal`).
     Plain,
-    /// A report for people holding unified diffs: cut at a line, coloured on request.
+    /// A report for people holding unified diffs: cut at a line, coloured on request, its
+    /// control characters shown.
     DiffText,
-    /// Markdown: cut at a line, with open code blocks and `<details>` closed.
+    /// Markdown: cut at a line, with open code blocks and `<details>` closed, its control
+    /// characters shown.
     Markdown,
-    /// JSON: a cut makes it invalid, so the note goes to stderr.
+    /// JSON: a cut makes it invalid, so the note goes to stderr; what serde leaves of the
+    /// control characters is written as `\u` escapes (`escape::json_text`).
     Json,
+}
+
+/// `stdout` of `kind` as it may reach a terminal: repository text in a report cannot send
+/// escape sequences (a `\x1b[2J`, a `\r` that overwrites a line), nor change how JSON reads.
+#[must_use]
+pub fn shown(stdout: Vec<u8>, kind: Kind) -> Vec<u8> {
+    let escape = match kind {
+        Kind::Manifest => return stdout,
+        Kind::Json => super::escape::json_text,
+        Kind::Plain | Kind::DiffText | Kind::Markdown => super::escape::terminal,
+    };
+    let changed = {
+        let text = String::from_utf8_lossy(&stdout);
+        match escape(&text) {
+            Cow::Borrowed(_) if matches!(text, Cow::Borrowed(_)) => None,
+            shown => Some(shown.into_owned()),
+        }
+    };
+    changed.map_or(stdout, String::into_bytes)
 }
 
 /// Values of `--color`.
@@ -249,7 +276,7 @@ mod tests {
 
     #[test]
     fn limit_bytes_too_small_for_the_note_prints_nothing_and_says_so_on_stderr() {
-        for kind in [Kind::Plain, Kind::DiffText, Kind::Markdown] {
+        for kind in [Kind::Manifest, Kind::Plain, Kind::DiffText, Kind::Markdown] {
             let (out, note) = cut(lines(50).as_bytes(), 0, kind);
             assert!(out.is_empty());
             assert!(note.unwrap().contains("cut by --limit-bytes 0"));

@@ -1,11 +1,13 @@
 //! Everything fluxsim prints: tables for people, JSON for programs, files for `--out`.
 
 pub mod audit;
+pub mod escape;
 pub mod diff;
 pub mod findings;
 pub mod graph;
 pub mod images;
 pub mod limit;
+pub mod markdown;
 pub mod mask;
 pub mod out;
 
