@@ -563,6 +563,19 @@ pub fn compare_markdown(c: &ClusterComparison) -> String {
     doc.finish()
 }
 
+/// `compare` on a repository of fewer than two clusters, as a pull-request summary.
+#[must_use]
+pub fn compare_nothing_markdown(names: &[&str]) -> String {
+    let mut doc = Markdown::new();
+    md!(
+        doc,
+        "## fluxsim compare\n\ncompare: nothing to compare: the repository has {} ({})\n",
+        Plural(names.len(), "cluster"),
+        Texts(names)
+    );
+    doc.finish()
+}
+
 /// `dev vs prod`: the clusters compared.
 struct ClusterNames<'a>(&'a [String]);
 

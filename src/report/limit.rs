@@ -124,21 +124,37 @@ fn line_prefix(text: &str, budget: usize) -> &str {
     }
 }
 
-/// What must follow a cut Markdown prefix so that it renders: the open code fence closed,
-/// then each open `<details>`.
+/// The backtick run a line of Markdown opens or closes a fenced block with (CommonMark: up
+/// to three spaces of indent, then three backticks or more), and what follows it.
+fn fence_run(line: &str) -> Option<(usize, &str)> {
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    if indent > 3 {
+        return None;
+    }
+    let t = &line[indent..];
+    let ticks = t.len() - t.trim_start_matches('`').len();
+    (ticks >= 3).then(|| (ticks, &t[ticks..]))
+}
+
+/// What must follow a cut Markdown prefix so that it renders: the open code fence closed
+/// (with its own length: fluxsim's fences are longer than any backtick run they hold), then
+/// each open `<details>`. Inside a fence nothing is markup, so `<details>` there is not
+/// counted; outside, the repository's text never holds a raw `<` (`report::markdown`).
 fn markdown_closers(prefix: &str) -> String {
-    let mut fence: Option<String> = None;
+    let mut fence: Option<usize> = None;
     let mut details = 0usize;
     for line in prefix.lines() {
-        let t = line.trim_start();
-        let ticks = t.len() - t.trim_start_matches('`').len();
-        match &fence {
-            Some(f) if ticks >= f.len() && t.trim_end().len() == ticks => fence = None,
-            Some(_) => {}
-            None if ticks >= 3 => fence = Some("`".repeat(ticks)),
-            None => {
-                details += t.matches("<details").count();
-                details = details.saturating_sub(t.matches("</details>").count());
+        match (fence, fence_run(line)) {
+            // A closing fence: at least as long, nothing after it.
+            (Some(open), Some((ticks, rest))) if ticks >= open && rest.trim().is_empty() => {
+                fence = None;
+            }
+            (Some(_), _) => {}
+            // An opening fence: its info string holds no backtick (else it is code).
+            (None, Some((ticks, info))) if !info.contains('`') => fence = Some(ticks),
+            (None, _) => {
+                details += line.matches("<details>").count();
+                details = details.saturating_sub(line.matches("</details>").count());
             }
         }
     }
@@ -147,7 +163,7 @@ fn markdown_closers(prefix: &str) -> String {
         out.push('\n');
     }
     if let Some(f) = fence {
-        let _ = writeln!(out, "{f}");
+        let _ = writeln!(out, "{}", "`".repeat(f));
     }
     for _ in 0..details {
         out.push_str("\n</details>\n");
@@ -264,6 +280,44 @@ mod tests {
         assert_eq!(out.matches("````").count(), 2, "{out}");
         assert!(out.contains("</details>"), "{out}");
         assert!(out.trim_end().ends_with("lines) not shown"), "{out}");
+    }
+
+    #[test]
+    fn limit_bytes_closes_a_long_fence_whose_body_holds_short_fences_and_details() {
+        // What a diff of the repository can hold: a ``` line and HTML, inside fluxsim's
+        // longer fence.
+        let mut md = String::from("## report\n\n<details><summary>x</summary>\n\n`````diff\n");
+        for i in 0..200 {
+            let _ = writeln!(md, "+```\n+</details>\n+<details>\n+````` not a close {i}");
+        }
+        md.push_str("`````\n\n</details>\n");
+        let (out, _) = cut(md.as_bytes(), 900, Kind::Markdown);
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.len() <= 900, "{}", out.len());
+        let tail: Vec<&str> = out.lines().rev().take(6).collect();
+        assert!(tail.contains(&"`````"), "{out}");
+        // One </details>, for the one fluxsim opened.
+        let after_fence = &out[out.rfind("\n`````\n").unwrap()..];
+        assert_eq!(after_fence.matches("</details>").count(), 1, "{out}");
+    }
+
+    #[test]
+    fn shown_output_escapes_controls_as_its_kind_allows() {
+        let text = b"a\x1b[2J\rb\tc\n".to_vec();
+        assert_eq!(shown(text.clone(), Kind::Manifest), text);
+        for kind in [Kind::Plain, Kind::DiffText, Kind::Markdown] {
+            assert_eq!(shown(text.clone(), kind), b"a\\x1b[2J\\rb\tc\n".to_vec());
+        }
+        let json = "{\"a\":\"\u{9b}\"}".as_bytes().to_vec();
+        assert_eq!(shown(json, Kind::Json), br#"{"a":"\u009b"}"#.to_vec());
+    }
+
+    #[test]
+    fn fence_run_follows_commonmark() {
+        assert_eq!(fence_run("```diff"), Some((3, "diff")));
+        assert_eq!(fence_run("   ````"), Some((4, "")));
+        assert_eq!(fence_run("    ```"), None, "four spaces: indented code");
+        assert_eq!(fence_run("``"), None);
     }
 
     #[test]
