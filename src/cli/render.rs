@@ -325,7 +325,7 @@ pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
             Output::stderr(
                 format!(
                     "fluxsim: {} {}: {e}\n",
-                    k.kustomization.id,
+                    crate::report::escape::OneLine(&k.kustomization.id),
                     match k.status {
                         KsStatus::Failed(_) => "failed",
                         KsStatus::Blocked(_) => "blocked",
@@ -336,7 +336,10 @@ pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
             )
         }
         _ => Output::stderr(
-            format!("fluxsim: {} is suspended\n", k.kustomization.id),
+            format!(
+                "fluxsim: {} is suspended\n",
+                crate::report::escape::OneLine(&k.kustomization.id)
+            ),
             Status::Finding,
         ),
     })

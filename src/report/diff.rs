@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use serde_json::{json, Value};
 
 use crate::canary::{CanaryReport, Scope};
+use crate::report::escape::OneLine;
 use crate::report::markdown::{
     md, plain_of, Code, Inline, Markdown, Message, Out, Plural, Text, Texts,
 };
@@ -188,10 +189,14 @@ fn group_of<'g, 'a>(
 /// list of clusters.
 #[must_use]
 pub fn diff_text(d: &RevisionDiff) -> String {
-    let mut out = format!("fluxsim diff: base {} -> head {}\n", d.base, d.head);
+    let mut out = format!(
+        "fluxsim diff: base {} -> head {}\n",
+        OneLine(&d.base),
+        OneLine(&d.head)
+    );
     let groups = groups(d);
     for c in &d.clusters {
-        let _ = writeln!(out, "{}: {}", c.cluster, plain_of(&Counts(c)));
+        let _ = writeln!(out, "{}: {}", OneLine(&c.cluster), plain_of(&Counts(c)));
         for k in c
             .kustomizations
             .iter()
@@ -204,8 +209,8 @@ pub fn diff_text(d: &RevisionDiff) -> String {
                     out,
                     "  {:<12} {}  (the same as in {}, above)",
                     k.change.as_str(),
-                    k.kustomization,
-                    g.clusters[0]
+                    OneLine(&k.kustomization),
+                    OneLine(g.clusters[0])
                 );
                 continue;
             }
@@ -215,8 +220,8 @@ pub fn diff_text(d: &RevisionDiff) -> String {
                         out,
                         "  {:<12} {}  (the same in {})",
                         k.change.as_str(),
-                        k.kustomization,
-                        g.clusters.join(", ")
+                        OneLine(&k.kustomization),
+                        plain_of(&Texts(&g.clusters))
                     );
                 }
                 None => {
@@ -224,7 +229,7 @@ pub fn diff_text(d: &RevisionDiff) -> String {
                         out,
                         "  {:<12} {}  {} -> {}",
                         k.change.as_str(),
-                        k.kustomization,
+                        OneLine(&k.kustomization),
                         short(k.base_sha256.as_ref()),
                         short(k.head_sha256.as_ref())
                     );
@@ -234,7 +239,7 @@ pub fn diff_text(d: &RevisionDiff) -> String {
                 let _ = writeln!(out, "    {p}");
             }
             for o in &k.objects {
-                let _ = writeln!(out, "    {} {}", o.change.as_str(), o.object);
+                let _ = writeln!(out, "    {} {}", o.change.as_str(), OneLine(&o.object));
                 for line in o.diff.lines() {
                     let _ = writeln!(out, "      {line}");
                 }
@@ -380,7 +385,7 @@ fn opt(v: Option<&String>) -> String {
 /// The cluster comparison for people.
 #[must_use]
 pub fn compare_text(c: &ClusterComparison) -> String {
-    let names = c.clusters.join(" vs ");
+    let names = plain_of(&ClusterNames(&c.clusters));
     let mut out = format!("fluxsim compare: {names}\n\ngraph:\n");
     for g in &c.graph {
         let verdict = if g.differences.is_empty() {
@@ -388,7 +393,7 @@ pub fn compare_text(c: &ClusterComparison) -> String {
         } else {
             format!("differs: {}", g.differences.join(", "))
         };
-        let _ = writeln!(out, "  {:<40} {verdict}", g.kustomization);
+        let _ = writeln!(out, "  {:<40} {verdict}", OneLine(&g.kustomization));
         if !g.differences.is_empty() {
             for (name, n) in c.clusters.iter().zip(&g.nodes) {
                 let line = n.as_ref().map_or_else(
@@ -396,14 +401,14 @@ pub fn compare_text(c: &ClusterComparison) -> String {
                     |n| {
                         format!(
                             "path={} dependsOn=[{}] wait={} prune={}",
-                            n.path,
-                            n.depends_on.join(","),
+                            OneLine(&n.path),
+                            OneLine(n.depends_on.join(",")),
                             n.wait,
                             n.prune
                         )
                     },
                 );
-                let _ = writeln!(out, "    {name}: {line}");
+                let _ = writeln!(out, "    {}: {line}", OneLine(name));
             }
         }
     }
@@ -414,7 +419,7 @@ pub fn compare_text(c: &ClusterComparison) -> String {
                 .clusters
                 .iter()
                 .zip(&k.problems)
-                .filter_map(|(n, p)| p.as_ref().map(|p| format!("{n}: {p}")))
+                .filter_map(|(n, p)| p.as_ref().map(|p| format!("{}: {p}", OneLine(n))))
                 .collect();
             format!("not compared ({})", why.join("; "))
         } else if k.root {
@@ -428,10 +433,10 @@ pub fn compare_text(c: &ClusterComparison) -> String {
         } else {
             format!(
                 "same template; renders differ by vars: {}",
-                k.differing_vars.join(", ")
+                plain_of(&Texts(&k.differing_vars))
             )
         };
-        let _ = writeln!(out, "  {:<40} {verdict}", k.kustomization);
+        let _ = writeln!(out, "  {:<40} {verdict}", OneLine(&k.kustomization));
     }
     let _ = writeln!(out, "\nvars that differ ({}):", c.vars.len());
     for v in &c.vars {
@@ -439,14 +444,19 @@ pub fn compare_text(c: &ClusterComparison) -> String {
             .clusters
             .iter()
             .zip(&v.values)
-            .map(|(n, val)| format!("{n}={}", opt(val.as_ref())))
+            .map(|(n, val)| format!("{}={}", OneLine(n), OneLine(opt(val.as_ref()))))
             .collect();
         let used = if v.used_by.is_empty() {
             "unused".to_string()
         } else {
-            format!("used by {}", v.used_by.join(", "))
+            format!("used by {}", plain_of(&Texts(&v.used_by)))
         };
-        let _ = writeln!(out, "  {:<24} {}  ({used})", v.name, values.join("  "));
+        let _ = writeln!(
+            out,
+            "  {:<24} {}  ({used})",
+            OneLine(&v.name),
+            values.join("  ")
+        );
     }
     if c.not_compared > 0 {
         let _ = writeln!(

@@ -90,6 +90,17 @@ pub fn one_line(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A value (a name, a path, an id) shown on one line of a text report ([`one_line`]): a
+/// `Display` for format strings, widths (`{:<12}`) included.
+pub struct OneLine<T>(pub T);
+
+impl<T: std::fmt::Display> std::fmt::Display for OneLine<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.0.to_string();
+        f.pad(&one_line(&s))
+    }
+}
+
 /// JSON text for a terminal: serde escapes the C0 controls, not DEL, the C1 controls or the
 /// invisible characters; those become `\u` escapes, which JSON reads back as the same
 /// characters. They can only stand inside strings (JSON's own syntax is ASCII), so the value
@@ -357,6 +368,11 @@ mod tests {
     fn one_line_shows_newlines_and_tabs_too() {
         assert_eq!(one_line("a\nb\tc\r"), "a\\nb\\tc\\r");
         assert_eq!(one_line("flux-system/apps"), "flux-system/apps");
+    }
+
+    #[test]
+    fn one_line_display_pads_the_shown_value() {
+        assert_eq!(format!("{:<6}|", OneLine("a\nb")), "a\\nb  |");
     }
 
     #[test]

@@ -9,13 +9,13 @@ use serde_json::json;
 use crate::flux::NamespacedName;
 use crate::graph::{ClusterGraph, EdgeKind, GraphReport};
 
-use super::escape::{dot_string, mermaid_label};
+use super::escape::{dot_string, mermaid_label, OneLine};
 use super::findings::{counts, findings_json, findings_text};
 use super::markdown::{md, Code, Markdown, Message, Plural};
 
 fn ids(wave: &[NamespacedName]) -> String {
     wave.iter()
-        .map(ToString::to_string)
+        .map(|id| OneLine(id).to_string())
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -36,7 +36,7 @@ pub fn graph_text(r: &GraphReport) -> String {
             let _ = writeln!(
                 out,
                 "cluster {}: all {} become Ready in {}",
-                c.name,
+                OneLine(&c.name),
                 super::plural(total, "Kustomization"),
                 super::plural(c.waves.len(), "wave")
             );
@@ -44,7 +44,7 @@ pub fn graph_text(r: &GraphReport) -> String {
             let _ = writeln!(
                 out,
                 "cluster {}: {} of {total} Kustomizations never become Ready",
-                c.name,
+                OneLine(&c.name),
                 never.len()
             );
         }
@@ -52,7 +52,7 @@ pub fn graph_text(r: &GraphReport) -> String {
             let _ = writeln!(out, "  wave {i}: {}", ids(w));
         }
         for (id, why) in never {
-            let _ = writeln!(out, "  never ready: {id}: {why}");
+            let _ = writeln!(out, "  never ready: {}: {why}", OneLine(id));
         }
     }
     out.push_str(&findings_text(&r.findings));

@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
-use super::markdown::{md, Code, Markdown, Text, Texts};
+use super::escape::OneLine;
+use super::markdown::{md, plain_of, Code, Markdown, Text, Texts};
 use super::plural;
 use crate::images::{ClusterImageDiff, ClusterImages, ImageChange};
 
@@ -25,11 +26,11 @@ pub fn images_text(clusters: &[ClusterImages]) -> String {
         for k in &c.kustomizations {
             for i in &k.images {
                 rows.push([
-                    c.cluster.clone(),
-                    k.kustomization.clone(),
-                    i.image.clone(),
-                    i.object.to_string(),
-                    i.path.clone(),
+                    OneLine(&c.cluster).to_string(),
+                    OneLine(&k.kustomization).to_string(),
+                    OneLine(&i.image).to_string(),
+                    OneLine(&i.object).to_string(),
+                    OneLine(&i.path).to_string(),
                 ]);
             }
         }
@@ -108,9 +109,9 @@ fn grouped(diff: &[ClusterImageDiff]) -> Grouped<'_> {
 
 fn change_line(ch: &ImageChange) -> String {
     match (&ch.base, &ch.head) {
-        (Some(b), Some(h)) => format!("~ {b} -> {h}"),
-        (None, Some(h)) => format!("+ {h}"),
-        (Some(b), None) => format!("- {b}"),
+        (Some(b), Some(h)) => format!("~ {} -> {}", OneLine(b), OneLine(h)),
+        (None, Some(h)) => format!("+ {}", OneLine(h)),
+        (Some(b), None) => format!("- {}", OneLine(b)),
         (None, None) => String::new(),
     }
 }
@@ -131,16 +132,20 @@ fn outcome(groups: &Grouped<'_>) -> String {
 /// The image diff for people: each change once, with the clusters it is made in.
 #[must_use]
 pub fn images_diff_text(base: &str, head: &str, diff: &[ClusterImageDiff]) -> String {
-    let mut out = format!("fluxsim images: base {base} -> head {head}\n");
+    let mut out = format!(
+        "fluxsim images: base {} -> head {}\n",
+        OneLine(base),
+        OneLine(head)
+    );
     let groups = grouped(diff);
     for (ch, clusters) in &groups {
         let _ = writeln!(
             out,
             "{} {} {} ({})\n  {}",
-            ch.kustomization,
-            ch.object,
-            ch.path,
-            clusters.join(", "),
+            OneLine(&ch.kustomization),
+            OneLine(&ch.object),
+            OneLine(&ch.path),
+            plain_of(&Texts(clusters)),
             change_line(ch)
         );
     }

@@ -30,8 +30,8 @@ use super::escape;
 /// Where an inline value lands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ctx {
-    /// Text for people: values as they are (the terminal's escaping is done where it is
-    /// printed).
+    /// Text for people: names and words on one line ([`escape::one_line`]), messages as
+    /// they are (their control characters are shown where they are printed).
     Plain,
     /// A line of Markdown: a heading, a list item, a paragraph, a table cell.
     Markdown,
@@ -101,7 +101,7 @@ impl<T: fmt::Display> Inline for Code<T> {
     fn put(&self, out: &mut Out<'_>) {
         let s = self.0.to_string();
         match out.ctx {
-            Ctx::Plain => out.buf.push_str(&s),
+            Ctx::Plain => out.buf.push_str(&escape::one_line(&s)),
             Ctx::Markdown => out.buf.push_str(&escape::md_code(&s)),
             Ctx::Html => html_code(out.buf, &s),
         }
@@ -129,7 +129,7 @@ impl<T: fmt::Display> Inline for Text<T> {
     fn put(&self, out: &mut Out<'_>) {
         let s = self.0.to_string();
         match out.ctx {
-            Ctx::Plain => out.buf.push_str(&s),
+            Ctx::Plain => out.buf.push_str(&escape::one_line(&s)),
             Ctx::Markdown => out.buf.push_str(&escape::md_text(&s)),
             Ctx::Html => out.buf.push_str(&escape::html_text(&s)),
         }
@@ -412,10 +412,14 @@ mod tests {
     }
 
     #[test]
-    fn plain_writes_values_as_they_are() {
+    fn plain_writes_values_as_they_are_on_one_line() {
         assert_eq!(
             plain(|w| md!(w, "{} {} {}", Code("a|b"), Text("<x>"), Codes(&["c", "d"]))),
             "a|b <x> c, d"
+        );
+        assert_eq!(
+            plain(|w| md!(w, "{} {}", Text("a\nb"), Message("m\nn"))),
+            "a\\nb m\nn"
         );
     }
 
