@@ -17,8 +17,10 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// Characters shown as an escape in every format: C0 and C1 controls, DEL, and the invisible
-/// characters that reorder or hide text (bidirectional overrides and isolates, zero-width
-/// characters, the line and paragraph separators). Tab and newline are decided by the caller.
+/// characters that reorder or hide text (bidirectional marks, overrides and isolates,
+/// zero-width characters, the line and paragraph separators). Tab and newline are decided by
+/// the caller. The word joiner (U+2060) is left alone: it is what fluxsim itself writes after
+/// an `@` ([`MENTION_BREAK`]), and it neither reorders nor splits text.
 fn is_hidden(c: char) -> bool {
     c.is_control()
         || matches!(
@@ -27,7 +29,7 @@ fn is_hidden(c: char) -> bool {
                 | '\u{180E}'
                 | '\u{200B}'..='\u{200F}'
                 | '\u{2028}'..='\u{202E}'
-                | '\u{2060}'..='\u{206F}'
+                | '\u{2061}'..='\u{206F}'
                 | '\u{FEFF}'
         )
 }

@@ -137,9 +137,53 @@ impl<T: fmt::Display> Inline for Text<T> {
 }
 
 /// A sentence made by the pipeline (an error, a finding, a problem) in which `` `...` ``
-/// marks code: each part shown as [`Text`] or [`Code`], so that a name holding a backtick
-/// can at worst be shown in the wrong style, never as markup.
+/// marks code: each part shown as [`Text`] or [`Code`]. Code spans are found as CommonMark
+/// finds them (a run of backticks closes at the next run of the same length), so a path
+/// holding ```` ``` ```` stays in its code; a name holding a single backtick can at worst be
+/// shown in the wrong style, never as markup.
 pub struct Message<T>(pub T);
+
+/// The parts of a message: (is code, text).
+fn message_parts(s: &str) -> Vec<(bool, &str)> {
+    let run_at = |i: usize| s[i..].len() - s[i..].trim_start_matches('`').len();
+    let mut parts = Vec::new();
+    let (mut text_start, mut i) = (0, 0);
+    while let Some(off) = s[i..].find('`') {
+        let open = i + off;
+        let n = run_at(open);
+        // The next run of exactly n backticks closes it.
+        let mut j = open + n;
+        let close = loop {
+            match s[j..].find('`') {
+                None => break None,
+                Some(o) => {
+                    let at = j + o;
+                    let m = run_at(at);
+                    if m == n {
+                        break Some(at);
+                    }
+                    j = at + m;
+                }
+            }
+        };
+        match close {
+            Some(close) => {
+                if open > text_start {
+                    parts.push((false, &s[text_start..open]));
+                }
+                parts.push((true, &s[open + n..close]));
+                i = close + n;
+                text_start = i;
+            }
+            // No closer: the run is text.
+            None => i = open + n,
+        }
+    }
+    if text_start < s.len() {
+        parts.push((false, &s[text_start..]));
+    }
+    parts
+}
 
 impl<T: fmt::Display> Inline for Message<T> {
     fn put(&self, out: &mut Out<'_>) {
@@ -148,17 +192,8 @@ impl<T: fmt::Display> Inline for Message<T> {
             out.buf.push_str(&s);
             return;
         }
-        let mut parts: Vec<String> = s.split('`').map(str::to_string).collect();
-        // An odd number of backticks: the last one opens no code.
-        if parts.len() % 2 == 0 {
-            let last = parts.pop().unwrap_or_default();
-            if let Some(before) = parts.last_mut() {
-                before.push('`');
-                before.push_str(&last);
-            }
-        }
-        for (i, part) in parts.iter().enumerate() {
-            match (i % 2 == 1, out.ctx) {
+        for (i, (code, part)) in message_parts(&s).into_iter().enumerate() {
+            match (code, out.ctx) {
                 (true, Ctx::Html) => html_code(out.buf, part),
                 (true, _) => out.buf.push_str(&escape::md_code(part)),
                 (false, Ctx::Html) => out.buf.push_str(&escape::html_text(part)),
@@ -394,6 +429,23 @@ mod tests {
             markdown(|doc| md!(doc, "{}", Message("a `b` c`d"))),
             "a `b` c&#96;d"
         );
+    }
+
+    #[test]
+    fn message_code_spans_close_at_a_run_of_their_own_length() {
+        assert_eq!(
+            message_parts("path `./a\n```\n<!--` is gone"),
+            [
+                (false, "path "),
+                (true, "./a\n```\n<!--"),
+                (false, " is gone")
+            ]
+        );
+        assert_eq!(
+            markdown(|doc| md!(doc, "{}", Message("path `./a```b` x"))),
+            "path <code>./a&#96;&#96;&#96;b</code> x"
+        );
+        assert_eq!(message_parts("``a`b``"), [(true, "a`b")]);
     }
 
     #[test]
