@@ -301,7 +301,8 @@ fn print_outcome(outcome: Outcome, present: &Presentation) -> Status {
         Ok(out) => out,
         Err(e) => {
             let message = format!("fluxsim: error: {e}\n");
-            let _ = std::io::stderr().write_all(crate::report::escape::terminal(&message).as_bytes());
+            let _ =
+                std::io::stderr().write_all(crate::report::escape::terminal(&message).as_bytes());
             return Status::Error;
         }
     };
@@ -326,7 +327,8 @@ fn print_outcome(outcome: Outcome, present: &Presentation) -> Status {
         _ => {}
     }
     if !out.stderr.is_empty() {
-        let _ = std::io::stderr().write_all(crate::report::escape::terminal(&out.stderr).as_bytes());
+        let _ =
+            std::io::stderr().write_all(crate::report::escape::terminal(&out.stderr).as_bytes());
     }
     out.status
 }

@@ -6,12 +6,12 @@ use std::fmt::Write as _;
 use serde_json::{json, Value};
 
 use crate::canary::{CanaryReport, Scope};
+use crate::compare::{
+    Change, ClusterComparison, ClusterDiff, KustomizationDiff, Presence, RevisionDiff,
+};
 use crate::report::escape::OneLine;
 use crate::report::markdown::{
     md, plain_of, Code, Inline, Markdown, Message, Out, Plural, Text, Texts,
-};
-use crate::compare::{
-    Change, ClusterComparison, ClusterDiff, KustomizationDiff, Presence, RevisionDiff,
 };
 
 fn short(sha: Option<&String>) -> String {
@@ -746,9 +746,10 @@ fn canary_line(w: &mut Out<'_>, c: &crate::canary::Outcome) {
             );
             for (i, u) in c.missing.iter().enumerate() {
                 let sep = if i == 0 { "" } else { ", " };
-                match &u.why {
-                    Some(why) => md!(w, "{}{} ({})", sep, Text(&u.target), Message(why)),
-                    None => md!(w, "{}{} (why unknown)", sep, Text(&u.target)),
+                if let Some(why) = &u.why {
+                    md!(w, "{}{} ({})", sep, Text(&u.target), Message(why));
+                } else {
+                    md!(w, "{}{} (why unknown)", sep, Text(&u.target));
                 }
             }
         }

@@ -238,9 +238,10 @@ pub fn graph_markdown(r: &GraphReport) -> String {
                 f.rule,
                 Message(&f.message)
             );
-            match &f.location {
-                Some(l) => md!(doc, "{} |\n", Code(l)),
-                None => md!(doc, "{} |\n", Code("-")),
+            if let Some(l) = &f.location {
+                md!(doc, "{} |\n", Code(l));
+            } else {
+                md!(doc, "{} |\n", Code("-"));
             }
         }
     }

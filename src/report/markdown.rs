@@ -144,43 +144,40 @@ impl<T: fmt::Display> Inline for Text<T> {
 pub struct Message<T>(pub T);
 
 /// The parts of a message: (is code, text).
-fn message_parts(s: &str) -> Vec<(bool, &str)> {
-    let run_at = |i: usize| s[i..].len() - s[i..].trim_start_matches('`').len();
+fn message_parts(message: &str) -> Vec<(bool, &str)> {
+    let run_at = |at: usize| message[at..].len() - message[at..].trim_start_matches('`').len();
     let mut parts = Vec::new();
-    let (mut text_start, mut i) = (0, 0);
-    while let Some(off) = s[i..].find('`') {
-        let open = i + off;
-        let n = run_at(open);
-        // The next run of exactly n backticks closes it.
-        let mut j = open + n;
+    let (mut text_start, mut pos) = (0, 0);
+    while let Some(off) = message[pos..].find('`') {
+        let open = pos + off;
+        let len = run_at(open);
+        // The next run of exactly `len` backticks closes it.
+        let mut from = open + len;
         let close = loop {
-            match s[j..].find('`') {
-                None => break None,
-                Some(o) => {
-                    let at = j + o;
-                    let m = run_at(at);
-                    if m == n {
-                        break Some(at);
-                    }
-                    j = at + m;
-                }
+            let Some(found) = message[from..].find('`') else {
+                break None;
+            };
+            let at = from + found;
+            let run = run_at(at);
+            if run == len {
+                break Some(at);
             }
+            from = at + run;
         };
-        match close {
-            Some(close) => {
-                if open > text_start {
-                    parts.push((false, &s[text_start..open]));
-                }
-                parts.push((true, &s[open + n..close]));
-                i = close + n;
-                text_start = i;
+        if let Some(close) = close {
+            if open > text_start {
+                parts.push((false, &message[text_start..open]));
             }
+            parts.push((true, &message[open + len..close]));
+            pos = close + len;
+            text_start = pos;
+        } else {
             // No closer: the run is text.
-            None => i = open + n,
+            pos = open + len;
         }
     }
-    if text_start < s.len() {
-        parts.push((false, &s[text_start..]));
+    if text_start < message.len() {
+        parts.push((false, &message[text_start..]));
     }
     parts
 }
@@ -388,10 +385,7 @@ mod tests {
     fn md_writes_literals_as_markup_and_values_escaped() {
         let name = "a`b<!--";
         let md = markdown(|doc| md!(doc, "| {} | {} | {} |\n", Code(name), Text(name), 3usize));
-        assert_eq!(
-            md,
-            "| <code>a&#96;b&lt;!--</code> | a&#96;b&lt;!-- | 3 |\n"
-        );
+        assert_eq!(md, "| <code>a&#96;b&lt;!--</code> | a&#96;b&lt;!-- | 3 |\n");
     }
 
     #[test]
@@ -452,7 +446,14 @@ mod tests {
     fn details_summary_is_html_text_and_the_details_is_closed() {
         let md = markdown(|doc| {
             doc.details(
-                |s| md!(s, "{} in {}", Code("x</summary><!--"), Texts(&["dev", "@me"])),
+                |s| {
+                    md!(
+                        s,
+                        "{} in {}",
+                        Code("x</summary><!--"),
+                        Texts(&["dev", "@me"])
+                    );
+                },
                 |body| body.fenced("diff", "+a\n```\n"),
             );
         });

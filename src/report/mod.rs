@@ -1,8 +1,8 @@
 //! Everything fluxsim prints: tables for people, JSON for programs, files for `--out`.
 
 pub mod audit;
-pub mod escape;
 pub mod diff;
+pub mod escape;
 pub mod findings;
 pub mod graph;
 pub mod images;
@@ -16,8 +16,8 @@ use std::fmt::Write as _;
 use serde_json::json;
 
 use crate::model::{KustomizationRender, Status};
-use escape::OneLine;
 use crate::render::RepoRender;
+use escape::OneLine;
 
 /// `1 cluster`, `2 clusters`: a count and its noun (`one`), in the plural when it is not 1.
 #[must_use]
@@ -191,9 +191,7 @@ fn external_hint(r: &RepoRender) -> String {
     for k in r.clusters.iter().flat_map(|c| &c.kustomizations) {
         if let (Status::External(_), Some(src)) = (&k.status, &k.kustomization.source_ref) {
             *by_source
-                .entry(
-                    OneLine(format!("{}/{}/{}", src.kind, src.namespace, src.name)).to_string(),
-                )
+                .entry(OneLine(format!("{}/{}/{}", src.kind, src.namespace, src.name)).to_string())
                 .or_default() += 1;
         }
     }

@@ -477,7 +477,10 @@ fn run_resumes_workflow_commands_on_a_line_of_their_own() {
     let lines: Vec<&str> = log.lines().collect();
     assert_eq!(lines.len(), 3, "{log}");
     assert_eq!(lines[1], "no newline at the end ::x::");
-    assert!(lines[2].starts_with("::") && lines[2].ends_with("::"), "{log}");
+    assert!(
+        lines[2].starts_with("::") && lines[2].ends_with("::"),
+        "{log}"
+    );
 }
 
 #[test]
@@ -488,12 +491,16 @@ fn run_reports_fluxsims_error_in_a_fence_longer_than_its_backtick_runs() {
         format!("## ❌ fluxsim prove could not run (exit 2)\n\n`````\n{HOSTILE_STDERR}`````\n")
     );
     let (_, report) = run_with_failing_fluxsim("plain, no newline");
-    assert!(report.ends_with("\n```\nplain, no newline\n```\n"), "{report}");
+    assert!(
+        report.ends_with("\n```\nplain, no newline\n```\n"),
+        "{report}"
+    );
 }
 
 #[test]
 fn comment_body_cut_names_no_section_from_inside_a_diff() {
-    let mut report = String::from("## x\n\n<details><summary><code>a</code></summary>\n\n````diff\n");
+    let mut report =
+        String::from("## x\n\n<details><summary><code>a</code></summary>\n\n````diff\n");
     for i in 0..3000 {
         let _ = writeln!(report, "+line {i}");
     }

@@ -24,7 +24,8 @@ const FILE: &str = "cm <!--`|@octocat.yaml";
 
 /// `NAME` as a Markdown table cell shows it: `<code>` with every markup character a
 /// reference, the ESC and `\r` visible.
-const NAME_CELL: &str = "<code>flux-system/web&#96;&lt;/code&gt;&lt;/summary&gt;&lt;!--&#124;@octocat \
+const NAME_CELL: &str =
+    "<code>flux-system/web&#96;&lt;/code&gt;&lt;/summary&gt;&lt;!--&#124;@octocat \
                          &lt;details&gt;\\x1b&#91;2J\\r</code>";
 /// `NAME` as a `<summary>` shows it: HTML text in `<code>`.
 const NAME_SUMMARY: &str = "<code>flux-system/web`&lt;/code&gt;&lt;/summary&gt;&lt;!--|@octocat \
@@ -357,7 +358,9 @@ fn markdown_prove_escapes_paths_errors_and_file_names() {
     let repo = hostile_repo();
     let md = run(
         repo.path(),
-        &["prove", "--base", "HEAD", "--expect", "any", "--format", "markdown"],
+        &[
+            "prove", "--base", "HEAD", "--expect", "any", "--format", "markdown",
+        ],
     )
     .stdout;
     // What the proof could not see: the error's code is `<code>`, its words text.
@@ -455,7 +458,11 @@ fn text_reports_show_the_repositorys_control_characters_escaped() {
             );
         }
         if args[0] != "images" {
-            assert!(out.stdout.contains("\\x1b[2J\\r"), "{args:?}:\n{}", out.stdout);
+            assert!(
+                out.stdout.contains("\\x1b[2J\\r"),
+                "{args:?}:\n{}",
+                out.stdout
+            );
         }
     }
 }
@@ -475,8 +482,9 @@ fn text_report_keeps_a_name_and_a_path_on_their_line() {
         out.stdout
     );
     assert!(
-        out.stdout
-            .contains("flux-system/web`</code></summary><!--|@octocat <details>\\x1b[2J\\r  ./apps/web"),
+        out.stdout.contains(
+            "flux-system/web`</code></summary><!--|@octocat <details>\\x1b[2J\\r  ./apps/web"
+        ),
         "{}",
         out.stdout
     );
@@ -493,10 +501,7 @@ fn json_report_keeps_the_repositorys_names_exactly() {
         .map(|k| k["name"].as_str().unwrap())
         .collect();
     assert!(names.contains(&NAME), "{names:?}");
-    let diff = run(
-        repo.path(),
-        &["diff", "--base", "HEAD", "--format", "json"],
-    );
+    let diff = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]);
     let text = serde_json::to_string(&diff.json()).unwrap();
     assert!(text.contains("flux-system/web`</code></summary><!--|@octocat <details>\\u001b[2J\\r"));
 }
