@@ -311,6 +311,34 @@ pub fn fenced(info: &str, body: &str) -> String {
     format!("{f}{info}\n{body}{newline}{f}\n")
 }
 
+/// One segment of a path fluxsim writes (`render --out DIR/<cluster>/<namespace>/<name>.yaml`)
+/// from a name of the repository: a `/` would leave the folder (`../../x`), a newline would
+/// add a line to `SHA256SUMS`. `%`, `/`, `\` and controls are written `%XX`, and a segment that
+/// is `.` or `..` has its dots written `%2E`; any other name (every valid Kubernetes name) is
+/// kept as it is.
+#[must_use]
+pub fn path_segment(s: &str) -> Cow<'_, str> {
+    let special = |c: char| matches!(c, '%' | '/' | '\\') || is_hidden(c);
+    if s == "." || s == ".." {
+        return Cow::Owned("%2E".repeat(s.len()));
+    }
+    if !s.chars().any(special) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if special(c) {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                let _ = write!(out, "%{b:02X}");
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// A Mermaid node label, written between double quotes: Mermaid's entity codes for what
 /// would end the label or be read as markup (`"`, `<`, `>`, `&`, `#`, a backtick), controls
 /// and newlines visible.
@@ -492,6 +520,16 @@ mod tests {
         let block = fenced("diff", body);
         assert_eq!(block, "````diff\n+a\n```\n+b\\r```\n````\n");
         assert_eq!(fenced("diff", "x"), "```diff\nx\n```\n");
+    }
+
+    #[test]
+    fn path_segment_cannot_leave_its_folder_or_its_line() {
+        assert_eq!(path_segment("flux-system"), "flux-system");
+        assert_eq!(path_segment("../../x"), "..%2F..%2Fx");
+        assert_eq!(path_segment(".."), "%2E%2E");
+        assert_eq!(path_segment("."), "%2E");
+        assert_eq!(path_segment("a%2F\nb\\c"), "a%252F%0Ab%5Cc");
+        assert_eq!(path_segment("a\u{202e}"), "a%E2%80%AE");
     }
 
     #[test]

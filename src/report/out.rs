@@ -74,10 +74,14 @@ pub fn artifact_files<'a>(
                             std::borrow::Cow::Owned(crate::artifact::sha256_hex(t.as_bytes()))
                         }
                     };
+                    // Names are the repository's: each is one segment of the path.
+                    let seg = crate::report::escape::path_segment;
                     OutFile {
                         rel: format!(
                             "{}/{}/{}.yaml",
-                            c.name, k.kustomization.id.namespace, k.kustomization.id.name
+                            seg(&c.name),
+                            seg(&k.kustomization.id.namespace),
+                            seg(&k.kustomization.id.name)
                         ),
                         bytes,
                         sha256,

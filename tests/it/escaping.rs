@@ -19,6 +19,8 @@ const NAME_YAML: &str = r#""web`</code></summary><!--|@octocat <details>\e[2J\r"
 const CLUSTER: &str = "prod`<!--|@octocat";
 /// A `spec.path` that does not exist: its error quotes it, newlines and all.
 const PATH_YAML: &str = r#""./apps/<!--\n\n```\n</details>""#;
+/// A Kustomization name that is a path out of `render --out`'s folder.
+const TRAVERSAL: &str = "../../../../pwned";
 /// A manifest's file name.
 const FILE: &str = "cm <!--`|@octocat.yaml";
 
@@ -78,6 +80,19 @@ metadata:
 spec:
   interval: 10m
   path: {PATH_YAML}
+  prune: true
+  sourceRef:
+    kind: GitRepository
+    name: flux-system
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: {TRAVERSAL}
+  namespace: flux-system
+spec:
+  interval: 10m
+  path: ./apps/web
   prune: true
   sourceRef:
     kind: GitRepository
@@ -504,4 +519,50 @@ fn json_report_keeps_the_repositorys_names_exactly() {
     let diff = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]);
     let text = serde_json::to_string(&diff.json()).unwrap();
     assert!(text.contains("flux-system/web`</code></summary><!--|@octocat <details>\\u001b[2J\\r"));
+}
+
+#[test]
+fn render_out_writes_every_file_inside_its_folder() {
+    let repo = hostile_repo();
+    let top = tempfile::tempdir().unwrap();
+    let dir = top.path().join("a/b/out");
+    fs::create_dir_all(dir.parent().unwrap()).unwrap();
+    let out = run(repo.path(), &["render", "--out", dir.to_str().unwrap()]);
+    assert!(out.code == 0 || out.code == 1, "{}", out.stderr);
+    // Nothing beside the folder: the names are segments of a path, never `..`.
+    let mut outside = Vec::new();
+    for entry in walk(top.path()) {
+        if !entry.starts_with(&dir) && entry.is_file() {
+            outside.push(entry);
+        }
+    }
+    assert!(
+        outside.is_empty(),
+        "written outside {}: {outside:?}",
+        dir.display()
+    );
+    assert!(dir
+        .join("dev/flux-system/..%2F..%2F..%2F..%2Fpwned.yaml")
+        .is_file());
+    assert!(dir.join("prod`<!--|@octocat/ns<!--/other.yaml").is_file());
+    // One line of SHA256SUMS per file, whatever the names hold.
+    let sums = fs::read_to_string(dir.join("SHA256SUMS")).unwrap();
+    let files = walk(&dir)
+        .into_iter()
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "yaml"))
+        .count();
+    assert_eq!(sums.lines().count(), files, "{sums}");
+    assert!(sums.contains("%0D.yaml\n"), "{sums}");
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        }
+        out.push(path);
+    }
+    out
 }
