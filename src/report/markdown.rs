@@ -22,6 +22,12 @@
 //! // A String is not an Inline: it must say what it is (Code, Text, Message).
 //! let _ = Show(&name, Ctx::Markdown);
 //! ```
+//!
+//! ```
+//! use fluxsim::report::markdown::{Code, Ctx, Show};
+//! let name = String::from("<!--");
+//! assert_eq!(Show(&Code(&name), Ctx::Markdown).to_string(), "<code>&lt;!--</code>");
+//! ```
 
 use std::fmt::{self, Write as _};
 
@@ -234,15 +240,6 @@ impl<S: AsRef<str>> Inline for Codes<'_, S> {
             }
             Code(s.as_ref()).put(out);
         }
-    }
-}
-
-/// Written by a sentence helper ([`Inline`] from a closure): `Written(|w| move_line(w, m))`.
-pub struct Written<F>(pub F);
-
-impl<F: Fn(&mut Out<'_>)> Inline for Written<F> {
-    fn put(&self, out: &mut Out<'_>) {
-        (self.0)(out);
     }
 }
 
