@@ -74,14 +74,16 @@ pub fn artifact_files<'a>(
                             std::borrow::Cow::Owned(crate::artifact::sha256_hex(t.as_bytes()))
                         }
                     };
-                    // Names are the repository's: each is one segment of the path.
-                    let seg = crate::report::escape::path_segment;
+                    // Names are the repository's: none may leave DIR (`..`). The cluster and
+                    // namespace are one folder each; a name's `/` make folders (a Helm
+                    // release's entry is `<kustomization>/helm/<namespace>/<name>`).
+                    use crate::report::escape::{path_segment, path_segments};
                     OutFile {
                         rel: format!(
                             "{}/{}/{}.yaml",
-                            seg(&c.name),
-                            seg(&k.kustomization.id.namespace),
-                            seg(&k.kustomization.id.name)
+                            path_segment(&c.name),
+                            path_segment(&k.kustomization.id.namespace),
+                            path_segments(&k.kustomization.id.name)
                         ),
                         bytes,
                         sha256,

@@ -542,7 +542,7 @@ fn render_out_writes_every_file_inside_its_folder() {
         dir.display()
     );
     assert!(dir
-        .join("dev/flux-system/..%2F..%2F..%2F..%2Fpwned.yaml")
+        .join("dev/flux-system/%2E%2E/%2E%2E/%2E%2E/%2E%2E/pwned.yaml")
         .is_file());
     assert!(dir.join("prod`<!--|@octocat/ns<!--/other.yaml").is_file());
     // One line of SHA256SUMS per file, whatever the names hold.
