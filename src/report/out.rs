@@ -11,6 +11,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::render::RepoRender;
+use crate::report::escape::{path_segment, path_segments};
 
 /// The marker fluxsim writes into every output folder: a fixed first line, then the paths
 /// of the files it wrote there, one a line.
@@ -77,7 +78,6 @@ pub fn artifact_files<'a>(
                     // Names are the repository's: none may leave DIR (`..`). The cluster and
                     // namespace are one folder each; a name's `/` make folders (a Helm
                     // release's entry is `<kustomization>/helm/<namespace>/<name>`).
-                    use crate::report::escape::{path_segment, path_segments};
                     OutFile {
                         rel: format!(
                             "{}/{}/{}.yaml",
