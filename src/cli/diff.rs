@@ -391,7 +391,7 @@ pub(crate) fn run_compare(args: &CompareArgs) -> Outcome {
         );
         let (text, kind) = match args.format {
             Format::Text => (format!("{note}\n"), Kind::DiffText),
-            Format::Markdown => (format!("## fluxsim compare\n\n{note}\n"), Kind::Markdown),
+            Format::Markdown => (report::compare_nothing_markdown(&names), Kind::Markdown),
             Format::Json => (
                 format!(
                     "{:#}\n",

@@ -62,7 +62,8 @@ fn substitute_stdin(args: &Args) -> Result<Output, String> {
     })?;
     Ok(
         match crate::envsubst::eval(text.as_bytes(), &vars, args.strict) {
-            Ok(out) => Output::new(out, Status::Ok),
+            // The input, substituted: printed as it is.
+            Ok(out) => Output::new(out, Status::Ok).kind(crate::report::limit::Kind::Manifest),
             Err(e) => Output::stderr(format!("fluxsim: <stdin>:{e}\n"), Status::Finding),
         },
     )

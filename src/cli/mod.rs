@@ -121,7 +121,9 @@ pub enum Status {
 }
 
 /// What a command gives back for [`run`] to print: its output, what stderr must say beside
-/// it (why a Kustomization failed), and the exit status.
+/// it (why a Kustomization failed), and the exit status. Both are escaped for the terminal
+/// where they are printed ([`print_outcome`]), as `kind` says: a command returns the
+/// repository's text as it is.
 #[derive(Debug)]
 pub(crate) struct Output {
     stdout: Vec<u8>,
@@ -261,7 +263,8 @@ fn usage_error_sarif(raw: &[String], error: &str) -> Status {
     let out = Output::new(
         serde_json::to_string_pretty(&log).unwrap_or_default() + "\n",
         Status::Error,
-    );
+    )
+    .kind(crate::report::limit::Kind::Json);
     let plain = Presentation {
         color: false,
         limit_bytes: None,
@@ -278,7 +281,7 @@ fn completions(shell: clap_complete::Shell) -> Output {
         "fluxsim",
         &mut out,
     );
-    Output::new(out, Status::Ok)
+    Output::new(out, Status::Ok).kind(crate::report::limit::Kind::Manifest)
 }
 
 /// How stdout is presented, whatever the command: `--color` and `--limit-bytes`.
@@ -297,10 +300,14 @@ fn print_outcome(outcome: Outcome, present: &Presentation) -> Status {
     let mut out = match outcome {
         Ok(out) => out,
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "fluxsim: error: {e}");
+            let message = format!("fluxsim: error: {e}\n");
+            let _ =
+                std::io::stderr().write_all(crate::report::escape::terminal(&message).as_bytes());
             return Status::Error;
         }
     };
+    // Repository text reaches the terminal (or a CI log) only with its controls shown.
+    out.stdout = crate::report::limit::shown(out.stdout, out.kind);
     if let Some(limit) = present.limit_bytes {
         let (cut, note) = crate::report::limit::cut(&out.stdout, limit, out.kind);
         out.stdout = cut;
@@ -320,7 +327,8 @@ fn print_outcome(outcome: Outcome, present: &Presentation) -> Status {
         _ => {}
     }
     if !out.stderr.is_empty() {
-        let _ = std::io::stderr().write_all(out.stderr.as_bytes());
+        let _ =
+            std::io::stderr().write_all(crate::report::escape::terminal(&out.stderr).as_bytes());
     }
     out.status
 }

@@ -372,10 +372,12 @@ pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
         );
     };
     Ok(match (&k.status, &k.artifact) {
+        // The objects as kubectl would read them: printed as they are.
         (_, Some(a)) => Output::new(
             args.objects.presentation().artifact_text(a).into_owned(),
             Status::Ok,
-        ),
+        )
+        .kind(Kind::Manifest),
         (
             KsStatus::Failed(e)
             | KsStatus::Blocked(e)
@@ -385,7 +387,7 @@ pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
         ) => Output::stderr(
             format!(
                 "fluxsim: {} {}: {e}\n",
-                k.kustomization.id,
+                crate::report::escape::OneLine(&k.kustomization.id),
                 match k.status {
                     KsStatus::Failed(_) => "failed",
                     KsStatus::Blocked(_) => "blocked",
@@ -396,7 +398,10 @@ pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
             Status::Finding,
         ),
         _ => Output::stderr(
-            format!("fluxsim: {} is suspended\n", k.kustomization.id),
+            format!(
+                "fluxsim: {} is suspended\n",
+                crate::report::escape::OneLine(&k.kustomization.id)
+            ),
             Status::Finding,
         ),
     })

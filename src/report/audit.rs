@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
+use super::escape::OneLine;
 use super::findings::counts;
 use crate::audit::Audit;
 use crate::finding::Finding;
@@ -18,18 +19,18 @@ pub fn audit_text(a: &Audit) -> String {
     let mut cluster: Option<&str> = None;
     for p in &a.paths {
         if cluster != Some(p.cluster.as_str()) {
-            let _ = writeln!(out, "cluster {}", p.cluster);
+            let _ = writeln!(out, "cluster {}", OneLine(&p.cluster));
             cluster = Some(p.cluster.as_str());
         }
         let _ = write!(
             out,
             "  path={} files={} defined={} referenced={} hazards={} ({}",
-            display_path(&p.path),
+            OneLine(display_path(&p.path)),
             p.files,
             p.defined,
             p.referenced,
             p.hazards,
-            p.kustomization
+            OneLine(&p.kustomization)
         );
         if p.status != "rendered" {
             let _ = write!(out, ", {}", p.status);
@@ -87,7 +88,7 @@ fn finding_line(f: &Finding) -> String {
     let place = f
         .location
         .as_ref()
-        .map_or_else(|| "-".to_string(), ToString::to_string);
+        .map_or_else(|| "-".to_string(), |l| OneLine(l).to_string());
     format!("{place}: {}[{}]: {}", f.severity, f.rule, f.message)
 }
 

@@ -9,85 +9,113 @@ use crate::canary::{CanaryReport, Scope};
 use crate::compare::{
     Change, ClusterComparison, ClusterDiff, KustomizationDiff, Presence, RevisionDiff,
 };
+use crate::report::escape::OneLine;
+use crate::report::markdown::{
+    md, plain_of, Code, Inline, Markdown, Message, Out, Plural, Text, Texts,
+};
 
 fn short(sha: Option<&String>) -> String {
     sha.map_or_else(|| "-".to_string(), |s| s[..12.min(s.len())].to_string())
 }
 
-fn counts(c: &ClusterDiff) -> String {
-    let (same, total) = c.identical_count();
-    let mut parts = vec![format!(
-        "{same}/{total} artifact{} identical",
-        if total == 1 { "" } else { "s" }
-    )];
-    for change in [
-        Change::Changed,
-        Change::Added,
-        Change::Removed,
-        Change::NotCompared,
-    ] {
-        let n = c
-            .kustomizations
-            .iter()
-            .filter(|k| k.change == change)
-            .count();
-        if n > 0 {
-            parts.push(format!("{n} {}", change.as_str()));
+/// `7/9 artifacts identical, 2 changed`: what happened in a cluster, in numbers.
+struct Counts<'a>(&'a ClusterDiff);
+
+impl Inline for Counts<'_> {
+    fn put(&self, w: &mut Out<'_>) {
+        let c = self.0;
+        let (same, total) = c.identical_count();
+        md!(
+            w,
+            "{}/{} artifact{} identical",
+            same,
+            total,
+            if total == 1 { "" } else { "s" }
+        );
+        for change in [
+            Change::Changed,
+            Change::Added,
+            Change::Removed,
+            Change::NotCompared,
+        ] {
+            let n = c
+                .kustomizations
+                .iter()
+                .filter(|k| k.change == change)
+                .count();
+            if n > 0 {
+                md!(w, ", {} {}", n, change.as_str());
+            }
+        }
+        if !c.moves.is_empty() {
+            md!(w, ", {} moved", Plural(c.moves.len(), "object"));
+        }
+        if !c.skipped.is_empty() {
+            md!(w, ", {} skipped (inputs unchanged)", c.skipped.len());
+        }
+        match c.presence {
+            Presence::Both => {}
+            Presence::Added => md!(w, " (cluster added in head)"),
+            Presence::Removed => md!(w, " (cluster removed in head)"),
         }
     }
-    if !c.moves.is_empty() {
-        parts.push(format!(
-            "{} moved",
-            crate::report::plural(c.moves.len(), "object")
-        ));
-    }
-    if !c.skipped.is_empty() {
-        parts.push(format!("{} skipped (inputs unchanged)", c.skipped.len()));
-    }
-    let mut s = parts.join(", ");
-    match c.presence {
-        Presence::Both => {}
-        Presence::Added => s.push_str(" (cluster added in head)"),
-        Presence::Removed => s.push_str(" (cluster removed in head)"),
-    }
-    s
 }
 
 /// One word for the whole diff: `identical` only when nothing changed and everything was
 /// compared.
-fn outcome(d: &RevisionDiff) -> String {
-    let n = d.not_compared();
-    match (d.changed(), n) {
-        (false, 0) => "identical".to_string(),
-        (true, 0) => "changed".to_string(),
-        (true, n) => format!("changed; {n} not compared"),
-        (false, n) => format!("{n} not compared, nothing else changed"),
+struct DiffOutcome<'a>(&'a RevisionDiff);
+
+impl Inline for DiffOutcome<'_> {
+    fn put(&self, w: &mut Out<'_>) {
+        match (self.0.changed(), self.0.not_compared()) {
+            (false, 0) => md!(w, "identical"),
+            (true, 0) => md!(w, "changed"),
+            (true, n) => md!(w, "changed; {} not compared", n),
+            (false, n) => md!(w, "{} not compared, nothing else changed", n),
+        }
     }
 }
 
-/// The summary line of what could not be compared, when anything could not.
-fn not_compared_line(d: &RevisionDiff) -> Option<String> {
-    let n = d.not_compared();
-    (n > 0).then(|| {
-        format!(
-            "{n} Kustomization{} could not be compared: not rendered in base or head (failed, \
-             blocked, external or suspended; see above)",
-            if n == 1 { "" } else { "s" }
-        )
-    })
-}
+/// The summary line of what could not be compared (`n` Kustomizations, more than 0).
+struct NotComparedLine(usize);
 
-fn move_line(m: &crate::compare::Move) -> String {
-    let mut s = format!("{} moved from {} to {}", m.object, m.from, m.to);
-    if m.prune_outage {
-        let _ = write!(
-            s,
-            "; warning: {} has prune: true, so Flux deletes the object when {} reconciles and {} \
-             recreates it: a transient outage",
-            m.from, m.from, m.to
+impl Inline for NotComparedLine {
+    fn put(&self, w: &mut Out<'_>) {
+        let n = self.0;
+        md!(
+            w,
+            "{} Kustomization{} could not be compared: not rendered in base or head (failed, \
+             blocked, external or suspended; see above)",
+            n,
+            if n == 1 { "" } else { "s" }
         );
     }
-    s
+}
+
+/// An object that moved from one Kustomization to another, and the outage it may cause.
+struct MoveLine<'a>(&'a crate::compare::Move);
+
+impl Inline for MoveLine<'_> {
+    fn put(&self, w: &mut Out<'_>) {
+        let m = self.0;
+        md!(
+            w,
+            "{} moved from {} to {}",
+            Text(&m.object),
+            Text(&m.from),
+            Text(&m.to)
+        );
+        if m.prune_outage {
+            md!(
+                w,
+                "; warning: {} has prune: true, so Flux deletes the object when {} reconciles \
+                 and {} recreates it: a transient outage",
+                Text(&m.from),
+                Text(&m.from),
+                Text(&m.to)
+            );
+        }
+    }
 }
 
 fn problems(k: &KustomizationDiff) -> Vec<String> {
@@ -161,10 +189,14 @@ fn group_of<'g, 'a>(
 /// list of clusters.
 #[must_use]
 pub fn diff_text(d: &RevisionDiff) -> String {
-    let mut out = format!("fluxsim diff: base {} -> head {}\n", d.base, d.head);
+    let mut out = format!(
+        "fluxsim diff: base {} -> head {}\n",
+        OneLine(&d.base),
+        OneLine(&d.head)
+    );
     let groups = groups(d);
     for c in &d.clusters {
-        let _ = writeln!(out, "{}: {}", c.cluster, counts(c));
+        let _ = writeln!(out, "{}: {}", OneLine(&c.cluster), plain_of(&Counts(c)));
         for k in c
             .kustomizations
             .iter()
@@ -177,8 +209,8 @@ pub fn diff_text(d: &RevisionDiff) -> String {
                     out,
                     "  {:<12} {}  (the same as in {}, above)",
                     k.change.as_str(),
-                    k.kustomization,
-                    g.clusters[0]
+                    OneLine(&k.kustomization),
+                    OneLine(g.clusters[0])
                 );
                 continue;
             }
@@ -188,8 +220,8 @@ pub fn diff_text(d: &RevisionDiff) -> String {
                         out,
                         "  {:<12} {}  (the same in {})",
                         k.change.as_str(),
-                        k.kustomization,
-                        g.clusters.join(", ")
+                        OneLine(&k.kustomization),
+                        plain_of(&Texts(&g.clusters))
                     );
                 }
                 None => {
@@ -197,7 +229,7 @@ pub fn diff_text(d: &RevisionDiff) -> String {
                         out,
                         "  {:<12} {}  {} -> {}",
                         k.change.as_str(),
-                        k.kustomization,
+                        OneLine(&k.kustomization),
                         short(k.base_sha256.as_ref()),
                         short(k.head_sha256.as_ref())
                     );
@@ -207,20 +239,21 @@ pub fn diff_text(d: &RevisionDiff) -> String {
                 let _ = writeln!(out, "    {p}");
             }
             for o in &k.objects {
-                let _ = writeln!(out, "    {} {}", o.change.as_str(), o.object);
+                let _ = writeln!(out, "    {} {}", o.change.as_str(), OneLine(&o.object));
                 for line in o.diff.lines() {
                     let _ = writeln!(out, "      {line}");
                 }
             }
         }
         for m in &c.moves {
-            let _ = writeln!(out, "  {:<12} {}", "move", move_line(m));
+            let _ = writeln!(out, "  {:<12} {}", "move", plain_of(&MoveLine(m)));
         }
     }
-    if let Some(line) = not_compared_line(d) {
+    if d.not_compared() > 0 {
+        let line = plain_of(&NotComparedLine(d.not_compared()));
         let _ = writeln!(out, "{line}");
     }
-    let _ = writeln!(out, "result: {}", outcome(d));
+    let _ = writeln!(out, "result: {}", plain_of(&DiffOutcome(d)));
     out
 }
 
@@ -239,22 +272,16 @@ pub fn diff_json(d: &RevisionDiff) -> Value {
     v
 }
 
-fn fence(text: &str) -> String {
-    // A fence longer than any backtick run inside, so a diff cannot close it.
-    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    "`".repeat((longest + 1).max(3))
-}
-
 /// The most bytes of diff shown for one Kustomization in Markdown.
 const MARKDOWN_DIFF_LIMIT: usize = 64 * 1024;
 
-fn diff_markdown_body(d: &RevisionDiff, out: &mut String) {
-    out.push_str("| cluster | artifacts |\n|---|---|\n");
+fn diff_markdown_body(d: &RevisionDiff, doc: &mut Markdown) {
+    md!(doc, "| cluster | artifacts |\n|---|---|\n");
     for c in &d.clusters {
-        let _ = writeln!(out, "| `{}` | {} |", c.cluster, counts(c));
+        md!(doc, "| {} | {} |\n", Code(&c.cluster), Counts(c));
     }
-    if let Some(line) = not_compared_line(d) {
-        let _ = writeln!(out, "\n⚠️ {line}");
+    if d.not_compared() > 0 {
+        md!(doc, "\n⚠️ {}\n", NotComparedLine(d.not_compared()));
     }
     for c in &d.clusters {
         let changed: Vec<&KustomizationDiff> = c
@@ -265,24 +292,24 @@ fn diff_markdown_body(d: &RevisionDiff, out: &mut String) {
         if changed.is_empty() && c.moves.is_empty() {
             continue;
         }
-        let _ = writeln!(
-            out,
-            "\n### `{}`\n\n| Kustomization | change | base | head |\n|---|---|---|---|",
-            c.cluster
+        md!(
+            doc,
+            "\n### {}\n\n| Kustomization | change | base | head |\n|---|---|---|---|\n",
+            Code(&c.cluster)
         );
         for k in &changed {
-            let _ = writeln!(
-                out,
-                "| `{}` | {} | `{}` | `{}` |",
-                k.kustomization,
+            md!(
+                doc,
+                "| {} | {} | {} | {} |\n",
+                Code(&k.kustomization),
                 k.change.as_str(),
-                short(k.base_sha256.as_ref()),
-                short(k.head_sha256.as_ref())
+                Code(short(k.base_sha256.as_ref())),
+                Code(short(k.head_sha256.as_ref()))
             );
         }
         for m in &c.moves {
             let mark = if m.prune_outage { "⚠️ " } else { "" };
-            let _ = writeln!(out, "\n{mark}{}", move_line(m));
+            md!(doc, "\n{}{}\n", mark, MoveLine(m));
         }
     }
     // Each change's diff once, with the clusters it is made in.
@@ -290,6 +317,7 @@ fn diff_markdown_body(d: &RevisionDiff, out: &mut String) {
     let mut heading = false;
     for g in &groups {
         let k = g.k;
+        // The body goes in a fenced block, which shows any text as it is.
         let mut body = String::new();
         for p in problems(k) {
             let _ = writeln!(body, "# {p}");
@@ -302,7 +330,7 @@ fn diff_markdown_body(d: &RevisionDiff, out: &mut String) {
             continue;
         }
         if !heading {
-            out.push_str("\n### Changes\n");
+            md!(doc, "\n### Changes\n");
             heading = true;
         }
         // GitHub caps a job summary at 1 MiB: keep each diff well under it.
@@ -319,13 +347,18 @@ fn diff_markdown_body(d: &RevisionDiff, out: &mut String) {
                 "# ... {rest} more lines: run `fluxsim diff` for all of it"
             );
         }
-        let f = fence(&body);
-        let _ = write!(
-            out,
-            "\n<details><summary><code>{}</code> in {}: {}</summary>\n\n{f}diff\n{body}{f}\n\n</details>\n",
-            k.kustomization,
-            g.clusters.join(", "),
-            crate::report::plural(k.objects.len(), "object")
+        md!(doc, "\n");
+        doc.details(
+            |s| {
+                md!(
+                    s,
+                    "{} in {}: {}",
+                    Code(&k.kustomization),
+                    Texts(&g.clusters),
+                    Plural(k.objects.len(), "object")
+                );
+            },
+            |body_doc| body_doc.fenced("diff", &body),
         );
     }
 }
@@ -333,14 +366,16 @@ fn diff_markdown_body(d: &RevisionDiff, out: &mut String) {
 /// The diff as a pull-request summary.
 #[must_use]
 pub fn diff_markdown(d: &RevisionDiff) -> String {
-    let mut out = format!(
-        "## fluxsim diff: `{}` → `{}`: {}\n\n",
-        d.base,
-        d.head,
-        outcome(d)
+    let mut doc = Markdown::new();
+    md!(
+        doc,
+        "## fluxsim diff: {} → {}: {}\n\n",
+        Code(&d.base),
+        Code(&d.head),
+        DiffOutcome(d)
     );
-    diff_markdown_body(d, &mut out);
-    out
+    diff_markdown_body(d, &mut doc);
+    doc.finish()
 }
 
 fn opt(v: Option<&String>) -> String {
@@ -350,7 +385,7 @@ fn opt(v: Option<&String>) -> String {
 /// The cluster comparison for people.
 #[must_use]
 pub fn compare_text(c: &ClusterComparison) -> String {
-    let names = c.clusters.join(" vs ");
+    let names = plain_of(&ClusterNames(&c.clusters));
     let mut out = format!("fluxsim compare: {names}\n\ngraph:\n");
     for g in &c.graph {
         let verdict = if g.differences.is_empty() {
@@ -358,7 +393,7 @@ pub fn compare_text(c: &ClusterComparison) -> String {
         } else {
             format!("differs: {}", g.differences.join(", "))
         };
-        let _ = writeln!(out, "  {:<40} {verdict}", g.kustomization);
+        let _ = writeln!(out, "  {:<40} {verdict}", OneLine(&g.kustomization));
         if !g.differences.is_empty() {
             for (name, n) in c.clusters.iter().zip(&g.nodes) {
                 let line = n.as_ref().map_or_else(
@@ -366,14 +401,14 @@ pub fn compare_text(c: &ClusterComparison) -> String {
                     |n| {
                         format!(
                             "path={} dependsOn=[{}] wait={} prune={}",
-                            n.path,
-                            n.depends_on.join(","),
+                            OneLine(&n.path),
+                            OneLine(n.depends_on.join(",")),
                             n.wait,
                             n.prune
                         )
                     },
                 );
-                let _ = writeln!(out, "    {name}: {line}");
+                let _ = writeln!(out, "    {}: {line}", OneLine(name));
             }
         }
     }
@@ -384,7 +419,7 @@ pub fn compare_text(c: &ClusterComparison) -> String {
                 .clusters
                 .iter()
                 .zip(&k.problems)
-                .filter_map(|(n, p)| p.as_ref().map(|p| format!("{n}: {p}")))
+                .filter_map(|(n, p)| p.as_ref().map(|p| format!("{}: {p}", OneLine(n))))
                 .collect();
             format!("not compared ({})", why.join("; "))
         } else if k.root {
@@ -398,10 +433,10 @@ pub fn compare_text(c: &ClusterComparison) -> String {
         } else {
             format!(
                 "same template; renders differ by vars: {}",
-                k.differing_vars.join(", ")
+                plain_of(&Texts(&k.differing_vars))
             )
         };
-        let _ = writeln!(out, "  {:<40} {verdict}", k.kustomization);
+        let _ = writeln!(out, "  {:<40} {verdict}", OneLine(&k.kustomization));
     }
     let _ = writeln!(out, "\nvars that differ ({}):", c.vars.len());
     for v in &c.vars {
@@ -409,14 +444,19 @@ pub fn compare_text(c: &ClusterComparison) -> String {
             .clusters
             .iter()
             .zip(&v.values)
-            .map(|(n, val)| format!("{n}={}", opt(val.as_ref())))
+            .map(|(n, val)| format!("{}={}", OneLine(n), OneLine(opt(val.as_ref()))))
             .collect();
         let used = if v.used_by.is_empty() {
             "unused".to_string()
         } else {
-            format!("used by {}", v.used_by.join(", "))
+            format!("used by {}", plain_of(&Texts(&v.used_by)))
         };
-        let _ = writeln!(out, "  {:<24} {}  ({used})", v.name, values.join("  "));
+        let _ = writeln!(
+            out,
+            "  {:<24} {}  ({used})",
+            OneLine(&v.name),
+            values.join("  ")
+        );
     }
     if c.not_compared > 0 {
         let _ = writeln!(
@@ -455,28 +495,31 @@ pub fn compare_json(c: &ClusterComparison) -> Value {
 /// The cluster comparison as a pull-request summary.
 #[must_use]
 pub fn compare_markdown(c: &ClusterComparison) -> String {
-    let names = c.clusters.join(" vs ");
-    let mut out = format!(
-        "## fluxsim compare: {names}: {}\n\n",
-        match (c.agnostic, c.not_compared) {
-            (true, 0) => format!("same graph and templates, {} values differ", c.vars.len()),
-            (true, n) => format!("{n} not compared, the rest has the same graph and templates"),
-            (false, _) => "differ in more than values".to_string(),
-        }
+    let mut doc = Markdown::new();
+    md!(doc, "## fluxsim compare: {}: ", ClusterNames(&c.clusters));
+    match (c.agnostic, c.not_compared) {
+        (true, 0) => md!(
+            doc,
+            "same graph and templates, {} values differ",
+            c.vars.len()
+        ),
+        (true, n) => md!(
+            doc,
+            "{} not compared, the rest has the same graph and templates",
+            n
+        ),
+        (false, _) => md!(doc, "differ in more than values"),
+    }
+    md!(
+        doc,
+        "\n\n| Kustomization | graph | template | {} |\n|---|---|---|",
+        ColumnCodes(&c.clusters)
     );
-    let head: Vec<String> = c.clusters.iter().map(|n| format!("`{n}`")).collect();
-    let _ = writeln!(
-        out,
-        "| Kustomization | graph | template | {} |\n|---|---|---|{}",
-        head.join(" | "),
-        "---|".repeat(c.clusters.len())
-    );
+    for _ in &c.clusters {
+        md!(doc, "---|");
+    }
+    md!(doc, "\n");
     for (g, k) in c.graph.iter().zip(&c.kustomizations) {
-        let graph = if g.differences.is_empty() {
-            "same".to_string()
-        } else {
-            g.differences.join(", ")
-        };
         let template = if k.not_compared {
             "**not compared**"
         } else if k.root {
@@ -486,53 +529,85 @@ pub fn compare_markdown(c: &ClusterComparison) -> String {
         } else {
             "**differs**"
         };
-        let shas: Vec<String> = k
-            .artifacts
-            .iter()
-            .map(|s| format!("`{}`", short(s.as_ref())))
-            .collect();
-        let _ = writeln!(
-            out,
-            "| `{}` | {graph} | {template} | {} |",
-            g.kustomization,
-            shas.join(" | ")
-        );
+        md!(doc, "| {} | ", Code(&g.kustomization));
+        if g.differences.is_empty() {
+            md!(doc, "same");
+        } else {
+            md!(doc, "{}", Texts(&g.differences));
+        }
+        md!(doc, " | {} |", template);
+        for s in &k.artifacts {
+            md!(doc, " {} |", Code(short(s.as_ref())));
+        }
+        md!(doc, "\n");
     }
     for k in c.kustomizations.iter().filter(|k| k.not_compared) {
-        let why: Vec<String> = c
+        md!(doc, "\n⚠️ {} not compared: ", Code(&k.kustomization));
+        let why = c
             .clusters
             .iter()
             .zip(&k.problems)
-            .filter_map(|(n, p)| p.as_ref().map(|p| format!("`{n}`: {p}")))
-            .collect();
-        let _ = writeln!(
-            out,
-            "\n⚠️ `{}` not compared: {}",
-            k.kustomization,
-            why.join("; ")
-        );
+            .filter_map(|(n, p)| p.as_ref().map(|p| (n, p)));
+        for (i, (n, p)) in why.enumerate() {
+            let sep = if i == 0 { "" } else { "; " };
+            md!(doc, "{}{}: {}", sep, Code(n), Message(p));
+        }
+        md!(doc, "\n");
     }
-    let _ = writeln!(
-        out,
-        "\n| var | {} | used by |\n|---|{}---|",
-        head.join(" | "),
-        "---|".repeat(c.clusters.len())
+    md!(
+        doc,
+        "\n| var | {} | used by |\n|---|",
+        ColumnCodes(&c.clusters)
     );
-    for v in &c.vars {
-        let vals: Vec<String> = v
-            .values
-            .iter()
-            .map(|x| format!("`{}`", opt(x.as_ref())))
-            .collect();
-        let _ = writeln!(
-            out,
-            "| `{}` | {} | {} |",
-            v.name,
-            vals.join(" | "),
-            v.used_by.join(", ")
-        );
+    for _ in &c.clusters {
+        md!(doc, "---|");
     }
-    out
+    md!(doc, "---|\n");
+    for v in &c.vars {
+        md!(doc, "| {} |", Code(&v.name));
+        for x in &v.values {
+            md!(doc, " {} |", Code(opt(x.as_ref())));
+        }
+        md!(doc, " {} |\n", Texts(&v.used_by));
+    }
+    doc.finish()
+}
+
+/// `compare` on a repository of fewer than two clusters, as a pull-request summary.
+#[must_use]
+pub fn compare_nothing_markdown(names: &[&str]) -> String {
+    let mut doc = Markdown::new();
+    md!(
+        doc,
+        "## fluxsim compare\n\ncompare: nothing to compare: the repository has {} ({})\n",
+        Plural(names.len(), "cluster"),
+        Texts(names)
+    );
+    doc.finish()
+}
+
+/// `dev vs prod`: the clusters compared.
+struct ClusterNames<'a>(&'a [String]);
+
+impl Inline for ClusterNames<'_> {
+    fn put(&self, w: &mut Out<'_>) {
+        for (i, n) in self.0.iter().enumerate() {
+            let sep = if i == 0 { "" } else { " vs " };
+            md!(w, "{}{}", sep, Text(n));
+        }
+    }
+}
+
+/// `` `dev` | `prod` ``: one table column per cluster.
+struct ColumnCodes<'a>(&'a [String]);
+
+impl Inline for ColumnCodes<'_> {
+    fn put(&self, w: &mut Out<'_>) {
+        for (i, n) in self.0.iter().enumerate() {
+            let sep = if i == 0 { "" } else { " | " };
+            md!(w, "{}{}", sep, Code(n));
+        }
+    }
 }
 
 /// A Kustomization the proof could not see: not rendered in base or head.
@@ -567,7 +642,7 @@ pub struct Proof<'a> {
     /// The revision diff.
     pub diff: &'a RevisionDiff,
     /// `identical`, `changed` or `any`.
-    pub expect: &'a str,
+    pub expect: &'static str,
     /// The diff meets the expectation.
     pub expectation_met: bool,
     /// The canaries.
@@ -581,126 +656,186 @@ pub struct Proof<'a> {
     pub passed: bool,
 }
 
-fn canary_summary(p: &Proof<'_>, cluster: &ClusterDiff) -> String {
-    let mine = p.canaries.for_cluster(&cluster.cluster);
-    let detected = mine.iter().filter(|c| c.detected).count();
-    let restored = mine.iter().filter(|c| c.restored).count();
-    format!(
-        "{}: {}; canaries {detected}/{n} detected, {restored}/{n} restored",
-        cluster.cluster,
-        counts(cluster),
-        n = mine.len()
-    )
+/// `dev: 9/9 artifacts identical; canaries 2/2 detected, 2/2 restored`.
+struct CanarySummary<'a>(&'a Proof<'a>, &'a ClusterDiff);
+
+impl Inline for CanarySummary<'_> {
+    fn put(&self, w: &mut Out<'_>) {
+        let (p, cluster) = (self.0, self.1);
+        let mine = p.canaries.for_cluster(&cluster.cluster);
+        let detected = mine.iter().filter(|c| c.detected).count();
+        let restored = mine.iter().filter(|c| c.restored).count();
+        md!(
+            w,
+            "{}: {}; canaries {}/{} detected, {}/{} restored",
+            Text(&cluster.cluster),
+            Counts(cluster),
+            detected,
+            mine.len(),
+            restored,
+            mine.len()
+        );
+    }
 }
 
-fn canary_lines(p: &Proof<'_>) -> Vec<String> {
-    let mut out = Vec::new();
-    for c in &p.canaries.canaries {
-        let scope = match &c.plan.scope {
-            Scope::Overlay { cluster } => format!("overlay of {cluster}"),
-            Scope::Shared => "shared".to_string(),
-            Scope::Values => "values of a HelmRelease".to_string(),
-        };
-        let verdict = if c.detected && c.restored {
-            "detected, restored".to_string()
-        } else if let Some(why) = &c.plan.excluded {
-            format!("NOT DETECTED: the file is not in what Flux sees ({why}): the harness is blind there")
-        } else if c.plan.expected.is_empty() {
-            "NOT DETECTED: no rendered object comes from this file: the harness is blind there"
-                .to_string()
-        } else if !c.detected {
-            // Only the difference: where it was expected and not seen, and where it was
-            // seen though not expected.
-            let mut parts = Vec::new();
-            if !c.missing.is_empty() {
-                let unseen: Vec<String> = c
-                    .missing
-                    .iter()
-                    .map(|u| match &u.why {
-                        Some(why) => format!("{} ({why})", u.target),
-                        None => format!("{} (why unknown)", u.target),
-                    })
-                    .collect();
-                parts.push(format!(
-                    "not seen in {} of {} expected: {}",
-                    c.missing.len(),
-                    c.plan.expected.len(),
-                    unseen.join(", ")
-                ));
-            }
-            if !c.unexpected.is_empty() {
-                let extra: Vec<String> = c.unexpected.iter().map(ToString::to_string).collect();
-                parts.push(format!("seen where not expected: {}", extra.join(", ")));
-            }
-            format!("NOT DETECTED as expected: {}", parts.join("; "))
-        } else {
-            "detected, NOT RESTORED".to_string()
-        };
-        out.push(format!(
-            "canary {} ({scope}) in {}: {verdict}; expected in {} artifacts",
-            c.plan.nonce,
-            c.plan.file,
-            c.plan.expected.len()
-        ));
-    }
-    for t in &p.canaries.stray_changes {
-        out.push(format!("stray change: {t} changed beyond the canaries"));
-    }
-    for t in &p.canaries.not_restored {
-        out.push(format!(
-            "not restored: {t} did not return to its digest after the canaries were removed"
-        ));
-    }
-    out
+/// One line of what the canaries found.
+enum CanaryLine<'a> {
+    /// A canary: where it was planted and whether it was seen where expected, and undone.
+    Canary(&'a crate::canary::Outcome),
+    /// An artifact that changed though no canary should have changed it.
+    Stray(&'a crate::canary::Target),
+    /// An artifact that did not return to its digest.
+    NotRestored(&'a crate::canary::Target),
 }
 
-/// What the proof could not see, one line each.
-fn blind_lines(p: &Proof<'_>) -> Vec<String> {
-    p.blind
+fn canary_lines<'a>(p: &'a Proof<'_>) -> Vec<CanaryLine<'a>> {
+    let c = p.canaries;
+    c.canaries
         .iter()
-        .map(|b| {
-            format!(
-                "could not see {}:{}: {}",
-                b.cluster,
-                b.kustomization,
-                b.why.join("; ")
-            )
-        })
+        .map(CanaryLine::Canary)
+        .chain(c.stray_changes.iter().map(CanaryLine::Stray))
+        .chain(c.not_restored.iter().map(CanaryLine::NotRestored))
         .collect()
 }
 
-fn verdict(p: &Proof<'_>) -> String {
-    let mut why = Vec::new();
-    if !p.expectation_met {
-        why.push(format!(
-            "expected {}, got {}",
-            p.expect,
-            if p.diff.changed() {
-                "changes"
-            } else {
-                "no change"
+impl Inline for CanaryLine<'_> {
+    fn put(&self, w: &mut Out<'_>) {
+        match self {
+            CanaryLine::Canary(c) => canary_line(w, c),
+            CanaryLine::Stray(t) => md!(w, "stray change: {} changed beyond the canaries", Text(t)),
+            CanaryLine::NotRestored(t) => md!(
+                w,
+                "not restored: {} did not return to its digest after the canaries were removed",
+                Text(t)
+            ),
+        }
+    }
+}
+
+fn canary_line(w: &mut Out<'_>, c: &crate::canary::Outcome) {
+    md!(w, "canary {} (", Text(&c.plan.nonce));
+    match &c.plan.scope {
+        Scope::Overlay { cluster } => md!(w, "overlay of {}", Text(cluster)),
+        Scope::Shared => md!(w, "shared"),
+        Scope::Values => md!(w, "values of a HelmRelease"),
+    }
+    md!(w, ") in {}: ", Text(&c.plan.file));
+    if c.detected && c.restored {
+        md!(w, "detected, restored");
+    } else if let Some(why) = &c.plan.excluded {
+        md!(
+            w,
+            "NOT DETECTED: the file is not in what Flux sees ({}): the harness is blind there",
+            Message(why)
+        );
+    } else if c.plan.expected.is_empty() {
+        md!(
+            w,
+            "NOT DETECTED: no rendered object comes from this file: the harness is blind there"
+        );
+    } else if !c.detected {
+        // Only the difference: where it was expected and not seen, and where it was seen
+        // though not expected.
+        md!(w, "NOT DETECTED as expected: ");
+        if !c.missing.is_empty() {
+            md!(
+                w,
+                "not seen in {} of {} expected: ",
+                c.missing.len(),
+                c.plan.expected.len()
+            );
+            for (i, u) in c.missing.iter().enumerate() {
+                let sep = if i == 0 { "" } else { ", " };
+                if let Some(why) = &u.why {
+                    md!(w, "{}{} ({})", sep, Text(&u.target), Message(why));
+                } else {
+                    md!(w, "{}{} (why unknown)", sep, Text(&u.target));
+                }
             }
-        ));
-    }
-    if !p.canaries.passed() {
-        why.push("the canaries did not all pass: the harness cannot be trusted".to_string());
-    }
-    if !p.blind.is_empty() && !p.allow_blind {
-        why.push(format!(
-            "blind to {} Kustomization{} that did not render (--allow-blind to accept)",
-            p.blind.len(),
-            if p.blind.len() == 1 { "" } else { "s" }
-        ));
-    }
-    if p.passed && !p.blind.is_empty() {
-        format!(
-            "PASS, blind to {} (allowed)",
-            crate::report::plural(p.blind.len(), "Kustomization")
-        )
-    } else if p.passed {
-        "PASS".to_string()
+        }
+        if !c.unexpected.is_empty() {
+            let sep = if c.missing.is_empty() { "" } else { "; " };
+            md!(w, "{}seen where not expected: ", sep);
+            for (i, t) in c.unexpected.iter().enumerate() {
+                let sep = if i == 0 { "" } else { ", " };
+                md!(w, "{}{}", sep, Text(t));
+            }
+        }
     } else {
-        format!("FAIL: {}", why.join("; "))
+        md!(w, "detected, NOT RESTORED");
+    }
+    md!(w, "; expected in {} artifacts", c.plan.expected.len());
+}
+
+/// What the proof could not see: `could not see dev:flux-system/apps: head: failed: ...`.
+struct BlindLine<'a>(&'a Blind);
+
+impl Inline for BlindLine<'_> {
+    fn put(&self, w: &mut Out<'_>) {
+        let b = self.0;
+        md!(
+            w,
+            "could not see {}:{}: ",
+            Text(&b.cluster),
+            Text(&b.kustomization)
+        );
+        for (i, why) in b.why.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "; " };
+            md!(w, "{}{}", sep, Message(why));
+        }
+    }
+}
+
+/// `PASS`, or `FAIL:` and why.
+struct Verdict<'a>(&'a Proof<'a>);
+
+impl Inline for Verdict<'_> {
+    fn put(&self, w: &mut Out<'_>) {
+        let p = self.0;
+        if p.passed && !p.blind.is_empty() {
+            md!(
+                w,
+                "PASS, blind to {} (allowed)",
+                Plural(p.blind.len(), "Kustomization")
+            );
+            return;
+        }
+        if p.passed {
+            md!(w, "PASS");
+            return;
+        }
+        md!(w, "FAIL: ");
+        let mut sep = "";
+        if !p.expectation_met {
+            md!(
+                w,
+                "expected {}, got {}",
+                p.expect,
+                if p.diff.changed() {
+                    "changes"
+                } else {
+                    "no change"
+                }
+            );
+            sep = "; ";
+        }
+        if !p.canaries.passed() {
+            md!(
+                w,
+                "{}the canaries did not all pass: the harness cannot be trusted",
+                sep
+            );
+            sep = "; ";
+        }
+        if !p.blind.is_empty() && !p.allow_blind {
+            md!(
+                w,
+                "{}blind to {} Kustomization{} that did not render (--allow-blind to accept)",
+                sep,
+                p.blind.len(),
+                if p.blind.len() == 1 { "" } else { "s" }
+            );
+        }
     }
 }
 
@@ -710,16 +845,16 @@ pub fn prove_text(p: &Proof<'_>) -> String {
     let mut out = diff_text(p.diff);
     out.push('\n');
     for l in canary_lines(p) {
-        let _ = writeln!(out, "{l}");
+        let _ = writeln!(out, "{}", plain_of(&l));
     }
     out.push('\n');
-    for l in blind_lines(p) {
-        let _ = writeln!(out, "{l}");
+    for b in &p.blind {
+        let _ = writeln!(out, "{}", plain_of(&BlindLine(b)));
     }
     for c in &p.diff.clusters {
-        let _ = writeln!(out, "{}", canary_summary(p, c));
+        let _ = writeln!(out, "{}", plain_of(&CanarySummary(p, c)));
     }
-    let _ = writeln!(out, "prove: {}", verdict(p));
+    let _ = writeln!(out, "prove: {}", plain_of(&Verdict(p)));
     out
 }
 
@@ -734,30 +869,37 @@ pub fn prove_json(p: &Proof<'_>) -> Value {
 /// The proof as a pull-request summary.
 #[must_use]
 pub fn prove_markdown(p: &Proof<'_>) -> String {
+    let mut doc = Markdown::new();
     let mark = if p.passed { "✅" } else { "❌" };
-    let mut out = format!(
-        "## {mark} fluxsim prove: `{}` → `{}`: {}\n\n",
-        p.diff.base,
-        p.diff.head,
-        verdict(p)
+    md!(
+        doc,
+        "## {} fluxsim prove: {} → {}: {}\n\n",
+        mark,
+        Code(&p.diff.base),
+        Code(&p.diff.head),
+        Verdict(p)
     );
     for c in &p.diff.clusters {
-        let _ = writeln!(out, "- {}", canary_summary(p, c));
+        md!(doc, "- {}\n", CanarySummary(p, c));
     }
     if !p.blind.is_empty() {
-        out.push('\n');
-        for l in blind_lines(p) {
-            let _ = writeln!(out, "- ⚠️ {l}");
+        md!(doc, "\n");
+        for b in &p.blind {
+            md!(doc, "- ⚠️ {}\n", BlindLine(b));
         }
     }
-    out.push('\n');
-    diff_markdown_body(p.diff, &mut out);
-    out.push_str("\n<details><summary>canaries</summary>\n\n");
-    for l in canary_lines(p) {
-        let _ = writeln!(out, "- {l}");
-    }
-    out.push_str("\n</details>\n");
-    out
+    md!(doc, "\n");
+    diff_markdown_body(p.diff, &mut doc);
+    md!(doc, "\n");
+    doc.details(
+        |s| md!(s, "canaries"),
+        |body| {
+            for l in canary_lines(p) {
+                md!(body, "- {}\n", l);
+            }
+        },
+    );
+    doc.finish()
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
+use super::escape::OneLine;
 use crate::finding::{Finding, Rule, Severity};
 
 /// The SARIF schema URI written into every log.
@@ -28,17 +29,17 @@ pub fn findings_text(findings: &[Finding]) -> String {
         let place = f
             .location
             .as_ref()
-            .map_or_else(|| "-".to_string(), ToString::to_string);
+            .map_or_else(|| "-".to_string(), |l| OneLine(l).to_string());
         let _ = write!(out, "{place}: {}[{}]: {}", f.severity, f.rule, f.message);
         match (&f.cluster, &f.kustomization) {
             (Some(c), Some(k)) => {
-                let _ = write!(out, " ({c}, {k})");
+                let _ = write!(out, " ({}, {})", OneLine(c), OneLine(k));
             }
             (Some(c), None) => {
-                let _ = write!(out, " ({c})");
+                let _ = write!(out, " ({})", OneLine(c));
             }
             (None, Some(k)) => {
-                let _ = write!(out, " ({k})");
+                let _ = write!(out, " ({})", OneLine(k));
             }
             (None, None) => {}
         }

@@ -9,11 +9,13 @@ use serde_json::json;
 use crate::flux::NamespacedName;
 use crate::graph::{ClusterGraph, EdgeKind, GraphReport};
 
+use super::escape::{dot_string, mermaid_label, OneLine};
 use super::findings::{counts, findings_json, findings_text};
+use super::markdown::{md, Code, Markdown, Message, Plural};
 
 fn ids(wave: &[NamespacedName]) -> String {
     wave.iter()
-        .map(ToString::to_string)
+        .map(|id| OneLine(id).to_string())
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -34,7 +36,7 @@ pub fn graph_text(r: &GraphReport) -> String {
             let _ = writeln!(
                 out,
                 "cluster {}: all {} become Ready in {}",
-                c.name,
+                OneLine(&c.name),
                 super::plural(total, "Kustomization"),
                 super::plural(c.waves.len(), "wave")
             );
@@ -42,7 +44,7 @@ pub fn graph_text(r: &GraphReport) -> String {
             let _ = writeln!(
                 out,
                 "cluster {}: {} of {total} Kustomizations never become Ready",
-                c.name,
+                OneLine(&c.name),
                 never.len()
             );
         }
@@ -50,7 +52,7 @@ pub fn graph_text(r: &GraphReport) -> String {
             let _ = writeln!(out, "  wave {i}: {}", ids(w));
         }
         for (id, why) in never {
-            let _ = writeln!(out, "  never ready: {id}: {why}");
+            let _ = writeln!(out, "  never ready: {}: {why}", OneLine(id));
         }
     }
     out.push_str(&findings_text(&r.findings));
@@ -99,15 +101,18 @@ pub fn graph_json(r: &GraphReport) -> String {
     serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
 }
 
-/// A node of a picture: its label and whether it never becomes Ready or is missing.
-struct PicNode {
-    label: String,
+/// A node of a picture: its name, its state (`wave 0`, `never ready`, `missing`: fluxsim's
+/// words) and whether it never becomes Ready or is missing. Each picture escapes the name
+/// for its own syntax and puts the state on a line of its own.
+struct PicNode<'a> {
+    name: &'a str,
+    state: String,
     bad: bool,
     missing: bool,
 }
 
 /// Every node of a cluster's picture, by id: the Kustomizations, then the missing names.
-fn pic_nodes(c: &ClusterGraph) -> BTreeMap<&NamespacedName, PicNode> {
+fn pic_nodes(c: &ClusterGraph) -> BTreeMap<&NamespacedName, PicNode<'_>> {
     let mut nodes = BTreeMap::new();
     for k in &c.kustomizations {
         let state = match k.wave {
@@ -117,7 +122,8 @@ fn pic_nodes(c: &ClusterGraph) -> BTreeMap<&NamespacedName, PicNode> {
         nodes.insert(
             &k.id,
             PicNode {
-                label: format!("{}\n{state}", k.id.name),
+                name: &k.id.name,
+                state,
                 bad: k.wave.is_none(),
                 missing: false,
             },
@@ -127,19 +133,14 @@ fn pic_nodes(c: &ClusterGraph) -> BTreeMap<&NamespacedName, PicNode> {
         nodes.insert(
             m,
             PicNode {
-                label: format!("{}\nmissing", m.name),
+                name: &m.name,
+                state: "missing".to_string(),
                 bad: true,
                 missing: true,
             },
         );
     }
     nodes
-}
-
-fn dot_escape(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
 }
 
 /// Graphviz DOT: one subgraph per cluster; `dependsOn` edges solid, "applies" edges dashed,
@@ -150,11 +151,11 @@ pub fn graph_dot(r: &GraphReport) -> String {
         "digraph fluxsim {\n  rankdir=LR;\n  node [shape=box, fontname=\"sans-serif\"];\n",
     );
     for (ci, c) in r.clusters.iter().enumerate() {
-        let key = |id: &NamespacedName| dot_escape(&format!("{}/{id}", c.name));
+        let key = |id: &NamespacedName| dot_string(&format!("{}/{id}", c.name));
         let _ = writeln!(out, "  subgraph cluster_{ci} {{");
-        let _ = writeln!(out, "    label=\"{}\";", dot_escape(&c.name));
+        let _ = writeln!(out, "    label=\"{}\";", dot_string(&c.name));
         for (id, n) in pic_nodes(c) {
-            let mut attrs = format!("label=\"{}\"", dot_escape(&n.label));
+            let mut attrs = format!("label=\"{}\\n{}\"", dot_string(n.name), n.state);
             if n.bad {
                 attrs.push_str(", color=red");
             }
@@ -201,52 +202,50 @@ const DOT_LEGEND: &str = "  subgraph cluster_legend {
 /// ```` ```mermaid ```` block (which GitHub and GitLab draw), then the findings.
 #[must_use]
 pub fn graph_markdown(r: &GraphReport) -> String {
-    let mut out = String::from("## fluxsim graph\n\n");
+    let mut doc = Markdown::new();
+    md!(doc, "## fluxsim graph\n\n");
     for c in &r.clusters {
         let never = c
             .kustomizations
             .iter()
             .filter(|k| k.never_ready.is_some())
             .count();
-        let _ = writeln!(
-            out,
-            "- `{}`: {} in {}{}",
-            c.name,
-            super::plural(c.kustomizations.len(), "Kustomization"),
-            super::plural(c.waves.len(), "wave"),
-            if never > 0 {
-                format!(", **{never} never become Ready**")
-            } else {
-                String::new()
-            }
+        md!(
+            doc,
+            "- {}: {} in {}",
+            Code(&c.name),
+            Plural(c.kustomizations.len(), "Kustomization"),
+            Plural(c.waves.len(), "wave")
         );
+        if never > 0 {
+            md!(doc, ", **{} never become Ready**", never);
+        }
+        md!(doc, "\n");
     }
-    let _ = write!(
-        out,
-        "\n```mermaid\n{}```\n\nSolid arrows: `dependsOn`; dashed: applies; red: never becomes Ready.\n",
-        graph_mermaid(r)
+    md!(doc, "\n");
+    doc.fenced("mermaid", &graph_mermaid(r));
+    md!(
+        doc,
+        "\nSolid arrows: `dependsOn`; dashed: applies; red: never becomes Ready.\n"
     );
     if !r.findings.is_empty() {
-        out.push_str("\n| finding | where |\n|---|---|\n");
+        md!(doc, "\n| finding | where |\n|---|---|\n");
         for f in &r.findings {
-            let place = f
-                .location
-                .as_ref()
-                .map_or_else(|| "-".to_string(), ToString::to_string);
-            let _ = writeln!(
-                out,
-                "| {}[{}]: {} | `{place}` |",
-                f.severity,
+            md!(
+                doc,
+                "| {}[{}]: {} | ",
+                f.severity.as_str(),
                 f.rule,
-                f.message.replace('|', "\\|")
+                Message(&f.message)
             );
+            if let Some(l) = &f.location {
+                md!(doc, "{} |\n", Code(l));
+            } else {
+                md!(doc, "{} |\n", Code("-"));
+            }
         }
     }
-    out
-}
-
-fn mermaid_escape(s: &str) -> String {
-    s.replace('"', "#quot;").replace('\n', "<br/>")
+    doc.finish()
 }
 
 /// Mermaid `flowchart LR`: one subgraph per cluster; `dependsOn` edges `-->`, "applies"
@@ -262,9 +261,15 @@ pub fn graph_mermaid(r: &GraphReport) -> String {
             .enumerate()
             .map(|(i, id)| (*id, format!("c{ci}n{i}")))
             .collect();
-        let _ = writeln!(out, "  subgraph c{ci}[\"{}\"]", mermaid_escape(&c.name));
+        let _ = writeln!(out, "  subgraph c{ci}[\"{}\"]", mermaid_label(&c.name));
         for (id, n) in &nodes {
-            let _ = writeln!(out, "    {}[\"{}\"]", index[id], mermaid_escape(&n.label));
+            let _ = writeln!(
+                out,
+                "    {}[\"{}<br/>{}\"]",
+                index[id],
+                mermaid_label(n.name),
+                n.state
+            );
             if n.bad {
                 bad.push(index[id].clone());
             }

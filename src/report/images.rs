@@ -7,6 +7,8 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
+use super::escape::OneLine;
+use super::markdown::{md, plain_of, Code, Markdown, Text, Texts};
 use super::plural;
 use crate::images::{ClusterImageDiff, ClusterImages, ImageChange};
 
@@ -24,11 +26,11 @@ pub fn images_text(clusters: &[ClusterImages]) -> String {
         for k in &c.kustomizations {
             for i in &k.images {
                 rows.push([
-                    c.cluster.clone(),
-                    k.kustomization.clone(),
-                    i.image.clone(),
-                    i.object.to_string(),
-                    i.path.clone(),
+                    OneLine(&c.cluster).to_string(),
+                    OneLine(&k.kustomization).to_string(),
+                    OneLine(&i.image).to_string(),
+                    OneLine(&i.object).to_string(),
+                    OneLine(&i.path).to_string(),
                 ]);
             }
         }
@@ -68,24 +70,28 @@ pub fn images_json(clusters: &[ClusterImages]) -> Value {
 /// The image list as Markdown: one table per cluster.
 #[must_use]
 pub fn images_markdown(clusters: &[ClusterImages]) -> String {
-    let mut out = String::from("## fluxsim images\n");
+    let mut doc = Markdown::new();
+    md!(doc, "## fluxsim images\n");
     for c in clusters {
-        let _ = write!(
-            out,
-            "\n### `{}`\n\n| Kustomization | image | object |\n|---|---|---|\n",
-            c.cluster
+        md!(
+            doc,
+            "\n### {}\n\n| Kustomization | image | object |\n|---|---|---|\n",
+            Code(&c.cluster)
         );
         for k in &c.kustomizations {
             for i in &k.images {
-                let _ = writeln!(
-                    out,
-                    "| `{}` | `{}` | `{}` `{}` |",
-                    k.kustomization, i.image, i.object, i.path
+                md!(
+                    doc,
+                    "| {} | {} | {} {} |\n",
+                    Code(&k.kustomization),
+                    Code(&i.image),
+                    Code(&i.object),
+                    Code(&i.path)
                 );
             }
         }
     }
-    out
+    doc.finish()
 }
 
 /// A change and the clusters where it is made the same way, in cluster order.
@@ -103,9 +109,9 @@ fn grouped(diff: &[ClusterImageDiff]) -> Grouped<'_> {
 
 fn change_line(ch: &ImageChange) -> String {
     match (&ch.base, &ch.head) {
-        (Some(b), Some(h)) => format!("~ {b} -> {h}"),
-        (None, Some(h)) => format!("+ {h}"),
-        (Some(b), None) => format!("- {b}"),
+        (Some(b), Some(h)) => format!("~ {} -> {}", OneLine(b), OneLine(h)),
+        (None, Some(h)) => format!("+ {}", OneLine(h)),
+        (Some(b), None) => format!("- {}", OneLine(b)),
         (None, None) => String::new(),
     }
 }
@@ -126,16 +132,20 @@ fn outcome(groups: &Grouped<'_>) -> String {
 /// The image diff for people: each change once, with the clusters it is made in.
 #[must_use]
 pub fn images_diff_text(base: &str, head: &str, diff: &[ClusterImageDiff]) -> String {
-    let mut out = format!("fluxsim images: base {base} -> head {head}\n");
+    let mut out = format!(
+        "fluxsim images: base {} -> head {}\n",
+        OneLine(base),
+        OneLine(head)
+    );
     let groups = grouped(diff);
     for (ch, clusters) in &groups {
         let _ = writeln!(
             out,
             "{} {} {} ({})\n  {}",
-            ch.kustomization,
-            ch.object,
-            ch.path,
-            clusters.join(", "),
+            OneLine(&ch.kustomization),
+            OneLine(&ch.object),
+            OneLine(&ch.path),
+            plain_of(&Texts(clusters)),
             change_line(ch)
         );
     }
@@ -159,29 +169,34 @@ pub fn images_diff_json(base: &str, head: &str, diff: &[ClusterImageDiff]) -> Va
 #[must_use]
 pub fn images_diff_markdown(base: &str, head: &str, diff: &[ClusterImageDiff]) -> String {
     let groups = grouped(diff);
-    let mut out = format!(
-        "## fluxsim images: `{base}` → `{head}`: {}\n",
-        outcome(&groups)
+    let mut doc = Markdown::new();
+    md!(
+        doc,
+        "## fluxsim images: {} → {}: {}\n",
+        Code(base),
+        Code(head),
+        Text(outcome(&groups))
     );
     if groups.is_empty() {
-        return out;
+        return doc.finish();
     }
-    out.push_str("\n| image | where | clusters |\n|---|---|---|\n");
+    md!(doc, "\n| image | where | clusters |\n|---|---|---|\n");
     for (ch, clusters) in &groups {
-        let what = match (&ch.base, &ch.head) {
-            (Some(b), Some(h)) => format!("`{b}` → `{h}`"),
-            (None, Some(h)) => format!("added `{h}`"),
-            (Some(b), None) => format!("removed `{b}`"),
-            (None, None) => String::new(),
-        };
-        let _ = writeln!(
-            out,
-            "| {what} | `{}` `{}` `{}` | {} |",
-            ch.kustomization,
-            ch.object,
-            ch.path,
-            clusters.join(", ")
+        md!(doc, "| ");
+        match (&ch.base, &ch.head) {
+            (Some(b), Some(h)) => md!(doc, "{} → {}", Code(b), Code(h)),
+            (None, Some(h)) => md!(doc, "added {}", Code(h)),
+            (Some(b), None) => md!(doc, "removed {}", Code(b)),
+            (None, None) => {}
+        }
+        md!(
+            doc,
+            " | {} {} {} | {} |\n",
+            Code(&ch.kustomization),
+            Code(&ch.object),
+            Code(&ch.path),
+            Texts(clusters)
         );
     }
-    out
+    doc.finish()
 }

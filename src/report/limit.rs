@@ -1,19 +1,46 @@
 //! How any command's output is presented: cut to `--limit-bytes` with a note of what was
 //! cut, and coloured with `--color`.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
-/// What a command's stdout holds, which decides how it can be cut and coloured.
+/// What a command's stdout holds, which decides how it can be cut, coloured and escaped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    /// Text that is not a report (a manifest, a completion script): cut at a line.
+    /// Bytes a program reads (a manifest, substituted input, a completion script): cut at a
+    /// line, printed as they are.
+    Manifest,
+    /// Text for people that holds no diff (a table, waves, a picture): cut at a line, its
+    /// control characters shown (`escape::terminal`).
     Plain,
-    /// A report for people holding unified diffs: cut at a line, coloured on request.
+    /// A report for people holding unified diffs: cut at a line, coloured on request, its
+    /// control characters shown.
     DiffText,
-    /// Markdown: cut at a line, with open code blocks and `<details>` closed.
+    /// Markdown: cut at a line, with open code blocks and `<details>` closed, its control
+    /// characters shown.
     Markdown,
-    /// JSON: a cut makes it invalid, so the note goes to stderr.
+    /// JSON: a cut makes it invalid, so the note goes to stderr; what serde leaves of the
+    /// control characters is written as `\u` escapes (`escape::json_text`).
     Json,
+}
+
+/// `stdout` of `kind` as it may reach a terminal: repository text in a report cannot send
+/// escape sequences (a `\x1b[2J`, a `\r` that overwrites a line), nor change how JSON reads.
+#[must_use]
+pub fn shown(stdout: Vec<u8>, kind: Kind) -> Vec<u8> {
+    let escape = match kind {
+        Kind::Manifest => return stdout,
+        Kind::Json => super::escape::json_text,
+        Kind::Plain | Kind::DiffText | Kind::Markdown => super::escape::terminal,
+    };
+    let changed = {
+        let text = String::from_utf8_lossy(&stdout);
+        match escape(&text) {
+            Cow::Borrowed(_) if matches!(text, Cow::Borrowed(_)) => None,
+            shown => Some(shown.into_owned()),
+        }
+    };
+    changed.map_or(stdout, String::into_bytes)
 }
 
 /// Values of `--color`.
@@ -97,21 +124,37 @@ fn line_prefix(text: &str, budget: usize) -> &str {
     }
 }
 
-/// What must follow a cut Markdown prefix so that it renders: the open code fence closed,
-/// then each open `<details>`.
+/// The backtick run a line of Markdown opens or closes a fenced block with (CommonMark: up
+/// to three spaces of indent, then three backticks or more), and what follows it.
+fn fence_run(line: &str) -> Option<(usize, &str)> {
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    if indent > 3 {
+        return None;
+    }
+    let t = &line[indent..];
+    let ticks = t.len() - t.trim_start_matches('`').len();
+    (ticks >= 3).then(|| (ticks, &t[ticks..]))
+}
+
+/// What must follow a cut Markdown prefix so that it renders: the open code fence closed
+/// (with its own length: fluxsim's fences are longer than any backtick run they hold), then
+/// each open `<details>`. Inside a fence nothing is markup, so `<details>` there is not
+/// counted; outside, the repository's text never holds a raw `<` (`report::markdown`).
 fn markdown_closers(prefix: &str) -> String {
-    let mut fence: Option<String> = None;
+    let mut fence: Option<usize> = None;
     let mut details = 0usize;
     for line in prefix.lines() {
-        let t = line.trim_start();
-        let ticks = t.len() - t.trim_start_matches('`').len();
-        match &fence {
-            Some(f) if ticks >= f.len() && t.trim_end().len() == ticks => fence = None,
-            Some(_) => {}
-            None if ticks >= 3 => fence = Some("`".repeat(ticks)),
-            None => {
-                details += t.matches("<details").count();
-                details = details.saturating_sub(t.matches("</details>").count());
+        match (fence, fence_run(line)) {
+            // A closing fence: at least as long, nothing after it.
+            (Some(open), Some((ticks, rest))) if ticks >= open && rest.trim().is_empty() => {
+                fence = None;
+            }
+            (Some(_), _) => {}
+            // An opening fence: its info string holds no backtick (else it is code).
+            (None, Some((ticks, info))) if !info.contains('`') => fence = Some(ticks),
+            (None, _) => {
+                details += line.matches("<details>").count();
+                details = details.saturating_sub(line.matches("</details>").count());
             }
         }
     }
@@ -120,7 +163,7 @@ fn markdown_closers(prefix: &str) -> String {
         out.push('\n');
     }
     if let Some(f) = fence {
-        let _ = writeln!(out, "{f}");
+        let _ = writeln!(out, "{}", "`".repeat(f));
     }
     for _ in 0..details {
         out.push_str("\n</details>\n");
@@ -240,6 +283,44 @@ mod tests {
     }
 
     #[test]
+    fn limit_bytes_closes_a_long_fence_whose_body_holds_short_fences_and_details() {
+        // What a diff of the repository can hold: a ``` line and HTML, inside fluxsim's
+        // longer fence.
+        let mut md = String::from("## report\n\n<details><summary>x</summary>\n\n`````diff\n");
+        for i in 0..200 {
+            let _ = writeln!(md, "+```\n+</details>\n+<details>\n+````` not a close {i}");
+        }
+        md.push_str("`````\n\n</details>\n");
+        let (out, _) = cut(md.as_bytes(), 900, Kind::Markdown);
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.len() <= 900, "{}", out.len());
+        let tail: Vec<&str> = out.lines().rev().take(6).collect();
+        assert!(tail.contains(&"`````"), "{out}");
+        // One </details>, for the one fluxsim opened.
+        let after_fence = &out[out.rfind("\n`````\n").unwrap()..];
+        assert_eq!(after_fence.matches("</details>").count(), 1, "{out}");
+    }
+
+    #[test]
+    fn shown_output_escapes_controls_as_its_kind_allows() {
+        let text = b"a\x1b[2J\rb\tc\n".to_vec();
+        assert_eq!(shown(text.clone(), Kind::Manifest), text);
+        for kind in [Kind::Plain, Kind::DiffText, Kind::Markdown] {
+            assert_eq!(shown(text.clone(), kind), b"a\\x1b[2J\\rb\tc\n".to_vec());
+        }
+        let json = "{\"a\":\"\u{9b}\"}".as_bytes().to_vec();
+        assert_eq!(shown(json, Kind::Json), br#"{"a":"\u009b"}"#.to_vec());
+    }
+
+    #[test]
+    fn fence_run_follows_commonmark() {
+        assert_eq!(fence_run("```diff"), Some((3, "diff")));
+        assert_eq!(fence_run("   ````"), Some((4, "")));
+        assert_eq!(fence_run("    ```"), None, "four spaces: indented code");
+        assert_eq!(fence_run("``"), None);
+    }
+
+    #[test]
     fn limit_bytes_on_json_notes_the_cut_on_stderr() {
         let json = format!("{{\"a\": \"{}\"}}\n", "x".repeat(100));
         let (out, note) = cut(json.as_bytes(), 50, Kind::Json);
@@ -249,7 +330,7 @@ mod tests {
 
     #[test]
     fn limit_bytes_too_small_for_the_note_prints_nothing_and_says_so_on_stderr() {
-        for kind in [Kind::Plain, Kind::DiffText, Kind::Markdown] {
+        for kind in [Kind::Manifest, Kind::Plain, Kind::DiffText, Kind::Markdown] {
             let (out, note) = cut(lines(50).as_bytes(), 0, kind);
             assert!(out.is_empty());
             assert!(note.unwrap().contains("cut by --limit-bytes 0"));

@@ -2,10 +2,12 @@
 
 pub mod audit;
 pub mod diff;
+pub mod escape;
 pub mod findings;
 pub mod graph;
 pub mod images;
 pub mod limit;
+pub mod markdown;
 pub mod mask;
 pub mod out;
 
@@ -15,6 +17,7 @@ use serde_json::json;
 
 use crate::model::{KustomizationRender, Status};
 use crate::render::RepoRender;
+use escape::OneLine;
 
 /// `1 cluster`, `2 clusters`: a count and its noun (`one`), in the plural when it is not 1.
 #[must_use]
@@ -42,10 +45,12 @@ pub fn render_table(r: &RepoRender) -> String {
     for c in &r.clusters {
         for k in &c.kustomizations {
             let a = k.artifact.as_ref();
+            // Names and paths on one line each (a name may hold a newline: the API server
+            // would refuse it, the repository does not).
             rows.push([
-                c.name.clone(),
-                k.kustomization.id.to_string(),
-                k.kustomization.path.clone(),
+                OneLine(&c.name).to_string(),
+                OneLine(&k.kustomization.id).to_string(),
+                OneLine(&k.kustomization.path).to_string(),
                 a.map_or("-".into(), |a| a.objects.len().to_string()),
                 if k.substituted { "yes" } else { "no" }.into(),
                 k.status.as_str().into(),
@@ -54,21 +59,31 @@ pub fn render_table(r: &RepoRender) -> String {
             match &k.status {
                 // A Helm release whose chart was not fetched says why (`--helm`).
                 Status::External(e) if crate::helm::is_release(k) => {
-                    let _ = writeln!(problems, "{}: {} {e}", c.name, k.kustomization.id);
+                    let _ = writeln!(
+                        problems,
+                        "{}: {} {e}",
+                        OneLine(&c.name),
+                        OneLine(&k.kustomization.id)
+                    );
                 }
                 Status::Failed(e) | Status::Blocked(e) | Status::NeedsNetwork(e) => {
                     let _ = writeln!(
                         problems,
                         "{}: {} {}: {e}",
-                        c.name,
-                        k.kustomization.id,
+                        OneLine(&c.name),
+                        OneLine(&k.kustomization.id),
                         k.status.as_str()
                     );
                 }
                 _ => {}
             }
             for n in &k.notes {
-                let _ = writeln!(problems, "{}: {} note: {n}", c.name, k.kustomization.id);
+                let _ = writeln!(
+                    problems,
+                    "{}: {} note: {n}",
+                    OneLine(&c.name),
+                    OneLine(&k.kustomization.id)
+                );
             }
             // Which feature cost the user the kustomize binary (issue: every delegation
             // reason is printed).
@@ -76,7 +91,8 @@ pub fn render_table(r: &RepoRender) -> String {
                 let _ = writeln!(
                     problems,
                     "{}: {} built by kustomize, not natively: {why}",
-                    c.name, k.kustomization.id
+                    OneLine(&c.name),
+                    OneLine(&k.kustomization.id)
                 );
             }
         }
@@ -180,7 +196,7 @@ fn external_hint(r: &RepoRender) -> String {
     for k in r.clusters.iter().flat_map(|c| &c.kustomizations) {
         if let (Status::External(_), Some(src)) = (&k.status, &k.kustomization.source_ref) {
             *by_source
-                .entry(format!("{}/{}/{}", src.kind, src.namespace, src.name))
+                .entry(OneLine(format!("{}/{}/{}", src.kind, src.namespace, src.name)).to_string())
                 .or_default() += 1;
         }
     }

@@ -11,6 +11,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::render::RepoRender;
+use crate::report::escape::{path_segment, path_segments};
 
 /// The marker fluxsim writes into every output folder: [`MARKER_HEADER`], then one line per
 /// file it wrote there: its SHA-256, its size in bytes and its path under the folder.
@@ -78,10 +79,15 @@ pub fn artifact_files<'a>(
                             std::borrow::Cow::Owned(crate::artifact::sha256_hex(t.as_bytes()))
                         }
                     };
+                    // Names are the repository's: none may leave DIR (`..`). The cluster and
+                    // namespace are one folder each; a name's `/` make folders (a Helm
+                    // release's entry is `<kustomization>/helm/<namespace>/<name>`).
                     OutFile {
                         rel: format!(
                             "{}/{}/{}.yaml",
-                            c.name, k.kustomization.id.namespace, k.kustomization.id.name
+                            path_segment(&c.name),
+                            path_segment(&k.kustomization.id.namespace),
+                            path_segments(&k.kustomization.id.name)
                         ),
                         bytes,
                         sha256,

@@ -423,6 +423,147 @@ fn run_reports_an_error_of_fluxsim_in_the_report() {
     );
 }
 
+/// Runs `run` with a fake fluxsim that writes `stderr` (a repository's error, quoted) and
+/// exits 2; (run's stderr: what the job log shows, report.md).
+fn run_with_failing_fluxsim(stderr: &str) -> (String, String) {
+    let tmp = tempfile::tempdir().unwrap();
+    let quoted = tmp.path().join("stderr.txt");
+    fs::write(&quoted, stderr).unwrap();
+    fake_bin(
+        tmp.path(),
+        "fluxsim",
+        &format!("cat '{}' >&2\nexit 2\n", quoted.display()),
+    );
+    let out = tmp.path().join("out");
+    let (code, _, err) = run_script(
+        "run",
+        &[],
+        &[
+            ("BASE", "main"),
+            ("FLUXSIM", tmp.path().join("fluxsim").to_str().unwrap()),
+            ("OUT", out.to_str().unwrap()),
+        ],
+        Some(tmp.path()),
+    );
+    assert_eq!(code, 0, "{err}");
+    let report = fs::read_to_string(out.join("report.md")).unwrap();
+    (err, report)
+}
+
+/// What a pull request can make fluxsim's error say: workflow commands, and a fence.
+const HOSTILE_STDERR: &str = "fluxsim: error: spec.path `./apps/x`:\n::add-mask::the-job-log\n\
+                              ::error file=README.md::pwned\n````\n<!--\n";
+
+#[test]
+fn run_echoes_fluxsims_stderr_to_the_job_log_with_workflow_commands_stopped() {
+    let (log, _) = run_with_failing_fluxsim(HOSTILE_STDERR);
+    let lines: Vec<&str> = log.lines().collect();
+    let token = lines[0]
+        .strip_prefix("::stop-commands::")
+        .unwrap_or_else(|| panic!("the echo starts by stopping commands:\n{log}"));
+    assert_eq!(token.len(), 32, "a random token: {token}");
+    assert!(token.chars().all(|c| c.is_ascii_hexdigit()), "{token}");
+    assert!(!HOSTILE_STDERR.contains(token));
+    assert_eq!(lines.last().unwrap(), &format!("::{token}::"), "{log}");
+    assert_eq!(lines[1..lines.len() - 1].join("\n") + "\n", HOSTILE_STDERR);
+    // Another run, another token.
+    let (again, _) = run_with_failing_fluxsim(HOSTILE_STDERR);
+    assert_ne!(again.lines().next(), log.lines().next());
+}
+
+#[test]
+fn run_resumes_workflow_commands_on_a_line_of_their_own() {
+    let (log, _) = run_with_failing_fluxsim("no newline at the end ::x::");
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 3, "{log}");
+    assert_eq!(lines[1], "no newline at the end ::x::");
+    assert!(
+        lines[2].starts_with("::") && lines[2].ends_with("::"),
+        "{log}"
+    );
+}
+
+#[test]
+fn run_reports_fluxsims_error_in_a_fence_longer_than_its_backtick_runs() {
+    let (_, report) = run_with_failing_fluxsim(HOSTILE_STDERR);
+    assert_eq!(
+        report,
+        format!("## ❌ fluxsim prove could not run (exit 2)\n\n`````\n{HOSTILE_STDERR}`````\n")
+    );
+    let (_, report) = run_with_failing_fluxsim("plain, no newline");
+    assert!(
+        report.ends_with("\n```\nplain, no newline\n```\n"),
+        "{report}"
+    );
+}
+
+#[test]
+fn comment_body_cut_names_no_section_from_inside_a_diff() {
+    let mut report =
+        String::from("## x\n\n<details><summary><code>a</code></summary>\n\n````diff\n");
+    for i in 0..3000 {
+        let _ = writeln!(report, "+line {i}");
+    }
+    // A diff's lines that look like a heading and a summary, past the cut.
+    report.push_str("# <!-- hidden\n+<summary><!--</summary>\n```\n````\n\n</details>\n");
+    let body = comment_body(&report, &["--max-chars", "8000"]);
+    let note = &body[body.find("> [!WARNING]").unwrap()..];
+    assert!(!note.contains("<!--"), "{note}");
+    assert!(note.contains(", with: the rest of `a`."), "{note}");
+}
+
+#[test]
+fn comment_body_names_a_section_whose_name_is_escaped_in_html_code() {
+    let mut report = String::new();
+    for i in 0..2 {
+        let _ = write!(
+            report,
+            "\n<details><summary><code>ns&lt;!--/app-{i}</code> in dev: 1 object</summary>\n\n```diff\n"
+        );
+        for j in 0..300 {
+            let _ = writeln!(report, "+  key-{j}: value");
+        }
+        report.push_str("```\n\n</details>\n");
+    }
+    let body = comment_body(&report, &["--max-chars", "8000"]);
+    let note = &body[body.find("> [!WARNING]").unwrap()..];
+    assert!(
+        note.contains("the rest of <code>ns&lt;!--/app-0</code> in dev: 1 object"),
+        "{note}"
+    );
+    assert!(!note.contains("`ns&lt;"), "{note}");
+}
+
+#[test]
+fn sticky_comment_warning_keeps_what_gh_said_on_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    fake_bin(
+        tmp.path(),
+        "gh",
+        "printf 'HTTP 403: no\\n::error::pwned 100%%\\r' >&2; exit 1\n",
+    );
+    let body = tmp.path().join("comment.md");
+    fs::write(&body, "<!-- fluxsim-comment: fluxsim -->\nreport\n").unwrap();
+    let path = with_path(tmp.path());
+    let (code, out, _) = run_script(
+        "post-comment",
+        &[body.to_str().unwrap()],
+        &[
+            ("PATH", &path),
+            ("GITHUB_REPOSITORY", "org/fleet"),
+            ("PR_NUMBER", "7"),
+        ],
+        None,
+    );
+    assert_eq!(code, 0);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(
+        out.trim_end()
+            .ends_with(": HTTP 403: no%0A::error::pwned 100%25%0D"),
+        "{out}"
+    );
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn install_takes_the_release_binary_and_checks_its_sha256() {
