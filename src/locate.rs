@@ -193,6 +193,78 @@ mod tests {
     }
 
     #[test]
+    fn object_lines_read_each_document_once_and_keep_the_first_of_a_kind_and_name() {
+        let text = "kind: ConfigMap\nmetadata:\n  name: a\n---\nkind: ConfigMap\n\
+                    metadata:\n  name: a\n---\n: [\n---\nkind: 1\nmetadata:\n  name: b\n\
+                    ---\nkind: Secret\nmetadata: {name: c}\n---\n";
+        let before = documents_read();
+        let lines = ObjectLines::of(text);
+        assert_eq!(documents_read() - before, 5);
+        for (kind, name) in [
+            ("ConfigMap", "a"),
+            ("ConfigMap", "b"),
+            ("1", "b"),
+            ("Secret", "c"),
+            ("Secret", "d"),
+        ] {
+            assert_eq!(
+                lines.line(kind, name),
+                object_line(text, kind, name),
+                "{kind} {name}"
+            );
+        }
+        assert_eq!(lines.line("ConfigMap", "a"), Some(3));
+        assert_eq!(lines.line("Secret", "c"), Some(15));
+    }
+
+    /// `ObjectLines` is `object_line` read once: the same line for every object of every
+    /// YAML file of the fixtures, and for a name no document has.
+    #[test]
+    fn object_lines_agree_with_object_line_on_every_fixture() {
+        fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(dir).expect("a folder").flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else if p.extension().is_some_and(|x| x == "yaml" || x == "yml") {
+                    out.push(p);
+                }
+            }
+        }
+        let mut files = Vec::new();
+        walk(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata"),
+            &mut files,
+        );
+        assert!(files.len() > 100, "{} fixtures", files.len());
+        for f in files {
+            let Ok(text) = std::fs::read_to_string(&f) else {
+                continue;
+            };
+            let lines = ObjectLines::of(&text);
+            let mut objects: Vec<(&String, &String)> = lines
+                .0
+                .iter()
+                .flat_map(|(kind, names)| names.keys().map(move |name| (kind, name)))
+                .collect();
+            objects.sort();
+            // `object_line` reads a file once per object: a sample of the largest files.
+            let step = objects.len().div_ceil(32).max(1);
+            for (kind, name) in objects.into_iter().step_by(step) {
+                let want = object_line(&text, kind, name);
+                assert_eq!(
+                    lines.line(kind, name),
+                    want,
+                    "{} {kind} {name}",
+                    f.display()
+                );
+                assert_eq!(lines.line(kind, "\0absent"), None);
+            }
+            assert_eq!(object_line(&text, "Absent", "x"), None);
+        }
+    }
+
+    #[test]
     fn find_text_reports_every_occurrence_with_character_columns() {
         assert_eq!(
             find_text("a: ${X}\nb: é${X} ${X}\n", "${X}"),
