@@ -255,6 +255,8 @@ fn cluster_graph(name: &str, nodes: &[model::Node], sim: &simulate::Simulation) 
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::Write as _;
+
     use super::*;
     use crate::render::{render_dir, BuilderChoice, RepoOptions};
 
@@ -272,12 +274,14 @@ mod tests {
             if i > 0 {
                 apps.push_str("---\n");
             }
-            apps.push_str(&format!(
+            write!(
+                apps,
                 "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n\
                  metadata:\n  name: app-{i}\n  namespace: flux-system\nspec:\n  \
                  interval: 10m\n  path: ./apps/app-{i}\n  prune: true\n  sourceRef:\n    \
                  kind: GitRepository\n    name: flux-system\n{deps}"
-            ));
+            )
+            .expect("writing to a String");
             files.push((
                 format!("apps/app-{i}/config.yaml"),
                 format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-{i}\n  namespace: default\n"),
