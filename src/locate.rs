@@ -1,60 +1,130 @@
 //! Finding lines in the user's files: where an object's document starts, where a piece of
 //! text occurs. Findings point at these (1-based lines, columns in characters).
 
+use std::collections::HashMap;
+
 /// The 1-based line of `metadata.name: name` (or, failing that, of the document start) of
 /// the first document in a multi-document YAML `text` whose `kind` is `kind` and whose
 /// `metadata.name` is `name`. Names are compared as kustomize read them from the file, so an
 /// object renamed by `namePrefix` is found by its name in the file.
 #[must_use]
 pub fn object_line(text: &str, kind: &str, name: &str) -> Option<usize> {
+    documents(text).find_map(|doc| {
+        place(&doc)
+            .filter(|p| p.kind == kind && p.name == name)
+            .map(|p| p.line)
+    })
+}
+
+/// [`object_line`] of every object of a text at once: each document is read once, and the
+/// first document of a kind and name is the one kept, as [`object_line`] finds it. For a
+/// file looked up once per object it holds (a file declaring thousands of Kustomizations),
+/// where [`object_line`] would read the documents before each object again.
+#[derive(Debug, Default)]
+pub struct ObjectLines(HashMap<String, HashMap<String, usize>>);
+
+impl ObjectLines {
+    /// Reads every document of `text`.
+    #[must_use]
+    pub fn of(text: &str) -> ObjectLines {
+        let mut by_kind: HashMap<String, HashMap<String, usize>> = HashMap::new();
+        for doc in documents(text) {
+            if let Some(p) = place(&doc) {
+                by_kind
+                    .entry(p.kind)
+                    .or_default()
+                    .entry(p.name)
+                    .or_insert(p.line);
+            }
+        }
+        ObjectLines(by_kind)
+    }
+
+    /// [`object_line`] of the text read, for `kind` and `name`.
+    #[must_use]
+    pub fn line(&self, kind: &str, name: &str) -> Option<usize> {
+        self.0.get(kind)?.get(name).copied()
+    }
+}
+
+/// One document of a multi-document text: its lines (marker lines left out), each with its
+/// 1-based number, and the line it starts on.
+struct Document<'t> {
+    start: usize,
+    lines: Vec<(usize, &'t str)>,
+}
+
+/// The documents of `text`, split at document markers; a text that ends with a marker has
+/// no empty document after it.
+fn documents(text: &str) -> impl Iterator<Item = Document<'_>> {
     let mut line_no = 0;
     let mut start = 1;
     let mut doc: Vec<(usize, &str)> = Vec::new();
     let mut lines = text.lines().peekable();
-    while let Some(line) = lines.next() {
-        line_no += 1;
-        let is_marker = crate::goyaml::stream::is_document_start(line);
-        if !is_marker {
-            doc.push((line_no, line));
-        }
-        if is_marker || lines.peek().is_none() {
-            match match_document(&doc, kind, name) {
-                Match::NameLine(n) => return Some(n),
-                Match::Unknown => return Some(start),
-                Match::Other => {}
+    std::iter::from_fn(move || {
+        while let Some(line) = lines.next() {
+            line_no += 1;
+            let is_marker = crate::goyaml::stream::is_document_start(line);
+            if !is_marker {
+                doc.push((line_no, line));
             }
-            doc.clear();
-            start = line_no + 1;
+            if is_marker || lines.peek().is_none() {
+                let d = Document {
+                    start,
+                    lines: std::mem::take(&mut doc),
+                };
+                start = line_no + 1;
+                return Some(d);
+            }
         }
-    }
-    None
+        None
+    })
 }
 
-/// Whether a document is the object looked for.
-enum Match {
-    /// It is, and its `name:` is on this line.
-    NameLine(usize),
-    /// It is, but the name line could not be told.
-    Unknown,
-    /// It is another object (or not an object).
-    Other,
+/// An object's document as [`object_line`] reports it.
+struct Placed {
+    /// `kind`.
+    kind: String,
+    /// `metadata.name`.
+    name: String,
+    /// The line of its `name:` under `metadata:`, else the document's first line.
+    line: usize,
 }
 
-fn match_document(doc: &[(usize, &str)], kind: &str, name: &str) -> Match {
-    let text = doc.iter().fold(String::new(), |mut s, (_, l)| {
+#[cfg(test)]
+thread_local! {
+    /// Documents read by [`place`] on this thread (to pin how often a text is read).
+    static PLACED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many documents [`place`] has read on this thread.
+#[cfg(test)]
+pub(crate) fn documents_read() -> usize {
+    PLACED.with(std::cell::Cell::get)
+}
+
+/// The kind, name and line of a document's object; `None` when it is not an object with a
+/// string `kind` and `metadata.name`.
+fn place(doc: &Document<'_>) -> Option<Placed> {
+    #[cfg(test)]
+    PLACED.with(|c| c.set(c.get() + 1));
+    let text = doc.lines.iter().fold(String::new(), |mut s, (_, l)| {
         s.push_str(l);
         s.push('\n');
         s
     });
-    let Ok(v) = crate::manifest::parse_object(&text) else {
-        return Match::Other;
-    };
-    if crate::flux::str_at(&v, &["kind"]) != Some(kind)
-        || crate::flux::str_at(&v, &["metadata", "name"]) != Some(name)
-    {
-        return Match::Other;
-    }
-    // The `name:` line directly under `metadata:`: at the indentation of its first child.
+    let v = crate::manifest::parse_object(&text).ok()?;
+    let kind = crate::flux::str_at(&v, &["kind"])?.to_string();
+    let name = crate::flux::str_at(&v, &["metadata", "name"])?.to_string();
+    Some(Placed {
+        kind,
+        name,
+        line: name_line(&doc.lines).unwrap_or(doc.start),
+    })
+}
+
+/// The line of the `name:` directly under `metadata:`: at the indentation of its first child.
+fn name_line(doc: &[(usize, &str)]) -> Option<usize> {
     let mut in_meta: Option<(usize, Option<usize>)> = None;
     for (n, l) in doc {
         let indent = l.len() - l.trim_start().len();
@@ -68,16 +138,16 @@ fn match_document(doc: &[(usize, &str)], kind: &str, name: &str) -> Match {
             Some((mi, None)) => {
                 in_meta = Some((mi, Some(indent)));
                 if t.starts_with("name:") {
-                    return Match::NameLine(*n);
+                    return Some(*n);
                 }
             }
             Some((_, Some(ci))) if indent == ci && t.starts_with("name:") => {
-                return Match::NameLine(*n);
+                return Some(*n);
             }
             _ => {}
         }
     }
-    Match::Unknown
+    None
 }
 
 /// Every occurrence of `needle` in `text`, as 1-based (line, column) with the column counted
@@ -120,6 +190,78 @@ mod tests {
         assert_eq!(object_line(FILE, "ConfigMap", "a"), Some(4));
         assert_eq!(object_line(FILE, "Service", "a"), Some(12));
         assert_eq!(object_line(FILE, "Secret", "a"), None);
+    }
+
+    #[test]
+    fn object_lines_read_each_document_once_and_keep_the_first_of_a_kind_and_name() {
+        let text = "kind: ConfigMap\nmetadata:\n  name: a\n---\nkind: ConfigMap\n\
+                    metadata:\n  name: a\n---\n: [\n---\nkind: 1\nmetadata:\n  name: b\n\
+                    ---\nkind: Secret\nmetadata: {name: c}\n---\n";
+        let before = documents_read();
+        let lines = ObjectLines::of(text);
+        assert_eq!(documents_read() - before, 5);
+        for (kind, name) in [
+            ("ConfigMap", "a"),
+            ("ConfigMap", "b"),
+            ("1", "b"),
+            ("Secret", "c"),
+            ("Secret", "d"),
+        ] {
+            assert_eq!(
+                lines.line(kind, name),
+                object_line(text, kind, name),
+                "{kind} {name}"
+            );
+        }
+        assert_eq!(lines.line("ConfigMap", "a"), Some(3));
+        assert_eq!(lines.line("Secret", "c"), Some(15));
+    }
+
+    /// `ObjectLines` is `object_line` read once: the same line for every object of every
+    /// YAML file of the fixtures, and for a name no document has.
+    #[test]
+    fn object_lines_agree_with_object_line_on_every_fixture() {
+        fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(dir).expect("a folder").flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else if p.extension().is_some_and(|x| x == "yaml" || x == "yml") {
+                    out.push(p);
+                }
+            }
+        }
+        let mut files = Vec::new();
+        walk(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata"),
+            &mut files,
+        );
+        assert!(files.len() > 100, "{} fixtures", files.len());
+        for f in files {
+            let Ok(text) = std::fs::read_to_string(&f) else {
+                continue;
+            };
+            let lines = ObjectLines::of(&text);
+            let mut objects: Vec<(&String, &String)> = lines
+                .0
+                .iter()
+                .flat_map(|(kind, names)| names.keys().map(move |name| (kind, name)))
+                .collect();
+            objects.sort();
+            // `object_line` reads a file once per object: a sample of the largest files.
+            let step = objects.len().div_ceil(32).max(1);
+            for (kind, name) in objects.into_iter().step_by(step) {
+                let want = object_line(&text, kind, name);
+                assert_eq!(
+                    lines.line(kind, name),
+                    want,
+                    "{} {kind} {name}",
+                    f.display()
+                );
+                assert_eq!(lines.line(kind, "\0absent"), None);
+            }
+            assert_eq!(object_line(&text, "Absent", "x"), None);
+        }
     }
 
     #[test]

@@ -109,6 +109,9 @@ pub struct RepoRender {
     pub stored_hits: usize,
     /// What discovery read from each YAML file of the tree that holds anything for it.
     pub facts: BTreeMap<String, FileFacts>,
+    /// Every cluster root discovery found in the tree, sorted by name, before `--cluster`
+    /// and `--only` chose among them (`source_ignore` not filled in).
+    pub discovered: Vec<Cluster>,
     /// The tree narrowed by each cluster's `GitRepository.spec.ignore` (kept alive while the
     /// renders are read).
     pub views: Vec<Tree>,
@@ -356,6 +359,7 @@ pub fn render_tree_with(
         .build()
         .map_err(|e| RenderError::Threads(opts.jobs, e.to_string()))?;
     let (found, facts) = pool.install(|| discover_tree(&tree, prior.known.as_ref()));
+    let discovered = found.clusters.clone();
     let clusters = clusters_found(tree.fs(), found, opts)?;
     // What each cluster's GitRepository shows of the tree: the tree itself, or a view of it
     // narrowed by that source's `spec.ignore` (one per distinct rule set).
@@ -481,6 +485,7 @@ pub fn render_tree_with(
         tree,
         views: views.into_values().collect(),
         facts,
+        discovered,
         helm_summary,
     })
 }

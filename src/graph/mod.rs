@@ -165,15 +165,14 @@ pub struct GraphReport {
 /// Simulates a cold start of every cluster of `render` and checks the graphs.
 #[must_use]
 pub fn check(render: &RepoRender, config: &GraphConfig) -> GraphReport {
-    let fs = render.tree.fs();
-    let mut files = model::Files::new(fs);
-    let discovered = crate::discover::discover(fs);
+    let mut files = model::Files::new(render.tree.fs());
     let mut per_cluster: Vec<(String, Vec<model::Node>)> = Vec::new();
     for c in &render.clusters {
         let root_ks = c.kustomizations.iter().find(|k| k.parent.is_none());
+        // The render's own discovery of the tree (read once, not again here).
         let root_file = root_ks.and_then(|r| {
-            discovered
-                .clusters
+            render
+                .discovered
                 .iter()
                 .find(|d| d.root.id == r.kustomization.id && d.root.path == r.kustomization.path)
                 .and_then(|d| d.file.clone())
@@ -251,5 +250,95 @@ fn cluster_graph(name: &str, nodes: &[model::Node], sim: &simulate::Simulation) 
         edges,
         missing: missing.into_iter().collect(),
         waves: sim.waves.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write as _;
+
+    use super::*;
+    use crate::render::{render_dir, BuilderChoice, RepoOptions};
+
+    /// A repository whose root applies `n` Flux Kustomizations declared in one file, each
+    /// building a folder with one ConfigMap, in runs of `dependsOn`.
+    fn one_file_repo(n: usize) -> tempfile::TempDir {
+        let mut apps = String::new();
+        let mut files: Vec<(String, String)> = Vec::new();
+        for i in 0..n {
+            let deps = if i % 10 == 0 {
+                String::new()
+            } else {
+                format!("  dependsOn:\n    - name: app-{}\n", i - 1)
+            };
+            if i > 0 {
+                apps.push_str("---\n");
+            }
+            write!(
+                apps,
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n\
+                 metadata:\n  name: app-{i}\n  namespace: flux-system\nspec:\n  \
+                 interval: 10m\n  path: ./apps/app-{i}\n  prune: true\n  sourceRef:\n    \
+                 kind: GitRepository\n    name: flux-system\n{deps}"
+            )
+            .expect("writing to a String");
+            files.push((
+                format!("apps/app-{i}/config.yaml"),
+                format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-{i}\n  namespace: default\n"),
+            ));
+        }
+        files.push(("clusters/main/apps.yaml".into(), apps));
+        files.push((
+            "clusters/main/sync.yaml".into(),
+            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  \
+             name: flux-system\n  namespace: flux-system\nspec:\n  interval: 1m\n  \
+             url: https://example.invalid/repo\n---\n\
+             apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  \
+             name: flux-system\n  namespace: flux-system\nspec:\n  interval: 10m\n  \
+             path: ./clusters/main\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    \
+             name: flux-system\n"
+                .into(),
+        ));
+        let refs: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(p, t)| (p.as_str(), t.as_str()))
+            .collect();
+        crate::testutil::tree(&refs)
+    }
+
+    /// `graph` is linear in the Kustomizations: each document of a file that declares them
+    /// is read once for the whole check, not once per Kustomization declared in it (which
+    /// made `graph` quadratic on a file declaring thousands), and the tree is not discovered
+    /// again (the render's discovery is the check's).
+    #[test]
+    fn check_reads_each_declaring_document_once_and_discovers_nothing_again() {
+        let n = 40;
+        let dir = one_file_repo(n);
+        let opts = RepoOptions {
+            origins: true,
+            builder: BuilderChoice::Native,
+            jobs: 1,
+            ..RepoOptions::default()
+        };
+        let render = render_dir(dir.path(), &opts).expect("a render");
+        assert_eq!(render.clusters.len(), 1);
+        assert_eq!(render.clusters[0].kustomizations.len(), n + 1);
+        let (documents, facts) = (
+            crate::locate::documents_read(),
+            crate::discover::facts_read(),
+        );
+        let report = check(&render, &GraphConfig::default());
+        // apps.yaml's n documents and sync.yaml's two: the files that declare Kustomizations.
+        assert_eq!(crate::locate::documents_read() - documents, n + 2);
+        assert_eq!(crate::discover::facts_read() - facts, 0);
+        let graph = &report.clusters[0];
+        assert!(graph.converges(), "{:?}", report.findings);
+        let located: Vec<Option<usize>> = graph
+            .kustomizations
+            .iter()
+            .map(|k| k.location.as_ref().and_then(|l| l.line))
+            .collect();
+        assert!(located.iter().all(Option::is_some), "{located:?}");
+        assert_eq!(graph.waves.len(), 11, "{:?}", graph.waves);
     }
 }

@@ -1,12 +1,13 @@
 //! The graph's nodes, read from a cluster's render: each Flux Kustomization with its edges
 //! (the parent that applies it, the `dependsOn` it waits for) and the objects it applies.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::config::Trigger;
 use crate::artifact::ArtifactObject;
 use crate::finding::Location;
 use crate::flux::{is_kustomization, str_at, NamespacedName, ObjectId, SubstituteFrom};
+use crate::locate::ObjectLines;
 use crate::model::{ClusterRender, KustomizationRender, Status};
 use crate::source::SourceFs;
 
@@ -142,36 +143,40 @@ pub(crate) fn nn(name: &str) -> NamespacedName {
     }
 }
 
-/// Reads files of the source once each, to find lines in them.
+/// Reads files of the source once each, to find lines in them: each file's documents are
+/// read once, for every object looked up in it (a file declaring thousands of
+/// Kustomizations is looked up once per Kustomization).
 pub(crate) struct Files {
     fs: SourceFs,
-    cache: BTreeMap<String, Option<String>>,
+    cache: HashMap<String, Option<ObjectLines>>,
 }
 
 impl Files {
     pub(crate) fn new(fs: &SourceFs) -> Files {
         Files {
             fs: fs.clone(),
-            cache: BTreeMap::new(),
+            cache: HashMap::new(),
         }
     }
 
-    fn text(&mut self, file: &str) -> Option<&str> {
+    fn lines(&mut self, file: &str) -> Option<&ObjectLines> {
         let fs = &self.fs;
         self.cache
             .entry(file.to_string())
-            .or_insert_with(|| fs.read_to_string(&fs.root().join(file)).ok())
-            .as_deref()
+            .or_insert_with(|| {
+                fs.read_to_string(&fs.root().join(file))
+                    .ok()
+                    .map(|t| ObjectLines::of(&t))
+            })
+            .as_ref()
     }
 
     /// The place of the object of `kind` named one of `names` in `file`: its `name:` line
     /// when found, else the whole file.
     pub(crate) fn object(&mut self, file: &str, kind: &str, names: &[&str]) -> Location {
-        let line = self.text(file).and_then(|t| {
-            names
-                .iter()
-                .find_map(|n| crate::locate::object_line(t, kind, n))
-        });
+        let line = self
+            .lines(file)
+            .and_then(|l| names.iter().find_map(|n| l.line(kind, n)));
         Location {
             file: file.to_string(),
             line,
