@@ -105,7 +105,7 @@ pub struct Outcome {
 }
 
 /// The canary run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Default)]
 pub struct CanaryReport {
     /// One per canary.
     pub canaries: Vec<Outcome>,

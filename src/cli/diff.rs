@@ -327,8 +327,15 @@ pub(crate) fn run_prove(args: &ProveArgs) -> Outcome {
         .reopen()
         .map_err(crate::render::RenderError::from)
         .and_then(|tree| render_tree_cached(tree, &cache, &with_origins));
-    let plans = canary::plan(&planning?, args.canary_path.as_deref())?;
-    let canaries = canary::run(&head, plans, &cache, &opts)?;
+    let canaries = match canary::plan(&planning?, args.canary_path.as_deref()) {
+        Ok(plans) => canary::run(&head, plans, &cache, &opts)?,
+        // Nothing of head rendered because something failed: the proof fails on that
+        // failure, which the report leads with, and no canary can be planted.
+        Err(canary::CanaryError::NothingRendered) if !diff.failures().is_empty() => {
+            canary::CanaryReport::default()
+        }
+        Err(e) => return Err(e.into()),
+    };
     let expectation_met = match args.expect {
         Expect::Identical => !diff.changed(),
         Expect::Changed => diff.changed(),

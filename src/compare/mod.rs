@@ -122,6 +122,10 @@ pub struct KustomizationDiff {
     /// Its status in head when it did not render.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub head_problem: Option<String>,
+    /// The ancestor whose failure (in the revision where this one is missing) left it
+    /// unrendered there (`flux-system/apps`): its problem says so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocked_by: Option<String>,
     /// Objects that differ, sorted by id.
     pub objects: Vec<ObjectDiff>,
 }
@@ -187,6 +191,21 @@ impl ClusterDiff {
     }
 }
 
+/// A Kustomization that failed to render in a revision (see [`RevisionDiff::failures`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Failure {
+    /// The cluster.
+    pub cluster: String,
+    /// `namespace/name`.
+    pub kustomization: String,
+    /// `base`, `head` or `base and head`.
+    pub side: &'static str,
+    /// Why it failed.
+    pub error: String,
+    /// How many Kustomizations it applies are not compared because of it.
+    pub below: usize,
+}
+
 /// A revision against another.
 #[derive(Debug, Clone, Serialize)]
 pub struct RevisionDiff {
@@ -204,6 +223,43 @@ impl RevisionDiff {
     #[must_use]
     pub fn changed(&self) -> bool {
         self.clusters.iter().any(ClusterDiff::changed)
+    }
+
+    /// What failed to render by itself (not below a failed parent), in cluster and name
+    /// order, with how many Kustomizations below it are not compared: the first thing every
+    /// report says, since nothing it applied can be compared.
+    #[must_use]
+    pub fn failures(&self) -> Vec<Failure> {
+        let mut out = Vec::new();
+        for c in &self.clusters {
+            for k in &c.kustomizations {
+                let own = |p: &Option<String>| {
+                    p.as_deref()
+                        .and_then(|p| p.strip_prefix("failed: "))
+                        .map(str::to_string)
+                };
+                let (base, head) = (own(&k.base_problem), own(&k.head_problem));
+                let (side, error) = match (base, head) {
+                    (Some(b), Some(h)) if b == h => ("base and head", h),
+                    (_, Some(h)) => ("head", h),
+                    (Some(b), None) => ("base", b),
+                    (None, None) => continue,
+                };
+                let below = c
+                    .kustomizations
+                    .iter()
+                    .filter(|x| x.blocked_by.as_deref() == Some(k.kustomization.as_str()))
+                    .count();
+                out.push(Failure {
+                    cluster: c.cluster.clone(),
+                    kustomization: k.kustomization.clone(),
+                    side,
+                    error,
+                    below,
+                });
+            }
+        }
+        out
     }
 
     /// How many Kustomizations could not be compared, in every cluster.
@@ -285,9 +341,15 @@ fn diff_cluster(
         // Missing on one side because an ancestor did not render there: Flux applies nothing
         // from a failed build and prunes nothing, so it keeps running. Unknown, never removed
         // or added.
-        match (bk, hk) {
-            (Some(k), None) => hp = unrendered_ancestor(k, &b, &h, "head"),
-            (None, Some(k)) => bp = unrendered_ancestor(k, &h, &b, "base"),
+        let blocked = match (bk, hk) {
+            (Some(k), None) => unrendered_ancestor(k, &b, &h, "head"),
+            (None, Some(k)) => unrendered_ancestor(k, &h, &b, "base"),
+            _ => None,
+        };
+        let blocked_by = blocked.as_ref().map(|(id, _)| id.clone());
+        match (bk, hk, blocked) {
+            (Some(_), None, Some((_, why))) => hp = Some(why),
+            (None, Some(_), Some((_, why))) => bp = Some(why),
             _ => {}
         }
         let unrendered = |k: Option<&KustomizationRender>| {
@@ -318,6 +380,7 @@ fn diff_cluster(
             head_sha256: ha.map(|a| a.sha256.clone()),
             base_problem: bp,
             head_problem: hp,
+            blocked_by,
             objects,
         });
     }
@@ -342,20 +405,20 @@ fn diff_cluster(
 
 /// Why `k` (of the revision `here`) is missing from the revision `there` (named `side`)
 /// when the reason is an ancestor: the nearest ancestor of `k` that `there` holds, when it did
-/// not render there (`parent flux-system/apps failed in head: ...`). `None` when that
-/// ancestor rendered (the Kustomization is really gone) or none is held.
+/// not render there, and why (`parent flux-system/apps failed in head: ...`). `None` when
+/// that ancestor rendered (the Kustomization is really gone) or none is held.
 fn unrendered_ancestor(
     k: &KustomizationRender,
     here: &BTreeMap<String, &KustomizationRender>,
     there: &BTreeMap<String, &KustomizationRender>,
     side: &str,
-) -> Option<String> {
+) -> Option<(String, String)> {
     let mut parent = k.parent.as_ref();
     // A chain is at most as long as the render (a cycle cannot form, but stay bounded).
     for _ in 0..=here.len() {
         let id = parent?.to_string();
         if let Some(p) = there.get(&id) {
-            return match &p.status {
+            let why = match &p.status {
                 Status::Rendered => None,
                 Status::Suspended => Some(format!("parent {id} is suspended in {side}")),
                 Status::Failed(e) => Some(format!("parent {id} failed in {side}: {e}")),
@@ -365,6 +428,7 @@ fn unrendered_ancestor(
                     Some(format!("parent {id} needs the network in {side}: {e}"))
                 }
             };
+            return why.map(|why| (id, why));
         }
         parent = here.get(&id).and_then(|p| p.parent.as_ref());
     }

@@ -118,7 +118,118 @@ impl Inline for MoveLine<'_> {
     }
 }
 
+/// The failures of a diff, each once with the clusters it is the same in.
+struct FailureGroup {
+    kustomization: String,
+    side: &'static str,
+    error: String,
+    clusters: Vec<String>,
+    below: usize,
+}
+
+fn failure_groups(d: &RevisionDiff) -> Vec<FailureGroup> {
+    let mut out: Vec<FailureGroup> = Vec::new();
+    for f in d.failures() {
+        match out
+            .iter_mut()
+            .find(|g| g.kustomization == f.kustomization && g.side == f.side && g.error == f.error)
+        {
+            Some(g) => {
+                g.clusters.push(f.cluster);
+                g.below += f.below;
+            }
+            None => out.push(FailureGroup {
+                kustomization: f.kustomization,
+                side: f.side,
+                error: f.error,
+                clusters: vec![f.cluster],
+                below: f.below,
+            }),
+        }
+    }
+    out
+}
+
+/// `flux-system/apps failed in head (dev, prod); the 12 Kustomizations it applies are not
+/// compared`: what a failure costs the diff, before its error.
+struct FailureLine<'a>(&'a FailureGroup);
+
+impl Inline for FailureLine<'_> {
+    fn put(&self, w: &mut Out<'_>) {
+        let g = self.0;
+        md!(
+            w,
+            "{} failed in {} ({})",
+            Code(&g.kustomization),
+            g.side,
+            Texts(&g.clusters)
+        );
+        if g.below > 0 {
+            md!(
+                w,
+                "; {} it applies {} not compared: Flux applies nothing from a failed build and \
+                 prunes nothing, so they keep running as they are",
+                Plural(g.below, "Kustomization"),
+                if g.below == 1 { "is" } else { "are" }
+            );
+        }
+    }
+}
+
+/// The failures first, as text: each with its error.
+fn failures_text(d: &RevisionDiff, out: &mut String) {
+    for g in failure_groups(d) {
+        let _ = writeln!(out, "FAILED: {}", plain_of(&FailureLine(&g)));
+        for line in g.error.lines() {
+            let _ = writeln!(out, "  {}", OneLine(line));
+        }
+    }
+}
+
+/// The failures first, as Markdown: each with its error in a block.
+fn failures_markdown(d: &RevisionDiff, doc: &mut Markdown) {
+    let groups = failure_groups(d);
+    if groups.is_empty() {
+        return;
+    }
+    md!(
+        doc,
+        "### ❌ What failed to render
+
+"
+    );
+    for g in &groups {
+        md!(
+            doc,
+            "{}:
+
+",
+            FailureLine(g)
+        );
+        doc.fenced("text", &g.error);
+        md!(
+            doc, "
+"
+        );
+    }
+}
+
 fn problems(k: &KustomizationDiff) -> Vec<String> {
+    // Below a failed parent: its error is printed first, with the parent.
+    if k.blocked_by.is_some() {
+        let short = |p: &String| {
+            let cut = p.find(": ").map_or(p.as_str(), |i| &p[..i]);
+            format!("{cut} (its error is above)")
+        };
+        let mut out = Vec::new();
+        if let Some(p) = &k.base_problem {
+            out.push(format!("base: {}", short(p)));
+        }
+        if let Some(p) = &k.head_problem {
+            out.push(format!("head: {}", short(p)));
+        }
+        return out;
+    }
     let mut out = Vec::new();
     if let (Some(b), Some(h)) = (&k.base_problem, &k.head_problem) {
         if b == h {
@@ -194,6 +305,7 @@ pub fn diff_text(d: &RevisionDiff) -> String {
         OneLine(&d.base),
         OneLine(&d.head)
     );
+    failures_text(d, &mut out);
     let groups = groups(d);
     for c in &d.clusters {
         let _ = writeln!(out, "{}: {}", OneLine(&c.cluster), plain_of(&Counts(c)));
@@ -261,6 +373,7 @@ pub fn diff_text(d: &RevisionDiff) -> String {
 #[must_use]
 pub fn diff_json(d: &RevisionDiff) -> Value {
     let mut v = serde_json::to_value(d).unwrap_or(Value::Null);
+    v["failures"] = json!(d.failures());
     v["changed"] = json!(d.changed());
     v["not_compared"] = json!(d.not_compared());
     if let Some(clusters) = v["clusters"].as_array_mut() {
@@ -276,6 +389,7 @@ pub fn diff_json(d: &RevisionDiff) -> Value {
 const MARKDOWN_DIFF_LIMIT: usize = 64 * 1024;
 
 fn diff_markdown_body(d: &RevisionDiff, doc: &mut Markdown) {
+    failures_markdown(d, doc);
     md!(doc, "| cluster | artifacts |\n|---|---|\n");
     for c in &d.clusters {
         md!(doc, "| {} | {} |\n", Code(&c.cluster), Counts(c));
@@ -686,13 +800,15 @@ enum CanaryLine<'a> {
     Stray(&'a crate::canary::Target),
     /// An artifact that did not return to its digest.
     NotRestored(&'a crate::canary::Target),
+    /// No canary could be planted (nothing of head rendered).
+    NonePlanted,
 }
 
 fn canary_lines<'a>(p: &'a Proof<'_>) -> Vec<CanaryLine<'a>> {
     let c = p.canaries;
-    c.canaries
-        .iter()
-        .map(CanaryLine::Canary)
+    let none = c.canaries.is_empty().then_some(CanaryLine::NonePlanted);
+    none.into_iter()
+        .chain(c.canaries.iter().map(CanaryLine::Canary))
         .chain(c.stray_changes.iter().map(CanaryLine::Stray))
         .chain(c.not_restored.iter().map(CanaryLine::NotRestored))
         .collect()
@@ -702,6 +818,11 @@ impl Inline for CanaryLine<'_> {
     fn put(&self, w: &mut Out<'_>) {
         match self {
             CanaryLine::Canary(c) => canary_line(w, c),
+            CanaryLine::NonePlanted => md!(
+                w,
+                "no canary planted: nothing of head rendered from a file of the repository \
+                 (see what failed, above)"
+            ),
             CanaryLine::Stray(t) => md!(w, "stray change: {} changed beyond the canaries", Text(t)),
             CanaryLine::NotRestored(t) => md!(
                 w,
@@ -922,6 +1043,7 @@ mod tests {
                     head_sha256: Some("b".repeat(64)),
                     base_problem: None,
                     head_problem: None,
+                    blocked_by: None,
                     objects: vec![ObjectDiff {
                         object: ObjectId {
                             group: String::new(),

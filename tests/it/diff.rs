@@ -975,13 +975,50 @@ fn a_parent_failing_in_either_revision_makes_its_children_not_compared_not_remov
             })
             .collect();
         assert!(!below.is_empty(), "{side}: {all:#?}");
-        for k in below {
+        for k in &below {
             assert_eq!(k["change"], "not compared", "{k:#}");
+            assert_eq!(k["blocked_by"], "flux-system/flux-system", "{k:#}");
             let p = k[format!("{side}_problem")].as_str().unwrap();
             assert!(
                 p.contains(&format!("failed in {side}: ")) && p.contains("apps.yaml"),
                 "{p}"
             );
         }
+        // The failure comes first, with how much it hides, in every format.
+        let failures = json["failures"].as_array().unwrap();
+        assert_eq!(failures.len(), 2, "{failures:#?}");
+        for f in failures {
+            assert_eq!(f["kustomization"], "flux-system/flux-system");
+            assert_eq!(f["side"], side);
+            assert_eq!(f["below"], below.len() / 2, "{f:#}");
+            assert!(f["error"].as_str().unwrap().contains("apps.yaml"));
+        }
+        let text = run(repo.path(), &["diff", ".", "--base", from, "--head", to]).stdout;
+        let second = text.lines().nth(1).unwrap_or_default();
+        assert!(
+            second.starts_with(&format!(
+                "FAILED: flux-system/flux-system failed in {side} ("
+            )),
+            "{text}"
+        );
+        assert!(!text.contains("removed"), "{text}");
+        let md = run(
+            repo.path(),
+            &[
+                "diff", ".", "--base", from, "--head", to, "--format", "markdown",
+            ],
+        )
+        .stdout;
+        let failed_at = md.find("### ❌ What failed to render").expect(&md);
+        assert!(failed_at < md.find("| cluster |").unwrap(), "{md}");
+        let prove = run(
+            repo.path(),
+            &[
+                "prove", ".", "--base", from, "--head", to, "--format", "markdown",
+            ],
+        )
+        .stdout;
+        let failed_at = prove.find("### ❌ What failed to render").expect(&prove);
+        assert!(failed_at < prove.find("| cluster |").unwrap(), "{prove}");
     }
 }
