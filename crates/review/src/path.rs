@@ -76,14 +76,17 @@ fn needs_quotes(k: &str) -> bool {
         })
 }
 
-/// Writes `s` in double quotes, `"` and `\` escaped with a backslash.
+/// Writes `s` in double quotes, `"` and `\` escaped with a backslash, controls shown as
+/// escapes (`\n`, `\u{202e}`) so that a path stays on its line.
 fn quoted(f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
     f.write_str("\"")?;
     for c in s.chars() {
         if matches!(c, '"' | '\\') {
             f.write_str("\\")?;
+            write!(f, "{c}")?;
+        } else {
+            f.write_str(&crate::escape::one_line(c.encode_utf8(&mut [0; 4])))?;
         }
-        write!(f, "{c}")?;
     }
     f.write_str("\"")
 }
@@ -94,6 +97,7 @@ fn value_needs_quotes(v: &str) -> bool {
         || v.chars().any(|c| {
             matches!(c, ']' | '[' | ',' | '=' | '"' | '\\') || c.is_whitespace() || c.is_control()
         })
+        || matches!(crate::escape::one_line(v), std::borrow::Cow::Owned(_))
 }
 
 impl fmt::Display for Segment {
@@ -184,5 +188,7 @@ mod tests {
             .key("a\"b")
             .child(Segment::Match(vec![("name".into(), "x,y]".into())]));
         assert_eq!(p.to_string(), "\"a\\\"b\"[name=\"x,y]\"]");
+        let q = Path::root().key("a\nb\u{202e}");
+        assert_eq!(q.to_string(), "\"a\\nb\\u{202e}\"");
     }
 }
