@@ -8,3 +8,4 @@ pub mod path;
 pub mod semantic;
 pub mod strip;
 pub mod yaml;
+pub mod markdown;

@@ -226,11 +226,34 @@ impl PartialOrd for ObjectId {
     }
 }
 
-/// `Deployment apps/podinfo`, `ClusterRole.rbac.authorization.k8s.io view`.
+/// The API groups of Kubernetes itself: their kinds are named without the group (a
+/// `Deployment` is `apps`'), a custom resource's with it (`Certificate.cert-manager.io`).
+const BUILT_IN_GROUPS: &[&str] = &[
+    "",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "apiregistration.k8s.io",
+    "apps",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "coordination.k8s.io",
+    "discovery.k8s.io",
+    "events.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+    "networking.k8s.io",
+    "node.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "scheduling.k8s.io",
+    "storage.k8s.io",
+];
+
+/// `Deployment apps/podinfo`, `ClusterRole view`, `Certificate.cert-manager.io apps/web`.
 impl fmt::Display for ObjectId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.kind)?;
-        if !self.group.is_empty() {
+        if !BUILT_IN_GROUPS.contains(&self.group.as_str()) {
             write!(f, ".{}", self.group)?;
         }
         write!(f, " {}", self.namespaced_name())
@@ -313,7 +336,10 @@ mod tests {
     fn object_ids_read_the_object_and_show_kind_group_and_name() {
         let id = ObjectId::of(&json!({"apiVersion": "apps/v1", "kind": "Deployment",
                                       "metadata": {"name": "web", "namespace": "apps"}}));
-        assert_eq!(id.to_string(), "Deployment.apps apps/web");
+        assert_eq!(id.to_string(), "Deployment apps/web");
+        let cr = ObjectId::of(&json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
+                                      "metadata": {"name": "web", "namespace": "apps"}}));
+        assert_eq!(cr.to_string(), "Certificate.cert-manager.io apps/web");
         let core = ObjectId::of(
             &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}}),
         );
