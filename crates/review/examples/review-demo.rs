@@ -12,13 +12,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let hostile = args.iter().any(|a| a == "--hostile");
     let big = args.iter().any(|a| a == "--big");
     std::fs::create_dir_all(&dir)?;
-    let review = if big { common::generated(500, 6) } else { common::demo(hostile) };
+    let review = if big {
+        common::generated(500, 6)
+    } else {
+        common::demo(hostile)
+    };
     let analysis = review::analysis::analyze(&review, &review::strip::Filters::new());
-    std::fs::write(dir.join("report.md"), review::markdown::document(&analysis, Flavor::GitHub))?;
+    std::fs::write(
+        dir.join("report.md"),
+        review::markdown::document(&analysis, Flavor::GitHub),
+    )?;
     for flavor in [Flavor::GitHub, Flavor::GitLab, Flavor::Gitea] {
         let mut opts = MarkdownOptions::new(flavor);
         opts.report_url = Some("https://github.com/acme/home-ops/actions/runs/1#artifacts".into());
-        for (i, c) in review::markdown::comments(&analysis, &opts)?.iter().enumerate() {
+        for (i, c) in review::markdown::comments(&analysis, &opts)?
+            .iter()
+            .enumerate()
+        {
             std::fs::write(dir.join(format!("comment-{flavor:?}-{}.md", i + 1)), c)?;
         }
     }

@@ -337,8 +337,10 @@ mod tests {
         let id = ObjectId::of(&json!({"apiVersion": "apps/v1", "kind": "Deployment",
                                       "metadata": {"name": "web", "namespace": "apps"}}));
         assert_eq!(id.to_string(), "Deployment apps/web");
-        let cr = ObjectId::of(&json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
-                                      "metadata": {"name": "web", "namespace": "apps"}}));
+        let cr = ObjectId::of(
+            &json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
+                                      "metadata": {"name": "web", "namespace": "apps"}}),
+        );
         assert_eq!(cr.to_string(), "Certificate.cert-manager.io apps/web");
         let core = ObjectId::of(
             &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}}),

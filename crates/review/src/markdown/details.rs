@@ -42,7 +42,11 @@ fn sign(c: ObjectChange) -> &'static str {
 fn object(o: &ObjectReview) -> Vec<Block> {
     match o.change {
         ObjectChange::Changed => {
-            let mut head = format!("{} {} changed", sign(o.change), md_code(&o.object.to_string()));
+            let mut head = format!(
+                "{} {} changed",
+                sign(o.change),
+                md_code(&o.object.to_string())
+            );
             if o.hidden.total() > 0 {
                 head.push_str(&format!(
                     " ({} hidden by the filters)",
@@ -80,7 +84,12 @@ fn object(o: &ObjectReview) -> Vec<Block> {
 }
 
 fn unit(u: &UnitReview, open: bool) -> Block {
-    let mut summary = format!("{} {}: {}", u.kind.as_str(), html_code(&u.name), u.outcome.as_str());
+    let mut summary = format!(
+        "{} {}: {}",
+        u.kind.as_str(),
+        html_code(&u.name),
+        u.outcome.as_str()
+    );
     let objects = objects_text(u);
     if !objects.is_empty() {
         summary.push_str(" — ");

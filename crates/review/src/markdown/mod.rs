@@ -73,7 +73,9 @@ pub const MIN_LIMIT: usize = 4096;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LimitError {
     /// The limit is below [`MIN_LIMIT`].
-    #[error("a comment limit of {limit} bytes is too small to hold a report (at least {MIN_LIMIT})")]
+    #[error(
+        "a comment limit of {limit} bytes is too small to hold a report (at least {MIN_LIMIT})"
+    )]
     TooSmall {
         /// The limit asked.
         limit: usize,

@@ -100,7 +100,10 @@ pub(crate) struct Lists {
     pub(crate) hazards: Vec<String>,
 }
 
-fn image_line(cluster: &str, group: &((Option<String>, Option<String>), Vec<&ImageBump>)) -> String {
+fn image_line(
+    cluster: &str,
+    group: &((Option<String>, Option<String>), Vec<&ImageBump>),
+) -> String {
     let ((before, after), uses) = group;
     let change = match (before, after) {
         (Some(a), Some(b)) => {
@@ -123,7 +126,11 @@ fn image_line(cluster: &str, group: &((Option<String>, Option<String>), Vec<&Ima
         md_code(&first.unit)
     );
     if uses.len() > 1 {
-        let _ = write!(line, " and {} more", plural(uses.len() - 1, "object", "objects"));
+        let _ = write!(
+            line,
+            " and {} more",
+            plural(uses.len() - 1, "object", "objects")
+        );
     }
     line.push('\n');
     line
@@ -169,7 +176,8 @@ pub(crate) fn lists(a: &Analysis) -> Lists {
             l.images.push(image_line(&c.name, &g));
         }
         for h in &c.hazards {
-            l.hazards.push(format!("- {}: {}\n", md_code(&c.name), md_message(h)));
+            l.hazards
+                .push(format!("- {}: {}\n", md_code(&c.name), md_message(h)));
         }
     }
     l
@@ -233,7 +241,10 @@ fn totals(a: &Analysis, l: &Lists, out: &mut String) {
     }
     let mut facts = Vec::new();
     if !l.failures.is_empty() {
-        facts.push(format!("**{}**", plural(l.failures.len(), "failure", "failures")));
+        facts.push(format!(
+            "**{}**",
+            plural(l.failures.len(), "failure", "failures")
+        ));
     }
     let deletions: usize = a.clusters.iter().map(|c| c.prune_deletions.len()).sum();
     if deletions > 0 {
@@ -244,10 +255,16 @@ fn totals(a: &Analysis, l: &Lists, out: &mut String) {
     }
     let bumps: usize = a.clusters.iter().map(|c| c.image_bumps.len()).sum();
     if bumps > 0 {
-        facts.push(format!("**{}**", plural(bumps, "image change", "image changes")));
+        facts.push(format!(
+            "**{}**",
+            plural(bumps, "image change", "image changes")
+        ));
     }
     if !l.hazards.is_empty() {
-        facts.push(format!("**{}**", plural(l.hazards.len(), "hazard", "hazards")));
+        facts.push(format!(
+            "**{}**",
+            plural(l.hazards.len(), "hazard", "hazards")
+        ));
     }
     if !facts.is_empty() {
         out.push_str(&facts.join(" · "));
@@ -338,7 +355,11 @@ fn hidden_note(a: &Analysis, out: &mut String) {
         let _ = write!(
             out,
             "; {} changed in nothing else",
-            plural(filtered, "Kustomization or HelmRelease", "Kustomizations or HelmReleases")
+            plural(
+                filtered,
+                "Kustomization or HelmRelease",
+                "Kustomizations or HelmReleases"
+            )
         );
     }
     out.push_str("._\n\n");

@@ -4,13 +4,22 @@
 #![allow(dead_code, unreachable_pub)]
 
 use review::model::{
-    Cluster, Deletion, Failure, ImageBump, Object, ObjectId, Order, Presence, Review, Status,
-    Unit, UnitKind,
+    Cluster, Deletion, Failure, ImageBump, Object, ObjectId, Order, Presence, Review, Status, Unit,
+    UnitKind,
 };
 use serde_json::{json, Value};
 
-pub fn deployment(name: &str, image: &str, chart: &str, replicas: u64, env: &[(&str, &str)]) -> Value {
-    let env: Vec<Value> = env.iter().map(|(k, v)| json!({"name": k, "value": v})).collect();
+pub fn deployment(
+    name: &str,
+    image: &str,
+    chart: &str,
+    replicas: u64,
+    env: &[(&str, &str)],
+) -> Value {
+    let env: Vec<Value> = env
+        .iter()
+        .map(|(k, v)| json!({"name": k, "value": v}))
+        .collect();
     json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": name, "namespace": "apps",
@@ -54,33 +63,66 @@ const NGINX_B: &str = "server {\n  listen 8080;\n  location / {\n    proxy_pass 
 /// config), a Service port, an object pruned and one added, a reorder, a HelmRelease that
 /// changed only in chart labels, a failure, a new cluster.
 pub fn demo(hostile: bool) -> Review {
-    let podinfo_a = deployment("podinfo", "ghcr.io/stefanprodan/podinfo:6.5.0", "podinfo-6.5.0", 2,
-        &[("PODINFO_UI_COLOR", "#34577c")]);
-    let podinfo_b = deployment("podinfo", "ghcr.io/stefanprodan/podinfo:6.6.0", "podinfo-6.6.0", 3,
-        &[("PODINFO_UI_COLOR", "#34577c"), ("PODINFO_UI_MESSAGE", "hello")]);
-    let old = deployment("legacy-api", "ghcr.io/acme/legacy:1.0", "legacy-1.0", 1, &[]);
+    let podinfo_a = deployment(
+        "podinfo",
+        "ghcr.io/stefanprodan/podinfo:6.5.0",
+        "podinfo-6.5.0",
+        2,
+        &[("PODINFO_UI_COLOR", "#34577c")],
+    );
+    let podinfo_b = deployment(
+        "podinfo",
+        "ghcr.io/stefanprodan/podinfo:6.6.0",
+        "podinfo-6.6.0",
+        3,
+        &[
+            ("PODINFO_UI_COLOR", "#34577c"),
+            ("PODINFO_UI_MESSAGE", "hello"),
+        ],
+    );
+    let old = deployment(
+        "legacy-api",
+        "ghcr.io/acme/legacy:1.0",
+        "legacy-1.0",
+        1,
+        &[],
+    );
     let ingress = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
         "metadata": {"name": "podinfo", "namespace": "apps"},
         "spec": {"ingressClassName": "nginx", "rules": [{"host": "podinfo.example.com",
             "http": {"paths": [{"path": "/", "pathType": "Prefix",
                 "backend": {"service": {"name": "podinfo", "port": {"number": 80}}}}]}}]}});
     let ds = |order: &[&str]| {
-        let containers: Vec<Value> = order.iter().map(|n| json!({"name": n, "image": format!("ghcr.io/acme/{n}:1")})).collect();
+        let containers: Vec<Value> = order
+            .iter()
+            .map(|n| json!({"name": n, "image": format!("ghcr.io/acme/{n}:1")}))
+            .collect();
         json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "node-agent", "namespace": "kube-system"},
                "spec": {"template": {"spec": {"containers": containers}}}})
     };
-    let prom_a = deployment("kube-state-metrics", "registry.k8s.io/kube-state-metrics:v2.10.0", "kube-prometheus-stack-55.0.0", 1, &[]);
+    let prom_a = deployment(
+        "kube-state-metrics",
+        "registry.k8s.io/kube-state-metrics:v2.10.0",
+        "kube-prometheus-stack-55.0.0",
+        1,
+        &[],
+    );
     let mut prom_b = prom_a.clone();
     prom_b["metadata"]["labels"]["helm.sh/chart"] = json!("kube-prometheus-stack-55.1.0");
     prom_b["spec"]["template"]["metadata"]["annotations"]["checksum/config"] = json!("sha-55.1.0");
-    let redis = |mem: &str| json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
+    let redis = |mem: &str| {
+        json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
         "metadata": {"name": "redis-master", "namespace": "apps"},
         "spec": {"template": {"spec": {"containers": [{"name": "redis", "image": "docker.io/bitnami/redis:7.2",
-            "resources": {"requests": {"memory": mem, "cpu": "100m"}}}]}}}});
+            "resources": {"requests": {"memory": mem, "cpu": "100m"}}}]}}}})
+    };
     let id = |v: &Value| ObjectId::of(v);
 
     let (apps, evil_object) = if hostile {
-        ("flux-system/apps</details><script>alert(1)</script>", "evil`</script><!--@octocat #12")
+        (
+            "flux-system/apps</details><script>alert(1)</script>",
+            "evil`</script><!--@octocat #12",
+        )
     } else {
         ("flux-system/apps", "podinfo-extra")
     };
@@ -165,7 +207,13 @@ pub fn demo(hostile: bool) -> Review {
         }],
         hazards: vec!["`flux-system/apps` has `prune: true`: `Deployment apps/legacy-api` is deleted when it reconciles".into()],
     };
-    let staging_deploy = deployment("podinfo", "ghcr.io/stefanprodan/podinfo:6.6.0", "podinfo-6.6.0", 1, &[]);
+    let staging_deploy = deployment(
+        "podinfo",
+        "ghcr.io/stefanprodan/podinfo:6.6.0",
+        "podinfo-6.6.0",
+        1,
+        &[],
+    );
     let staging = Cluster {
         name: "staging".into(),
         presence: Presence::Both,
@@ -173,7 +221,10 @@ pub fn demo(hostile: bool) -> Review {
             kind: UnitKind::Kustomization,
             name: "flux-system/apps".into(),
             status: Status::Added,
-            objects: vec![obj(None, Some(staging_deploy.clone())), obj(None, Some(service("podinfo", 9898)))],
+            objects: vec![
+                obj(None, Some(staging_deploy.clone())),
+                obj(None, Some(service("podinfo", 9898))),
+            ],
             ..Unit::default()
         }],
         image_bumps: vec![ImageBump {
@@ -187,10 +238,22 @@ pub fn demo(hostile: bool) -> Review {
     };
     let dev = Cluster {
         name: "dev".into(),
-        units: vec![Unit { name: "flux-system/apps".into(), status: Status::Identical, ..Unit::default() }],
+        units: vec![Unit {
+            name: "flux-system/apps".into(),
+            status: Status::Identical,
+            ..Unit::default()
+        }],
         ..Cluster::default()
     };
-    Review { base: "main".into(), head: if hostile { "pr`<b>".into() } else { "renovate/podinfo-6.x".into() }, clusters: vec![prod, staging, dev] }
+    Review {
+        base: "main".into(),
+        head: if hostile {
+            "pr`<b>".into()
+        } else {
+            "renovate/podinfo-6.x".into()
+        },
+        clusters: vec![prod, staging, dev],
+    }
 }
 
 /// `units` changed Kustomizations spread over `clusters` clusters, each with a Deployment
@@ -198,18 +261,44 @@ pub fn demo(hostile: bool) -> Review {
 /// object pruned; a HelmRelease in every tenth; a hazard in every twentieth.
 pub fn generated(units: usize, clusters: usize) -> Review {
     let mut out: Vec<Cluster> = (0..clusters)
-        .map(|c| Cluster { name: format!("cluster-{c:02}"), ..Cluster::default() })
+        .map(|c| Cluster {
+            name: format!("cluster-{c:02}"),
+            ..Cluster::default()
+        })
         .collect();
     for i in 0..units {
         let c = &mut out[i % clusters];
         let name = format!("flux-system/app-{i:03}");
         let app = format!("app-{i:03}");
-        let a = deployment(&app, &format!("ghcr.io/acme/{app}:1.{i}.0"), &format!("{app}-1.{i}.0"), 2, &[("MODE", "a")]);
-        let b = deployment(&app, &format!("ghcr.io/acme/{app}:1.{i}.1"), &format!("{app}-1.{i}.1"), 2, &[("MODE", "b")]);
+        let a = deployment(
+            &app,
+            &format!("ghcr.io/acme/{app}:1.{i}.0"),
+            &format!("{app}-1.{i}.0"),
+            2,
+            &[("MODE", "a")],
+        );
+        let b = deployment(
+            &app,
+            &format!("ghcr.io/acme/{app}:1.{i}.1"),
+            &format!("{app}-1.{i}.1"),
+            2,
+            &[("MODE", "b")],
+        );
         let conf_a: String = (0..40).map(|l| format!("key{l} = value {l}\n")).collect();
-        let conf_b = conf_a.replace("key7 = value 7", "key7 = changed 7").replace("key30 = value 30\n", "");
-        let gone = deployment(&format!("{app}-worker"), "ghcr.io/acme/worker:1", "w-1", 1, &[]);
-        c.prune_deletions.push(Deletion { unit: name.clone(), object: ObjectId::of(&gone) });
+        let conf_b = conf_a
+            .replace("key7 = value 7", "key7 = changed 7")
+            .replace("key30 = value 30\n", "");
+        let gone = deployment(
+            &format!("{app}-worker"),
+            "ghcr.io/acme/worker:1",
+            "w-1",
+            1,
+            &[],
+        );
+        c.prune_deletions.push(Deletion {
+            unit: name.clone(),
+            object: ObjectId::of(&gone),
+        });
         c.image_bumps.push(ImageBump {
             unit: name.clone(),
             object: ObjectId::of(&b),
@@ -218,7 +307,9 @@ pub fn generated(units: usize, clusters: usize) -> Review {
             head: Some(format!("ghcr.io/acme/{app}:1.{i}.1")),
         });
         if i % 20 == 0 {
-            c.hazards.push(format!("`{name}`: `Deployment apps/{app}-worker` is deleted by prune"));
+            c.hazards.push(format!(
+                "`{name}`: `Deployment apps/{app}-worker` is deleted by prune"
+            ));
         }
         c.units.push(Unit {
             kind: UnitKind::Kustomization,
@@ -226,7 +317,10 @@ pub fn generated(units: usize, clusters: usize) -> Review {
             status: Status::Changed,
             objects: vec![
                 obj(Some(a), Some(b)),
-                obj(Some(config_map(&format!("{app}-conf"), &conf_a)), Some(config_map(&format!("{app}-conf"), &conf_b))),
+                obj(
+                    Some(config_map(&format!("{app}-conf"), &conf_a)),
+                    Some(config_map(&format!("{app}-conf"), &conf_b)),
+                ),
                 obj(Some(gone), None),
             ],
             ..Unit::default()
@@ -237,12 +331,19 @@ pub fn generated(units: usize, clusters: usize) -> Review {
                 name: format!("apps/{app}-redis"),
                 parent: Some(name),
                 status: Status::Changed,
-                objects: vec![obj(Some(service(&format!("{app}-redis"), 6379)), Some(service(&format!("{app}-redis"), 6380)))],
+                objects: vec![obj(
+                    Some(service(&format!("{app}-redis"), 6379)),
+                    Some(service(&format!("{app}-redis"), 6380)),
+                )],
                 ..Unit::default()
             });
         }
     }
-    Review { base: "main".into(), head: "big-change".into(), clusters: out }
+    Review {
+        base: "main".into(),
+        head: "big-change".into(),
+        clusters: out,
+    }
 }
 
 /// Checks what makes a comment valid Markdown on its own: every fenced code block closed
@@ -268,15 +369,22 @@ pub fn check_markdown(md: &str) -> Result<(), String> {
             fence = ticks;
             continue;
         }
-        details += (line.matches("<details>").count() + line.matches("<details open>").count()) as i64;
+        details +=
+            (line.matches("<details>").count() + line.matches("<details open>").count()) as i64;
         details -= line.matches("</details>").count() as i64;
         summaries += line.matches("<summary>").count() as i64;
         summaries -= line.matches("</summary>").count() as i64;
         if details < 0 || summaries < 0 {
-            return Err(format!("line {}: closed before it was opened: {line}", n + 1));
+            return Err(format!(
+                "line {}: closed before it was opened: {line}",
+                n + 1
+            ));
         }
         if summaries != 0 {
-            return Err(format!("line {}: <summary> not closed on its line: {line}", n + 1));
+            return Err(format!(
+                "line {}: <summary> not closed on its line: {line}",
+                n + 1
+            ));
         }
     }
     if fence > 0 {
