@@ -22,6 +22,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         dir.join("report.md"),
         review::markdown::document(&analysis, Flavor::GitHub),
     )?;
+    std::fs::write(dir.join("report.txt"), review::text::report(&analysis))?;
+    std::fs::write(
+        dir.join("changes.json"),
+        serde_json::to_string_pretty(&review::json::to_value(&analysis))?,
+    )?;
     for flavor in [Flavor::GitHub, Flavor::GitLab, Flavor::Gitea] {
         let mut opts = MarkdownOptions::new(flavor);
         opts.report_url = Some("https://github.com/acme/home-ops/actions/runs/1#artifacts".into());

@@ -1,6 +1,7 @@
 //! A change to Kubernetes objects as a person reviews it (fluxsim issue 26).
 pub mod analysis;
 pub mod escape;
+pub mod json;
 pub mod keys;
 pub mod lines;
 pub mod markdown;
@@ -8,4 +9,5 @@ pub mod model;
 pub mod path;
 pub mod semantic;
 pub mod strip;
+pub mod text;
 pub mod yaml;
