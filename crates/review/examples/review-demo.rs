@@ -22,6 +22,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         dir.join("report.md"),
         review::markdown::document(&analysis, Flavor::GitHub),
     )?;
+    std::fs::write(dir.join("report.html"), review::html::report(&analysis))?;
     std::fs::write(dir.join("report.txt"), review::text::report(&analysis))?;
     std::fs::write(
         dir.join("changes.json"),

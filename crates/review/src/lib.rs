@@ -1,6 +1,7 @@
 //! A change to Kubernetes objects as a person reviews it (fluxsim issue 26).
 pub mod analysis;
 pub mod escape;
+pub mod html;
 pub mod json;
 pub mod keys;
 pub mod lines;
