@@ -12,12 +12,39 @@ use crate::escape::html;
 /// more than they show).
 const MAX_WORDS_LINE: usize = 2000;
 
+/// The words of a line for highlighting: runs of letters and digits, runs of spaces, and
+/// each other character alone, so that `podinfo:6.5.0` → `podinfo:6.6.0` marks the `5`.
+fn tokens(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut kind = None;
+    for (i, c) in s.char_indices() {
+        let k = if c.is_alphanumeric() {
+            Some(0)
+        } else if c == ' ' {
+            Some(1)
+        } else {
+            None
+        };
+        if i > start && (k.is_none() || k != kind) {
+            out.push(&s[start..i]);
+            start = i;
+        }
+        kind = k;
+    }
+    if start < s.len() {
+        out.push(&s[start..]);
+    }
+    out
+}
+
 /// Two texts with their changed words in `<mark>`, escaped.
 pub(super) fn words(before: &str, after: &str) -> (String, String) {
     if before.len() > MAX_WORDS_LINE || after.len() > MAX_WORDS_LINE {
         return (html(before, false), html(after, false));
     }
-    let diff = TextDiff::from_words(before, after);
+    let (ta, tb) = (tokens(before), tokens(after));
+    let diff = TextDiff::configure().diff_slices(&ta, &tb);
     // Barely alike: marking every word says less than marking none.
     let marks = diff.ratio() >= 0.3;
     let (mut a, mut b) = (String::new(), String::new());
@@ -38,7 +65,46 @@ pub(super) fn words(before: &str, after: &str) -> (String, String) {
             ChangeTag::Insert => b.push_str(&text),
         }
     }
-    (a, b)
+    // Adjacent marks read as one.
+    (
+        a.replace("</mark><mark>", ""),
+        b.replace("</mark><mark>", ""),
+    )
+}
+
+/// How alike two lines are (0 to 1).
+fn likeness(a: &str, b: &str) -> f32 {
+    let (ta, tb) = (tokens(a), tokens(b));
+    TextDiff::configure().diff_slices(&ta, &tb).ratio()
+}
+
+/// The lines of a replaced run paired by likeness, in order: (old index, new index), each
+/// side `None` where a line has no counterpart. Runs too long to compare pair by position.
+fn pair(old: &[&str], new: &[&str]) -> Vec<(Option<usize>, Option<usize>)> {
+    let mut out = Vec::new();
+    if old.len() * new.len() > 400 {
+        for k in 0..old.len().max(new.len()) {
+            out.push(((k < old.len()).then_some(k), (k < new.len()).then_some(k)));
+        }
+        return out;
+    }
+    let mut next = 0;
+    for (i, line) in old.iter().enumerate() {
+        let best = (next..new.len())
+            .map(|j| (j, likeness(line, new[j])))
+            .filter(|(_, r)| *r >= 0.5)
+            .max_by(|x, y| x.1.total_cmp(&y.1).then(y.0.cmp(&x.0)));
+        match best {
+            Some((j, _)) => {
+                out.extend((next..j).map(|k| (None, Some(k))));
+                out.push((Some(i), Some(j)));
+                next = j + 1;
+            }
+            None => out.push((Some(i), None)),
+        }
+    }
+    out.extend((next..new.len()).map(|k| (None, Some(k))));
+    out
 }
 
 /// One row of a diff: (base line number, base html, head line number, head html).
@@ -81,16 +147,20 @@ fn rows(before: &str, after: &str) -> Vec<Row> {
                     }
                 }
                 DiffTag::Delete | DiffTag::Insert | DiffTag::Replace => {
-                    let paired = or.len().min(nr.len());
-                    for k in 0..or.len().max(nr.len()) {
-                        let (i, j) = (or.start + k, nr.start + k);
-                        if k < paired {
-                            let (a, b) = words(old[i], new[j]);
-                            out.push(Row::Pair(Some((i + 1, a)), Some((j + 1, b))));
-                        } else if i < or.end {
-                            out.push(Row::Pair(Some((i + 1, html(old[i], false))), None));
-                        } else {
-                            out.push(Row::Pair(None, Some((j + 1, html(new[j], false)))));
+                    let (os, ns) = (or.start, nr.start);
+                    for (i, j) in pair(&old[or], &new[nr]) {
+                        match (i.map(|i| os + i), j.map(|j| ns + j)) {
+                            (Some(i), Some(j)) => {
+                                let (a, b) = words(old[i], new[j]);
+                                out.push(Row::Pair(Some((i + 1, a)), Some((j + 1, b))));
+                            }
+                            (Some(i), None) => {
+                                out.push(Row::Pair(Some((i + 1, html(old[i], false))), None));
+                            }
+                            (None, Some(j)) => {
+                                out.push(Row::Pair(None, Some((j + 1, html(new[j], false)))));
+                            }
+                            (None, None) => {}
                         }
                     }
                 }
@@ -192,8 +262,8 @@ mod tests {
     #[test]
     fn changed_words_are_marked_and_escaped() {
         let (a, b) = words("image: podinfo:6.5.0 <x>", "image: podinfo:6.6.0 <x>");
-        assert_eq!(a, "image: <mark>podinfo:6.5.0</mark> &lt;x&gt;");
-        assert_eq!(b, "image: <mark>podinfo:6.6.0</mark> &lt;x&gt;");
+        assert_eq!(a, "image: podinfo:6.<mark>5</mark>.0 &lt;x&gt;");
+        assert_eq!(b, "image: podinfo:6.<mark>6</mark>.0 &lt;x&gt;");
     }
 
     #[test]
@@ -206,5 +276,23 @@ mod tests {
         assert!(out.contains("<td class=\"del\">line <mark>10</mark></td>"));
         assert!(out.contains("<td class=\"add\">line <mark>ten</mark></td>"));
         assert!(!out.contains("line 2<"), "outside the context");
+    }
+
+    #[test]
+    fn replaced_lines_pair_with_the_line_they_resemble() {
+        let old = ["  image: podinfo:6.5.0"];
+        let new = [
+            "  - name: MESSAGE",
+            "    value: hello",
+            "  image: podinfo:6.6.0",
+        ];
+        assert_eq!(
+            pair(&old, &new),
+            [(None, Some(0)), (None, Some(1)), (Some(0), Some(2))]
+        );
+        assert_eq!(
+            tokens("a-b  c:6.5"),
+            ["a", "-", "b", "  ", "c", ":", "6", ".", "5"]
+        );
     }
 }
