@@ -418,11 +418,12 @@ fn unit(u: &Unit, filters: &Filters) -> UnitReview {
     }
 }
 
+/// Image bumps that change the same image the same way: (before, after) and the bumps.
+pub type ImageGroup<'a> = ((Option<String>, Option<String>), Vec<&'a ImageBump>);
+
 /// Image bumps grouped by what they change: (before, after) → the objects, in order.
 #[must_use]
-pub fn image_groups(
-    bumps: &[ImageBump],
-) -> Vec<((Option<String>, Option<String>), Vec<&ImageBump>)> {
+pub fn image_groups(bumps: &[ImageBump]) -> Vec<ImageGroup<'_>> {
     let mut groups: BTreeMap<(Option<String>, Option<String>), Vec<&ImageBump>> = BTreeMap::new();
     for b in bumps {
         groups

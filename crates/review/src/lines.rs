@@ -19,6 +19,8 @@
 //! Lines are the repository's text as it is: the printer escapes them for where they land
 //! (a fence longer than any backtick run, controls shown).
 
+use std::fmt::Write as _;
+
 use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
@@ -59,7 +61,7 @@ fn names(list: &[String]) -> String {
         .collect::<Vec<_>>()
         .join(", ");
     if list.len() > MAX_NAMES {
-        s.push_str(&format!(" and {} more", list.len() - MAX_NAMES));
+        let _ = write!(s, " and {} more", list.len() - MAX_NAMES);
     }
     s
 }

@@ -228,17 +228,17 @@ fn by_value(path: &Path, a: &[Value], b: &[Value], out: &mut Vec<FieldChange>) {
             DiffTag::Equal => {}
             DiffTag::Delete | DiffTag::Insert | DiffTag::Replace => {
                 let paired = old.len().min(new.len());
-                for k in 0..paired {
-                    let (i, j) = (old.start + k, new.start + k);
-                    walk(&path.child(Segment::Index(j)), &a[i], &b[j], out);
+                let (gone, came) = (&a[old.clone()], &b[new.clone()]);
+                for (k, (x, y)) in gone.iter().zip(came).enumerate() {
+                    walk(&path.child(Segment::Index(new.start + k)), x, y, out);
                 }
-                for i in old.start + paired..old.end {
-                    let before = a[i].clone();
-                    push(out, path.child(Segment::Index(i)), Op::Removed { before });
+                for (k, x) in gone.iter().enumerate().skip(paired) {
+                    let at = path.child(Segment::Index(old.start + k));
+                    push(out, at, Op::Removed { before: x.clone() });
                 }
-                for j in new.start + paired..new.end {
-                    let after = b[j].clone();
-                    push(out, path.child(Segment::Index(j)), Op::Added { after });
+                for (k, y) in came.iter().enumerate().skip(paired) {
+                    let at = path.child(Segment::Index(new.start + k));
+                    push(out, at, Op::Added { after: y.clone() });
                 }
             }
         }

@@ -370,15 +370,15 @@ fn remove_meta(
 
 /// Reads a strip path (see the module documentation).
 fn parse(path: &str) -> Result<Vec<Pat>, PathError> {
-    let err = |why| PathError {
+    let fail = |why| PathError {
         path: path.to_string(),
         why,
     };
     let chars: Vec<char> = path.chars().collect();
-    let mut pats = Vec::new();
+    let mut steps = Vec::new();
     let mut i = 0;
     if chars.is_empty() {
-        return Err(err("an empty path"));
+        return Err(fail("an empty path"));
     }
     loop {
         // One segment: a quoted or plain key (may be empty before `[`), then `[...]` groups.
@@ -389,7 +389,7 @@ fn parse(path: &str) -> Result<Vec<Pat>, PathError> {
             i += 1;
             loop {
                 match chars.get(i) {
-                    None => return Err(err("an unclosed quote")),
+                    None => return Err(fail("an unclosed quote")),
                     Some('"') => {
                         i += 1;
                         break;
@@ -415,31 +415,31 @@ fn parse(path: &str) -> Result<Vec<Pat>, PathError> {
         }
         let mut groups = Vec::new();
         while chars.get(i) == Some(&'[') {
-            let (pat, next) = parse_group(&chars, i + 1).map_err(err)?;
+            let (pat, next) = parse_group(&chars, i + 1).map_err(fail)?;
             groups.push(pat);
             i = next;
         }
         if quoted || !key.is_empty() {
             if key.is_empty() {
-                return Err(err("an empty segment"));
+                return Err(fail("an empty segment"));
             }
-            pats.push(if !quoted && key == "*" {
+            steps.push(if !quoted && key == "*" {
                 Pat::Any
             } else {
                 Pat::Key(key)
             });
         } else if groups.is_empty() {
-            return Err(err("an empty segment"));
+            return Err(fail("an empty segment"));
         }
-        pats.extend(groups);
+        steps.extend(groups);
         match chars.get(i) {
             None => break,
-            Some('.') if i + 1 == chars.len() => return Err(err("a trailing `.`")),
+            Some('.') if i + 1 == chars.len() => return Err(fail("a trailing `.`")),
             Some('.') => i += 1,
-            Some(_) => return Err(err("a quote or `]` not followed by `.`")),
+            Some(_) => return Err(fail("a quote or `]` not followed by `.`")),
         }
     }
-    Ok(pats)
+    Ok(steps)
 }
 
 /// One `[...]` group from `start` (after the `[`): the pattern and the index after the `]`.

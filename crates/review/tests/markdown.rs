@@ -161,7 +161,12 @@ fn a_summary_too_long_for_one_comment_shortens_its_lists_and_gives_them_after() 
 
 #[test]
 fn an_object_larger_than_a_comment_is_split_between_lines_and_its_block_reopened() {
-    let text = |tag: &str| -> String { (0..6000).map(|i| format!("line {i} {tag}\n")).collect() };
+    let text = |tag: &str| -> String {
+        (0..6000)
+            .map(|i| format!("line {i} {tag}\n"))
+            .collect::<Vec<_>>()
+            .concat()
+    };
     let cm = |t: String| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "huge", "namespace": "x"}, "data": {"big.txt": t}});
     let (a, b) = (cm(text("a")), cm(text("b")));
     let review = Review {

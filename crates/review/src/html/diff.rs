@@ -129,14 +129,14 @@ fn rows(before: &str, after: &str) -> Vec<Row> {
         let (Some(first), Some(last)) = (group.first(), group.last()) else {
             continue;
         };
-        let (o, n) = (first.old_range().start, first.new_range().start);
-        let (oe, ne) = (last.old_range().end, last.new_range().end);
+        let (old_at, new_at) = (first.old_range().start, first.new_range().start);
+        let (old_end, new_end) = (last.old_range().end, last.new_range().end);
         out.push(Row::Hunk(format!(
             "@@ -{},{} +{},{} @@",
-            o + 1,
-            oe - o,
-            n + 1,
-            ne - n
+            old_at + 1,
+            old_end - old_at,
+            new_at + 1,
+            new_end - new_at
         )));
         for op in group {
             let (tag, or, nr) = op.as_tag_tuple();
@@ -268,7 +268,10 @@ mod tests {
 
     #[test]
     fn views_show_hunks_with_context_and_paired_lines() {
-        let before: String = (0..20).map(|i| format!("line {i}\n")).collect();
+        let before: String = (0..20).fold(String::new(), |mut s, i| {
+            let _ = writeln!(s, "line {i}");
+            s
+        });
         let after = before.replace("line 10\n", "line ten\n");
         let mut out = String::new();
         views(&before, &after, &mut out);

@@ -141,6 +141,13 @@ fn summary(a: &Analysis, out: &mut String) {
     if !same.is_empty() {
         let _ = writeln!(out, "<p class=\"note\">Unchanged: {}.</p>", same.join(", "));
     }
+    summary_lists(a, out);
+    out.push_str("</section>\n");
+}
+
+/// The summary's lists: failures, prune deletions, image changes, hazards, what the filters
+/// hid.
+fn summary_lists(a: &Analysis, out: &mut String) {
     let mut failures = Vec::new();
     let mut deletions = Vec::new();
     let mut images = Vec::new();
@@ -238,7 +245,6 @@ fn summary(a: &Analysis, out: &mut String) {
         }
         let _ = writeln!(out, "<p class=\"note\">{}.</p>", parts.join("; "));
     }
-    out.push_str("</section>\n");
 }
 
 /// A value in the list of changes: YAML, word-highlighted against the other side when both
@@ -465,7 +471,7 @@ pub fn report(a: &Analysis) -> String {
         hash(JS),
         h(&title)
     );
-    let _ = write!(
+    let _ = writeln!(
         out,
         "<header class=\"top\"><h1>fluxsim review <span class=\"rev\">{}</span> → <span class=\"rev\">{}</span></h1>\
          <div class=\"tools\"><input id=\"filter\" type=\"search\" placeholder=\"Filter objects (press /)\" aria-label=\"Filter objects\" autocomplete=\"off\">\
@@ -473,7 +479,7 @@ pub fn report(a: &Analysis) -> String {
          <span role=\"group\" aria-label=\"View\"><button id=\"view-split\" type=\"button\" aria-pressed=\"true\">Side by side</button> \
          <button id=\"view-unified\" type=\"button\" aria-pressed=\"false\">Unified</button></span>\
          <button id=\"theme\" type=\"button\">Theme: auto</button>\
-         <span class=\"keys\"><kbd>j</kbd>/<kbd>k</kbd> next/previous · <kbd>/</kbd> filter · <kbd>u</kbd> view · <kbd>t</kbd> theme</span></div></header>\n",
+         <span class=\"keys\"><kbd>j</kbd>/<kbd>k</kbd> next/previous · <kbd>/</kbd> filter · <kbd>u</kbd> view · <kbd>t</kbd> theme</span></div></header>",
         h(&a.base),
         h(&a.head)
     );

@@ -2,6 +2,8 @@
 //! something to show, folded, with its objects' changes (a `diff` block of paths and values)
 //! and its added and removed objects (one line each, their content folded).
 
+use std::fmt::Write as _;
+
 use crate::analysis::{Analysis, ClusterReview, ObjectChange, ObjectReview, Outcome, UnitReview};
 use crate::escape::{html_code, md_code, md_message, md_text};
 use crate::lines;
@@ -48,10 +50,11 @@ fn object(o: &ObjectReview) -> Vec<Block> {
                 md_code(&o.object.to_string())
             );
             if o.hidden.total() > 0 {
-                head.push_str(&format!(
+                let _ = write!(
+                    head,
                     " ({} hidden by the filters)",
                     plural(o.hidden.total(), "change", "changes")
-                ));
+                );
             }
             head.push_str(":\n\n");
             vec![

@@ -6,6 +6,8 @@
 //! code spans or `<code>`, messages as text with their code spans, values in fenced blocks
 //! whose fence is longer than any backtick run inside.
 
+use std::fmt::Write as _;
+
 mod details;
 mod pack;
 mod summary;
@@ -107,7 +109,7 @@ fn report_link(url: &str) -> String {
         } else {
             let mut buf = [0u8; 4];
             for b in c.encode_utf8(&mut buf).bytes() {
-                dest.push_str(&format!("%{b:02X}"));
+                let _ = write!(dest, "%{b:02X}");
             }
         }
     }
@@ -179,10 +181,11 @@ pub fn comments(a: &Analysis, opts: &MarkdownOptions) -> Result<Vec<String>, Lim
                 if !p.ends_with("\n\n") {
                     p.push('\n');
                 }
-                p.push_str(&format!(
-                    "---\n_Continued in the next comment (part {} of {n})._\n",
+                let _ = writeln!(
+                    p,
+                    "---\n_Continued in the next comment (part {} of {n})._",
                     i + 2
-                ));
+                );
             }
         }
     }

@@ -218,7 +218,16 @@ fn totals(a: &Analysis, l: &Lists, out: &mut String) {
         a.totals(UnitKind::Kustomization),
         a.totals(UnitKind::HelmRelease),
     );
-    if !a.changed() {
+    if a.changed() {
+        let _ = write!(
+            out,
+            "**Kustomizations**: {} · **HelmReleases**: {} · in {} of {}\n\n",
+            counts_text(&k),
+            counts_text(&h),
+            changed,
+            plural(a.clusters.len(), "cluster", "clusters")
+        );
+    } else {
         let _ = write!(
             out,
             "**No change**: every Kustomization{} renders the same in {}.\n\n",
@@ -227,15 +236,6 @@ fn totals(a: &Analysis, l: &Lists, out: &mut String) {
             } else {
                 ""
             },
-            plural(a.clusters.len(), "cluster", "clusters")
-        );
-    } else {
-        let _ = write!(
-            out,
-            "**Kustomizations**: {} · **HelmReleases**: {} · in {} of {}\n\n",
-            counts_text(&k),
-            counts_text(&h),
-            changed,
             plural(a.clusters.len(), "cluster", "clusters")
         );
     }

@@ -62,6 +62,7 @@ const NGINX_B: &str = "server {\n  listen 8080;\n  location / {\n    proxy_pass 
 /// A change as a home-ops repository sees one: an app's chart bump (image, replicas, env,
 /// config), a Service port, an object pruned and one added, a reorder, a HelmRelease that
 /// changed only in chart labels, a failure, a new cluster.
+#[allow(clippy::too_many_lines)] // one change, read top to bottom
 pub fn demo(hostile: bool) -> Review {
     let podinfo_a = deployment(
         "podinfo",
@@ -284,7 +285,10 @@ pub fn generated(units: usize, clusters: usize) -> Review {
             2,
             &[("MODE", "b")],
         );
-        let conf_a: String = (0..40).map(|l| format!("key{l} = value {l}\n")).collect();
+        let conf_a = (0..40)
+            .map(|l| format!("key{l} = value {l}\n"))
+            .collect::<Vec<_>>()
+            .concat();
         let conf_b = conf_a
             .replace("key7 = value 7", "key7 = changed 7")
             .replace("key30 = value 30\n", "");
