@@ -14,6 +14,34 @@ use crate::model::{split_image, Presence, UnitKind};
 /// one line (the HTML and JSON reports hold them).
 const WHOLE_LINES: usize = 40;
 
+/// The width prose is wrapped to (values and paths are never wrapped: they are copied).
+const WIDTH: usize = 80;
+
+/// `text` (on one line) wrapped at spaces to [`WIDTH`] columns, the first line after
+/// `first`, the others after `indent`.
+fn wrap(first: &str, indent: &str, text: &str) -> String {
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split(' ') {
+        let width = line.chars().count();
+        if !empty && width + 1 + word.chars().count() > WIDTH {
+            out.push_str(&line);
+            out.push('\n');
+            line = indent.to_string();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
 fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
@@ -46,7 +74,7 @@ fn summary(a: &Analysis, out: &mut String) {
     let changed = a.clusters.iter().filter(|c| c.changed()).count();
     let _ = writeln!(
         out,
-        "Kustomizations: {}; HelmReleases: {}; in {changed} of {}",
+        "Kustomizations: {}\nHelmReleases: {}\n{changed} of {} changed",
         counts(&a.totals(UnitKind::Kustomization)),
         counts(&a.totals(UnitKind::HelmRelease)),
         plural(a.clusters.len(), "cluster", "clusters")
@@ -61,7 +89,7 @@ fn summary(a: &Analysis, out: &mut String) {
                 one_line(&c.name)
             );
             for l in f.error.lines() {
-                let _ = writeln!(out, "  {}", one_line(l));
+                out.push_str(&wrap("  ", "    ", &one_line(l)));
             }
         }
     }
@@ -158,9 +186,10 @@ fn lists(a: &Analysis, out: &mut String) {
         .clusters
         .iter()
         .flat_map(|c| {
-            c.hazards
-                .iter()
-                .map(move |h| format!("  ! {}: {}", one_line(&c.name), one_line(h)))
+            c.hazards.iter().map(move |h| {
+                let text = format!("{}: {}", one_line(&c.name), one_line(h));
+                wrap("  ! ", "    ", &text).trim_end().to_string()
+            })
         })
         .collect();
     for (title, items) in [
@@ -206,7 +235,7 @@ fn unit(u: &UnitReview, out: &mut String) {
     if u.reordered.is_some() {
         what.push("order changed".into());
     }
-    let _ = write!(
+    let _ = writeln!(
         out,
         "\n-- {} {}: {}",
         u.kind.as_str(),
@@ -214,11 +243,10 @@ fn unit(u: &UnitReview, out: &mut String) {
         u.outcome.as_str()
     );
     if !what.is_empty() {
-        let _ = write!(out, " ({})", what.join(", "));
+        let _ = writeln!(out, "   {}", what.join(", "));
     }
-    out.push('\n');
     if let Some(p) = &u.problem {
-        let _ = writeln!(out, "   {}", one_line(p));
+        out.push_str(&wrap("  ", "     ", &one_line(p)));
     }
     if let Some((before, after)) = &u.reordered {
         let _ = writeln!(out, "   objects in another order:");
