@@ -32,7 +32,8 @@ pub enum Flavor {
 
 impl Flavor {
     /// The size of one comment this forge accepts, in characters (the limit given to
-    /// [`comments`] when the user sets none). Gitea documents none; GitHub's is used.
+    /// [`comments`] when the user sets none). For Gitea and Forgejo, whose limit this crate
+    /// does not know, GitHub's.
     #[must_use]
     pub fn comment_limit(self) -> usize {
         match self {
