@@ -142,7 +142,7 @@ fn a_summary_too_long_for_one_comment_shortens_its_lists_and_gives_them_after() 
     let a = analyze(&review, &Filters::new());
     let parts = comments(&a, &github(65_536)).unwrap();
     let first = &parts[0];
-    assert!(first.contains("**Deleted by prune** (3040)"));
+    assert!(first.contains("<summary><strong>Deleted by prune</strong> (3040)</summary>"));
     assert!(first.contains("more, listed after the details"));
     assert!(
         first.contains("| `cluster-00` | Kustomizations |"),
@@ -299,6 +299,39 @@ fn a_limit_too_small_is_an_error_not_a_cut_summary() {
     assert!(parts.len() > 1);
     for p in &parts {
         assert!(p.len() <= 4096);
+        check_markdown(p).unwrap();
+    }
+}
+
+#[test]
+fn thousands_of_changed_clusters_keep_their_totals_in_the_first_comment() {
+    let clusters = (0..2500)
+        .map(|i| Cluster {
+            name: format!("edge-site-{i:04}"),
+            units: vec![Unit {
+                name: "flux-system/apps".into(),
+                status: Status::Added,
+                ..Unit::default()
+            }],
+            ..Cluster::default()
+        })
+        .collect();
+    let review = Review {
+        base: "main".into(),
+        head: "pr".into(),
+        clusters,
+    };
+    let parts = comments(&analyze(&review, &Filters::new()), &github(65_536)).unwrap();
+    let first = &parts[0];
+    assert!(first.contains(
+        "**Kustomizations**: 2500 added · **HelmReleases**: no change · in 2500 of 2500 clusters"
+    ));
+    assert!(first.contains("more changed: listed after the details."));
+    let all = parts.join("\n");
+    assert!(all.contains("**Changed clusters** (2500)"));
+    assert!(all.contains("- `edge-site-2499`: Kustomizations 1 added; HelmReleases no change"));
+    for p in &parts {
+        assert!(p.len() <= 65_536);
         check_markdown(p).unwrap();
     }
 }

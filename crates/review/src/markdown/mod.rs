@@ -121,7 +121,7 @@ fn report_link(url: &str) -> String {
 /// summary, every detail.
 #[must_use]
 pub fn document(a: &Analysis, flavor: Flavor) -> String {
-    let mut out = summary::summary(a, summary::LEVELS[0], None);
+    let mut out = summary::summary(a, flavor, summary::LEVELS[0], None);
     for b in details::details(a) {
         pack::render(flavor, &b, &mut out);
     }
@@ -144,7 +144,7 @@ pub fn comments(a: &Analysis, opts: &MarkdownOptions) -> Result<Vec<String>, Lim
     let mut chosen = None;
     let mut shortest = 0;
     for level in summary::LEVELS {
-        let s = summary::summary(a, *level, link.as_deref());
+        let s = summary::summary(a, opts.flavor, *level, link.as_deref());
         shortest = s.len();
         if s.len() <= budget {
             chosen = Some((s, *level));

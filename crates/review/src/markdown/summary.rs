@@ -10,7 +10,8 @@ use crate::analysis::{image_groups, Analysis, ClusterReview, Counts};
 use crate::escape::{md_cell, md_code, md_message, md_text};
 use crate::model::{split_image, ImageBump, Presence, UnitKind};
 
-use super::pack::Block;
+use super::pack::{render, Block};
+use super::Flavor;
 
 /// How much of the lists the summary holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -183,23 +184,32 @@ pub(crate) fn lists(a: &Analysis) -> Lists {
     l
 }
 
-fn push_list(out: &mut String, title: &str, items: &[String], cap: usize) {
+/// Lists longer than this are folded in the summary (still whole: a click away).
+const FOLD_AT: usize = 10;
+
+fn push_list(out: &mut String, flavor: Flavor, title: &str, items: &[String], cap: usize) {
     if items.is_empty() {
         return;
     }
-    let _ = write!(out, "**{title}** ({})\n\n", items.len());
-    for i in items.iter().take(cap) {
-        out.push_str(i);
-    }
+    let mut lines: Vec<String> = items.iter().take(cap).cloned().collect();
     if items.len() > cap {
-        let shown = cap.min(items.len());
-        let _ = writeln!(
-            out,
-            "- … and {} more, listed after the details",
-            items.len() - shown
-        );
+        lines.push(format!(
+            "- … and {} more, listed after the details\n",
+            items.len() - lines.len()
+        ));
     }
-    out.push('\n');
+    lines.push("\n".to_string());
+    if lines.len() > FOLD_AT + 1 {
+        let fold = Block::Fold {
+            summary: format!("<strong>{title}</strong> ({})", items.len()),
+            open: false,
+            children: vec![Block::Lines(lines)],
+        };
+        render(flavor, &fold, out);
+    } else {
+        let _ = write!(out, "**{title}** ({})\n\n", items.len());
+        lines.iter().for_each(|l| out.push_str(l));
+    }
 }
 
 /// The report's title line.
@@ -366,15 +376,27 @@ fn hidden_note(a: &Analysis, out: &mut String) {
 }
 
 /// The summary at `level`.
-pub(crate) fn summary(a: &Analysis, level: Level, link: Option<&str>) -> String {
+pub(crate) fn summary(a: &Analysis, flavor: Flavor, level: Level, link: Option<&str>) -> String {
     let l = lists(a);
     let mut out = title(a);
     totals(a, &l, &mut out);
-    push_list(&mut out, "❌ Failed to render", &l.failures, level.items);
+    push_list(
+        &mut out,
+        flavor,
+        "❌ Failed to render",
+        &l.failures,
+        level.items,
+    );
     table(a, level.rows, &mut out);
-    push_list(&mut out, "Deleted by prune", &l.deletions, level.items);
-    push_list(&mut out, "Image changes", &l.images, level.items);
-    push_list(&mut out, "⚠️ Hazards", &l.hazards, level.items);
+    push_list(
+        &mut out,
+        flavor,
+        "Deleted by prune",
+        &l.deletions,
+        level.items,
+    );
+    push_list(&mut out, flavor, "Image changes", &l.images, level.items);
+    push_list(&mut out, flavor, "⚠️ Hazards", &l.hazards, level.items);
     hidden_note(a, &mut out);
     if let Some(link) = link {
         out.push_str(link);
