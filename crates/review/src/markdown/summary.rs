@@ -208,7 +208,9 @@ fn push_list(out: &mut String, flavor: Flavor, title: &str, items: &[String], ca
         render(flavor, &fold, out);
     } else {
         let _ = write!(out, "**{title}** ({})\n\n", items.len());
-        lines.iter().for_each(|l| out.push_str(l));
+        for l in &lines {
+            out.push_str(l);
+        }
     }
 }
 
