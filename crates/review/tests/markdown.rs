@@ -335,3 +335,43 @@ fn thousands_of_changed_clusters_keep_their_totals_in_the_first_comment() {
         check_markdown(p).unwrap();
     }
 }
+
+#[test]
+fn every_limit_and_flavor_gives_valid_comments_that_lose_nothing() {
+    for review in [demo(true), demo(false), generated(30, 3)] {
+        let a = analyze(&review, &Filters::new());
+        let whole = document(&a, Flavor::GitHub);
+        for flavor in [Flavor::GitHub, Flavor::GitLab, Flavor::Gitea] {
+            for limit in [4096, 5000, 7919, 12_000, 30_000] {
+                let opts = MarkdownOptions {
+                    flavor,
+                    limit,
+                    report_url: Some("https://example.com/run/1 (artifact)".into()),
+                };
+                let parts = comments(&a, &opts).unwrap();
+                for (i, p) in parts.iter().enumerate() {
+                    assert!(
+                        p.len() <= limit,
+                        "{flavor:?} {limit}: part {} holds {}",
+                        i + 1,
+                        p.len()
+                    );
+                    check_markdown(p)
+                        .unwrap_or_else(|e| panic!("{flavor:?} {limit} part {}: {e}", i + 1));
+                }
+                // Every diff line of the whole document is in some comment.
+                let all = parts.join("\n");
+                for line in whole
+                    .lines()
+                    .filter(|l| l.starts_with('+') || l.starts_with('-'))
+                {
+                    assert!(all.contains(line), "{flavor:?} {limit}: lost {line}");
+                }
+                assert!(
+                    parts[0].contains("(https://example.com/run/1%20%28artifact%29)"),
+                    "the address is one link"
+                );
+            }
+        }
+    }
+}

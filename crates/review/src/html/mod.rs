@@ -102,6 +102,25 @@ fn counts_cells(c: &Counts) -> String {
     )
 }
 
+/// `3 changed, 1 added`: the non-zero counts of a kind.
+fn totals_text(c: &Counts) -> String {
+    let parts: Vec<String> = [
+        (c.changed, "changed"),
+        (c.added, "added"),
+        (c.removed, "removed"),
+        (c.not_compared, "not compared"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, w)| format!("{n} {w}"))
+    .collect();
+    if parts.is_empty() {
+        "no change".to_string()
+    } else {
+        parts.join(", ")
+    }
+}
+
 fn summary(a: &Analysis, out: &mut String) {
     out.push_str("<section id=\"summary\"><h2>Summary</h2>\n");
     if !a.changed() {
@@ -109,6 +128,14 @@ fn summary(a: &Analysis, out: &mut String) {
     }
     let changed: Vec<&ClusterReview> = a.clusters.iter().filter(|c| c.changed()).collect();
     if !changed.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p><strong>Kustomizations</strong>: {} · <strong>HelmReleases</strong>: {} · in {} of {}</p>",
+            totals_text(&a.totals(UnitKind::Kustomization)),
+            totals_text(&a.totals(UnitKind::HelmRelease)),
+            changed.len(),
+            plural(a.clusters.len(), "cluster", "clusters")
+        );
         out.push_str("<table class=\"counts\"><thead><tr><th>cluster</th><th></th><th>added</th><th>changed</th><th>removed</th><th>not compared</th></tr></thead><tbody>\n");
         for c in &changed {
             let presence = match c.presence {
