@@ -1,0 +1,546 @@
+//! A [`Review`] read as a reviewer reads it: each object's semantic changes after the
+//! filters, what the filters hid, and per cluster the counts the summary gives. Every
+//! report (text, Markdown, HTML, JSON) is printed from an [`Analysis`].
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::model::{
+    Cluster, Deletion, Failure, ImageBump, ObjectId, Presence, Review, Status, Unit, UnitKind,
+};
+use crate::semantic::{diff, FieldChange};
+use crate::strip::{hidden_between, Filters, Hidden};
+
+/// What became of one object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ObjectChange {
+    /// Only in head.
+    Added,
+    /// In both, with changes left after the filters.
+    Changed,
+    /// Only in base.
+    Removed,
+}
+
+impl ObjectChange {
+    /// The word used in reports.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ObjectChange::Added => "added",
+            ObjectChange::Changed => "changed",
+            ObjectChange::Removed => "removed",
+        }
+    }
+}
+
+/// One object with something to show.
+#[derive(Debug, Clone, Serialize)]
+pub struct ObjectReview {
+    /// Which object.
+    pub object: ObjectId,
+    /// Added, changed or removed.
+    pub change: ObjectChange,
+    /// Its value in base after the filters (for the HTML views and the folded content).
+    #[serde(skip)]
+    pub base: Option<Value>,
+    /// Its value in head after the filters.
+    #[serde(skip)]
+    pub head: Option<Value>,
+    /// Its changes (for a changed object).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<FieldChange>,
+    /// What the filters hid in it.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub hidden: Hidden,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero(h: &Hidden) -> bool {
+    h.total() == 0
+}
+
+/// What a reviewer is told of a Kustomization or HelmRelease.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// The same artifact.
+    Identical,
+    /// Something to show.
+    Changed,
+    /// Only in head.
+    Added,
+    /// Only in base.
+    Removed,
+    /// Not rendered in a revision where it exists.
+    #[serde(rename = "not compared")]
+    NotCompared,
+    /// Its artifact differs, but not in anything left after the filters: only in fields
+    /// they hide, or in the bytes and not the values.
+    #[serde(rename = "filtered")]
+    Filtered,
+}
+
+impl Outcome {
+    /// The word used in reports.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Identical => "identical",
+            Outcome::Changed => "changed",
+            Outcome::Added => "added",
+            Outcome::Removed => "removed",
+            Outcome::NotCompared => "not compared",
+            Outcome::Filtered => "changed only in filtered fields",
+        }
+    }
+
+    /// Whether the unit is listed in the details.
+    #[must_use]
+    pub fn shown(self) -> bool {
+        !matches!(self, Outcome::Identical | Outcome::Filtered)
+    }
+}
+
+/// One Kustomization or HelmRelease, reviewed.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnitReview {
+    /// Kustomization or HelmRelease.
+    pub kind: UnitKind,
+    /// `namespace/name`.
+    pub name: String,
+    /// The Kustomization that applies it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// What the reviewer is told.
+    pub outcome: Outcome,
+    /// Why it was not compared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    /// The same objects in another order: (base order, head order) of the objects on both
+    /// sides, as `Kind namespace/name`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reordered: Option<(Vec<String>, Vec<String>)>,
+    /// Objects with something to show, sorted by kind, namespace and name.
+    pub objects: Vec<ObjectReview>,
+    /// What the filters hid in its objects.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub hidden: Hidden,
+}
+
+impl UnitReview {
+    /// How many of its objects were added, changed and removed.
+    #[must_use]
+    pub fn object_counts(&self) -> (usize, usize, usize) {
+        let n = |c| self.objects.iter().filter(|o| o.change == c).count();
+        (
+            n(ObjectChange::Added),
+            n(ObjectChange::Changed),
+            n(ObjectChange::Removed),
+        )
+    }
+}
+
+/// How many units of a kind had each outcome.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Added in head.
+    pub added: usize,
+    /// Changed (after the filters).
+    pub changed: usize,
+    /// Removed in head.
+    pub removed: usize,
+    /// Not rendered on a side where they exist.
+    pub not_compared: usize,
+    /// Changed only in what the filters hide.
+    pub filtered: usize,
+    /// Identical.
+    pub identical: usize,
+}
+
+impl Counts {
+    fn add(&mut self, o: Outcome) {
+        match o {
+            Outcome::Identical => self.identical += 1,
+            Outcome::Changed => self.changed += 1,
+            Outcome::Added => self.added += 1,
+            Outcome::Removed => self.removed += 1,
+            Outcome::NotCompared => self.not_compared += 1,
+            Outcome::Filtered => self.filtered += 1,
+        }
+    }
+
+    /// Whether any unit is added, changed, removed or not compared.
+    #[must_use]
+    pub fn any(&self) -> bool {
+        self.added + self.changed + self.removed + self.not_compared > 0
+    }
+
+    fn merge(&mut self, o: &Counts) {
+        self.added += o.added;
+        self.changed += o.changed;
+        self.removed += o.removed;
+        self.not_compared += o.not_compared;
+        self.filtered += o.filtered;
+        self.identical += o.identical;
+    }
+}
+
+/// One cluster, reviewed.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterReview {
+    /// Its name.
+    pub name: String,
+    /// In both revisions or one.
+    pub presence: Presence,
+    /// Kustomizations then HelmReleases, each sorted by name.
+    pub units: Vec<UnitReview>,
+    /// Counts of Kustomizations.
+    pub kustomizations: Counts,
+    /// Counts of HelmReleases.
+    pub helm_releases: Counts,
+    /// What failed to render.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<Failure>,
+    /// Deleted by prune, sorted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prune_deletions: Vec<Deletion>,
+    /// Image changes, sorted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub image_bumps: Vec<ImageBump>,
+    /// Hazards, as given.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hazards: Vec<String>,
+    /// What the filters hid in the cluster.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub hidden: Hidden,
+}
+
+impl ClusterReview {
+    /// Whether the cluster has anything to report.
+    #[must_use]
+    pub fn changed(&self) -> bool {
+        self.presence != Presence::Both
+            || self.kustomizations.any()
+            || self.helm_releases.any()
+            || !self.failures.is_empty()
+            || !self.prune_deletions.is_empty()
+            || !self.image_bumps.is_empty()
+            || !self.hazards.is_empty()
+    }
+
+    /// The counts of a kind.
+    #[must_use]
+    pub fn counts(&self, kind: UnitKind) -> &Counts {
+        match kind {
+            UnitKind::Kustomization => &self.kustomizations,
+            UnitKind::HelmRelease => &self.helm_releases,
+        }
+    }
+}
+
+/// Which filters were on (for the report's note).
+#[derive(Debug, Clone, Serialize)]
+pub struct FilterNote {
+    /// The default set.
+    pub defaults: bool,
+    /// The user's paths and labels.
+    pub user: Vec<String>,
+}
+
+/// A whole review, ready to print.
+#[derive(Debug, Clone, Serialize)]
+pub struct Analysis {
+    /// The base revision.
+    pub base: String,
+    /// The head revision.
+    pub head: String,
+    /// The filters used.
+    pub filters: FilterNote,
+    /// Per cluster, sorted by name.
+    pub clusters: Vec<ClusterReview>,
+}
+
+impl Analysis {
+    /// What the filters hid, in every cluster.
+    #[must_use]
+    pub fn hidden(&self) -> Hidden {
+        let mut h = Hidden::default();
+        for c in &self.clusters {
+            h += c.hidden;
+        }
+        h
+    }
+
+    /// Counts of a kind over every cluster.
+    #[must_use]
+    pub fn totals(&self, kind: UnitKind) -> Counts {
+        let mut t = Counts::default();
+        for c in &self.clusters {
+            t.merge(c.counts(kind));
+        }
+        t
+    }
+
+    /// Whether anything at all is to be reported.
+    #[must_use]
+    pub fn changed(&self) -> bool {
+        self.clusters.iter().any(ClusterReview::changed)
+    }
+
+    /// The units shown, with their cluster: what the details list.
+    pub fn shown_units(&self) -> impl Iterator<Item = (&ClusterReview, &UnitReview)> {
+        self.clusters
+            .iter()
+            .flat_map(|c| c.units.iter().map(move |u| (c, u)))
+            .filter(|(_, u)| u.outcome.shown())
+    }
+}
+
+/// Reads `review` with `filters`: the one entry point every report starts from.
+#[must_use]
+pub fn analyze(review: &Review, filters: &Filters) -> Analysis {
+    let mut clusters: Vec<ClusterReview> = review
+        .clusters
+        .iter()
+        .map(|c| cluster(c, filters))
+        .collect();
+    clusters.sort_by(|a, b| a.name.cmp(&b.name));
+    Analysis {
+        base: review.base.clone(),
+        head: review.head.clone(),
+        filters: FilterNote {
+            defaults: filters.defaults(),
+            user: filters.user_filters().to_vec(),
+        },
+        clusters,
+    }
+}
+
+fn cluster(c: &Cluster, filters: &Filters) -> ClusterReview {
+    let mut units: Vec<UnitReview> = c.units.iter().map(|u| unit(u, filters)).collect();
+    units.sort_by(|a, b| (a.kind, &a.name).cmp(&(b.kind, &b.name)));
+    let (mut kustomizations, mut helm_releases) = (Counts::default(), Counts::default());
+    let mut hidden = Hidden::default();
+    for u in &units {
+        match u.kind {
+            UnitKind::Kustomization => kustomizations.add(u.outcome),
+            UnitKind::HelmRelease => helm_releases.add(u.outcome),
+        }
+        hidden += u.hidden;
+    }
+    let mut prune_deletions = c.prune_deletions.clone();
+    prune_deletions.sort();
+    let mut image_bumps = c.image_bumps.clone();
+    image_bumps.sort();
+    ClusterReview {
+        name: c.name.clone(),
+        presence: c.presence,
+        units,
+        kustomizations,
+        helm_releases,
+        failures: c.failures.clone(),
+        prune_deletions,
+        image_bumps,
+        hazards: c.hazards.clone(),
+        hidden,
+    }
+}
+
+fn unit(u: &Unit, filters: &Filters) -> UnitReview {
+    let mut objects = Vec::new();
+    let mut hidden = Hidden::default();
+    for o in &u.objects {
+        let base = o.base.as_ref().map(|v| filters.stripped(v));
+        let head = o.head.as_ref().map(|v| filters.stripped(v));
+        let (change, changes) = match (&base, &head) {
+            (Some(a), Some(b)) => {
+                let h = hidden_between(a, b);
+                hidden += h;
+                let changes = diff(&a.value, &b.value);
+                if changes.is_empty() {
+                    continue;
+                }
+                objects.push(ObjectReview {
+                    object: o.id.clone(),
+                    change: ObjectChange::Changed,
+                    base: Some(a.value.clone()),
+                    head: Some(b.value.clone()),
+                    changes,
+                    hidden: h,
+                });
+                continue;
+            }
+            (None, Some(_)) => (ObjectChange::Added, Vec::new()),
+            (Some(_), None) => (ObjectChange::Removed, Vec::new()),
+            (None, None) => continue,
+        };
+        objects.push(ObjectReview {
+            object: o.id.clone(),
+            change,
+            base: base.map(|s| s.value),
+            head: head.map(|s| s.value),
+            changes,
+            hidden: Hidden::default(),
+        });
+    }
+    objects.sort_by(|a, b| a.object.cmp(&b.object));
+    let reordered = u.order.as_ref().and_then(|o| {
+        let common = |l: &[ObjectId], other: &[ObjectId]| -> Vec<String> {
+            l.iter()
+                .filter(|id| other.contains(id))
+                .map(ToString::to_string)
+                .collect()
+        };
+        let (a, b) = (common(&o.base, &o.head), common(&o.head, &o.base));
+        (a != b).then_some((a, b))
+    });
+    let outcome = match u.status {
+        Status::Identical => Outcome::Identical,
+        Status::Added => Outcome::Added,
+        Status::Removed => Outcome::Removed,
+        Status::NotCompared => Outcome::NotCompared,
+        Status::Changed if objects.is_empty() && reordered.is_none() => Outcome::Filtered,
+        Status::Changed => Outcome::Changed,
+    };
+    UnitReview {
+        kind: u.kind,
+        name: u.name.clone(),
+        parent: u.parent.clone(),
+        outcome,
+        problem: u.problem.clone(),
+        reordered,
+        objects,
+        hidden,
+    }
+}
+
+/// Image bumps that change the same image the same way: (before, after) and the bumps.
+pub type ImageGroup<'a> = ((Option<String>, Option<String>), Vec<&'a ImageBump>);
+
+/// Image bumps grouped by what they change: (before, after) → the objects, in order.
+#[must_use]
+pub fn image_groups(bumps: &[ImageBump]) -> Vec<ImageGroup<'_>> {
+    let mut groups: BTreeMap<(Option<String>, Option<String>), Vec<&ImageBump>> = BTreeMap::new();
+    for b in bumps {
+        groups
+            .entry((b.base.clone(), b.head.clone()))
+            .or_default()
+            .push(b);
+    }
+    groups.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Object;
+    use serde_json::json;
+
+    fn deployment(image: &str, chart: &str) -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+               "metadata": {"name": "podinfo", "namespace": "apps",
+                            "labels": {"helm.sh/chart": chart, "app": "podinfo"}},
+               "spec": {"template": {"metadata": {"annotations": {"checksum/config": chart}},
+                                     "spec": {"containers": [{"name": "app", "image": image}]}}}})
+    }
+
+    fn one_unit(objects: Vec<Object>) -> Review {
+        Review {
+            base: "main".into(),
+            head: "pr".into(),
+            clusters: vec![Cluster {
+                name: "prod".into(),
+                units: vec![Unit {
+                    name: "flux-system/apps".into(),
+                    objects,
+                    ..Unit::default()
+                }],
+                ..Cluster::default()
+            }],
+        }
+    }
+
+    #[test]
+    fn chart_bump_noise_is_hidden_and_counted() {
+        let a = deployment("podinfo:6.5.0", "podinfo-6.5.0");
+        let b = deployment("podinfo:6.6.0", "podinfo-6.6.0");
+        let review = one_unit(vec![Object {
+            id: ObjectId::of(&a),
+            base: Some(a),
+            head: Some(b),
+        }]);
+        let an = analyze(&review, &Filters::new());
+        let u = &an.clusters[0].units[0];
+        assert_eq!(u.outcome, Outcome::Changed);
+        assert_eq!(
+            u.objects[0]
+                .changes
+                .iter()
+                .map(|c| c.path.to_string())
+                .collect::<Vec<_>>(),
+            ["spec.template.spec.containers[name=app].image"]
+        );
+        assert_eq!(
+            an.hidden(),
+            Hidden {
+                default: 2,
+                user: 0
+            }
+        );
+        let all = analyze(&review, &Filters::none());
+        assert_eq!(all.clusters[0].units[0].objects[0].changes.len(), 3);
+        assert_eq!(all.hidden().total(), 0);
+    }
+
+    #[test]
+    fn a_unit_changed_only_in_filtered_fields_is_not_counted_as_changed() {
+        let a = deployment("podinfo:6.5.0", "podinfo-6.5.0");
+        let b = deployment("podinfo:6.5.0", "podinfo-6.5.1");
+        let review = one_unit(vec![Object {
+            id: ObjectId::of(&a),
+            base: Some(a),
+            head: Some(b),
+        }]);
+        let an = analyze(&review, &Filters::new());
+        assert_eq!(an.clusters[0].units[0].outcome, Outcome::Filtered);
+        assert_eq!(an.clusters[0].kustomizations.changed, 0);
+        assert_eq!(an.clusters[0].kustomizations.filtered, 1);
+        assert_eq!(an.hidden().default, 2);
+    }
+
+    #[test]
+    fn objects_in_another_order_are_one_order_changed_entry() {
+        let id = |n: &str| ObjectId {
+            kind: "ConfigMap".into(),
+            namespace: "apps".into(),
+            name: n.into(),
+            ..ObjectId::default()
+        };
+        let mut review = one_unit(Vec::new());
+        review.clusters[0].units[0].order = Some(crate::model::Order {
+            base: vec![id("a"), id("b")],
+            head: vec![id("b"), id("a")],
+        });
+        let an = analyze(&review, &Filters::new());
+        let u = &an.clusters[0].units[0];
+        assert_eq!(u.outcome, Outcome::Changed);
+        assert!(u.objects.is_empty());
+        assert_eq!(
+            u.reordered,
+            Some((
+                vec![
+                    "ConfigMap apps/a".to_string(),
+                    "ConfigMap apps/b".to_string()
+                ],
+                vec![
+                    "ConfigMap apps/b".to_string(),
+                    "ConfigMap apps/a".to_string()
+                ]
+            ))
+        );
+    }
+}

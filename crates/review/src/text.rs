@@ -1,0 +1,325 @@
+//! The report for a terminal: the summary, then each changed object's paths and values, in
+//! lines that fit 80 columns where the repository's names let them. Lines start with `+`,
+//! `-` or `~` where fluxsim's `--color` colours them; names are on one line (controls shown
+//! as escapes), values as the terminal shows them ([`crate::escape::terminal`]).
+
+use std::fmt::Write as _;
+
+use crate::analysis::{image_groups, Analysis, Counts, ObjectChange, Outcome, UnitReview};
+use crate::escape::{one_line, terminal};
+use crate::lines;
+use crate::model::{split_image, Presence, UnitKind};
+
+/// Added and removed objects of at most this many lines are printed whole; longer ones as
+/// one line (the HTML and JSON reports hold them).
+const WHOLE_LINES: usize = 40;
+
+/// The width prose is wrapped to (values and paths are never wrapped: they are copied).
+const WIDTH: usize = 80;
+
+/// `text` (on one line) wrapped at spaces to [`WIDTH`] columns, the first line after
+/// `first`, the others after `indent`.
+fn wrap(first: &str, indent: &str, text: &str) -> String {
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split(' ') {
+        let width = line.chars().count();
+        if !empty && width + 1 + word.chars().count() > WIDTH {
+            out.push_str(&line);
+            out.push('\n');
+            line = indent.to_string();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn counts(c: &Counts) -> String {
+    let parts: Vec<String> = [
+        (c.changed, "changed"),
+        (c.added, "added"),
+        (c.removed, "removed"),
+        (c.not_compared, "not compared"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, w)| format!("{n} {w}"))
+    .collect();
+    if parts.is_empty() {
+        "no change".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+fn summary(a: &Analysis, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "fluxsim review: {} -> {}",
+        one_line(&a.base),
+        one_line(&a.head)
+    );
+    let changed = a.clusters.iter().filter(|c| c.changed()).count();
+    let _ = writeln!(
+        out,
+        "Kustomizations: {}\nHelmReleases: {}\n{changed} of {} changed",
+        counts(&a.totals(UnitKind::Kustomization)),
+        counts(&a.totals(UnitKind::HelmRelease)),
+        plural(a.clusters.len(), "cluster", "clusters")
+    );
+    for c in &a.clusters {
+        for f in &c.failures {
+            let _ = writeln!(
+                out,
+                "FAILED: {} in {} ({})",
+                one_line(&f.unit),
+                one_line(&f.side),
+                one_line(&c.name)
+            );
+            for l in f.error.lines() {
+                out.push_str(&wrap("  ", "    ", &one_line(l)));
+            }
+        }
+    }
+    out.push('\n');
+    let width = a
+        .clusters
+        .iter()
+        .map(|c| one_line(&c.name).chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(24);
+    for c in a.clusters.iter().filter(|c| c.changed()) {
+        let name = one_line(&c.name);
+        let presence = match c.presence {
+            Presence::Both => "",
+            Presence::Added => " (added in head)",
+            Presence::Removed => " (removed in head)",
+        };
+        let _ = writeln!(
+            out,
+            "{name:<width$}  Kustomizations: {}{presence}",
+            counts(&c.kustomizations)
+        );
+        if c.helm_releases.any() {
+            let _ = writeln!(
+                out,
+                "{:<width$}  HelmReleases: {}",
+                "",
+                counts(&c.helm_releases)
+            );
+        }
+    }
+    let same: Vec<String> = a
+        .clusters
+        .iter()
+        .filter(|c| !c.changed())
+        .map(|c| one_line(&c.name).into_owned())
+        .collect();
+    if !same.is_empty() {
+        let _ = writeln!(out, "unchanged: {}", same.join(", "));
+    }
+    lists(a, out);
+}
+
+fn lists(a: &Analysis, out: &mut String) {
+    let deletions: Vec<String> = a
+        .clusters
+        .iter()
+        .flat_map(|c| {
+            c.prune_deletions.iter().map(move |d| {
+                format!(
+                    "  - {}: {} (pruned by {})",
+                    one_line(&c.name),
+                    one_line(&d.object.to_string()),
+                    one_line(&d.unit)
+                )
+            })
+        })
+        .collect();
+    let images: Vec<String> = a
+        .clusters
+        .iter()
+        .flat_map(|c| {
+            image_groups(&c.image_bumps)
+                .into_iter()
+                .map(move |((before, after), uses)| {
+                    let change = match (&before, &after) {
+                        (Some(x), Some(y)) => {
+                            let ((rx, tx), (ry, ty)) = (split_image(x), split_image(y));
+                            if rx == ry && !tx.is_empty() && !ty.is_empty() {
+                                format!("{}: {} -> {}", one_line(rx), one_line(tx), one_line(ty))
+                            } else {
+                                format!("{} -> {}", one_line(x), one_line(y))
+                            }
+                        }
+                        (None, Some(y)) => format!("{} added", one_line(y)),
+                        (Some(x), None) => format!("{} removed", one_line(x)),
+                        (None, None) => String::new(),
+                    };
+                    let more = if uses.len() > 1 {
+                        format!(" and {} more", uses.len() - 1)
+                    } else {
+                        String::new()
+                    };
+                    format!(
+                        "  ~ {change}\n      in {}: {}{more}",
+                        one_line(&c.name),
+                        one_line(&uses[0].object.to_string())
+                    )
+                })
+        })
+        .collect();
+    let hazards: Vec<String> = a
+        .clusters
+        .iter()
+        .flat_map(|c| {
+            c.hazards.iter().map(move |h| {
+                let text = format!("{}: {}", one_line(&c.name), one_line(h));
+                wrap("  ! ", "    ", &text).trim_end().to_string()
+            })
+        })
+        .collect();
+    for (title, items) in [
+        ("deleted by prune", deletions),
+        ("image changes", images),
+        ("hazards", hazards),
+    ] {
+        if !items.is_empty() {
+            let _ = writeln!(out, "\n{title} ({}):", items.len());
+            for i in items {
+                let _ = writeln!(out, "{i}");
+            }
+        }
+    }
+    let h = a.hidden();
+    if h.total() > 0 {
+        out.push('\n');
+        if h.default > 0 {
+            let _ = writeln!(
+                out,
+                "{} hidden by the default filters (--no-default-strip shows them)",
+                plural(h.default, "change", "changes")
+            );
+        }
+        if h.user > 0 {
+            let _ = writeln!(
+                out,
+                "{} hidden by --strip",
+                plural(h.user, "change", "changes")
+            );
+        }
+    }
+}
+
+fn unit(u: &UnitReview, out: &mut String) {
+    let (added, changed, removed) = u.object_counts();
+    let mut what = Vec::new();
+    for (n, w) in [(changed, "changed"), (added, "added"), (removed, "removed")] {
+        if n > 0 {
+            what.push(format!("{} {w}", plural(n, "object", "objects")));
+        }
+    }
+    if u.reordered.is_some() {
+        what.push("order changed".into());
+    }
+    let _ = writeln!(
+        out,
+        "\n-- {} {}: {}",
+        u.kind.as_str(),
+        one_line(&u.name),
+        u.outcome.as_str()
+    );
+    if !what.is_empty() {
+        let _ = writeln!(out, "   {}", what.join(", "));
+    }
+    if let Some(p) = &u.problem {
+        out.push_str(&wrap("  ", "     ", &one_line(p)));
+    }
+    if let Some((before, after)) = &u.reordered {
+        let _ = writeln!(out, "   objects in another order:");
+        let _ = writeln!(out, "     before: {}", one_line(&before.join(", ")));
+        let _ = writeln!(out, "     after:  {}", one_line(&after.join(", ")));
+    }
+    for o in &u.objects {
+        let id = one_line(&o.object.to_string()).into_owned();
+        match o.change {
+            ObjectChange::Changed => {
+                let _ = writeln!(out, "~ {id}");
+                for l in lines::changes(&o.changes) {
+                    let _ = writeln!(out, "{}", terminal(&l));
+                }
+            }
+            ObjectChange::Added | ObjectChange::Removed => {
+                let sign = if o.change == ObjectChange::Added {
+                    '+'
+                } else {
+                    '-'
+                };
+                let content = o
+                    .head
+                    .as_ref()
+                    .or(o.base.as_ref())
+                    .map(lines::content)
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "{sign} {id} ({}, {})",
+                    o.change.as_str(),
+                    plural(content.len(), "line", "lines")
+                );
+                if content.len() <= WHOLE_LINES {
+                    for l in content {
+                        let _ = writeln!(out, "{sign}   {}", terminal(&l));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The whole report as text.
+#[must_use]
+pub fn report(a: &Analysis) -> String {
+    let mut out = String::new();
+    summary(a, &mut out);
+    for c in &a.clusters {
+        let units: Vec<&UnitReview> = c.units.iter().filter(|u| u.outcome.shown()).collect();
+        if units.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "\n== cluster {}", one_line(&c.name));
+        for u in units {
+            unit(u, &mut out);
+        }
+        let filtered = c
+            .units
+            .iter()
+            .filter(|u| u.outcome == Outcome::Filtered)
+            .count();
+        if filtered > 0 {
+            let _ = writeln!(
+                out,
+                "\n({} changed only in what the filters hide)",
+                plural(
+                    filtered,
+                    "Kustomization or HelmRelease",
+                    "Kustomizations or HelmReleases"
+                )
+            );
+        }
+    }
+    out
+}
