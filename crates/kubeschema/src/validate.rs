@@ -49,6 +49,10 @@ pub(crate) struct Walker<'a> {
     pub(crate) report: Report,
     /// Checking a subschema of anyOf/oneOf/not: collect, report nothing of CEL or unchecked.
     values_only: bool,
+    /// Below the root's `status`: the API server drops it on create and update of the main
+    /// resource before validating (status strategies' `PrepareForCreate`), so only the typed
+    /// conversion of server-side apply reads it.
+    in_status: bool,
 }
 
 impl<'a> Walker<'a> {
@@ -66,6 +70,7 @@ impl<'a> Walker<'a> {
             schema: vec![SchemaSeg::Root(root_name)],
             report: Report::default(),
             values_only: false,
+            in_status: false,
         }
     }
 
@@ -192,11 +197,16 @@ impl<'a> Walker<'a> {
             Value::Object(map) => {
                 for (key, child) in map {
                     if let Some(p) = n.property(key) {
+                        let status = resource_root && key == "status";
+                        self.in_status |= status;
                         self.path.push(Seg::Field(key));
                         self.schema.push(SchemaSeg::Prop(key));
                         self.walk(child, p, false);
                         self.schema.pop();
                         self.path.pop();
+                        if status {
+                            self.in_status = false;
+                        }
                         continue;
                     }
                     match n.additional {
@@ -238,6 +248,9 @@ impl<'a> Walker<'a> {
                 }
             }
             _ => {}
+        }
+        if self.in_status {
+            return;
         }
         match self.flavor {
             Flavor::Builtin => self.builtin_value(n, v),
@@ -633,6 +646,7 @@ impl<'a> Walker<'a> {
             schema: Vec::new(),
             report: Report::default(),
             values_only: true,
+            in_status: false,
         };
         w.walk(v, sub, false);
         w.report.findings.is_empty()
