@@ -113,6 +113,9 @@ mod schema;
 mod validate;
 mod validator;
 
+#[cfg(test)]
+mod tests;
+
 pub use catalog::{KubeVersion, UnsupportedVersion};
 pub use finding::{Finding, ObjectId, Report, Rule, Severity, Unchecked};
 pub use hazards::{change_hazards, compare_renders, deletion_hazards, Applied};
