@@ -233,12 +233,13 @@ pub(crate) fn qualified_name_errors(key: &str) -> Vec<String> {
             if prefix.is_empty() {
                 errs.push("prefix part must be non-empty".to_string());
             } else if !is_dns1123_subdomain(prefix) {
-                errs.push(format!(
+                errs.push(
                     "prefix part a lowercase RFC 1123 subdomain must consist of lower case \
                      alphanumeric characters, '-' or '.', and must start and end with an \
                      alphanumeric character (e.g. 'example.com', regex used for validation is \
                      '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-                ));
+                        .to_string(),
+                );
             }
             name
         }

@@ -451,7 +451,7 @@ pub fn compare_renders(base: &[Applied<'_>], head: &[Applied<'_>]) -> Vec<Findin
         (id.group, id.kind, id.namespace, id.name)
     };
     let head_by_key: HashMap<_, &Applied<'_>> = head.iter().map(|a| (key(a.object), a)).collect();
-    let base_keys: HashMap<_, ()> = base.iter().map(|a| (key(a.object), ())).collect();
+    let base_keys: std::collections::HashSet<_> = base.iter().map(|a| key(a.object)).collect();
     let mut out = Vec::new();
     for b in base {
         let k = key(b.object);
@@ -485,7 +485,7 @@ pub fn compare_renders(base: &[Applied<'_>], head: &[Applied<'_>]) -> Vec<Findin
                         && hk.1 == k.1
                         && hk.3 == k.3
                         && !hk.2.is_empty()
-                        && !base_keys.contains_key(&hk)
+                        && !base_keys.contains(&hk)
                 })
             })
             .flatten();

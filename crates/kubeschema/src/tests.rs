@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 use crate::{change_hazards, deletion_hazards, KubeVersion, Report, Validator};
 
-fn deployment(container: Value) -> Value {
+fn deployment(container: &Value) -> Value {
     json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "web", "namespace": "apps"},
@@ -16,7 +16,7 @@ fn deployment(container: Value) -> Value {
     })
 }
 
-fn widget_crd(spec_schema: Value) -> Value {
+fn widget_crd(spec_schema: &Value) -> Value {
     json!({
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": "widgets.example.com"},
@@ -30,7 +30,7 @@ fn widget_crd(spec_schema: Value) -> Value {
     })
 }
 
-fn widget(spec: Value) -> Value {
+fn widget(spec: &Value) -> Value {
     json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "apps"}, "spec": spec})
 }
 
@@ -42,7 +42,7 @@ fn builtin(object: &Value) -> Report {
     check(&Validator::new(KubeVersion::DEFAULT), object)
 }
 
-fn custom(spec_schema: Value, spec: Value) -> Report {
+fn custom(spec_schema: &Value, spec: &Value) -> Report {
     let mut v = Validator::new(KubeVersion::DEFAULT);
     v.add_crd(&widget_crd(spec_schema)).unwrap();
     check(&v, &widget(spec))
@@ -66,7 +66,7 @@ fn every_embedded_version_loads_and_serves_apps_v1_deployment() {
         );
         assert_eq!(v.is_namespaced("apps", "Deployment"), Some(true));
         assert_eq!(v.is_namespaced("", "Namespace"), Some(false));
-        assert!(check(&v, &deployment(json!({"name": "web", "image": "nginx"}))).is_clean());
+        assert!(check(&v, &deployment(&json!({"name": "web", "image": "nginx"}))).is_clean());
     }
 }
 
@@ -84,7 +84,7 @@ fn kube_version_reads_minor_versions_and_rejects_others() {
 #[test]
 fn unknown_field_of_a_builtin_kind_fails_server_side_apply() {
     let r = builtin(&deployment(
-        json!({"name": "web", "image": "nginx", "imagePullPolice": "Always"}),
+        &json!({"name": "web", "image": "nginx", "imagePullPolice": "Always"}),
     ));
     assert_eq!(
         ids(&r),
@@ -100,8 +100,8 @@ fn unknown_field_of_a_builtin_kind_fails_server_side_apply() {
 #[test]
 fn unknown_field_of_a_custom_resource_fails_server_side_apply_too() {
     let r = custom(
-        json!({"type": "object", "properties": {"a": {"type": "string"}}}),
-        json!({"b": "x"}),
+        &json!({"type": "object", "properties": {"a": {"type": "string"}}}),
+        &json!({"b": "x"}),
     );
     assert_eq!(ids(&r), [("FS302", "spec.b")]);
 }
@@ -112,7 +112,7 @@ fn unknown_field_of_a_custom_resource_fails_server_side_apply_too() {
 fn preserve_unknown_fields_accepts_unknown_fields_below_it() {
     let schema = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true,
         "properties": {"a": {"type": "object", "properties": {"b": {"type": "string"}}}}});
-    assert!(custom(schema, json!({"x": 1, "a": {"c": 2}})).is_clean());
+    assert!(custom(&schema, &json!({"x": 1, "a": {"c": 2}})).is_clean());
 }
 
 // kube-openapi schemaconv/openapi.go parseObject: an object without properties and without
@@ -120,8 +120,8 @@ fn preserve_unknown_fields_accepts_unknown_fields_below_it() {
 #[test]
 fn object_without_properties_is_free_form() {
     assert!(custom(
-        json!({"type": "object"}),
-        json!({"anything": {"goes": [1]}})
+        &json!({"type": "object"}),
+        &json!({"anything": {"goes": [1]}})
     )
     .is_clean());
 }
@@ -131,7 +131,7 @@ fn object_without_properties_is_free_form() {
 #[test]
 fn string_where_an_integer_belongs_fails_typed_conversion() {
     let r = builtin(&deployment(
-        json!({"name": "web", "image": "nginx", "ports": [{"containerPort": "80"}]}),
+        &json!({"name": "web", "image": "nginx", "ports": [{"containerPort": "80"}]}),
     ));
     assert_eq!(
         ids(&r),
@@ -149,7 +149,7 @@ fn string_where_an_integer_belongs_fails_typed_conversion() {
 // so 3.0 (printed 3) decodes into an int32 and 1.5 does not.
 #[test]
 fn fractional_number_in_an_int32_field_fails_decoding_but_integral_float_does_not() {
-    let mut d = deployment(json!({"name": "web", "image": "nginx"}));
+    let mut d = deployment(&json!({"name": "web", "image": "nginx"}));
     d["spec"]["replicas"] = json!(3.0);
     assert!(builtin(&d).is_clean());
     d["spec"]["replicas"] = json!(1.5);
@@ -163,7 +163,7 @@ fn fractional_number_in_an_int32_field_fails_decoding_but_integral_float_does_no
 #[test]
 fn int_or_string_takes_both_but_not_a_map() {
     let port = |p: Value| {
-        deployment(json!({"name": "web", "image": "nginx",
+        deployment(&json!({"name": "web", "image": "nginx",
         "readinessProbe": {"httpGet": {"port": p}}}))
     };
     assert!(builtin(&port(json!(8080))).is_clean());
@@ -171,10 +171,10 @@ fn int_or_string_takes_both_but_not_a_map() {
     assert_eq!(builtin(&port(json!({"a": 1}))).findings[0].rule.id, "FS301");
     let schema =
         json!({"type": "object", "properties": {"p": {"x-kubernetes-int-or-string": true}}});
-    assert!(custom(schema.clone(), json!({"p": 1})).is_clean());
-    assert!(custom(schema.clone(), json!({"p": "1"})).is_clean());
+    assert!(custom(&schema, &json!({"p": 1})).is_clean());
+    assert!(custom(&schema, &json!({"p": "1"})).is_clean());
     assert_eq!(
-        ids(&custom(schema, json!({"p": 1.5}))),
+        ids(&custom(&schema, &json!({"p": 1.5}))),
         [("FS301", "spec.p")]
     );
 }
@@ -184,7 +184,7 @@ fn int_or_string_takes_both_but_not_a_map() {
 // (ContainerPort.protocol is TCP), so 80 and 80/TCP are the same entry.
 #[test]
 fn list_map_keys_take_their_defaults_before_duplicates_are_found() {
-    let r = builtin(&deployment(json!({"name": "web", "image": "nginx",
+    let r = builtin(&deployment(&json!({"name": "web", "image": "nginx",
         "ports": [{"containerPort": 80}, {"containerPort": 80, "protocol": "TCP"}]})));
     assert_eq!(
         ids(&r),
@@ -193,7 +193,7 @@ fn list_map_keys_take_their_defaults_before_duplicates_are_found() {
     assert!(r.findings[0]
         .message
         .ends_with("duplicate entries for key [containerPort=80,protocol=\"TCP\"]"));
-    let udp = builtin(&deployment(json!({"name": "web", "image": "nginx",
+    let udp = builtin(&deployment(&json!({"name": "web", "image": "nginx",
         "ports": [{"containerPort": 80}, {"containerPort": 80, "protocol": "UDP"}]})));
     assert!(udp.is_clean());
 }
@@ -206,13 +206,13 @@ fn list_map_element_without_any_key_fails_typed_conversion() {
     let schema = json!({"type": "object", "properties": {"l": {"type": "array",
         "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"],
         "items": {"type": "object", "properties": {"k": {"type": "string"}, "v": {"type": "string"}}}}}});
-    let r = custom(schema, json!({"l": [{"v": "x"}]}));
+    let r = custom(&schema, &json!({"l": [{"v": "x"}]}));
     assert_eq!(ids(&r), [("FS305", "spec.l")]);
     assert!(r.findings[0]
         .message
         .contains("omits all key fields [\"k\"]"));
     let env = builtin(&deployment(
-        json!({"name": "web", "image": "nginx", "env": [{"value": "x"}]}),
+        &json!({"name": "web", "image": "nginx", "env": [{"value": "x"}]}),
     ));
     assert_eq!(
         env.findings[0].message,
@@ -224,7 +224,7 @@ fn list_map_element_without_any_key_fails_typed_conversion() {
 // everywhere in the typed conversion.
 #[test]
 fn null_values_pass_the_typed_conversion() {
-    let mut d = deployment(json!({"name": "web", "image": "nginx", "ports": null}));
+    let mut d = deployment(&json!({"name": "web", "image": "nginx", "ports": null}));
     d["metadata"]["creationTimestamp"] = Value::Null;
     assert!(builtin(&d).is_clean());
 }
@@ -239,10 +239,10 @@ fn null_of_a_non_nullable_required_field_is_missing() {
         "properties": {"a": {"type": "string", "nullable": nullable}}})
     };
     assert_eq!(
-        ids(&custom(schema(false), json!({"a": null}))),
+        ids(&custom(&schema(false), &json!({"a": null}))),
         [("FS301", "spec.a")]
     );
-    assert!(custom(schema(true), json!({"a": null})).is_clean());
+    assert!(custom(&schema(true), &json!({"a": null})).is_clean());
 }
 
 // pkg/apis/core/v1/defaults.go SetDefaults_Container: an empty imagePullPolicy is defaulted
@@ -250,11 +250,11 @@ fn null_of_a_non_nullable_required_field_is_missing() {
 #[test]
 fn builtin_enum_rejects_wrong_values_and_leaves_empty_ones_to_defaulting() {
     let r = builtin(&deployment(
-        json!({"name": "web", "image": "nginx", "imagePullPolicy": "always"}),
+        &json!({"name": "web", "image": "nginx", "imagePullPolicy": "always"}),
     ));
     assert_eq!(r.findings[0].message, "spec.template.spec.containers[0].imagePullPolicy: Unsupported value: \"always\": supported values: \"Always\", \"IfNotPresent\", \"Never\"");
     assert!(builtin(&deployment(
-        json!({"name": "web", "image": "nginx", "imagePullPolicy": ""})
+        &json!({"name": "web", "image": "nginx", "imagePullPolicy": ""})
     ))
     .is_clean());
 }
@@ -262,7 +262,7 @@ fn builtin_enum_rejects_wrong_values_and_leaves_empty_ones_to_defaulting() {
 // pkg/apis/apps/validation/validation.go ValidateDeploymentSpec: the selector is required.
 #[test]
 fn builtin_required_field_missing_is_required_value() {
-    let mut d = deployment(json!({"name": "web", "image": "nginx"}));
+    let mut d = deployment(&json!({"name": "web", "image": "nginx"}));
     d["spec"].as_object_mut().unwrap().remove("selector");
     let r = builtin(&d);
     assert_eq!(r.findings[0].message, "spec.selector: Required value");
@@ -271,7 +271,7 @@ fn builtin_required_field_missing_is_required_value() {
 // apimachinery pkg/api/resource/quantity.go ParseQuantity, run when the object is decoded.
 #[test]
 fn bad_quantity_fails_decoding() {
-    let r = builtin(&deployment(json!({"name": "web", "image": "nginx",
+    let r = builtin(&deployment(&json!({"name": "web", "image": "nginx",
         "resources": {"limits": {"memory": "1 Gi"}, "requests": {"cpu": 0.5}}})));
     assert_eq!(
         ids(&r),
@@ -286,7 +286,7 @@ fn bad_quantity_fails_decoding() {
 // reads it.
 #[test]
 fn status_is_read_by_the_typed_conversion_only() {
-    let mut d = deployment(json!({"name": "web", "image": "nginx"}));
+    let mut d = deployment(&json!({"name": "web", "image": "nginx"}));
     d["status"] = json!({"conditions": [{"type": "Available"}]});
     assert!(builtin(&d).is_clean());
     d["status"] = json!({"bogus": 1});
@@ -305,8 +305,8 @@ fn crd_value_validations_word_their_messages_as_apiextensions() {
         "l": {"type": "array", "maxItems": 1, "items": {"type": "string"}}
     }});
     let r = custom(
-        schema,
-        json!({"n": 1.5, "e": "c", "p": "y", "u": "z", "l": ["a", "b"]}),
+        &schema,
+        &json!({"n": 1.5, "e": "c", "p": "y", "u": "z", "l": ["a", "b"]}),
     );
     let messages: Vec<&str> = r.findings.iter().map(|f| f.message.as_str()).collect();
     assert_eq!(
@@ -327,12 +327,12 @@ fn crd_value_validations_word_their_messages_as_apiextensions() {
 fn cel_rule_false_is_reported_with_its_message() {
     let schema = json!({"type": "object", "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}},
         "x-kubernetes-validations": [{"rule": "self.min <= self.max", "message": "min must not exceed max"}]});
-    let r = custom(schema.clone(), json!({"min": 3, "max": 1}));
+    let r = custom(&schema, &json!({"min": 3, "max": 1}));
     assert_eq!(
         r.findings[0].message,
         "spec: Invalid value: min must not exceed max"
     );
-    assert!(custom(schema, json!({"min": 1, "max": 3})).is_clean());
+    assert!(custom(&schema, &json!({"min": 1, "max": 3})).is_clean());
 }
 
 // apiserver pkg/cel/escaping.go: property names that are CEL keywords or hold '-' are
@@ -341,8 +341,8 @@ fn cel_rule_false_is_reported_with_its_message() {
 fn cel_reads_escaped_property_names() {
     let schema = json!({"type": "object", "properties": {"namespace": {"type": "string"}, "my-field": {"type": "integer"}},
         "x-kubernetes-validations": [{"rule": "self.__namespace__ == 'ok' && self.my__dash__field == 1"}]});
-    assert!(custom(schema.clone(), json!({"namespace": "ok", "my-field": 1})).is_clean());
-    let r = custom(schema, json!({"namespace": "no", "my-field": 1}));
+    assert!(custom(&schema, &json!({"namespace": "ok", "my-field": 1})).is_clean());
+    let r = custom(&schema, &json!({"namespace": "no", "my-field": 1}));
     assert_eq!(r.findings[0].rule.id, "FS304");
     assert!(r.findings[0]
         .message
@@ -354,8 +354,8 @@ fn cel_reads_escaped_property_names() {
 fn cel_rule_with_a_kubernetes_only_function_is_unchecked() {
     let schema = json!({"type": "string", "x-kubernetes-validations": [{"rule": "isURL(self)"}]});
     let r = custom(
-        json!({"type": "object", "properties": {"u": schema}}),
-        json!({"u": "not a url"}),
+        &json!({"type": "object", "properties": {"u": schema}}),
+        &json!({"u": "not a url"}),
     );
     assert!(r.findings.is_empty());
     assert!(r.unchecked[0].reason.contains("isURL"), "{:?}", r.unchecked);
@@ -367,8 +367,8 @@ fn cel_transition_rule_is_unchecked() {
     let schema =
         json!({"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf"}]});
     let r = custom(
-        json!({"type": "object", "properties": {"u": schema}}),
-        json!({"u": "x"}),
+        &json!({"type": "object", "properties": {"u": schema}}),
+        &json!({"u": "x"}),
     );
     assert!(r.findings.is_empty());
     assert!(r.unchecked[0].reason.contains("transition rule"));
@@ -381,12 +381,12 @@ fn embedded_resource_metadata_is_typed() {
     let schema = json!({"type": "object", "properties": {"t": {"type": "object",
         "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true}}});
     assert!(custom(
-        schema.clone(),
-        json!({"t": {"apiVersion": "v1", "kind": "X", "metadata": {"name": "a"}, "data": {}}})
+        &schema,
+        &json!({"t": {"apiVersion": "v1", "kind": "X", "metadata": {"name": "a"}, "data": {}}})
     )
     .is_clean());
     assert_eq!(
-        ids(&custom(schema, json!({"t": {"metadata": {"nam": "a"}}}))),
+        ids(&custom(&schema, &json!({"t": {"metadata": {"nam": "a"}}}))),
         [("FS302", "spec.t.metadata.nam")]
     );
 }
@@ -414,7 +414,7 @@ fn kind_of_an_unknown_group_is_unchecked_not_a_finding() {
 // apimachinery pkg/api/validation/objectmeta.go ValidateObjectMeta: labels and namespace.
 #[test]
 fn invalid_label_value_and_namespace_are_invalid_metadata() {
-    let mut d = deployment(json!({"name": "web", "image": "nginx"}));
+    let mut d = deployment(&json!({"name": "web", "image": "nginx"}));
     d["metadata"]["labels"] = json!({"tier": "front end"});
     d["metadata"]["namespace"] = json!("Apps");
     let r = builtin(&d);
@@ -436,7 +436,7 @@ fn validator_is_send_and_sync() {
 // fluxcd/pkg/ssa manager_apply.go: ForceSelector, the annotation on the object.
 #[test]
 fn force_annotation_on_the_object_recreates_it() {
-    let base = deployment(json!({"name": "web", "image": "nginx"}));
+    let base = deployment(&json!({"name": "web", "image": "nginx"}));
     let mut head = base.clone();
     head["spec"]["selector"] = json!({"matchLabels": {"app": "web2"}});
     assert_eq!(change_hazards(&base, &head, false)[0].rule.id, "FS310");

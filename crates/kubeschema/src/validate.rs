@@ -461,10 +461,9 @@ impl<'a> Walker<'a> {
             Value::Object(map) => {
                 for r in &n.required {
                     let present = match (map.get(r), n.property(r)) {
-                        (None, _) => false,
                         // A null of a non-nullable field is pruned before validation.
                         (Some(Value::Null), Some(p)) => self.arena.node(p).nullable,
-                        (Some(Value::Null), None) => false,
+                        (None, _) | (Some(Value::Null), None) => false,
                         (Some(_), _) => true,
                     };
                     if !present {
@@ -541,18 +540,18 @@ impl<'a> Walker<'a> {
                     ),
                 ),
                 FormatCheck::NotChecked => {
-                    self.unchecked(format!("format `{format}` is not checked by fluxsim"))
+                    self.unchecked(format!("format `{format}` is not checked by fluxsim"));
                 }
                 FormatCheck::Valid | FormatCheck::Ignored => {}
             }
         }
     }
 
-    fn custom_number(&mut self, n: &Node, name: &str, v: &Value, x: f64) {
-        let Some(b) = &n.bounds else { return };
-        let shown = go_value(v);
-        if let Some(max) = b.maximum {
-            if b.exclusive_maximum && x >= max {
+    fn custom_number(&mut self, node: &Node, name: &str, value: &Value, number: f64) {
+        let Some(bounds) = &node.bounds else { return };
+        let shown = go_value(value);
+        if let Some(max) = bounds.maximum {
+            if bounds.exclusive_maximum && number >= max {
                 self.field_error(
                     rules::SCHEMA_VIOLATION,
                     None,
@@ -561,7 +560,7 @@ impl<'a> Walker<'a> {
                         go_float(max)
                     ),
                 );
-            } else if x > max {
+            } else if number > max {
                 self.field_error(
                     rules::SCHEMA_VIOLATION,
                     None,
@@ -572,8 +571,8 @@ impl<'a> Walker<'a> {
                 );
             }
         }
-        if let Some(min) = b.minimum {
-            if b.exclusive_minimum && x <= min {
+        if let Some(min) = bounds.minimum {
+            if bounds.exclusive_minimum && number <= min {
                 self.field_error(
                     rules::SCHEMA_VIOLATION,
                     None,
@@ -582,19 +581,19 @@ impl<'a> Walker<'a> {
                         go_float(min)
                     ),
                 );
-            } else if x < min {
+            } else if number < min {
                 self.field_error(rules::SCHEMA_VIOLATION, None, &format!("Invalid value: {shown}: {name} in body should be greater than or equal to {}", go_float(min)));
             }
         }
-        if let Some(m) = b.multiple_of.filter(|m| *m > 0.0) {
-            let q = x / m;
-            if (q - q.round()).abs() > 1e-9 {
+        if let Some(factor) = bounds.multiple_of.filter(|f| *f > 0.0) {
+            let quotient = number / factor;
+            if (quotient - quotient.round()).abs() > 1e-9 {
                 self.field_error(
                     rules::SCHEMA_VIOLATION,
                     None,
                     &format!(
                         "Invalid value: {shown}: {name} in body should be a multiple of {}",
-                        go_float(m)
+                        go_float(factor)
                     ),
                 );
             }
@@ -727,8 +726,8 @@ fn type_error(n: &Node, v: &Value) -> Option<&'static str> {
     }
     let ty = n.ty?;
     let ok = match (ty, v) {
-        (_, Value::Null) => true,
-        (Type::Object, Value::Object(_))
+        (_, Value::Null)
+        | (Type::Object, Value::Object(_))
         | (Type::Array, Value::Array(_))
         | (Type::String, Value::String(_))
         | (Type::Boolean, Value::Bool(_))

@@ -100,7 +100,11 @@ fn every_problem_fixture_has_a_finding_or_an_unchecked_entry() {
     for entry in fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().to_string();
-        if !name.ends_with(".yaml") || name.starts_with("clean-") {
+        if !std::path::Path::new(&name)
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("yaml"))
+            || name.starts_with("clean-")
+        {
             continue;
         }
         let objects = read_objects(&path);
