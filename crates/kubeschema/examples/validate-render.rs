@@ -10,7 +10,7 @@
 //!
 //! `--crds DIR` adds the CRDs of every YAML file under DIR to every cluster (what a
 //! `--schema-dir` will do), after the cluster's own.
-#![allow(clippy::print_stdout)]
+#![allow(clippy::print_stdout, clippy::cast_precision_loss)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,7 +21,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     entries.sort();
     for p in entries {
@@ -67,11 +69,18 @@ fn main() {
         let mut clusters: BTreeMap<PathBuf, Vec<(PathBuf, Value)>> = BTreeMap::new();
         for f in files {
             let rel = f.strip_prefix(&root).unwrap().to_path_buf();
-            let cluster = rel.ancestors().nth(2).unwrap_or(Path::new("")).to_path_buf();
+            let cluster = rel
+                .ancestors()
+                .nth(2)
+                .unwrap_or(Path::new(""))
+                .to_path_buf();
             let text = std::fs::read_to_string(&f).unwrap();
             for doc in serde_yaml_ng::Deserializer::from_str(&text) {
                 match Value::deserialize(doc) {
-                    Ok(v) if v.is_object() => clusters.entry(cluster.clone()).or_default().push((rel.clone(), v)),
+                    Ok(v) if v.is_object() => clusters
+                        .entry(cluster.clone())
+                        .or_default()
+                        .push((rel.clone(), v)),
                     Ok(_) => {}
                     Err(e) => println!("{}: not YAML: {e}", rel.display()),
                 }
@@ -84,6 +93,7 @@ fn main() {
         let start = Instant::now();
         for (cluster, objects) in &clusters {
             let mut validator = Validator::new(version);
+            validator.set_unknown_marker("fluxsim-unknown:");
             let own = objects.iter().map(|(_, o)| o);
             for e in validator.add_crds(extra.iter().chain(own)) {
                 println!("{}: CRD not read: {e}", cluster.display());
@@ -93,7 +103,14 @@ fn main() {
                 let report = validator.validate(o);
                 for f in &report.findings {
                     findings += 1;
-                    println!("{} {} {} {} :: {}", f.rule.id, file.display(), f.object, f.path, f.message);
+                    println!(
+                        "{} {} {} {} :: {}",
+                        f.rule.id,
+                        file.display(),
+                        f.object,
+                        f.path,
+                        f.message
+                    );
                 }
                 if report.unchecked.iter().any(|u| u.path.is_empty()) {
                     unchecked_objects += 1;

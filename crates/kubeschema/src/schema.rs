@@ -403,3 +403,47 @@ fn list_kind(s: &Map<String, Value>) -> ListKind {
         _ => ListKind::Atomic,
     }
 }
+
+/// Fills in the schema's defaults as the API server does when it reads a custom resource,
+/// before validating it (apiextensions-apiserver `pkg/apiserver/schema/defaulting/algorithm.go`
+/// `Default`): a missing property, or a null one that is not nullable, takes its default;
+/// then every child is defaulted. Named definitions (ObjectMeta) are left alone: their
+/// defaults are the Go types', not the CRD's.
+pub(crate) fn apply_defaults(arena: &Arena, id: NodeId, v: &mut Value) {
+    let n = arena.node(id);
+    if n.name.is_some() {
+        return;
+    }
+    match v {
+        Value::Object(map) => {
+            for (k, p) in &n.properties {
+                let child = arena.node(*p);
+                if let Some(default) = &child.default {
+                    let missing = match map.get(k) {
+                        None => true,
+                        Some(Value::Null) => !child.nullable,
+                        Some(_) => false,
+                    };
+                    if missing {
+                        map.insert(k.clone(), default.clone());
+                    }
+                }
+            }
+            for (k, child) in map.iter_mut() {
+                if let Some(p) = n.property(k) {
+                    apply_defaults(arena, p, child);
+                } else if let Additional::Schema(a) = n.additional {
+                    apply_defaults(arena, a, child);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item) = n.items {
+                for x in items {
+                    apply_defaults(arena, item, x);
+                }
+            }
+        }
+        _ => {}
+    }
+}

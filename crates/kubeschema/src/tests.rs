@@ -467,3 +467,44 @@ fn prune_disabled_annotation_exempts_a_deletion() {
         "annotations": {"kustomize.toolkit.fluxcd.io/prune": "disabled"}}});
     assert!(deletion_hazards(&ns, true, &[]).is_empty());
 }
+
+// apiextensions-apiserver pkg/apiserver/schema/defaulting/algorithm.go Default: the server
+// fills in defaults before validating, so a required field with a default is never missing
+// and CEL rules read the default (Gateway API's `kind` defaults to Service).
+#[test]
+fn crd_defaults_are_applied_before_required_fields_and_cel() {
+    let schema = json!({"type": "object", "required": ["kind"],
+        "properties": {"kind": {"type": "string", "default": "Service"}, "port": {"type": "integer"}},
+        "x-kubernetes-validations": [{"rule": "self.kind == 'Service' ? has(self.port) : true", "message": "port required"}]});
+    let r = custom(&schema, &json!({}));
+    assert_eq!(r.findings.len(), 1, "{:?}", r.findings);
+    assert_eq!(r.findings[0].message, "spec: Invalid value: port required");
+    assert!(r.unchecked.is_empty(), "{:?}", r.unchecked);
+    assert!(custom(&schema, &json!({"port": 80})).is_clean());
+}
+
+// A value the caller does not know (fluxsim's placeholder of a var from an unreadable
+// source) is not validated: unchecked, never a finding.
+#[test]
+fn values_with_the_unknown_marker_are_unchecked() {
+    let mut v = Validator::new(KubeVersion::DEFAULT);
+    v.set_unknown_marker("fluxsim-unknown:");
+    let mut d = deployment(&json!({"name": "web", "image": "nginx"}));
+    d["spec"]["replicas"] = json!("fluxsim-unknown:Secret/flux-system/vars:REPLICAS");
+    d["metadata"]["labels"] = json!({"domain": "fluxsim-unknown:Secret/flux-system/vars:DOMAIN"});
+    let r = v.validate(&d);
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    assert!(
+        r.unchecked.iter().any(|u| u.path == "spec.replicas"),
+        "{:?}",
+        r.unchecked
+    );
+    assert!(
+        r.unchecked
+            .iter()
+            .any(|u| u.path == "metadata.labels[domain]"),
+        "{:?}",
+        r.unchecked
+    );
+    assert!(!builtin(&d).findings.is_empty());
+}

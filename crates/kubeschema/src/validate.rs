@@ -53,6 +53,9 @@ pub(crate) struct Walker<'a> {
     /// resource before validating (status strategies' `PrepareForCreate`), so only the typed
     /// conversion of server-side apply reads it.
     in_status: bool,
+    /// Strings containing it are values the caller does not know (fluxsim's
+    /// `fluxsim-unknown:` placeholders of vars from sources it cannot read).
+    marker: Option<&'a str>,
 }
 
 impl<'a> Walker<'a> {
@@ -61,6 +64,7 @@ impl<'a> Walker<'a> {
         flavor: Flavor,
         id: &'a ObjectId,
         root_name: &'a str,
+        marker: Option<&'a str>,
     ) -> Self {
         Walker {
             arena,
@@ -71,6 +75,23 @@ impl<'a> Walker<'a> {
             report: Report::default(),
             values_only: false,
             in_status: false,
+            marker,
+        }
+    }
+
+    fn is_unknown(&self, v: &Value) -> bool {
+        match (self.marker, v) {
+            (Some(m), Value::String(s)) => s.contains(m),
+            _ => false,
+        }
+    }
+
+    fn holds_unknown(&self, v: &Value) -> bool {
+        match v {
+            Value::String(_) => self.is_unknown(v),
+            Value::Array(a) => a.iter().any(|x| self.holds_unknown(x)),
+            Value::Object(m) => m.values().any(|x| self.holds_unknown(x)),
+            _ => false,
         }
     }
 
@@ -185,6 +206,19 @@ impl<'a> Walker<'a> {
 
     fn walk_node(&mut self, v: &'a Value, n: &'a Node, id: NodeId, resource_root: bool) {
         if n.special == Special::Any || v.is_null() {
+            return;
+        }
+        if self.is_unknown(v) {
+            if let (Value::String(s), Some(m)) = (v, self.marker) {
+                // Name the placeholder only: the value may be a whole file.
+                let at = s.find(m).unwrap_or(0);
+                let token: String = s[at..]
+                    .chars()
+                    .take_while(|c| !c.is_whitespace() && !matches!(c, '"' | '\'' | ',' | ')'))
+                    .take(120)
+                    .collect();
+                self.unchecked(format!("the value holds an unknown var: {token}"));
+            }
             return;
         }
         if !self.values_only {
@@ -646,12 +680,20 @@ impl<'a> Walker<'a> {
             report: Report::default(),
             values_only: true,
             in_status: false,
+            marker: self.marker,
         };
         w.walk(v, sub, false);
         w.report.findings.is_empty()
     }
 
     fn cel(&mut self, n: &Node, id: NodeId, v: &Value, resource_root: bool) {
+        if self.marker.is_some() && self.holds_unknown(v) {
+            self.unchecked(format!(
+                "{} CEL rule(s) not evaluated: the value holds an unknown var's placeholder",
+                n.rules.len()
+            ));
+            return;
+        }
         let this = to_cel(self.arena, id, v, resource_root);
         for rule in &n.rules {
             match rule.evaluate(&this, n.ty, v) {
@@ -882,7 +924,13 @@ fn go_float(x: f64) -> String {
 
 /// Step 3: `ValidateObjectMeta`'s checks of labels, annotation keys and the namespace
 /// (apimachinery `pkg/api/validation/objectmeta.go`).
-pub(crate) fn object_meta(id: &ObjectId, object: &Value, report: &mut Report) {
+pub(crate) fn object_meta(
+    id: &ObjectId,
+    object: &Value,
+    marker: Option<&str>,
+    report: &mut Report,
+) {
+    let unknown = |s: &str| marker.is_some_and(|m| s.contains(m));
     let Some(meta) = object.get("metadata") else {
         return;
     };
@@ -901,7 +949,7 @@ pub(crate) fn object_meta(id: &ObjectId, object: &Value, report: &mut Report) {
             for e in formats::qualified_name_errors(k) {
                 push("metadata.labels", format!("Invalid value: {k:?}: {e}"));
             }
-            if let Value::String(s) = v {
+            if let Some(s) = v.as_str().filter(|s| !unknown(s)) {
                 for e in formats::label_value_errors(s) {
                     push("metadata.labels", format!("Invalid value: {s:?}: {e}"));
                 }
@@ -924,7 +972,7 @@ pub(crate) fn object_meta(id: &ObjectId, object: &Value, report: &mut Report) {
         }
     }
     if let Some(Value::String(ns)) = meta.get("namespace") {
-        if !ns.is_empty() && !formats::is_dns1123_label(ns) {
+        if !ns.is_empty() && !unknown(ns) && !formats::is_dns1123_label(ns) {
             push(
                 "metadata.namespace",
                 format!(

@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::catalog::{Catalog, KubeVersion};
 use crate::finding::{Finding, ObjectId, Report, Unchecked};
 use crate::rules;
-use crate::schema::{Arena, NodeId, SchemaError, Source, Type};
+use crate::schema::{apply_defaults, Arena, NodeId, SchemaError, Source, Type};
 use crate::validate::{object_meta, Flavor, Walker};
 
 /// Validates rendered objects against the schemas of one Kubernetes version and the CRDs
@@ -21,6 +21,9 @@ pub struct Validator {
     arena: Arena,
     /// `(group, kind)` → the CRD that defines it.
     crds: HashMap<(String, String), CrdKind>,
+    /// Strings containing it are unknown values: not checked (see
+    /// [`Validator::set_unknown_marker`]).
+    marker: Option<String>,
 }
 
 #[derive(Debug)]
@@ -82,7 +85,16 @@ impl Validator {
             catalog: Catalog::get(version),
             arena: Arena::default(),
             crds: HashMap::new(),
+            marker: None,
         }
+    }
+
+    /// Strings that contain `marker` stand for values the caller does not know (fluxsim
+    /// renders a var of a source it cannot read as `fluxsim-unknown:Secret/ns/name:KEY`):
+    /// such a value, and the CEL rules over an object holding one, are reported unchecked
+    /// instead of being validated.
+    pub fn set_unknown_marker(&mut self, marker: impl Into<String>) {
+        self.marker = Some(marker.into()).filter(|m| !m.is_empty());
     }
 
     /// The Kubernetes version of the built-in schemas.
@@ -226,46 +238,17 @@ impl Validator {
             return report;
         }
         if let Some(info) = self.catalog.kind(&id.group, &id.version, &id.kind) {
-            let mut w = Walker::new(&self.catalog.arena, Flavor::Builtin, &id, "");
+            let mut w = Walker::new(
+                &self.catalog.arena,
+                Flavor::Builtin,
+                &id,
+                "",
+                self.marker.as_deref(),
+            );
             w.run(object, info.root);
             report.extend(w.report);
         } else if let Some(crd) = self.crds.get(&(id.group.clone(), id.kind.clone())) {
-            match crd.versions.iter().find(|v| v.name == id.version) {
-                Some(CrdVersion {
-                    served: true,
-                    root: Some(root),
-                    label,
-                    ..
-                }) => {
-                    let mut w = Walker::new(&self.arena, Flavor::Custom, &id, label);
-                    w.run(object, *root);
-                    report.extend(w.report);
-                }
-                Some(CrdVersion {
-                    served: true,
-                    root: None,
-                    ..
-                }) => unchecked(
-                    &mut report,
-                    format!(
-                        "CRD `{}` has no openAPIV3Schema for {}",
-                        crd.name, id.version
-                    ),
-                ),
-                _ => {
-                    let served: Vec<&str> = crd
-                        .versions
-                        .iter()
-                        .filter(|v| v.served)
-                        .map(|v| v.name.as_str())
-                        .collect();
-                    not_served(
-                        &mut report,
-                        &id,
-                        &format!("CRD `{}` serves {}", crd.name, list(&served)),
-                    );
-                }
-            }
+            self.validate_custom(crd, &id, object, &mut report);
         } else if self.catalog.has_group(&id.group) {
             let versions = self.catalog.versions_of(&id.group, &id.kind);
             let known: Vec<&str> = versions.iter().map(String::as_str).collect();
@@ -295,9 +278,59 @@ impl Validator {
                 ),
             );
         }
-        object_meta(&id, object, &mut report);
+        object_meta(&id, object, self.marker.as_deref(), &mut report);
         report.sort();
         report
+    }
+
+    /// A custom resource of a known CRD: its version's schema, or `no matches for kind`.
+    fn validate_custom(&self, crd: &CrdKind, id: &ObjectId, object: &Value, report: &mut Report) {
+        match crd.versions.iter().find(|v| v.name == id.version) {
+            Some(CrdVersion {
+                served: true,
+                root: Some(root),
+                label,
+                ..
+            }) => {
+                // Validation and CEL see the object defaulted, as the server's do.
+                let mut defaulted = object.clone();
+                apply_defaults(&self.arena, *root, &mut defaulted);
+                let mut w = Walker::new(
+                    &self.arena,
+                    Flavor::Custom,
+                    id,
+                    label,
+                    self.marker.as_deref(),
+                );
+                w.run(&defaulted, *root);
+                report.extend(w.report);
+            }
+            Some(CrdVersion {
+                served: true,
+                root: None,
+                ..
+            }) => report.unchecked.push(Unchecked {
+                object: id.clone(),
+                path: String::new(),
+                reason: format!(
+                    "CRD `{}` has no openAPIV3Schema for {}",
+                    crd.name, id.version
+                ),
+            }),
+            _ => {
+                let served: Vec<&str> = crd
+                    .versions
+                    .iter()
+                    .filter(|v| v.served)
+                    .map(|v| v.name.as_str())
+                    .collect();
+                not_served(
+                    report,
+                    id,
+                    &format!("CRD `{}` serves {}", crd.name, list(&served)),
+                );
+            }
+        }
     }
 
     /// Validates many objects; the report is sorted.
