@@ -26,9 +26,15 @@ pub(crate) struct CelRule {
     pub(crate) message: Option<String>,
     pub(crate) reason: Option<String>,
     pub(crate) field_path: Option<String>,
+    message_expression_source: Option<String>,
+    /// Compiled on first use: most rules of a CRD never meet an object in a render.
+    compiled: OnceLock<Compiled>,
+}
+
+struct Compiled {
     program: Result<Program, String>,
     message_expression: Option<Program>,
-    pub(crate) uses_old_self: bool,
+    uses_old_self: bool,
 }
 
 impl std::fmt::Debug for CelRule {
@@ -66,23 +72,34 @@ fn env() -> &'static Arc<Env> {
 impl CelRule {
     pub(crate) fn new(spec: &Value) -> CelRule {
         let s = |k: &str| spec.get(k).and_then(Value::as_str).map(str::to_string);
-        let rule = s("rule").unwrap_or_default();
-        let program = env().compile(&rule).map_err(|e| e.to_string());
-        let uses_old_self = match &program {
-            Ok(p) => p.references().has_variable("oldSelf"),
-            Err(_) => rule.contains("oldSelf"),
-        };
         CelRule {
+            rule: s("rule").unwrap_or_default(),
             message: s("message")
                 .map(|m| m.trim().to_string())
                 .filter(|m| !m.is_empty()),
             reason: s("reason"),
             field_path: s("fieldPath"),
-            message_expression: s("messageExpression").and_then(|m| env().compile(&m).ok()),
-            program,
-            uses_old_self,
-            rule,
+            message_expression_source: s("messageExpression"),
+            compiled: OnceLock::new(),
         }
+    }
+
+    fn compiled(&self) -> &Compiled {
+        self.compiled.get_or_init(|| {
+            let program = env().compile(&self.rule).map_err(|e| e.to_string());
+            let uses_old_self = match &program {
+                Ok(p) => p.references().has_variable("oldSelf"),
+                Err(_) => self.rule.contains("oldSelf"),
+            };
+            Compiled {
+                program,
+                message_expression: self
+                    .message_expression_source
+                    .as_deref()
+                    .and_then(|m| env().compile(m).ok()),
+                uses_old_self,
+            }
+        })
     }
 
     /// `ruleErrorString`: the message, or the rule.
@@ -97,14 +114,15 @@ impl CelRule {
         schema_type: Option<Type>,
         raw: &Value,
     ) -> Outcome {
-        if self.uses_old_self {
+        let compiled = self.compiled();
+        if compiled.uses_old_self {
             return Outcome::Unchecked(format!(
                 "transition rule `{}` (oldSelf): the API server evaluates it only on update, \
                  against the live object",
                 self.rule.trim()
             ));
         }
-        let program = match &self.program {
+        let program = match &compiled.program {
             Ok(p) => p,
             Err(e) => {
                 return Outcome::Unchecked(format!(
@@ -119,7 +137,7 @@ impl CelRule {
         match program.execute(&ctx) {
             Ok(cel::Value::Bool(true)) => Outcome::Pass,
             Ok(cel::Value::Bool(false)) => {
-                let detail = self
+                let detail = compiled
                     .message_expression
                     .as_ref()
                     .and_then(|m| match m.execute(&ctx) {

@@ -6,7 +6,7 @@
 //! validations of the structural schema (apiextensions-apiserver `pkg/apiserver/validation`).
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use regex::Regex;
 use serde_json::{Map, Value};
@@ -129,7 +129,8 @@ pub(crate) struct Node {
     pub(crate) list: ListKind,
     pub(crate) default: Option<Value>,
     pub(crate) bounds: Option<Box<Bounds>>,
-    pub(crate) pattern: Option<(String, Option<Regex>)>,
+    /// The pattern and its regex, compiled on first use.
+    pub(crate) pattern: Option<Arc<(String, OnceLock<Option<Regex>>)>>,
     pub(crate) all_of: Vec<NodeId>,
     pub(crate) any_of: Vec<NodeId>,
     pub(crate) one_of: Vec<NodeId>,
@@ -321,7 +322,7 @@ impl Arena {
             node.bounds = Some(Box::new(bounds));
         }
         if let Some(p) = s.get("pattern").and_then(Value::as_str) {
-            node.pattern = Some((p.to_string(), crate::formats::go_regex(p)));
+            node.pattern = Some(Arc::new((p.to_string(), OnceLock::new())));
         }
         if let Some(rules) = s.get("x-kubernetes-validations").and_then(Value::as_array) {
             node.rules = rules.iter().map(|r| Arc::new(CelRule::new(r))).collect();

@@ -544,7 +544,9 @@ impl<'a> Walker<'a> {
                 );
             }
         }
-        if let Some((source, compiled)) = &n.pattern {
+        if let Some(pattern) = &n.pattern {
+            let (source, cell) = &**pattern;
+            let compiled = cell.get_or_init(|| formats::go_regex(source));
             match compiled {
                 Some(re) if !re.is_match(s) => {
                     self.field_error(
