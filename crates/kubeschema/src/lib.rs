@@ -33,6 +33,8 @@
 //!   newest Flux v2.9 supports; 1.34 and 1.35 are embedded too).
 //! - [`Validator::add_crds`] / [`Validator::add_crd`]: the CRDs of the cluster's render and of
 //!   `--schema-dir` files ([`is_crd`] tells which objects are CRDs).
+//! - [`Validator::set_unknown_marker`]`("fluxsim-unknown:")`: values holding fluxsim's
+//!   placeholder of a var it cannot read are reported unchecked, never validated.
 //! - [`Validator::validate`]`(&object) -> `[`Report`]: findings (`FS301`–`FS306`) and
 //!   [`Unchecked`] entries (report them under [`rules::NOT_VALIDATED`], `FS300`). The
 //!   validator is `Sync`: validate objects in parallel, then [`Report::sort`].
@@ -62,7 +64,8 @@
 //! 2. **Built-in kinds**: what decoding into the Go types rejects (a non-integral or too large
 //!    integer, a bad `resource.Quantity`, bad base64 in `data`), the enums (an empty string is
 //!    left to defaulting) and the required fields of the schema.
-//!    **Custom resources**: the CRD's structural schema as apiextensions validates it: type
+//!    **Custom resources**: the CRD's defaults filled in first (as the server's defaulting
+//!    does), then the structural schema as apiextensions validates it: type
 //!    (integers integral), nullable (a null of a non-nullable field is pruned, then counts as
 //!    absent), required, enum, pattern, string formats (`date-time`, `date`, `byte`, `uuid*`,
 //!    `ipv4`, `ipv6`, `cidr`, `mac`, `hostname`, `k8s-short-name`, `k8s-long-name`, Go
