@@ -1,0 +1,510 @@
+//! Behaviour tests of validation and hazards, each named after what the API server or Flux
+//! does, with the source it comes from.
+
+use serde_json::{json, Value};
+
+use crate::{change_hazards, deletion_hazards, KubeVersion, Report, Validator};
+
+fn deployment(container: &Value) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "apps"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [container]}}
+        }
+    })
+}
+
+fn widget_crd(spec_schema: &Value) -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com", "scope": "Namespaced",
+            "names": {"kind": "Widget", "plural": "widgets"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                "type": "object", "properties": {"spec": spec_schema}
+            }}}]
+        }
+    })
+}
+
+fn widget(spec: &Value) -> Value {
+    json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "apps"}, "spec": spec})
+}
+
+fn check(validator: &Validator, object: &Value) -> Report {
+    validator.validate(object)
+}
+
+fn builtin(object: &Value) -> Report {
+    check(&Validator::new(KubeVersion::DEFAULT), object)
+}
+
+fn custom(spec_schema: &Value, spec: &Value) -> Report {
+    let mut v = Validator::new(KubeVersion::DEFAULT);
+    v.add_crd(&widget_crd(spec_schema)).unwrap();
+    check(&v, &widget(spec))
+}
+
+fn ids(r: &Report) -> Vec<(&str, &str)> {
+    r.findings
+        .iter()
+        .map(|f| (f.rule.id, f.path.as_str()))
+        .collect()
+}
+
+#[test]
+fn every_embedded_version_loads_and_serves_apps_v1_deployment() {
+    for version in KubeVersion::ALL {
+        let v = Validator::new(version);
+        assert!(
+            v.kube_release().starts_with(version.as_str()),
+            "{version}: {}",
+            v.kube_release()
+        );
+        assert_eq!(v.is_namespaced("apps", "Deployment"), Some(true));
+        assert_eq!(v.is_namespaced("", "Namespace"), Some(false));
+        assert!(check(&v, &deployment(&json!({"name": "web", "image": "nginx"}))).is_clean());
+    }
+}
+
+#[test]
+fn kube_version_reads_minor_versions_and_rejects_others() {
+    assert_eq!(KubeVersion::parse("v1.35.2"), Ok(KubeVersion::V1_35));
+    assert_eq!(KubeVersion::parse("1.34"), Ok(KubeVersion::V1_34));
+    assert!(KubeVersion::parse("1.29").is_err());
+}
+
+// structured-merge-diff typed/validate.go visitMapItems: a key with no field and no element
+// type is "field not declared in schema"; server-side apply (Flux's) converts the patch with
+// it whatever the field validation (kubernetes test/integration/apiserver/
+// field_validation_test.go: "unknown fields were treated as errors in apply-patch").
+#[test]
+fn unknown_field_of_a_builtin_kind_fails_server_side_apply() {
+    let r = builtin(&deployment(
+        &json!({"name": "web", "image": "nginx", "imagePullPolice": "Always"}),
+    ));
+    assert_eq!(
+        ids(&r),
+        [("FS302", "spec.template.spec.containers[0].imagePullPolice")]
+    );
+    assert!(r.findings[0].message.ends_with(
+        ".spec.template.spec.containers[name=\"web\"].imagePullPolice: field not declared in schema"
+    ));
+}
+
+// Same conversion for a custom resource: the CRD's structural schema is its type
+// (apiextensions-apiserver customresource_handler.go, NewTypeConverter).
+#[test]
+fn unknown_field_of_a_custom_resource_fails_server_side_apply_too() {
+    let r = custom(
+        &json!({"type": "object", "properties": {"a": {"type": "string"}}}),
+        &json!({"b": "x"}),
+    );
+    assert_eq!(ids(&r), [("FS302", "spec.b")]);
+}
+
+// kube-openapi schemaconv/openapi.go visitSpec: x-kubernetes-preserve-unknown-fields makes
+// every descendant of the inline schema accept unknown fields.
+#[test]
+fn preserve_unknown_fields_accepts_unknown_fields_below_it() {
+    let schema = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+        "properties": {"a": {"type": "object", "properties": {"b": {"type": "string"}}}}});
+    assert!(custom(&schema, &json!({"x": 1, "a": {"c": 2}})).is_clean());
+}
+
+// kube-openapi schemaconv/openapi.go parseObject: an object without properties and without
+// additionalProperties is free-form.
+#[test]
+fn object_without_properties_is_free_form() {
+    assert!(custom(
+        &json!({"type": "object"}),
+        &json!({"anything": {"goes": [1]}})
+    )
+    .is_clean());
+}
+
+// structured-merge-diff typed/validate.go validateScalar: numeric fields take ints and
+// floats, not strings (a substituted value quoted in its source).
+#[test]
+fn string_where_an_integer_belongs_fails_typed_conversion() {
+    let r = builtin(&deployment(
+        &json!({"name": "web", "image": "nginx", "ports": [{"containerPort": "80"}]}),
+    ));
+    assert_eq!(
+        ids(&r),
+        [(
+            "FS301",
+            "spec.template.spec.containers[0].ports[0].containerPort"
+        )]
+    );
+    assert!(r.findings[0]
+        .message
+        .ends_with("expected numeric (int or float), got string"));
+}
+
+// Go's encoding/json: the merged object is encoded again before decoding into the Go type,
+// so 3.0 (printed 3) decodes into an int32 and 1.5 does not.
+#[test]
+fn fractional_number_in_an_int32_field_fails_decoding_but_integral_float_does_not() {
+    let mut d = deployment(&json!({"name": "web", "image": "nginx"}));
+    d["spec"]["replicas"] = json!(3.0);
+    assert!(builtin(&d).is_clean());
+    d["spec"]["replicas"] = json!(1.5);
+    assert_eq!(ids(&builtin(&d)), [("FS301", "spec.replicas")]);
+    d["spec"]["replicas"] = json!(3_000_000_000_i64);
+    assert_eq!(ids(&builtin(&d)), [("FS301", "spec.replicas")]);
+}
+
+// kube-openapi schemaconv/smd.go convertPrimitive: int-or-string is an untyped scalar; a
+// list or map is still rejected.
+#[test]
+fn int_or_string_takes_both_but_not_a_map() {
+    let port = |p: Value| {
+        deployment(&json!({"name": "web", "image": "nginx",
+        "readinessProbe": {"httpGet": {"port": p}}}))
+    };
+    assert!(builtin(&port(json!(8080))).is_clean());
+    assert!(builtin(&port(json!("http"))).is_clean());
+    assert_eq!(builtin(&port(json!({"a": 1}))).findings[0].rule.id, "FS301");
+    let schema =
+        json!({"type": "object", "properties": {"p": {"x-kubernetes-int-or-string": true}}});
+    assert!(custom(&schema, &json!({"p": 1})).is_clean());
+    assert!(custom(&schema, &json!({"p": "1"})).is_clean());
+    assert_eq!(
+        ids(&custom(&schema, &json!({"p": 1.5}))),
+        [("FS301", "spec.p")]
+    );
+}
+
+// structured-merge-diff typed/validate.go visitListItems and helpers.go
+// keyedAssociativeListItemToPathElement: a missing key takes the schema's default
+// (ContainerPort.protocol is TCP), so 80 and 80/TCP are the same entry.
+#[test]
+fn list_map_keys_take_their_defaults_before_duplicates_are_found() {
+    let r = builtin(&deployment(&json!({"name": "web", "image": "nginx",
+        "ports": [{"containerPort": 80}, {"containerPort": 80, "protocol": "TCP"}]})));
+    assert_eq!(
+        ids(&r),
+        [("FS305", "spec.template.spec.containers[0].ports")]
+    );
+    assert!(r.findings[0]
+        .message
+        .ends_with("duplicate entries for key [containerPort=80,protocol=\"TCP\"]"));
+    let udp = builtin(&deployment(&json!({"name": "web", "image": "nginx",
+        "ports": [{"containerPort": 80}, {"containerPort": 80, "protocol": "UDP"}]})));
+    assert!(udp.is_clean());
+}
+
+// structured-merge-diff typed/helpers.go: an element of a list-map with none of its keys
+// (and no default for them) fails; a key with a schema default (EnvVar.name defaults to "")
+// does not, and the Go validation then requires the name.
+#[test]
+fn list_map_element_without_any_key_fails_typed_conversion() {
+    let schema = json!({"type": "object", "properties": {"l": {"type": "array",
+        "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"],
+        "items": {"type": "object", "properties": {"k": {"type": "string"}, "v": {"type": "string"}}}}}});
+    let r = custom(&schema, &json!({"l": [{"v": "x"}]}));
+    assert_eq!(ids(&r), [("FS305", "spec.l")]);
+    assert!(r.findings[0]
+        .message
+        .contains("omits all key fields [\"k\"]"));
+    let env = builtin(&deployment(
+        &json!({"name": "web", "image": "nginx", "env": [{"value": "x"}]}),
+    ));
+    assert_eq!(
+        env.findings[0].message,
+        "spec.template.spec.containers[0].env[0].name: Required value"
+    );
+}
+
+// structured-merge-diff typed/validate.go validateScalar, mapValue, listValue: null is valid
+// everywhere in the typed conversion.
+#[test]
+fn null_values_pass_the_typed_conversion() {
+    let mut d = deployment(&json!({"name": "web", "image": "nginx", "ports": null}));
+    d["metadata"]["creationTimestamp"] = Value::Null;
+    assert!(builtin(&d).is_clean());
+}
+
+// apiextensions-apiserver structuraldefaulting PruneNonNullableNullsWithoutDefaults: a null
+// of a non-nullable field is dropped before validation, so a required one is then missing;
+// a nullable one keeps its null.
+#[test]
+fn null_of_a_non_nullable_required_field_is_missing() {
+    let schema = |nullable: bool| {
+        json!({"type": "object", "required": ["a"],
+        "properties": {"a": {"type": "string", "nullable": nullable}}})
+    };
+    assert_eq!(
+        ids(&custom(&schema(false), &json!({"a": null}))),
+        [("FS301", "spec.a")]
+    );
+    assert!(custom(&schema(true), &json!({"a": null})).is_clean());
+}
+
+// pkg/apis/core/v1/defaults.go SetDefaults_Container: an empty imagePullPolicy is defaulted
+// before validation; a wrong one is "Unsupported value".
+#[test]
+fn builtin_enum_rejects_wrong_values_and_leaves_empty_ones_to_defaulting() {
+    let r = builtin(&deployment(
+        &json!({"name": "web", "image": "nginx", "imagePullPolicy": "always"}),
+    ));
+    assert_eq!(r.findings[0].message, "spec.template.spec.containers[0].imagePullPolicy: Unsupported value: \"always\": supported values: \"Always\", \"IfNotPresent\", \"Never\"");
+    assert!(builtin(&deployment(
+        &json!({"name": "web", "image": "nginx", "imagePullPolicy": ""})
+    ))
+    .is_clean());
+}
+
+// pkg/apis/apps/validation/validation.go ValidateDeploymentSpec: the selector is required.
+#[test]
+fn builtin_required_field_missing_is_required_value() {
+    let mut d = deployment(&json!({"name": "web", "image": "nginx"}));
+    d["spec"].as_object_mut().unwrap().remove("selector");
+    let r = builtin(&d);
+    assert_eq!(r.findings[0].message, "spec.selector: Required value");
+}
+
+// apimachinery pkg/api/resource/quantity.go ParseQuantity, run when the object is decoded.
+#[test]
+fn bad_quantity_fails_decoding() {
+    let r = builtin(&deployment(&json!({"name": "web", "image": "nginx",
+        "resources": {"limits": {"memory": "1 Gi"}, "requests": {"cpu": 0.5}}})));
+    assert_eq!(
+        ids(&r),
+        [(
+            "FS301",
+            "spec.template.spec.containers[0].resources.limits[memory]"
+        )]
+    );
+}
+
+// Status is reset by the status strategies before validation: only the typed conversion
+// reads it.
+#[test]
+fn status_is_read_by_the_typed_conversion_only() {
+    let mut d = deployment(&json!({"name": "web", "image": "nginx"}));
+    d["status"] = json!({"conditions": [{"type": "Available"}]});
+    assert!(builtin(&d).is_clean());
+    d["status"] = json!({"bogus": 1});
+    assert_eq!(ids(&builtin(&d)), [("FS302", "status.bogus")]);
+}
+
+// apiextensions-apiserver validation.go kubeOpenAPIResultToFieldErrors and kube-openapi
+// errors/schema.go: the messages of type, enum, pattern, bounds and formats.
+#[test]
+fn crd_value_validations_word_their_messages_as_apiextensions() {
+    let schema = json!({"type": "object", "properties": {
+        "n": {"type": "integer", "minimum": 1, "maximum": 5},
+        "e": {"type": "string", "enum": ["a", "b"]},
+        "p": {"type": "string", "pattern": "^x+$"},
+        "u": {"type": "string", "format": "uuid"},
+        "l": {"type": "array", "maxItems": 1, "items": {"type": "string"}}
+    }});
+    let r = custom(
+        &schema,
+        &json!({"n": 1.5, "e": "c", "p": "y", "u": "z", "l": ["a", "b"]}),
+    );
+    let messages: Vec<&str> = r.findings.iter().map(|f| f.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "spec.e: Unsupported value: \"c\": supported values: \"a\", \"b\"",
+            "spec.l: Too many: 2: must have at most 1 items",
+            "spec.n: Invalid value: 1.5: spec.n in body must be of type integer: \"number\"",
+            "spec.p: Invalid value: \"y\": spec.p in body should match '^x+$'",
+            "spec.u: Invalid value: \"z\": spec.u in body must be of type uuid: \"z\"",
+        ]
+    );
+}
+
+// apiextensions-apiserver pkg/apiserver/schema/cel/validation.go: a false rule is
+// field.Invalid with the message (objects omit their value), fieldPath and reason apply.
+#[test]
+fn cel_rule_false_is_reported_with_its_message() {
+    let schema = json!({"type": "object", "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}},
+        "x-kubernetes-validations": [{"rule": "self.min <= self.max", "message": "min must not exceed max"}]});
+    let r = custom(&schema, &json!({"min": 3, "max": 1}));
+    assert_eq!(
+        r.findings[0].message,
+        "spec: Invalid value: min must not exceed max"
+    );
+    assert!(custom(&schema, &json!({"min": 1, "max": 3})).is_clean());
+}
+
+// apiserver pkg/cel/escaping.go: property names that are CEL keywords or hold '-' are
+// escaped; a rule written with the escaped name reads the field.
+#[test]
+fn cel_reads_escaped_property_names() {
+    let schema = json!({"type": "object", "properties": {"namespace": {"type": "string"}, "my-field": {"type": "integer"}},
+        "x-kubernetes-validations": [{"rule": "self.__namespace__ == 'ok' && self.my__dash__field == 1"}]});
+    assert!(custom(&schema, &json!({"namespace": "ok", "my-field": 1})).is_clean());
+    let r = custom(&schema, &json!({"namespace": "no", "my-field": 1}));
+    assert_eq!(r.findings[0].rule.id, "FS304");
+    assert!(r.findings[0]
+        .message
+        .ends_with("failed rule: self.__namespace__ == 'ok' && self.my__dash__field == 1"));
+}
+
+// Kubernetes CEL libraries the cel crate lacks are never guessed: unchecked, with the error.
+#[test]
+fn cel_rule_with_a_kubernetes_only_function_is_unchecked() {
+    let schema = json!({"type": "string", "x-kubernetes-validations": [{"rule": "isURL(self)"}]});
+    let r = custom(
+        &json!({"type": "object", "properties": {"u": schema}}),
+        &json!({"u": "not a url"}),
+    );
+    assert!(r.findings.is_empty());
+    assert!(r.unchecked[0].reason.contains("isURL"), "{:?}", r.unchecked);
+}
+
+// apiextensions-apiserver cel/validation.go: transition rules (oldSelf) run only on update.
+#[test]
+fn cel_transition_rule_is_unchecked() {
+    let schema =
+        json!({"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf"}]});
+    let r = custom(
+        &json!({"type": "object", "properties": {"u": schema}}),
+        &json!({"u": "x"}),
+    );
+    assert!(r.findings.is_empty());
+    assert!(r.unchecked[0].reason.contains("transition rule"));
+}
+
+// apiextensions builder.go addEmbeddedProperties: an embedded resource's metadata is
+// ObjectMeta, typed even under preserve-unknown-fields.
+#[test]
+fn embedded_resource_metadata_is_typed() {
+    let schema = json!({"type": "object", "properties": {"t": {"type": "object",
+        "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true}}});
+    assert!(custom(
+        &schema,
+        &json!({"t": {"apiVersion": "v1", "kind": "X", "metadata": {"name": "a"}, "data": {}}})
+    )
+    .is_clean());
+    assert_eq!(
+        ids(&custom(&schema, &json!({"t": {"metadata": {"nam": "a"}}}))),
+        [("FS302", "spec.t.metadata.nam")]
+    );
+}
+
+// apimachinery meta.NoKindMatchError: a built-in group that does not serve the version.
+#[test]
+fn removed_builtin_api_version_is_not_served() {
+    let r = builtin(
+        &json!({"apiVersion": "policy/v1beta1", "kind": "PodSecurityPolicy", "metadata": {"name": "x"}}),
+    );
+    assert_eq!(ids(&r), [("FS303", "apiVersion")]);
+}
+
+#[test]
+fn kind_of_an_unknown_group_is_unchecked_not_a_finding() {
+    let r = builtin(
+        &json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": "x"}}),
+    );
+    assert!(r.findings.is_empty());
+    assert!(r.unchecked[0]
+        .reason
+        .starts_with("no schema for Certificate.cert-manager.io v1"));
+}
+
+// apimachinery pkg/api/validation/objectmeta.go ValidateObjectMeta: labels and namespace.
+#[test]
+fn invalid_label_value_and_namespace_are_invalid_metadata() {
+    let mut d = deployment(&json!({"name": "web", "image": "nginx"}));
+    d["metadata"]["labels"] = json!({"tier": "front end"});
+    d["metadata"]["namespace"] = json!("Apps");
+    let r = builtin(&d);
+    assert_eq!(
+        ids(&r),
+        [
+            ("FS306", "metadata.labels"),
+            ("FS306", "metadata.namespace")
+        ]
+    );
+}
+
+#[test]
+fn validator_is_send_and_sync() {
+    fn assert_sync<T: Send + Sync>() {}
+    assert_sync::<Validator>();
+}
+
+// fluxcd/pkg/ssa manager_apply.go: ForceSelector, the annotation on the object.
+#[test]
+fn force_annotation_on_the_object_recreates_it() {
+    let base = deployment(&json!({"name": "web", "image": "nginx"}));
+    let mut head = base.clone();
+    head["spec"]["selector"] = json!({"matchLabels": {"app": "web2"}});
+    assert_eq!(change_hazards(&base, &head, false)[0].rule.id, "FS310");
+    head["metadata"]["annotations"] = json!({"kustomize.toolkit.fluxcd.io/force": "enabled"});
+    assert_eq!(change_hazards(&base, &head, false)[0].rule.id, "FS311");
+}
+
+// A chart version range is not a version: no major bump is claimed.
+#[test]
+fn chart_version_ranges_are_not_compared() {
+    let hr = |v: &str| {
+        json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+        "metadata": {"name": "a", "namespace": "b"}, "spec": {"chart": {"spec": {"version": v}}}})
+    };
+    assert!(change_hazards(&hr("1.x"), &hr("2.x"), false).is_empty());
+    assert_eq!(
+        change_hazards(&hr("v1.9.0"), &hr("v2.0.0"), false)[0]
+            .rule
+            .id,
+        "FS332"
+    );
+}
+
+// kustomize-controller prune: `kustomize.toolkit.fluxcd.io/prune: disabled` exempts it.
+#[test]
+fn prune_disabled_annotation_exempts_a_deletion() {
+    let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a",
+        "annotations": {"kustomize.toolkit.fluxcd.io/prune": "disabled"}}});
+    assert!(deletion_hazards(&ns, true, &[]).is_empty());
+}
+
+// apiextensions-apiserver pkg/apiserver/schema/defaulting/algorithm.go Default: the server
+// fills in defaults before validating, so a required field with a default is never missing
+// and CEL rules read the default (Gateway API's `kind` defaults to Service).
+#[test]
+fn crd_defaults_are_applied_before_required_fields_and_cel() {
+    let schema = json!({"type": "object", "required": ["kind"],
+        "properties": {"kind": {"type": "string", "default": "Service"}, "port": {"type": "integer"}},
+        "x-kubernetes-validations": [{"rule": "self.kind == 'Service' ? has(self.port) : true", "message": "port required"}]});
+    let r = custom(&schema, &json!({}));
+    assert_eq!(r.findings.len(), 1, "{:?}", r.findings);
+    assert_eq!(r.findings[0].message, "spec: Invalid value: port required");
+    assert!(r.unchecked.is_empty(), "{:?}", r.unchecked);
+    assert!(custom(&schema, &json!({"port": 80})).is_clean());
+}
+
+// A value the caller does not know (fluxsim's placeholder of a var from an unreadable
+// source) is not validated: unchecked, never a finding.
+#[test]
+fn values_with_the_unknown_marker_are_unchecked() {
+    let mut v = Validator::new(KubeVersion::DEFAULT);
+    v.set_unknown_marker("fluxsim-unknown:");
+    let mut d = deployment(&json!({"name": "web", "image": "nginx"}));
+    d["spec"]["replicas"] = json!("fluxsim-unknown:Secret/flux-system/vars:REPLICAS");
+    d["metadata"]["labels"] = json!({"domain": "fluxsim-unknown:Secret/flux-system/vars:DOMAIN"});
+    let r = v.validate(&d);
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    assert!(
+        r.unchecked.iter().any(|u| u.path == "spec.replicas"),
+        "{:?}",
+        r.unchecked
+    );
+    assert!(
+        r.unchecked
+            .iter()
+            .any(|u| u.path == "metadata.labels[domain]"),
+        "{:?}",
+        r.unchecked
+    );
+    assert!(!builtin(&d).findings.is_empty());
+}
