@@ -498,9 +498,16 @@ fn number(value: &str) -> Result<Node, ReadError> {
         }
         return Err(unsupported("an out-of-range float"));
     }
-    if value.starts_with('.') && value.contains('_') {
-        // resolve.go tries ParseFloat on the raw text for a leading dot; Go's underscore
-        // rules there are not reproduced: be safe.
+    // resolve.go tries ParseFloat on the raw text for a leading dot; Go's underscore rules
+    // there are not reproduced: be safe. ParseFloat takes a text whole or not at all, and
+    // one holding anything but digits, `.`, `_`, `e`, `+` and `-` is no float whatever its
+    // underscores (`./clusters/${CLUSTER_NAME}`, a path a postBuild fills in, is a string).
+    if value.starts_with('.')
+        && value.contains('_')
+        && value
+            .bytes()
+            .all(|c| c.is_ascii_digit() || b"._eE+-".contains(&c))
+    {
         return Err(unsupported("an unusual number"));
     }
     if plain.bytes().all(|c| c.is_ascii_digit()) && !plain.is_empty() {
@@ -582,6 +589,21 @@ mod tests {
         assert_eq!(m.get("e"), m.get("c"));
         assert!(matches!(
             read_documents("a: &x {c: 1}\nb:\n  <<: *x\n"),
+            Err(ReadError::Unsupported(_))
+        ));
+    }
+
+    // resolve.go's `.` branch: strconv.ParseFloat of the whole text, which a path is not.
+    #[test]
+    fn a_path_starting_with_a_dot_and_holding_an_underscore_is_a_string() {
+        let n = one("path: ./clusters/${CLUSTER_NAME}\n");
+        let m = n.as_map().expect("map");
+        assert_eq!(
+            m.get("path"),
+            Some(&Node::Str("./clusters/${CLUSTER_NAME}".into()))
+        );
+        assert!(matches!(
+            read_documents("a: .1_5\n"),
             Err(ReadError::Unsupported(_))
         ));
     }
