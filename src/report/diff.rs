@@ -25,6 +25,7 @@ fn counts(c: &ClusterDiff) -> String {
         Change::Added,
         Change::Removed,
         Change::NotCompared,
+        Change::ExternalUnchanged,
     ] {
         let n = c
             .kustomizations
@@ -77,6 +78,18 @@ fn not_compared_line(d: &RevisionDiff) -> Option<String> {
     })
 }
 
+/// The summary line of the external Kustomizations found unchanged, when there are any.
+fn external_line(d: &RevisionDiff) -> Option<String> {
+    let n = d.external_unchanged();
+    (n > 0).then(|| {
+        format!(
+            "{} external and unchanged: not rendered, but their Kustomization, source and var \
+             source objects are identical in base and head (see above)",
+            crate::report::plural(n, "Kustomization")
+        )
+    })
+}
+
 fn move_line(m: &crate::compare::Move) -> String {
     let mut s = format!("{} moved from {} to {}", m.object, m.from, m.to);
     if m.prune_outage {
@@ -92,16 +105,19 @@ fn move_line(m: &crate::compare::Move) -> String {
 
 fn problems(k: &KustomizationDiff) -> Vec<String> {
     let mut out = Vec::new();
-    if let (Some(b), Some(h)) = (&k.base_problem, &k.head_problem) {
-        if b == h {
-            return vec![format!("base and head: {b}")];
+    match (&k.base_problem, &k.head_problem) {
+        (Some(b), Some(h)) if b == h => out.push(format!("base and head: {b}")),
+        (b, h) => {
+            if let Some(p) = b {
+                out.push(format!("base: {p}"));
+            }
+            if let Some(p) = h {
+                out.push(format!("head: {p}"));
+            }
         }
     }
-    if let Some(p) = &k.base_problem {
-        out.push(format!("base: {p}"));
-    }
-    if let Some(p) = &k.head_problem {
-        out.push(format!("head: {p}"));
+    if let Some(e) = &k.external {
+        out.push(e.clone());
     }
     out
 }
@@ -220,6 +236,9 @@ pub fn diff_text(d: &RevisionDiff) -> String {
     if let Some(line) = not_compared_line(d) {
         let _ = writeln!(out, "{line}");
     }
+    if let Some(line) = external_line(d) {
+        let _ = writeln!(out, "{line}");
+    }
     let _ = writeln!(out, "result: {}", outcome(d));
     out
 }
@@ -230,10 +249,12 @@ pub fn diff_json(d: &RevisionDiff) -> Value {
     let mut v = serde_json::to_value(d).unwrap_or(Value::Null);
     v["changed"] = json!(d.changed());
     v["not_compared"] = json!(d.not_compared());
+    v["external_unchanged"] = json!(d.external_unchanged());
     if let Some(clusters) = v["clusters"].as_array_mut() {
         for (cv, c) in clusters.iter_mut().zip(&d.clusters) {
             cv["changed"] = json!(c.changed());
             cv["not_compared"] = json!(c.not_compared().count());
+            cv["external_unchanged"] = json!(c.external_unchanged().count());
         }
     }
     v
@@ -255,6 +276,9 @@ fn diff_markdown_body(d: &RevisionDiff, out: &mut String) {
     }
     if let Some(line) = not_compared_line(d) {
         let _ = writeln!(out, "\n⚠️ {line}");
+    }
+    if let Some(line) = external_line(d) {
+        let _ = writeln!(out, "\n{line}");
     }
     for c in &d.clusters {
         let changed: Vec<&KustomizationDiff> = c
@@ -780,6 +804,7 @@ mod tests {
                     head_sha256: Some("b".repeat(64)),
                     base_problem: None,
                     head_problem: None,
+                    external: None,
                     objects: vec![ObjectDiff {
                         object: ObjectId {
                             group: String::new(),

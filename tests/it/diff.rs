@@ -985,3 +985,133 @@ fn a_parent_failing_in_either_revision_makes_its_children_not_compared_not_remov
         }
     }
 }
+
+/// A committed copy of `testdata/notcompared/external`: `vendor-apps` on an OCIRepository
+/// the repository declares (and `substituteFrom` a ConfigMap of the cluster), `tenants` on
+/// the OCIRepository a FluxInstance makes, `web` rendered.
+fn with_externals() -> tempfile::TempDir {
+    repo_from("testdata/notcompared/external")
+}
+
+fn kustomization_diff<'a>(json: &'a Value, name: &str) -> &'a Value {
+    json["clusters"][0]["kustomizations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kustomization"] == name)
+        .unwrap_or_else(|| panic!("{name} in {json:#}"))
+}
+
+// What an external Kustomization applies is a function of its own object, its source's
+// object and its var sources: all byte-identical, it applies the same, and a refactor
+// next to it is proved.
+#[test]
+fn an_external_kustomization_unchanged_in_both_revisions_is_identical_and_the_proof_passes() {
+    let repo = with_externals();
+    fs::create_dir(repo.path().join("apps/web/sub")).unwrap();
+    fs::rename(
+        repo.path().join("apps/web/configmap.yaml"),
+        repo.path().join("apps/web/sub/configmap.yaml"),
+    )
+    .unwrap();
+    let out = run(repo.path(), &["prove", "--base", "HEAD"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("dev: 2/4 artifacts identical, 2 identical (external, unchanged)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "identical (external, unchanged) flux-system/vendor-apps  - -> -\n    base and head: external: source OCIRepository/flux-system/vendor is not this repository"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "identical in base and head: its Kustomization object, OCIRepository/flux-system/vendor, ConfigMap/flux-system/cluster-vars"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.ends_with("prove: PASS\n"), "{}", out.stdout);
+    let json = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]);
+    assert_eq!(json.code, 0, "{}{}", json.stdout, json.stderr);
+    let json = json.json();
+    assert_eq!(json["external_unchanged"], 2);
+    assert_eq!(json["not_compared"], 0);
+    assert_eq!(
+        kustomization_diff(&json, "flux-system/tenants")["change"],
+        "external unchanged"
+    );
+}
+
+// When the source object changes, what the Kustomization applies may change: not compared,
+// naming the field.
+#[test]
+fn an_external_kustomization_whose_source_changed_is_not_compared_naming_the_change() {
+    let repo = with_externals();
+    edit(
+        repo.path(),
+        "clusters/dev/vendor.yaml",
+        "tag: v1.2",
+        "tag: v1.3",
+    );
+    let out = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let json = out.json();
+    let k = kustomization_diff(&json, "flux-system/vendor-apps");
+    assert_eq!(k["change"], "not compared");
+    assert_eq!(
+        k["external"],
+        "OCIRepository/flux-system/vendor changed: spec.ref.tag: \"v1.2\" -> \"v1.3\""
+    );
+    // The other external one did not change.
+    assert_eq!(
+        kustomization_diff(&json, "flux-system/tenants")["change"],
+        "external unchanged"
+    );
+    let prove = run(repo.path(), &["prove", "--base", "HEAD", "--expect", "any"]);
+    assert_eq!(prove.code, 1, "{}{}", prove.stdout, prove.stderr);
+    assert!(
+        prove
+            .stdout
+            .contains("could not see dev:flux-system/vendor-apps"),
+        "{}",
+        prove.stdout
+    );
+}
+
+// A source no render holds is made on the cluster; when what may make it (a FluxInstance's
+// spec.sync) or a var source changes, the Kustomization is not compared.
+#[test]
+fn an_external_kustomization_whose_source_maker_or_var_source_changed_is_not_compared() {
+    let repo = with_externals();
+    edit(
+        repo.path(),
+        "clusters/dev/operator.yaml",
+        "ref: latest",
+        "ref: stable",
+    );
+    edit(
+        repo.path(),
+        "clusters/dev/cluster-vars.yaml",
+        "cluster_name: dev",
+        "cluster_name: dev-1",
+    );
+    let json = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]).json();
+    let tenants = kustomization_diff(&json, "flux-system/tenants");
+    assert_eq!(tenants["change"], "not compared");
+    assert_eq!(
+        tenants["external"],
+        "OCIRepository/flux-system/flux-system is not in the repository and may be made by FluxInstance/flux-system/flux: FluxInstance/flux-system/flux changed: spec.sync.ref: \"latest\" -> \"stable\""
+    );
+    let vendor = kustomization_diff(&json, "flux-system/vendor-apps");
+    assert_eq!(vendor["change"], "not compared");
+    assert_eq!(
+        vendor["external"],
+        "ConfigMap/flux-system/cluster-vars changed: data.cluster_name: \"dev\" -> \"dev-1\""
+    );
+}
