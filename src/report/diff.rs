@@ -42,9 +42,6 @@ fn counts(c: &ClusterDiff) -> String {
             crate::report::plural(c.moves.len(), "object")
         ));
     }
-    if !c.skipped.is_empty() {
-        parts.push(format!("{} skipped (inputs unchanged)", c.skipped.len()));
-    }
     let mut s = parts.join(", ");
     match c.presence {
         Presence::Both => {}
@@ -86,6 +83,19 @@ fn external_line(d: &RevisionDiff) -> Option<String> {
             "{} external and unchanged: not rendered, but their Kustomization, source and var \
              source objects are identical in base and head (see above)",
             crate::report::plural(n, "Kustomization")
+        )
+    })
+}
+
+/// How many Kustomizations head took from base unchanged (changed-only, the default), when
+/// any.
+fn skipped_line(d: &RevisionDiff) -> Option<String> {
+    let n: usize = d.clusters.iter().map(|c| c.skipped.len()).sum();
+    let total: usize = d.clusters.iter().map(|c| c.kustomizations.len()).sum();
+    (n > 0).then(|| {
+        format!(
+            "{n} of {total} Kustomizations taken from base: nothing they read changed (--full \
+             renders them again)"
         )
     })
 }
@@ -237,6 +247,9 @@ pub fn diff_text(d: &RevisionDiff) -> String {
         let _ = writeln!(out, "{line}");
     }
     if let Some(line) = external_line(d) {
+        let _ = writeln!(out, "{line}");
+    }
+    if let Some(line) = skipped_line(d) {
         let _ = writeln!(out, "{line}");
     }
     let _ = writeln!(out, "result: {}", outcome(d));

@@ -493,8 +493,9 @@ fn skipped(json: &Value, cluster: &str) -> BTreeSet<String> {
         .unwrap_or_default()
 }
 
+// Changed-only is the default (tested equal to `--full` below and in the next tests).
 #[test]
-fn changed_only_skips_what_did_not_change_and_reports_the_same_changes() {
+fn changed_only_is_the_default_skips_what_did_not_change_and_reports_the_same_changes() {
     let repo = repo_from("testdata/fleet");
     edit(
         repo.path(),
@@ -502,18 +503,15 @@ fn changed_only_skips_what_did_not_change_and_reports_the_same_changes() {
         "WEB_REPLICAS: \"3\"",
         "WEB_REPLICAS: \"4\"",
     );
-    let full = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]);
-    let quick = run(
+    let full = run(
         repo.path(),
-        &[
-            "diff",
-            "--base",
-            "HEAD",
-            "--changed-only",
-            "--format",
-            "json",
-        ],
+        &["diff", "--base", "HEAD", "--full", "--format", "json"],
     );
+    assert!(
+        skipped(&full.json(), "dev").is_empty(),
+        "--full skips nothing"
+    );
+    let quick = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]);
     assert_eq!(quick.code, 1, "{}", quick.stderr);
     let quick_json = quick.json();
     // dev reads nothing that changed; in prod only the root (it applies cluster-vars) and
@@ -567,7 +565,10 @@ fn changed_only_agrees_with_a_full_diff_on_every_kind_of_edit() {
     for (what, apply) in edits {
         let repo = repo_from("testdata/fleet");
         apply(repo.path());
-        let full = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]);
+        let full = run(
+            repo.path(),
+            &["diff", "--base", "HEAD", "--full", "--format", "json"],
+        );
         let quick = run(
             repo.path(),
             &[
@@ -618,7 +619,15 @@ fn changed_only_with_a_warm_cache_agrees_with_a_cold_full_diff_after_each_edit()
         apply(repo.path());
         let full = run(
             repo.path(),
-            &["diff", "--base", "HEAD", "--format", "json", "--no-cache"],
+            &[
+                "diff",
+                "--base",
+                "HEAD",
+                "--full",
+                "--format",
+                "json",
+                "--no-cache",
+            ],
         );
         assert_eq!(full.code, 1, "{what}: {}", full.stderr);
         for attempt in ["first", "second"] {
@@ -633,6 +642,83 @@ fn changed_only_with_a_warm_cache_agrees_with_a_cold_full_diff_after_each_edit()
         let text = ["diff", "--base", "HEAD", "--changed-only"];
         assert_eq!(warm(&text).stdout, run(repo.path(), &text).stdout, "{what}");
     }
+}
+
+// A head revision's render is stored as the base's is: the second diff of the same two
+// revisions renders neither, and says what a full, cold diff says.
+#[test]
+fn a_diff_of_two_revisions_keeps_both_renders_and_agrees_with_a_full_cold_diff() {
+    let repo = repo_from("testdata/fleet");
+    edit(
+        repo.path(),
+        "clusters/prod/cluster-vars.yaml",
+        "WEB_REPLICAS: \"3\"",
+        "WEB_REPLICAS: \"4\"",
+    );
+    commit_all(repo.path(), "one value");
+    let cache = tempfile::tempdir().unwrap();
+    let args = [
+        "diff",
+        "--base",
+        "HEAD~1",
+        "--head",
+        "HEAD",
+        "--format",
+        "json",
+        "--cache-dir",
+        cache.path().to_str().unwrap(),
+    ];
+    let first = run(repo.path(), &args);
+    assert_eq!(first.code, 1, "{}{}", first.stdout, first.stderr);
+    let stored = fs::read_dir(cache.path().join("revisions"))
+        .unwrap()
+        .flatten()
+        .count();
+    assert_eq!(stored, 2, "base and head renders are stored");
+    let second = run(repo.path(), &args);
+    let full = run(
+        repo.path(),
+        &[
+            "diff",
+            "--base",
+            "HEAD~1",
+            "--head",
+            "HEAD",
+            "--format",
+            "json",
+            "--full",
+            "--no-cache",
+        ],
+    );
+    assert_eq!(full.code, 1, "{}", full.stderr);
+    assert_eq!(without_skipped(first.json()), full.json());
+    assert_eq!(without_skipped(second.json()), full.json());
+    // And images --diff, which the action runs next, reads them too.
+    let images = run(
+        repo.path(),
+        &[
+            "images",
+            "--diff",
+            "--base",
+            "HEAD~1",
+            "--head",
+            "HEAD",
+            "--cache-dir",
+            cache.path().to_str().unwrap(),
+        ],
+    );
+    assert!(images.code == 0 || images.code == 1, "{}", images.stderr);
+}
+
+#[test]
+fn changed_only_and_full_cannot_be_asked_together() {
+    let repo = repo_from("testdata/fleet");
+    let out = run(
+        repo.path(),
+        &["diff", "--base", "HEAD", "--changed-only", "--full"],
+    );
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("--full"), "{}", out.stderr);
 }
 
 #[test]

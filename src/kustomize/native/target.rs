@@ -364,7 +364,10 @@ fn set_openapi(
 /// the text alone, so what `accumulate_resource` does with the result, errors included,
 /// is the same in either case; empty below [`PREFETCH_FROM`] resources.
 #[allow(clippy::type_complexity, reason = "one read result per resource entry")]
-fn prefetch(vfs: &Vfs, k: &Kustomization) -> Vec<Option<Result<Vec<(Node, EmptyNulls)>, ReadError>>> {
+fn prefetch(
+    vfs: &Vfs,
+    k: &Kustomization,
+) -> Vec<Option<Result<Vec<(Node, EmptyNulls)>, ReadError>>> {
     use rayon::prelude::*;
     if k.resources.len() < PREFETCH_FROM {
         return Vec::new();
