@@ -338,6 +338,14 @@ fn yaml_merge_keys_resolve_as_kyaml_de_anchors_them() {
 // kyaml's merge walk clears every field whose value is a null written as nothing (`a:`)
 // where it walks (the object's mappings, the elements of lists that merge by key), and keeps
 // `null`, `~`, list items and what lies in lists that do not merge.
+// libyaml keeps a block scalar's final line break only when there is one: a `patch: |-`
+// ending in a `|` value (budimanjojo-home-cluster's HelmRelease post-renderer patches, found
+// comparing with flate), a file ending without a line break.
+#[test]
+fn a_block_scalar_ending_the_text_without_a_line_break_has_no_final_break() {
+    assert_fixture("block-scalar-unbroken-end");
+}
+
 #[test]
 fn a_strategic_merge_drops_the_nulls_written_as_nothing_where_kyaml_walks() {
     assert_fixture("strategic-merge-empty-nulls/base");
@@ -700,7 +708,7 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 55, "{found:#?}");
+    assert_eq!(found.len(), 56, "{found:#?}");
 }
 
 // api/resmap/reswrangler.go appendReplaceOrMerge and api/resource/resource.go

@@ -117,6 +117,13 @@ fn read_yaml(text: &str) -> Result<Vec<(Node, EmptyNulls)>, ReadError> {
     // in a double-quoted scalar, and tabs in indentation.
     let check_escapes = text.contains("\\/");
     let check_tabs = text.contains('\t');
+    // Where the stream's last line starts, when the text ends without a line break after its
+    // last non-blank character (a block scalar reaching past it ends unbroken).
+    let unbroken_end = {
+        let trimmed = text.trim_end_matches([' ', '\t']);
+        (!trimmed.is_empty() && !trimmed.ends_with(['\n', '\r']))
+            .then(|| trimmed.rfind(['\n', '\r']).map_or(0, |i| i + 1))
+    };
     let mut parser = Parser::new_from_str(text);
     let mut docs = Vec::new();
     let mut empty_null = EmptyNulls::None;
@@ -182,6 +189,19 @@ fn read_yaml(text: &str) -> Result<Vec<(Node, EmptyNulls)>, ReadError> {
                     if let Some(v) = folded.next(text, &value)? {
                         value = std::borrow::Cow::Owned(v);
                     }
+                }
+                // A block scalar whose last line ends the stream without a line break: libyaml
+                // has no final break to keep (`|` and `>` keep one only when there is one),
+                // where saphyr adds one. A patch written as `patch: |-` ending in a `|` value
+                // gives such a text.
+                if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded)
+                    && value.ends_with('\n')
+                    && !unbroken_end.is_some_and(|end| cursor.byte_at(text, span.end.index()) < end)
+                    && unbroken_end.is_some()
+                {
+                    let mut v = value.into_owned();
+                    v.pop();
+                    value = std::borrow::Cow::Owned(v);
                 }
                 let is_key = matches!(stack.last(), Some(Frame::Map(m)) if m.pending.is_none() && !m.pending_merge);
                 // saphyr reports an empty node as an empty plain scalar.
