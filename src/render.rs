@@ -345,7 +345,12 @@ pub fn load_tree_known(
         spec_ignore: None,
     };
     Ok(match rev {
-        Some(rev) => materialize_rev(dir, rev, &source)?,
+        // A work tree holding exactly the revision (a CI checkout of the head) is read in
+        // place; any other revision is read out of git.
+        Some(rev) => match crate::source::revision_in_place(dir, rev, &source)? {
+            Some(tree) => tree,
+            None => materialize_rev(dir, rev, &source)?,
+        },
         // The work tree is read in place (`source::SourceFs`): copying it costs more than
         // rendering it.
         None => in_place(dir, &source)?,

@@ -263,6 +263,43 @@ pub(crate) fn revision(dir: &Path, rev: &str) -> Result<Revision, SourceError> {
     Ok(Revision { commit, entries })
 }
 
+/// The object ids of the files `paths` (relative to `dir`) as their bytes are, with no
+/// filter or line-ending conversion (`git hash-object --no-filters --stdin-paths`), in order.
+pub(crate) fn hash_files(dir: &Path, paths: &[&str]) -> Result<Vec<String>, SourceError> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let failed = |stderr: String| SourceError::Git {
+        dir: dir.to_path_buf(),
+        command: "hash-object --no-filters --stdin-paths".to_owned(),
+        stderr,
+    };
+    let mut child = command(dir, &["hash-object", "--no-filters", "--stdin-paths"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| spawn_error(dir, e))?;
+    let Some(mut stdin) = child.stdin.take() else {
+        return Err(failed("no pipe to git".to_owned()));
+    };
+    let mut input = paths.join("\n");
+    input.push('\n');
+    // Write from another thread so a full stdout pipe cannot deadlock us.
+    let writer = thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().map_err(|e| spawn_error(dir, e))?;
+    let _ = writer.join();
+    if !out.status.success() {
+        return Err(failed(
+            String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect())
+}
+
 /// Streams the contents of `oids` (in order) from one `git cat-file --batch`.
 pub(crate) fn for_each_blob(
     dir: &Path,

@@ -550,6 +550,77 @@ pub fn materialize_rev(dir: &Path, rev: &str, opts: &SourceOptions) -> Result<Tr
     build(dir, entries, opts, Some(revision.commit))
 }
 
+/// What [`materialize_rev`] gives, read in place from the work tree when the work tree holds
+/// exactly the revision: every file of the revision's folder is a regular file there, git
+/// tracks no other, and each one's bytes hash to the revision's blob (`git hash-object
+/// --no-filters`: no line-ending or filter conversion taken for equality). A CI job's
+/// checkout of the head it diffs is such a work tree: nothing is copied out of git. `None`
+/// when the work tree differs in any way (the revision is then materialised).
+pub fn revision_in_place(
+    dir: &Path,
+    rev: &str,
+    opts: &SourceOptions,
+) -> Result<Option<Tree>, SourceError> {
+    check_dir(dir)?;
+    if !git::in_work_tree(dir)? {
+        return Ok(None);
+    }
+    // Only a revision of the folder HEAD has is tried (a diff's base seldom is).
+    let folder_tree = |r: &str| git::resolve(dir, r).map(|id| id.map(|(_, tree)| tree));
+    let tree = folder_tree(rev)?;
+    if tree.is_none() || tree != folder_tree("HEAD")? {
+        return Ok(None);
+    }
+    let revision = git::revision(dir, rev)?;
+    let regular = |mode: &str| matches!(mode, "100644" | "100755" | "100664");
+    if revision.entries.iter().any(|e| !regular(&e.mode)) {
+        return Ok(None);
+    }
+    // The paths git tracks here now: the same set, or the work tree is not the revision.
+    let tracked = git::tracked(dir)?;
+    if tracked.len() != revision.entries.len()
+        || tracked
+            .iter()
+            .zip(&revision.entries)
+            .any(|(t, e)| *t != e.path)
+    {
+        return Ok(None);
+    }
+    let root = fs::canonicalize(dir).map_err(|source| SourceError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut entries = Vec::with_capacity(revision.entries.len());
+    let mut paths = Vec::with_capacity(revision.entries.len());
+    for e in &revision.entries {
+        let kind = match walk::classify(&root.join(&e.path))? {
+            Some(kind @ Kind::File { .. }) => kind,
+            _ => return Ok(None),
+        };
+        let Some(text) = e.path.to_str().filter(|p| !p.contains('\n')) else {
+            return Ok(None);
+        };
+        paths.push(text);
+        entries.push(Entry {
+            path: e.path.clone(),
+            kind,
+        });
+    }
+    let oids = git::hash_files(dir, &paths)?;
+    if oids.len() != revision.entries.len()
+        || oids.iter().zip(&revision.entries).any(|(o, e)| *o != e.oid)
+    {
+        return Ok(None);
+    }
+    let plan = plan(&root, entries, opts)?;
+    Ok(Some(plan.into_tree(
+        Holder::InPlace,
+        &root,
+        Some(revision.commit),
+        None,
+    )))
+}
+
 /// A revision of the repository containing a directory, as git names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RevisionId {
