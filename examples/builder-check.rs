@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use fluxsim::kustomize::native::{build_native, NativeError};
+use fluxsim::kustomize::native::vfs::Vfs;
+use fluxsim::kustomize::native::{build_native_in, NativeError};
 use fluxsim::kustomize::KustomizeBinary;
 
 const FILE_NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
@@ -67,7 +68,9 @@ fn main() -> ExitCode {
         } else {
             shown
         };
-        let native = build_native(dir);
+        // Both confined to DIR: the binary runs in the tool box reading DIR only, as a
+        // fluxsim build reads its source tree only.
+        let native = build_native_in(dir, &Vfs::folder(&root));
         if let Err(NativeError::Unsupported { feature, file }) = &native {
             delegated += 1;
             if verbose {
