@@ -174,7 +174,7 @@ pub(crate) struct CompareArgs {
 /// The head of a diff: rendered here, or a revision's render taken from the store.
 pub(super) enum Head {
     /// Rendered in this run (its tree is there: canaries can be planted in it).
-    Rendered(RepoRender),
+    Rendered(Box<RepoRender>),
     /// A revision's render from the store: nothing of the revision was read.
     Stored(Vec<crate::model::ClusterRender>),
 }
@@ -216,7 +216,8 @@ impl Pair {
             base, head, diff, ..
         } = self;
         match head {
-            Head::Rendered(RepoRender { tree, clusters, .. }) => {
+            Head::Rendered(render) => {
+                let RepoRender { tree, clusters, .. } = *render;
                 drop(tree);
                 std::mem::forget(clusters);
             }
@@ -339,7 +340,7 @@ pub(super) fn render_pair(
     );
     Ok(Pair {
         base,
-        head: Head::Rendered(head),
+        head: Head::Rendered(Box::new(head)),
         diff,
         head_opts: opts.clone(),
     })
@@ -389,6 +390,7 @@ pub(crate) fn run_prove(args: &ProveArgs) -> Outcome {
     let Head::Rendered(head) = head else {
         anyhow::bail!("internal: prove's head was not rendered");
     };
+    let head = *head;
     // Where to plant canaries, and what each must change, comes from kustomize's origin
     // annotations: one more render of head that tracks them. The diff and canary renders do
     // not, so they keep every build the native builder can do.

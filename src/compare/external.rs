@@ -50,6 +50,7 @@ fn short(id: &ObjectId) -> String {
 
 /// The field changes from `old` to `new`, on one line (Secret values masked unless shown).
 fn changes(old: &ArtifactObject, new: &ArtifactObject, show_secrets: bool) -> String {
+    const SHOWN: usize = 4;
     let secret =
         crate::report::mask::is_secret(&old.object) || crate::report::mask::is_secret(&new.object);
     let masked = |p: &str| {
@@ -57,7 +58,6 @@ fn changes(old: &ArtifactObject, new: &ArtifactObject, show_secrets: bool) -> St
     };
     let text = super::fields::field_changes(&old.object, &new.object, &masked);
     let lines: Vec<&str> = text.lines().collect();
-    const SHOWN: usize = 4;
     let mut out = lines
         .iter()
         .take(SHOWN)

@@ -457,6 +457,10 @@ fn join_rel(dir: &str, entry: &str) -> Option<String> {
 /// Reachability is read on the text of the kustomization files and of the Flux objects,
 /// never on what a build gives: a build may fail offline (a remote base beside a local
 /// folder) or not be tried, and what its kustomization lists is reached all the same.
+#[allow(
+    clippy::too_many_lines,
+    reason = "one pass, read top to bottom: what is listed, what is reached, what is left"
+)]
 fn apply_sets(
     fs: &SourceFs,
     files: &[(String, FileFacts)],
@@ -531,20 +535,7 @@ fn apply_sets(
         }
         (seen, flux)
     };
-    // Every folder of the tree that holds a YAML file, or a folder that does.
-    let folders: BTreeSet<String> = yaml
-        .iter()
-        .flat_map(|f| {
-            let mut out = Vec::new();
-            let mut at = parent_dir(f);
-            while at != "." {
-                out.push(at.clone());
-                at = parent_dir(&at);
-            }
-            out
-        })
-        .chain(std::iter::once(".".to_string()))
-        .collect();
+    let folders = folders_of(&yaml);
     // Every folder some Flux Kustomization (or cluster root) builds, or builds from, and the
     // Flux Kustomizations those builds apply.
     let mut reached: BTreeSet<String> = BTreeSet::new();
@@ -596,6 +587,22 @@ fn apply_sets(
                 .any(|(other, seen)| other != d && seen.contains(d))
         })
         .map(|(d, _)| (d.clone(), kustomizations[d].0.clone()))
+        .collect()
+}
+
+/// Every folder of the tree that holds a YAML file, or a folder that does, and the root.
+fn folders_of(yaml: &[&str]) -> BTreeSet<String> {
+    yaml.iter()
+        .flat_map(|f| {
+            let mut out = Vec::new();
+            let mut at = parent_dir(f);
+            while at != "." {
+                out.push(at.clone());
+                at = parent_dir(&at);
+            }
+            out
+        })
+        .chain(std::iter::once(".".to_string()))
         .collect()
 }
 

@@ -593,9 +593,8 @@ pub fn revision_in_place(
     let mut entries = Vec::with_capacity(revision.entries.len());
     let mut paths = Vec::with_capacity(revision.entries.len());
     for e in &revision.entries {
-        let kind = match walk::classify(&root.join(&e.path))? {
-            Some(kind @ Kind::File { .. }) => kind,
-            _ => return Ok(None),
+        let Some(kind @ Kind::File { .. }) = walk::classify(&root.join(&e.path))? else {
+            return Ok(None);
         };
         let Some(text) = e.path.to_str().filter(|p| !p.contains('\n')) else {
             return Ok(None);

@@ -205,9 +205,9 @@ fn drop_empty_nulls(
         }
         Node::Seq(items) => {
             // Only a list that merges by keys has its elements walked.
-            if !schema
+            if schema
                 .and_then(Schema::merge_keys)
-                .is_some_and(|k| !k.is_empty())
+                .is_none_or(|k| k.is_empty())
             {
                 return;
             }

@@ -76,13 +76,13 @@ impl EmptyNulls {
         for f in stack {
             match f {
                 Frame::Seq(items, _, _) => path.push(Seg::Index(items.len())),
-                Frame::Map(m) => match &m.pending {
-                    Some(k) => path.push(Seg::Key(k.clone())),
-                    None => {
+                Frame::Map(m) => {
+                    let Some(k) = &m.pending else {
                         *self = EmptyNulls::Unknown;
                         return;
-                    }
-                },
+                    };
+                    path.push(Seg::Key(k.clone()));
+                }
             }
         }
         match self {
@@ -196,8 +196,7 @@ fn read_yaml(text: &str) -> Result<Vec<(Node, EmptyNulls)>, ReadError> {
                 // gives such a text.
                 if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded)
                     && value.ends_with('\n')
-                    && !unbroken_end.is_some_and(|end| cursor.byte_at(text, span.end.index()) < end)
-                    && unbroken_end.is_some()
+                    && unbroken_end.is_some_and(|end| cursor.byte_at(text, span.end.index()) >= end)
                 {
                     let mut v = value.into_owned();
                     v.pop();
