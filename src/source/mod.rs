@@ -551,9 +551,11 @@ pub fn materialize_rev(dir: &Path, rev: &str, opts: &SourceOptions) -> Result<Tr
 }
 
 /// What [`materialize_rev`] gives, read in place from the work tree when the work tree holds
-/// exactly the revision: every file of the revision's folder is a regular file there, git
-/// tracks no other, and each one's bytes hash to the revision's blob (`git hash-object
-/// --no-filters`: no line-ending or filter conversion taken for equality). A CI job's
+/// the revision: every file of the revision's folder is a regular file there whose bytes
+/// hash to the revision's blob (`git hash-object --no-filters`: no line-ending or filter
+/// conversion taken for equality). The tree shows those files only, whatever else the work
+/// tree holds (untracked or newly staged files are not in it, as they are not in the
+/// revision). A CI job's
 /// checkout of the head it diffs is such a work tree: nothing is copied out of git. `None`
 /// when the work tree differs in any way (the revision is then materialised).
 pub fn revision_in_place(
@@ -562,28 +564,19 @@ pub fn revision_in_place(
     opts: &SourceOptions,
 ) -> Result<Option<Tree>, SourceError> {
     check_dir(dir)?;
-    if !git::in_work_tree(dir)? {
-        return Ok(None);
-    }
     // Only a revision of the folder HEAD has is tried (a diff's base seldom is).
-    let folder_tree = |r: &str| git::resolve(dir, r).map(|id| id.map(|(_, tree)| tree));
-    let tree = folder_tree(rev)?;
-    if tree.is_none() || tree != folder_tree("HEAD")? {
+    let Some((commit, tree, head_tree)) = git::resolve_with_head(dir, rev)? else {
+        return Ok(None);
+    };
+    if tree != head_tree {
         return Ok(None);
     }
-    let revision = git::revision(dir, rev)?;
+    let revision = git::Revision {
+        commit,
+        entries: git::list_tree(dir, &tree)?,
+    };
     let regular = |mode: &str| matches!(mode, "100644" | "100755" | "100664");
     if revision.entries.iter().any(|e| !regular(&e.mode)) {
-        return Ok(None);
-    }
-    // The paths git tracks here now: the same set, or the work tree is not the revision.
-    let tracked = git::tracked(dir)?;
-    if tracked.len() != revision.entries.len()
-        || tracked
-            .iter()
-            .zip(&revision.entries)
-            .any(|(t, e)| *t != e.path)
-    {
         return Ok(None);
     }
     let root = fs::canonicalize(dir).map_err(|source| SourceError::Read {

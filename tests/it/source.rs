@@ -342,10 +342,10 @@ fn materialize_rev_does_not_read_the_work_tree() {
     );
 }
 
-// A work tree holding exactly the revision (a CI checkout of the head) is read in place:
-// the same files and digests as the revision read out of git, nothing copied. Any difference
-// (an edit, a file git does not track at the revision, a line-ending conversion, another
-// revision) reads the revision out of git instead.
+// A work tree holding the revision (a CI checkout of the head) is read in place: the same
+// files and digests as the revision read out of git, nothing copied, nothing else shown. Any
+// difference in a file of the revision (an edit, a line-ending conversion, another revision)
+// reads the revision out of git instead.
 #[test]
 fn a_work_tree_holding_exactly_the_revision_is_read_in_place() {
     let repo = repo(&[
@@ -379,12 +379,21 @@ fn a_work_tree_holding_exactly_the_revision_is_read_in_place() {
     assert!(revision_in_place(repo.path(), "HEAD", &opts())
         .unwrap()
         .is_some());
-    // A file staged but not committed: git tracks more than the revision holds.
+    // A file staged but not committed, or not tracked at all, is not in the revision, nor in
+    // the tree read in place.
     write(repo.path(), "e.yaml", "e: 5\n");
     git(repo.path(), &["add", "e.yaml"]);
-    assert!(revision_in_place(repo.path(), "HEAD", &opts())
+    write(repo.path(), "loose.yaml", "l: 6\n");
+    let tree = revision_in_place(repo.path(), "HEAD", &opts())
         .unwrap()
-        .is_none());
+        .expect("the revision's files are as committed");
+    // (`untracked.yaml` was committed with the second commit; `x.png` is ignored.)
+    assert_eq!(
+        files(&tree),
+        ["a.yaml", "c.yaml", "d/b.yaml", "untracked.yaml"]
+    );
+    assert!(!tree.fs().is_file(&tree.root().join("e.yaml")));
+    assert!(!tree.fs().is_file(&tree.root().join("loose.yaml")));
 }
 
 // Line endings converted on checkout: the work tree's bytes are not the blob's.
