@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::cache::store::Store;
 use crate::cache::BuildCache;
-use crate::discover::{cluster_from_arg, discover, discover_files, Cluster, Discovery, FileFacts};
+use crate::discover::{cluster_from_arg, discover_files_with, Cluster, Discovery, FileFacts};
 use crate::kustomize::{AutoBuilder, NativeBuilder};
 use crate::kustomize::{Builder, KustomizeBinary};
 use crate::model::ClusterRender;
@@ -199,12 +199,48 @@ pub fn make_builder(opts: &RepoOptions) -> Result<Box<dyn Builder>, RenderError>
 
 /// Finds the clusters of a source tree.
 pub fn clusters_of(fs: &SourceFs, opts: &RepoOptions) -> Result<Vec<Cluster>, RenderError> {
-    clusters_found(fs, discover(fs), opts)
+    let config = crate::config::Config::load(fs)?;
+    let mappings = source_mappings(opts, &config)?;
+    let mut files = Vec::new();
+    crate::discover::yaml_files(fs, fs.root(), &mut files);
+    let facts: Vec<(String, FileFacts)> = files
+        .iter()
+        .map(|file| {
+            let rel = file
+                .strip_prefix(fs.root())
+                .unwrap_or(file)
+                .to_string_lossy()
+                .replace('\\', "/");
+            (rel, FileFacts::of(fs.read_to_string(file).ok().as_deref()))
+        })
+        .collect();
+    clusters_found(fs, discover_files_with(fs, &facts, &mappings), opts)
+}
+
+/// The sources mapped to folders: the command line's, then `fluxsim.toml`'s.
+fn source_mappings(
+    opts: &RepoOptions,
+    config: &crate::config::Config,
+) -> Result<Vec<SourceMapping>, RenderError> {
+    let cli: Vec<SourceMapping> = opts
+        .sources
+        .iter()
+        .cloned()
+        .collect::<Result<_, _>>()
+        .map_err(RenderError::Mapping)?;
+    Ok(crate::source::mapping::merged(
+        &cli,
+        &config.source_mappings(),
+    ))
 }
 
 /// Discovers the clusters of `tree`, reading again only the YAML files that `known` does not
 /// hold with the same digest; gives the facts of every YAML file that has any, too.
-fn discover_tree(tree: &Tree, known: Option<&Known>) -> (Discovery, BTreeMap<String, FileFacts>) {
+fn discover_tree(
+    tree: &Tree,
+    known: Option<&Known>,
+    mappings: &[SourceMapping],
+) -> (Discovery, BTreeMap<String, FileFacts>) {
     use rayon::prelude::*;
     let (fs, root) = (tree.fs(), tree.root());
     let paths: Vec<&PathBuf> = tree
@@ -228,7 +264,7 @@ fn discover_tree(tree: &Tree, known: Option<&Known>) -> (Discovery, BTreeMap<Str
             (rel, facts)
         })
         .collect();
-    let found = discover_files(fs, &files);
+    let found = discover_files_with(fs, &files, mappings);
     let facts = files.into_iter().filter(|(_, f)| !f.is_empty()).collect();
     (found, facts)
 }
@@ -312,7 +348,12 @@ pub fn load_tree_known(
         spec_ignore: None,
     };
     Ok(match rev {
-        Some(rev) => materialize_rev(dir, rev, &source)?,
+        // A work tree holding exactly the revision (a CI checkout of the head) is read in
+        // place; any other revision is read out of git.
+        Some(rev) => match crate::source::revision_in_place(dir, rev, &source)? {
+            Some(tree) => tree,
+            None => materialize_rev(dir, rev, &source)?,
+        },
         // The work tree is read in place (`source::SourceFs`): copying it costs more than
         // rendering it.
         None => in_place(dir, &source)?,
@@ -358,7 +399,10 @@ pub fn render_tree_with(
         .num_threads(opts.jobs)
         .build()
         .map_err(|e| RenderError::Threads(opts.jobs, e.to_string()))?;
-    let (found, facts) = pool.install(|| discover_tree(&tree, prior.known.as_ref()));
+    let config = crate::config::Config::load(tree.fs())?;
+    // Sources mapped to folders: the command line's, then fluxsim.toml's.
+    let mappings = source_mappings(opts, &config)?;
+    let (found, facts) = pool.install(|| discover_tree(&tree, prior.known.as_ref(), &mappings));
     let discovered = found.clusters.clone();
     let clusters = clusters_found(tree.fs(), found, opts)?;
     // What each cluster's GitRepository shows of the tree: the tree itself, or a view of it
@@ -376,7 +420,6 @@ pub fn render_tree_with(
             None => tree.fs(),
         })
         .collect();
-    let config = crate::config::Config::load(tree.fs())?;
     let allow_network = opts.allow_network || (opts.network_from_config && config.network.allow);
     let declared = config.declared(tree.fs())?;
     let yaml_files: Vec<String> = tree
@@ -385,14 +428,6 @@ pub fn render_tree_with(
         .filter(|p| crate::discover::is_yaml_file(p))
         .map(|p| p.to_string_lossy().replace('\\', "/"))
         .collect();
-    // Sources mapped to folders: the command line's, then fluxsim.toml's.
-    let cli: Vec<SourceMapping> = opts
-        .sources
-        .iter()
-        .cloned()
-        .collect::<Result<_, _>>()
-        .map_err(RenderError::Mapping)?;
-    let mappings = crate::source::mapping::merged(&cli, &config.source_mappings());
     let mapped = crate::reconcile::trees::Mapped::read(&tree, &mappings)?;
     let outside = crate::reconcile::sources::Outside {
         config,

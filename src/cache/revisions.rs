@@ -55,47 +55,12 @@ pub fn render_revision(
     cache: &BuildCache<'_>,
     opts: &RepoOptions,
 ) -> Result<RevisionRender, RenderError> {
-    let id = resolve_rev(dir, rev)?;
-    // Another checkout mapped with --source is read as its work tree is now: the revision's
-    // tree id does not pin it down, so such a render is neither stored nor taken.
-    let checkout = opts.sources.iter().any(|m| {
-        matches!(
-            m,
-            Ok(SourceMapping {
-                path: MappedPath::Checkout(_),
-                ..
-            })
-        )
-    });
-    let store = opts
-        .cache_dir
-        .as_deref()
-        // Charts may come from outside the tree (a HelmRepository), so a render with
-        // HelmReleases is not pinned down by the tree either.
-        .filter(|_| !checkout && opts.helm.is_none())
-        .map(Store::new);
-    let key = id.as_ref().map(|id| entry_key(&id.tree, cache, opts));
-    if let (Some(id), Some(key), Some(store)) = (&id, &key, &store) {
-        if let Some(entry) = store.get_in(SECTION, key).and_then(|body| decode(&body)) {
-            return Ok(RevisionRender {
-                commit: id.commit.clone(),
-                clusters: entry.clusters,
-                known: entry.known,
-                stored: true,
-            });
-        }
+    let slot = RevisionSlot::of(dir, rev, cache, opts)?;
+    if let Some(stored) = slot.take() {
+        return Ok(stored);
     }
     let render = render_tree_cached(load_tree(dir, Some(rev), opts)?, cache, opts)?;
-    let known = Known {
-        digests: Arc::new(render.tree.digests().clone()),
-        folders: Arc::new(render.tree.folders().clone()),
-        facts: Arc::new(render.facts.clone()),
-    };
-    if let (Some(key), Some(store)) = (&key, &store) {
-        if storable(&render) {
-            store.put_in(SECTION, key, &encode(&render.clusters, &known));
-        }
-    }
+    let known = slot.put(&render);
     let RepoRender { tree, clusters, .. } = render;
     Ok(RevisionRender {
         commit: tree.revision().unwrap_or_default().to_string(),
@@ -103,6 +68,79 @@ pub fn render_revision(
         known,
         stored: false,
     })
+}
+
+/// Where the render of a revision is kept in the store, when it can be: the revision's
+/// commit, and the entry's key.
+pub struct RevisionSlot {
+    id: Option<crate::source::RevisionId>,
+    entry: Option<(String, Store)>,
+}
+
+impl RevisionSlot {
+    /// The slot of the revision `rev` of the repository holding `dir`, rendered with `opts`
+    /// through `cache` (one `git rev-parse`; nothing read).
+    pub fn of(
+        dir: &Path,
+        rev: &str,
+        cache: &BuildCache<'_>,
+        opts: &RepoOptions,
+    ) -> Result<RevisionSlot, RenderError> {
+        let id = resolve_rev(dir, rev)?;
+        // Another checkout mapped with --source is read as its work tree is now: the
+        // revision's tree id does not pin it down, so such a render is neither stored nor
+        // taken.
+        let checkout = opts.sources.iter().any(|m| {
+            matches!(
+                m,
+                Ok(SourceMapping {
+                    path: MappedPath::Checkout(_),
+                    ..
+                })
+            )
+        });
+        let store = opts
+            .cache_dir
+            .as_deref()
+            // Charts may come from outside the tree (a HelmRepository), so a render with
+            // HelmReleases is not pinned down by the tree either.
+            .filter(|_| !checkout && opts.helm.is_none())
+            .map(Store::new);
+        let entry = id
+            .as_ref()
+            .zip(store)
+            .map(|(id, store)| (entry_key(&id.tree, cache, opts), store));
+        Ok(RevisionSlot { id, entry })
+    }
+
+    /// The render stored in the slot, when there is one (checked: a corrupt entry is none).
+    #[must_use]
+    pub fn take(&self) -> Option<RevisionRender> {
+        let (id, (key, store)) = self.id.as_ref().zip(self.entry.as_ref())?;
+        let entry = store.get_in(SECTION, key).and_then(|body| decode(&body))?;
+        Some(RevisionRender {
+            commit: id.commit.clone(),
+            clusters: entry.clusters,
+            known: entry.known,
+            stored: true,
+        })
+    }
+
+    /// Keeps `render` (of this revision) in the slot when it can be told again from the tree
+    /// alone; gives what it knows of the revision's files.
+    pub fn put(&self, render: &RepoRender) -> Known {
+        let known = Known {
+            digests: Arc::new(render.tree.digests().clone()),
+            folders: Arc::new(render.tree.folders().clone()),
+            facts: Arc::new(render.facts.clone()),
+        };
+        if let Some((key, store)) = &self.entry {
+            if storable(render) {
+                store.put_in(SECTION, key, &encode(&render.clusters, &known));
+            }
+        }
+        known
+    }
 }
 
 /// The store key of a revision's render: everything its bytes depend on.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::render::{HelmFlags, RenderFlags, SecretFlags};
 use super::{passed_or_finding, Outcome, Output, Status};
-use crate::cache::revisions::{render_revision, RevisionRender};
+use crate::cache::revisions::{render_revision, RevisionRender, RevisionSlot};
 use crate::cache::BuildCache;
 use crate::canary;
 use crate::compare::{compare_clusters, diff_revisions, DiffOptions, DiffStyle, RevisionDiff};
@@ -43,10 +43,15 @@ pub(crate) struct DiffArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: Format,
-    /// Render again in head only the Kustomizations whose spec, vars or input files changed;
-    /// the others are taken from base (and reported as skipped).
-    #[arg(long)]
+    /// Render again in head only the Kustomizations whose spec, vars or input files changed,
+    /// taking the others from base (reported as skipped). The default: tests check it gives
+    /// the same diff as `--full`.
+    #[arg(long, conflicts_with = "full")]
     pub(crate) changed_only: bool,
+    /// Render every Kustomization of head again, whether its inputs changed or not (the
+    /// full diff; `--changed-only` is the default).
+    #[arg(long)]
+    pub(crate) full: bool,
     #[command(flatten)]
     pub(crate) view: DiffView,
     #[command(flatten)]
@@ -166,10 +171,36 @@ pub(crate) struct CompareArgs {
     pub(crate) helm: HelmFlags,
 }
 
+/// The head of a diff: rendered here, or a revision's render taken from the store.
+pub(super) enum Head {
+    /// Rendered in this run (its tree is there: canaries can be planted in it).
+    Rendered(Box<RepoRender>),
+    /// A revision's render from the store: nothing of the revision was read.
+    Stored(Vec<crate::model::ClusterRender>),
+}
+
+impl Head {
+    /// Its clusters.
+    pub(super) fn clusters(&self) -> &[crate::model::ClusterRender] {
+        match self {
+            Head::Rendered(r) => &r.clusters,
+            Head::Stored(c) => c,
+        }
+    }
+}
+
+/// Whether the caller needs the head's tree (`prove` plants canaries in it), or only its
+/// render (`diff`, `images`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum HeadUse {
+    Tree,
+    Render,
+}
+
 /// Base and head rendered, and what differs.
 pub(super) struct Pair {
     pub(super) base: RevisionRender,
-    pub(super) head: RepoRender,
+    pub(super) head: Head,
     pub(super) diff: RevisionDiff,
     /// The options the head was rendered with (what renders of head copies, such as the
     /// canaries, must use too).
@@ -184,9 +215,15 @@ impl Pair {
         let Pair {
             base, head, diff, ..
         } = self;
-        let RepoRender { tree, clusters, .. } = head;
-        drop(tree);
-        std::mem::forget((base, clusters, diff));
+        match head {
+            Head::Rendered(render) => {
+                let RepoRender { tree, clusters, .. } = *render;
+                drop(tree);
+                std::mem::forget(clusters);
+            }
+            Head::Stored(clusters) => std::mem::forget(clusters),
+        }
+        std::mem::forget((base, diff));
     }
 }
 
@@ -197,6 +234,7 @@ pub(super) fn render_pair(
     args: &DiffArgs,
     opts: &RepoOptions,
     cache: &BuildCache<'_>,
+    use_of_head: HeadUse,
 ) -> anyhow::Result<Pair> {
     let repo = &args.flags.repo;
     let base_rev = base_of(args)?;
@@ -208,6 +246,37 @@ pub(super) fn render_pair(
         include_untracked: opts.include_untracked || args.head.is_none(),
         ..opts.clone()
     };
+    let base_label = match &base_rev.label {
+        Some(l) => format!("{l} ({})", &base.commit[..12.min(base.commit.len())]),
+        None => revision_label(&base_rev.rev, Some(&base.commit)),
+    };
+    // A head revision is kept in the store as the base is: a diff of two revisions rendered
+    // before reads neither out of git (a stored render is the revision's, however it was
+    // made: a changed-only render is tested equal to a full one).
+    let head_slot = match &args.head {
+        Some(rev) => Some(RevisionSlot::of(repo, rev, cache, &head_opts)?),
+        None => None,
+    };
+    if use_of_head == HeadUse::Render {
+        if let (Some(rev), Some(stored)) =
+            (&args.head, head_slot.as_ref().and_then(RevisionSlot::take))
+        {
+            let head_label = revision_label(rev, Some(&stored.commit));
+            let diff = diff_revisions(
+                &base_label,
+                &base.clusters,
+                &head_label,
+                &stored.clusters,
+                &diff_opts,
+            );
+            return Ok(Pair {
+                base,
+                head: Head::Stored(stored.clusters),
+                diff,
+                head_opts,
+            });
+        }
+    }
     let head_tree = load_tree_known(repo, args.head.as_deref(), &head_opts, Some(&base.known))?;
     // fluxsim.toml is repository content, and the head is the pull request's: it may allow
     // the network only as the base does, that is when the file is the same in both.
@@ -220,7 +289,7 @@ pub(super) fn render_pair(
         network_from_config: false,
         ..opts.clone()
     };
-    let reuse = args.changed_only.then(|| {
+    let reuse = (!args.full).then(|| {
         let (before, after) = (&base.known.digests, head_tree.digests());
         let changed = crate::source::changed_between(before, after);
         let same_paths = *base.known.folders == *head_tree.folders()
@@ -255,18 +324,11 @@ pub(super) fn render_pair(
         }
     }
     let head = head?;
-    let label = |rev: &str, commit: Option<&str>| match commit {
-        Some(commit) if !commit.starts_with(rev) => {
-            format!("{rev} ({})", &commit[..12.min(commit.len())])
-        }
-        _ => rev.to_string(),
-    };
-    let base_label = match &base_rev.label {
-        Some(l) => format!("{l} ({})", &base.commit[..12.min(base.commit.len())]),
-        None => label(&base_rev.rev, Some(&base.commit)),
-    };
+    if let Some(slot) = &head_slot {
+        slot.put(&head);
+    }
     let head_label = match &args.head {
-        Some(h) => label(h, head.tree.revision()),
+        Some(h) => revision_label(h, head.tree.revision()),
         None => "work tree".to_string(),
     };
     let diff = diff_revisions(
@@ -278,10 +340,20 @@ pub(super) fn render_pair(
     );
     Ok(Pair {
         base,
-        head,
+        head: Head::Rendered(Box::new(head)),
         diff,
         head_opts: opts.clone(),
     })
+}
+
+/// How a diff names a revision: as given, with its commit when the name is not the commit.
+fn revision_label(rev: &str, commit: Option<&str>) -> String {
+    match commit {
+        Some(commit) if !commit.starts_with(rev) => {
+            format!("{rev} ({})", &commit[..12.min(commit.len())])
+        }
+        _ => rev.to_string(),
+    }
 }
 
 pub(crate) fn run_diff(args: &DiffArgs) -> Outcome {
@@ -290,7 +362,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Outcome {
     let opts = args.helm.apply(args.flags.options());
     let builder = make_builder(&opts)?;
     let cache = build_cache(builder.as_ref(), &opts);
-    let pair = render_pair(args, &opts, &cache)?;
+    let pair = render_pair(args, &opts, &cache, HeadUse::Render)?;
     let diff = &pair.diff;
     let (text, kind) = match args.format {
         Format::Text => (report::diff_text(diff), Kind::DiffText),
@@ -314,7 +386,11 @@ pub(crate) fn run_prove(args: &ProveArgs) -> Outcome {
         diff,
         head_opts: opts,
         ..
-    } = render_pair(&args.diff, &opts, &cache)?;
+    } = render_pair(&args.diff, &opts, &cache, HeadUse::Tree)?;
+    let Head::Rendered(head) = head else {
+        anyhow::bail!("internal: prove's head was not rendered");
+    };
+    let head = *head;
     // Where to plant canaries, and what each must change, comes from kustomize's origin
     // annotations: one more render of head that tracks them. The diff and canary renders do
     // not, so they keep every build the native builder can do.

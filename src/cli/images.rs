@@ -1,7 +1,7 @@
 //! `fluxsim images`: the container images every cluster runs, or what changed between two
 //! revisions.
 
-use super::diff::{render_pair, DiffArgs, DiffStyleFlag, DiffView, Format};
+use super::diff::{render_pair, DiffArgs, DiffStyleFlag, DiffView, Format, HeadUse};
 use super::render::{RenderFlags, SecretFlags};
 use super::{passed_or_finding, Outcome, Output, Status};
 use crate::images::{cluster_images, diff_images};
@@ -49,6 +49,7 @@ pub(crate) fn run(args: &Args) -> Outcome {
         head: args.head.clone(),
         format: args.format,
         changed_only: false,
+        full: false,
         view: DiffView {
             strip_field: Vec::new(),
             strip_label: Vec::new(),
@@ -61,10 +62,10 @@ pub(crate) fn run(args: &Args) -> Outcome {
     };
     let builder = make_builder(&opts)?;
     let cache = build_cache(builder.as_ref(), &opts);
-    let pair = render_pair(&diff_args, &opts, &cache)?;
+    let pair = render_pair(&diff_args, &opts, &cache, HeadUse::Render)?;
     let changes = diff_images(
         &cluster_images(&pair.base.clusters),
-        &cluster_images(&pair.head.clusters),
+        &cluster_images(pair.head.clusters()),
     );
     let (base, head) = (pair.diff.base.clone(), pair.diff.head.clone());
     let any_change = changes.iter().any(|c| !c.changes.is_empty());

@@ -14,6 +14,7 @@
 //! status, whatever the other side holds.
 
 mod clusters;
+mod external;
 pub mod fields;
 pub mod strip;
 
@@ -66,6 +67,11 @@ pub enum Change {
     /// is neither identical nor changed.
     #[serde(rename = "not compared")]
     NotCompared,
+    /// External in both revisions (not rendered), and everything it applies is a function
+    /// of (its object, its source's object, its var sources) byte-identical in both: it
+    /// applies the same.
+    #[serde(rename = "external unchanged")]
+    ExternalUnchanged,
 }
 
 impl Change {
@@ -78,6 +84,7 @@ impl Change {
             Change::Added => "added",
             Change::Removed => "removed",
             Change::NotCompared => "not compared",
+            Change::ExternalUnchanged => "identical (external, unchanged)",
         }
     }
 }
@@ -126,6 +133,11 @@ pub struct KustomizationDiff {
     /// unrendered there (`flux-system/apps`): its problem says so.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocked_by: Option<String>,
+    /// For a Kustomization external in both revisions: what was found identical
+    /// (`identical (external, unchanged)`), or what changed or could not be checked (`not
+    /// compared`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub external: Option<String>,
     /// Objects that differ, sorted by id.
     pub objects: Vec<ObjectDiff>,
 }
@@ -184,10 +196,19 @@ impl ClusterDiff {
     pub fn changed(&self) -> bool {
         self.presence != Presence::Both
             || !self.moves.is_empty()
-            || self
-                .kustomizations
-                .iter()
-                .any(|k| !matches!(k.change, Change::Identical | Change::NotCompared))
+            || self.kustomizations.iter().any(|k| {
+                !matches!(
+                    k.change,
+                    Change::Identical | Change::NotCompared | Change::ExternalUnchanged
+                )
+            })
+    }
+
+    /// The Kustomizations external in both revisions that apply the same in both.
+    pub fn external_unchanged(&self) -> impl Iterator<Item = &KustomizationDiff> {
+        self.kustomizations
+            .iter()
+            .filter(|k| k.change == Change::ExternalUnchanged)
     }
 }
 
@@ -266,6 +287,16 @@ impl RevisionDiff {
     #[must_use]
     pub fn not_compared(&self) -> usize {
         self.clusters.iter().map(|c| c.not_compared().count()).sum()
+    }
+
+    /// How many Kustomizations are external in both revisions and unchanged, in every
+    /// cluster.
+    #[must_use]
+    pub fn external_unchanged(&self) -> usize {
+        self.clusters
+            .iter()
+            .map(|c| c.external_unchanged().count())
+            .sum()
     }
 
     /// Nothing changed and everything was compared.
@@ -364,7 +395,24 @@ fn diff_cluster(
             _ if ba.map(|a| &a.sha256) == ha.map(|a| &a.sha256) && bp == hp => Change::Identical,
             _ => Change::Changed,
         };
-        let objects = if matches!(change, Change::Identical | Change::NotCompared) {
+        // External on both sides: the same when what it is a function of is.
+        let mut external = None;
+        if let (Some(bk), Some(hk), Some(bc), Some(hc)) = (bk, hk, base, head) {
+            if matches!(bk.status, Status::External(_)) && matches!(hk.status, Status::External(_))
+            {
+                match external::external_unchanged(bk, hk, bc, hc, opts.present.show_secrets) {
+                    Ok(checked) => {
+                        change = Change::ExternalUnchanged;
+                        external = Some(checked);
+                    }
+                    Err(why) => external = Some(why),
+                }
+            }
+        }
+        let objects = if matches!(
+            change,
+            Change::Identical | Change::NotCompared | Change::ExternalUnchanged
+        ) {
             Vec::new()
         } else {
             diff_objects(ba, ha, opts)
@@ -381,6 +429,7 @@ fn diff_cluster(
             base_problem: bp,
             head_problem: hp,
             blocked_by,
+            external,
             objects,
         });
     }

@@ -24,6 +24,7 @@ use std::path::Path;
 
 use crate::flux::{is_kustomization, str_at, Kustomization, NamespacedName, ObjectId};
 use crate::generate::spec_dir;
+use crate::source::mapping::{MappedPath, SourceId, SourceMapping};
 use crate::source::SourceFs;
 
 /// A cluster to render.
@@ -212,6 +213,7 @@ impl FileFacts {
                 let id = ObjectId::of(v);
                 operator_sync_path(v, &id).is_some()
                     || is_git_repository(&id)
+                    || is_artifact_generator(&id)
                     || is_kustomization(v)
             })
             .chain(kustomize)
@@ -284,6 +286,10 @@ fn is_git_repository(id: &ObjectId) -> bool {
     id.kind == "GitRepository" && id.group == "source.toolkit.fluxcd.io"
 }
 
+fn is_artifact_generator(id: &ObjectId) -> bool {
+    id.kind == "ArtifactGenerator" && id.group == "source.extensions.fluxcd.io"
+}
+
 /// Whether discovery reads the file at this path (relative or not): YAML by its extension.
 #[must_use]
 pub fn is_yaml_file(path: &Path) -> bool {
@@ -317,6 +323,18 @@ pub fn discover(fs: &SourceFs) -> Discovery {
 /// root, in the order of a sorted walk: component by component).
 #[must_use]
 pub fn discover_files(fs: &SourceFs, files: &[(String, FileFacts)]) -> Discovery {
+    discover_files_with(fs, files, &[])
+}
+
+/// [`discover_files`], with the sources mapped to folders (`--source`, `fluxsim.toml`): a
+/// Kustomization on a mapped source builds `spec.path` inside the mapped folder, so that is
+/// the folder it reaches.
+#[must_use]
+pub fn discover_files_with(
+    fs: &SourceFs,
+    files: &[(String, FileFacts)],
+    mapped: &[SourceMapping],
+) -> Discovery {
     let mut by_path: BTreeMap<String, Cluster> = BTreeMap::new();
     let mut sources = Vec::new();
     // Root folders whose root Kustomization lives on the cluster only: (path, declared in).
@@ -395,7 +413,7 @@ pub fn discover_files(fs: &SourceFs, files: &[(String, FileFacts)]) -> Discovery
         .filter(|(_, f)| f.0.iter().any(is_kustomization))
         .map(|(file, _)| parent_dir(file))
         .collect();
-    for (dir, file) in apply_sets(fs, files, &by_path) {
+    for (dir, file) in apply_sets(fs, files, &by_path, mapped) {
         if let Some(ks) = synthetic_root(&dir) {
             by_path.entry(dir).or_insert(Cluster {
                 name: String::new(),
@@ -449,10 +467,19 @@ fn join_rel(dir: &str, entry: &str) -> Option<String> {
 }
 
 /// The apply sets of the tree (see the module's doc): (folder, its kustomization file).
+///
+/// Reachability is read on the text of the kustomization files and of the Flux objects,
+/// never on what a build gives: a build may fail offline (a remote base beside a local
+/// folder) or not be tried, and what its kustomization lists is reached all the same.
+#[allow(
+    clippy::too_many_lines,
+    reason = "one pass, read top to bottom: what is listed, what is reached, what is left"
+)]
 fn apply_sets(
     fs: &SourceFs,
     files: &[(String, FileFacts)],
     roots: &BTreeMap<String, Cluster>,
+    mapped: &[SourceMapping],
 ) -> Vec<(String, String)> {
     // Each folder's kustomization (kustomize reads the first of its file names that exists).
     let mut kustomizations: BTreeMap<String, (String, bool, Vec<&str>)> = BTreeMap::new();
@@ -473,10 +500,11 @@ fn apply_sets(
         .map(|(file, _)| file.as_str())
         .collect();
     let yaml: Vec<&str> = files.iter().map(|(f, _)| f.as_str()).collect();
-    // The folders a build of `dir` reads, and whether it reaches a Flux Kustomization.
-    let reach = |dir: &str| -> (BTreeSet<String>, bool) {
+    // The folders a build of `dir` reads, and the files declaring Flux Kustomizations it
+    // applies.
+    let reach = |dir: &str| -> (BTreeSet<String>, BTreeSet<String>) {
         let mut seen = BTreeSet::new();
-        let mut flux = false;
+        let mut flux = BTreeSet::new();
         let mut queue = vec![dir.to_string()];
         while let Some(d) = queue.pop() {
             if !seen.insert(d.clone()) {
@@ -486,7 +514,7 @@ fn apply_sets(
                 for e in entries {
                     let Some(p) = join_rel(&d, e) else { continue };
                     if declares.contains(p.as_str()) {
-                        flux = true;
+                        flux.insert(p);
                     } else if fs.is_dir(&fs.root().join(&p)) {
                         queue.push(p);
                     }
@@ -511,7 +539,9 @@ fn apply_sets(
                     }
                     match nested {
                         Some(k) => queue.push(k),
-                        None if declares.contains(*f) => flux = true,
+                        None if declares.contains(*f) => {
+                            flux.insert((*f).to_string());
+                        }
                         None => {}
                     }
                 }
@@ -519,25 +549,47 @@ fn apply_sets(
         }
         (seen, flux)
     };
-    // Every folder some Flux Kustomization (or cluster root) builds, or builds from.
+    let folders = folders_of(&yaml);
+    // Every folder some Flux Kustomization (or cluster root) builds, or builds from, and the
+    // Flux Kustomizations those builds apply.
     let mut reached: BTreeSet<String> = BTreeSet::new();
+    let mut reached_flux: BTreeSet<String> = BTreeSet::new();
     let spec_dirs = files
         .iter()
         .flat_map(|(_, f)| &f.0)
         .filter(|v| is_kustomization(v))
         .filter_map(applicable)
-        .filter_map(|ks| spec_dir(fs, &ks.path).ok())
+        .flat_map(|ks| spec_folders(fs, &ks, mapped, &folders))
         .chain(roots.keys().cloned())
         .collect::<BTreeSet<String>>();
     for d in &spec_dirs {
-        reached.extend(reach(d).0);
+        let (seen, flux) = reach(d);
+        reached.extend(seen);
+        reached_flux.extend(flux);
     }
+    // What an ArtifactGenerator copies into an artifact is built from there: every folder
+    // below its patterns' literal folders is reached.
+    for prefix in generator_folders(files, mapped) {
+        let inside = |p: &str| prefix == "." || p == prefix || p.starts_with(&format!("{prefix}/"));
+        reached.extend(folders.iter().filter(|d| inside(d)).cloned());
+        reached_flux.extend(
+            declares
+                .iter()
+                .filter(|f| inside(f))
+                .map(|f| (*f).to_string()),
+        );
+    }
+    // A folder is an apply set when nothing reaches it and it applies Flux Kustomizations
+    // that nothing else applies: one that only gathers clusters (`clusters/kustomization.yaml`
+    // listing each cluster's folder, for CI) applies none of its own.
     let candidates: Vec<(String, BTreeSet<String>)> = kustomizations
         .iter()
         .filter(|(d, (_, component, _))| !*component && !reached.contains(*d))
         .filter_map(|(d, _)| {
             let (seen, flux) = reach(d);
-            flux.then(|| (d.clone(), seen))
+            flux.iter()
+                .any(|f| !reached_flux.contains(f))
+                .then(|| (d.clone(), seen))
         })
         .collect();
     // Only the outermost: a base that an apply set includes is not one itself.
@@ -552,11 +604,222 @@ fn apply_sets(
         .collect()
 }
 
+/// Every folder of the tree that holds a YAML file, or a folder that does, and the root.
+fn folders_of(yaml: &[&str]) -> BTreeSet<String> {
+    yaml.iter()
+        .flat_map(|f| {
+            let mut out = Vec::new();
+            let mut at = parent_dir(f);
+            while at != "." {
+                out.push(at.clone());
+                at = parent_dir(&at);
+            }
+            out
+        })
+        .chain(std::iter::once(".".to_string()))
+        .collect()
+}
+
+/// The folders of the repository a Kustomization's `spec.path` may name: inside the folder
+/// its source is mapped to (none when mapped to another checkout), else the repository's.
+/// A path holding `${VAR}` (substituted by a parent's postBuild) names every folder it can
+/// match, a variable standing for any text within one folder name.
+fn spec_folders(
+    fs: &SourceFs,
+    ks: &Kustomization,
+    mapped: &[SourceMapping],
+    folders: &BTreeSet<String>,
+) -> Vec<String> {
+    let mapping = ks.source_ref.as_ref().and_then(|r| {
+        let id = SourceId {
+            kind: r.kind.clone(),
+            namespace: r.namespace.clone(),
+            name: r.name.clone(),
+        };
+        mapped.iter().find(|m| m.source == id)
+    });
+    let base = match mapping.map(|m| &m.path) {
+        Some(MappedPath::Checkout(_)) => return Vec::new(),
+        Some(MappedPath::Folder(f)) => Some(f.as_str()),
+        None => None,
+    };
+    if ks.path.contains("${") {
+        let pattern = clamped(base.unwrap_or(""), &ks.path);
+        return folders
+            .iter()
+            .filter(|d| template_matches(&pattern, d))
+            .cloned()
+            .collect();
+    }
+    match base {
+        Some(base) => vec![clamped(base, &ks.path)],
+        None => spec_dir(fs, &ks.path).into_iter().collect(),
+    }
+}
+
+/// `path` inside `base` (`""`: the root), cleaned, `..` stopping at `base` as Flux's
+/// SecureJoin stops at the artifact's root; `.` for the root itself.
+fn clamped(base: &str, path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for c in path.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    let inner = parts.join("/");
+    match (base.is_empty(), inner.is_empty()) {
+        (true, true) => ".".into(),
+        (true, false) => inner,
+        (false, true) => base.to_string(),
+        (false, false) => format!("{base}/{inner}"),
+    }
+}
+
+/// Whether the folder `dir` matches `pattern`, a path whose `${...}` stand for any text
+/// within one folder name.
+fn template_matches(pattern: &str, dir: &str) -> bool {
+    let pattern: Vec<&str> = pattern.split('/').collect();
+    let dir: Vec<&str> = dir.split('/').collect();
+    pattern.len() == dir.len() && pattern.iter().zip(&dir).all(|(p, d)| segment_matches(p, d))
+}
+
+fn segment_matches(pattern: &str, name: &str) -> bool {
+    // The literal pieces between the variables, which must appear in order.
+    let mut pieces = Vec::new();
+    let mut rest = pattern;
+    while let Some(start) = rest.find("${") {
+        pieces.push(&rest[..start]);
+        rest = rest[start..]
+            .find('}')
+            .map_or("", |end| &rest[start + end + 1..]);
+    }
+    pieces.push(rest);
+    let (first, last) = (pieces[0], pieces[pieces.len() - 1]);
+    if pieces.len() == 1 {
+        return first == name;
+    }
+    if !name.starts_with(first) || name.len() < first.len() + last.len() || !name.ends_with(last) {
+        return false;
+    }
+    let mut at = &name[first.len()..name.len() - last.len()];
+    for piece in &pieces[1..pieces.len() - 1] {
+        match at.find(piece) {
+            Some(i) => at = &at[i + piece.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// The folders of the repository that ArtifactGenerators copy from (each pattern's literal
+/// folders, in the folder its source is mapped to).
+fn generator_folders(files: &[(String, FileFacts)], mapped: &[SourceMapping]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for v in files.iter().flat_map(|(_, f)| &f.0) {
+        let id = ObjectId::of(v);
+        if !is_artifact_generator(&id) {
+            continue;
+        }
+        let mut aliases: BTreeMap<&str, Option<&str>> = BTreeMap::new();
+        for s in v
+            .pointer("/spec/sources")
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let source = SourceId {
+                kind: str_at(s, &["kind"]).unwrap_or_default().to_string(),
+                namespace: str_at(s, &["namespace"])
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or(&id.namespace)
+                    .to_string(),
+                name: str_at(s, &["name"]).unwrap_or_default().to_string(),
+            };
+            let base = match mapped.iter().find(|m| m.source == source).map(|m| &m.path) {
+                Some(MappedPath::Checkout(_)) => None,
+                Some(MappedPath::Folder(f)) => Some(f.as_str()),
+                None => Some(""),
+            };
+            aliases.insert(str_at(s, &["alias"]).unwrap_or_default(), base);
+        }
+        let froms = v
+            .pointer("/spec/artifacts")
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.get("copy").and_then(serde_json::Value::as_array))
+            .flatten()
+            .filter_map(|c| str_at(c, &["from"]));
+        for from in froms {
+            let Some((alias, pattern)) = from.strip_prefix('@').and_then(|f| f.split_once('/'))
+            else {
+                continue;
+            };
+            let Some(Some(base)) = aliases.get(alias) else {
+                continue;
+            };
+            let literal: Vec<&str> = pattern
+                .split('/')
+                .take_while(|p| !p.contains(['*', '?', '[', ']']))
+                .collect();
+            // A pattern without glob characters names a file or a folder: its folder is
+            // enough.
+            let literal = if literal.len() == pattern.split('/').count() {
+                &literal[..literal.len().saturating_sub(1)]
+            } else {
+                &literal[..]
+            };
+            out.insert(clamped(base, &literal.join("/")));
+        }
+    }
+    out
+}
+
+/// Folder names that say what a folder is for, not which cluster it is: a cluster is named
+/// by one of these only when its path has nothing else (`kubernetes/flux/cluster` is
+/// `cluster`, `clusters/cluster-1/flux` is `cluster-1`, `cluster/base` is `cluster`).
+const GENERIC_FOLDERS: &[&str] = &[
+    "apps",
+    "base",
+    "bases",
+    "bootstrap",
+    "clusters",
+    "config",
+    "configs",
+    "deploy",
+    "deployment",
+    "deployments",
+    "environments",
+    "envs",
+    "flux",
+    "flux-system",
+    "fluxcd",
+    "gitops",
+    "infra",
+    "infrastructure",
+    "k8s",
+    "kube",
+    "kubernetes",
+    "manifests",
+    "overlay",
+    "overlays",
+];
+
+fn is_generic(component: &str) -> bool {
+    GENERIC_FOLDERS.contains(&component.to_ascii_lowercase().as_str())
+}
+
 /// The names of the clusters whose root folders are `paths` (distinct, relative to the
-/// source root), in the same order: each folder's last component (`root` for the source root
-/// itself); where several share it, the component nearest the end of each path that no other
-/// of them holds (`kubernetes/main/flux` and `kubernetes/storage/flux` are `main` and
-/// `storage`); the whole path with `-` for `/` where no component tells them apart.
+/// source root), in the same order: each folder's last component that is not a generic
+/// folder name ([`GENERIC_FOLDERS`]; the last component when all are; `root` for the source
+/// root itself); where several share it, the component nearest the end of each path that no
+/// other of them holds and is not generic (`kubernetes/main/flux` and
+/// `kubernetes/storage/flux` are `main` and `storage`); the whole path with `-` for `/` where
+/// no such component tells them apart.
 #[must_use]
 pub fn cluster_names(paths: &[&str]) -> Vec<String> {
     let parts: Vec<Vec<&str>> = paths
@@ -569,21 +832,28 @@ pub fn cluster_names(paths: &[&str]) -> Vec<String> {
             }
         })
         .collect();
-    let last = |i: usize| parts[i].last().map_or("root", |c| *c).to_string();
-    let mut names: Vec<String> = (0..paths.len()).map(last).collect();
+    // Components nearest the end first, generic ones after the others.
+    let preference = |i: usize| -> Vec<&str> {
+        let (named, generic): (Vec<&str>, Vec<&str>) =
+            parts[i].iter().rev().partition(|c| !is_generic(c));
+        named.into_iter().chain(generic).collect()
+    };
+    let first = |i: usize| preference(i).first().map_or("root", |c| *c).to_string();
+    let mut names: Vec<String> = (0..paths.len()).map(first).collect();
     for i in 0..paths.len() {
         let group: Vec<usize> = (0..paths.len())
-            .filter(|&j| j != i && last(j) == last(i))
+            .filter(|&j| j != i && first(j) == first(i))
             .collect();
         if group.is_empty() {
             continue;
         }
-        let distinct = parts[i]
-            .iter()
-            .rev()
+        // Never a generic name: the path says more.
+        let distinct = preference(i)
+            .into_iter()
+            .filter(|c| !is_generic(c))
             .find(|c| group.iter().all(|&j| !parts[j].contains(c)));
         names[i] = match distinct {
-            Some(c) => (*c).to_string(),
+            Some(c) => c.to_string(),
             None => paths[i].replace('/', "-"),
         };
     }
@@ -777,14 +1047,34 @@ mod tests {
             ]),
             ["cluster-0", "nas-1", "dev"]
         );
-        // Nothing but the path tells `x/flux` from `x/y/flux`'s `y`... and `y` is free.
-        assert_eq!(cluster_names(&["x/flux", "x/y/flux"]), ["x-flux", "y"]);
-        // A distinguishing component that is another cluster's name gives way to the path.
+        // `flux` says nothing: `x/flux` is `x`, and `x/y/flux` is `y`.
+        assert_eq!(cluster_names(&["x/flux", "x/y/flux"]), ["x", "y"]);
+        // Two `dev`: the component that tells them apart.
         assert_eq!(
             cluster_names(&["a/dev/flux", "b/flux", "c/dev"]),
-            ["a-dev-flux", "b", "c-dev"]
+            ["a", "b", "c"]
         );
+        // A distinguishing component that is another cluster's name gives way to the path.
+        assert_eq!(cluster_names(&["a/dev", "b/dev", "a"]), ["a-dev", "b", "a"]);
         assert_eq!(cluster_names(&["."]), ["root"]);
+    }
+
+    // A person names a cluster `cluster-1`, not `clusters` or `base`: generic folder names
+    // are taken only when the path has nothing else.
+    #[test]
+    fn a_cluster_is_never_named_by_a_generic_folder_when_its_path_has_a_better_name() {
+        assert_eq!(cluster_names(&["cluster/base"]), ["cluster"]);
+        assert_eq!(cluster_names(&["kubernetes/flux/cluster"]), ["cluster"]);
+        assert_eq!(
+            cluster_names(&["clusters/cluster-1/flux-system", "clusters/cluster-2/flux"]),
+            ["cluster-1", "cluster-2"]
+        );
+        assert_eq!(
+            cluster_names(&["clusters/cluster-1", "overlays/cluster-1/base"]),
+            ["clusters-cluster-1", "overlays-cluster-1-base"]
+        );
+        assert_eq!(cluster_names(&["deploy/k8s"]), ["k8s"]);
+        assert_eq!(cluster_names(&["overlays", "."]), ["overlays", "root"]);
     }
 
     #[test]

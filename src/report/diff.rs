@@ -37,6 +37,7 @@ impl Inline for Counts<'_> {
             Change::Added,
             Change::Removed,
             Change::NotCompared,
+            Change::ExternalUnchanged,
         ] {
             let n = c
                 .kustomizations
@@ -49,9 +50,6 @@ impl Inline for Counts<'_> {
         }
         if !c.moves.is_empty() {
             md!(w, ", {} moved", Plural(c.moves.len(), "object"));
-        }
-        if !c.skipped.is_empty() {
-            md!(w, ", {} skipped (inputs unchanged)", c.skipped.len());
         }
         match c.presence {
             Presence::Both => {}
@@ -90,6 +88,47 @@ impl Inline for NotComparedLine {
             if n == 1 { "" } else { "s" }
         );
     }
+}
+
+/// The summary line of the external Kustomizations found unchanged (`n`, more than 0).
+struct ExternalLine(usize);
+
+impl Inline for ExternalLine {
+    fn put(&self, w: &mut Out<'_>) {
+        md!(
+            w,
+            "{} external and unchanged: not rendered, but their Kustomization, source and var \
+             source objects are identical in base and head (see above)",
+            Plural(self.0, "Kustomization")
+        );
+    }
+}
+
+/// How many Kustomizations head took from base unchanged (changed-only, the default), of
+/// how many.
+struct SkippedLine(usize, usize);
+
+impl Inline for SkippedLine {
+    fn put(&self, w: &mut Out<'_>) {
+        md!(
+            w,
+            "{} of {} Kustomizations taken from base: nothing they read changed (--full \
+             renders them again)",
+            self.0,
+            self.1
+        );
+    }
+}
+
+fn external_line(d: &RevisionDiff) -> Option<ExternalLine> {
+    let n = d.external_unchanged();
+    (n > 0).then_some(ExternalLine(n))
+}
+
+fn skipped_line(d: &RevisionDiff) -> Option<SkippedLine> {
+    let n: usize = d.clusters.iter().map(|c| c.skipped.len()).sum();
+    let total: usize = d.clusters.iter().map(|c| c.kustomizations.len()).sum();
+    (n > 0).then_some(SkippedLine(n, total))
 }
 
 /// An object that moved from one Kustomization to another, and the outage it may cause.
@@ -192,25 +231,11 @@ fn failures_markdown(d: &RevisionDiff, doc: &mut Markdown) {
     if groups.is_empty() {
         return;
     }
-    md!(
-        doc,
-        "### ❌ What failed to render
-
-"
-    );
+    md!(doc, "### ❌ What failed to render\n\n");
     for g in &groups {
-        md!(
-            doc,
-            "{}:
-
-",
-            FailureLine(g)
-        );
+        md!(doc, "{}:\n\n", FailureLine(g));
         doc.fenced("text", &g.error);
-        md!(
-            doc, "
-"
-        );
+        md!(doc, "\n");
     }
 }
 
@@ -231,16 +256,19 @@ fn problems(k: &KustomizationDiff) -> Vec<String> {
         return out;
     }
     let mut out = Vec::new();
-    if let (Some(b), Some(h)) = (&k.base_problem, &k.head_problem) {
-        if b == h {
-            return vec![format!("base and head: {b}")];
+    match (&k.base_problem, &k.head_problem) {
+        (Some(b), Some(h)) if b == h => out.push(format!("base and head: {b}")),
+        (b, h) => {
+            if let Some(p) = b {
+                out.push(format!("base: {p}"));
+            }
+            if let Some(p) = h {
+                out.push(format!("head: {p}"));
+            }
         }
     }
-    if let Some(p) = &k.base_problem {
-        out.push(format!("base: {p}"));
-    }
-    if let Some(p) = &k.head_problem {
-        out.push(format!("head: {p}"));
+    if let Some(e) = &k.external {
+        out.push(e.clone());
     }
     out
 }
@@ -365,6 +393,12 @@ pub fn diff_text(d: &RevisionDiff) -> String {
         let line = plain_of(&NotComparedLine(d.not_compared()));
         let _ = writeln!(out, "{line}");
     }
+    if let Some(line) = external_line(d) {
+        let _ = writeln!(out, "{}", plain_of(&line));
+    }
+    if let Some(line) = skipped_line(d) {
+        let _ = writeln!(out, "{}", plain_of(&line));
+    }
     let _ = writeln!(out, "result: {}", plain_of(&DiffOutcome(d)));
     out
 }
@@ -376,10 +410,12 @@ pub fn diff_json(d: &RevisionDiff) -> Value {
     v["failures"] = json!(d.failures());
     v["changed"] = json!(d.changed());
     v["not_compared"] = json!(d.not_compared());
+    v["external_unchanged"] = json!(d.external_unchanged());
     if let Some(clusters) = v["clusters"].as_array_mut() {
         for (cv, c) in clusters.iter_mut().zip(&d.clusters) {
             cv["changed"] = json!(c.changed());
             cv["not_compared"] = json!(c.not_compared().count());
+            cv["external_unchanged"] = json!(c.external_unchanged().count());
         }
     }
     v
@@ -396,6 +432,9 @@ fn diff_markdown_body(d: &RevisionDiff, doc: &mut Markdown) {
     }
     if d.not_compared() > 0 {
         md!(doc, "\n⚠️ {}\n", NotComparedLine(d.not_compared()));
+    }
+    if let Some(line) = external_line(d) {
+        md!(doc, "\n{}\n", line);
     }
     for c in &d.clusters {
         let changed: Vec<&KustomizationDiff> = c
@@ -1044,6 +1083,7 @@ mod tests {
                     base_problem: None,
                     head_problem: None,
                     blocked_by: None,
+                    external: None,
                     objects: vec![ObjectDiff {
                         object: ObjectId {
                             group: String::new(),

@@ -237,7 +237,14 @@ pub(crate) fn revision(dir: &Path, rev: &str) -> Result<Revision, SourceError> {
             path: folder.to_owned(),
         });
     }
-    let out = run(dir, &["ls-tree", "-r", "-z", "--full-tree", &tree])?;
+    let entries = list_tree(dir, &tree)?;
+    Ok(Revision { commit, entries })
+}
+
+/// The files of the tree `tree` (an id, or `commit:folder`), relative to it, sorted
+/// (`git ls-tree -r -z --full-tree`).
+pub(crate) fn list_tree(dir: &Path, tree: &str) -> Result<Vec<TreeEntry>, SourceError> {
+    let out = run(dir, &["ls-tree", "-r", "-z", "--full-tree", tree])?;
     let mut entries = Vec::new();
     for raw in out.split(|&b| b == 0).filter(|r| !r.is_empty()) {
         let bad = || SourceError::Git {
@@ -260,7 +267,44 @@ pub(crate) fn revision(dir: &Path, rev: &str) -> Result<Revision, SourceError> {
         });
     }
     entries.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(Revision { commit, entries })
+    Ok(entries)
+}
+
+/// The object ids of the files `paths` (relative to `dir`) as their bytes are, with no
+/// filter or line-ending conversion (`git hash-object --no-filters --stdin-paths`), in order.
+pub(crate) fn hash_files(dir: &Path, paths: &[&str]) -> Result<Vec<String>, SourceError> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let failed = |stderr: String| SourceError::Git {
+        dir: dir.to_path_buf(),
+        command: "hash-object --no-filters --stdin-paths".to_owned(),
+        stderr,
+    };
+    let mut child = command(dir, &["hash-object", "--no-filters", "--stdin-paths"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| spawn_error(dir, e))?;
+    let Some(mut stdin) = child.stdin.take() else {
+        return Err(failed("no pipe to git".to_owned()));
+    };
+    let mut input = paths.join("\n");
+    input.push('\n');
+    // Write from another thread so a full stdout pipe cannot deadlock us.
+    let writer = thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().map_err(|e| spawn_error(dir, e))?;
+    let _ = writer.join();
+    if !out.status.success() {
+        return Err(failed(
+            String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect())
 }
 
 /// Streams the contents of `oids` (in order) from one `git cat-file --batch`.
@@ -333,6 +377,39 @@ pub(crate) fn for_each_blob(
     let _ = writer.join();
     let _ = child.wait();
     result
+}
+
+/// For `dir` in a work tree: the commit `rev` names, the id of the tree of `dir`'s folder in
+/// it, and that of `dir`'s folder at HEAD, from one `git rev-parse`; `None` when `dir` is in
+/// no work tree or they do not all resolve.
+pub(crate) fn resolve_with_head(
+    dir: &Path,
+    rev: &str,
+) -> Result<Option<(String, String, String)>, SourceError> {
+    if rev.is_empty() || rev.starts_with('-') || rev.contains('\0') {
+        return Ok(None);
+    }
+    let commit = format!("{rev}^{{commit}}");
+    let tree = format!("{commit}:./");
+    let args = [
+        "rev-parse",
+        "--is-inside-work-tree",
+        &commit,
+        &tree,
+        "HEAD^{commit}:./",
+    ];
+    let Ok(out) = try_run(dir, &args)? else {
+        return Ok(None);
+    };
+    let text = String::from_utf8_lossy(&out);
+    let ids: Vec<&str> = text.lines().collect();
+    let is_id = |s: &str| matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_hexdigit());
+    Ok(match ids.as_slice() {
+        ["true", c, t, h] if is_id(c) && is_id(t) && is_id(h) => {
+            Some(((*c).to_owned(), (*t).to_owned(), (*h).to_owned()))
+        }
+        _ => None,
+    })
 }
 
 /// The commit `rev` names and the id of the tree of `dir`'s folder in it, from one

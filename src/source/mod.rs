@@ -550,6 +550,69 @@ pub fn materialize_rev(dir: &Path, rev: &str, opts: &SourceOptions) -> Result<Tr
     build(dir, entries, opts, Some(revision.commit))
 }
 
+/// What [`materialize_rev`] gives, read in place from the work tree when the work tree holds
+/// the revision: every file of the revision's folder is a regular file there whose bytes
+/// hash to the revision's blob (`git hash-object --no-filters`: no line-ending or filter
+/// conversion taken for equality). The tree shows those files only, whatever else the work
+/// tree holds (untracked or newly staged files are not in it, as they are not in the
+/// revision). A CI job's
+/// checkout of the head it diffs is such a work tree: nothing is copied out of git. `None`
+/// when the work tree differs in any way (the revision is then materialised).
+pub fn revision_in_place(
+    dir: &Path,
+    rev: &str,
+    opts: &SourceOptions,
+) -> Result<Option<Tree>, SourceError> {
+    check_dir(dir)?;
+    // Only a revision of the folder HEAD has is tried (a diff's base seldom is).
+    let Some((commit, tree, head_tree)) = git::resolve_with_head(dir, rev)? else {
+        return Ok(None);
+    };
+    if tree != head_tree {
+        return Ok(None);
+    }
+    let revision = git::Revision {
+        commit,
+        entries: git::list_tree(dir, &tree)?,
+    };
+    let regular = |mode: &str| matches!(mode, "100644" | "100755" | "100664");
+    if revision.entries.iter().any(|e| !regular(&e.mode)) {
+        return Ok(None);
+    }
+    let root = fs::canonicalize(dir).map_err(|source| SourceError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut entries = Vec::with_capacity(revision.entries.len());
+    let mut paths = Vec::with_capacity(revision.entries.len());
+    for e in &revision.entries {
+        let Some(kind @ Kind::File { .. }) = walk::classify(&root.join(&e.path))? else {
+            return Ok(None);
+        };
+        let Some(text) = e.path.to_str().filter(|p| !p.contains('\n')) else {
+            return Ok(None);
+        };
+        paths.push(text);
+        entries.push(Entry {
+            path: e.path.clone(),
+            kind,
+        });
+    }
+    let oids = git::hash_files(dir, &paths)?;
+    if oids.len() != revision.entries.len()
+        || oids.iter().zip(&revision.entries).any(|(o, e)| *o != e.oid)
+    {
+        return Ok(None);
+    }
+    let plan = plan(&root, entries, opts)?;
+    Ok(Some(plan.into_tree(
+        Holder::InPlace,
+        &root,
+        Some(revision.commit),
+        None,
+    )))
+}
+
 /// A revision of the repository containing a directory, as git names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RevisionId {

@@ -493,8 +493,9 @@ fn skipped(json: &Value, cluster: &str) -> BTreeSet<String> {
         .unwrap_or_default()
 }
 
+// Changed-only is the default (tested equal to `--full` below and in the next tests).
 #[test]
-fn changed_only_skips_what_did_not_change_and_reports_the_same_changes() {
+fn changed_only_is_the_default_skips_what_did_not_change_and_reports_the_same_changes() {
     let repo = repo_from("testdata/fleet");
     edit(
         repo.path(),
@@ -502,18 +503,15 @@ fn changed_only_skips_what_did_not_change_and_reports_the_same_changes() {
         "WEB_REPLICAS: \"3\"",
         "WEB_REPLICAS: \"4\"",
     );
-    let full = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]);
-    let quick = run(
+    let full = run(
         repo.path(),
-        &[
-            "diff",
-            "--base",
-            "HEAD",
-            "--changed-only",
-            "--format",
-            "json",
-        ],
+        &["diff", "--base", "HEAD", "--full", "--format", "json"],
     );
+    assert!(
+        skipped(&full.json(), "dev").is_empty(),
+        "--full skips nothing"
+    );
+    let quick = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]);
     assert_eq!(quick.code, 1, "{}", quick.stderr);
     let quick_json = quick.json();
     // dev reads nothing that changed; in prod only the root (it applies cluster-vars) and
@@ -567,7 +565,10 @@ fn changed_only_agrees_with_a_full_diff_on_every_kind_of_edit() {
     for (what, apply) in edits {
         let repo = repo_from("testdata/fleet");
         apply(repo.path());
-        let full = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]);
+        let full = run(
+            repo.path(),
+            &["diff", "--base", "HEAD", "--full", "--format", "json"],
+        );
         let quick = run(
             repo.path(),
             &[
@@ -618,7 +619,15 @@ fn changed_only_with_a_warm_cache_agrees_with_a_cold_full_diff_after_each_edit()
         apply(repo.path());
         let full = run(
             repo.path(),
-            &["diff", "--base", "HEAD", "--format", "json", "--no-cache"],
+            &[
+                "diff",
+                "--base",
+                "HEAD",
+                "--full",
+                "--format",
+                "json",
+                "--no-cache",
+            ],
         );
         assert_eq!(full.code, 1, "{what}: {}", full.stderr);
         for attempt in ["first", "second"] {
@@ -633,6 +642,83 @@ fn changed_only_with_a_warm_cache_agrees_with_a_cold_full_diff_after_each_edit()
         let text = ["diff", "--base", "HEAD", "--changed-only"];
         assert_eq!(warm(&text).stdout, run(repo.path(), &text).stdout, "{what}");
     }
+}
+
+// A head revision's render is stored as the base's is: the second diff of the same two
+// revisions renders neither, and says what a full, cold diff says.
+#[test]
+fn a_diff_of_two_revisions_keeps_both_renders_and_agrees_with_a_full_cold_diff() {
+    let repo = repo_from("testdata/fleet");
+    edit(
+        repo.path(),
+        "clusters/prod/cluster-vars.yaml",
+        "WEB_REPLICAS: \"3\"",
+        "WEB_REPLICAS: \"4\"",
+    );
+    commit_all(repo.path(), "one value");
+    let cache = tempfile::tempdir().unwrap();
+    let args = [
+        "diff",
+        "--base",
+        "HEAD~1",
+        "--head",
+        "HEAD",
+        "--format",
+        "json",
+        "--cache-dir",
+        cache.path().to_str().unwrap(),
+    ];
+    let first = run(repo.path(), &args);
+    assert_eq!(first.code, 1, "{}{}", first.stdout, first.stderr);
+    let stored = fs::read_dir(cache.path().join("revisions"))
+        .unwrap()
+        .flatten()
+        .count();
+    assert_eq!(stored, 2, "base and head renders are stored");
+    let second = run(repo.path(), &args);
+    let full = run(
+        repo.path(),
+        &[
+            "diff",
+            "--base",
+            "HEAD~1",
+            "--head",
+            "HEAD",
+            "--format",
+            "json",
+            "--full",
+            "--no-cache",
+        ],
+    );
+    assert_eq!(full.code, 1, "{}", full.stderr);
+    assert_eq!(without_skipped(first.json()), full.json());
+    assert_eq!(without_skipped(second.json()), full.json());
+    // And images --diff, which the action runs next, reads them too.
+    let images = run(
+        repo.path(),
+        &[
+            "images",
+            "--diff",
+            "--base",
+            "HEAD~1",
+            "--head",
+            "HEAD",
+            "--cache-dir",
+            cache.path().to_str().unwrap(),
+        ],
+    );
+    assert!(images.code == 0 || images.code == 1, "{}", images.stderr);
+}
+
+#[test]
+fn changed_only_and_full_cannot_be_asked_together() {
+    let repo = repo_from("testdata/fleet");
+    let out = run(
+        repo.path(),
+        &["diff", "--base", "HEAD", "--changed-only", "--full"],
+    );
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("--full"), "{}", out.stderr);
 }
 
 #[test]
@@ -1021,4 +1107,134 @@ fn a_parent_failing_in_either_revision_makes_its_children_not_compared_not_remov
         let failed_at = prove.find("### ❌ What failed to render").expect(&prove);
         assert!(failed_at < prove.find("| cluster |").unwrap(), "{prove}");
     }
+}
+
+/// A committed copy of `testdata/notcompared/external`: `vendor-apps` on an OCIRepository
+/// the repository declares (and `substituteFrom` a ConfigMap of the cluster), `tenants` on
+/// the OCIRepository a FluxInstance makes, `web` rendered.
+fn with_externals() -> tempfile::TempDir {
+    repo_from("testdata/notcompared/external")
+}
+
+fn kustomization_diff<'a>(json: &'a Value, name: &str) -> &'a Value {
+    json["clusters"][0]["kustomizations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kustomization"] == name)
+        .unwrap_or_else(|| panic!("{name} in {json:#}"))
+}
+
+// What an external Kustomization applies is a function of its own object, its source's
+// object and its var sources: all byte-identical, it applies the same, and a refactor
+// next to it is proved.
+#[test]
+fn an_external_kustomization_unchanged_in_both_revisions_is_identical_and_the_proof_passes() {
+    let repo = with_externals();
+    fs::create_dir(repo.path().join("apps/web/sub")).unwrap();
+    fs::rename(
+        repo.path().join("apps/web/configmap.yaml"),
+        repo.path().join("apps/web/sub/configmap.yaml"),
+    )
+    .unwrap();
+    let out = run(repo.path(), &["prove", "--base", "HEAD"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("dev: 2/4 artifacts identical, 2 identical (external, unchanged)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "identical (external, unchanged) flux-system/vendor-apps  - -> -\n    base and head: external: source OCIRepository/flux-system/vendor is not this repository"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "identical in base and head: its Kustomization object, OCIRepository/flux-system/vendor, ConfigMap/flux-system/cluster-vars"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.ends_with("prove: PASS\n"), "{}", out.stdout);
+    let json = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]);
+    assert_eq!(json.code, 0, "{}{}", json.stdout, json.stderr);
+    let json = json.json();
+    assert_eq!(json["external_unchanged"], 2);
+    assert_eq!(json["not_compared"], 0);
+    assert_eq!(
+        kustomization_diff(&json, "flux-system/tenants")["change"],
+        "external unchanged"
+    );
+}
+
+// When the source object changes, what the Kustomization applies may change: not compared,
+// naming the field.
+#[test]
+fn an_external_kustomization_whose_source_changed_is_not_compared_naming_the_change() {
+    let repo = with_externals();
+    edit(
+        repo.path(),
+        "clusters/dev/vendor.yaml",
+        "tag: v1.2",
+        "tag: v1.3",
+    );
+    let out = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let json = out.json();
+    let k = kustomization_diff(&json, "flux-system/vendor-apps");
+    assert_eq!(k["change"], "not compared");
+    assert_eq!(
+        k["external"],
+        "OCIRepository/flux-system/vendor changed: spec.ref.tag: \"v1.2\" -> \"v1.3\""
+    );
+    // The other external one did not change.
+    assert_eq!(
+        kustomization_diff(&json, "flux-system/tenants")["change"],
+        "external unchanged"
+    );
+    let prove = run(repo.path(), &["prove", "--base", "HEAD", "--expect", "any"]);
+    assert_eq!(prove.code, 1, "{}{}", prove.stdout, prove.stderr);
+    assert!(
+        prove
+            .stdout
+            .contains("could not see dev:flux-system/vendor-apps"),
+        "{}",
+        prove.stdout
+    );
+}
+
+// A source no render holds is made on the cluster; when what may make it (a FluxInstance's
+// spec.sync) or a var source changes, the Kustomization is not compared.
+#[test]
+fn an_external_kustomization_whose_source_maker_or_var_source_changed_is_not_compared() {
+    let repo = with_externals();
+    edit(
+        repo.path(),
+        "clusters/dev/operator.yaml",
+        "ref: latest",
+        "ref: stable",
+    );
+    edit(
+        repo.path(),
+        "clusters/dev/cluster-vars.yaml",
+        "cluster_name: dev",
+        "cluster_name: dev-1",
+    );
+    let json = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]).json();
+    let tenants = kustomization_diff(&json, "flux-system/tenants");
+    assert_eq!(tenants["change"], "not compared");
+    assert_eq!(
+        tenants["external"],
+        "OCIRepository/flux-system/flux-system is not in the repository and may be made by FluxInstance/flux-system/flux: FluxInstance/flux-system/flux changed: spec.sync.ref: \"latest\" -> \"stable\""
+    );
+    let vendor = kustomization_diff(&json, "flux-system/vendor-apps");
+    assert_eq!(vendor["change"], "not compared");
+    assert_eq!(
+        vendor["external"],
+        "ConfigMap/flux-system/cluster-vars changed: data.cluster_name: \"dev\" -> \"dev-1\""
+    );
 }

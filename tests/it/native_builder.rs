@@ -328,18 +328,55 @@ fn strategic_merge_keeps_written_nulls_and_clears_fields_the_patch_nulls() {
     assert_fixture("strategic-merge-nulls");
 }
 
+// kyaml resolves YAML merge keys when it de-anchors what it reads (kyaml/yaml/alias.go):
+// ServiceMonitor endpoints sharing an anchored one, a merge list, a merge inside an anchor.
 #[test]
-fn a_strategic_merge_over_a_null_written_as_nothing_is_unsupported_not_guessed() {
-    // kyaml drops `a:` but keeps `a: null` when it merges; the native reader marks the first.
+fn yaml_merge_keys_resolve_as_kyaml_de_anchors_them() {
+    assert_fixture("merge-keys");
+}
+
+// kyaml's merge walk clears every field whose value is a null written as nothing (`a:`)
+// where it walks (the object's mappings, the elements of lists that merge by key), and keeps
+// `null`, `~`, list items and what lies in lists that do not merge.
+// libyaml keeps a block scalar's final line break only when there is one: a `patch: |-`
+// ending in a `|` value (budimanjojo-home-cluster's HelmRelease post-renderer patches, found
+// comparing with flate), a file ending without a line break.
+#[test]
+fn a_block_scalar_ending_the_text_without_a_line_break_has_no_final_break() {
+    assert_fixture("block-scalar-unbroken-end");
+}
+
+#[test]
+fn a_strategic_merge_drops_the_nulls_written_as_nothing_where_kyaml_walks() {
+    assert_fixture("strategic-merge-empty-nulls/base");
+    assert_fixture("strategic-merge-empty-nulls");
+}
+
+#[test]
+fn a_null_written_as_nothing_the_reader_does_not_follow_is_unsupported_not_guessed() {
     let dir = tempfile::tempdir().unwrap();
+    let patch = "patches:\n- patch: |\n    apiVersion: v1\n    kind: ConfigMap\n    metadata: {name: d}\n    data: {b: c}\n";
+    // Inside an anchor, copied by its alias.
     std::fs::write(
         dir.path().join("kustomization.yaml"),
-        "resources: [d.yaml]\npatches:\n- patch: |\n    apiVersion: v1\n    kind: ConfigMap\n    metadata: {name: d}\n    data: {b: c}\n",
+        format!("resources: [d.yaml]\n{patch}"),
     )
     .unwrap();
     std::fs::write(
         dir.path().join("d.yaml"),
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: d\nimmutable:\n",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: d\n  labels: &l {a: x, b:}\nx: *l\n",
+    )
+    .unwrap();
+    assert_unsupported(dir.path(), "null written as nothing");
+    // Left in a list that does not merge by a first patch, then patched again.
+    std::fs::write(
+        dir.path().join("kustomization.yaml"),
+        format!("resources: [d.yaml]\n{patch}- patch: |\n    apiVersion: v1\n    kind: ConfigMap\n    metadata: {{name: d}}\n    data: {{e: f}}\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("d.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: d\nlist:\n- k:\n",
     )
     .unwrap();
     assert_unsupported(dir.path(), "null written as nothing");
@@ -671,7 +708,7 @@ fn every_fixture_directory_has_a_test() {
             }
         }
     }
-    assert_eq!(found.len(), 52, "{found:#?}");
+    assert_eq!(found.len(), 56, "{found:#?}");
 }
 
 // api/resmap/reswrangler.go appendReplaceOrMerge and api/resource/resource.go

@@ -1344,6 +1344,106 @@ fn an_apply_set_that_no_flux_kustomization_reaches_is_a_cluster_root() {
     }
 }
 
+/// The (cluster, Kustomization, status) a render of the fixture `testdata/discover/<case>`
+/// gives.
+fn discovered(case: &str, extra: &[&str]) -> BTreeSet<(String, String, String)> {
+    let repo = repo_from(&format!("testdata/discover/{case}"));
+    let (_tmp, r) = render_json_out(repo.path(), extra);
+    assert!(r.code == 0 || r.code == 1, "{}{}", r.stdout, r.stderr);
+    kustomizations(&r.json())
+        .into_iter()
+        .map(|((c, k), v)| (c, k, v["status"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+fn triples(want: &[(&str, &str, &str)]) -> BTreeSet<(String, String, String)> {
+    want.iter()
+        .map(|(c, k, s)| ((*c).to_string(), (*k).to_string(), (*s).to_string()))
+        .collect()
+}
+
+// Reachability is read on the kustomization files' text, whatever a build does: cluster-1's
+// root lists a remote base beside `../../overlays/cluster-1` (so it needs the network and is
+// not built), and `clusters/kustomization.yaml` and `overlays/kustomization.yaml` only gather
+// the clusters' folders (for CI). Neither is a cluster: every Flux Kustomization they reach
+// is applied by a real cluster's root already.
+#[test]
+fn a_kustomization_gathering_the_clusters_folders_is_no_cluster_even_when_a_build_needs_the_network(
+) {
+    assert_eq!(
+        discovered("gathering", &[]),
+        triples(&[
+            ("cluster-1", "flux-system/flux-system", "needs-network"),
+            ("cluster-2", "flux-system/apps", "rendered"),
+            ("cluster-2", "flux-system/flux-system", "rendered"),
+        ])
+    );
+}
+
+// `spec.path` of a Kustomization on a mapped source is inside the mapped folder: the folder
+// it builds (`kubernetes/overlays/cluster-1`) is reached, not a cluster of its own.
+#[test]
+fn a_folder_reached_through_a_mapped_source_is_no_cluster() {
+    assert_eq!(
+        discovered("mapped-source", &[]),
+        triples(&[
+            ("cluster-1", "flux-system/apps", "rendered"),
+            ("cluster-1", "flux-system/flux-system", "rendered"),
+            ("cluster-1", "flux-system/web", "rendered"),
+        ])
+    );
+}
+
+// What an ArtifactGenerator copies (`@repo/deploy/**`) is built from the artifact: the
+// kustomization in `deploy/prod` is reached, not a cluster.
+#[test]
+fn a_folder_an_artifact_generator_copies_is_no_cluster() {
+    assert_eq!(
+        discovered("generated-artifact", &[]),
+        triples(&[
+            ("prod", "flux-system/apps", "rendered"),
+            ("prod", "flux-system/flux-system", "rendered"),
+            ("prod", "flux-system/web", "rendered"),
+        ])
+    );
+}
+
+// `path: ./overlays/${CLUSTER_NAME}` is filled in by the root's postBuild: the folders it
+// can name are reached (and the native builder reads the path as the string it is).
+#[test]
+fn a_folder_a_substituted_spec_path_can_name_is_no_cluster() {
+    let repo = repo_from("testdata/discover/templated-path");
+    let (_tmp, r) = render_json_out(repo.path(), &[]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let json = r.json();
+    let found: BTreeSet<(String, String)> = kustomizations(&json).into_keys().collect();
+    let want: BTreeSet<(String, String)> = [
+        ("staging", "flux-system/apps"),
+        ("staging", "flux-system/flux-system"),
+        ("staging", "flux-system/web"),
+    ]
+    .into_iter()
+    .map(|(c, k)| (c.to_string(), k.to_string()))
+    .collect();
+    assert_eq!(found, want);
+    assert_eq!(
+        kustomization(&json, "staging", "flux-system")["builtBy"],
+        "native"
+    );
+}
+
+// The Flux Operator syncs `cluster/base`: the cluster is `cluster`, never `base`.
+#[test]
+fn a_cluster_is_named_by_its_path_s_first_name_that_is_not_a_generic_folder() {
+    assert_eq!(
+        discovered("generic-names", &[]),
+        triples(&[
+            ("cluster", "flux-system/cluster-apps", "rendered"),
+            ("cluster", "flux-system/flux-system", "rendered"),
+        ])
+    );
+}
+
 #[test]
 fn no_cluster_root_lists_the_folders_holding_flux_kustomizations_with_the_flag_to_copy() {
     let repo = repo_from("testdata/discover/no-root");

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 // The shared harness serves several test crates; this one uses only its git helper.
 use crate::common::git;
 use fluxsim::source::{
-    materialize, materialize_rev, secure_join, Exclusion, PatternSource, SourceError,
-    SourceOptions, Tree,
+    materialize, materialize_rev, revision_in_place, secure_join, Exclusion, PatternSource,
+    SourceError, SourceOptions, Tree,
 };
 
 fn write(root: &Path, rel: &str, text: &str) {
@@ -339,6 +339,82 @@ fn materialize_rev_does_not_read_the_work_tree() {
     assert_eq!(
         fs::read_to_string(tree.root().join("a.yaml")).unwrap(),
         "committed\n"
+    );
+}
+
+// A work tree holding the revision (a CI checkout of the head) is read in place: the same
+// files and digests as the revision read out of git, nothing copied, nothing else shown. Any
+// difference in a file of the revision (an edit, a line-ending conversion, another revision)
+// reads the revision out of git instead.
+#[test]
+fn a_work_tree_holding_exactly_the_revision_is_read_in_place() {
+    let repo = repo(&[
+        ("a.yaml", "a: 1\n"),
+        ("d/b.yaml", "b: 2\n"),
+        ("x.png", "png"),
+    ]);
+    write(repo.path(), "untracked.yaml", "u\n");
+    let in_place = revision_in_place(repo.path(), "HEAD", &opts())
+        .unwrap()
+        .expect("a clean checkout is the revision");
+    let copied = materialize_rev(repo.path(), "HEAD", &opts()).unwrap();
+    assert!(in_place.in_place() && !copied.in_place());
+    assert_eq!(files(&in_place), files(&copied));
+    assert_eq!(in_place.digests(), copied.digests());
+    assert_eq!(in_place.revision(), copied.revision());
+    assert_eq!(in_place.root(), fs::canonicalize(repo.path()).unwrap());
+    // An edit of a tracked file.
+    fs::write(repo.path().join("a.yaml"), "a: 2\n").unwrap();
+    assert!(revision_in_place(repo.path(), "HEAD", &opts())
+        .unwrap()
+        .is_none());
+    fs::write(repo.path().join("a.yaml"), "a: 1\n").unwrap();
+    // Another revision of the folder.
+    commit(repo.path(), "second");
+    write(repo.path(), "c.yaml", "c: 3\n");
+    commit(repo.path(), "third");
+    assert!(revision_in_place(repo.path(), "HEAD~1", &opts())
+        .unwrap()
+        .is_none());
+    assert!(revision_in_place(repo.path(), "HEAD", &opts())
+        .unwrap()
+        .is_some());
+    // A file staged but not committed, or not tracked at all, is not in the revision, nor in
+    // the tree read in place.
+    write(repo.path(), "e.yaml", "e: 5\n");
+    git(repo.path(), &["add", "e.yaml"]);
+    write(repo.path(), "loose.yaml", "l: 6\n");
+    let tree = revision_in_place(repo.path(), "HEAD", &opts())
+        .unwrap()
+        .expect("the revision's files are as committed");
+    // (`untracked.yaml` was committed with the second commit; `x.png` is ignored.)
+    assert_eq!(
+        files(&tree),
+        ["a.yaml", "c.yaml", "d/b.yaml", "untracked.yaml"]
+    );
+    assert!(!tree.fs().is_file(&tree.root().join("e.yaml")));
+    assert!(!tree.fs().is_file(&tree.root().join("loose.yaml")));
+}
+
+// Line endings converted on checkout: the work tree's bytes are not the blob's.
+#[test]
+fn a_work_tree_whose_bytes_differ_from_the_blobs_is_not_the_revision() {
+    let repo = repo(&[("a.yaml", "a: 1\nb: 2\n")]);
+    write(repo.path(), ".gitattributes", "*.yaml text eol=crlf\n");
+    commit(repo.path(), "crlf");
+    fs::remove_file(repo.path().join("a.yaml")).unwrap();
+    git(repo.path(), &["checkout", "--", "a.yaml"]);
+    assert_eq!(
+        fs::read_to_string(repo.path().join("a.yaml")).unwrap(),
+        "a: 1\r\nb: 2\r\n"
+    );
+    assert!(revision_in_place(repo.path(), "HEAD", &opts())
+        .unwrap()
+        .is_none());
+    let copied = materialize_rev(repo.path(), "HEAD", &opts()).unwrap();
+    assert_eq!(
+        fs::read_to_string(copied.root().join("a.yaml")).unwrap(),
+        "a: 1\nb: 2\n"
     );
 }
 

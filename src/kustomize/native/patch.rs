@@ -10,7 +10,7 @@
 use super::kustfile::{PatchKind, PatchSpec};
 use super::node::{Map, Node};
 use super::openapi::{Schema, SchemaSet};
-use super::reader::{read_documents, ReadError};
+use super::reader::{read_documents, EmptyNulls, ReadError, Seg};
 use super::resource::{effective_namespace, known_namespace, Gvk, Resource};
 use super::selector::SelectorRegex;
 use super::NativeError;
@@ -70,7 +70,7 @@ pub(crate) fn apply_patch(
             // may rename it); the legacy `patchesJson6902` does not.
             // kustomize applies it to the object as JSON: a null written as nothing
             // becomes `null`.
-            r.empty_null = false;
+            r.empty_null = EmptyNulls::None;
             if spec.kind == PatchKind::Any {
                 r.store_previous_id().map_err(|e| match e {
                     NativeError::Unsupported { feature, .. } => unsupported(&feature),
@@ -131,10 +131,27 @@ pub(crate) fn apply_patch(
                     "a patch on a generated resource with a hash suffix",
                 ));
             }
-            if r.empty_null {
-                return Err(unsupported(
-                    "a strategic-merge patch on an object with a null written as nothing (`a:`)",
-                ));
+            match &r.empty_null {
+                EmptyNulls::None => {}
+                EmptyNulls::Unknown => {
+                    return Err(unsupported(
+                        "a strategic-merge patch on an object with a null written as nothing \
+                         (`a:`) inside an anchor, or a merge key, or left by an earlier patch",
+                    ))
+                }
+                EmptyNulls::At(at) => {
+                    let schema = schema_of([Some(&r.node), Some(patch)], schemas);
+                    let mut path = Vec::new();
+                    drop_empty_nulls(&mut r.node, at, schema, schemas, &mut path);
+                    // Those the walk does not reach (in a list that does not merge) stay
+                    // nulls written as nothing; where they are after this merge is not
+                    // followed.
+                    r.empty_null = if at.iter().any(|p| node_at(&r.node, p) == Some(&Node::Null)) {
+                        EmptyNulls::Unknown
+                    } else {
+                        EmptyNulls::None
+                    };
+                }
             }
             // With a target, the patch takes the target's identity (PatchTransformer.go).
             let mut p = patch.clone();
@@ -150,6 +167,74 @@ pub(crate) fn apply_patch(
         }
     }
     Ok(())
+}
+
+/// What kyaml's merge walk does to the nulls written as nothing (`a:`, at `at`) of the
+/// object it merges a patch into: it visits every field of every mapping it walks (all of
+/// the object, and the elements of lists that merge by key, whether the patch names them or
+/// not; not those of lists that do not merge), and `FieldSetter` clears a field whose value
+/// is such a null unless the patch gives one (`kyaml/yaml/walk`, `yaml.FieldSetter`: a
+/// tagged null is cleared unless kept, and only `null` and `~` are kept). Removing them
+/// before the merge gives the same: a field the patch sets takes the patch's value over a
+/// null or over nothing alike.
+fn drop_empty_nulls(
+    node: &mut Node,
+    at: &std::collections::BTreeSet<Vec<Seg>>,
+    schema: Option<Schema<'_>>,
+    schemas: SchemaSet<'_>,
+    path: &mut Vec<Seg>,
+) {
+    match node {
+        Node::Map(m) => {
+            let mut i = 0;
+            while i < m.0.len() {
+                path.push(Seg::Key(m.0[i].0.clone()));
+                if m.0[i].1 == Node::Null && at.contains(path.as_slice()) {
+                    m.0.remove(i);
+                    path.pop();
+                    continue;
+                }
+                let child = match schema.and_then(|s| s.field(&m.0[i].0)) {
+                    Some(s) => Some(s),
+                    None => schema_of([Some(&m.0[i].1), None], schemas),
+                };
+                drop_empty_nulls(&mut m.0[i].1, at, child, schemas, path);
+                path.pop();
+                i += 1;
+            }
+        }
+        Node::Seq(items) => {
+            // Only a list that merges by keys has its elements walked.
+            if schema
+                .and_then(Schema::merge_keys)
+                .is_none_or(|k| k.is_empty())
+            {
+                return;
+            }
+            let elements = schema.and_then(Schema::elements);
+            for (i, item) in items.iter_mut().enumerate() {
+                if let Node::Map(_) = item {
+                    path.push(Seg::Index(i));
+                    drop_empty_nulls(item, at, elements, schemas, path);
+                    path.pop();
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The node at `path`, when there is one.
+fn node_at<'n>(node: &'n Node, path: &[Seg]) -> Option<&'n Node> {
+    let mut at = node;
+    for seg in path {
+        at = match (seg, at) {
+            (Seg::Key(k), Node::Map(m)) => m.get(k)?,
+            (Seg::Index(i), Node::Seq(items)) => items.get(*i)?,
+            _ => return None,
+        };
+    }
+    Some(at)
 }
 
 /// `GetById(patch.OrgId())` for a strategic-merge patch without target: the one resource any

@@ -29,9 +29,74 @@ pub(crate) fn read_documents(text: &str) -> Result<Vec<Node>, ReadError> {
         .collect())
 }
 
-/// Reads every document, each with whether it holds a null written as nothing (`a:`),
+/// One step of a path in a document: a mapping's key or a sequence's index.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Seg {
+    /// A mapping's key.
+    Key(String),
+    /// A sequence's index.
+    Index(usize),
+}
+
+/// Where a document holds a null written as nothing (`a:`) as a mapping's value, which
+/// kyaml's strategic merge drops where it keeps `a: null` and `a: ~` (go-yaml v3 gives the
+/// first the tag `!!null` and no text, which kyaml's `FieldSetter` clears).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) enum EmptyNulls {
+    /// None.
+    #[default]
+    None,
+    /// At these paths (sorted).
+    At(std::collections::BTreeSet<Vec<Seg>>),
+    /// Somewhere this reader does not follow (inside an anchored node, copied by its aliases,
+    /// or inside a merge key's value).
+    Unknown,
+}
+
+impl EmptyNulls {
+    /// Notes one at the place `stack` is reading (`anchored`: the null itself is).
+    fn note(&mut self, stack: &[Frame], anchored: bool) {
+        if matches!(self, EmptyNulls::Unknown) {
+            return;
+        }
+        let unknown = anchored
+            || stack.iter().any(|f| match f {
+                Frame::Seq(_, anchor, _) => *anchor != 0,
+                Frame::Map(m) => m.anchor != 0 || m.pending_merge,
+            });
+        if unknown {
+            *self = EmptyNulls::Unknown;
+            return;
+        }
+        // An item of a sequence is no field: kyaml keeps it.
+        if !matches!(stack.last(), Some(Frame::Map(_))) {
+            return;
+        }
+        let mut path = Vec::with_capacity(stack.len());
+        for f in stack {
+            match f {
+                Frame::Seq(items, _, _) => path.push(Seg::Index(items.len())),
+                Frame::Map(m) => {
+                    let Some(k) = &m.pending else {
+                        *self = EmptyNulls::Unknown;
+                        return;
+                    };
+                    path.push(Seg::Key(k.clone()));
+                }
+            }
+        }
+        match self {
+            EmptyNulls::At(set) => {
+                set.insert(path);
+            }
+            _ => *self = EmptyNulls::At(std::iter::once(path).collect()),
+        }
+    }
+}
+
+/// Reads every document, each with where it holds a null written as nothing (`a:`),
 /// which kyaml's strategic merge drops where it keeps `a: null` and `a: ~`.
-pub(crate) fn read_documents_marked(text: &str) -> Result<Vec<(Node, bool)>, ReadError> {
+pub(crate) fn read_documents_marked(text: &str) -> Result<Vec<(Node, EmptyNulls)>, ReadError> {
     match read_canonical_json(text) {
         Some(docs) => docs,
         None => read_yaml(text),
@@ -43,7 +108,7 @@ pub(crate) fn read_documents_marked(text: &str) -> Result<Vec<(Node, bool)>, Rea
     clippy::too_many_lines,
     reason = "one match over the parser's events, as go-yaml v3's parser.parse builds nodes"
 )]
-fn read_yaml(text: &str) -> Result<Vec<(Node, bool)>, ReadError> {
+fn read_yaml(text: &str) -> Result<Vec<(Node, EmptyNulls)>, ReadError> {
     // go-yaml refuses `%YAML 1.2`; saphyr reads it. Directives are rare enough to delegate.
     if text.lines().any(|l| l.starts_with('%')) {
         return Err(unsupported("a YAML directive"));
@@ -52,17 +117,29 @@ fn read_yaml(text: &str) -> Result<Vec<(Node, bool)>, ReadError> {
     // in a double-quoted scalar, and tabs in indentation.
     let check_escapes = text.contains("\\/");
     let check_tabs = text.contains('\t');
+    // Where the stream's last line starts, when the text ends without a line break after its
+    // last non-blank character (a block scalar reaching past it ends unbroken).
+    let unbroken_end = {
+        let trimmed = text.trim_end_matches([' ', '\t']);
+        (!trimmed.is_empty() && !trimmed.ends_with(['\n', '\r']))
+            .then(|| trimmed.rfind(['\n', '\r']).map_or(0, |i| i + 1))
+    };
     let mut parser = Parser::new_from_str(text);
     let mut docs = Vec::new();
-    let mut empty_null = false;
+    let mut empty_null = EmptyNulls::None;
     // Open collections: a sequence, or a mapping with a pending key.
     let mut stack: Vec<Frame> = Vec::new();
     let mut current: Option<Node> = None;
     let mut anchors: std::collections::HashMap<usize, Node> = std::collections::HashMap::new();
+    // Where each anchored node starts (its event's number).
+    let mut anchor_starts: std::collections::HashMap<usize, usize> =
+        std::collections::HashMap::new();
     let mut cursor = CharCursor::default();
     let mut folded = Folded::default();
+    let mut events = 0usize;
     while let Some(next) = parser.next_event() {
         let (event, span) = next.map_err(|e| ReadError::Syntax(e.to_string()))?;
+        events += 1;
         if let Event::Scalar(_, style, _, _) = &event {
             match style {
                 ScalarStyle::DoubleQuoted if check_escapes => {
@@ -81,14 +158,29 @@ fn read_yaml(text: &str) -> Result<Vec<(Node, bool)>, ReadError> {
             Event::DocumentEnd => {
                 if let Some(doc) = current.take() {
                     if doc != Node::Null {
-                        docs.push((doc, empty_null));
+                        docs.push((doc, std::mem::take(&mut empty_null)));
                     }
                 }
-                empty_null = false;
+                empty_null = EmptyNulls::None;
                 None
             }
             Event::Alias(id) => match anchors.get(&id) {
-                Some(n) => Some(n.clone()),
+                Some(n) => {
+                    let at = anchor_starts.get(&id).copied().unwrap_or(0);
+                    for frame in &mut stack {
+                        if let Frame::Map(m) = frame {
+                            if m.start < at {
+                                m.inner_alias = true;
+                            }
+                        }
+                    }
+                    if let Some(Frame::Map(m)) = stack.last_mut() {
+                        if m.pending_merge {
+                            m.merge_alias = true;
+                        }
+                    }
+                    Some(n.clone())
+                }
                 None => return Err(ReadError::Syntax("unknown anchor referenced".into())),
             },
             Event::Scalar(mut value, style, anchor, tag) => {
@@ -98,13 +190,28 @@ fn read_yaml(text: &str) -> Result<Vec<(Node, bool)>, ReadError> {
                         value = std::borrow::Cow::Owned(v);
                     }
                 }
-                let is_key = matches!(stack.last(), Some(Frame::Map(_, None, _, _)));
+                // A block scalar whose last line ends the stream without a line break: libyaml
+                // has no final break to keep (`|` and `>` keep one only when there is one),
+                // where saphyr adds one. A patch written as `patch: |-` ending in a `|` value
+                // gives such a text.
+                if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded)
+                    && value.ends_with('\n')
+                    && unbroken_end.is_some_and(|end| cursor.byte_at(text, span.end.index()) >= end)
+                {
+                    let mut v = value.into_owned();
+                    v.pop();
+                    value = std::borrow::Cow::Owned(v);
+                }
+                let is_key = matches!(stack.last(), Some(Frame::Map(m)) if m.pending.is_none() && !m.pending_merge);
                 // saphyr reports an empty node as an empty plain scalar.
                 if !is_key && tag.is_none() && style == ScalarStyle::Plain && value.is_empty() {
-                    empty_null = true;
+                    empty_null.note(&stack, anchor != 0);
                 }
-                // A `<<` key, quoted or not, disappears somewhere in kustomize's round trip.
-                let is_merge = value == "<<";
+                // A plain `<<` key is a merge key (go-yaml v3 tags it `!!merge`), which kyaml's
+                // de-anchoring resolves; a quoted or tagged one is a string that the same step
+                // drops (`Clear("<<")` removes the first field of that name): not reproduced.
+                let is_merge = value == "<<" && style == ScalarStyle::Plain && tag.is_none();
+                let is_quoted_merge = value == "<<" && !is_merge;
                 let node = match tag {
                     None => scalar(&value, style)?,
                     Some(t) if t.handle == "tag:yaml.org,2002:" && t.suffix == "str" => {
@@ -120,36 +227,56 @@ fn read_yaml(text: &str) -> Result<Vec<(Node, bool)>, ReadError> {
                 if is_key && !matches!(node, Node::Str(_)) {
                     return Err(unsupported("a mapping key that is not a string"));
                 }
+                if is_key && is_quoted_merge {
+                    return Err(unsupported("a quoted or tagged `<<` key"));
+                }
                 if is_key && is_merge {
-                    return Err(unsupported("YAML merge keys"));
+                    if anchor != 0 {
+                        return Err(unsupported("an anchored merge key"));
+                    }
+                    if let Some(Frame::Map(m)) = stack.last_mut() {
+                        if m.merge.is_some() || m.pending_merge {
+                            // kyaml: `duplicate merge key`.
+                            return Err(unsupported("two merge keys in one mapping"));
+                        }
+                        m.pending_merge = true;
+                    }
+                    None
+                } else {
+                    if anchor != 0 {
+                        anchors.insert(anchor, node.clone());
+                        anchor_starts.insert(anchor, events);
+                    }
+                    Some(node)
                 }
-                if anchor != 0 {
-                    anchors.insert(anchor, node.clone());
-                }
-                Some(node)
             }
             Event::SequenceStart(anchor, ref tag) | Event::MappingStart(anchor, ref tag) => {
                 if tag.is_some() {
                     return Err(unsupported("tagged YAML collections"));
                 }
-                if matches!(stack.last(), Some(Frame::Map(_, None, _, _))) {
+                if matches!(stack.last(), Some(Frame::Map(m)) if m.pending.is_none() && !m.pending_merge)
+                {
                     return Err(unsupported("a mapping key that is not a string"));
                 }
                 if matches!(event, Event::SequenceStart(..)) {
-                    stack.push(Frame::Seq(Vec::new(), anchor));
+                    stack.push(Frame::Seq(Vec::new(), anchor, events));
                 } else {
-                    stack.push(Frame::Map(Map::default(), None, anchor, Keys::default()));
+                    stack.push(Frame::Map(MapFrame::new(anchor, events)));
                 }
                 None
             }
             Event::SequenceEnd | Event::MappingEnd => {
-                let (node, anchor) = match stack.pop() {
-                    Some(Frame::Seq(items, anchor)) => (Node::Seq(items), anchor),
-                    Some(Frame::Map(map, None, anchor, _)) => (Node::Map(map), anchor),
+                let (node, anchor, start) = match stack.pop() {
+                    Some(Frame::Seq(items, anchor, start)) => (Node::Seq(items), anchor, start),
+                    Some(Frame::Map(m)) if m.pending.is_none() && !m.pending_merge => {
+                        let (anchor, start) = (m.anchor, m.start);
+                        (Node::Map(m.finish()?), anchor, start)
+                    }
                     _ => return Err(ReadError::Syntax("unbalanced collection".into())),
                 };
                 if anchor != 0 {
                     anchors.insert(anchor, node.clone());
+                    anchor_starts.insert(anchor, start);
                 }
                 Some(node)
             }
@@ -157,20 +284,24 @@ fn read_yaml(text: &str) -> Result<Vec<(Node, bool)>, ReadError> {
         if let Some(node) = completed {
             match stack.last_mut() {
                 None => current = Some(node),
-                Some(Frame::Seq(items, _)) => items.push(node),
-                Some(Frame::Map(map, pending, _, keys)) => match pending.take() {
+                Some(Frame::Seq(items, _, _)) => items.push(node),
+                Some(Frame::Map(m)) if m.pending_merge => {
+                    m.pending_merge = false;
+                    m.merge = Some(node);
+                }
+                Some(Frame::Map(m)) => match m.pending.take() {
                     None => {
                         let Node::Str(key) = node else {
                             return Err(unsupported("a mapping key that is not a string"));
                         };
-                        if !keys.insert(&map.0, &key) {
+                        if !m.keys.insert(&m.map.0, &key) {
                             return Err(ReadError::Syntax(format!(
                                 "mapping key {key:?} already defined"
                             )));
                         }
-                        *pending = Some(key);
+                        m.pending = Some(key);
                     }
-                    Some(key) => map.0.push((key, node)),
+                    Some(key) => m.map.0.push((key, node)),
                 },
             }
         }
@@ -201,7 +332,7 @@ fn read_yaml(text: &str) -> Result<Vec<(Node, bool)>, ReadError> {
 /// values; so each scalar goes through [`scalar`] with the style and text the parser would
 /// give it. Texts with characters the YAML reader may refuse or fold (DEL, C1 controls,
 /// NEL, LS, PS, byte-order marks, U+FFFE/U+FFFF), or with `\/`, take the parser. `None`: not such a text.
-fn read_canonical_json(text: &str) -> Option<Result<Vec<(Node, bool)>, ReadError>> {
+fn read_canonical_json(text: &str) -> Option<Result<Vec<(Node, EmptyNulls)>, ReadError>> {
     if !text.starts_with(['{', '[']) {
         return None;
     }
@@ -227,7 +358,7 @@ fn read_canonical_json(text: &str) -> Option<Result<Vec<(Node, bool)>, ReadError
         if doc == Node::Null {
             Vec::new()
         } else {
-            vec![(doc, false)]
+            vec![(doc, EmptyNulls::None)]
         }
     }))
 }
@@ -249,7 +380,7 @@ fn json_node(v: &serde_json::Value) -> Result<Node, ReadError> {
                 };
                 // As the parser's reading: a `<<` key, quoted or not.
                 if key == "<<" {
-                    return Err(unsupported("YAML merge keys"));
+                    return Err(unsupported("a quoted or tagged `<<` key"));
                 }
                 map.0.push((key, json_node(v)?));
             }
@@ -258,11 +389,92 @@ fn json_node(v: &serde_json::Value) -> Result<Node, ReadError> {
     })
 }
 
-/// An open collection and its anchor id (0: none); a mapping also has its pending key and
-/// the keys it has.
+/// An open collection: a sequence with its anchor id (0: none) and the number of its first
+/// event, or a mapping.
 enum Frame {
-    Seq(Vec<Node>, usize),
-    Map(Map, Option<String>, usize, Keys),
+    Seq(Vec<Node>, usize, usize),
+    Map(MapFrame),
+}
+
+/// An open mapping: its entries, its pending key and the keys it has, its anchor id (0: none)
+/// and first event, and its merge key's value.
+struct MapFrame {
+    map: Map,
+    pending: Option<String>,
+    keys: Keys,
+    anchor: usize,
+    start: usize,
+    /// The merge key was read; its value comes next.
+    pending_merge: bool,
+    /// The value of the merge key (`<<`), once read.
+    merge: Option<Node>,
+    /// That value is an alias.
+    merge_alias: bool,
+    /// An alias inside this mapping names an anchor defined inside it too.
+    inner_alias: bool,
+}
+
+impl MapFrame {
+    fn new(anchor: usize, start: usize) -> MapFrame {
+        MapFrame {
+            map: Map::default(),
+            pending: None,
+            keys: Keys::default(),
+            anchor,
+            start,
+            pending_merge: false,
+            merge: None,
+            merge_alias: false,
+            inner_alias: false,
+        }
+    }
+
+    /// The mapping with its merge key resolved as kyaml's `DeAnchor` resolves it
+    /// (`kyaml/yaml/alias.go`, `removeMergeTags` and `mergeAll`): the merge key's field is
+    /// removed; its mappings (a mapping, an alias to one, or a sequence of those) are laid
+    /// over a copy of the mapping from the last to the first (`findMergeValues` reverses the
+    /// sequence), each field replacing the value of the same key in place or appended; then
+    /// the mapping's own fields are laid over again, so they win, and the first mapping of
+    /// the sequence wins over the later ones. kyaml resolves merges top-down, and this reader
+    /// bottom-up: the same once every merged mapping is complete before the mapping that
+    /// merges it starts, so a mapping merging an anchor defined inside itself is left to
+    /// kustomize.
+    fn finish(self) -> Result<Map, ReadError> {
+        let Some(merge) = self.merge else {
+            return Ok(self.map);
+        };
+        if self.inner_alias {
+            return Err(unsupported(
+                "a merge key in a mapping that also holds the anchor of an alias in it",
+            ));
+        }
+        let sources: Vec<Map> = match merge {
+            Node::Map(m) => vec![m],
+            // `findMergeValues`: an alias to anything but a mapping fails kustomize.
+            Node::Seq(items) if !self.merge_alias => items
+                .into_iter()
+                .map(|i| match i {
+                    Node::Map(m) => Ok(m),
+                    _ => Err(unsupported("a merge key over a list holding a non-mapping")),
+                })
+                .collect::<Result<_, _>>()?,
+            _ => return Err(unsupported("a merge key whose value is not a mapping")),
+        };
+        let own = self.map;
+        let mut out = own.clone();
+        for source in sources.into_iter().rev() {
+            for (k, v) in source.0 {
+                if own.0.iter().any(|(o, _)| *o == k) {
+                    continue;
+                }
+                match out.0.iter_mut().find(|(o, _)| *o == k) {
+                    Some(entry) => entry.1 = v,
+                    None => out.0.push((k, v)),
+                }
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// The keys of a mapping being read, to refuse a duplicate: a scan of the entries while the
@@ -483,6 +695,19 @@ fn number(value: &str) -> Result<Node, ReadError> {
     if b.len() > 4 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-' {
         return Err(unsupported("an unquoted timestamp"));
     }
+    // resolve.go tries ParseFloat on the raw text for a leading dot (not the text without
+    // underscores, as below); Go's underscore rules there are not reproduced: be safe.
+    // ParseFloat takes a text whole or not at all, and one holding anything but digits, `.`,
+    // `_`, `e`, `+` and `-` is no float whatever its underscores (`./clusters/${CLUSTER_NAME}`,
+    // a path a postBuild fills in, is a string).
+    if value.starts_with('.')
+        && value.contains('_')
+        && value
+            .bytes()
+            .all(|c| c.is_ascii_digit() || b"._eE+-".contains(&c))
+    {
+        return Err(unsupported("an unusual number"));
+    }
     let plain = value.replace('_', "");
     if let Some(i) = go_parse_int(&plain) {
         return Ok(Node::Int(i));
@@ -497,11 +722,6 @@ fn number(value: &str) -> Result<Node, ReadError> {
             }
         }
         return Err(unsupported("an out-of-range float"));
-    }
-    if value.starts_with('.') && value.contains('_') {
-        // resolve.go tries ParseFloat on the raw text for a leading dot; Go's underscore
-        // rules there are not reproduced: be safe.
-        return Err(unsupported("an unusual number"));
     }
     if plain.bytes().all(|c| c.is_ascii_digit()) && !plain.is_empty() {
         // Digits that overflow every integer type.
@@ -580,10 +800,59 @@ mod tests {
         let m = n.as_map().expect("map");
         assert_eq!(m.get("b"), Some(&Node::Int(1)));
         assert_eq!(m.get("e"), m.get("c"));
-        assert!(matches!(
-            read_documents("a: &x {c: 1}\nb:\n  <<: *x\n"),
-            Err(ReadError::Unsupported(_))
-        ));
+        // A merge key is resolved (see `merge_keys_resolve_as_kyaml_de_anchors_them`).
+        assert!(read_documents("a: &x {c: 1}\nb:\n  <<: *x\n").is_ok());
+    }
+
+    // kyaml's DeAnchor (kyaml/yaml/alias.go): own fields win, then the first mapping of a
+    // merge list; new keys are appended; the merge key's field is gone.
+    #[test]
+    fn merge_keys_resolve_as_kyaml_de_anchors_them() {
+        let n = one(
+            "a: &a {x: 1, y: 1}\nb: &b {y: 2, z: 2, w: 2}\nc:\n  w: 0\n  <<: [*a, *b]\nd:\n  <<: {k: v}\n",
+        );
+        let m = n.as_map().expect("map");
+        let c = m.get("c").and_then(Node::as_map).expect("c");
+        let keys: Vec<&str> = c.0.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["w", "y", "z", "x"]);
+        assert_eq!(c.get("w"), Some(&Node::Int(0)));
+        assert_eq!(c.get("y"), Some(&Node::Int(1)));
+        assert_eq!(c.get("z"), Some(&Node::Int(2)));
+        assert_eq!(c.get("x"), Some(&Node::Int(1)));
+        let d = m.get("d").and_then(Node::as_map).expect("d");
+        assert_eq!(d.0, vec![("k".to_string(), Node::Str("v".into()))]);
+        // What kustomize fails on, or resolves by a rule not reproduced, is delegated.
+        for text in [
+            "a: {<<: 1}\n",
+            "a: &s [{x: 1}]\nb: {<<: *s}\n",
+            "a: {<<: [1]}\n",
+            "a: {<<: {x: 1}, <<: {y: 1}}\n",
+            "a: {\"<<\": 1}\n",
+            "a: {<<: {x: 1}, '<<': 2}\n",
+            "a: {b: &x {<<: {k: 1}}, <<: *x}\n",
+        ] {
+            assert!(
+                matches!(read_documents(text), Err(ReadError::Unsupported(_))),
+                "{text}"
+            );
+        }
+    }
+
+    // resolve.go's `.` branch: strconv.ParseFloat of the whole text, which a path is not.
+    #[test]
+    fn a_path_starting_with_a_dot_and_holding_an_underscore_is_a_string() {
+        let n = one("path: ./clusters/${CLUSTER_NAME}\n");
+        let m = n.as_map().expect("map");
+        assert_eq!(
+            m.get("path"),
+            Some(&Node::Str("./clusters/${CLUSTER_NAME}".into()))
+        );
+        for text in ["a: .1_5\n", "a: ._5\n"] {
+            assert!(
+                matches!(read_documents(text), Err(ReadError::Unsupported(_))),
+                "{text}"
+            );
+        }
     }
 
     #[test]

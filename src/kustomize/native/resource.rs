@@ -19,8 +19,8 @@ pub(crate) struct Resource {
     pub(crate) prefixes: Vec<String>,
     /// The name suffixes added to it, innermost kustomization first (`suffixes`).
     pub(crate) suffixes: Vec<String>,
-    /// It holds a null written as nothing (`a:`), which a strategic merge drops.
-    pub(crate) empty_null: bool,
+    /// Where it holds a null written as nothing (`a:`), which a strategic merge drops.
+    pub(crate) empty_null: super::reader::EmptyNulls,
 }
 
 /// An id a resource had before a transformer changed it (`Resource.StorePreviousId`): its
@@ -100,7 +100,7 @@ impl Resource {
             prev_ids: Vec::new(),
             prefixes: Vec::new(),
             suffixes: Vec::new(),
-            empty_null: false,
+            empty_null: super::reader::EmptyNulls::None,
         })
     }
 
@@ -394,7 +394,7 @@ fn merge_generated(
         prev_ids: old.prev_ids.clone(),
         prefixes: old.prefixes.clone(),
         suffixes: old.suffixes.clone(),
-        empty_null: false,
+        empty_null: super::reader::EmptyNulls::None,
     })
 }
 

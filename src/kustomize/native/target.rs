@@ -14,7 +14,7 @@ use super::node::Node;
 use super::openapi::{set_custom_paths, BuildScope, CustomSchema, OpenApiField, SchemaState};
 use super::patch::apply_patch;
 use super::printer::print_resource;
-use super::reader::{read_documents_marked, ReadError};
+use super::reader::{read_documents_marked, EmptyNulls, ReadError};
 use super::resource::{absorb_all, sort_legacy, Accumulator, Resource};
 use super::vfs::Vfs;
 use super::NativeError;
@@ -364,7 +364,10 @@ fn set_openapi(
 /// the text alone, so what `accumulate_resource` does with the result, errors included,
 /// is the same in either case; empty below [`PREFETCH_FROM`] resources.
 #[allow(clippy::type_complexity, reason = "one read result per resource entry")]
-fn prefetch(vfs: &Vfs, k: &Kustomization) -> Vec<Option<Result<Vec<(Node, bool)>, ReadError>>> {
+fn prefetch(
+    vfs: &Vfs,
+    k: &Kustomization,
+) -> Vec<Option<Result<Vec<(Node, EmptyNulls)>, ReadError>>> {
     use rayon::prelude::*;
     if k.resources.len() < PREFETCH_FROM {
         return Vec::new();
@@ -394,7 +397,7 @@ fn accumulate_resource(
     k: &Kustomization,
     entry: &str,
     origin: Option<&str>,
-    read: Option<Result<Vec<(Node, bool)>, ReadError>>,
+    read: Option<Result<Vec<(Node, EmptyNulls)>, ReadError>>,
     acc: &mut Accumulator<'_>,
     stack: &mut Vec<PathBuf>,
     schema: &mut SchemaState,
