@@ -274,6 +274,11 @@ fn visit_dir(
     }
     let mut strings = Vec::new();
     collect_strings(&doc, &mut strings);
+    // The file fields of the plugin configurations `generators`, `transformers` and
+    // `validators` list: kustomize loads them with this kustomization's loader
+    // (`kusttarget.go` `configureExternalTransformers`: `LoadTransformers(kt.ldr, ...)`), so
+    // a PatchTransformer's `path: patch.yaml` is read next to this kustomization file.
+    strings.extend(plugin_config_files(fs, dir, &doc));
     for s in strings {
         // Generator entries are `key=path` or `path`.
         let candidates = [s.split_once('=').map(|(_, p)| p), Some(s.as_str())];
@@ -299,6 +304,55 @@ fn visit_dir(
         }
     }
     Ok(())
+}
+
+/// The files the plugin configurations of the kustomization `doc` (in `dir`) name in their
+/// file fields ([`plugin_references`]): inline configurations, configuration files, and the
+/// files of a folder listed there (a kustomization of configurations, every file under it
+/// taken as one). Paths are as written, relative to `dir`.
+fn plugin_config_files(fs: &SourceFs, dir: &Path, doc: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut take = |r: &str| out.push(r.to_string());
+    for field in ["generators", "transformers", "validators"] {
+        let entries = doc.get(field).and_then(Value::as_array).into_iter().flatten();
+        for entry in entries.filter_map(Value::as_str) {
+            if entry.contains('\n') {
+                plugin_references(entry, &mut take);
+                continue;
+            }
+            if is_remote(entry) || entry.len() > 4096 || entry.contains('\0') {
+                continue;
+            }
+            let p = clean(&dir.join(entry));
+            if !fs.contains(&p) {
+                continue;
+            }
+            let mut files = Vec::new();
+            if fs.is_file(&p) {
+                files.push(p);
+            } else if fs.is_dir(&p) {
+                files_under(fs, &p, &mut files);
+            }
+            for f in files {
+                if let Ok(text) = fs.read_to_string(&f) {
+                    plugin_references(&text, &mut take);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every file under the folder `dir` of `fs`.
+fn files_under(fs: &SourceFs, dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in fs.read_dir(dir).unwrap_or_default() {
+        let p = dir.join(&e.name);
+        if e.is_dir {
+            files_under(fs, &p, out);
+        } else {
+            out.push(p);
+        }
+    }
 }
 
 fn is_remote(s: &str) -> bool {
@@ -505,6 +559,49 @@ mod tests {
                 "base/kustomization.yaml",
                 "base/svc.yaml",
                 "comp/kustomization.yaml",
+            ]
+        );
+    }
+
+    // kustomize api/internal/target/kusttarget.go configureExternalTransformers: a builtin
+    // plugin configuration's file fields are read with the listing kustomization's loader,
+    // so `path: patch.yaml` of a PatchTransformer listed in `transformers` is next to the
+    // kustomization (kustomize-controller's `file-transformer` testdata).
+    #[test]
+    fn builtin_plugin_config_files_are_in_the_closure_relative_to_the_kustomization() {
+        let t = tree(&[
+            (
+                "app/kustomization.yaml",
+                "resources: [cm.yaml]\ntransformers: [patch-transformer.yaml, configs]\ngenerators:\n- |\n  apiVersion: builtin\n  kind: ConfigMapGenerator\n  metadata: {name: g}\n  files: [k=inline.txt]\n",
+            ),
+            ("app/cm.yaml", "a"),
+            (
+                "app/patch-transformer.yaml",
+                "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: p}\npath: patch.yaml\n",
+            ),
+            ("app/patch.yaml", "b"),
+            ("app/inline.txt", "c"),
+            ("app/configs/kustomization.yaml", "resources: [smp.yaml]\n"),
+            (
+                "app/configs/smp.yaml",
+                "apiVersion: builtin\nkind: PatchStrategicMergeTransformer\nmetadata: {name: s}\npaths: [smp-patch.yaml]\n",
+            ),
+            ("app/smp-patch.yaml", "d"),
+            ("app/unused.yaml", "not read"),
+        ]);
+        let c = closure(&t.path().join("app")).unwrap();
+        let files: Vec<&str> = c.files.keys().map(String::as_str).collect();
+        assert_eq!(
+            files,
+            vec![
+                "cm.yaml",
+                "configs/kustomization.yaml",
+                "configs/smp.yaml",
+                "inline.txt",
+                "kustomization.yaml",
+                "patch-transformer.yaml",
+                "patch.yaml",
+                "smp-patch.yaml",
             ]
         );
     }

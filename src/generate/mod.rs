@@ -434,12 +434,7 @@ fn merge_flux_fields(
         let list = obj.entry("images").or_insert_with(|| json!([]));
         if let Some(list) = list.as_array_mut() {
             for image in &ks.images {
-                let name = image.get("name");
-                // An image already listed under the same name is replaced, else appended.
-                match list.iter_mut().find(|i| i.get("name") == name) {
-                    Some(slot) => *slot = image.clone(),
-                    None => list.push(image.clone()),
-                }
+                merge_image(list, image);
             }
         }
     }
@@ -458,6 +453,46 @@ fn merge_flux_fields(
         }
     }
     Ok(())
+}
+
+/// One `spec.images` entry merged into the kustomization's `images:` as
+/// `kustomize_generator.go` (`GenerateManifest`) merges it: an entry of the same name takes
+/// the fields the spec sets, field by field (`newName` alone keeps its `newTag` and `digest`;
+/// `newTag` or `digest` replaces both version fields together, as kustomize's image
+/// transformer does); otherwise the spec's image is appended. Flux goes through the typed
+/// `kustypes.Image` and writes it back with `omitempty`: an empty field is no field.
+fn merge_image(list: &mut Vec<Value>, image: &Value) {
+    let field = |k: &str| {
+        image
+            .get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    let name = image.get("name").and_then(Value::as_str).unwrap_or("");
+    let existing = list
+        .iter_mut()
+        .find(|i| i.get("name").and_then(Value::as_str).unwrap_or("") == name);
+    let Some(Value::Object(slot)) = existing else {
+        let mut entry = serde_json::Map::new();
+        for k in ["name", "newName", "newTag", "digest"] {
+            if let Some(v) = field(k) {
+                entry.insert(k.into(), json!(v));
+            }
+        }
+        list.push(Value::Object(entry));
+        return;
+    };
+    if let Some(new_name) = field("newName") {
+        slot.insert("newName".into(), json!(new_name));
+    }
+    if field("newTag").is_some() || field("digest").is_some() {
+        for k in ["newTag", "digest"] {
+            match field(k) {
+                Some(v) => slot.insert(k.into(), json!(v)),
+                None => slot.remove(k),
+            };
+        }
+    }
 }
 
 /// A directory that looks like the tree at `root` (fluxsim's own copy of a source, on disk,
@@ -564,5 +599,48 @@ mod tests {
         );
         assert!(prepare(&fs, &ks("./list"), false).is_err());
         assert!(prepare(&fs, &ks("./empty"), false).is_ok());
+    }
+
+    // kustomize_generator.go GenerateManifest (fluxcd/pkg/kustomize v1.35.4), the cases of its
+    // Test_Images: spec.images merge into an entry of the same name field by field.
+    #[test]
+    fn spec_images_merge_into_an_existing_entry_field_by_field() {
+        const D: &str = "sha256:aaaa";
+        let merged = |existing: Value, image: Value| {
+            let mut list = vec![existing];
+            merge_image(&mut list, &image);
+            list
+        };
+        let n = "app";
+        // newName alone keeps the version fields.
+        assert_eq!(
+            merged(json!({"name": n, "newTag": "v1", "digest": D}), json!({"name": n, "newName": "r/app"})),
+            vec![json!({"name": n, "newName": "r/app", "newTag": "v1", "digest": D})]
+        );
+        // newTag alone keeps newName and clears the digest.
+        assert_eq!(
+            merged(json!({"name": n, "newName": "r/app", "digest": D}), json!({"name": n, "newTag": "v2"})),
+            vec![json!({"name": n, "newName": "r/app", "newTag": "v2"})]
+        );
+        // digest alone clears newTag.
+        assert_eq!(
+            merged(json!({"name": n, "newTag": "v1"}), json!({"name": n, "digest": D})),
+            vec![json!({"name": n, "digest": D})]
+        );
+        // Both version fields together.
+        assert_eq!(
+            merged(json!({"name": n, "newTag": "v1"}), json!({"name": n, "newTag": "v2", "digest": D})),
+            vec![json!({"name": n, "newTag": "v2", "digest": D})]
+        );
+        // A name alone changes nothing; empty fields are no fields.
+        assert_eq!(
+            merged(json!({"name": n, "newName": "r/app", "newTag": "v1"}), json!({"name": n, "newTag": ""})),
+            vec![json!({"name": n, "newName": "r/app", "newTag": "v1"})]
+        );
+        // Another name is appended, with the four fields Flux's type has.
+        assert_eq!(
+            merged(json!({"name": n}), json!({"name": "other", "newTag": "v3", "newName": ""})),
+            vec![json!({"name": n}), json!({"name": "other", "newTag": "v3"})]
+        );
     }
 }

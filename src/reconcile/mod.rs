@@ -802,6 +802,21 @@ fn render_inner(
     // Kept before substitution runs, so that the audit can read the template of a
     // Kustomization whose substitution fails.
     r.template = Some(template.clone());
+    // The controller checks each object, then substitutes it, one object after the other:
+    // the vars are first read for the first object not marked `substitute: disabled`, so
+    // an object before it that does not conform fails the build first.
+    let first_read = match &ks.post_build {
+        Some(_) => template
+            .objects
+            .iter()
+            .position(|o| !postbuild::substitution_disabled(&o.object)),
+        None => None,
+    };
+    if let Some(bad) = template.objects.iter().position(|o| !conforms(&o.object)) {
+        if first_read.is_none_or(|read| bad <= read) {
+            return Err(not_conforming(&template.objects[bad].object));
+        }
+    }
     let substitute_with = match &ks.post_build {
         Some(pb) => postbuild_vars(pb, key, &output, r)?,
         None => None,
@@ -1031,6 +1046,9 @@ fn post_build(
     let mut substituted_bytes = 0usize;
     // The template's objects are the output's documents, in order, already read.
     for object in &template.objects {
+        if !conforms(&object.object) {
+            return Err(not_conforming(&object.object));
+        }
         let doc = object.yaml.as_str();
         let mut obj = (*object.object).clone();
         let mut piece = (false, doc.to_string());
@@ -1085,6 +1103,60 @@ fn post_build(
         }
     }
     Ok(Rendered::Artifact(artifact))
+}
+
+/// Whether a built object has the `apiVersion`, `kind` and `metadata.name` kustomize-controller
+/// demands of every object before it substitutes or applies anything
+/// (`internal/controller/kustomization_controller.go` `build`: "check if resources conform
+/// to the Kubernetes API conventions"). kustomize itself builds an object without them.
+fn conforms(obj: &Value) -> bool {
+    let set = |v: Option<&Value>| match v {
+        None | Some(Value::Null) => false,
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(_) => true,
+    };
+    set(obj.get("apiVersion"))
+        && set(obj.get("kind"))
+        && set(obj.get("metadata").and_then(|m| m.get("name")))
+}
+
+/// The controller's error for an object that does not [`conform`](conforms): the object as
+/// kustomize's `Resource.String` writes it (Go's `json.Marshal`: keys sorted, HTML escaped).
+fn not_conforming(obj: &Value) -> Error {
+    let mut json = String::new();
+    go_json(obj, &mut json);
+    Error::NotConforming(json)
+}
+
+/// `value` as Go's `encoding/json` marshals the map kyaml reads an object into.
+fn go_json(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(m) => {
+            out.push('{');
+            // serde_json's map keeps its keys sorted, as Go sorts a map's.
+            for (i, (k, v)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                crate::goyaml::json::push_json_str(out, k);
+                out.push(':');
+                go_json(v, out);
+            }
+            out.push('}');
+        }
+        Value::Array(a) => {
+            out.push('[');
+            for (i, v) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                go_json(v, out);
+            }
+            out.push(']');
+        }
+        Value::String(s) => crate::goyaml::json::push_json_str(out, s),
+        other => out.push_str(&other.to_string()),
+    }
 }
 
 /// The var names that the substituted objects of a build output reference without a default

@@ -11,6 +11,7 @@ mod cli_envsubst;
 mod conformance;
 mod diff;
 mod envsubst_robustness;
+mod fidelity;
 mod graph;
 mod helm;
 mod hostile;
