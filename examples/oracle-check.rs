@@ -132,9 +132,13 @@ fn check_repo(repo: &Path, args: &Args, tally: &mut Tally) -> Result<(), String>
             // And so does one that fails on fluxsim's own size bound (envsubst's
             // OUTPUT_GROWTH_LIMIT, postbuild's KUSTOMIZATION_OUTPUT_LIMIT: "fluxsim stops"),
             // where Flux has none.
+            // And so does one the API server refuses (a field its CRD's schema rejects):
+            // no controller ever sees it.
+            let refused = k.kustomization.invalid.is_some();
             let bounded = matches!(&k.status, Status::Failed(e) if e.contains("fluxsim stops"));
             let built = matches!(k.status, Status::Rendered | Status::Failed(_))
                 && !bounded
+                && !refused
                 && k.unknown_vars.is_empty()
                 && !k
                     .notes
@@ -231,6 +235,9 @@ fn kustomization_object(k: &Kustomization) -> Value {
     }
     if !k.components.is_empty() {
         put("components", json!(k.components));
+    }
+    if !k.build_metadata.is_empty() {
+        put("buildMetadata", json!(k.build_metadata));
     }
     if k.ignore_missing_components {
         put("ignoreMissingComponents", json!(true));

@@ -3,7 +3,10 @@
 //! As `fluxcd/pkg/kustomize/kustomize_generator.go` does: when the path has no kustomization
 //! file, one is made listing every manifest (recursively, stopping at directories that have
 //! their own kustomization file); then `targetNamespace`, `namePrefix`, `nameSuffix`,
-//! `patches`, `images` and `components` are merged in. Flux writes the result into its copy
+//! `patches`, `images` (field by field into an entry of the same name), `components` and
+//! `buildMetadata` are merged in, and an existing kustomization without `resources` is given
+//! `buildMetadata: [originAnnotations]` (Flux's guard against "kustomization.yaml is empty",
+//! which keeps the origin annotations in what it applies). Flux writes the result into its copy
 //! of the source; fluxsim never writes into the tree it renders from: it writes the file into
 //! a private overlay directory whose other entries are symbolic links to the tree.
 
@@ -327,7 +330,17 @@ pub fn prepare(
         Some(p) => Some(read_existing(fs, p)?),
         None => None,
     };
-    if existing.is_some() && !ks.has_generator_inputs() && !origins {
+    // GenerateManifest: an existing kustomization without `resources` gets
+    // `buildMetadata: [originAnnotations]` in place of its own ("to avoid 'kustomization.yaml
+    // is empty'"), so every object it builds carries its origin in what Flux applies.
+    let no_resources = existing_doc.as_ref().is_some_and(|(_, doc)| {
+        doc.get("resources")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty)
+    });
+    // Flux rewrites the file every time; fluxsim writes it only where that changes it.
+    let flux_changes = existing.is_none() || ks.has_generator_inputs() || no_resources;
+    if !flux_changes && !origins {
         return Ok(Prepared {
             source_dir: dir,
             key: rel_path.clone(),
@@ -358,12 +371,15 @@ pub fn prepare(
             }),
         )
     };
+    if no_resources {
+        if let Some(obj) = doc.as_object_mut() {
+            obj.insert("buildMetadata".into(), json!([ORIGIN_ANNOTATIONS]));
+        }
+    }
     merge_flux_fields(fs, &mut doc, ks, &dir)?;
     let user_origins = wants_origins(&doc);
-    // Flux writes a kustomization file only when it generates one or merges spec fields in.
-    let flux_writes = existing.is_none() || ks.has_generator_inputs();
     let generated =
-        flux_writes.then(|| serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n");
+        flux_changes.then(|| serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n");
     let content = match (&generated, existing_text) {
         (Some(g), _) if !origins || user_origins => g.clone(),
         (None, Some(text)) if user_origins => text,
@@ -437,6 +453,10 @@ fn merge_flux_fields(
                 merge_image(list, image);
             }
         }
+    }
+    // `spec.buildMetadata` replaces the kustomization's list (kustomize-controller API v1.9).
+    if !ks.build_metadata.is_empty() {
+        obj.insert("buildMetadata".into(), json!(ks.build_metadata));
     }
     if !ks.components.is_empty() {
         let mut wanted = Vec::new();

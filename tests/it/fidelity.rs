@@ -114,3 +114,80 @@ fn builtin_plugin_config_files_are_read_next_to_the_kustomization() {
         assert_eq!(settings["data"]["app.properties"], "greeting=hello\n");
     }
 }
+
+/// The render of `testdata/fidelity/<case>` through the library, origins tracked or not.
+fn render(repo: &std::path::Path, origins: bool) -> fluxsim::render::RepoRender {
+    fluxsim::render::render_dir(
+        repo,
+        &fluxsim::render::RepoOptions {
+            origins,
+            ..fluxsim::render::RepoOptions::default()
+        },
+    )
+    .expect("renders")
+}
+
+/// The artifact's objects of one Kustomization of a render.
+fn objects_of(r: &fluxsim::render::RepoRender, name: &str) -> Vec<Value> {
+    let k = r.clusters[0].find(name).expect("a Kustomization");
+    let a = k
+        .artifact
+        .as_ref()
+        .unwrap_or_else(|| panic!("{name}: {:?}", k.status));
+    a.objects.iter().map(|o| (*o.object).clone()).collect()
+}
+
+const ORIGIN: &str = "config.kubernetes.io/origin";
+const TRANSFORMATIONS: &str = "alpha.config.kubernetes.io/transformations";
+
+fn annotation<'a>(o: &'a Value, key: &str) -> Option<&'a str> {
+    o["metadata"]["annotations"][key].as_str()
+}
+
+// kustomize-controller API v1.9 `spec.buildMetadata` and fluxcd/pkg/kustomize v1.35.4
+// kustomize_generator.go GenerateManifest: the list replaces the kustomization's
+// `buildMetadata`, and an existing kustomization without `resources` gets
+// `[originAnnotations]` from the generator; kustomize then annotates every object. An origin
+// annotation asked for this way is part of what Flux applies, also when fluxsim tracks
+// origins itself (audit, graph, diff).
+#[test]
+fn spec_build_metadata_annotates_objects_as_flux_builds_them() {
+    let repo = fixture("build-metadata");
+    for origins in [false, true] {
+        let r = render(repo.path(), origins);
+        let one = |name: &str| {
+            let objects = objects_of(&r, name);
+            assert_eq!(objects.len(), 1, "{name}: {objects:#?}");
+            objects.into_iter().next().unwrap()
+        };
+        let o = one("origins");
+        assert_eq!(annotation(&o, ORIGIN), Some("path: configmap.yaml\n"));
+        let t = one("transformers");
+        assert_eq!(annotation(&t, ORIGIN), None, "tracked: {origins}");
+        assert!(annotation(&t, TRANSFORMATIONS)
+            .unwrap()
+            .contains("kind: PrefixTransformer"));
+        let both = one("both");
+        assert!(annotation(&both, ORIGIN).is_some() && annotation(&both, TRANSFORMATIONS).is_some());
+        // No `resources`: the generator asks for origin annotations.
+        let g = one("generators-only");
+        assert!(annotation(&g, ORIGIN)
+            .unwrap()
+            .contains("kind: ConfigMapGenerator"));
+        let c = one("components-only");
+        assert_eq!(annotation(&c, ORIGIN), Some("path: ../component/configmap.yaml\n"));
+        // spec.buildMetadata replaces what the generator put there.
+        assert_eq!(annotation(&one("replaced"), ORIGIN), None);
+        // A kustomization with nothing in it builds nothing, without kustomize's "empty" error.
+        assert!(objects_of(&r, "empty-kustomization").is_empty());
+        if origins {
+            // fluxsim still knows every object's file where it took its own annotations out.
+            let k = r.clusters[0].find("transformers").unwrap();
+            let origin = k.artifact.as_ref().unwrap().objects[0].origin.as_ref();
+            assert_eq!(
+                origin.and_then(|o| o.path.as_deref()),
+                Some("apps/overlay/service.yaml")
+            );
+        }
+    }
+}
