@@ -37,6 +37,8 @@ pub struct Closure {
     /// Each input file, by its path relative to the built folder (`../base/x.yaml`), with
     /// the SHA-256 of its content.
     pub files: BTreeMap<String, String>,
+    /// The files of `files` a kustomization names as its `openapi: {path: ...}` schema.
+    pub schemas: BTreeSet<String>,
 }
 
 impl Closure {
@@ -52,6 +54,15 @@ impl Closure {
             h.update([0]);
         }
         hex(&h.finalize())
+    }
+
+    /// [`Self::schemas`] relative to the source root, as [`Self::source_files`] gives them.
+    #[must_use]
+    pub fn source_schemas(&self, build_dir: &str) -> BTreeSet<String> {
+        self.schemas
+            .iter()
+            .filter_map(|p| crate::source::clean_relative(&format!("{build_dir}/{p}")))
+            .collect()
     }
 
     /// The input files relative to the source root, given the built folder's path relative
@@ -126,6 +137,7 @@ pub fn closure_in(
 ) -> Result<Closure, Uncacheable> {
     let mut c = Closure {
         files: BTreeMap::new(),
+        schemas: BTreeSet::new(),
     };
     let mut walk = Walk {
         fs,
@@ -272,6 +284,16 @@ fn visit_dir(
             walk.network = Some((join(kfile), url));
         }
     }
+    if let Some(schema) = doc
+        .get("openapi")
+        .and_then(|o| o.get("path"))
+        .and_then(Value::as_str)
+        .filter(|p| !is_remote(p) && fs.is_file(&dir.join(p)))
+    {
+        let rel = join(schema);
+        c.schemas
+            .insert(crate::source::clean_relative(&rel).unwrap_or(rel));
+    }
     let mut strings = Vec::new();
     collect_strings(&doc, &mut strings);
     // The file fields of the plugin configurations `generators`, `transformers` and
@@ -314,7 +336,11 @@ fn plugin_config_files(fs: &SourceFs, dir: &Path, doc: &Value) -> Vec<String> {
     let mut out = Vec::new();
     let mut take = |r: &str| out.push(r.to_string());
     for field in ["generators", "transformers", "validators"] {
-        let entries = doc.get(field).and_then(Value::as_array).into_iter().flatten();
+        let entries = doc
+            .get(field)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
         for entry in entries.filter_map(Value::as_str) {
             if entry.contains('\n') {
                 plugin_references(entry, &mut take);

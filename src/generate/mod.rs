@@ -142,6 +142,7 @@ impl Prepared {
             }
         });
         std::fs::create_dir_all(out.path().join(&self.rel_path)).map_err(io)?;
+        let schemas = closure.source_schemas(&self.rel_path);
         for rel in closure.source_files(&self.rel_path) {
             if generated.as_deref() == Some(rel.as_str()) {
                 continue;
@@ -153,7 +154,14 @@ impl Prepared {
             // A file the closure lists but cannot read is left out: the build fails on it
             // as it would in place.
             if let Ok(bytes) = self.fs.read(&self.fs.root().join(&rel)) {
-                std::fs::write(&dst, bytes).map_err(io)?;
+                // An `openapi: {path: ...}` schema is read by Flux over the built-in one, by
+                // the binary alone: the binary gets the two laid over each other.
+                let laid_over = schemas
+                    .contains(&rel)
+                    .then(|| std::str::from_utf8(&bytes).ok())
+                    .flatten()
+                    .and_then(crate::kustomize::native::openapi::combined::laid_over_builtin);
+                std::fs::write(&dst, laid_over.map_or(bytes, String::into_bytes)).map_err(io)?;
             }
         }
         if let (Some(rel), Some((_, content))) = (&generated, &self.file) {
@@ -634,32 +642,50 @@ mod tests {
         let n = "app";
         // newName alone keeps the version fields.
         assert_eq!(
-            merged(json!({"name": n, "newTag": "v1", "digest": D}), json!({"name": n, "newName": "r/app"})),
+            merged(
+                json!({"name": n, "newTag": "v1", "digest": D}),
+                json!({"name": n, "newName": "r/app"})
+            ),
             vec![json!({"name": n, "newName": "r/app", "newTag": "v1", "digest": D})]
         );
         // newTag alone keeps newName and clears the digest.
         assert_eq!(
-            merged(json!({"name": n, "newName": "r/app", "digest": D}), json!({"name": n, "newTag": "v2"})),
+            merged(
+                json!({"name": n, "newName": "r/app", "digest": D}),
+                json!({"name": n, "newTag": "v2"})
+            ),
             vec![json!({"name": n, "newName": "r/app", "newTag": "v2"})]
         );
         // digest alone clears newTag.
         assert_eq!(
-            merged(json!({"name": n, "newTag": "v1"}), json!({"name": n, "digest": D})),
+            merged(
+                json!({"name": n, "newTag": "v1"}),
+                json!({"name": n, "digest": D})
+            ),
             vec![json!({"name": n, "digest": D})]
         );
         // Both version fields together.
         assert_eq!(
-            merged(json!({"name": n, "newTag": "v1"}), json!({"name": n, "newTag": "v2", "digest": D})),
+            merged(
+                json!({"name": n, "newTag": "v1"}),
+                json!({"name": n, "newTag": "v2", "digest": D})
+            ),
             vec![json!({"name": n, "newTag": "v2", "digest": D})]
         );
         // A name alone changes nothing; empty fields are no fields.
         assert_eq!(
-            merged(json!({"name": n, "newName": "r/app", "newTag": "v1"}), json!({"name": n, "newTag": ""})),
+            merged(
+                json!({"name": n, "newName": "r/app", "newTag": "v1"}),
+                json!({"name": n, "newTag": ""})
+            ),
             vec![json!({"name": n, "newName": "r/app", "newTag": "v1"})]
         );
         // Another name is appended, with the four fields Flux's type has.
         assert_eq!(
-            merged(json!({"name": n}), json!({"name": "other", "newTag": "v3", "newName": ""})),
+            merged(
+                json!({"name": n}),
+                json!({"name": "other", "newTag": "v3", "newName": ""})
+            ),
             vec![json!({"name": n}), json!({"name": "other", "newTag": "v3"})]
         );
     }

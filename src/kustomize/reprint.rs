@@ -30,6 +30,7 @@ pub fn reprint(cache: &BuildCache<'_>, pieces: &[(bool, String)]) -> Result<Stri
     // The build's inputs are exactly these files, so its closure is known without reading.
     let mut inputs = crate::cache::closure::Closure {
         files: std::collections::BTreeMap::new(),
+        schemas: std::collections::BTreeSet::new(),
     };
     for (name, text) in std::iter::once(("kustomization.yaml", k.to_string())).chain(
         names

@@ -54,7 +54,10 @@ fn spec_images_merge_field_by_field_into_the_kustomizations_images() {
     // newName alone keeps the kustomization's newTag and digest.
     assert_eq!(
         images(&built(repo.path(), "name-only")),
-        [format!("registry.example/nginx:1.25@{OLD}"), "redis:6".into()]
+        [
+            format!("registry.example/nginx:1.25@{OLD}"),
+            "redis:6".into()
+        ]
     );
     // newTag alone keeps its newName and drops its digest.
     assert_eq!(
@@ -168,14 +171,19 @@ fn spec_build_metadata_annotates_objects_as_flux_builds_them() {
             .unwrap()
             .contains("kind: PrefixTransformer"));
         let both = one("both");
-        assert!(annotation(&both, ORIGIN).is_some() && annotation(&both, TRANSFORMATIONS).is_some());
+        assert!(
+            annotation(&both, ORIGIN).is_some() && annotation(&both, TRANSFORMATIONS).is_some()
+        );
         // No `resources`: the generator asks for origin annotations.
         let g = one("generators-only");
         assert!(annotation(&g, ORIGIN)
             .unwrap()
             .contains("kind: ConfigMapGenerator"));
         let c = one("components-only");
-        assert_eq!(annotation(&c, ORIGIN), Some("path: ../component/configmap.yaml\n"));
+        assert_eq!(
+            annotation(&c, ORIGIN),
+            Some("path: ../component/configmap.yaml\n")
+        );
         // spec.buildMetadata replaces what the generator put there.
         assert_eq!(annotation(&one("replaced"), ORIGIN), None);
         // A kustomization with nothing in it builds nothing, without kustomize's "empty" error.
@@ -189,5 +197,36 @@ fn spec_build_metadata_annotates_objects_as_flux_builds_them() {
                 Some("apps/overlay/service.yaml")
             );
         }
+    }
+}
+
+// fluxcd/pkg/kustomize v1.35.4 kustomize_generator.go `Build` (resetOpenAPIWithBuiltins) and
+// its test TestOpenAPIPathMergesBuiltins: an `openapi: {path: ...}` schema is read over the
+// built-in one, so a strategic-merge patch on a DaemonSet still merges `containers` by name
+// and `volumeMounts` by `mountPath` (the patch's entry has none: kyaml leaves the list
+// empty). The native builder hands this merge to the kustomize binary, which alone would
+// read the custom schema alone and replace `containers`: it is given the two laid over each
+// other.
+#[test]
+fn openapi_path_schema_is_read_over_the_built_in_schema() {
+    let repo = fixture("openapi-builtins");
+    for builder in ["auto", "kustomize"] {
+        let r = build(repo.path(), "node-exporter", &["--builder", builder]);
+        assert_eq!(r.code, 0, "{builder}: {}", r.stderr);
+        let objects = yaml_objects(&r.stdout);
+        let ds = find(&objects, "DaemonSet", "monitoring-prometheus-node-exporter");
+        let containers = ds["spec"]["template"]["spec"]["containers"]
+            .as_array()
+            .unwrap();
+        assert_eq!(containers.len(), 1, "{builder}");
+        assert_eq!(
+            containers[0]["image"], "quay.io/prometheus/node-exporter:v1.10.2",
+            "{builder}"
+        );
+        assert_eq!(
+            containers[0]["volumeMounts"],
+            serde_json::json!([]),
+            "{builder}"
+        );
     }
 }
