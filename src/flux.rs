@@ -422,17 +422,23 @@ mod tests {
             }))
             .unwrap()
         };
-        let k = with(serde_json::json!(["transformerAnnotations", "originAnnotations"]));
-        assert_eq!(k.build_metadata, ["transformerAnnotations", "originAnnotations"]);
+        let k = with(serde_json::json!([
+            "transformerAnnotations",
+            "originAnnotations"
+        ]));
+        assert_eq!(
+            k.build_metadata,
+            ["transformerAnnotations", "originAnnotations"]
+        );
         assert!(k.invalid.is_none() && k.has_generator_inputs());
         let refused = with(serde_json::json!(["originAnnotations", "managedByLabel"]));
-        assert!(
-            refused
-                .invalid
-                .unwrap()
-                .starts_with("spec.buildMetadata[1]: Unsupported value: \"managedByLabel\""),
-        );
-        assert!(with(serde_json::json!("originAnnotations")).invalid.is_some());
+        assert!(refused
+            .invalid
+            .unwrap()
+            .starts_with("spec.buildMetadata[1]: Unsupported value: \"managedByLabel\""),);
+        assert!(with(serde_json::json!("originAnnotations"))
+            .invalid
+            .is_some());
         assert!(with(serde_json::json!([1])).invalid.is_some());
         assert!(with(Value::Null).invalid.is_none());
     }
