@@ -16,7 +16,10 @@
 //! - Minus ignored paths (`fluxcd/pkg` `sourceignore/sourceignore.go`): the VCS patterns
 //!   always; the default image/archive/CI patterns only while no user pattern exists, and
 //!   `.sourceignore` lines count as user patterns just like `spec.ignore` ones
-//!   (`SourceIgnoreFilter`'s `len(ps) > 0`); `spec.ignore` has the last word. Each file is
+//!   (`SourceIgnoreFilter`'s `len(ps) > 0`); the `.sourceignore` files apply in
+//!   `LoadIgnorePatterns`' depth-first order, and `spec.ignore` has the last word (a tree read
+//!   without it keeps its unfiltered source, so [`Tree::narrowed`] can bring back what its
+//!   negations re-include). Each file is
 //!   matched on its own path with go-git's matcher, so a `!` pattern can re-include a file
 //!   below an excluded folder, which git itself would not.
 //!
@@ -37,7 +40,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use tempfile::TempDir;
 
@@ -69,6 +72,17 @@ pub struct Tree {
     excluded: Vec<Excluded>,
     revision: Option<String>,
     digests: OnceLock<Digests>,
+    /// What the tree was made from before the ignore rules, when it was read from a folder
+    /// or a revision: a GitRepository with its own `spec.ignore` archives that again.
+    unfiltered: Option<Arc<Unfiltered>>,
+}
+
+/// The paths a tree was made from, before the ignore rules (sorted), and the folder they
+/// were read from (the repository, for a revision's blobs).
+#[derive(Debug)]
+struct Unfiltered {
+    dir: PathBuf,
+    entries: Vec<Entry>,
 }
 
 /// The SHA-256 (lower-case hex) of each file of a tree, by relative `/`-separated path.
@@ -171,6 +185,7 @@ impl Tree {
             excluded: self.excluded.clone(),
             revision: self.revision.clone(),
             digests: OnceLock::new(),
+            unfiltered: self.unfiltered.clone(),
         }
     }
 
@@ -193,14 +208,79 @@ impl Tree {
         Ok(self.derived(fs, Holder::View { _name: name }))
     }
 
-    /// This tree as a GitRepository whose `spec.ignore` is `spec_ignore` archives it: a view
-    /// of the same files (nothing copied) under a name of its own, without those the
-    /// patterns exclude. `spec.ignore` has the last word over `.sourceignore`
-    /// (`reconcileArtifact` appends it last), so a file of this tree stays exactly when no
-    /// pattern of `spec_ignore` excludes it. Not reproduced: a file that only
-    /// source-controller's default patterns exclude (dropped once a user pattern exists) is
-    /// not brought back.
+    /// This tree as a GitRepository whose `spec.ignore` is `spec_ignore` archives it: the
+    /// same source filtered again with `spec.ignore` after the `.sourceignore` patterns
+    /// (`reconcileArtifact` appends it last, so its negations re-include what a
+    /// `.sourceignore` excluded, and once it holds a pattern source-controller's default
+    /// patterns are dropped), as a view under a name of its own: the files this tree shows
+    /// are read through it, the others from where the tree was read (nothing is copied).
+    /// A tree not read from a folder or a revision (made of other trees) is only narrowed.
     pub fn narrowed(&self, spec_ignore: &str) -> Result<Tree, SourceError> {
+        let Some(unfiltered) = &self.unfiltered else {
+            return self.narrowed_view(spec_ignore);
+        };
+        let opts = SourceOptions {
+            include_untracked: false,
+            spec_ignore: Some(spec_ignore.to_owned()),
+        };
+        let plan = plan(&unfiltered.dir, unfiltered.entries.clone(), &opts)?;
+        let mut shown = BTreeSet::new();
+        let mut reincluded = Vec::new();
+        for (path, content, _) in &plan.copies {
+            if self.fs.is_file(&self.root().join(path)) {
+                shown.insert(path.clone());
+            } else {
+                reincluded.push((path.clone(), content.clone()));
+            }
+        }
+        // Files this tree has that its source had not (added to it by `changed`, for a
+        // canary) go through the same rules.
+        let known: BTreeSet<&PathBuf> = unfiltered.entries.iter().map(|e| &e.path).collect();
+        let mut files: Vec<PathBuf> = plan.copies.iter().map(|(p, _, _)| p.clone()).collect();
+        for f in &self.files {
+            if !known.contains(f) && plan.matcher.excluded_by(f, false).is_none() {
+                shown.insert(f.clone());
+                files.push(f.clone());
+            }
+        }
+        files.sort();
+        let mut changes = BTreeMap::new();
+        read_contents(&unfiltered.dir, &reincluded, |path, bytes| {
+            changes.insert(path.clone(), bytes);
+        })?;
+        let mut folders: BTreeSet<String> = plan.folders.iter().map(|f| slash_path(f)).collect();
+        for path in &files {
+            folders.extend(
+                path.ancestors()
+                    .skip(1)
+                    .filter(|a| !a.as_os_str().is_empty())
+                    .map(slash_path),
+            );
+        }
+        let (name, root) = view_name()?;
+        let fs = self
+            .fs
+            .narrowed(
+                root.clone(),
+                shown,
+                folders.iter().map(PathBuf::from).collect(),
+            )
+            .changed(root, &changes);
+        Ok(Tree {
+            fs,
+            dir: Holder::View { _name: name },
+            files,
+            folders,
+            excluded: plan.excluded,
+            revision: self.revision.clone(),
+            digests: OnceLock::new(),
+            unfiltered: self.unfiltered.clone(),
+        })
+    }
+
+    /// [`Self::narrowed`] of a tree without its unfiltered source: the files of this tree
+    /// that no pattern of `spec_ignore` excludes.
+    fn narrowed_view(&self, spec_ignore: &str) -> Result<Tree, SourceError> {
         let matcher = Matcher::new(read_patterns(spec_ignore, &[], &PatternSource::SpecIgnore));
         let mut excluded = self.excluded.clone();
         let mut files = Vec::new();
@@ -243,6 +323,7 @@ impl Tree {
             excluded,
             revision: self.revision.clone(),
             digests: OnceLock::new(),
+            unfiltered: None,
         })
     }
 
@@ -307,6 +388,7 @@ impl Tree {
             excluded: Vec::new(),
             revision,
             digests: OnceLock::new(),
+            unfiltered: None,
         })
     }
 
@@ -625,12 +707,20 @@ struct Plan {
     /// Folders the archive would hold (more are made for the files' parents).
     folders: BTreeSet<PathBuf>,
     excluded: Vec<Excluded>,
+    /// What the plan was made from.
+    unfiltered: Arc<Unfiltered>,
+    /// The ignore rules it applied.
+    matcher: Matcher,
 }
 
 /// Applies the ignore rules to `entries`.
 fn plan(dir: &Path, mut entries: Vec<Entry>, opts: &SourceOptions) -> Result<Plan, SourceError> {
     entries.sort_by(|a, b| a.path.cmp(&b.path));
     let matcher = Matcher::new(user_patterns(dir, &entries, opts)?);
+    let unfiltered = Arc::new(Unfiltered {
+        dir: dir.to_path_buf(),
+        entries: entries.clone(),
+    });
 
     let mut excluded = Vec::new();
     let mut copies: Vec<(PathBuf, Content, bool)> = Vec::new();
@@ -690,6 +780,8 @@ fn plan(dir: &Path, mut entries: Vec<Entry>, opts: &SourceOptions) -> Result<Pla
         copies,
         folders,
         excluded,
+        unfiltered,
+        matcher,
     })
 }
 
@@ -748,6 +840,7 @@ impl Plan {
             excluded: self.excluded,
             revision,
             digests,
+            unfiltered: Some(self.unfiltered),
         }
     }
 }
@@ -780,25 +873,20 @@ fn user_patterns(
             _ => None,
         })
         .collect();
-    // `entries` are sorted component-wise, which is LoadIgnorePatterns' depth-first order.
+    // LoadIgnorePatterns' depth-first order: a folder's own `.sourceignore` first, then its
+    // sub-folders in name order (`os.ReadDir`), which is the order of the files' folders
+    // compared component by component (not of the files' paths: `-a/.sourceignore` sorts
+    // before `.sourceignore`, while the root's file comes first).
+    let mut files = files;
+    files.sort_by(|(a, _), (b, _)| a.parent().cmp(&b.parent()));
     let mut texts = vec![String::new(); files.len()];
-    let mut blobs = Vec::new();
-    for (i, (path, content)) in files.iter().enumerate() {
-        match content {
-            Content::WorkTree(abs) => {
-                let bytes = read_bounded(abs).map_err(|source| SourceError::Read {
-                    path: abs.clone(),
-                    source,
-                })?;
-                texts[i] = String::from_utf8_lossy(&bytes).into_owned();
-            }
-            Content::Blob(oid) => blobs.push((i, oid.as_str(), *path)),
-        }
-    }
-    let oids: Vec<&str> = blobs.iter().map(|(_, oid, _)| *oid).collect();
-    git::for_each_blob(dir, &oids, |n, bytes| {
-        texts[blobs[n].0] = String::from_utf8_lossy(&bytes).into_owned();
-        Ok(())
+    let listed: Vec<(usize, Content)> = files
+        .iter()
+        .enumerate()
+        .map(|(i, (_, content))| (i, (*content).clone()))
+        .collect();
+    read_contents(dir, &listed, |i, bytes| {
+        texts[*i] = String::from_utf8_lossy(&bytes).into_owned();
     })?;
 
     let mut patterns = Vec::new();
@@ -816,6 +904,33 @@ fn user_patterns(
         patterns.extend(read_patterns(spec, &[], &PatternSource::SpecIgnore));
     }
     Ok(patterns)
+}
+
+/// The bytes of each listed file (its key, and where its bytes are), handed to `each`: a
+/// work-tree file read from the disk, a blob from the repository at `dir`.
+fn read_contents<K>(
+    dir: &Path,
+    listed: &[(K, Content)],
+    mut each: impl FnMut(&K, Vec<u8>),
+) -> Result<(), SourceError> {
+    let mut blobs = Vec::new();
+    for (key, content) in listed {
+        match content {
+            Content::WorkTree(abs) => {
+                let bytes = read_bounded(abs).map_err(|source| SourceError::Read {
+                    path: abs.clone(),
+                    source,
+                })?;
+                each(key, bytes);
+            }
+            Content::Blob(oid) => blobs.push((key, oid.as_str())),
+        }
+    }
+    let oids: Vec<&str> = blobs.iter().map(|(_, oid)| *oid).collect();
+    git::for_each_blob(dir, &oids, |n, bytes| {
+        each(blobs[n].0, bytes);
+        Ok(())
+    })
 }
 
 fn write_files(

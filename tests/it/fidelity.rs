@@ -230,3 +230,19 @@ fn openapi_path_schema_is_read_over_the_built_in_schema() {
         );
     }
 }
+
+// source-controller v1.9.5 gitrepository_controller.go reconcileArtifact with fluxcd/pkg
+// sourceignore v0.18.0: the `.sourceignore` patterns (LoadIgnorePatterns, depth first), then
+// `spec.ignore` last, in one matcher where the last matching pattern decides. `!config.yaml`
+// in spec.ignore re-includes `resources/config.yaml` that `resources/.sourceignore` (`/*`)
+// excluded; `other.yaml` stays out.
+#[test]
+fn spec_ignore_negations_reinclude_files_a_nested_sourceignore_excluded() {
+    let repo = fixture("ignore-negation");
+    let objects = built(repo.path(), "resources");
+    assert_eq!(objects.len(), 1, "{objects:#?}");
+    assert_eq!(
+        find(&objects, "ConfigMap", "config")["data"]["level"],
+        "info"
+    );
+}
