@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::source::SourceFs;
+use crate::source::{BuildIgnore, SourceFs};
 use serde_json::{json, Value};
 
 use crate::flux::Kustomization;
@@ -53,6 +53,32 @@ pub enum GenerateError {
     /// Filesystem trouble while preparing the overlay.
     #[error("preparing the build directory: {0}")]
     Io(String),
+}
+
+/// The ignore rules `flux build kustomization --ignore-paths` gives Flux's generator for one
+/// Kustomization of one cluster (`fluxsim build --ignore-paths`), and the files they bring
+/// back into that cluster's source (see `source::Tree::build_ignore`).
+#[derive(Debug, Clone)]
+pub struct IgnoreFor {
+    /// The cluster.
+    pub cluster: String,
+    /// The Kustomization, `NAME` or `NAMESPACE/NAME`.
+    pub kustomization: String,
+    /// The patterns as given, one a line.
+    pub patterns: String,
+    /// The rules.
+    pub rules: Arc<BuildIgnore>,
+    /// The files the rules bring back, by path relative to the source root, with their bytes.
+    pub revealed: Arc<std::collections::BTreeMap<PathBuf, Vec<u8>>>,
+}
+
+impl IgnoreFor {
+    /// The rules, when they are for `ks` of `cluster`.
+    #[must_use]
+    pub fn for_kustomization(&self, cluster: &str, ks: &Kustomization) -> Option<&BuildIgnore> {
+        let named = self.kustomization == ks.id.to_string() || self.kustomization == ks.id.name;
+        (cluster == self.cluster && named).then_some(&*self.rules)
+    }
 }
 
 /// A directory ready for `kustomize build`.
@@ -236,10 +262,15 @@ fn read_existing(fs: &SourceFs, p: &Path) -> Result<(String, Value), GenerateErr
     }
 }
 
-/// Lists the manifests Flux's generator would put in `resources`, as `./rel/path`.
-fn scan_resources(fs: &SourceFs, dir: &Path) -> Result<Vec<String>, GenerateError> {
+/// Lists the manifests Flux's generator would put in `resources`, as `./rel/path` (without
+/// those `ignore` skips: `scanManifests`' `shouldIgnoreFile`).
+fn scan_resources(
+    fs: &SourceFs,
+    dir: &Path,
+    ignore: Option<&BuildIgnore>,
+) -> Result<Vec<String>, GenerateError> {
     let mut out = Vec::new();
-    walk(fs, dir, dir, &mut out)?;
+    walk(fs, dir, dir, ignore, &mut out)?;
     Ok(out)
 }
 
@@ -247,6 +278,7 @@ fn walk(
     fs: &SourceFs,
     base: &Path,
     dir: &Path,
+    ignore: Option<&BuildIgnore>,
     out: &mut Vec<String>,
 ) -> Result<(), GenerateError> {
     // filepath.Walk visits entries in lexical order (read_dir sorts them).
@@ -263,7 +295,7 @@ fn walk(
             if existing_kustomization(fs, &path).is_some() {
                 out.push(rel);
             } else {
-                walk(fs, base, &path, out)?;
+                walk(fs, base, &path, ignore, out)?;
             }
             continue;
         }
@@ -274,11 +306,11 @@ fn walk(
         if ext != "yaml" && ext != "yml" {
             continue;
         }
-        let file = path
-            .strip_prefix(fs.root())
-            .unwrap_or(&path)
-            .to_string_lossy()
-            .into_owned();
+        let in_root = path.strip_prefix(fs.root()).unwrap_or(&path);
+        if ignore.is_some_and(|i| i.skips_manifest(in_root)) {
+            continue;
+        }
+        let file = in_root.to_string_lossy().into_owned();
         let text = fs
             .read_to_string(&path)
             .map_err(|e| GenerateError::BadManifest {
@@ -317,6 +349,19 @@ pub fn prepare(
     ks: &Kustomization,
     origins: bool,
 ) -> Result<Prepared, GenerateError> {
+    prepare_ignoring(fs, ks, origins, None)
+}
+
+/// [`prepare`], with the ignore rules `flux build kustomization --ignore-paths` gives Flux's
+/// generator (`NewGeneratorWithIgnore`): the manifests they skip are not listed, and the
+/// `resources`, `components` and `crds` entries they drop are taken out of the kustomization
+/// (`filterKsWithIgnoreFiles`).
+pub fn prepare_ignoring(
+    fs: &SourceFs,
+    ks: &Kustomization,
+    origins: bool,
+    ignore: Option<&BuildIgnore>,
+) -> Result<Prepared, GenerateError> {
     let root = fs.root();
     let rel_path = spec_dir(fs, &ks.path).map_err(|e| GenerateError::Io(e.to_string()))?;
     let dir = if rel_path == "." {
@@ -347,7 +392,8 @@ pub fn prepare(
             .is_none_or(Vec::is_empty)
     });
     // Flux rewrites the file every time; fluxsim writes it only where that changes it.
-    let flux_changes = existing.is_none() || ks.has_generator_inputs() || no_resources;
+    let flux_changes =
+        existing.is_none() || ks.has_generator_inputs() || no_resources || ignore.is_some();
     if !flux_changes && !origins {
         return Ok(Prepared {
             source_dir: dir,
@@ -369,7 +415,7 @@ pub fn prepare(
             doc,
         )
     } else {
-        let resources = scan_resources(fs, &dir)?;
+        let resources = scan_resources(fs, &dir, ignore)?;
         (
             "kustomization.yaml".to_string(),
             json!({
@@ -383,6 +429,9 @@ pub fn prepare(
         if let Some(obj) = doc.as_object_mut() {
             obj.insert("buildMetadata".into(), json!([ORIGIN_ANNOTATIONS]));
         }
+    }
+    if let Some(ignore) = ignore {
+        filter_entries(fs, &mut doc, &dir, ignore)?;
     }
     merge_flux_fields(fs, &mut doc, ks, &dir)?;
     let user_origins = wants_origins(&doc);
@@ -419,6 +468,60 @@ pub fn prepare(
         file: Some((file_name, content)),
         fs: fs.clone(),
         overlay: std::sync::OnceLock::new(),
+    })
+}
+
+/// `filterKsWithIgnoreFiles` (`fluxcd/pkg/kustomize` `filters.go`): each `resources`,
+/// `components` and `crds` entry of `doc` (a kustomization of `dir`) that names a file or
+/// folder `ignore` drops is taken out; a URL is kept (not a `crds` one: those are never
+/// URLs); an entry that names nothing fails, as its `os.Lstat` does.
+fn filter_entries(
+    fs: &SourceFs,
+    doc: &mut Value,
+    dir: &Path,
+    ignore: &BuildIgnore,
+) -> Result<(), GenerateError> {
+    let Some(obj) = doc.as_object_mut() else {
+        return Ok(());
+    };
+    for field in ["resources", "components", "crds"] {
+        let Some(Value::Array(list)) = obj.get_mut(field) else {
+            continue;
+        };
+        let mut kept = Vec::with_capacity(list.len());
+        for entry in list.drain(..) {
+            let Some(s) = entry.as_str() else {
+                kept.push(entry);
+                continue;
+            };
+            if field != "crds" && is_url(s) {
+                kept.push(entry);
+                continue;
+            }
+            let path = crate::source::view::clean(&dir.join(s));
+            if !fs.exists(&path) {
+                return Err(GenerateError::Io(format!(
+                    "lstat {}: no such file or directory",
+                    path.strip_prefix(fs.root()).unwrap_or(&path).display()
+                )));
+            }
+            let in_root = path.strip_prefix(fs.root()).unwrap_or(&path);
+            if !ignore.drops_entry(in_root, fs.is_dir(&path)) {
+                kept.push(entry);
+            }
+        }
+        *list = kept;
+    }
+    Ok(())
+}
+
+/// `filters.go` `isUrl`: Go's `url.ParseRequestURI` takes it, with a scheme.
+fn is_url(s: &str) -> bool {
+    s.split_once(':').is_some_and(|(scheme, _)| {
+        scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
     })
 }
 

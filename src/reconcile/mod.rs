@@ -61,6 +61,8 @@ pub struct RenderOptions {
     /// fluxsim.toml): a remote base or a URL in a file field is fetched by the kustomize
     /// binary. Otherwise such a Kustomization is `NeedsNetwork` and nothing is fetched.
     pub allow_network: bool,
+    /// `fluxsim build --ignore-paths` (see `RepoOptions::build_ignore`).
+    pub build_ignore: Option<crate::generate::IgnoreFor>,
 }
 
 /// How far a render is, for a progress line: the Kustomizations found so far on every
@@ -773,7 +775,13 @@ fn render_inner(
     if let Some(base) = reuse.and_then(|reuse| reusable_unprepared(reuse, cluster, ks, key)) {
         return Ok(Rendered::Reused(base));
     }
-    let prepared = crate::generate::prepare(fs, ks, opts.origins)?;
+    // `--ignore-paths` rules are made for the repository's own tree.
+    let ignore = opts
+        .build_ignore
+        .as_ref()
+        .filter(|_| *map == PathMap::Same)
+        .and_then(|b| b.for_kustomization(cluster, ks));
+    let prepared = crate::generate::prepare_ignoring(fs, ks, opts.origins, ignore)?;
     r.build_path = map.folder(&prepared.rel_path);
     r.generated.clone_from(&prepared.generated);
     let closure = input_closure(&prepared, ks, map, opts.allow_network)?;

@@ -246,3 +246,57 @@ fn spec_ignore_negations_reinclude_files_a_nested_sourceignore_excluded() {
         "info"
     );
 }
+
+fn names(objects: &[Value]) -> Vec<&str> {
+    let mut n: Vec<&str> = objects
+        .iter()
+        .map(|o| o["metadata"]["name"].as_str().unwrap())
+        .collect();
+    n.sort_unstable();
+    n
+}
+
+// flux2 v2.9.5 `flux build kustomization --ignore-paths` (internal/build/build.go `generate`:
+// NewGeneratorWithIgnore) with fluxcd/pkg/kustomize kustomize_generator.go GenerateManifest
+// and filters.go: the `.sourceignore` files of the Kustomization's path, then the given
+// patterns (scoped to that path) last, over the default patterns: a negation re-includes a
+// file the path's `.sourceignore` excluded, a pattern drops what the generator lists and the
+// `resources` entries of an existing kustomization.
+#[test]
+fn build_ignore_paths_come_after_the_paths_sourceignore_as_flux_build_applies_them() {
+    let repo = fixture("build-ignore-paths");
+    let with = |name: &str, flags: &[&str]| {
+        let r = build(repo.path(), name, flags);
+        assert_eq!(r.code, 0, "{name} {flags:?}: {}", r.stderr);
+        yaml_objects(&r.stdout)
+    };
+    // The cluster's source: `/config.yaml` and `extra/` are left out by apps/app/.sourceignore.
+    assert_eq!(names(&with("app", &[])), ["deploy", "test"]);
+    assert_eq!(
+        names(&with("app", &["--ignore-paths", "!config.yaml,test.yaml"])),
+        ["config", "deploy"]
+    );
+    assert_eq!(
+        names(&with(
+            "app",
+            &["--ignore-paths", "!extra/", "--ignore-paths", "deploy.yaml"]
+        )),
+        ["extra", "test"]
+    );
+    assert_eq!(
+        names(&with("overlay", &["--ignore-paths", "test.yaml"])),
+        ["deploy"]
+    );
+    // An entry the kustomization lists that names nothing fails, as its os.Lstat does.
+    let missing = repo.path().join("apps/overlay/test.yaml");
+    std::fs::remove_file(&missing).unwrap();
+    crate::common::commit_all(repo.path(), "gone");
+    let r = build(repo.path(), "overlay", &["--ignore-paths", "x"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr
+            .contains("lstat apps/overlay/test.yaml: no such file or directory"),
+        "{}",
+        r.stderr
+    );
+}
