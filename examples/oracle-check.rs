@@ -463,6 +463,9 @@ enum Failure {
     Unmarshal,
     /// A `substituteFrom` source cannot be read.
     VarSource,
+    /// Reading the built objects back for the apply (`ssautil.ReadObjects`): an object
+    /// without a kind.
+    ReadBack,
     /// Anything else (after the build: reading the objects back for the apply).
     Other,
 }
@@ -479,6 +482,8 @@ fn flux_failure(e: &str) -> Failure {
         Failure::Build
     } else if e.starts_with("failed to decode Kubernetes apiVersion, kind and name") {
         Failure::Decode
+    } else if e.contains("Object 'Kind' is missing in") {
+        Failure::ReadBack
     } else if e.starts_with("panic:") && e.contains("slice bounds out of range") {
         // envsubst's toSubstr panics on a negative length (funcs.go); controller-runtime
         // recovers the panic and fails the reconcile with it.
@@ -490,7 +495,8 @@ fn flux_failure(e: &str) -> Failure {
             Failure::StrictUnset
         } else if e.contains("envsubst error: YAMLToJSON") {
             Failure::YamlReread
-        } else if e.contains("envsubst error: UnmarshalJSON") {
+        } else if e.contains("UnmarshalJSON: ") {
+            // SubstituteVariables' own `res.UnmarshalJSON`, after varSubstitution.
             Failure::Unmarshal
         } else if e.contains("substitute from '") {
             Failure::VarSource
@@ -536,6 +542,8 @@ fn fluxsim_failure(e: &str) -> Failure {
         Failure::Envsubst
     } else if e.contains("apiVersion, kind and name") {
         Failure::Decode
+    } else if e.contains("Object 'Kind' is missing in") {
+        Failure::ReadBack
     } else {
         Failure::Other
     }

@@ -1052,6 +1052,10 @@ fn post_build(
     let mut pieces: Vec<(bool, String)> = Vec::new();
     let mut piece_ids: Vec<ObjectId> = Vec::new();
     let mut substituted_bytes = 0usize;
+    // What reading the output back for the apply finds (see `read_back`): the first object
+    // without a kind, and the objects it leaves out.
+    let mut kindless: Option<Value> = None;
+    let mut left_out: Vec<(usize, String)> = Vec::new();
     // The template's objects are the output's documents, in order, already read.
     for object in &template.objects {
         if !conforms(&object.object) {
@@ -1076,6 +1080,13 @@ fn post_build(
                 piece = (true, out);
             }
         }
+        match read_back(&obj) {
+            ReadBack::Applied => {}
+            ReadBack::NoKind => {
+                kindless.get_or_insert_with(|| obj.clone());
+            }
+            ReadBack::LeftOut(why) => left_out.push((pieces.len(), why)),
+        }
         // What happens at apply time: commonMetadata is added to every object, and the API
         // server folds a Secret's stringData into data.
         if apply_time_changes(&mut obj, ks) {
@@ -1096,6 +1107,21 @@ fn post_build(
         }
     }
     r.unknown_vars.sort_by(|a, b| a.name.cmp(&b.name));
+    if let Some(obj) = kindless {
+        let mut json = String::new();
+        go_json(&obj, &mut json);
+        return Err(Error::NotAnObject(json));
+    }
+    for (i, why) in left_out.iter().rev() {
+        r.notes.push(format!(
+            "{} is not applied: {why} (kustomize-controller reads the build back with \
+             ssautil.ReadObjects, which leaves out what is not a Kubernetes object)",
+            piece_ids[*i]
+        ));
+        pieces.remove(*i);
+        piece_ids.remove(*i);
+        changed = true;
+    }
     if !changed {
         return Ok(Rendered::Artifact(template));
     }
@@ -1126,6 +1152,45 @@ fn conforms(obj: &Value) -> bool {
     set(obj.get("apiVersion"))
         && set(obj.get("kind"))
         && set(obj.get("metadata").and_then(|m| m.get("name")))
+}
+
+/// What kustomize-controller's read-back of a build's output makes of one object
+/// (`kustomization_controller.go` `reconcile`: `ssautil.ReadObjects`, fluxcd/pkg ssa
+/// `utils/object.go` and `is.go`).
+enum ReadBack {
+    /// An object it applies.
+    Applied,
+    /// No `kind`: decoding it into an `unstructured.Unstructured` fails
+    /// (`Object 'Kind' is missing`), and so does the Kustomization.
+    NoKind,
+    /// Not a Kubernetes object it applies (why): left out without a word.
+    LeftOut(String),
+}
+
+/// [`ReadBack`] of one object as substitution left it (kustomize-controller checks the built
+/// objects before substituting, [`conforms`]; a var can empty a field after that).
+fn read_back(obj: &Value) -> ReadBack {
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
+    let kind = text(obj.get("kind"));
+    let api_version = text(obj.get("apiVersion"));
+    // `GroupVersionKind()` is empty (so is the kind) when the apiVersion does not parse.
+    if kind.is_empty() || api_version.matches('/').count() > 1 {
+        return ReadBack::NoKind;
+    }
+    let name = text(obj.get("metadata").and_then(|m| m.get("name")));
+    // IsKubernetesObject, IsKustomization.
+    if name.is_empty() {
+        return ReadBack::LeftOut("it has no name".into());
+    }
+    if api_version.is_empty() {
+        return ReadBack::LeftOut("it has no apiVersion".into());
+    }
+    if kind.eq_ignore_ascii_case("kustomization")
+        && api_version.starts_with("kustomize.config.k8s.io/")
+    {
+        return ReadBack::LeftOut("it is a kustomize Kustomization".into());
+    }
+    ReadBack::Applied
 }
 
 /// The controller's error for an object that does not [`conform`](conforms): the object as

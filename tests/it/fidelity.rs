@@ -300,3 +300,32 @@ fn build_ignore_paths_come_after_the_paths_sourceignore_as_flux_build_applies_th
         r.stderr
     );
 }
+
+// kustomize-controller v1.9.4 kustomization_controller.go `reconcile` reads the build back
+// with fluxcd/pkg/ssa v0.76.1 utils/object.go ReadObjects before applying: an object a var
+// left without a kind fails the Kustomization (apimachinery's "Object 'Kind' is missing"),
+// and what is not a Kubernetes object it applies (no name, no apiVersion, a kustomize
+// Kustomization kept as a manifest) is left out without a word (utils/is.go).
+#[test]
+fn built_objects_are_read_back_as_the_controller_reads_them_before_the_apply() {
+    let repo = fixture("read-back");
+    let r = build(repo.path(), "left-out", &["--show-secrets"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let objects = yaml_objects(&r.stdout);
+    assert_eq!(names(&objects), ["kept", "named-"]);
+    let json = fluxsim(&["render", repo.path().to_str().unwrap(), "--format", "json"]).json();
+    let notes = crate::common::kustomization(&json, "test", "left-out")["notes"].to_string();
+    assert!(notes.contains("Kustomization.kustomize.config.k8s.io/leftover is not applied: it is a kustomize Kustomization"), "{notes}");
+    assert!(
+        notes.contains("Secret/ is not applied: it has no name"),
+        "{notes}"
+    );
+    let r = build(repo.path(), "kindless", &[]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stderr,
+        "fluxsim: flux-system/kindless failed: error unmarshaling JSON: while decoding JSON: \
+         Object 'Kind' is missing in '{\"apiVersion\":\"v1\",\"data\":{\"a\":\"b\"},\"kind\":null,\
+         \"metadata\":{\"name\":\"typed-by-a-var\"}}'\n"
+    );
+}
