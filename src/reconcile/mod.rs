@@ -951,10 +951,17 @@ fn take_origins(
     prepared: &crate::generate::Prepared,
     map: &PathMap,
 ) -> (String, Vec<Option<Origin>>) {
-    if !opts.origins || prepared.user_origins {
+    if !opts.origins {
         return (output, Vec::new());
     }
+    // Annotations the kustomization asks for itself (or Flux's generator asks for) are part
+    // of what Flux applies: kept, and read all the same.
     let (stripped, raw) = crate::artifact::strip_origins(&output);
+    let stripped = if prepared.user_origins {
+        output
+    } else {
+        stripped
+    };
     let origins = raw
         .into_iter()
         .map(|o| {

@@ -189,12 +189,24 @@ fn spec_build_metadata_annotates_objects_as_flux_builds_them() {
         // A kustomization with nothing in it builds nothing, without kustomize's "empty" error.
         assert!(objects_of(&r, "empty-kustomization").is_empty());
         if origins {
-            // fluxsim still knows every object's file where it took its own annotations out.
-            let k = r.clusters[0].find("transformers").unwrap();
-            let origin = k.artifact.as_ref().unwrap().objects[0].origin.as_ref();
+            // fluxsim knows every object's file, where it took its own annotations out and
+            // where they stay.
+            let origin = |name: &str| {
+                let k = r.clusters[0].find(name).unwrap();
+                let o = k.artifact.as_ref().unwrap().objects[0].origin.clone();
+                o.and_then(|o| o.path.or(o.configured_in))
+            };
             assert_eq!(
-                origin.and_then(|o| o.path.as_deref()),
+                origin("transformers").as_deref(),
                 Some("apps/overlay/service.yaml")
+            );
+            assert_eq!(
+                origin("origins").as_deref(),
+                Some("apps/plain/configmap.yaml")
+            );
+            assert_eq!(
+                origin("generators-only").as_deref(),
+                Some("apps/generators/kustomization.yaml")
             );
         }
     }
