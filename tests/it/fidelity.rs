@@ -48,9 +48,9 @@ fn images(objects: &[Value]) -> Vec<String> {
 // field; `newTag` and `digest` are replaced together.
 #[test]
 fn spec_images_merge_field_by_field_into_the_kustomizations_images() {
-    let repo = fixture("images-merge");
     const OLD: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
     const NEW: &str = "sha256:24a0c4b4a4c0eb97a1aabb8e29f18e917d05abfe1b7a7c07857230879ce7d3d3";
+    let repo = fixture("images-merge");
     // newName alone keeps the kustomization's newTag and digest.
     assert_eq!(
         images(&built(repo.path(), "name-only")),
@@ -157,17 +157,17 @@ fn annotation<'a>(o: &'a Value, key: &str) -> Option<&'a str> {
 fn spec_build_metadata_annotates_objects_as_flux_builds_them() {
     let repo = fixture("build-metadata");
     for origins in [false, true] {
-        let r = render(repo.path(), origins);
+        let rendered = render(repo.path(), origins);
         let one = |name: &str| {
-            let objects = objects_of(&r, name);
+            let objects = objects_of(&rendered, name);
             assert_eq!(objects.len(), 1, "{name}: {objects:#?}");
             objects.into_iter().next().unwrap()
         };
-        let o = one("origins");
-        assert_eq!(annotation(&o, ORIGIN), Some("path: configmap.yaml\n"));
-        let t = one("transformers");
-        assert_eq!(annotation(&t, ORIGIN), None, "tracked: {origins}");
-        assert!(annotation(&t, TRANSFORMATIONS)
+        let plain = one("origins");
+        assert_eq!(annotation(&plain, ORIGIN), Some("path: configmap.yaml\n"));
+        let overlay = one("transformers");
+        assert_eq!(annotation(&overlay, ORIGIN), None, "tracked: {origins}");
+        assert!(annotation(&overlay, TRANSFORMATIONS)
             .unwrap()
             .contains("kind: PrefixTransformer"));
         let both = one("both");
@@ -175,8 +175,8 @@ fn spec_build_metadata_annotates_objects_as_flux_builds_them() {
             annotation(&both, ORIGIN).is_some() && annotation(&both, TRANSFORMATIONS).is_some()
         );
         // No `resources`: the generator asks for origin annotations.
-        let g = one("generators-only");
-        assert!(annotation(&g, ORIGIN)
+        let generated = one("generators-only");
+        assert!(annotation(&generated, ORIGIN)
             .unwrap()
             .contains("kind: ConfigMapGenerator"));
         let c = one("components-only");
@@ -187,12 +187,12 @@ fn spec_build_metadata_annotates_objects_as_flux_builds_them() {
         // spec.buildMetadata replaces what the generator put there.
         assert_eq!(annotation(&one("replaced"), ORIGIN), None);
         // A kustomization with nothing in it builds nothing, without kustomize's "empty" error.
-        assert!(objects_of(&r, "empty-kustomization").is_empty());
+        assert!(objects_of(&rendered, "empty-kustomization").is_empty());
         if origins {
             // fluxsim knows every object's file, where it took its own annotations out and
             // where they stay.
             let origin = |name: &str| {
-                let k = r.clusters[0].find(name).unwrap();
+                let k = rendered.clusters[0].find(name).unwrap();
                 let o = k.artifact.as_ref().unwrap().objects[0].origin.clone();
                 o.and_then(|o| o.path.or(o.configured_in))
             };

@@ -216,7 +216,7 @@ mod tests {
 
     #[test]
     fn a_replaced_definition_keeps_the_kinds_the_file_does_not_claim() {
-        let text = r#"
+        let text = r"
 definitions:
   io.k8s.api.apps.v1.DaemonSet:
     properties:
@@ -224,7 +224,7 @@ definitions:
   my.Widget:
     x-kubernetes-group-version-kind:
     - {group: apps, version: v1, kind: Deployment}
-"#;
+";
         let doc: Value = serde_json::from_str(&laid_over_builtin(text).unwrap()).unwrap();
         // The file's DaemonSet definition stands under its name, without a kind; the built-in
         // one keeps the DaemonSet kind under a name of its own.
