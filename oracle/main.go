@@ -168,10 +168,11 @@ func run(j job) (objs []object, err error) {
 	// or apiVersion, a kustomize Kustomization): the resources it keeps, in order.
 	var kept []*resource.Resource
 	for _, res := range m.Resources() {
-		u := &unstructured.Unstructured{}
-		u.SetAPIVersion(res.GetApiVersion())
-		u.SetKind(res.GetKind())
-		u.SetName(res.GetName())
+		content, err := res.Map()
+		if err != nil {
+			return nil, err
+		}
+		u := &unstructured.Unstructured{Object: content}
 		if ssautil.IsKubernetesObject(u) && !ssautil.IsKustomization(u) {
 			kept = append(kept, res)
 		}

@@ -1081,7 +1081,7 @@ fn post_build(
                         object: ObjectId::of(&obj),
                         source: Box::new(source),
                     })?;
-                let out = obj.to_string();
+                let out = crate::kustomize::reprint::object_text(&obj);
                 substituted_bytes += out.len();
                 postbuild::check_total_output(substituted_bytes).map_err(Error::TooLarge)?;
                 piece = (true, out);
@@ -1093,11 +1093,17 @@ fn post_build(
                 kindless.get_or_insert_with(|| obj.clone());
             }
             ReadBack::LeftOut(why) => left_out.push((pieces.len(), why)),
+            ReadBack::List => r.notes.push(format!(
+                "{} has a top-level `items` list: kustomize-controller reads it back as a List \
+                 and applies its items in its place (ssautil.ReadObjects); fluxsim shows the \
+                 object as built",
+                ObjectId::of(&obj)
+            )),
         }
         // What happens at apply time: commonMetadata is added to every object, and the API
         // server folds a Secret's stringData into data.
         if apply_time_changes(&mut obj, ks) {
-            piece = (true, obj.to_string());
+            piece = (true, crate::kustomize::reprint::object_text(&obj));
             changed = true;
         }
         piece_ids.push(ObjectId::of(&obj));
@@ -1172,6 +1178,9 @@ enum ReadBack {
     NoKind,
     /// Not a Kubernetes object it applies (why): left out without a word.
     LeftOut(String),
+    /// A top-level `items` list: read as a List, whose items are applied in its place. Not
+    /// reproduced (the items need not be objects kustomize can print): noted.
+    List,
 }
 
 /// [`ReadBack`] of one object as substitution left it (kustomize-controller checks the built
@@ -1183,6 +1192,9 @@ fn read_back(obj: &Value) -> ReadBack {
     // `GroupVersionKind()` is empty (so is the kind) when the apiVersion does not parse.
     if kind.is_empty() || api_version.matches('/').count() > 1 {
         return ReadBack::NoKind;
+    }
+    if obj.get("items").is_some_and(Value::is_array) {
+        return ReadBack::List;
     }
     let name = text(obj.get("metadata").and_then(|m| m.get("name")));
     // IsKubernetesObject, IsKustomization.
@@ -1460,6 +1472,42 @@ mod tests {
     // fluxcd/pkg ssa/utils/meta.go SetCommonMetadata reads labels with GetLabels
     // (apimachinery NestedNullCoercingStringMap): null reads as "", a non-string value as
     // no labels at all.
+    // fluxcd/pkg/ssa v0.76.1 utils/object.go ReadObjects, utils/is.go: what the controller's
+    // read-back of a build makes of an object.
+    #[test]
+    fn read_back_follows_ssautil_read_objects() {
+        let obj = |v: Value| read_back(&v);
+        let cm = |extra: Value| {
+            let mut o = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}});
+            if let (Some(o), Value::Object(e)) = (o.as_object_mut(), extra) {
+                o.extend(e);
+            }
+            o
+        };
+        assert!(matches!(obj(cm(json!({}))), ReadBack::Applied));
+        assert!(matches!(obj(cm(json!({"kind": null}))), ReadBack::NoKind));
+        assert!(matches!(obj(cm(json!({"kind": 5}))), ReadBack::NoKind));
+        assert!(matches!(
+            obj(cm(json!({"apiVersion": "a/b/c"}))),
+            ReadBack::NoKind
+        ));
+        assert!(matches!(
+            obj(cm(json!({"metadata": {"name": true}}))),
+            ReadBack::LeftOut(_)
+        ));
+        assert!(matches!(
+            obj(cm(json!({"apiVersion": ""}))),
+            ReadBack::LeftOut(_)
+        ));
+        assert!(matches!(
+            obj(
+                json!({"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "metadata": {"name": "k"}})
+            ),
+            ReadBack::LeftOut(_)
+        ));
+        assert!(matches!(obj(cm(json!({"items": []}))), ReadBack::List));
+    }
+
     #[test]
     fn common_metadata_coerces_null_labels_and_drops_labels_holding_a_non_string() {
         let k = ks(json!({"commonMetadata": {"labels": {"team": "a"}}}));

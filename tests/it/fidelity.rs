@@ -332,6 +332,13 @@ fn built_objects_are_read_back_as_the_controller_reads_them_before_the_apply() {
         notes.contains("Secret/ is not applied: it has no name"),
         "{notes}"
     );
+    // A raw line separator in the JSON the reprint reads would be a YAML line break: the
+    // string keeps it, as Flux's object (set from a Go map) does.
+    let separated = built(repo.path(), "line-separator");
+    assert_eq!(
+        find(&separated, "ConfigMap", "separated")["data"]["k"],
+        "\tbefore \u{2028} after"
+    );
     let r = build(repo.path(), "kindless", &[]);
     assert_eq!(r.code, 1);
     assert_eq!(
