@@ -132,9 +132,13 @@ fn check_repo(repo: &Path, args: &Args, tally: &mut Tally) -> Result<(), String>
             // And so does one that fails on fluxsim's own size bound (envsubst's
             // OUTPUT_GROWTH_LIMIT, postbuild's KUSTOMIZATION_OUTPUT_LIMIT: "fluxsim stops"),
             // where Flux has none.
+            // And so does one the API server refuses (a field its CRD's schema rejects):
+            // no controller ever sees it.
+            let refused = k.kustomization.invalid.is_some();
             let bounded = matches!(&k.status, Status::Failed(e) if e.contains("fluxsim stops"));
             let built = matches!(k.status, Status::Rendered | Status::Failed(_))
                 && !bounded
+                && !refused
                 && k.unknown_vars.is_empty()
                 && !k
                     .notes
@@ -231,6 +235,9 @@ fn kustomization_object(k: &Kustomization) -> Value {
     }
     if !k.components.is_empty() {
         put("components", json!(k.components));
+    }
+    if !k.build_metadata.is_empty() {
+        put("buildMetadata", json!(k.build_metadata));
     }
     if k.ignore_missing_components {
         put("ignoreMissingComponents", json!(true));
@@ -456,6 +463,9 @@ enum Failure {
     Unmarshal,
     /// A `substituteFrom` source cannot be read.
     VarSource,
+    /// Reading the built objects back for the apply (`ssautil.ReadObjects`): an object
+    /// without a kind.
+    ReadBack,
     /// Anything else (after the build: reading the objects back for the apply).
     Other,
 }
@@ -472,6 +482,8 @@ fn flux_failure(e: &str) -> Failure {
         Failure::Build
     } else if e.starts_with("failed to decode Kubernetes apiVersion, kind and name") {
         Failure::Decode
+    } else if e.contains("Object 'Kind' is missing in") {
+        Failure::ReadBack
     } else if e.starts_with("panic:") && e.contains("slice bounds out of range") {
         // envsubst's toSubstr panics on a negative length (funcs.go); controller-runtime
         // recovers the panic and fails the reconcile with it.
@@ -483,7 +495,8 @@ fn flux_failure(e: &str) -> Failure {
             Failure::StrictUnset
         } else if e.contains("envsubst error: YAMLToJSON") {
             Failure::YamlReread
-        } else if e.contains("envsubst error: UnmarshalJSON") {
+        } else if e.contains("UnmarshalJSON: ") {
+            // SubstituteVariables' own `res.UnmarshalJSON`, after varSubstitution.
             Failure::Unmarshal
         } else if e.contains("substitute from '") {
             Failure::VarSource
@@ -529,6 +542,8 @@ fn fluxsim_failure(e: &str) -> Failure {
         Failure::Envsubst
     } else if e.contains("apiVersion, kind and name") {
         Failure::Decode
+    } else if e.contains("Object 'Kind' is missing in") {
+        Failure::ReadBack
     } else {
         Failure::Other
     }

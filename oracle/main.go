@@ -164,10 +164,23 @@ func run(j job) (objs []object, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(read) != len(m.Resources()) {
-		return nil, fmt.Errorf("%d objects printed, %d read back", len(m.Resources()), len(read))
+	// ReadObjects leaves out, silently, what is not a Kubernetes object it applies (no name
+	// or apiVersion, a kustomize Kustomization): the resources it keeps, in order.
+	var kept []*resource.Resource
+	for _, res := range m.Resources() {
+		content, err := res.Map()
+		if err != nil {
+			return nil, err
+		}
+		u := &unstructured.Unstructured{Object: content}
+		if ssautil.IsKubernetesObject(u) && !ssautil.IsKustomization(u) {
+			kept = append(kept, res)
+		}
 	}
-	for i, res := range m.Resources() {
+	if len(read) != len(kept) {
+		return nil, fmt.Errorf("%d objects printed, %d read back", len(kept), len(read))
+	}
+	for i, res := range kept {
 		o, err := applied(res, read[i], u)
 		if err != nil {
 			return nil, err

@@ -146,6 +146,10 @@ pub struct Kustomization {
     pub patches: Vec<Value>,
     /// `spec.images`, as written.
     pub images: Vec<Value>,
+    /// `spec.buildMetadata` (kustomize-controller API v1.9): the kustomize build metadata
+    /// options Flux's generator puts in the kustomization in place of its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub build_metadata: Vec<String>,
     /// `spec.components`.
     pub components: Vec<String>,
     /// `spec.ignoreMissingComponents`.
@@ -206,6 +210,38 @@ fn not_a_string(spec: &Value, field: &str) -> Option<String> {
         "spec.{field} must be a string, not {what} (`{shown}`): the API server refuses this \
          Kustomization (the CRD's schema types spec.{field} string)"
     ))
+}
+
+/// The values the CRD's schema allows in `spec.buildMetadata` (its `BuildMetadataOption`
+/// enum, kustomize-controller v1.9.4 `config/crd/bases`).
+pub const BUILD_METADATA_OPTIONS: [&str; 2] = ["originAnnotations", "transformerAnnotations"];
+
+/// Why `spec.buildMetadata` breaks the CRD's schema (a list of strings from
+/// [`BUILD_METADATA_OPTIONS`]): the API server refuses the object, as it words it.
+fn bad_build_metadata(spec: &Value) -> Option<String> {
+    let refused = |detail: String| {
+        Some(format!(
+            "{detail}: the API server refuses this Kustomization (the CRD's schema allows \
+             \"originAnnotations\" and \"transformerAnnotations\" in spec.buildMetadata)"
+        ))
+    };
+    let list = match spec.get("buildMetadata")? {
+        Value::Null => return None,
+        Value::Array(list) => list,
+        _ => return refused("spec.buildMetadata must be a list".to_string()),
+    };
+    for (i, v) in list.iter().enumerate() {
+        match v.as_str() {
+            Some(s) if BUILD_METADATA_OPTIONS.contains(&s) => {}
+            Some(s) => {
+                return refused(format!(
+                    "spec.buildMetadata[{i}]: Unsupported value: \"{s}\""
+                ))
+            }
+            None => return refused(format!("spec.buildMetadata[{i}] must be a string")),
+        }
+    }
+    None
 }
 
 fn list(v: Option<&Value>) -> Vec<Value> {
@@ -280,7 +316,7 @@ impl Kustomization {
         Ok(Kustomization {
             api_version: str_at(obj, &["apiVersion"]).unwrap_or_default().to_string(),
             path: s("path").unwrap_or_default(),
-            invalid: not_a_string(&spec, "path"),
+            invalid: not_a_string(&spec, "path").or_else(|| bad_build_metadata(&spec)),
             depends_on,
             post_build,
             prune: b("prune"),
@@ -293,6 +329,10 @@ impl Kustomization {
             name_suffix: s("nameSuffix").filter(|t| !t.is_empty()),
             patches: list(spec.get("patches")),
             images: list(spec.get("images")),
+            build_metadata: list(spec.get("buildMetadata"))
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect(),
             components: list(spec.get("components"))
                 .iter()
                 .filter_map(|c| c.as_str().map(str::to_string))
@@ -317,6 +357,7 @@ impl Kustomization {
             || !self.patches.is_empty()
             || !self.images.is_empty()
             || !self.components.is_empty()
+            || !self.build_metadata.is_empty()
     }
 }
 
@@ -367,6 +408,39 @@ mod tests {
         assert!(long.invalid.unwrap().contains("xxx...`)"));
         assert_eq!(with_path(Value::Null).invalid, None);
         assert_eq!(with_path(serde_json::json!("./x")).invalid, None);
+    }
+
+    // kustomize-controller v1.9.4 api (config/crd/bases): spec.buildMetadata is a list of
+    // `originAnnotations` and `transformerAnnotations`; the API server refuses anything else.
+    #[test]
+    fn spec_build_metadata_is_read_and_checked_against_the_crd_enum() {
+        let with = |bm: Value| {
+            Kustomization::from_json(&serde_json::json!({
+                "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+                "metadata": {"name": "a", "namespace": "flux-system"},
+                "spec": {"path": "./x", "buildMetadata": bm}
+            }))
+            .unwrap()
+        };
+        let k = with(serde_json::json!([
+            "transformerAnnotations",
+            "originAnnotations"
+        ]));
+        assert_eq!(
+            k.build_metadata,
+            ["transformerAnnotations", "originAnnotations"]
+        );
+        assert!(k.invalid.is_none() && k.has_generator_inputs());
+        let refused = with(serde_json::json!(["originAnnotations", "managedByLabel"]));
+        assert!(refused
+            .invalid
+            .unwrap()
+            .starts_with("spec.buildMetadata[1]: Unsupported value: \"managedByLabel\""),);
+        assert!(with(serde_json::json!("originAnnotations"))
+            .invalid
+            .is_some());
+        assert!(with(serde_json::json!([1])).invalid.is_some());
+        assert!(with(Value::Null).invalid.is_none());
     }
 
     #[test]

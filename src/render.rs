@@ -56,6 +56,9 @@ pub struct RepoOptions {
     /// for the head of a diff: a pull request cannot open the network for itself; the
     /// base's setting is taken instead (into `allow_network`).
     pub network_from_config: bool,
+    /// `fluxsim build --ignore-paths`: the ignore rules Flux's generator applies to one
+    /// Kustomization, as `flux build kustomization --ignore-paths` gives them.
+    pub build_ignore: Option<crate::generate::IgnoreFor>,
 }
 
 impl Default for RepoOptions {
@@ -77,6 +80,7 @@ impl Default for RepoOptions {
             progress: std::sync::Arc::default(),
             allow_network: false,
             network_from_config: true,
+            build_ignore: None,
         }
     }
 }
@@ -413,11 +417,32 @@ pub fn render_tree_with(
             views.insert(ignore.clone(), tree.narrowed(ignore)?);
         }
     }
+    // `fluxsim build --ignore-paths`: the files its rules bring back are shown to that
+    // cluster (`flux build` reads a checkout, where they are).
+    let revealed: Option<Tree> = match &opts.build_ignore {
+        Some(b) if !b.revealed.is_empty() => clusters
+            .iter()
+            .find(|c| c.name == b.cluster)
+            .map(|c| match &c.source_ignore {
+                Some(ignore) => views[ignore].changed(&b.revealed),
+                None => tree.changed(&b.revealed),
+            })
+            .transpose()?,
+        _ => None,
+    };
     let cluster_roots: Vec<&SourceFs> = clusters
         .iter()
-        .map(|c| match &c.source_ignore {
-            Some(ignore) => views[ignore].fs(),
-            None => tree.fs(),
+        .map(|c| match (&revealed, &c.source_ignore) {
+            (Some(r), _)
+                if opts
+                    .build_ignore
+                    .as_ref()
+                    .is_some_and(|b| b.cluster == c.name) =>
+            {
+                r.fs()
+            }
+            (_, Some(ignore)) => views[ignore].fs(),
+            (_, None) => tree.fs(),
         })
         .collect();
     let allow_network = opts.allow_network || (opts.network_from_config && config.network.allow);
@@ -442,6 +467,7 @@ pub fn render_tree_with(
         reuse: prior.reuse.clone(),
         progress: opts.progress.clone(),
         allow_network,
+        build_ignore: opts.build_ignore.clone(),
     };
     let helm = opts
         .helm
@@ -518,7 +544,7 @@ pub fn render_tree_with(
         stored_hits: cache.stored_hits(),
         clusters: renders,
         tree,
-        views: views.into_values().collect(),
+        views: views.into_values().chain(revealed).collect(),
         facts,
         discovered,
         helm_summary,

@@ -37,6 +37,8 @@ pub struct Closure {
     /// Each input file, by its path relative to the built folder (`../base/x.yaml`), with
     /// the SHA-256 of its content.
     pub files: BTreeMap<String, String>,
+    /// The files of `files` a kustomization names as its `openapi: {path: ...}` schema.
+    pub schemas: BTreeSet<String>,
 }
 
 impl Closure {
@@ -52,6 +54,15 @@ impl Closure {
             h.update([0]);
         }
         hex(&h.finalize())
+    }
+
+    /// [`Self::schemas`] relative to the source root, as [`Self::source_files`] gives them.
+    #[must_use]
+    pub fn source_schemas(&self, build_dir: &str) -> BTreeSet<String> {
+        self.schemas
+            .iter()
+            .filter_map(|p| crate::source::clean_relative(&format!("{build_dir}/{p}")))
+            .collect()
     }
 
     /// The input files relative to the source root, given the built folder's path relative
@@ -126,6 +137,7 @@ pub fn closure_in(
 ) -> Result<Closure, Uncacheable> {
     let mut c = Closure {
         files: BTreeMap::new(),
+        schemas: BTreeSet::new(),
     };
     let mut walk = Walk {
         fs,
@@ -272,8 +284,23 @@ fn visit_dir(
             walk.network = Some((join(kfile), url));
         }
     }
+    if let Some(schema) = doc
+        .get("openapi")
+        .and_then(|o| o.get("path"))
+        .and_then(Value::as_str)
+        .filter(|p| !is_remote(p) && fs.is_file(&dir.join(p)))
+    {
+        let rel = join(schema);
+        c.schemas
+            .insert(crate::source::clean_relative(&rel).unwrap_or(rel));
+    }
     let mut strings = Vec::new();
     collect_strings(&doc, &mut strings);
+    // The file fields of the plugin configurations `generators`, `transformers` and
+    // `validators` list: kustomize loads them with this kustomization's loader
+    // (`kusttarget.go` `configureExternalTransformers`: `LoadTransformers(kt.ldr, ...)`), so
+    // a PatchTransformer's `path: patch.yaml` is read next to this kustomization file.
+    strings.extend(plugin_config_files(fs, dir, &doc));
     for s in strings {
         // Generator entries are `key=path` or `path`.
         let candidates = [s.split_once('=').map(|(_, p)| p), Some(s.as_str())];
@@ -299,6 +326,59 @@ fn visit_dir(
         }
     }
     Ok(())
+}
+
+/// The files the plugin configurations of the kustomization `doc` (in `dir`) name in their
+/// file fields ([`plugin_references`]): inline configurations, configuration files, and the
+/// files of a folder listed there (a kustomization of configurations, every file under it
+/// taken as one). Paths are as written, relative to `dir`.
+fn plugin_config_files(fs: &SourceFs, dir: &Path, doc: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut take = |r: &str| out.push(r.to_string());
+    for field in ["generators", "transformers", "validators"] {
+        let entries = doc
+            .get(field)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
+        for entry in entries.filter_map(Value::as_str) {
+            if entry.contains('\n') {
+                plugin_references(entry, &mut take);
+                continue;
+            }
+            if is_remote(entry) || entry.len() > 4096 || entry.contains('\0') {
+                continue;
+            }
+            let p = clean(&dir.join(entry));
+            if !fs.contains(&p) {
+                continue;
+            }
+            let mut files = Vec::new();
+            if fs.is_file(&p) {
+                files.push(p);
+            } else if fs.is_dir(&p) {
+                files_under(fs, &p, &mut files);
+            }
+            for f in files {
+                if let Ok(text) = fs.read_to_string(&f) {
+                    plugin_references(&text, &mut take);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every file under the folder `dir` of `fs`.
+fn files_under(fs: &SourceFs, dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in fs.read_dir(dir).unwrap_or_default() {
+        let p = dir.join(&e.name);
+        if e.is_dir {
+            files_under(fs, &p, out);
+        } else {
+            out.push(p);
+        }
+    }
 }
 
 fn is_remote(s: &str) -> bool {
@@ -505,6 +585,49 @@ mod tests {
                 "base/kustomization.yaml",
                 "base/svc.yaml",
                 "comp/kustomization.yaml",
+            ]
+        );
+    }
+
+    // kustomize api/internal/target/kusttarget.go configureExternalTransformers: a builtin
+    // plugin configuration's file fields are read with the listing kustomization's loader,
+    // so `path: patch.yaml` of a PatchTransformer listed in `transformers` is next to the
+    // kustomization (kustomize-controller's `file-transformer` testdata).
+    #[test]
+    fn builtin_plugin_config_files_are_in_the_closure_relative_to_the_kustomization() {
+        let t = tree(&[
+            (
+                "app/kustomization.yaml",
+                "resources: [cm.yaml]\ntransformers: [patch-transformer.yaml, configs]\ngenerators:\n- |\n  apiVersion: builtin\n  kind: ConfigMapGenerator\n  metadata: {name: g}\n  files: [k=inline.txt]\n",
+            ),
+            ("app/cm.yaml", "a"),
+            (
+                "app/patch-transformer.yaml",
+                "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: p}\npath: patch.yaml\n",
+            ),
+            ("app/patch.yaml", "b"),
+            ("app/inline.txt", "c"),
+            ("app/configs/kustomization.yaml", "resources: [smp.yaml]\n"),
+            (
+                "app/configs/smp.yaml",
+                "apiVersion: builtin\nkind: PatchStrategicMergeTransformer\nmetadata: {name: s}\npaths: [smp-patch.yaml]\n",
+            ),
+            ("app/smp-patch.yaml", "d"),
+            ("app/unused.yaml", "not read"),
+        ]);
+        let c = closure(&t.path().join("app")).unwrap();
+        let files: Vec<&str> = c.files.keys().map(String::as_str).collect();
+        assert_eq!(
+            files,
+            vec![
+                "cm.yaml",
+                "configs/kustomization.yaml",
+                "configs/smp.yaml",
+                "inline.txt",
+                "kustomization.yaml",
+                "patch-transformer.yaml",
+                "patch.yaml",
+                "smp-patch.yaml",
             ]
         );
     }

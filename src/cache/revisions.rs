@@ -167,6 +167,7 @@ fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
         // inputs are not known) or not (`NeedsNetwork`; see `storable`).
         allow_network: _,
         network_from_config: _,
+        build_ignore,
     } = opts;
     let text = serde_json::json!([
         MAGIC,
@@ -183,6 +184,9 @@ fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
             .collect::<Vec<_>>(),
         cache.builder().identity(),
         crate::cache::own_fingerprint(),
+        build_ignore
+            .as_ref()
+            .map(|b| [&b.cluster, &b.kustomization, &b.patterns]),
     ]);
     crate::digest::sha256_hex(text.to_string().as_bytes())
 }

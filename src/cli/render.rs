@@ -220,6 +220,7 @@ impl RenderFlags {
             progress: std::sync::Arc::default(),
             allow_network: self.allow_network,
             network_from_config: true,
+            build_ignore: None,
         }
     }
 }
@@ -319,6 +320,14 @@ pub(crate) struct BuildArgs {
     /// The Flux Kustomization to print, as NAME or NAMESPACE/NAME.
     #[arg(long, short = 'k', value_name = "[NS/]NAME")]
     pub(crate) kustomization: String,
+    /// Patterns in .gitignore format (comma-separated, repeatable) for the files Flux's
+    /// generator lists for this Kustomization, relative to its path, as `flux build
+    /// kustomization --ignore-paths` takes them: after the `.sourceignore` files of that path
+    /// (a `!` pattern re-includes what they excluded), over Flux's default patterns; they
+    /// also drop the `resources`, `components` and `crds` entries of its kustomization they
+    /// match.
+    #[arg(long = "ignore-paths", value_name = "PATTERN", value_delimiter = ',')]
+    pub(crate) ignore_paths: Vec<String>,
     #[command(flatten)]
     pub(crate) objects: ObjectFlags,
     #[command(flatten)]
@@ -354,7 +363,15 @@ fn build_cluster(args: &BuildArgs, opts: &mut RepoOptions) -> anyhow::Result<()>
 pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
     let mut opts = args.helm.apply(args.flags.options());
     build_cluster(args, &mut opts)?;
-    let r = render_dir(&args.flags.repo, &opts)?;
+    let mut r = render_dir(&args.flags.repo, &opts)?;
+    if !args.ignore_paths.is_empty() {
+        // The Kustomization's path is known once its cluster has rendered: the generator's
+        // rules for it are made then, and the cluster renders again with them.
+        if let Some(rules) = build_ignore(args, &opts, &r)? {
+            opts.build_ignore = Some(rules);
+            r = render_dir(&args.flags.repo, &opts)?;
+        }
+    }
     let Some(c) = r.clusters.first() else {
         anyhow::bail!("no cluster `{}` in the repository", opts.only[0]);
     };
@@ -405,6 +422,42 @@ pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
             Status::Finding,
         ),
     })
+}
+
+/// `--ignore-paths`: the rules `flux build kustomization --ignore-paths` gives Flux's
+/// generator for the Kustomization `build` prints (flux2 v2.9.5 `internal/build/build.go`
+/// `generate`: the patterns joined one a line, `NewGeneratorWithIgnore`), made against the
+/// source its cluster's GitRepository shows; `None` when the first render has no such
+/// Kustomization (the error is reported as without the flag).
+fn build_ignore(
+    args: &BuildArgs,
+    opts: &RepoOptions,
+    r: &crate::render::RepoRender,
+) -> anyhow::Result<Option<crate::generate::IgnoreFor>> {
+    let Some(c) = r.clusters.first() else {
+        return Ok(None);
+    };
+    let Some(k) = c.find(&args.kustomization) else {
+        return Ok(None);
+    };
+    let source_ignore = crate::render::clusters_of(r.tree.fs(), opts)?
+        .into_iter()
+        .find(|found| found.name == c.name)
+        .and_then(|found| found.source_ignore);
+    let tree = match &source_ignore {
+        Some(ignore) => r.tree.narrowed(ignore)?,
+        None => r.tree.reopen()?,
+    };
+    let dir = crate::generate::spec_dir(tree.fs(), &k.kustomization.path)?;
+    let patterns = args.ignore_paths.join("\n");
+    let (rules, revealed) = tree.build_ignore(&dir, &patterns)?;
+    Ok(Some(crate::generate::IgnoreFor {
+        cluster: c.name.clone(),
+        kustomization: args.kustomization.clone(),
+        patterns,
+        rules: std::sync::Arc::new(rules),
+        revealed: std::sync::Arc::new(revealed),
+    }))
 }
 
 #[cfg(test)]

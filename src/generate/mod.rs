@@ -3,14 +3,17 @@
 //! As `fluxcd/pkg/kustomize/kustomize_generator.go` does: when the path has no kustomization
 //! file, one is made listing every manifest (recursively, stopping at directories that have
 //! their own kustomization file); then `targetNamespace`, `namePrefix`, `nameSuffix`,
-//! `patches`, `images` and `components` are merged in. Flux writes the result into its copy
+//! `patches`, `images` (field by field into an entry of the same name), `components` and
+//! `buildMetadata` are merged in, and an existing kustomization without `resources` is given
+//! `buildMetadata: [originAnnotations]` (Flux's guard against "kustomization.yaml is empty",
+//! which keeps the origin annotations in what it applies). Flux writes the result into its copy
 //! of the source; fluxsim never writes into the tree it renders from: it writes the file into
 //! a private overlay directory whose other entries are symbolic links to the tree.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::source::SourceFs;
+use crate::source::{BuildIgnore, SourceFs};
 use serde_json::{json, Value};
 
 use crate::flux::Kustomization;
@@ -50,6 +53,32 @@ pub enum GenerateError {
     /// Filesystem trouble while preparing the overlay.
     #[error("preparing the build directory: {0}")]
     Io(String),
+}
+
+/// The ignore rules `flux build kustomization --ignore-paths` gives Flux's generator for one
+/// Kustomization of one cluster (`fluxsim build --ignore-paths`), and the files they bring
+/// back into that cluster's source (see `source::Tree::build_ignore`).
+#[derive(Debug, Clone)]
+pub struct IgnoreFor {
+    /// The cluster.
+    pub cluster: String,
+    /// The Kustomization, `NAME` or `NAMESPACE/NAME`.
+    pub kustomization: String,
+    /// The patterns as given, one a line.
+    pub patterns: String,
+    /// The rules.
+    pub rules: Arc<BuildIgnore>,
+    /// The files the rules bring back, by path relative to the source root, with their bytes.
+    pub revealed: Arc<std::collections::BTreeMap<PathBuf, Vec<u8>>>,
+}
+
+impl IgnoreFor {
+    /// The rules, when they are for `ks` of `cluster`.
+    #[must_use]
+    pub fn for_kustomization(&self, cluster: &str, ks: &Kustomization) -> Option<&BuildIgnore> {
+        let named = self.kustomization == ks.id.to_string() || self.kustomization == ks.id.name;
+        (cluster == self.cluster && named).then_some(&*self.rules)
+    }
 }
 
 /// A directory ready for `kustomize build`.
@@ -139,6 +168,7 @@ impl Prepared {
             }
         });
         std::fs::create_dir_all(out.path().join(&self.rel_path)).map_err(io)?;
+        let schemas = closure.source_schemas(&self.rel_path);
         for rel in closure.source_files(&self.rel_path) {
             if generated.as_deref() == Some(rel.as_str()) {
                 continue;
@@ -150,7 +180,14 @@ impl Prepared {
             // A file the closure lists but cannot read is left out: the build fails on it
             // as it would in place.
             if let Ok(bytes) = self.fs.read(&self.fs.root().join(&rel)) {
-                std::fs::write(&dst, bytes).map_err(io)?;
+                // An `openapi: {path: ...}` schema is read by Flux over the built-in one, by
+                // the binary alone: the binary gets the two laid over each other.
+                let laid_over = schemas
+                    .contains(&rel)
+                    .then(|| std::str::from_utf8(&bytes).ok())
+                    .flatten()
+                    .and_then(crate::kustomize::native::openapi::combined::laid_over_builtin);
+                std::fs::write(&dst, laid_over.map_or(bytes, String::into_bytes)).map_err(io)?;
             }
         }
         if let (Some(rel), Some((_, content))) = (&generated, &self.file) {
@@ -225,10 +262,15 @@ fn read_existing(fs: &SourceFs, p: &Path) -> Result<(String, Value), GenerateErr
     }
 }
 
-/// Lists the manifests Flux's generator would put in `resources`, as `./rel/path`.
-fn scan_resources(fs: &SourceFs, dir: &Path) -> Result<Vec<String>, GenerateError> {
+/// Lists the manifests Flux's generator would put in `resources`, as `./rel/path` (without
+/// those `ignore` skips: `scanManifests`' `shouldIgnoreFile`).
+fn scan_resources(
+    fs: &SourceFs,
+    dir: &Path,
+    ignore: Option<&BuildIgnore>,
+) -> Result<Vec<String>, GenerateError> {
     let mut out = Vec::new();
-    walk(fs, dir, dir, &mut out)?;
+    walk(fs, dir, dir, ignore, &mut out)?;
     Ok(out)
 }
 
@@ -236,6 +278,7 @@ fn walk(
     fs: &SourceFs,
     base: &Path,
     dir: &Path,
+    ignore: Option<&BuildIgnore>,
     out: &mut Vec<String>,
 ) -> Result<(), GenerateError> {
     // filepath.Walk visits entries in lexical order (read_dir sorts them).
@@ -252,7 +295,7 @@ fn walk(
             if existing_kustomization(fs, &path).is_some() {
                 out.push(rel);
             } else {
-                walk(fs, base, &path, out)?;
+                walk(fs, base, &path, ignore, out)?;
             }
             continue;
         }
@@ -263,11 +306,11 @@ fn walk(
         if ext != "yaml" && ext != "yml" {
             continue;
         }
-        let file = path
-            .strip_prefix(fs.root())
-            .unwrap_or(&path)
-            .to_string_lossy()
-            .into_owned();
+        let in_root = path.strip_prefix(fs.root()).unwrap_or(&path);
+        if ignore.is_some_and(|i| i.skips_manifest(in_root)) {
+            continue;
+        }
+        let file = in_root.to_string_lossy().into_owned();
         let text = fs
             .read_to_string(&path)
             .map_err(|e| GenerateError::BadManifest {
@@ -306,6 +349,19 @@ pub fn prepare(
     ks: &Kustomization,
     origins: bool,
 ) -> Result<Prepared, GenerateError> {
+    prepare_ignoring(fs, ks, origins, None)
+}
+
+/// [`prepare`], with the ignore rules `flux build kustomization --ignore-paths` gives Flux's
+/// generator (`NewGeneratorWithIgnore`): the manifests they skip are not listed, and the
+/// `resources`, `components` and `crds` entries they drop are taken out of the kustomization
+/// (`filterKsWithIgnoreFiles`).
+pub fn prepare_ignoring(
+    fs: &SourceFs,
+    ks: &Kustomization,
+    origins: bool,
+    ignore: Option<&BuildIgnore>,
+) -> Result<Prepared, GenerateError> {
     let root = fs.root();
     let rel_path = spec_dir(fs, &ks.path).map_err(|e| GenerateError::Io(e.to_string()))?;
     let dir = if rel_path == "." {
@@ -327,7 +383,18 @@ pub fn prepare(
         Some(p) => Some(read_existing(fs, p)?),
         None => None,
     };
-    if existing.is_some() && !ks.has_generator_inputs() && !origins {
+    // GenerateManifest: an existing kustomization without `resources` gets
+    // `buildMetadata: [originAnnotations]` in place of its own ("to avoid 'kustomization.yaml
+    // is empty'"), so every object it builds carries its origin in what Flux applies.
+    let no_resources = existing_doc.as_ref().is_some_and(|(_, doc)| {
+        doc.get("resources")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty)
+    });
+    // Flux rewrites the file every time; fluxsim writes it only where that changes it.
+    let flux_changes =
+        existing.is_none() || ks.has_generator_inputs() || no_resources || ignore.is_some();
+    if !flux_changes && !origins {
         return Ok(Prepared {
             source_dir: dir,
             key: rel_path.clone(),
@@ -348,7 +415,7 @@ pub fn prepare(
             doc,
         )
     } else {
-        let resources = scan_resources(fs, &dir)?;
+        let resources = scan_resources(fs, &dir, ignore)?;
         (
             "kustomization.yaml".to_string(),
             json!({
@@ -358,12 +425,18 @@ pub fn prepare(
             }),
         )
     };
+    if no_resources {
+        if let Some(obj) = doc.as_object_mut() {
+            obj.insert("buildMetadata".into(), json!([ORIGIN_ANNOTATIONS]));
+        }
+    }
+    if let Some(ignore) = ignore {
+        filter_entries(fs, &mut doc, &dir, ignore)?;
+    }
     merge_flux_fields(fs, &mut doc, ks, &dir)?;
     let user_origins = wants_origins(&doc);
-    // Flux writes a kustomization file only when it generates one or merges spec fields in.
-    let flux_writes = existing.is_none() || ks.has_generator_inputs();
     let generated =
-        flux_writes.then(|| serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n");
+        flux_changes.then(|| serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n");
     let content = match (&generated, existing_text) {
         (Some(g), _) if !origins || user_origins => g.clone(),
         (None, Some(text)) if user_origins => text,
@@ -395,6 +468,60 @@ pub fn prepare(
         file: Some((file_name, content)),
         fs: fs.clone(),
         overlay: std::sync::OnceLock::new(),
+    })
+}
+
+/// `filterKsWithIgnoreFiles` (`fluxcd/pkg/kustomize` `filters.go`): each `resources`,
+/// `components` and `crds` entry of `doc` (a kustomization of `dir`) that names a file or
+/// folder `ignore` drops is taken out; a URL is kept (not a `crds` one: those are never
+/// URLs); an entry that names nothing fails, as its `os.Lstat` does.
+fn filter_entries(
+    fs: &SourceFs,
+    doc: &mut Value,
+    dir: &Path,
+    ignore: &BuildIgnore,
+) -> Result<(), GenerateError> {
+    let Some(obj) = doc.as_object_mut() else {
+        return Ok(());
+    };
+    for field in ["resources", "components", "crds"] {
+        let Some(Value::Array(list)) = obj.get_mut(field) else {
+            continue;
+        };
+        let mut kept = Vec::with_capacity(list.len());
+        for entry in list.drain(..) {
+            let Some(s) = entry.as_str() else {
+                kept.push(entry);
+                continue;
+            };
+            if field != "crds" && is_url(s) {
+                kept.push(entry);
+                continue;
+            }
+            let path = crate::source::view::clean(&dir.join(s));
+            if !fs.exists(&path) {
+                return Err(GenerateError::Io(format!(
+                    "lstat {}: no such file or directory",
+                    path.strip_prefix(fs.root()).unwrap_or(&path).display()
+                )));
+            }
+            let in_root = path.strip_prefix(fs.root()).unwrap_or(&path);
+            if !ignore.drops_entry(in_root, fs.is_dir(&path)) {
+                kept.push(entry);
+            }
+        }
+        *list = kept;
+    }
+    Ok(())
+}
+
+/// `filters.go` `isUrl`: Go's `url.ParseRequestURI` takes it, with a scheme.
+fn is_url(s: &str) -> bool {
+    s.split_once(':').is_some_and(|(scheme, _)| {
+        scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
     })
 }
 
@@ -434,14 +561,13 @@ fn merge_flux_fields(
         let list = obj.entry("images").or_insert_with(|| json!([]));
         if let Some(list) = list.as_array_mut() {
             for image in &ks.images {
-                let name = image.get("name");
-                // An image already listed under the same name is replaced, else appended.
-                match list.iter_mut().find(|i| i.get("name") == name) {
-                    Some(slot) => *slot = image.clone(),
-                    None => list.push(image.clone()),
-                }
+                merge_image(list, image);
             }
         }
+    }
+    // `spec.buildMetadata` replaces the kustomization's list (kustomize-controller API v1.9).
+    if !ks.build_metadata.is_empty() {
+        obj.insert("buildMetadata".into(), json!(ks.build_metadata));
     }
     if !ks.components.is_empty() {
         let mut wanted = Vec::new();
@@ -458,6 +584,46 @@ fn merge_flux_fields(
         }
     }
     Ok(())
+}
+
+/// One `spec.images` entry merged into the kustomization's `images:` as
+/// `kustomize_generator.go` (`GenerateManifest`) merges it: an entry of the same name takes
+/// the fields the spec sets, field by field (`newName` alone keeps its `newTag` and `digest`;
+/// `newTag` or `digest` replaces both version fields together, as kustomize's image
+/// transformer does); otherwise the spec's image is appended. Flux goes through the typed
+/// `kustypes.Image` and writes it back with `omitempty`: an empty field is no field.
+fn merge_image(list: &mut Vec<Value>, image: &Value) {
+    let field = |k: &str| {
+        image
+            .get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    let name = image.get("name").and_then(Value::as_str).unwrap_or("");
+    let existing = list
+        .iter_mut()
+        .find(|i| i.get("name").and_then(Value::as_str).unwrap_or("") == name);
+    let Some(Value::Object(slot)) = existing else {
+        let mut entry = serde_json::Map::new();
+        for k in ["name", "newName", "newTag", "digest"] {
+            if let Some(v) = field(k) {
+                entry.insert(k.into(), json!(v));
+            }
+        }
+        list.push(Value::Object(entry));
+        return;
+    };
+    if let Some(new_name) = field("newName") {
+        slot.insert("newName".into(), json!(new_name));
+    }
+    if field("newTag").is_some() || field("digest").is_some() {
+        for k in ["newTag", "digest"] {
+            match field(k) {
+                Some(v) => slot.insert(k.into(), json!(v)),
+                None => slot.remove(k),
+            };
+        }
+    }
 }
 
 /// A directory that looks like the tree at `root` (fluxsim's own copy of a source, on disk,
@@ -564,5 +730,66 @@ mod tests {
         );
         assert!(prepare(&fs, &ks("./list"), false).is_err());
         assert!(prepare(&fs, &ks("./empty"), false).is_ok());
+    }
+
+    // kustomize_generator.go GenerateManifest (fluxcd/pkg/kustomize v1.35.4), the cases of its
+    // Test_Images: spec.images merge into an entry of the same name field by field.
+    #[test]
+    fn spec_images_merge_into_an_existing_entry_field_by_field() {
+        const D: &str = "sha256:aaaa";
+        let merged = |existing: Value, image: Value| {
+            let mut list = vec![existing];
+            merge_image(&mut list, &image);
+            list
+        };
+        let n = "app";
+        // newName alone keeps the version fields.
+        assert_eq!(
+            merged(
+                json!({"name": n, "newTag": "v1", "digest": D}),
+                json!({"name": n, "newName": "r/app"})
+            ),
+            vec![json!({"name": n, "newName": "r/app", "newTag": "v1", "digest": D})]
+        );
+        // newTag alone keeps newName and clears the digest.
+        assert_eq!(
+            merged(
+                json!({"name": n, "newName": "r/app", "digest": D}),
+                json!({"name": n, "newTag": "v2"})
+            ),
+            vec![json!({"name": n, "newName": "r/app", "newTag": "v2"})]
+        );
+        // digest alone clears newTag.
+        assert_eq!(
+            merged(
+                json!({"name": n, "newTag": "v1"}),
+                json!({"name": n, "digest": D})
+            ),
+            vec![json!({"name": n, "digest": D})]
+        );
+        // Both version fields together.
+        assert_eq!(
+            merged(
+                json!({"name": n, "newTag": "v1"}),
+                json!({"name": n, "newTag": "v2", "digest": D})
+            ),
+            vec![json!({"name": n, "newTag": "v2", "digest": D})]
+        );
+        // A name alone changes nothing; empty fields are no fields.
+        assert_eq!(
+            merged(
+                json!({"name": n, "newName": "r/app", "newTag": "v1"}),
+                json!({"name": n, "newTag": ""})
+            ),
+            vec![json!({"name": n, "newName": "r/app", "newTag": "v1"})]
+        );
+        // Another name is appended, with the four fields Flux's type has.
+        assert_eq!(
+            merged(
+                json!({"name": n}),
+                json!({"name": "other", "newTag": "v3", "newName": ""})
+            ),
+            vec![json!({"name": n}), json!({"name": "other", "newTag": "v3"})]
+        );
     }
 }

@@ -8,6 +8,35 @@ use std::fmt::Write as _;
 
 use crate::cache::BuildCache;
 
+/// The JSON text a rebuilt object is handed to [`reprint`] in: `serde_json`'s, with every
+/// character a YAML reader folds as a line break or refuses as content (DEL, the C1
+/// controls and NEL, LS, PS, the byte-order mark, U+FFFE, U+FFFF) written as a `\u` escape.
+/// kustomize reads a JSON file as YAML, where a raw LS inside a string is a line break (so
+/// `"a \u{2028} b"` would read back as `a\u{2028}b`); Flux sets the object from a Go map
+/// (`res.UnmarshalJSON`), where the string holds the character as it is.
+#[must_use]
+pub fn object_text(value: &serde_json::Value) -> String {
+    let text = value.to_string();
+    let special = |c: char| {
+        matches!(
+            c,
+            '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
+        )
+    };
+    if !text.contains(special) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if special(c) {
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Prints objects the way kustomize prints resources read back from JSON, in legacy order.
 pub fn reprint(cache: &BuildCache<'_>, pieces: &[(bool, String)]) -> Result<String, String> {
     let key = crate::digest::sha256_hex(
@@ -30,6 +59,7 @@ pub fn reprint(cache: &BuildCache<'_>, pieces: &[(bool, String)]) -> Result<Stri
     // The build's inputs are exactly these files, so its closure is known without reading.
     let mut inputs = crate::cache::closure::Closure {
         files: std::collections::BTreeMap::new(),
+        schemas: std::collections::BTreeSet::new(),
     };
     for (name, text) in std::iter::once(("kustomization.yaml", k.to_string())).chain(
         names

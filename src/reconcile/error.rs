@@ -45,6 +45,15 @@ pub enum Error {
         /// kustomize's error, without fluxsim's temporary folders.
         message: String,
     },
+    /// A built object without `apiVersion`, `kind` or `metadata.name`: kustomize-controller
+    /// fails the build (`kustomization_controller.go` `build`), with the object as JSON.
+    #[error("failed to decode Kubernetes apiVersion, kind and name from: {0}")]
+    NotConforming(String),
+    /// After substitution an object has no `kind`: reading the build back for the apply
+    /// (`ssautil.ReadObjects`) fails with the apimachinery decoder's message, the object as
+    /// JSON.
+    #[error("error unmarshaling JSON: while decoding JSON: Object 'Kind' is missing in '{0}'")]
+    NotAnObject(String),
     /// What a build printed is not YAML Flux can read.
     #[error(transparent)]
     Output(#[from] crate::manifest::ParseError),

@@ -61,6 +61,8 @@ pub struct RenderOptions {
     /// fluxsim.toml): a remote base or a URL in a file field is fetched by the kustomize
     /// binary. Otherwise such a Kustomization is `NeedsNetwork` and nothing is fetched.
     pub allow_network: bool,
+    /// `fluxsim build --ignore-paths` (see `RepoOptions::build_ignore`).
+    pub build_ignore: Option<crate::generate::IgnoreFor>,
 }
 
 /// How far a render is, for a progress line: the Kustomizations found so far on every
@@ -773,7 +775,13 @@ fn render_inner(
     if let Some(base) = reuse.and_then(|reuse| reusable_unprepared(reuse, cluster, ks, key)) {
         return Ok(Rendered::Reused(base));
     }
-    let prepared = crate::generate::prepare(fs, ks, opts.origins)?;
+    // `--ignore-paths` rules are made for the repository's own tree.
+    let ignore = opts
+        .build_ignore
+        .as_ref()
+        .filter(|_| *map == PathMap::Same)
+        .and_then(|b| b.for_kustomization(cluster, ks));
+    let prepared = crate::generate::prepare_ignoring(fs, ks, opts.origins, ignore)?;
     r.build_path = map.folder(&prepared.rel_path);
     r.generated.clone_from(&prepared.generated);
     let closure = input_closure(&prepared, ks, map, opts.allow_network)?;
@@ -802,6 +810,21 @@ fn render_inner(
     // Kept before substitution runs, so that the audit can read the template of a
     // Kustomization whose substitution fails.
     r.template = Some(template.clone());
+    // The controller checks each object, then substitutes it, one object after the other:
+    // the vars are first read for the first object not marked `substitute: disabled`, so
+    // an object before it that does not conform fails the build first.
+    let first_read = match &ks.post_build {
+        Some(_) => template
+            .objects
+            .iter()
+            .position(|o| !postbuild::substitution_disabled(&o.object)),
+        None => None,
+    };
+    if let Some(bad) = template.objects.iter().position(|o| !conforms(&o.object)) {
+        if first_read.is_none_or(|read| bad <= read) {
+            return Err(not_conforming(&template.objects[bad].object));
+        }
+    }
     let substitute_with = match &ks.post_build {
         Some(pb) => postbuild_vars(pb, key, &output, r)?,
         None => None,
@@ -928,10 +951,17 @@ fn take_origins(
     prepared: &crate::generate::Prepared,
     map: &PathMap,
 ) -> (String, Vec<Option<Origin>>) {
-    if !opts.origins || prepared.user_origins {
+    if !opts.origins {
         return (output, Vec::new());
     }
+    // Annotations the kustomization asks for itself (or Flux's generator asks for) are part
+    // of what Flux applies: kept, and read all the same.
     let (stripped, raw) = crate::artifact::strip_origins(&output);
+    let stripped = if prepared.user_origins {
+        output
+    } else {
+        stripped
+    };
     let origins = raw
         .into_iter()
         .map(|o| {
@@ -1029,8 +1059,15 @@ fn post_build(
     let mut pieces: Vec<(bool, String)> = Vec::new();
     let mut piece_ids: Vec<ObjectId> = Vec::new();
     let mut substituted_bytes = 0usize;
+    // What reading the output back for the apply finds (see `read_back`): the first object
+    // without a kind, and the objects it leaves out.
+    let mut kindless: Option<Value> = None;
+    let mut left_out: Vec<(usize, String)> = Vec::new();
     // The template's objects are the output's documents, in order, already read.
     for object in &template.objects {
+        if !conforms(&object.object) {
+            return Err(not_conforming(&object.object));
+        }
         let doc = object.yaml.as_str();
         let mut obj = (*object.object).clone();
         let mut piece = (false, doc.to_string());
@@ -1044,16 +1081,29 @@ fn post_build(
                         object: ObjectId::of(&obj),
                         source: Box::new(source),
                     })?;
-                let out = obj.to_string();
+                let out = crate::kustomize::reprint::object_text(&obj);
                 substituted_bytes += out.len();
                 postbuild::check_total_output(substituted_bytes).map_err(Error::TooLarge)?;
                 piece = (true, out);
             }
         }
+        match read_back(&obj) {
+            ReadBack::Applied => {}
+            ReadBack::NoKind => {
+                kindless.get_or_insert_with(|| obj.clone());
+            }
+            ReadBack::LeftOut(why) => left_out.push((pieces.len(), why)),
+            ReadBack::List => r.notes.push(format!(
+                "{} has a top-level `items` list: kustomize-controller reads it back as a List \
+                 and applies its items in its place (ssautil.ReadObjects); fluxsim shows the \
+                 object as built",
+                ObjectId::of(&obj)
+            )),
+        }
         // What happens at apply time: commonMetadata is added to every object, and the API
         // server folds a Secret's stringData into data.
         if apply_time_changes(&mut obj, ks) {
-            piece = (true, obj.to_string());
+            piece = (true, crate::kustomize::reprint::object_text(&obj));
             changed = true;
         }
         piece_ids.push(ObjectId::of(&obj));
@@ -1070,6 +1120,21 @@ fn post_build(
         }
     }
     r.unknown_vars.sort_by(|a, b| a.name.cmp(&b.name));
+    if let Some(obj) = kindless {
+        let mut json = String::new();
+        go_json(&obj, &mut json);
+        return Err(Error::NotAnObject(json));
+    }
+    for (i, why) in left_out.iter().rev() {
+        r.notes.push(format!(
+            "{} is not applied: {why} (kustomize-controller reads the build back with \
+             ssautil.ReadObjects, which leaves out what is not a Kubernetes object)",
+            piece_ids[*i]
+        ));
+        pieces.remove(*i);
+        piece_ids.remove(*i);
+        changed = true;
+    }
     if !changed {
         return Ok(Rendered::Artifact(template));
     }
@@ -1085,6 +1150,105 @@ fn post_build(
         }
     }
     Ok(Rendered::Artifact(artifact))
+}
+
+/// Whether a built object has the `apiVersion`, `kind` and `metadata.name` kustomize-controller
+/// demands of every object before it substitutes or applies anything
+/// (`internal/controller/kustomization_controller.go` `build`: "check if resources conform
+/// to the Kubernetes API conventions"). kustomize itself builds an object without them.
+fn conforms(obj: &Value) -> bool {
+    let set = |v: Option<&Value>| match v {
+        None | Some(Value::Null) => false,
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(_) => true,
+    };
+    set(obj.get("apiVersion"))
+        && set(obj.get("kind"))
+        && set(obj.get("metadata").and_then(|m| m.get("name")))
+}
+
+/// What kustomize-controller's read-back of a build's output makes of one object
+/// (`kustomization_controller.go` `reconcile`: `ssautil.ReadObjects`, fluxcd/pkg ssa
+/// `utils/object.go` and `is.go`).
+enum ReadBack {
+    /// An object it applies.
+    Applied,
+    /// No `kind`: decoding it into an `unstructured.Unstructured` fails
+    /// (`Object 'Kind' is missing`), and so does the Kustomization.
+    NoKind,
+    /// Not a Kubernetes object it applies (why): left out without a word.
+    LeftOut(String),
+    /// A top-level `items` list: read as a List, whose items are applied in its place. Not
+    /// reproduced (the items need not be objects kustomize can print): noted.
+    List,
+}
+
+/// [`ReadBack`] of one object as substitution left it (kustomize-controller checks the built
+/// objects before substituting, [`conforms`]; a var can empty a field after that).
+fn read_back(obj: &Value) -> ReadBack {
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
+    let kind = text(obj.get("kind"));
+    let api_version = text(obj.get("apiVersion"));
+    // `GroupVersionKind()` is empty (so is the kind) when the apiVersion does not parse.
+    if kind.is_empty() || api_version.matches('/').count() > 1 {
+        return ReadBack::NoKind;
+    }
+    if obj.get("items").is_some_and(Value::is_array) {
+        return ReadBack::List;
+    }
+    let name = text(obj.get("metadata").and_then(|m| m.get("name")));
+    // IsKubernetesObject, IsKustomization.
+    if name.is_empty() {
+        return ReadBack::LeftOut("it has no name".into());
+    }
+    if api_version.is_empty() {
+        return ReadBack::LeftOut("it has no apiVersion".into());
+    }
+    if kind.eq_ignore_ascii_case("kustomization")
+        && api_version.starts_with("kustomize.config.k8s.io/")
+    {
+        return ReadBack::LeftOut("it is a kustomize Kustomization".into());
+    }
+    ReadBack::Applied
+}
+
+/// The controller's error for an object that does not [`conform`](conforms): the object as
+/// kustomize's `Resource.String` writes it (Go's `json.Marshal`: keys sorted, HTML escaped).
+fn not_conforming(obj: &Value) -> Error {
+    let mut json = String::new();
+    go_json(obj, &mut json);
+    Error::NotConforming(json)
+}
+
+/// `value` as Go's `encoding/json` marshals the map kyaml reads an object into.
+fn go_json(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(m) => {
+            out.push('{');
+            // serde_json's map keeps its keys sorted, as Go sorts a map's.
+            for (i, (k, v)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                crate::goyaml::json::push_json_str(out, k);
+                out.push(':');
+                go_json(v, out);
+            }
+            out.push('}');
+        }
+        Value::Array(a) => {
+            out.push('[');
+            for (i, v) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                go_json(v, out);
+            }
+            out.push(']');
+        }
+        Value::String(s) => crate::goyaml::json::push_json_str(out, s),
+        other => out.push_str(&other.to_string()),
+    }
 }
 
 /// The var names that the substituted objects of a build output reference without a default
@@ -1308,6 +1472,42 @@ mod tests {
     // fluxcd/pkg ssa/utils/meta.go SetCommonMetadata reads labels with GetLabels
     // (apimachinery NestedNullCoercingStringMap): null reads as "", a non-string value as
     // no labels at all.
+    // fluxcd/pkg/ssa v0.76.1 utils/object.go ReadObjects, utils/is.go: what the controller's
+    // read-back of a build makes of an object.
+    #[test]
+    fn read_back_follows_ssautil_read_objects() {
+        let obj = |v: Value| read_back(&v);
+        let cm = |extra: Value| {
+            let mut o = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}});
+            if let (Some(o), Value::Object(e)) = (o.as_object_mut(), extra) {
+                o.extend(e);
+            }
+            o
+        };
+        assert!(matches!(obj(cm(json!({}))), ReadBack::Applied));
+        assert!(matches!(obj(cm(json!({"kind": null}))), ReadBack::NoKind));
+        assert!(matches!(obj(cm(json!({"kind": 5}))), ReadBack::NoKind));
+        assert!(matches!(
+            obj(cm(json!({"apiVersion": "a/b/c"}))),
+            ReadBack::NoKind
+        ));
+        assert!(matches!(
+            obj(cm(json!({"metadata": {"name": true}}))),
+            ReadBack::LeftOut(_)
+        ));
+        assert!(matches!(
+            obj(cm(json!({"apiVersion": ""}))),
+            ReadBack::LeftOut(_)
+        ));
+        assert!(matches!(
+            obj(
+                json!({"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "metadata": {"name": "k"}})
+            ),
+            ReadBack::LeftOut(_)
+        ));
+        assert!(matches!(obj(cm(json!({"items": []}))), ReadBack::List));
+    }
+
     #[test]
     fn common_metadata_coerces_null_labels_and_drops_labels_holding_a_non_string() {
         let k = ks(json!({"commonMetadata": {"labels": {"team": "a"}}}));

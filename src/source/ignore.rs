@@ -40,6 +40,8 @@ pub enum PatternSource {
     SourceIgnore(PathBuf),
     /// `GitRepository.spec.ignore`.
     SpecIgnore,
+    /// `fluxsim build --ignore-paths` (`flux build kustomization --ignore-paths`).
+    IgnorePaths,
 }
 
 impl fmt::Display for PatternSource {
@@ -49,6 +51,7 @@ impl fmt::Display for PatternSource {
             Self::Default => f.write_str("source-controller's default patterns"),
             Self::SourceIgnore(path) => write!(f, "`{}`", path.display()),
             Self::SpecIgnore => f.write_str("`spec.ignore`"),
+            Self::IgnorePaths => f.write_str("`--ignore-paths`"),
         }
     }
 }
@@ -201,8 +204,12 @@ pub(crate) fn read_patterns(text: &str, domain: &[String], source: &PatternSourc
 }
 
 fn split_patterns(list: &str, source: &PatternSource) -> Vec<Pattern> {
+    split_patterns_in(list, &[], source)
+}
+
+fn split_patterns_in(list: &str, domain: &[String], source: &PatternSource) -> Vec<Pattern> {
     list.split(',')
-        .map(|p| Pattern::parse(p, &[], source.clone()))
+        .map(|p| Pattern::parse(p, domain, source.clone()))
         .collect()
 }
 
@@ -223,6 +230,18 @@ impl Matcher {
             for list in EXCLUDE_DEFAULT {
                 patterns.extend(split_patterns(list, &PatternSource::Default));
             }
+        }
+        patterns.extend(user);
+        Self { patterns }
+    }
+
+    /// `sourceignore.NewDefaultMatcher(ps, domain)`: the VCS and default patterns scoped to
+    /// `domain`, then `user`, whether or not `user` is empty (what Flux's generator filters
+    /// with when it is given ignore rules, `fluxcd/pkg/kustomize` `filters.go`).
+    pub(crate) fn with_defaults(domain: &[String], user: Vec<Pattern>) -> Self {
+        let mut patterns = split_patterns_in(EXCLUDE_VCS, domain, &PatternSource::Vcs);
+        for list in EXCLUDE_DEFAULT {
+            patterns.extend(split_patterns_in(list, domain, &PatternSource::Default));
         }
         patterns.extend(user);
         Self { patterns }

@@ -2,13 +2,18 @@
 
 use fluxsim::conformance::{parse_vectors, run_vector, Outcome};
 
-fn vectors_path() -> std::path::PathBuf {
+fn vectors_path(file: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata/conformance/envsubst-public.jsonl")
+        .join("testdata/conformance")
+        .join(file)
 }
 
 fn run_mode(mode: &str) {
-    let path = vectors_path();
+    run_file("envsubst-public.jsonl", mode);
+}
+
+fn run_file(file: &str, mode: &str) {
+    let path = vectors_path(file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
             "{}: {e} (the conformance vectors live in testdata/conformance)",
@@ -44,4 +49,12 @@ fn all_raw_envsubst_vectors_match_flux() {
 #[test]
 fn all_flux_postbuild_vectors_match_flux() {
     run_mode("flux");
+}
+
+// fluxcd/pkg/envsubst v1.7.0 path/match.go: the trim operators' patterns are matched by
+// Flux's own `path` matcher, where `*` and `?` match `/` (`${F##*/}` of `path/to/file` is
+// `file`); vectors made by that code (scripts/gen-pattern-vectors).
+#[test]
+fn envsubst_glob_patterns_cross_slashes_as_flux_matches_them() {
+    run_file("envsubst-patterns.jsonl", "raw");
 }

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 // The shared harness serves several test crates; this one uses only its git helper.
 use crate::common::git;
 use fluxsim::source::{
-    materialize, materialize_rev, revision_in_place, secure_join, Exclusion, PatternSource,
-    SourceError, SourceOptions, Tree,
+    in_place, materialize, materialize_rev, revision_in_place, secure_join, Exclusion,
+    PatternSource, SourceError, SourceOptions, Tree,
 };
 
 fn write(root: &Path, rel: &str, text: &str) {
@@ -266,6 +266,70 @@ fn a_comment_only_spec_ignore_keeps_the_defaults() {
     };
     let tree = materialize(repo.path(), &spec).unwrap();
     assert_eq!(files(&tree), ["a.yaml"]);
+}
+
+// source-controller gitrepository_controller.go reconcileArtifact: LoadIgnorePatterns (the
+// `.sourceignore` files, depth first), then spec.ignore appended last, one matcher where the
+// last matching pattern decides: a negation in spec.ignore re-includes a file a nested
+// `.sourceignore` excluded. A tree read once without spec.ignore and narrowed for a
+// GitRepository that has one (as a render does per cluster) holds exactly what reading the
+// source with it holds, for a work tree and for a revision.
+#[test]
+fn spec_ignore_negation_reincludes_what_a_nested_sourceignore_excluded() {
+    let repo = repo(&[
+        ("resources/.sourceignore", "/*\n"),
+        ("resources/config.yaml", "c\n"),
+        ("resources/other.yaml", "o\n"),
+        ("x.png", "png"),
+        ("kept.yaml", "k\n"),
+    ]);
+    let spec = "!config.yaml\n";
+    let direct = materialize(
+        repo.path(),
+        &SourceOptions {
+            spec_ignore: Some(spec.into()),
+            ..opts()
+        },
+    )
+    .unwrap();
+    // The defaults are dropped (user patterns exist either way) and config.yaml is back.
+    assert_eq!(
+        files(&direct),
+        ["kept.yaml", "resources/config.yaml", "x.png"]
+    );
+    let head = git(repo.path(), &["rev-parse", "HEAD"]);
+    for tree in [
+        in_place(repo.path(), &opts()).unwrap(),
+        materialize(repo.path(), &opts()).unwrap(),
+        materialize_rev(repo.path(), head.trim(), &opts()).unwrap(),
+    ] {
+        assert_eq!(files(&tree), ["kept.yaml", "x.png"]);
+        let narrowed = tree.narrowed(spec).unwrap();
+        assert_eq!(files(&narrowed), files(&direct));
+        let config = narrowed.root().join("resources/config.yaml");
+        assert_eq!(narrowed.fs().read(&config).unwrap(), b"c\n");
+        assert!(narrowed.fs().is_dir(&narrowed.root().join("resources")));
+        assert_eq!(narrowed.excluded(), direct.excluded());
+    }
+}
+
+// The same pattern order: sourceignore.go LoadIgnorePatterns reads a folder's own file, then
+// its sub-folders in name order (os.ReadDir). A folder whose name sorts before
+// `.sourceignore` (`-a`) still comes after the root's file.
+#[test]
+fn sourceignore_files_apply_in_load_ignore_patterns_depth_first_order() {
+    let repo = repo(&[
+        (".sourceignore", "*.yaml\n"),
+        ("-a/.sourceignore", "!keep.yaml\n"),
+        ("-a/keep.yaml", "k\n"),
+        ("-a/drop.yaml", "d\n"),
+        ("b/keep.yaml", "k\n"),
+    ]);
+    let tree = materialize(repo.path(), &opts()).unwrap();
+    assert_eq!(
+        files(&tree),
+        ["-a/.sourceignore", "-a/keep.yaml", ".sourceignore"]
+    );
 }
 
 #[test]

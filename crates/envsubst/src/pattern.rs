@@ -1,5 +1,9 @@
-//! Shell patterns for `${v#p}`, `${v%p}` and friends: Go's `path.Match` as vendored by
-//! drone/envsubst (the pre-Go-1.16 algorithm, `/` as separator: `*` and `?` never match `/`).
+//! Shell patterns for `${v#p}`, `${v%p}` and friends: the `path` package of
+//! `github.com/fluxcd/pkg/envsubst` v1.7.0 (`path/match.go`), Go's old `path.Match` changed
+//! so that no operator stops at `/`: `*` and `?` match it like any other character (so
+//! `${F##*/}` of `path/to/file` is `file`), and a trailing `*` matches whatever is left.
+//! Classes (`[a-z]`, `[^/]`), escapes (`\*`, also inside classes) and the errors of a
+//! malformed pattern (an empty or unclosed class, a trailing `\`) are Go's.
 
 use super::lexer::decode_rune;
 
@@ -13,28 +17,26 @@ pub(crate) fn path_match(mut pattern: &[u8], mut name: &[u8]) -> Result<bool, Ba
         let (star, chunk, rest) = scan_chunk(pattern);
         pattern = rest;
         if star && chunk.is_empty() {
-            // A trailing `*` matches the rest unless it holds a separator.
-            return Ok(!name.contains(&b'/'));
+            // A trailing `*` matches the rest of the name, `/` included (Flux's change).
+            return Ok(true);
         }
         let (t, ok) = match_chunk(chunk, name)?;
+        // The last chunk must use up the name; otherwise the star may still make it.
         if ok && (t.is_empty() || !pattern.is_empty()) {
             name = t;
             continue;
         }
         if star {
-            // Try skipping i+1 bytes of name; a star cannot skip a separator.
-            let mut i = 0;
-            while i < name.len() && name[i] != b'/' {
+            // Try skipping i+1 bytes of the name, `/` as any other byte.
+            for i in 0..name.len() {
                 let (t, ok) = match_chunk(chunk, &name[i + 1..])?;
                 if ok {
                     if pattern.is_empty() && !t.is_empty() {
-                        i += 1;
                         continue;
                     }
                     name = t;
                     continue 'pattern;
                 }
-                i += 1;
             }
         }
         return Ok(false);
@@ -108,9 +110,6 @@ fn match_chunk<'s>(mut chunk: &[u8], mut s: &'s [u8]) -> Result<(&'s [u8], bool)
                 }
             }
             b'?' => {
-                if s[0] == b'/' {
-                    return Ok((s, false));
-                }
                 let (_, n) = decode_rune(s);
                 s = &s[n..];
                 chunk = &chunk[1..];
@@ -167,17 +166,29 @@ mod tests {
         path_match(p.as_bytes(), n.as_bytes())
     }
 
+    // fluxcd/pkg/envsubst v1.7.0 path/match.go: `*` and `?` match `/`.
     #[test]
-    fn star_does_not_cross_a_slash() {
-        assert_eq!(m("*", "a/b"), Ok(false));
+    fn star_and_question_mark_match_a_slash() {
+        assert_eq!(m("*", "a/b"), Ok(true));
         assert_eq!(m("a*", "abc"), Ok(true));
-        assert_eq!(m("*c", "a/c"), Ok(false));
+        assert_eq!(m("*c", "a/c"), Ok(true));
+        assert_eq!(m("*/", "a/b/"), Ok(true));
+        assert_eq!(m("a*c", "a/b/d"), Ok(false));
+        assert_eq!(m("?", "é"), Ok(true));
+        assert_eq!(m("?", "/"), Ok(true));
+        assert_eq!(m("a?c", "a/c"), Ok(true));
+        assert_eq!(m("[^a]", "/"), Ok(true));
+        assert_eq!(m("[/]", "/"), Ok(true));
     }
 
+    // path/match.go: a star skips bytes, and the last chunk must end the name.
     #[test]
-    fn question_mark_matches_one_rune_but_not_slash() {
-        assert_eq!(m("?", "é"), Ok(true));
-        assert_eq!(m("?", "/"), Ok(false));
+    fn star_backtracks_until_the_last_chunk_ends_the_name() {
+        assert_eq!(m("*.", "a.b.c."), Ok(true));
+        assert_eq!(m("*.b", "a.b.c"), Ok(false));
+        assert_eq!(m("*b*", "abc"), Ok(true));
+        assert_eq!(m("**", ""), Ok(true));
+        assert_eq!(m("*x", ""), Ok(false));
     }
 
     #[test]
@@ -186,6 +197,10 @@ mod tests {
         assert_eq!(m("[^a-c]x", "bx"), Ok(false));
         assert_eq!(m("[", "a"), Err(BadPattern));
         assert_eq!(m("\\*", "*"), Ok(true));
+        assert_eq!(m("[\\]]", "]"), Ok(true));
+        assert_eq!(m("[]", "a"), Err(BadPattern));
+        assert_eq!(m("[a-]", "a"), Err(BadPattern));
+        assert_eq!(m("a\\", "ab"), Err(BadPattern));
     }
 
     #[test]

@@ -192,7 +192,11 @@ fn negative_substring_length_is_an_error_not_a_panic() {
 fn remove_shortest_and_longest_prefix_and_suffix() {
     let v = [("P", "/path/to/file.tar.gz")];
     assert_eq!(sub("${P#*/}", &v), "path/to/file.tar.gz");
-    assert_eq!(sub("${P##*.}", &v), "/path/to/file.tar.gz"); // `*` does not cross `/`
+    // Flux's `path` matcher (envsubst v1.7.0 path/match.go): `*` and `?` match `/`.
+    assert_eq!(sub("${P##*.}", &v), "gz");
+    assert_eq!(sub("${P##*/}", &v), "file.tar.gz");
+    assert_eq!(sub("${P%%/*}", &v), "");
+    assert_eq!(sub("${P#?}", &v), "path/to/file.tar.gz");
     assert_eq!(sub("${P%.*}", &v), "/path/to/file.tar");
     assert_eq!(sub("${P%%.*}", &v), "/path/to/file");
     let v = [("F", "bash.string.txt")];

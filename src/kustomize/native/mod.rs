@@ -13,7 +13,7 @@ mod konfig;
 mod kustfile;
 mod nameref;
 mod node;
-mod openapi;
+pub(crate) mod openapi;
 mod patch;
 mod printer;
 mod reader;

@@ -49,6 +49,7 @@
 //! fluxsim follows Flux. `openapi: {version: v1.21.2}` is the built-in schema itself; any other
 //! version fails as kustomize does (`the specified OpenAPI version is not built in`).
 
+pub(crate) mod combined;
 mod custom;
 mod scope;
 
