@@ -87,7 +87,7 @@ fn graph_outcome(args: &Args) -> Outcome {
     // `--helm`: the CRDs the charts at hand install, after what fluxsim.toml declares.
     config
         .helm_crds
-        .extend(crate::helm::graph::chart_crds(&mut render));
+        .extend(crate::graph::helm::chart_crds(&mut render));
     let report = crate::graph::check(&render, &config);
     let text = match args.format {
         Format::Text => crate::report::graph::graph_text(&report),

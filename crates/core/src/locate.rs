@@ -91,22 +91,21 @@ struct Placed {
     line: usize,
 }
 
-#[cfg(test)]
 thread_local! {
     /// Documents read by [`place`] on this thread (to pin how often a text is read).
     static PLACED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-/// How many documents [`place`] has read on this thread.
-#[cfg(test)]
-pub(crate) fn documents_read() -> usize {
+/// How many documents [`place`] has read on this thread (for tests that pin how often a
+/// consumer reads a file: `graph` reads each declaring document once).
+#[doc(hidden)]
+pub fn documents_read() -> usize {
     PLACED.with(std::cell::Cell::get)
 }
 
 /// The kind, name and line of a document's object; `None` when it is not an object with a
 /// string `kind` and `metadata.name`.
 fn place(doc: &Document<'_>) -> Option<Placed> {
-    #[cfg(test)]
     PLACED.with(|c| c.set(c.get() + 1));
     let text = doc.lines.iter().fold(String::new(), |mut s, (_, l)| {
         s.push_str(l);
@@ -233,7 +232,7 @@ mod tests {
         }
         let mut files = Vec::new();
         walk(
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata"),
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata"),
             &mut files,
         );
         assert!(files.len() > 100, "{} fixtures", files.len());

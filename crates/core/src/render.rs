@@ -432,8 +432,8 @@ pub fn render_tree_with(
                     bar.set_message(format!(
                         "rendering {}: {rendered}/{found} Kustomizations, {} run, {} from the \
                          build cache, {:.1}s",
-                        crate::report::plural(n, "cluster"),
-                        crate::report::plural(cache.builds_run(), "build"),
+                        crate::text::plural(n, "cluster"),
+                        crate::text::plural(cache.builds_run(), "build"),
                         cache.stored_hits(),
                         start.elapsed().as_secs_f32()
                     ));

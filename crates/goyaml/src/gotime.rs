@@ -2,7 +2,7 @@
 //! plain scalar is a YAML 1.1 timestamp.
 
 /// resolve.go `parseTimestamp()`: `YYYY-` then one of four Go time layouts.
-pub(crate) fn parse_timestamp(s: &str) -> bool {
+pub fn parse_timestamp(s: &str) -> bool {
     use Chunk::{Day, Frac, Hour, Lit, Minute, Month, Second, Year, Zone};
     let b = s.as_bytes();
     let year_digits = b.iter().take_while(|c| c.is_ascii_digit()).count();

@@ -71,6 +71,6 @@ pub(crate) fn go_string(bytes: Vec<u8>) -> String {
 }
 
 /// [`push_json_string`] of UTF-8 text.
-pub(crate) fn push_json_str(out: &mut String, s: &str) {
+pub fn push_json_str(out: &mut String, s: &str) {
     push_json_string(out, s.as_bytes());
 }

@@ -138,7 +138,7 @@ fn resolve_word(flavour: Flavour, input: &str) -> Option<Resolved> {
 }
 
 /// resolve.go `yamlStyleFloat`: `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
-pub(crate) fn is_yaml_style_float(s: &str) -> bool {
+pub fn is_yaml_style_float(s: &str) -> bool {
     let b = s.as_bytes();
     let mut i = usize::from(matches!(b.first(), Some(b'+' | b'-')));
     let digits = |i: &mut usize| {

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 /// Go strconv.`ParseUint`(s, base, 64); base 0 reads the 0x, 0o, 0b and leading-0 prefixes.
 /// Underscores are never passed in (resolve.go strips them first).
-pub(crate) fn go_parse_uint(s: &str, base: u32) -> Option<u64> {
+pub fn go_parse_uint(s: &str, base: u32) -> Option<u64> {
     if s.is_empty() {
         return None;
     }
@@ -38,7 +38,7 @@ pub(crate) fn go_parse_uint(s: &str, base: u32) -> Option<u64> {
 }
 
 /// Go strconv.`ParseInt`(s, base, 64): an optional sign, then `ParseUint`'s syntax.
-pub(crate) fn go_parse_int(s: &str, base: u32) -> Option<i64> {
+pub fn go_parse_int(s: &str, base: u32) -> Option<i64> {
     let (negative, rest) = match s.as_bytes().first() {
         Some(b'+') => (false, &s[1..]),
         Some(b'-') => (true, &s[1..]),
@@ -198,7 +198,7 @@ fn push_f_format(out: &mut String, digits: &str, exp: i32) {
 }
 
 /// A finite float64 as Go's `encoding/json` writes it (`1e+21`, `123456789012345680`).
-pub(crate) fn go_json_float(f: f64) -> String {
+pub fn go_json_float(f: f64) -> String {
     let mut out = String::new();
     push_json_float(&mut out, f);
     out

@@ -11,7 +11,7 @@ use super::vfs::Vfs;
 use super::NativeError;
 
 /// File names kustomize looks for, in its order (`konfig.RecognizedKustomizationFileNames`).
-pub(crate) use crate::generate::KUSTOMIZATION_FILES as FILE_NAMES;
+pub const FILE_NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
 /// Whether a kustomization file is a `Kustomization` or a `Component`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,7 +213,7 @@ pub(crate) fn load(vfs: &Vfs, dir: &Path) -> Result<Kustomization, NativeError> 
     let text = vfs
         .read_to_string(&file)
         .map_err(|e| NativeError::Failed(format!("{}: {e}", file.display())))?;
-    let doc = crate::manifest::parse_shared(&text)
+    let doc = goyaml::manifest::parse_shared(&text)
         .map_err(|e| NativeError::Failed(format!("{}: {e}", file.display())))?;
     let unsupported = |what: &str| NativeError::unsupported(what, &file);
     let Value::Object(obj) = &*doc else {
@@ -687,7 +687,7 @@ fn replacements(vfs: &Vfs, v: &Value, dir: &Path) -> Result<Vec<Replacement>, St
         let text = vfs
             .read_to_string(&dir.join(&rel))
             .map_err(|_| format!("a replacement file that cannot be read ({rel})"))?;
-        let doc = crate::goyaml::yaml_json::yaml_to_value(&text)
+        let doc = goyaml::yaml_json::yaml_to_value(&text)
             .map_err(|_| format!("a replacement file kustomize may read otherwise ({rel})"))?;
         match &doc {
             Value::Array(items) => {

@@ -1,12 +1,17 @@
-//! A native (in-process) kustomize builder for the subset of kustomize Flux repositories use,
-//! and the `auto` builder that hands everything else to the kustomize binary.
+//! A native (in-process) kustomize builder for the subset of kustomize Flux repositories use.
 //!
 //! Stages mirror kustomize's: `kustfile` (loader), `target` (accumulator: resources,
 //! components, generators, transformers), `transform` / `patch` / `generator` (the builtin
 //! plugins), `resource` (resource map and legacy order), `reader` and `printer` (kyaml's
 //! reading and `sigs.k8s.io/yaml`'s printing). Whatever the native builder is not sure to
 //! reproduce byte for byte is an [`NativeError::Unsupported`], never a guess.
+//!
+//! It depends on nothing of fluxsim but `goyaml`: what it reads comes through [`vfs::Vfs`],
+//! over a source tree it sees only as [`vfs::SourceFiles`]; files of a folder that is no
+//! source are read with the bound of [`bounded`]. The `Builder` that runs it (and hands what
+//! it declines to the kustomize binary) is fluxsim-core's `kustomize` module.
 
+pub mod bounded;
 mod filters;
 mod generator;
 mod konfig;
@@ -24,7 +29,7 @@ pub mod vfs;
 
 use std::path::Path;
 
-use super::{BuildError, Builder, Built, Job, Maker};
+pub use kustfile::FILE_NAMES as KUSTOMIZATION_FILES;
 use vfs::Vfs;
 
 /// Why the native builder did not build a directory.
@@ -60,35 +65,6 @@ pub fn build_native(dir: &Path) -> Result<String, NativeError> {
 /// Builds `dir` natively as `vfs` shows it (the disk with in-memory files over it).
 pub fn build_native_in(dir: &Path, vfs: &Vfs) -> Result<String, NativeError> {
     target::build_root(dir, vfs)
-}
-
-pub(crate) fn to_build_error(e: NativeError) -> BuildError {
-    match e {
-        NativeError::Unsupported { feature, file } => BuildError::Unsupported { feature, file },
-        NativeError::Failed(m) => BuildError::Failed(m),
-    }
-}
-
-/// The native builder alone: a build it does not support fails, naming the feature.
-#[derive(Debug, Default)]
-pub struct NativeBuilder;
-
-impl Builder for NativeBuilder {
-    fn build(&self, job: &Job<'_>) -> Built {
-        Built {
-            output: build_native_in(&job.dir, &job.files).map_err(to_build_error),
-            maker: Maker::Native,
-            delegated: None,
-        }
-    }
-
-    fn describe(&self) -> String {
-        "native (in-process kustomize subset)".to_string()
-    }
-
-    fn identity(&self) -> String {
-        format!("{} {}", self.describe(), crate::cache::own_fingerprint())
-    }
 }
 
 /// Prints `value` as `kustomize build` prints an object (for reports that show an object

@@ -513,7 +513,7 @@ fn hash_of(r: &Resource) -> String {
     let mut json = String::from("{");
     let data = r.node.get_path(&["data"]);
     let field = |json: &mut String, key: &str, value: Option<&Node>| {
-        crate::goyaml::json::push_json_str(json, key);
+        goyaml::json::push_json_str(json, key);
         json.push(':');
         match value {
             Some(Node::Map(m)) => {
@@ -524,14 +524,14 @@ fn hash_of(r: &Resource) -> String {
                     if i > 0 {
                         json.push(',');
                     }
-                    crate::goyaml::json::push_json_str(json, k);
+                    goyaml::json::push_json_str(json, k);
                     json.push(':');
-                    crate::goyaml::json::push_json_str(json, v.as_str().unwrap_or_default());
+                    goyaml::json::push_json_str(json, v.as_str().unwrap_or_default());
                 }
                 json.push('}');
             }
-            Some(Node::Str(s)) => crate::goyaml::json::push_json_str(json, s),
-            _ => crate::goyaml::json::push_json_str(json, ""),
+            Some(Node::Str(s)) => goyaml::json::push_json_str(json, s),
+            _ => goyaml::json::push_json_str(json, ""),
         }
     };
     field(&mut json, "data", data);
@@ -548,7 +548,11 @@ fn hash_of(r: &Resource) -> String {
         field(&mut json, "name", None);
     }
     json.push('}');
-    let hex = crate::digest::sha256_hex(json.as_bytes());
+    // kustomize's `hasher.encode`: `fmt.Sprintf("%x", sha256.Sum256(...))`.
+    let hex = format!(
+        "{:x}",
+        <sha2::Sha256 as sha2::Digest>::digest(json.as_bytes())
+    );
     hex.chars()
         .take(10)
         .map(|c| match c {

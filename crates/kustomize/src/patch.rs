@@ -51,7 +51,7 @@ pub(crate) fn apply_patch(
         let Some(target) = &spec.target else {
             return Err(unsupported("a JSON 6902 patch without a target"));
         };
-        let value = crate::goyaml::yaml_json::yaml_to_value(&spec.text)
+        let value = goyaml::yaml_json::yaml_to_value(&spec.text)
             .map_err(|e| NativeError::Failed(format!("patch {}: {e}", spec.origin)))?;
         let Node::Seq(ops) = Node::from_json(&value) else {
             return Err(unsupported("a JSON 6902 patch that is not a list"));

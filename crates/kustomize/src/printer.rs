@@ -439,7 +439,7 @@ fn string_style(s: &str) -> Style {
 
 /// Whether go-yaml v2's `resolve("", s)` gives `!!str` (resolve.go).
 fn resolves_to_string(s: &str) -> bool {
-    use crate::goyaml::resolve::{resolve, Flavour, Resolved};
+    use goyaml::resolve::{resolve, Flavour, Resolved};
     resolve(Flavour::V2, "", s) == Resolved::Str
 }
 
@@ -884,7 +884,7 @@ fn analyze(value: &str) -> Analysis {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kustomize::native::reader::read_documents;
+    use crate::reader::read_documents;
 
     fn print(yaml: &str) -> String {
         let docs = read_documents(yaml).expect("reads");
@@ -982,17 +982,13 @@ mod tests {
 
     #[test]
     fn timestamps_are_judged_as_go_time_parse_does() {
-        assert!(crate::goyaml::gotime::parse_timestamp("2001-12-14"));
-        assert!(crate::goyaml::gotime::parse_timestamp(
-            "2001-12-14 21:59:43.10"
-        ));
-        assert!(crate::goyaml::gotime::parse_timestamp("2001-12-14   1:2:3"));
-        assert!(crate::goyaml::gotime::parse_timestamp("2001-1-2T3:04:05Z"));
-        assert!(!crate::goyaml::gotime::parse_timestamp("2024-02-30"));
-        assert!(!crate::goyaml::gotime::parse_timestamp(
-            "2001-12-14T21:59:43"
-        ));
-        assert!(!crate::goyaml::gotime::parse_timestamp("2001-12-14x"));
+        assert!(goyaml::gotime::parse_timestamp("2001-12-14"));
+        assert!(goyaml::gotime::parse_timestamp("2001-12-14 21:59:43.10"));
+        assert!(goyaml::gotime::parse_timestamp("2001-12-14   1:2:3"));
+        assert!(goyaml::gotime::parse_timestamp("2001-1-2T3:04:05Z"));
+        assert!(!goyaml::gotime::parse_timestamp("2024-02-30"));
+        assert!(!goyaml::gotime::parse_timestamp("2001-12-14T21:59:43"));
+        assert!(!goyaml::gotime::parse_timestamp("2001-12-14x"));
     }
 
     #[test]

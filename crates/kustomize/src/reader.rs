@@ -10,7 +10,7 @@
 use saphyr_parser::{Event, Parser, ScalarStyle};
 
 use super::node::{Map, Node};
-use crate::goyaml::resolve::{resolve, Flavour, Resolved};
+use goyaml::resolve::{resolve, Flavour, Resolved};
 
 /// Why a stream could not be read natively.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -314,7 +314,7 @@ impl CharCursor {
 
 /// Folded block scalars as go-yaml folds them. saphyr (YAML 1.2) and libyaml disagree on
 /// folded scalars with line breaks left in them (more-indented lines, kept trailing blank
-/// lines); go-yaml's scanner is libyaml's, ported in `crate::goyaml::v2` (go-yaml v3, which
+/// lines); go-yaml's scanner is libyaml's, ported in `goyaml::v2` (go-yaml v3, which
 /// kustomize reads with, scans block scalars with the same `yaml_parser_scan_block_scalar`).
 /// Such a scalar takes the value the port gives to the folded scalar at the same place in
 /// the stream: the n-th folded scalar of both parsers, which must hold the same characters
@@ -413,7 +413,7 @@ fn go_folded_scalars(text: &str) -> Vec<String> {
 }
 
 fn go_folded_scalars_or_error(text: &str) -> Option<Vec<String>> {
-    use crate::goyaml::v2::{parser::Parser as GoParser, EventKind, ScalarStyle as GoStyle};
+    use goyaml::v2::{parser::Parser as GoParser, EventKind, ScalarStyle as GoStyle};
     let mut parser = GoParser::new(text);
     let mut out = Vec::new();
     while let Some(event) = parser.next_event().ok()? {
@@ -512,16 +512,16 @@ fn number(value: &str) -> Result<Node, ReadError> {
 
 /// `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$` (resolve.go `yamlStyleFloat`):
 /// the same rule the postBuild reader uses.
-pub(crate) use crate::goyaml::resolve::is_yaml_style_float as is_yaml_float;
+pub(crate) use goyaml::resolve::is_yaml_style_float as is_yaml_float;
 
 /// Go `strconv.ParseUint(s, 0, 64)`: `0x`, `0o`, `0b` and leading-`0` octal prefixes.
 pub(crate) fn go_parse_uint(s: &str) -> Option<u64> {
-    crate::goyaml::strconv::go_parse_uint(s, 0)
+    goyaml::strconv::go_parse_uint(s, 0)
 }
 
 /// Go `strconv.ParseInt(s, 0, 64)`.
 pub(crate) fn go_parse_int(s: &str) -> Option<i64> {
-    crate::goyaml::strconv::go_parse_int(s, 0)
+    goyaml::strconv::go_parse_int(s, 0)
 }
 
 #[cfg(test)]
@@ -721,7 +721,7 @@ mod tests {
             .collect();
         let vectors = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/testdata/conformance/yaml-reread.jsonl"
+            "/../../testdata/conformance/yaml-reread.jsonl"
         ))
         .expect("the vectors");
         for line in vectors.lines() {

@@ -375,7 +375,7 @@ impl SelectorRegex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kustomize::native::node::Map;
+    use crate::node::Map;
 
     fn labels(pairs: &[(&str, &str)]) -> Node {
         Node::Map(Map(pairs

@@ -302,7 +302,7 @@ fn set_openapi(
                         &file,
                     ));
                 }
-                let path = crate::source::view::clean(&k.dir.join(value));
+                let path = crate::vfs::clean(&k.dir.join(value));
                 let t = vfs.read_to_string(&path).map_err(|e| match e.kind() {
                     // fileloader.Load through Flux's secure file system: Go's words.
                     std::io::ErrorKind::NotFound => NativeError::Failed(format!(

@@ -20,10 +20,47 @@
 //! binary itself does under `LoadRestrictionsNone`.
 
 use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
-use crate::source::view::clean;
-use crate::source::SourceFs;
-use std::path::{Path, PathBuf};
+/// A source tree as the native builder reads it: what source-controller archived, under
+/// one root, read only through these calls (fluxsim-core's `SourceFs` is one). Paths are
+/// absolute; one outside the root is in no source.
+pub trait SourceFiles: std::fmt::Debug + Send + Sync {
+    /// The root every path of the source lies under.
+    fn root(&self) -> &Path;
+    /// Whether `path` lies in or below the root (whether or not anything is there).
+    fn contains(&self, path: &Path) -> bool;
+    /// Whether `path` is a file of the source.
+    fn is_file(&self, path: &Path) -> bool;
+    /// Whether `path` is a folder of the source.
+    fn is_dir(&self, path: &Path) -> bool;
+    /// The bytes of the file at `path`.
+    fn read(&self, path: &Path) -> std::io::Result<Vec<u8>>;
+    /// The text of the file at `path`.
+    fn read_to_string(&self, path: &Path) -> std::io::Result<String>;
+    /// `path` with symbolic links resolved, if it is in the source.
+    fn canonicalize(&self, path: &Path) -> std::io::Result<PathBuf>;
+}
+
+/// `path` without `.` and with `..` folded into its parent, lexically (as Go's
+/// `filepath.Clean`).
+#[must_use]
+pub fn clean(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
 
 /// What lies under the in-memory files.
 #[derive(Debug, Clone)]
@@ -34,7 +71,7 @@ enum Under {
     /// `build_native` API's caller names it), or confined to a folder of fluxsim's own.
     Disk(Option<PathBuf>),
     /// A source tree, confined to its root.
-    Source(SourceFs),
+    Source(Arc<dyn SourceFiles>),
 }
 
 /// In-memory files laid over a source tree (or over nothing, or the machine's disk). Paths
@@ -78,10 +115,10 @@ impl Vfs {
 
     /// The source tree `fs`, confined to its root as Flux's secure file system is.
     #[must_use]
-    pub fn source(fs: SourceFs) -> Self {
+    pub fn source(fs: impl SourceFiles + 'static) -> Self {
         Vfs {
             files: BTreeMap::new(),
-            under: Under::Source(fs),
+            under: Under::Source(Arc::new(fs)),
         }
     }
 
@@ -192,7 +229,7 @@ impl Vfs {
         self.check("read", path)?;
         match &self.under {
             Under::Nothing => Err(not_found(path)),
-            Under::Disk(_) => String::from_utf8(crate::source::read_bounded(path)?)
+            Under::Disk(_) => String::from_utf8(crate::bounded::read_bounded(path)?)
                 .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e)),
             Under::Source(fs) => fs.read_to_string(&absolute(path)),
         }
@@ -206,7 +243,7 @@ impl Vfs {
         self.check("read", path)?;
         match &self.under {
             Under::Nothing => Err(not_found(path)),
-            Under::Disk(_) => crate::source::read_bounded(path),
+            Under::Disk(_) => crate::bounded::read_bounded(path),
             Under::Source(fs) => fs.read(&absolute(path)),
         }
     }
@@ -277,47 +314,5 @@ mod tests {
         );
         assert!(vfs.canonicalize(&dir.join("nowhere")).is_err());
         assert!(!Vfs::disk().is_file(&dir.join("virtual/a.yaml")));
-    }
-
-    // fluxcd/pkg kustomize/filesys/fs_secure.go: every path is asserted to be inside root.
-    #[test]
-    fn a_source_refuses_paths_outside_the_root_as_flux_secure_fs_does() {
-        let tmp = tempfile::tempdir().unwrap();
-        let top = std::fs::canonicalize(tmp.path()).unwrap();
-        let root = top.join("repo");
-        std::fs::create_dir_all(root.join("app")).unwrap();
-        std::fs::write(root.join("app/in.yaml"), "in").unwrap();
-        std::fs::write(top.join("secret.txt"), "token").unwrap();
-        // A symbolic link that leaves the root is not in the source at all (never archived).
-        #[cfg(unix)]
-        std::os::unix::fs::symlink(top.join("secret.txt"), root.join("app/link")).unwrap();
-        let tree =
-            crate::source::in_place(&root, &crate::source::SourceOptions::default()).unwrap();
-        let vfs = Vfs::source(tree.fs().clone());
-        assert_eq!(vfs.read_to_string(&root.join("app/in.yaml")).unwrap(), "in");
-        let escape = root.join("app/../../secret.txt");
-        let err = vfs.read(&escape).unwrap_err().to_string();
-        assert_eq!(
-            err,
-            format!(
-                "fs-security-constraint read {s}: path '{s}' is not in or below '{r}'",
-                s = top.join("secret.txt").display(),
-                r = root.display()
-            )
-        );
-        assert!(!vfs.is_file(&escape));
-        assert!(!vfs.is_dir(&top));
-        assert!(vfs.canonicalize(&top).is_err());
-        assert!(vfs.read(Path::new("/etc/passwd")).is_err());
-        assert!(!vfs.is_file(Path::new("/etc/passwd")));
-        #[cfg(unix)]
-        {
-            assert!(vfs.read(&root.join("app/link")).is_err());
-            assert!(!vfs.is_file(&root.join("app/link")));
-        }
-        // Nothing under: only what is held exists.
-        assert!(Vfs::memory().read(&root.join("app/in.yaml")).is_err());
-        // Unconfined, the same read goes through (a plain kustomize build).
-        assert_eq!(Vfs::disk().read(&escape).unwrap(), b"token");
     }
 }

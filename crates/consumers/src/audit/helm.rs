@@ -13,12 +13,17 @@ pub fn verbatim_values(render: &mut RepoRender) -> Vec<Finding> {
     let expr = regex::Regex::new(r"\$\{[^}\s]*\}").expect("static regex");
     let mut out = Vec::new();
     for c in &render.clusters {
-        let objects = super::cluster_objects(c);
-        for r in c.kustomizations.iter().filter(|k| super::is_release(k)) {
-            let (Some(a), Some(hr)) = (&r.artifact, super::canary::helm_release_of(c, r)) else {
+        let objects = crate::helm::cluster_objects(c);
+        for r in c
+            .kustomizations
+            .iter()
+            .filter(|k| crate::helm::is_release(k))
+        {
+            let (Some(a), Some(hr)) = (&r.artifact, crate::canary::helm::helm_release_of(c, r))
+            else {
                 continue;
             };
-            let Ok(values) = super::values::merged_values(&hr, &objects) else {
+            let Ok(values) = crate::helm::values::merged_values(&hr, &objects) else {
                 continue;
             };
             let text = values.to_string();
@@ -34,7 +39,7 @@ pub fn verbatim_values(render: &mut RepoRender) -> Vec<Finding> {
                 .template
                 .iter()
                 .flat_map(|t| &t.objects)
-                .find(|o| super::is_helm_release(&o.object) && o.id.name == hr.id.name)
+                .find(|o| crate::helm::is_helm_release(&o.object) && o.id.name == hr.id.name)
                 .and_then(|o| o.origin.as_ref())
                 .and_then(|o| o.path.clone());
             for e in found {
@@ -75,7 +80,7 @@ pub fn verbatim_values(render: &mut RepoRender) -> Vec<Finding> {
         }
     }
     for c in &mut render.clusters {
-        c.kustomizations.retain(|k| !super::is_release(k));
+        c.kustomizations.retain(|k| !crate::helm::is_release(k));
     }
     out
 }

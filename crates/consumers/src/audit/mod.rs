@@ -9,6 +9,7 @@
 mod checks;
 mod context;
 mod expr;
+pub mod helm;
 mod leaves;
 mod place;
 pub mod rules;

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::model::{ClusterRender, KustomizationRender};
 use crate::render::RepoRender;
 
-use super::release::HelmRelease;
+use crate::helm::release::HelmRelease;
 
 /// The text every canary carries, before its nonce.
 pub const MARKER: &str = "fluxsim-canary-";
@@ -65,7 +65,11 @@ pub fn values_canary(head: &RepoRender) -> Option<ValuesCanary> {
     // values file -> (expected artifacts, release outputs it must reach)
     let mut files: BTreeMap<String, (Targets, Vec<String>)> = BTreeMap::new();
     for c in &head.clusters {
-        for r in c.kustomizations.iter().filter(|k| super::is_release(k)) {
+        for r in c
+            .kustomizations
+            .iter()
+            .filter(|k| crate::helm::is_release(k))
+        {
             let Some(output) = r.artifact.as_ref().map(|a| a.yaml.clone()) else {
                 continue;
             };
@@ -109,7 +113,7 @@ pub(crate) fn helm_release_of(c: &ClusterRender, r: &KustomizationRender) -> Opt
         .artifact
         .iter()
         .flat_map(|a| &a.objects)
-        .filter(|o| super::is_helm_release(&o.object))
+        .filter(|o| crate::helm::is_helm_release(&o.object))
         .find(|o| format!("{}/{}", o.id.namespace, o.id.name) == suffix)
         .and_then(|o| HelmRelease::from_json(&o.object).ok())
 }

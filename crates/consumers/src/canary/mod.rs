@@ -8,6 +8,8 @@
 //! origin annotations say which), with nothing else changed; then the files are put back,
 //! the tree is rendered once more, and every digest must return to its value.
 
+pub mod helm;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
@@ -295,7 +297,7 @@ pub fn plan(head: &RepoRender, canary_path: Option<&str>) -> Result<Vec<Plan>, C
 
 /// With `--helm`, a canary in a values file that HelmReleases read.
 fn values_plan(head: &RepoRender) -> Option<Plan> {
-    let v = crate::helm::canary::values_canary(head)?;
+    let v = helm::values_canary(head)?;
     Some(Plan {
         nonce: nonce(&v.file, &Scope::Values),
         expected: v
@@ -326,7 +328,7 @@ fn nonce_of(o: &crate::artifact::ArtifactObject) -> Option<&str> {
     let appended = (o.id.kind == "ConfigMap" && o.id.group.is_empty())
         .then(|| o.object.get("data")?.get(CANARY_KEY)?.as_str())
         .flatten();
-    appended.or_else(|| crate::helm::canary::marked_nonce(&o.yaml))
+    appended.or_else(|| helm::marked_nonce(&o.yaml))
 }
 
 /// An artifact's objects other than canaries and the objects `carriers` (ids of objects that
@@ -367,7 +369,7 @@ fn planted(head: &RepoRender, plans: &[Plan]) -> Result<(Files, Files), CanaryEr
             .entry(std::path::PathBuf::from(&p.file))
             .or_insert(before);
         if let Some(line) = p.line {
-            *after = crate::helm::canary::plant(after, line, &p.nonce);
+            *after = helm::plant(after, line, &p.nonce);
             continue;
         }
         if !after.is_empty() && !after.ends_with(b"\n") {

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-pub use crate::ksgraph::GraphNode;
+pub use crate::model::graph::GraphNode;
 use crate::model::{ClusterRender, KustomizationRender, VarSource};
 
 /// One Kustomization across the clusters' graphs.
@@ -25,7 +25,7 @@ pub struct GraphRow {
     pub kustomization: String,
     /// Per cluster (in `ClusterComparison::clusters` order); `None` where it is not defined.
     pub nodes: Vec<Option<GraphNode>>,
-    /// The fields that differ (`missing`, or those of [`crate::ksgraph::graph_differences`]:
+    /// The fields that differ (`missing`, or those of [`crate::model::graph::graph_differences`]:
     /// `path`, `appliedBy`, `dependsOn`, `wait`, `prune`, `substituteFrom`); empty when
     /// identical.
     pub differences: Vec<String>,
@@ -200,7 +200,7 @@ fn graph_differences(clusters: &[&ClusterRender], nodes: &[Option<GraphNode>]) -
     if present.len() < nodes.len() {
         return vec!["missing".into()];
     }
-    crate::ksgraph::graph_differences(&present)
+    crate::model::graph::graph_differences(&present)
         .into_iter()
         .map(|d| d.field.to_string())
         .collect()

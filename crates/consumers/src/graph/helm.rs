@@ -13,15 +13,19 @@ use crate::render::RepoRender;
 pub fn chart_crds(render: &mut RepoRender) -> Vec<HelmCrds> {
     let mut by_chart: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for c in &render.clusters {
-        for r in c.kustomizations.iter().filter(|k| super::is_release(k)) {
-            let Some(hr) = super::canary::helm_release_of(c, r) else {
+        for r in c
+            .kustomizations
+            .iter()
+            .filter(|k| crate::helm::is_release(k))
+        {
+            let Some(hr) = crate::canary::helm::helm_release_of(c, r) else {
                 continue;
             };
             // The chart's name as the graph reads it (`graph::model::helm_chart`): the chart
             // of a template, the last segment of an OCIRepository's URL, else the ref's name.
             let chart = match &hr.chart {
-                super::release::ChartRef::Template { chart, .. } => chart.clone(),
-                super::release::ChartRef::Ref(r) => c
+                crate::helm::release::ChartRef::Template { chart, .. } => chart.clone(),
+                crate::helm::release::ChartRef::Ref(r) => c
                     .kustomizations
                     .iter()
                     .flat_map(|k| k.artifact.iter().flat_map(|a| &a.objects))
@@ -48,7 +52,7 @@ pub fn chart_crds(render: &mut RepoRender) -> Vec<HelmCrds> {
         }
     }
     for c in &mut render.clusters {
-        c.kustomizations.retain(|k| !super::is_release(k));
+        c.kustomizations.retain(|k| !crate::helm::is_release(k));
     }
     by_chart
         .into_iter()

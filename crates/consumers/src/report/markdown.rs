@@ -17,14 +17,14 @@
 //! shows their control characters.
 //!
 //! ```compile_fail
-//! use fluxsim::report::markdown::{Ctx, Show};
+//! use fluxsim_consumers::report::markdown::{Ctx, Show};
 //! let name = String::from("<!--");
 //! // A String is not an Inline: it must say what it is (Code, Text, Message).
 //! let _ = Show(&name, Ctx::Markdown);
 //! ```
 //!
 //! ```
-//! use fluxsim::report::markdown::{Code, Ctx, Show};
+//! use fluxsim_consumers::report::markdown::{Code, Ctx, Show};
 //! let name = String::from("<!--");
 //! assert_eq!(Show(&Code(&name), Ctx::Markdown).to_string(), "<code>&lt;!--</code>");
 //! ```

@@ -19,15 +19,7 @@ use crate::model::{KustomizationRender, Status};
 use crate::render::RepoRender;
 use escape::OneLine;
 
-/// `1 cluster`, `2 clusters`: a count and its noun (`one`), in the plural when it is not 1.
-#[must_use]
-pub fn plural(n: usize, one: &str) -> String {
-    if n == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{n} {one}s")
-    }
-}
+pub use crate::text::plural;
 
 /// The default table: one line per Kustomization, then problems and a summary.
 #[must_use]

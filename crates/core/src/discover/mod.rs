@@ -161,18 +161,6 @@ pub(crate) fn yaml_files(fs: &SourceFs, dir: &Path, out: &mut Vec<std::path::Pat
     }
 }
 
-#[cfg(test)]
-thread_local! {
-    /// Files whose facts [`FileFacts::of`] read on this thread (to pin who reads them).
-    static FACTS_READ: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// How many files [`FileFacts::of`] has read on this thread.
-#[cfg(test)]
-pub(crate) fn facts_read() -> usize {
-    FACTS_READ.with(std::cell::Cell::get)
-}
-
 /// What discovery takes from one YAML file: the documents that can make, imply or describe
 /// a cluster root (Flux Kustomizations, GitRepositories, Flux Operator installs), in file
 /// order. A function of the file's bytes alone, so it can be kept with a digest of them.
@@ -183,8 +171,6 @@ impl FileFacts {
     /// Reads the facts of a file's text (`None` when it is not UTF-8: no facts).
     #[must_use]
     pub fn of(text: Option<&str>) -> FileFacts {
-        #[cfg(test)]
-        FACTS_READ.with(|c| c.set(c.get() + 1));
         let Some(text) = text else {
             return FileFacts::default();
         };
@@ -829,7 +815,7 @@ mod tests {
         ];
         let mut dirs = vec![std::path::PathBuf::from(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/testdata"
+            "/../../testdata"
         ))];
         while let Some(dir) = dirs.pop() {
             for e in std::fs::read_dir(&dir).unwrap().flatten() {

@@ -16,8 +16,7 @@ use serde_json::{json, Value};
 use crate::flux::Kustomization;
 
 /// File names kustomize recognises, in its order of preference (`konfig`).
-pub const KUSTOMIZATION_FILES: [&str; 3] =
-    ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+pub use crate::kustomize::native::KUSTOMIZATION_FILES;
 
 /// Why a path cannot be prepared for building.
 #[derive(Debug, Clone, thiserror::Error)]

@@ -11,10 +11,7 @@
 //! `external` with the reason (never compared, never identical); one whose values or
 //! template fail is `failed`.
 
-pub mod audit;
-pub mod canary;
 pub mod chart;
-pub mod graph;
 pub mod oci;
 pub mod postrender;
 pub mod release;
@@ -130,7 +127,7 @@ pub fn summary(ctx: &Context<'_>) -> String {
         "helm {}: {}, {} distinct ({} templated, {} from the cache); `lookup` returns nothing \
          offline, so charts that use it render as on an empty cluster",
         ctx.helm.version(),
-        crate::report::plural(s.releases.load(Ordering::Relaxed), "release"),
+        crate::text::plural(s.releases.load(Ordering::Relaxed), "release"),
         s.distinct.load(Ordering::Relaxed),
         s.templated.load(Ordering::Relaxed),
         s.cached.load(Ordering::Relaxed),
@@ -213,7 +210,7 @@ pub fn render_releases(
 
 /// The ConfigMaps and Secrets of a cluster's steady state (what any of its Kustomizations
 /// applies), for valuesFrom.
-pub(crate) fn cluster_objects(c: &ClusterRender) -> values::Objects<'_> {
+pub fn cluster_objects(c: &ClusterRender) -> values::Objects<'_> {
     let mut objects: values::Objects<'_> = BTreeMap::new();
     for k in c.kustomizations.iter().filter(|k| !is_release(k)) {
         for o in k.artifact.iter().flat_map(|a| &a.objects) {

@@ -1,20 +1,22 @@
 //! Running kustomize on a prepared folder, behind one [`Builder`] trait: the kustomize
-//! binary as a subprocess ([`binary`]), fluxsim's in-process builder ([`native`]) for the
-//! kustomize subset Flux repositories use, and [`auto`] (the default), which builds natively
-//! and hands the rest to the binary. [`reprint`] prints substituted objects again as
-//! kustomize prints JSON.
+//! binary as a subprocess ([`binary`]), fluxsim's in-process builder ([`native`], the
+//! `fluxsim-kustomize` crate, run by [`in_process`]) for the kustomize subset Flux
+//! repositories use, and [`auto`] (the default), which builds natively and hands the rest to
+//! the binary. [`reprint`] prints substituted objects again as kustomize prints JSON.
 
 pub mod auto;
 pub mod binary;
-pub mod native;
+pub mod in_process;
 pub mod reprint;
+
+pub use fluxsim_kustomize as native;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use auto::AutoBuilder;
 pub use binary::{kustomize_semver, version_warning, KustomizeBinary, REPRODUCED_KUSTOMIZE};
-pub use native::NativeBuilder;
+pub use in_process::NativeBuilder;
 
 /// A build failure.
 #[derive(Debug, Clone, thiserror::Error)]

@@ -3,6 +3,8 @@
 //! made by `reconcile` and read by every consumer (`compare`, `audit`, `graph`, `canary`,
 //! `report`, `revision`), so it lives apart from the simulation that fills it.
 
+pub mod graph;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;

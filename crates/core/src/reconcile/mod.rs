@@ -493,7 +493,7 @@ fn note_dependencies(done: &mut BTreeMap<NamespacedName, KustomizationRender>) {
         .collect();
     // Each member of a cycle, with the cycle's path turned to start at it.
     let mut on_cycle: BTreeMap<NamespacedName, Vec<String>> = BTreeMap::new();
-    let cycles = crate::ksgraph::dependency_cycles(
+    let cycles = crate::model::graph::dependency_cycles(
         done.iter().map(|(id, r)| (id, &r.kustomization.depends_on)),
     );
     for cycle in cycles {

@@ -39,7 +39,7 @@ const SAFE_CONFIG: &[&str] = &[
 
 /// A `git -C dir ARGS` command that reads `dir`'s repository and runs nothing its
 /// configuration names (see [`SAFE_CONFIG`]); every git command fluxsim runs is made here.
-pub(crate) fn command(dir: &Path, args: &[&str]) -> Command {
+pub fn command(dir: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new("git");
     cmd.arg("-C").arg(dir);
     for setting in SAFE_CONFIG {
@@ -115,7 +115,7 @@ pub(crate) fn in_work_tree(dir: &Path) -> Result<bool, SourceError> {
 /// Whether git tracks a file at or under the folder `dir`, in whatever work tree holds it:
 /// what fluxsim must never remove, however its content looks. `false` without asking git
 /// when no `.git` is in `dir` or above it, and when git says `dir` is in no repository.
-pub(crate) fn tracks_anything_in(dir: &Path) -> Result<bool, SourceError> {
+pub fn tracks_anything_in(dir: &Path) -> Result<bool, SourceError> {
     let abs = dir.canonicalize().map_err(|source| SourceError::Read {
         path: dir.to_path_buf(),
         source,

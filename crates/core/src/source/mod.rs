@@ -22,9 +22,8 @@
 //!
 //! Paths are relative to the directory given, which plays the repository root.
 
-mod bounded;
 mod error;
-pub(crate) mod git;
+pub mod git;
 pub mod glob;
 mod go_match;
 mod ignore;
@@ -41,7 +40,7 @@ use std::sync::OnceLock;
 
 use tempfile::TempDir;
 
-pub use bounded::{read_bounded, read_bounded_to, MAX_FILE_BYTES};
+pub use crate::kustomize::native::bounded::{read_bounded, read_bounded_to, MAX_FILE_BYTES};
 pub use error::SourceError;
 pub use ignore::PatternSource;
 pub use secure_join::secure_join;

@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::fmt;
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 /// A source tree, read only through this value (cheap to clone: clones share it).
@@ -69,24 +69,7 @@ impl fmt::Debug for SourceFs {
     }
 }
 
-/// `path` without `.` and with `..` folded into its parent, lexically (as Go's
-/// `filepath.Clean`).
-#[must_use]
-pub(crate) fn clean(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
+pub(crate) use crate::kustomize::native::vfs::clean;
 
 fn not_found(path: &Path) -> io::Error {
     io::Error::new(
@@ -398,6 +381,31 @@ impl SourceFs {
     }
 }
 
+/// What the native builder reads of a source: the same calls, confined the same way.
+impl crate::kustomize::native::vfs::SourceFiles for SourceFs {
+    fn root(&self) -> &Path {
+        SourceFs::root(self)
+    }
+    fn contains(&self, path: &Path) -> bool {
+        SourceFs::contains(self, path)
+    }
+    fn is_file(&self, path: &Path) -> bool {
+        SourceFs::is_file(self, path)
+    }
+    fn is_dir(&self, path: &Path) -> bool {
+        SourceFs::is_dir(self, path)
+    }
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        SourceFs::read(self, path)
+    }
+    fn read_to_string(&self, path: &Path) -> io::Result<String> {
+        SourceFs::read_to_string(self, path)
+    }
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        SourceFs::canonicalize(self, path)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -533,5 +541,54 @@ mod tests {
             BTreeSet::new(),
         );
         assert!(stray.read(&top.join("stray/s.yaml")).is_err());
+    }
+
+    // fluxcd/pkg kustomize/filesys/fs_secure.go: every path is asserted to be inside root.
+    #[test]
+    fn a_source_refuses_paths_outside_the_root_as_flux_secure_fs_does() {
+        let tmp = tempfile::tempdir().unwrap();
+        let top = std::fs::canonicalize(tmp.path()).unwrap();
+        let root = top.join("repo");
+        std::fs::create_dir_all(root.join("app")).unwrap();
+        std::fs::write(root.join("app/in.yaml"), "in").unwrap();
+        std::fs::write(top.join("secret.txt"), "token").unwrap();
+        // A symbolic link that leaves the root is not in the source at all (never archived).
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(top.join("secret.txt"), root.join("app/link")).unwrap();
+        let tree =
+            crate::source::in_place(&root, &crate::source::SourceOptions::default()).unwrap();
+        let vfs = crate::kustomize::native::vfs::Vfs::source(tree.fs().clone());
+        assert_eq!(vfs.read_to_string(&root.join("app/in.yaml")).unwrap(), "in");
+        let escape = root.join("app/../../secret.txt");
+        let err = vfs.read(&escape).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "fs-security-constraint read {s}: path '{s}' is not in or below '{r}'",
+                s = top.join("secret.txt").display(),
+                r = root.display()
+            )
+        );
+        assert!(!vfs.is_file(&escape));
+        assert!(!vfs.is_dir(&top));
+        assert!(vfs.canonicalize(&top).is_err());
+        assert!(vfs.read(std::path::Path::new("/etc/passwd")).is_err());
+        assert!(!vfs.is_file(std::path::Path::new("/etc/passwd")));
+        #[cfg(unix)]
+        {
+            assert!(vfs.read(&root.join("app/link")).is_err());
+            assert!(!vfs.is_file(&root.join("app/link")));
+        }
+        // Nothing under: only what is held exists.
+        assert!(crate::kustomize::native::vfs::Vfs::memory()
+            .read(&root.join("app/in.yaml"))
+            .is_err());
+        // Unconfined, the same read goes through (a plain kustomize build).
+        assert_eq!(
+            crate::kustomize::native::vfs::Vfs::disk()
+                .read(&escape)
+                .unwrap(),
+            b"token"
+        );
     }
 }

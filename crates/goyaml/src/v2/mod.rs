@@ -15,24 +15,24 @@
 //! Errors carry what yaml.v2 reports (`decode.go` `fail`): the problem, and the line Go prints
 //! ([`Error::go_text`]).
 
-pub(crate) mod parser;
+pub mod parser;
 mod reader;
 mod scanner;
 
 /// A position in the input (`yaml_mark_t`): characters, 0-based line and column.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Mark {
+pub struct Mark {
     /// Characters read before this point (a CRLF counts two).
-    pub(crate) index: usize,
+    pub index: usize,
     /// 0-based line.
-    pub(crate) line: usize,
+    pub line: usize,
     /// 0-based column, in characters.
-    pub(crate) column: usize,
+    pub column: usize,
 }
 
 /// How a scalar was written (`yaml_scalar_style_t`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ScalarStyle {
+pub enum ScalarStyle {
     Plain,
     SingleQuoted,
     DoubleQuoted,
@@ -42,7 +42,7 @@ pub(crate) enum ScalarStyle {
 
 /// Which stage found the error (`yaml_error_type_t`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ErrorKind {
+pub enum ErrorKind {
     Reader,
     Scanner,
     Parser,
@@ -50,22 +50,22 @@ pub(crate) enum ErrorKind {
 
 /// A syntax error as libyaml records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Error {
-    pub(crate) kind: ErrorKind,
+pub struct Error {
+    pub kind: ErrorKind,
     /// What is wrong ("found character that cannot start any token").
-    pub(crate) problem: String,
+    pub problem: String,
     /// Where (the default mark for reader errors, which have only an offset).
-    pub(crate) problem_mark: Mark,
+    pub problem_mark: Mark,
     /// What was being read ("while scanning a simple key"), possibly empty.
-    pub(crate) context: String,
-    pub(crate) context_mark: Mark,
+    pub context: String,
+    pub context_mark: Mark,
 }
 
 impl Error {
     /// The message yaml.v2 gives, after its `yaml: ` prefix (`decode.go` `fail`): the line is
     /// the problem's 0-based line, plus one for scanner errors only, or else the context's
     /// 0-based line; a line 0 is not printed.
-    pub(crate) fn go_text(&self) -> String {
+    pub fn go_text(&self) -> String {
         match self.go_line() {
             Some(line) => format!("line {line}: {}", self.problem),
             None => self.problem.clone(),
@@ -73,7 +73,7 @@ impl Error {
     }
 
     /// The line number yaml.v2 prints, if any (see [`Error::go_text`]).
-    pub(crate) fn go_line(&self) -> Option<usize> {
+    pub fn go_line(&self) -> Option<usize> {
         let line = if self.problem_mark.line != 0 {
             self.problem_mark.line + usize::from(self.kind == ErrorKind::Scanner)
         } else {
@@ -85,16 +85,16 @@ impl Error {
 
 /// A parsing event (`yaml_event_t`), with the marks of its first and last character.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Event {
-    pub(crate) kind: EventKind,
-    pub(crate) start: Mark,
-    pub(crate) end: Mark,
+pub struct Event {
+    pub kind: EventKind,
+    pub start: Mark,
+    pub end: Mark,
 }
 
 /// The kinds of event yaml.v2's decoder reads. Tags are resolved through the `%TAG`
 /// directives (`!!int` is `tag:yaml.org,2002:int`, a bare `!` stays `!`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum EventKind {
+pub enum EventKind {
     StreamStart,
     StreamEnd,
     DocumentStart,

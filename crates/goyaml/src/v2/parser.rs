@@ -86,7 +86,7 @@ fn kind_of(kind: &TokenKind) -> Kind {
 }
 
 /// go-yaml v2's parser (`yaml_parser_t`, its parser part), reading one text.
-pub(crate) struct Parser<'a> {
+pub struct Parser<'a> {
     scanner: Scanner<'a>,
     state: State,
     states: Vec<State>,
@@ -107,7 +107,7 @@ fn text(bytes: Vec<u8>) -> String {
 impl<'a> Parser<'a> {
     /// A parser of `input`; yaml.v2 reads an empty text as a single line break
     /// (decode.go `newParser`), which makes no difference to the events.
-    pub(crate) fn new(input: &'a str) -> Parser<'a> {
+    pub fn new(input: &'a str) -> Parser<'a> {
         Parser {
             scanner: Scanner::new(input),
             state: State::StreamStart,
@@ -118,7 +118,7 @@ impl<'a> Parser<'a> {
     }
 
     /// `yaml_parser_parse`: the next event, or `None` after the end of the stream.
-    pub(crate) fn next_event(&mut self) -> Parse<Option<Event>> {
+    pub fn next_event(&mut self) -> Parse<Option<Event>> {
         if self.scanner.stream_end_produced() || self.state == State::End {
             return Ok(None);
         }

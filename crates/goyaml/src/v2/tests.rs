@@ -3,7 +3,7 @@
 
 use super::parser::Parser;
 use super::{EventKind, ScalarStyle};
-use crate::goyaml::yaml_json::{yaml_to_json, YamlJsonError};
+use crate::yaml_json::{yaml_to_json, YamlJsonError};
 
 fn json(yaml: &str) -> String {
     yaml_to_json(yaml).unwrap_or_else(|e| panic!("{yaml:?} failed: {e}"))

@@ -11,7 +11,7 @@ use super::{
     YamlJsonError, BINARY_TAG, BOOL_TAG, FLOAT_TAG, INT_TAG, MAX_DEPTH, MERGE_TAG, NULL_TAG,
     STR_TAG, TIMESTAMP_TAG,
 };
-use crate::goyaml::v2::ScalarStyle;
+use crate::v2::ScalarStyle;
 
 /// A value as yaml.v2 decodes it into `interface{}`.
 #[derive(Debug, Clone)]
@@ -405,7 +405,7 @@ pub(super) fn short_tag(tag: &str) -> String {
 
 /// The body of resolve.go `resolve()`, as yaml.v2 resolves.
 pub(super) fn resolve_untagged(tag: &str, input: &str, pos: Pos) -> (&'static str, Value) {
-    use crate::goyaml::resolve::{resolve, Flavour, Resolved};
+    use crate::resolve::{resolve, Flavour, Resolved};
     let resolved = resolve(Flavour::V2, tag, input);
     let value = match resolved {
         Resolved::Null => Value::Null,

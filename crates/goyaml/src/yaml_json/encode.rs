@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 
 use super::decode::{Key, Value};
 use super::YamlJsonError;
-use crate::goyaml::json::{go_string, push_json_string};
-use crate::goyaml::strconv::{go_format_float32_g, push_json_float};
+use crate::json::{go_string, push_json_string};
+use crate::strconv::{go_format_float32_g, push_json_float};
 
 /// A value ready for `encoding/json`: every map key is a string.
 #[derive(Debug)]

@@ -5,7 +5,7 @@
 //! `gopkg.in/yaml.v2`, YAML 1.1 typing), turns non-string map keys into strings, and prints the
 //! result with Go's `encoding/json`. This module reproduces the three steps:
 //!
-//! 1. **Parse** the first document into a node tree with [`crate::goyaml::v2`], a port of
+//! 1. **Parse** the first document into a node tree with [`crate::v2`], a port of
 //!    yaml.v2's reader, scanner and parser: YAML 1.1 syntax with libyaml's corners (a YAML
 //!    1.2 parser differed on line breaks, tabs, escapes, flow indicators and keys), each
 //!    scalar with its style and tag, which decide YAML 1.1 typing.
@@ -34,7 +34,7 @@ use parse::parse_first_document;
 /// Deepest nesting (collections and alias hops) accepted before giving up with an error.
 pub const MAX_DEPTH: usize = 256;
 
-use crate::goyaml::resolve::{
+use crate::resolve::{
     BINARY_TAG, BOOL_TAG, FLOAT_TAG, INT_TAG, MERGE_TAG, NULL_TAG, STR_TAG, TIMESTAMP_TAG,
 };
 
@@ -846,7 +846,7 @@ mod tests {
     fn conformance_vectors_without_substitution() {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/testdata/conformance/envsubst-public.jsonl"
+            "/../../testdata/conformance/envsubst-public.jsonl"
         );
         let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
         let valid_name = |name: &str| {

@@ -1,11 +1,11 @@
-//! Step 1 of `YAMLToJSON`: the first document's events, from [`crate::goyaml::v2`]'s
+//! Step 1 of `YAMLToJSON`: the first document's events, from [`crate::v2`]'s
 //! parser, into a flat node tree with each scalar's style and tag.
 
 use std::collections::HashMap;
 
 use super::YamlJsonError;
-use crate::goyaml::v2::parser::Parser;
-use crate::goyaml::v2::{self, EventKind, Mark, ScalarStyle};
+use crate::v2::parser::Parser;
+use crate::v2::{self, EventKind, Mark, ScalarStyle};
 
 /// Line (1-based) and column (1-based) of a node, for error messages.
 #[derive(Debug, Clone, Copy)]

@@ -1,9 +1,9 @@
 //! `commonAnnotations` (kustomize `api/filters/annotations`).
 
 use super::fieldspec::{apply_specs, Setter};
-use crate::kustomize::native::konfig::{FieldSpec, COMMON_ANNOTATIONS};
-use crate::kustomize::native::resource::Resource;
-use crate::kustomize::native::NativeError;
+use crate::konfig::{FieldSpec, COMMON_ANNOTATIONS};
+use crate::resource::Resource;
+use crate::NativeError;
 
 /// The `commonAnnotations` transformer.
 pub(crate) fn add_annotations(

@@ -1,10 +1,10 @@
 //! Walking field specs (kustomize `api/filters/fieldspec`): every field a spec's path
 //! names in the objects it selects, created when the spec says so.
 
-use crate::kustomize::native::konfig::FieldSpec;
-use crate::kustomize::native::node::{Map, Node};
-use crate::kustomize::native::resource::{Gvk, Resource};
-use crate::kustomize::native::NativeError;
+use crate::konfig::FieldSpec;
+use crate::node::{Map, Node};
+use crate::resource::{Gvk, Resource};
+use crate::NativeError;
 
 /// `Gvk.IsSelected`: empty selector fields match anything.
 pub(super) fn selected(gvk: &Gvk, spec: &FieldSpec) -> bool {

@@ -1,9 +1,9 @@
 //! `images` (kustomize `api/filters/imagetag`): name, newName, newTag in every container
 //! list.
 
-use crate::kustomize::native::node::Node;
-use crate::kustomize::native::resource::Resource;
-use crate::kustomize::native::NativeError;
+use crate::node::Node;
+use crate::resource::Resource;
+use crate::NativeError;
 
 /// The `images:` transformer (`api/filters/imagetag`): kustomize first walks every
 /// `containers` / `initContainers` list anywhere in a resource but a CRD (`legacy.go`), then
@@ -11,7 +11,7 @@ use crate::kustomize::native::NativeError;
 /// idempotent). Digests are not reproduced.
 pub(crate) fn set_images(
     resources: &mut [Resource],
-    image: &crate::kustomize::native::kustfile::ImageSpec,
+    image: &crate::kustfile::ImageSpec,
     file: &str,
 ) -> Result<(), NativeError> {
     let pattern = regex::Regex::new(&format!(
@@ -69,10 +69,7 @@ fn walk_containers(
 }
 
 /// `imageTagUpdater.SetImageValue` for an image without a digest (`image.Split`).
-fn new_image(
-    value: &str,
-    image: &crate::kustomize::native::kustfile::ImageSpec,
-) -> Result<String, String> {
+fn new_image(value: &str, image: &crate::kustfile::ImageSpec) -> Result<String, String> {
     if value.contains('@') {
         return Err("an image with a digest".into());
     }

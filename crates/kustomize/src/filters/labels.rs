@@ -1,9 +1,9 @@
 //! `labels` and `commonLabels` (kustomize `api/filters/labels`).
 
 use super::fieldspec::{apply_specs, Setter};
-use crate::kustomize::native::konfig::{FieldSpec, COMMON_LABEL_SELECTORS, METADATA_LABELS};
-use crate::kustomize::native::resource::Resource;
-use crate::kustomize::native::NativeError;
+use crate::konfig::{FieldSpec, COMMON_LABEL_SELECTORS, METADATA_LABELS};
+use crate::resource::Resource;
+use crate::NativeError;
 
 /// The `labels:` transformer for one label set, and `commonLabels` (`include_selectors`).
 pub(crate) fn add_labels(

@@ -2,9 +2,9 @@
 //! object, and the subjects of role bindings that name the default service account.
 
 use super::fieldspec::{apply_path, Setter};
-use crate::kustomize::native::node::Node;
-use crate::kustomize::native::resource::{is_cluster_scoped, Resource};
-use crate::kustomize::native::NativeError;
+use crate::node::Node;
+use crate::resource::{is_cluster_scoped, Resource};
+use crate::NativeError;
 
 /// The namespace transformer (`namespace.Filter` with the `namespace` field specs).
 pub(crate) fn set_namespace(

@@ -1,8 +1,8 @@
 //! `namePrefix` and `nameSuffix` (kustomize `api/filters/prefixsuffix`).
 
-use crate::kustomize::native::node::Node;
-use crate::kustomize::native::resource::Resource;
-use crate::kustomize::native::NativeError;
+use crate::node::Node;
+use crate::resource::Resource;
+use crate::NativeError;
 
 /// `namePrefix` then `nameSuffix` (`PrefixTransformer`, `SuffixTransformer`):
 /// `metadata/name` of every resource but CRDs, APIServices and Namespaces (by their original

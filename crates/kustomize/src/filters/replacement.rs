@@ -10,14 +10,12 @@
 
 use regex::Regex;
 
-use crate::kustomize::native::kustfile::{
-    FieldOptions, Replacement, SourceSelector, TargetSelector,
-};
-use crate::kustomize::native::node::{Map, Node};
-use crate::kustomize::native::reader::resolve_plain;
-use crate::kustomize::native::resource::{PrevId, Resource};
-use crate::kustomize::native::selector::SelectorRegex;
-use crate::kustomize::native::NativeError;
+use crate::kustfile::{FieldOptions, Replacement, SourceSelector, TargetSelector};
+use crate::node::{Map, Node};
+use crate::reader::resolve_plain;
+use crate::resource::{PrevId, Resource};
+use crate::selector::SelectorRegex;
+use crate::NativeError;
 
 /// Why a replacement is not applied here.
 enum Problem {
@@ -116,11 +114,11 @@ fn source_selects(r: &Resource, id: &PrevId, s: &SourceSelector) -> Result<bool,
     if s.namespace.is_empty() {
         return Ok(true);
     }
-    let id_gvk = crate::kustomize::native::resource::Gvk {
+    let id_gvk = crate::resource::Gvk {
         kind: id.kind.clone(),
         ..gvk
     };
-    let effective = |ns: &str| crate::kustomize::native::resource::effective_namespace(&id_gvk, ns);
+    let effective = |ns: &str| crate::resource::effective_namespace(&id_gvk, ns);
     let mine = effective(
         id.namespace
             .as_deref()
@@ -401,7 +399,7 @@ fn apply_target(
         let all = ids(r);
         let gvk = r.gvk();
         let id_matches = |s: &SelectorRegex, id: &PrevId| -> Result<bool, Problem> {
-            let id_gvk = crate::kustomize::native::resource::Gvk {
+            let id_gvk = crate::resource::Gvk {
                 kind: id.kind.clone(),
                 ..gvk.clone()
             };

@@ -1,8 +1,8 @@
 //! `replicas` (kustomize `api/filters/replicacount`).
 
-use crate::kustomize::native::node::{Map, Node};
-use crate::kustomize::native::resource::Resource;
-use crate::kustomize::native::NativeError;
+use crate::node::{Map, Node};
+use crate::resource::Resource;
+use crate::NativeError;
 
 /// The `replicas:` transformer (`ReplicaCountTransformer`): `spec/replicas` of the
 /// Deployments, StatefulSets, ReplicaSets and ReplicationControllers named so (by any of

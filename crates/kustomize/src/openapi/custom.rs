@@ -127,7 +127,7 @@ impl CustomSchema {
             check_no_duplicate_keys(text)?;
             serde_json::from_str(text).map_err(|e| format!("a schema that is not JSON ({e})"))?
         } else {
-            crate::goyaml::yaml_json::yaml_to_value(text)
+            goyaml::yaml_json::yaml_to_value(text)
                 .map_err(|e| format!("a schema that is not YAML ({e})"))?
         };
         let Value::Object(top) = doc else {

@@ -7,7 +7,7 @@ use crate::finding::Finding;
 use crate::flux::NamespacedName;
 use crate::graph::model::Node;
 use crate::graph::rules;
-use crate::ksgraph::GraphNode;
+use crate::model::graph::GraphNode;
 
 /// FS210: every pair of clusters, compared Kustomization by Kustomization (by id).
 pub(crate) fn compare_clusters(clusters: &[(&str, &[Node])]) -> Vec<Finding> {
@@ -70,10 +70,10 @@ fn place(n: &Node) -> GraphNode {
 }
 
 fn differences(x: &Node, a: &str, y: &Node, other: &str) -> Option<Finding> {
-    let differences = crate::ksgraph::graph_differences(&[(a, &place(x)), (other, &place(y))]);
+    let differences = crate::model::graph::graph_differences(&[(a, &place(x)), (other, &place(y))]);
     let diffs: Vec<String> = differences
         .iter()
-        .map(crate::ksgraph::GraphDifference::between_two)
+        .map(crate::model::graph::GraphDifference::between_two)
         .collect();
     if diffs.is_empty() {
         return None;

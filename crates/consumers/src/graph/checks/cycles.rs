@@ -11,7 +11,7 @@ impl ClusterCheck<'_> {
     /// FS201: strongly connected components of the `dependsOn` graph.
     pub(super) fn cycles(&self, out: &mut Vec<Finding>) {
         let deps = self.nodes.iter().map(|n| (&n.id, n.depends_on.iter()));
-        for cycle in crate::ksgraph::dependency_cycles(deps) {
+        for cycle in crate::model::graph::dependency_cycles(deps) {
             let path: Vec<&str> = cycle
                 .iter()
                 .chain(cycle.first())
