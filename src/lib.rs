@@ -12,7 +12,8 @@ pub mod cli;
 pub use fluxsim_consumers::{audit, canary, compare, finding, graph, images, report};
 pub use fluxsim_core::{
     artifact, cache, config, conformance, digest, discover, envsubst, flux, generate, goyaml, helm,
-    kustomize, locate, manifest, model, postbuild, reconcile, render, sandbox, scratch, source,
+    kustomize, locate, manifest, model, notice, postbuild, reconcile, render, sandbox, scratch,
+    source,
 };
 
 /// Runs the command line and returns the process exit status.

@@ -7,6 +7,7 @@ mod git;
 mod graph;
 mod images;
 mod render;
+mod terminal;
 pub mod vars;
 
 use std::process::ExitCode;

@@ -218,6 +218,7 @@ impl RenderFlags {
                 .collect(),
             helm: None,
             progress: std::sync::Arc::default(),
+            listener: std::sync::Arc::new(super::terminal::Terminal::default()),
             allow_network: self.allow_network,
             network_from_config: true,
         }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 
-use crate::postbuild::is_valid_var_name;
+use crate::flux::is_valid_var_name;
 
 /// A vars file or assignment that cannot be used.
 #[derive(Debug, thiserror::Error)]

@@ -41,7 +41,7 @@ fn fleet_tree() -> fluxsim::source::Tree {
     materialize(&crate_path("testdata/fleet"), &SourceOptions::default()).unwrap()
 }
 
-fn digests(r: &fluxsim::render::RepoRender) -> Vec<String> {
+fn digests(r: &fluxsim::model::RepoRender) -> Vec<String> {
     r.clusters
         .iter()
         .flat_map(|c| &c.kustomizations)
@@ -343,7 +343,7 @@ fn rejected_build_repo() -> tempfile::TempDir {
     repo
 }
 
-fn failures(r: &fluxsim::render::RepoRender) -> Vec<String> {
+fn failures(r: &fluxsim::model::RepoRender) -> Vec<String> {
     r.clusters
         .iter()
         .flat_map(|c| &c.kustomizations)
@@ -392,7 +392,7 @@ fn a_failure_that_may_be_the_machines_is_not_kept() {
                 output: Err(fluxsim::kustomize::BuildError::Timeout(
                     std::time::Duration::from_secs(1),
                 )),
-                maker: fluxsim::kustomize::Maker::Kustomize,
+                maker: fluxsim::model::Maker::Kustomize,
                 delegated: None,
             }
         }

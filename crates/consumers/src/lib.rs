@@ -11,9 +11,15 @@ pub mod graph;
 pub mod images;
 pub mod report;
 
-// The pipeline's modules this crate reads, under the names they had when fluxsim was one
-// crate.
+// What this crate reads of fluxsim-core, under the names the modules had when fluxsim was
+// one crate: the render model and what it is made of (`model`, `artifact`, `flux`, Helm's
+// `HelmRelease` in `helm`), the repository's files as Flux sees them (`source`, `locate`,
+// `manifest`, `config`), and shared wording and scratch space (`text`, `scratch`). Never a
+// stage of the pipeline (`discover`, `reconcile`, `generate`, `kustomize`, `cache`,
+// `postbuild`, `render`): tests/it/layers.rs fails the build's tests when one is named.
 use fluxsim_core::{
-    artifact, cache, config, envsubst, flux, goyaml, helm, kustomize, locate, manifest, model,
-    postbuild, render, scratch, source, text,
+    artifact, config, envsubst, flux, goyaml, helm, locate, manifest, model, scratch, source, text,
 };
+// A unit test renders a repository to check what a consumer makes of it.
+#[cfg(test)]
+use fluxsim_core::render;

@@ -320,6 +320,30 @@ impl Kustomization {
     }
 }
 
+/// Flux's var-name rule, ASCII only (`varsubRegex` in `kustomize_varsub.go`).
+#[must_use]
+pub fn is_valid_var_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    matches!(bytes.next(), Some(b'_' | b'a'..=b'z' | b'A'..=b'Z'))
+        && bytes.all(|b| b == b'_' || b.is_ascii_alphanumeric())
+}
+
+/// The label and annotation that turn substitution off for one object.
+pub const SUBSTITUTE_KEY: &str = "kustomize.toolkit.fluxcd.io/substitute";
+
+/// True when the object is labelled or annotated `kustomize.toolkit.fluxcd.io/substitute:
+/// disabled` (`SubstituteVariables` in `kustomize_varsub.go` skips it).
+#[must_use]
+pub fn substitution_disabled(obj: &serde_json::Value) -> bool {
+    ["labels", "annotations"].iter().any(|field| {
+        obj.get("metadata")
+            .and_then(|m| m.get(*field))
+            .and_then(|m| m.get(SUBSTITUTE_KEY))
+            .and_then(serde_json::Value::as_str)
+            == Some("disabled")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,6 +18,7 @@ pub mod helm;
 pub mod kustomize;
 pub mod locate;
 pub mod model;
+pub mod notice;
 pub mod postbuild;
 pub mod reconcile;
 pub mod render;

@@ -10,7 +10,7 @@ use crate::cache::BuildCache;
 use crate::discover::{cluster_from_arg, discover, discover_files, Cluster, Discovery, FileFacts};
 use crate::kustomize::{AutoBuilder, NativeBuilder};
 use crate::kustomize::{Builder, KustomizeBinary};
-use crate::model::ClusterRender;
+use crate::model::RepoRender;
 use crate::reconcile::{render_clusters, RenderOptions, Reuse};
 use crate::source::mapping::SourceMapping;
 use crate::source::{in_place, materialize_rev, Digests, SourceFs, SourceOptions, Tree};
@@ -50,6 +50,9 @@ pub struct RepoOptions {
     /// Counts for a progress line (see [`crate::reconcile::Progress`]), shared with whoever
     /// watches the render.
     pub progress: std::sync::Arc<crate::reconcile::Progress>,
+    /// Who hears the render's progress and warnings (the binary's terminal; by default
+    /// nobody).
+    pub listener: std::sync::Arc<dyn crate::notice::Listener>,
     /// `--allow-network`: builds (and `helm template`) may reach the network.
     pub allow_network: bool,
     /// Whether the tree's own `fluxsim.toml` may allow the network (`[network] allow`). Not
@@ -75,6 +78,7 @@ impl Default for RepoOptions {
             sources: Vec::new(),
             helm: None,
             progress: std::sync::Arc::default(),
+            listener: std::sync::Arc::new(crate::notice::Quiet),
             allow_network: false,
             network_from_config: true,
         }
@@ -91,32 +95,6 @@ pub enum BuilderChoice {
     Native,
     /// The kustomize binary for every build.
     Kustomize,
-}
-
-/// A repository's render.
-pub struct RepoRender {
-    /// The materialised source (kept alive for the renders' lifetime).
-    pub tree: Tree,
-    /// The builder used, as text (`kubectl kustomize (kustomize v5.5.0)`).
-    pub builder: String,
-    /// What the builder did in this run (`native for 22 builds, 1 delegated`), when it says.
-    pub builder_stats: Option<String>,
-    /// One render per cluster, sorted by name.
-    pub clusters: Vec<ClusterRender>,
-    /// Distinct kustomize builds that ran.
-    pub builds_run: usize,
-    /// Builds read from the persistent cache instead.
-    pub stored_hits: usize,
-    /// What discovery read from each YAML file of the tree that holds anything for it.
-    pub facts: BTreeMap<String, FileFacts>,
-    /// Every cluster root discovery found in the tree, sorted by name, before `--cluster`
-    /// and `--only` chose among them (`source_ignore` not filled in).
-    pub discovered: Vec<Cluster>,
-    /// The tree narrowed by each cluster's `GitRepository.spec.ignore` (kept alive while the
-    /// renders are read).
-    pub views: Vec<Tree>,
-    /// What the helm step did (`--helm`), for the summary line.
-    pub helm_summary: Option<String>,
 }
 
 /// What a render of another revision found out about its files: a render of a revision
@@ -186,13 +164,20 @@ pub fn make_builder(opts: &RepoOptions) -> Result<Box<dyn Builder>, RenderError>
     }
     Ok(match opts.builder {
         BuilderChoice::Native => Box::new(NativeBuilder),
-        BuilderChoice::Kustomize => Box::new(binary()?),
+        BuilderChoice::Kustomize => {
+            let binary = binary()?;
+            if let Some(w) = binary.warning() {
+                opts.listener.warn(w);
+            }
+            Box::new(binary)
+        }
         // The binary is run only when a build is delegated to it; one named with
         // `--kustomize` must exist, though: naming a tool that is not there is a usage error.
         BuilderChoice::Auto => Box::new(AutoBuilder::deferred(
             opts.kustomize.as_deref(),
             opts.timeout,
             store,
+            opts.listener.clone(),
         )),
     })
 }
@@ -414,33 +399,33 @@ pub fn render_tree_with(
         .map(|h| crate::helm::template::HelmBinary::locate(h.binary.as_deref(), h.timeout))
         .transpose()
         .map_err(RenderError::Helm)?;
+    if let Some(w) = helm.as_ref().and_then(|h| h.warning()) {
+        opts.listener.warn(w);
+    }
     let done = std::sync::atomic::AtomicBool::new(false);
     let (renders, builder) = std::thread::scope(|scope| {
         // The builder's line of the report may run a tool (`kustomize version`, when the
         // auto builder delegated nothing): it runs beside the render, not after it.
         let builder = scope.spawn(|| cache.builder().describe());
-        // A progress line on stderr, only for people watching a terminal.
-        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        // Progress, for whoever listens (a person watching a terminal).
+        if opts.listener.wants_progress() {
             let (done, n, progress) = (&done, clusters.len(), ropts.progress.clone());
+            let listener = &opts.listener;
             scope.spawn(move || {
-                let bar = indicatif::ProgressBar::new_spinner();
                 let start = std::time::Instant::now();
                 while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                    // The total is what the clusters are known to apply so far: it grows while
-                    // the fixed point finds Kustomizations applied by others.
                     let (rendered, found) = progress.counts();
-                    bar.set_message(format!(
-                        "rendering {}: {rendered}/{found} Kustomizations, {} run, {} from the \
-                         build cache, {:.1}s",
-                        crate::text::plural(n, "cluster"),
-                        crate::text::plural(cache.builds_run(), "build"),
-                        cache.stored_hits(),
-                        start.elapsed().as_secs_f32()
-                    ));
-                    bar.tick();
+                    listener.progress(&crate::notice::Progress {
+                        clusters: n,
+                        rendered,
+                        found,
+                        builds_run: cache.builds_run(),
+                        stored_hits: cache.stored_hits(),
+                        elapsed: start.elapsed(),
+                    });
                     std::thread::sleep(Duration::from_millis(100));
                 }
-                bar.finish_and_clear();
+                listener.finished();
             });
         }
         let r = pool.install(|| {

@@ -218,7 +218,7 @@ impl<'c> ClusterCtx<'c> {
                     self.files_of.entry(index).or_default().insert(f.clone());
                 }
             }
-            let disabled = crate::postbuild::substitution_disabled(&o.object);
+            let disabled = crate::flux::substitution_disabled(&o.object);
             if subst && !disabled {
                 self.audit_substituted(k, o, known, &mut used, files);
             } else if o.yaml.contains("${") {

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use crate::audit::rules::HELM_VALUE_VERBATIM;
 use crate::finding::{Finding, Location, Severity};
-use crate::render::RepoRender;
+use crate::model::RepoRender;
 
 /// Takes the release entries out of `render` and gives what they show.
 pub fn verbatim_values(render: &mut RepoRender) -> Vec<Finding> {
@@ -17,7 +17,7 @@ pub fn verbatim_values(render: &mut RepoRender) -> Vec<Finding> {
         for r in c
             .kustomizations
             .iter()
-            .filter(|k| crate::helm::is_release(k))
+            .filter(|k| crate::model::is_release(k))
         {
             let (Some(a), Some(hr)) = (&r.artifact, crate::canary::helm::helm_release_of(c, r))
             else {
@@ -80,7 +80,7 @@ pub fn verbatim_values(render: &mut RepoRender) -> Vec<Finding> {
         }
     }
     for c in &mut render.clusters {
-        c.kustomizations.retain(|k| !crate::helm::is_release(k));
+        c.kustomizations.retain(|k| !crate::model::is_release(k));
     }
     out
 }

@@ -136,7 +136,7 @@ pub fn audit_clusters(
 
 /// Audits a repository's render.
 #[must_use]
-pub fn audit(render: &crate::render::RepoRender, opts: AuditOptions) -> Audit {
+pub fn audit(render: &crate::model::RepoRender, opts: AuditOptions) -> Audit {
     audit_clusters(render.tree.fs(), &render.clusters, opts)
 }
 

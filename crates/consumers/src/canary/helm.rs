@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
+use crate::model::RepoRender;
 use crate::model::{ClusterRender, KustomizationRender};
-use crate::render::RepoRender;
 
 use crate::helm::release::HelmRelease;
 
@@ -68,7 +68,7 @@ pub fn values_canary(head: &RepoRender) -> Option<ValuesCanary> {
         for r in c
             .kustomizations
             .iter()
-            .filter(|k| crate::helm::is_release(k))
+            .filter(|k| crate::model::is_release(k))
         {
             let Some(output) = r.artifact.as_ref().map(|a| a.yaml.clone()) else {
                 continue;

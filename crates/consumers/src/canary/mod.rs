@@ -16,9 +16,15 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::artifact::{sha256_hex, Artifact};
-use crate::cache::BuildCache;
-use crate::model::{ClusterRender, KustomizationRender};
-use crate::render::{render_tree_cached, RenderError, RepoOptions, RepoRender};
+use crate::model::{ClusterRender, KustomizationRender, RepoRender};
+use crate::source::Tree;
+
+/// Renders a tree as the head was rendered (the binary gives the pipeline with the head's
+/// options and build cache, so that only the builds a canary reaches run again).
+pub type Render<'a> = dyn Fn(Tree) -> Result<RepoRender, RenderFailed> + 'a;
+
+/// A render of the planted (or restored) tree failed as a whole: the pipeline's error.
+pub type RenderFailed = Box<dyn std::error::Error + Send + Sync>;
 
 /// The data key a canary ConfigMap carries its nonce under.
 pub const CANARY_KEY: &str = "fluxsim-canary";
@@ -157,7 +163,7 @@ pub enum CanaryError {
     Source(#[from] crate::source::SourceError),
     /// A render failed as a whole.
     #[error(transparent)]
-    Render(#[from] RenderError),
+    Render(RenderFailed),
 }
 
 fn targets(cluster: &ClusterRender) -> impl Iterator<Item = (Target, &KustomizationRender)> {
@@ -380,13 +386,12 @@ fn planted(head: &RepoRender, plans: &[Plan]) -> Result<(Files, Files), CanaryEr
     Ok((planted_files, originals))
 }
 
-/// Plants the canaries in a copy of `head`'s tree, renders, restores, renders again, through
-/// `cache`: only the builds whose inputs hold a canary run again.
+/// Plants the canaries in a copy of `head`'s tree, renders, restores, renders again, with
+/// `render` (the head's: only the builds whose inputs hold a canary run again).
 pub fn run(
     head: &RepoRender,
     plans: Vec<Plan>,
-    cache: &BuildCache<'_>,
-    opts: &RepoOptions,
+    render: &Render<'_>,
 ) -> Result<CanaryReport, CanaryError> {
     let (planted_files, originals) = planted(head, &plans)?;
     // The head's tree with the canaries planted: in memory when it is read in place, else a
@@ -398,7 +403,7 @@ pub fn run(
         tree: copy,
         clusters: planted,
         ..
-    } = render_tree_cached(copy, cache, opts)?;
+    } = render(copy).map_err(CanaryError::Render)?;
     let (h, p) = (index(&head.clusters), index(&planted));
     let mut detected_in: BTreeMap<&str, BTreeSet<Target>> = BTreeMap::new();
     let mut stray_changes = Vec::new();
@@ -432,7 +437,7 @@ pub fn run(
     // Put the files back and render again: every digest must return.
     drop(copy);
     let copy = head.tree.changed(&originals)?;
-    let restored_render = render_tree_cached(copy, cache, opts)?;
+    let restored_render = render(copy).map_err(CanaryError::Render)?;
     let r = index(&restored_render.clusters);
     let digest = |k: Option<&&KustomizationRender>| {
         k.map(|k| {

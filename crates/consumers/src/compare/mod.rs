@@ -450,7 +450,7 @@ fn changed_text(
         }
         DiffStyle::Lines if stripped => {
             let print = |v: &serde_json::Value| {
-                let t = crate::kustomize::native::print_value(v);
+                let t = crate::artifact::print_object(v);
                 if show {
                     t
                 } else {

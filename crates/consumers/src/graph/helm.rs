@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::graph::config::HelmCrds;
-use crate::render::RepoRender;
+use crate::model::RepoRender;
 
 /// Takes the release entries out of `render` and gives, per chart (as the graph reads a
 /// HelmRelease's chart: `spec.chart.spec.chart`), the CRD groups its releases install.
@@ -16,7 +16,7 @@ pub fn chart_crds(render: &mut RepoRender) -> Vec<HelmCrds> {
         for r in c
             .kustomizations
             .iter()
-            .filter(|k| crate::helm::is_release(k))
+            .filter(|k| crate::model::is_release(k))
         {
             let Some(hr) = crate::canary::helm::helm_release_of(c, r) else {
                 continue;
@@ -52,7 +52,7 @@ pub fn chart_crds(render: &mut RepoRender) -> Vec<HelmCrds> {
         }
     }
     for c in &mut render.clusters {
-        c.kustomizations.retain(|k| !crate::helm::is_release(k));
+        c.kustomizations.retain(|k| !crate::model::is_release(k));
     }
     by_chart
         .into_iter()

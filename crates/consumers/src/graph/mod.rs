@@ -85,7 +85,7 @@ use serde::Serialize;
 
 use crate::finding::{normalize, Finding, Location};
 use crate::flux::NamespacedName;
-use crate::render::RepoRender;
+use crate::model::RepoRender;
 
 pub use config::GraphConfig;
 pub use rules::RULES;

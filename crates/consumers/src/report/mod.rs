@@ -15,8 +15,8 @@ use std::fmt::Write as _;
 
 use serde_json::json;
 
+use crate::model::RepoRender;
 use crate::model::{KustomizationRender, Status};
-use crate::render::RepoRender;
 use escape::OneLine;
 
 pub use crate::text::plural;
@@ -50,7 +50,7 @@ pub fn render_table(r: &RepoRender) -> String {
             ]);
             match &k.status {
                 // A Helm release whose chart was not fetched says why (`--helm`).
-                Status::External(e) if crate::helm::is_release(k) => {
+                Status::External(e) if crate::model::is_release(k) => {
                     let _ = writeln!(
                         problems,
                         "{}: {} {e}",
@@ -114,13 +114,13 @@ fn summary_line(r: &RepoRender) -> String {
         .clusters
         .iter()
         .flat_map(|c| &c.kustomizations)
-        .filter(|k| !crate::helm::is_release(k))
+        .filter(|k| !crate::model::is_release(k))
         .count();
     let ok: usize = r
         .clusters
         .iter()
         .flat_map(|c| &c.kustomizations)
-        .filter(|k| k.status == Status::Rendered && !crate::helm::is_release(k))
+        .filter(|k| k.status == Status::Rendered && !crate::model::is_release(k))
         .count();
     let cached = if r.stored_hits > 0 {
         format!(", {} from the build cache", r.stored_hits)
@@ -135,7 +135,7 @@ fn summary_line(r: &RepoRender) -> String {
         r.clusters
             .iter()
             .flat_map(|c| &c.kustomizations)
-            .filter(|k| k.status.as_str() == what && !crate::helm::is_release(k))
+            .filter(|k| k.status.as_str() == what && !crate::model::is_release(k))
             .count()
     };
     let mut others = String::new();
@@ -156,7 +156,7 @@ fn summary_line(r: &RepoRender) -> String {
         .clusters
         .iter()
         .flat_map(|c| &c.kustomizations)
-        .any(|k| k.built_by == Some(crate::kustomize::Maker::Kustomize));
+        .any(|k| k.built_by == Some(crate::model::Maker::Kustomize));
     let builds = if by_kustomize && r.builds_run > 0 {
         format!(
             "{} kustomize build{}",
@@ -228,7 +228,7 @@ fn kustomization_json(k: &KustomizationRender) -> serde_json::Value {
         "unknownVars": k.unknown_vars,
         "varsUsed": k.vars_used,
         "notes": k.notes,
-        "builtBy": k.built_by.map(crate::kustomize::Maker::as_str),
+        "builtBy": k.built_by.map(crate::model::Maker::as_str),
         "delegated": k.delegated,
         "sha256": k.artifact.as_ref().map(|a| a.sha256.clone()),
         "objects": k.artifact.as_ref().map(|a| a.objects.clone()).unwrap_or_default(),

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::render::RepoRender;
+use crate::model::RepoRender;
 use crate::report::escape::{path_segment, path_segments};
 
 /// The marker fluxsim writes into every output folder: [`MARKER_HEADER`], then one line per

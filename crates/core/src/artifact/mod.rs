@@ -212,6 +212,13 @@ fn parse_origin(block: &str) -> Origin {
     }
 }
 
+/// Prints `value` as `kustomize build` prints an object (for reports that show an object
+/// they changed, such as a diff with fields stripped).
+#[must_use]
+pub fn print_object(value: &serde_json::Value) -> String {
+    fluxsim_kustomize::print_value(value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,7 +11,8 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::kustomize::{BuildError, Builder, Built, Job, Maker};
+use crate::kustomize::{BuildError, Builder, Built, Job};
+use crate::model::Maker;
 
 /// The running fluxsim binary, as its size and modification time: code built into fluxsim
 /// (the native builder) can change between builds of the same version, and the build cache

@@ -24,10 +24,15 @@ use crate::cache::store::Store;
 use crate::cache::BuildCache;
 use crate::discover::FileFacts;
 use crate::flux::{str_at, Kustomization, NamespacedName, ObjectId};
-use crate::kustomize::Maker;
+use crate::model::Maker;
+use crate::model::RepoRender;
 use crate::model::{ClusterRender, KustomizationRender, Status, UnknownVar, VarSource};
-use crate::render::{load_tree, render_tree_cached, Known, RenderError, RepoOptions, RepoRender};
+use crate::reconcile::Reuse;
+use crate::render::{
+    load_tree, render_tree_cached, render_tree_with, Known, Prior, RenderError, RepoOptions,
+};
 use crate::source::mapping::{MappedPath, SourceMapping};
+use crate::source::Tree;
 use crate::source::{resolve_rev, Digests};
 
 const MAGIC: &str = "fluxsim-revision-render v2";
@@ -45,6 +50,54 @@ pub struct RevisionRender {
     pub known: Known,
     /// Whether it came from the store.
     pub stored: bool,
+}
+
+/// Renders `head_tree` after `base`, the two sides of a diff: the discovery facts of the
+/// files `base` read the same are taken from it, and with `changed_only` so is every
+/// Kustomization whose spec, vars and input files did not change (`diff --changed-only`).
+/// `base` keeps its Kustomizations.
+pub fn render_after(
+    base: &mut RevisionRender,
+    head_tree: Tree,
+    cache: &BuildCache<'_>,
+    opts: &RepoOptions,
+    changed_only: bool,
+) -> Result<RepoRender, RenderError> {
+    let reuse = changed_only.then(|| {
+        let (before, after) = (&base.known.digests, head_tree.digests());
+        let changed = crate::source::changed_between(before, after);
+        let same_paths = *base.known.folders == *head_tree.folders()
+            && changed
+                .iter()
+                .all(|f| before.contains_key(f) && after.contains_key(f));
+        // Moved out of the base render, not copied: put back once head is rendered.
+        let mut taken = BTreeMap::new();
+        for c in &mut base.clusters {
+            for k in std::mem::take(&mut c.kustomizations) {
+                taken.insert((c.name.clone(), k.kustomization.id.clone()), k);
+            }
+        }
+        Arc::new(Reuse {
+            base: taken,
+            changed,
+            same_paths,
+        })
+    });
+    let prior = Prior {
+        known: Some(base.known.clone()),
+        reuse,
+    };
+    let head = render_tree_with(head_tree, cache, opts, &prior);
+    if let Some(reuse) = prior.reuse {
+        let reuse = Arc::try_unwrap(reuse).unwrap_or_else(|shared| (*shared).clone());
+        // In (cluster, id) order: each cluster's Kustomizations come back sorted, as made.
+        for ((cluster, _), k) in reuse.base {
+            if let Some(c) = base.clusters.iter_mut().find(|c| c.name == cluster) {
+                c.kustomizations.push(k);
+            }
+        }
+    }
+    head
 }
 
 /// Renders the revision `rev` of the repository holding `dir`, or takes its render from the
@@ -125,6 +178,7 @@ fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
         // A render with HelmReleases is never stored (see render_revision).
         helm: _,
         progress: _,
+        listener: _,
         // A render that needed the network is never stored, whether it was allowed (its
         // inputs are not known) or not (`NeedsNetwork`; see `storable`).
         allow_network: _,

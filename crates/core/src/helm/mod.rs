@@ -37,8 +37,7 @@ use crate::source::SourceFs;
 pub use release::{is_helm_release, HelmRelease};
 use step::{prepare_release, release_entry, release_template, template_release, Found, Prepared};
 
-/// The apiVersion of a release's entry in a cluster's render.
-pub const RELEASE_API_VERSION: &str = "helm.toolkit.fluxcd.io/v2";
+use crate::model::{is_release, RELEASE_API_VERSION};
 
 /// What `render --helm` was asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,12 +69,6 @@ pub struct HelmConfig {
     /// `--api-versions` (Capabilities.APIVersions), added to Helm's defaults.
     #[serde(default)]
     pub api_versions: Vec<String>,
-}
-
-/// Whether a render entry is a Helm release (a child artifact), not a Kustomization.
-#[must_use]
-pub fn is_release(k: &KustomizationRender) -> bool {
-    k.kustomization.api_version == RELEASE_API_VERSION
 }
 
 /// How the helm step went, for the summary line.

@@ -15,6 +15,8 @@ pub struct HelmBinary {
     program: PathBuf,
     version: String,
     timeout: Duration,
+    /// [`version_warning`] of this binary.
+    warning: Option<String>,
 }
 
 /// One `helm template` run.
@@ -68,15 +70,20 @@ impl HelmBinary {
             ));
         }
         let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        if let Some(w) = version_warning(&program, &version) {
-            static WARNED: std::sync::Once = std::sync::Once::new();
-            WARNED.call_once(|| eprintln!("{w}"));
-        }
+        let warning = version_warning(&program, &version);
         Ok(HelmBinary {
             program,
             version,
             timeout,
+            warning,
         })
+    }
+
+    /// Why this binary's output may differ from helm-controller's (it is not the Helm
+    /// version helm-controller links), for the caller to tell people.
+    #[must_use]
+    pub fn warning(&self) -> Option<&str> {
+        self.warning.as_deref()
     }
 
     /// What `helm version` says (`v4.2.1`; a `go install` build says `v4.2`).

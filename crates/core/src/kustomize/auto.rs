@@ -6,12 +6,13 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use super::native::build_native_in;
 use super::{BuildError, Builder, Built, Job, KustomizeBinary, Maker};
 use crate::cache::store::Store;
+use crate::notice::{Listener, Quiet};
 
 /// Native first; any build it cannot do exactly (or that fails, so the error message is
 /// kustomize's own) is handed to the kustomize binary.
@@ -22,6 +23,8 @@ pub struct AutoBuilder {
     store: Option<Store>,
     /// The binary, opened at the first delegation.
     binary: OnceLock<Result<KustomizeBinary, BuildError>>,
+    /// Who hears the binary's version warning, when it is opened.
+    listener: Arc<dyn Listener>,
     native_builds: AtomicUsize,
     delegated: AtomicUsize,
 }
@@ -34,6 +37,7 @@ impl AutoBuilder {
             timeout: binary.timeout(),
             store: None,
             binary: OnceLock::from(Ok(binary)),
+            listener: Arc::new(Quiet),
             native_builds: AtomicUsize::new(0),
             delegated: AtomicUsize::new(0),
         }
@@ -41,17 +45,19 @@ impl AutoBuilder {
 
     /// An auto builder that delegates to the kustomize `explicit` names (else the one on
     /// PATH, else kubectl), run only when a build needs it; its probed version is kept in
-    /// `store`.
+    /// `store`, and `listener` hears when it is not the version Flux builds with.
     pub fn deferred(
         explicit: Option<&std::path::Path>,
         timeout: Duration,
         store: Option<Store>,
+        listener: Arc<dyn Listener>,
     ) -> Self {
         AutoBuilder {
             program: KustomizeBinary::find(explicit),
             timeout,
             store,
             binary: OnceLock::new(),
+            listener,
             native_builds: AtomicUsize::new(0),
             delegated: AtomicUsize::new(0),
         }
@@ -62,7 +68,11 @@ impl AutoBuilder {
         self.binary
             .get_or_init(|| {
                 let program = self.program.clone()?;
-                KustomizeBinary::open(program, self.timeout, self.store.as_ref())
+                let binary = KustomizeBinary::open(program, self.timeout, self.store.as_ref())?;
+                if let Some(w) = binary.warning() {
+                    self.listener.warn(w);
+                }
+                Ok(binary)
             })
             .as_ref()
             .map_err(Clone::clone)

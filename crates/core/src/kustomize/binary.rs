@@ -58,14 +58,6 @@ pub fn version_warning(program: &Path, is_kubectl: bool, reported: &str) -> Opti
     ))
 }
 
-/// Prints [`version_warning`] on stderr, once per process however many builders are made.
-fn warn_once_unless_reproduced(program: &Path, is_kubectl: bool, reported: &str) {
-    static WARNED: std::sync::Once = std::sync::Once::new();
-    if let Some(warning) = version_warning(program, is_kubectl, reported) {
-        WARNED.call_once(|| eprintln!("{warning}"));
-    }
-}
-
 /// The kustomize binary, run as a subprocess.
 #[derive(Debug, Clone)]
 pub struct KustomizeBinary {
@@ -74,6 +66,8 @@ pub struct KustomizeBinary {
     subcommand: &'static str,
     timeout: Duration,
     version: String,
+    /// [`version_warning`] of this binary.
+    warning: Option<String>,
 }
 
 impl KustomizeBinary {
@@ -147,12 +141,13 @@ impl KustomizeBinary {
             }
             v
         };
-        warn_once_unless_reproduced(&program, is_kubectl, &version);
+        let warning = version_warning(&program, is_kubectl, &version);
         Ok(KustomizeBinary {
             program,
             subcommand,
             timeout,
             version,
+            warning,
         })
     }
 
@@ -183,6 +178,13 @@ impl KustomizeBinary {
             text.trim().to_string()
         };
         Ok(version)
+    }
+
+    /// Why this binary's builds may differ from Flux's (it is not the kustomize version
+    /// kustomize-controller builds with), for the caller to tell people.
+    #[must_use]
+    pub fn warning(&self) -> Option<&str> {
+        self.warning.as_deref()
     }
 
     /// Where the binary is.

@@ -18,6 +18,8 @@ pub use auto::AutoBuilder;
 pub use binary::{kustomize_semver, version_warning, KustomizeBinary, REPRODUCED_KUSTOMIZE};
 pub use in_process::NativeBuilder;
 
+use crate::model::Maker;
+
 /// A build failure.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum BuildError {
@@ -132,34 +134,5 @@ pub trait Builder: Sync + Send {
     /// What it did in this run, for the summary line (e.g. how many builds it delegated).
     fn stats(&self) -> Option<String> {
         None
-    }
-}
-
-/// Which builder made a build's output: fluxsim's native builder or the kustomize binary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Maker {
-    /// The in-process builder (`src/build/native/`).
-    Native,
-    /// The kustomize binary (or `kubectl kustomize`), as a subprocess.
-    Kustomize,
-}
-
-impl Maker {
-    /// `native` or `kustomize`, as reports print it.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Maker::Native => "native",
-            Maker::Kustomize => "kustomize",
-        }
-    }
-
-    pub(crate) fn parse(s: &str) -> Option<Maker> {
-        match s {
-            "native" => Some(Maker::Native),
-            "kustomize" => Some(Maker::Kustomize),
-            _ => None,
-        }
     }
 }

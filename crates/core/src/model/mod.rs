@@ -10,7 +10,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::artifact::Artifact;
+use crate::discover::{Cluster, FileFacts};
 use crate::flux::{Kustomization, NamespacedName};
+use crate::source::Tree;
 
 /// Where one var's value came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -97,7 +99,7 @@ pub struct KustomizationRender {
     pub generated: Option<String>,
     /// Which builder made the build output (`None` when there is none: not rendered, or the
     /// build failed).
-    pub built_by: Option<crate::kustomize::Maker>,
+    pub built_by: Option<Maker>,
     /// Why the native builder handed the build to the kustomize binary, when it did (the
     /// build cache keeps the reason with the build).
     pub delegated: Option<String>,
@@ -127,6 +129,32 @@ pub struct UnknownVar {
     pub placeholder: String,
 }
 
+/// A repository's render.
+pub struct RepoRender {
+    /// The materialised source (kept alive for the renders' lifetime).
+    pub tree: Tree,
+    /// The builder used, as text (`kubectl kustomize (kustomize v5.5.0)`).
+    pub builder: String,
+    /// What the builder did in this run (`native for 22 builds, 1 delegated`), when it says.
+    pub builder_stats: Option<String>,
+    /// One render per cluster, sorted by name.
+    pub clusters: Vec<ClusterRender>,
+    /// Distinct kustomize builds that ran.
+    pub builds_run: usize,
+    /// Builds read from the persistent cache instead.
+    pub stored_hits: usize,
+    /// What discovery read from each YAML file of the tree that holds anything for it.
+    pub facts: BTreeMap<String, FileFacts>,
+    /// Every cluster root discovery found in the tree, sorted by name, before `--cluster`
+    /// and `--only` chose among them (`source_ignore` not filled in).
+    pub discovered: Vec<Cluster>,
+    /// The tree narrowed by each cluster's `GitRepository.spec.ignore` (kept alive while the
+    /// renders are read).
+    pub views: Vec<Tree>,
+    /// What the helm step did (`--helm`), for the summary line.
+    pub helm_summary: Option<String>,
+}
+
 /// One cluster's render.
 #[derive(Debug, Clone, Serialize)]
 pub struct ClusterRender {
@@ -152,4 +180,42 @@ impl ClusterRender {
             which == id.to_string() || which == id.name
         })
     }
+}
+
+/// Which builder made a build's output: fluxsim's native builder or the kustomize binary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Maker {
+    /// The in-process builder (the `fluxsim-kustomize` crate).
+    Native,
+    /// The kustomize binary (or `kubectl kustomize`), as a subprocess.
+    Kustomize,
+}
+
+impl Maker {
+    /// `native` or `kustomize`, as reports print it.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Maker::Native => "native",
+            Maker::Kustomize => "kustomize",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<Maker> {
+        match s {
+            "native" => Some(Maker::Native),
+            "kustomize" => Some(Maker::Kustomize),
+            _ => None,
+        }
+    }
+}
+
+/// The apiVersion of a Helm release's entry in a cluster's render (`--helm`).
+pub const RELEASE_API_VERSION: &str = "helm.toolkit.fluxcd.io/v2";
+
+/// Whether a render entry is a Helm release (a child artifact), not a Kustomization.
+#[must_use]
+pub fn is_release(k: &KustomizationRender) -> bool {
+    k.kustomization.api_version == RELEASE_API_VERSION
 }

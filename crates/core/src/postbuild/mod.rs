@@ -2,6 +2,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::flux::is_valid_var_name;
+#[cfg(test)]
+use crate::flux::{substitution_disabled, SUBSTITUTE_KEY};
+
 /// A postBuild substitution failure for one resource.
 #[derive(Debug, thiserror::Error)]
 pub enum SubstituteError {
@@ -20,14 +24,6 @@ pub enum SubstituteError {
     /// The JSON cannot be set back into the kustomize resource (`res.UnmarshalJSON`).
     #[error("the substituted resource cannot be set back into kustomize's resource (UnmarshalJSON): {0}")]
     Unmarshal(String),
-}
-
-/// Flux's var-name rule, ASCII only (`varsubRegex` in `kustomize_varsub.go`).
-#[must_use]
-pub fn is_valid_var_name(name: &str) -> bool {
-    let mut bytes = name.bytes();
-    matches!(bytes.next(), Some(b'_' | b'a'..=b'z' | b'A'..=b'Z'))
-        && bytes.all(|b| b == b'_' || b.is_ascii_alphanumeric())
 }
 
 /// What `varSubstitution` does to one resource's YAML text: check the var names, run
@@ -226,22 +222,6 @@ fn check_total_output_within(total: usize, limit: usize) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-/// The label and annotation that turn substitution off for one object.
-pub const SUBSTITUTE_KEY: &str = "kustomize.toolkit.fluxcd.io/substitute";
-
-/// True when the object is labelled or annotated `kustomize.toolkit.fluxcd.io/substitute:
-/// disabled` (`SubstituteVariables` in `kustomize_varsub.go` skips it).
-#[must_use]
-pub fn substitution_disabled(obj: &serde_json::Value) -> bool {
-    ["labels", "annotations"].iter().any(|field| {
-        obj.get("metadata")
-            .and_then(|m| m.get(*field))
-            .and_then(|m| m.get(SUBSTITUTE_KEY))
-            .and_then(serde_json::Value::as_str)
-            == Some("disabled")
-    })
 }
 
 /// Flux substitutes only when some var is defined, unless `substituteStrategy: Always`.

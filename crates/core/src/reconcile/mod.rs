@@ -870,7 +870,7 @@ fn build(
     ks: &Kustomization,
     prepared: &crate::generate::Prepared,
     closure: Option<&crate::cache::closure::Closure>,
-) -> Result<(String, crate::kustomize::Maker, Option<String>), Error> {
+) -> Result<(String, crate::model::Maker, Option<String>), Error> {
     let on_disk = || {
         prepared
             .dir()
@@ -1035,7 +1035,7 @@ fn post_build(
         let mut obj = (*object.object).clone();
         let mut piece = (false, doc.to_string());
         if let Some(vars) = substitute_with {
-            if !postbuild::substitution_disabled(&obj) {
+            if !crate::flux::substitution_disabled(&obj) {
                 r.vars_used.extend(postbuild::referenced_vars(doc));
                 // res.UnmarshalJSON sets the JSON back into the resource (numbers as
                 // float64, through yaml.v3): substitute_resource does the same.
@@ -1097,7 +1097,7 @@ fn referenced_undefined(
     let mut out = BTreeSet::new();
     for doc in crate::manifest::split_documents(output) {
         let obj = crate::manifest::parse_object(doc)?;
-        if postbuild::substitution_disabled(&obj) {
+        if crate::flux::substitution_disabled(&obj) {
             continue;
         }
         if let Ok(t) = crate::envsubst::Template::parse(doc.as_bytes()) {

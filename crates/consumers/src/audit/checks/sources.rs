@@ -9,8 +9,8 @@ use crate::audit::context::{finding_for, place_in, ClusterCtx};
 use crate::audit::place::{Needle, Sources};
 use crate::audit::rules::{ENCRYPTED_SOURCE, INVALID_VAR_NAME, UNKNOWN_SOURCE, UNUSED_VAR};
 use crate::audit::{list_names, template_of};
+use crate::flux::is_valid_var_name;
 use crate::flux::ObjectId;
-use crate::postbuild::is_valid_var_name;
 
 fn key_needle(key: &str) -> Needle<'_> {
     Needle {
