@@ -59,7 +59,7 @@ pub struct Config {
     /// `[helm_controller]`: what `render --helm` tells Helm about the cluster
     /// (`kube_version`, `api_versions`).
     #[serde(default)]
-    pub helm_controller: crate::helm::HelmConfig,
+    pub helm_controller: HelmConfig,
     /// `[network]`: whether builds may reach the network (`allow = true`, as
     /// `--allow-network`). Repository content: a diff takes the base revision's, never the
     /// head's.
@@ -182,7 +182,9 @@ impl Config {
             }
         }
         for (key, value) in &config.sources {
-            if let Err(message) = crate::source::mapping::parse_config_entry(key, value) {
+            if let Err(message) =
+                crate::source::mapping::parse_config_entry(key, value, CONFIG_FILE)
+            {
                 let line = text
                     .find(&format!("\"{key}\""))
                     .or_else(|| text.find(key.as_str()))
@@ -271,7 +273,7 @@ impl Config {
     pub fn source_mappings(&self) -> Vec<crate::source::mapping::SourceMapping> {
         self.sources
             .iter()
-            .filter_map(|(k, v)| crate::source::mapping::parse_config_entry(k, v).ok())
+            .filter_map(|(k, v)| crate::source::mapping::parse_config_entry(k, v, CONFIG_FILE).ok())
             .collect()
     }
 
@@ -328,6 +330,17 @@ fn manifest_objects(text: &str, file: &str) -> Result<Vec<Value>, ConfigError> {
             })
         })
         .collect()
+}
+
+/// `fluxsim.toml`'s `[helm_controller]`: the cluster Helm is told it templates for.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HelmConfig {
+    /// `--kube-version` (Capabilities.KubeVersion).
+    pub kube_version: Option<String>,
+    /// `--api-versions` (Capabilities.APIVersions), added to Helm's defaults.
+    #[serde(default)]
+    pub api_versions: Vec<String>,
 }
 
 #[cfg(test)]

@@ -236,9 +236,7 @@ fn clusters_found(
     // different rules.
     let dirs: Vec<String> = clusters
         .iter()
-        .map(|c| {
-            crate::generate::spec_dir(fs, &c.root.path).unwrap_or_else(|_| c.root.path.clone())
-        })
+        .map(|c| crate::source::spec_dir(fs, &c.root.path).unwrap_or_else(|_| c.root.path.clone()))
         .collect();
     let others: Vec<&str> = dirs.iter().map(String::as_str).collect();
     for (c, dir) in clusters.iter_mut().zip(&dirs) {

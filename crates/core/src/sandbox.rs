@@ -35,8 +35,8 @@ pub const MEMORY_LIMIT: u64 = 4 << 30;
 /// Bytes a tool may write to one file (a clone, helm's cache).
 pub const FILE_SIZE_LIMIT: u64 = 1 << 30;
 /// Bytes read from a tool's stdout: as much as one Kustomization's substituted output may
-/// hold ([`crate::postbuild::KUSTOMIZATION_OUTPUT_LIMIT`]).
-pub const OUTPUT_LIMIT: usize = crate::postbuild::KUSTOMIZATION_OUTPUT_LIMIT;
+/// hold (postbuild's `KUSTOMIZATION_OUTPUT_LIMIT` is this bound).
+pub const OUTPUT_LIMIT: usize = 256 << 20;
 /// Bytes kept of a tool's stderr (the rest is read and dropped, so the tool never blocks).
 pub const STDERR_LIMIT: usize = 1 << 20;
 

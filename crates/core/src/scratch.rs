@@ -32,13 +32,20 @@ static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::
 /// rather than remove a folder half-way through it.
 static MOVING: Mutex<()> = Mutex::new(());
 
-/// This run's folder under the system's temporary folder, made on first use (after removing
-/// the folders that dead runs left behind).
+/// Removes the folders that dead runs left under the system's temporary folder, each once
+/// it is proved a run folder: its marker says so and `git_tracks_anything_in` (git's
+/// answer, `source::git::tracks_anything_in`) says it is no folder of a repository.
+pub fn sweep_dead_runs(git_tracks_anything_in: &dyn Fn(&Path) -> bool) {
+    sweep_stale(&std::env::temp_dir(), RUN_PREFIX, &|dir| {
+        sweep_run_dir(dir, git_tracks_anything_in);
+    });
+}
+
+/// This run's folder under the system's temporary folder, made on first use.
 pub fn run_dir() -> io::Result<&'static Path> {
     RUN_DIR
         .get_or_init(|| {
             let tmp = std::env::temp_dir();
-            sweep_stale(&tmp, RUN_PREFIX, &sweep_run_dir);
             let dir = tempfile::Builder::new()
                 .prefix(&format!("{RUN_PREFIX}{}-", std::process::id()))
                 .tempdir_in(&tmp)
@@ -188,10 +195,10 @@ pub fn sweep_stale(parent: &Path, prefix: &str, sweep: &dyn Fn(&Path)) {
 /// Removes `dir`, a run folder a dead run left, when it is one: its [`MARKER`] is a plain file
 /// that says so, and git tracks nothing in it (a temporary folder inside a repository's work
 /// tree may be a folder of the repository).
-fn sweep_run_dir(dir: &Path) {
+fn sweep_run_dir(dir: &Path, git_tracks_anything_in: &dyn Fn(&Path) -> bool) {
     let marked = std::fs::symlink_metadata(dir.join(MARKER)).is_ok_and(|m| m.is_file())
         && std::fs::read_to_string(dir.join(MARKER)).is_ok_and(|t| t == RUN_MARKER_TEXT);
-    if marked && matches!(crate::source::git::tracks_anything_in(dir), Ok(false)) {
+    if marked && !git_tracks_anything_in(dir) {
         remove_tree(dir);
     }
 }
@@ -415,6 +422,11 @@ pub fn install_signal_handlers() {
 
 #[cfg(test)]
 mod tests {
+    /// What the binary gives `sweep_dead_runs`.
+    fn git_tracks(dir: &Path) -> bool {
+        !matches!(crate::source::git::tracks_anything_in(dir), Ok(false))
+    }
+
     use super::*;
 
     #[test]
@@ -458,7 +470,7 @@ mod tests {
         let other = "fluxsim-notapid-abc";
         std::fs::create_dir(tmp.path().join(other)).unwrap();
         std::fs::write(tmp.path().join(other).join(MARKER), RUN_MARKER_TEXT).unwrap();
-        sweep_stale(tmp.path(), "fluxsim-", &sweep_run_dir);
+        sweep_stale(tmp.path(), "fluxsim-", &|d| sweep_run_dir(d, &git_tracks));
         assert!(
             !tmp.path().join(dead).exists(),
             "a dead run's marked folder goes"
@@ -501,7 +513,7 @@ mod tests {
         std::fs::write(committed.join("notes.md"), "tracked").unwrap();
         run(&["add", "-A"]);
         run(&["commit", "-qm", "a folder named like a run folder"]);
-        sweep_stale(tmp.path(), "fluxsim-", &sweep_run_dir);
+        sweep_stale(tmp.path(), "fluxsim-", &|d| sweep_run_dir(d, &git_tracks));
         assert!(committed.join("notes.md").is_file());
     }
 

@@ -25,7 +25,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::digest::hex;
-use crate::generate::KUSTOMIZATION_FILES;
+use fluxsim_kustomize::KUSTOMIZATION_FILES;
 
 /// The most a build may read, all its files together (each file is bounded by
 /// [`crate::source::MAX_FILE_BYTES`] too).

@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::flux::{is_kustomization, str_at, Kustomization, NamespacedName, ObjectId};
-use crate::generate::spec_dir;
+use crate::source::spec_dir;
 use crate::source::SourceFs;
 
 /// A cluster to render.
@@ -444,7 +444,7 @@ fn apply_sets(
     let mut kustomizations: BTreeMap<String, (String, bool, Vec<&str>)> = BTreeMap::new();
     for (file, facts) in files {
         let name = file.rsplit('/').next().unwrap_or(file);
-        if !crate::generate::KUSTOMIZATION_FILES.contains(&name) {
+        if !fluxsim_kustomize::KUSTOMIZATION_FILES.contains(&name) {
             continue;
         }
         if let Some((component, entries)) = facts.0.iter().find_map(kustomize_entries) {

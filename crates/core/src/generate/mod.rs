@@ -17,6 +17,7 @@ use crate::flux::Kustomization;
 
 /// File names kustomize recognises, in its order of preference (`konfig`).
 pub use crate::kustomize::native::KUSTOMIZATION_FILES;
+use crate::source::spec_dir;
 
 /// Why a path cannot be prepared for building.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -179,17 +180,6 @@ impl Prepared {
             self.file.as_ref().map(|(n, c)| (n.as_str(), c.as_str())),
         )
     }
-}
-
-/// `spec.path` joined onto the source root as kustomize-controller joins it (SecureJoin:
-/// `..` is clamped at the root), relative to the root: `.` for the root itself.
-pub fn spec_dir(fs: &SourceFs, path: &str) -> Result<String, crate::source::SourceError> {
-    let joined = fs.secure_join(path)?;
-    let rel = joined
-        .strip_prefix(fs.root())
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    Ok(if rel.is_empty() { ".".to_string() } else { rel })
 }
 
 fn existing_kustomization(fs: &SourceFs, dir: &Path) -> Option<PathBuf> {

@@ -60,17 +60,6 @@ impl Default for HelmOptions {
     }
 }
 
-/// `fluxsim.toml`'s `[helm_controller]`: the cluster Helm is told it templates for.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HelmConfig {
-    /// `--kube-version` (Capabilities.KubeVersion).
-    pub kube_version: Option<String>,
-    /// `--api-versions` (Capabilities.APIVersions), added to Helm's defaults.
-    #[serde(default)]
-    pub api_versions: Vec<String>,
-}
-
 /// How the helm step went, for the summary line.
 #[derive(Debug, Default)]
 pub struct HelmStats {
@@ -101,7 +90,7 @@ pub struct Context<'a> {
     /// Options.
     pub opts: &'a HelmOptions,
     /// `[helm_controller]` of fluxsim.toml.
-    pub config: &'a HelmConfig,
+    pub config: &'a crate::config::HelmConfig,
     /// The persistent cache (charts fetched, releases templated).
     pub store: Option<crate::cache::store::Store>,
     /// Sources mapped to folders.

@@ -205,7 +205,8 @@ fn check_literal_block(s: &str, path: &[String]) -> Result<(), SubstituteError> 
 /// How many bytes the substituted objects of one Kustomization may hold together: fluxsim's
 /// bound (each object is bounded by [`crate::envsubst::OUTPUT_GROWTH_LIMIT`] too), so that
 /// one hostile Kustomization cannot exhaust the machine while the run goes on with the rest.
-pub const KUSTOMIZATION_OUTPUT_LIMIT: usize = 256 << 20;
+/// (The same as a tool's output may hold, [`crate::sandbox::OUTPUT_LIMIT`].)
+pub const KUSTOMIZATION_OUTPUT_LIMIT: usize = crate::sandbox::OUTPUT_LIMIT;
 
 /// An error once the substituted objects of one Kustomization, `total` bytes so far, pass
 /// [`KUSTOMIZATION_OUTPUT_LIMIT`].

@@ -405,7 +405,7 @@ fn bootstrap_state(
     let mut notes = Vec::new();
     let folder = cluster.file.as_deref().and_then(|f| {
         let dir = Path::new(f).parent()?.to_string_lossy().replace('\\', "/");
-        let own = crate::generate::spec_dir(ctx.fs, &cluster.root.path).ok()?;
+        let own = crate::source::spec_dir(ctx.fs, &cluster.root.path).ok()?;
         let dir = if dir.is_empty() { ".".to_string() } else { dir };
         (dir != own).then_some(dir)
     });

@@ -537,7 +537,7 @@ fn common_depth(file: &str, folder: &str) -> usize {
 /// path `./kubernetes/dev/apps`); `""` for the repository root.
 #[must_use]
 pub fn home_of(fs: &SourceFs, cluster: &crate::discover::Cluster) -> String {
-    let path = crate::generate::spec_dir(fs, &cluster.root.path).unwrap_or_default();
+    let path = crate::source::spec_dir(fs, &cluster.root.path).unwrap_or_default();
     let path = if path == "." { String::new() } else { path };
     let Some(file) = &cluster.file else {
         return path;

@@ -143,8 +143,9 @@ pub fn parse_arg(arg: &str, repo: &Path) -> Result<SourceMapping, String> {
     })
 }
 
-/// A `fluxsim.toml` `[sources]` entry: the value must be a folder of the repository.
-pub fn parse_config_entry(key: &str, value: &str) -> Result<SourceMapping, String> {
+/// A `[sources]` entry of the settings file `from` (`fluxsim.toml`): the value must be a
+/// folder of the repository.
+pub fn parse_config_entry(key: &str, value: &str, from: &str) -> Result<SourceMapping, String> {
     let source = SourceId::parse(key)?;
     let refuse = || {
         format!(
@@ -161,7 +162,7 @@ pub fn parse_config_entry(key: &str, value: &str) -> Result<SourceMapping, Strin
     Ok(SourceMapping {
         source,
         path: MappedPath::Folder(folder),
-        from: crate::config::CONFIG_FILE.into(),
+        from: from.into(),
     })
 }
 
@@ -232,21 +233,28 @@ mod tests {
     #[test]
     fn config_mapping_that_leaves_the_repository_is_refused() {
         for value in ["/etc", "../sibling", "a/../../b", "C:\\x"] {
-            let e = parse_config_entry("OCIRepository/flux-system/apps", value).unwrap_err();
+            let e = parse_config_entry("OCIRepository/flux-system/apps", value, "fluxsim.toml")
+                .unwrap_err();
             assert!(
                 e.contains("fluxsim.toml") && e.contains("--source"),
                 "{value}: {e}"
             );
         }
-        let m = parse_config_entry("OCIRepository/flux-system/apps", "./kubernetes").unwrap();
+        let m = parse_config_entry(
+            "OCIRepository/flux-system/apps",
+            "./kubernetes",
+            "fluxsim.toml",
+        )
+        .unwrap();
         assert_eq!(m.path, MappedPath::Folder("kubernetes".into()));
     }
 
     #[test]
     fn command_line_mapping_wins_over_fluxsim_toml() {
         let cli = parse_arg("OCIRepository/flux-system/apps=a", Path::new("/x")).unwrap();
-        let toml = parse_config_entry("OCIRepository/flux-system/apps", "b").unwrap();
-        let other = parse_config_entry("Bucket/flux-system/c", "c").unwrap();
+        let toml =
+            parse_config_entry("OCIRepository/flux-system/apps", "b", "fluxsim.toml").unwrap();
+        let other = parse_config_entry("Bucket/flux-system/c", "c", "fluxsim.toml").unwrap();
         let m = merged(std::slice::from_ref(&cli), &[toml, other.clone()]);
         assert_eq!(m, vec![other, cli]);
     }

@@ -40,8 +40,8 @@ use std::sync::OnceLock;
 
 use tempfile::TempDir;
 
-pub use crate::kustomize::native::bounded::{read_bounded, read_bounded_to, MAX_FILE_BYTES};
 pub use error::SourceError;
+pub use fluxsim_kustomize::bounded::{read_bounded, read_bounded_to, MAX_FILE_BYTES};
 pub use ignore::PatternSource;
 pub use secure_join::secure_join;
 pub use view::{DirEntry, SourceFs};
@@ -362,6 +362,17 @@ fn copy_fs(root: &Path, files: &[PathBuf], folders: &BTreeSet<String>) -> Source
         folders.iter().map(PathBuf::from).collect(),
         true,
     )
+}
+
+/// `spec.path` joined onto the source root as kustomize-controller joins it (SecureJoin:
+/// `..` is clamped at the root), relative to the root: `.` for the root itself.
+pub fn spec_dir(fs: &SourceFs, path: &str) -> Result<String, SourceError> {
+    let joined = fs.secure_join(path)?;
+    let rel = joined
+        .strip_prefix(fs.root())
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(if rel.is_empty() { ".".to_string() } else { rel })
 }
 
 /// Whether source-controller's archive filter with no user pattern

@@ -69,7 +69,7 @@ impl fmt::Debug for SourceFs {
     }
 }
 
-pub(crate) use crate::kustomize::native::vfs::clean;
+pub(crate) use fluxsim_kustomize::vfs::clean;
 
 fn not_found(path: &Path) -> io::Error {
     io::Error::new(
@@ -382,7 +382,7 @@ impl SourceFs {
 }
 
 /// What the native builder reads of a source: the same calls, confined the same way.
-impl crate::kustomize::native::vfs::SourceFiles for SourceFs {
+impl fluxsim_kustomize::vfs::SourceFiles for SourceFs {
     fn root(&self) -> &Path {
         SourceFs::root(self)
     }
@@ -557,7 +557,7 @@ mod tests {
         std::os::unix::fs::symlink(top.join("secret.txt"), root.join("app/link")).unwrap();
         let tree =
             crate::source::in_place(&root, &crate::source::SourceOptions::default()).unwrap();
-        let vfs = crate::kustomize::native::vfs::Vfs::source(tree.fs().clone());
+        let vfs = fluxsim_kustomize::vfs::Vfs::source(tree.fs().clone());
         assert_eq!(vfs.read_to_string(&root.join("app/in.yaml")).unwrap(), "in");
         let escape = root.join("app/../../secret.txt");
         let err = vfs.read(&escape).unwrap_err().to_string();
@@ -580,14 +580,12 @@ mod tests {
             assert!(!vfs.is_file(&root.join("app/link")));
         }
         // Nothing under: only what is held exists.
-        assert!(crate::kustomize::native::vfs::Vfs::memory()
+        assert!(fluxsim_kustomize::vfs::Vfs::memory()
             .read(&root.join("app/in.yaml"))
             .is_err());
         // Unconfined, the same read goes through (a plain kustomize build).
         assert_eq!(
-            crate::kustomize::native::vfs::Vfs::disk()
-                .read(&escape)
-                .unwrap(),
+            fluxsim_kustomize::vfs::Vfs::disk().read(&escape).unwrap(),
             b"token"
         );
     }
