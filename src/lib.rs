@@ -13,7 +13,7 @@ pub use fluxsim_consumers::{audit, canary, compare, finding, graph, images, repo
 pub use fluxsim_core::{
     artifact, cache, config, conformance, digest, discover, envsubst, flux, generate, goyaml, helm,
     kustomize, locate, manifest, model, notice, postbuild, reconcile, render, sandbox, scratch,
-    source,
+    source, store,
 };
 
 /// Runs the command line and returns the process exit status.

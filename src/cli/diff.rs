@@ -2,11 +2,11 @@
 
 use super::render::{HelmFlags, RenderFlags, SecretFlags};
 use super::{passed_or_finding, Outcome, Output, Status};
-use crate::cache::revisions::{render_after, render_revision, RevisionRender};
 use crate::cache::BuildCache;
 use crate::canary;
 use crate::compare::{compare_clusters, diff_revisions, DiffOptions, DiffStyle, RevisionDiff};
 use crate::model::RepoRender;
+use crate::render::revisions::{render_after, render_revision, RevisionRender};
 use crate::render::{build_cache, load_tree_known, make_builder, render_tree_cached, RepoOptions};
 use crate::report::diff as report;
 use crate::report::limit::Kind;

@@ -204,7 +204,7 @@ impl RenderFlags {
             } else {
                 self.cache_dir
                     .clone()
-                    .or_else(crate::cache::store::Store::default_dir)
+                    .or_else(crate::store::Store::default_dir)
             },
             builder: match self.builder {
                 BuilderFlag::Auto => BuilderChoice::Auto,

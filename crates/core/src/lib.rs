@@ -25,6 +25,7 @@ pub mod render;
 pub mod sandbox;
 pub mod scratch;
 pub mod source;
+pub mod store;
 #[cfg(test)]
 mod testutil;
 pub mod text;

@@ -2,7 +2,9 @@
 //! inputs (`closure`) and the builder's identity, in a folder that survives runs (CI can cache
 //! it). Each entry carries the SHA-256 of its body; an entry that does not match, is cut
 //! short or is unreadable is treated as missing and rebuilt, never trusted. The same kind of
-//! entry keeps, in other folders, whole renders of git revisions ([`revisions`](super::revisions)).
+//! entry keeps, in other folders, whole renders of git revisions
+//! ([`revisions`](crate::render::revisions)). Entries are told apart from another build of
+//! fluxsim's by [`own_fingerprint`].
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -102,6 +104,27 @@ impl Store {
             let _ = tmp.persist(&path);
         }
     }
+}
+
+/// The running fluxsim binary, as its size and modification time: code built into fluxsim
+/// (the native builder) can change between builds of the same version, and the build cache
+/// must not serve one build's output to another.
+#[must_use]
+pub fn own_fingerprint() -> String {
+    let version = env!("CARGO_PKG_VERSION");
+    std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .map_or_else(
+            |_| format!("fluxsim {version} (unknown build)"),
+            |m| {
+                let mtime = m
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_nanos());
+                format!("fluxsim {version} ({} bytes, {mtime})", m.len())
+            },
+        )
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! memory over it.
 //!
 //! fluxsim's generated kustomization file (Flux's generator output) and the substituted
-//! objects it prints again (`kustomize::reprint`) exist only in memory. The kustomize binary
+//! objects it prints again (`postbuild::reprint`) exist only in memory. The kustomize binary
 //! needs them on disk — a temporary folder — and making those costs more than the build
 //! itself; the native builder reads them from here instead, so a folder is made only when a
 //! build is handed to the binary.

@@ -1,11 +1,8 @@
 //! Builds done once: each distinct input is built once per run, even when asked
-//! concurrently, and kept across runs in a persistent store ([`store`]), keyed by the digest
-//! of its input closure ([`closure`]) and the builder's identity. Whole renders of git
-//! revisions are kept in the same store ([`revisions`]), so the base of a diff is rendered once.
+//! concurrently, and kept across runs in the persistent store ([`crate::store`]), keyed by
+//! the digest of its input closure ([`closure`]) and the builder's identity.
 
 pub mod closure;
-pub mod revisions;
-pub mod store;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -13,27 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::kustomize::{BuildError, Builder, Built, Job};
 use crate::model::Maker;
-
-/// The running fluxsim binary, as its size and modification time: code built into fluxsim
-/// (the native builder) can change between builds of the same version, and the build cache
-/// must not serve one build's output to another.
-#[must_use]
-pub fn own_fingerprint() -> String {
-    let version = env!("CARGO_PKG_VERSION");
-    std::env::current_exe()
-        .and_then(std::fs::metadata)
-        .map_or_else(
-            |_| format!("fluxsim {version} (unknown build)"),
-            |m| {
-                let mtime = m
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map_or(0, |d| d.as_nanos());
-                format!("fluxsim {version} ({} bytes, {mtime})", m.len())
-            },
-        )
-}
+use crate::store;
 
 /// What one build gave, and where it was built (an error names that place).
 type Done = (Built, PathBuf);

@@ -92,7 +92,7 @@ pub struct Context<'a> {
     /// `[helm_controller]` of fluxsim.toml.
     pub config: &'a crate::config::HelmConfig,
     /// The persistent cache (charts fetched, releases templated).
-    pub store: Option<crate::cache::store::Store>,
+    pub store: Option<crate::store::Store>,
     /// Sources mapped to folders.
     pub mapped: &'a crate::reconcile::trees::Mapped,
     /// Counters.

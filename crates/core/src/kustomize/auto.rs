@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use super::native::build_native_in;
 use super::{BuildError, Builder, Built, Job, KustomizeBinary, Maker};
-use crate::cache::store::Store;
 use crate::notice::{Listener, Quiet};
+use crate::store::Store;
 
 /// Native first; any build it cannot do exactly (or that fails, so the error message is
 /// kustomize's own) is handed to the kustomize binary.
@@ -123,7 +123,7 @@ impl Builder for AutoBuilder {
         };
         format!(
             "auto: native, delegating to {binary} {}",
-            crate::cache::own_fingerprint()
+            crate::store::own_fingerprint()
         )
     }
 

@@ -81,7 +81,7 @@ impl KustomizeBinary {
     pub fn locate_with(
         explicit: Option<&Path>,
         timeout: Duration,
-        store: Option<&crate::cache::store::Store>,
+        store: Option<&crate::store::Store>,
     ) -> Result<Self, BuildError> {
         Self::open(Self::find(explicit)?, timeout, store)
     }
@@ -119,7 +119,7 @@ impl KustomizeBinary {
     pub fn open(
         program: PathBuf,
         timeout: Duration,
-        store: Option<&crate::cache::store::Store>,
+        store: Option<&crate::store::Store>,
     ) -> Result<Self, BuildError> {
         let is_kubectl = program
             .file_name()

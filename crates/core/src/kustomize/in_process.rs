@@ -29,6 +29,6 @@ impl Builder for NativeBuilder {
     }
 
     fn identity(&self) -> String {
-        format!("{} {}", self.describe(), crate::cache::own_fingerprint())
+        format!("{} {}", self.describe(), crate::store::own_fingerprint())
     }
 }

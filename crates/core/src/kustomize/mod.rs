@@ -2,12 +2,11 @@
 //! binary as a subprocess ([`binary`]), fluxsim's in-process builder ([`native`], the
 //! `fluxsim-kustomize` crate, run by [`in_process`]) for the kustomize subset Flux
 //! repositories use, and [`auto`] (the default), which builds natively and hands the rest to
-//! the binary. [`reprint`] prints substituted objects again as kustomize prints JSON.
+//! the binary.
 
 pub mod auto;
 pub mod binary;
 pub mod in_process;
-pub mod reprint;
 
 pub use fluxsim_kustomize as native;
 

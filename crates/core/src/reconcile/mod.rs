@@ -1075,7 +1075,7 @@ fn post_build(
     }
     // kustomize prints the rebuilt objects as it prints resources read from JSON.
     let reprinted =
-        crate::kustomize::reprint::reprint(ctx.cache, &pieces).map_err(Error::Reprint)?;
+        crate::postbuild::reprint::reprint(ctx.cache, &pieces).map_err(Error::Reprint)?;
     let mut artifact = Artifact::from_kustomize_output_reading(reprinted, &template)?;
     if !origins.is_empty() {
         // Substitution may rename objects, so origins follow each piece's final id.

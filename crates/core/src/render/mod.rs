@@ -1,11 +1,13 @@
-//! `render`: a repository in, every cluster's rendered Kustomizations out.
+//! `render`: a repository in, every cluster's rendered Kustomizations out; [`revisions`]
+//! renders git revisions and keeps their renders in the store.
+
+pub mod revisions;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cache::store::Store;
 use crate::cache::BuildCache;
 use crate::discover::{cluster_from_arg, discover, discover_files, Cluster, Discovery, FileFacts};
 use crate::kustomize::{AutoBuilder, NativeBuilder};
@@ -14,6 +16,7 @@ use crate::model::RepoRender;
 use crate::reconcile::{render_clusters, RenderOptions, Reuse};
 use crate::source::mapping::SourceMapping;
 use crate::source::{in_place, materialize_rev, Digests, SourceFs, SourceOptions, Tree};
+use crate::store::Store;
 
 /// What to render and how.
 #[derive(Debug, Clone)]

@@ -20,7 +20,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::artifact::{Artifact, ArtifactObject, Origin};
-use crate::cache::store::Store;
 use crate::cache::BuildCache;
 use crate::discover::FileFacts;
 use crate::flux::{str_at, Kustomization, NamespacedName, ObjectId};
@@ -34,6 +33,7 @@ use crate::render::{
 use crate::source::mapping::{MappedPath, SourceMapping};
 use crate::source::Tree;
 use crate::source::{resolve_rev, Digests};
+use crate::store::Store;
 
 const MAGIC: &str = "fluxsim-revision-render v2";
 
@@ -198,7 +198,7 @@ fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
             .map(|m| m.as_ref().map(SourceMapping::label).unwrap_or_default())
             .collect::<Vec<_>>(),
         cache.builder().identity(),
-        crate::cache::own_fingerprint(),
+        crate::store::own_fingerprint(),
     ]);
     crate::digest::sha256_hex(text.to_string().as_bytes())
 }
