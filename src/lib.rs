@@ -9,7 +9,7 @@
 
 pub mod cli;
 
-pub use fluxsim_consumers::{audit, canary, compare, finding, graph, images, report};
+pub use fluxsim_consumers::{audit, canary, compare, finding, graph, images, mask, report};
 pub use fluxsim_core::{
     artifact, cache, config, conformance, digest, discover, envsubst, flux, generate, goyaml, helm,
     kustomize, locate, manifest, model, notice, postbuild, reconcile, render, sandbox, scratch,

@@ -236,8 +236,8 @@ pub(crate) struct SecretFlags {
 }
 
 impl SecretFlags {
-    pub(crate) fn presentation(self) -> crate::report::mask::Presentation {
-        crate::report::mask::Presentation {
+    pub(crate) fn presentation(self) -> crate::mask::Presentation {
+        crate::mask::Presentation {
             show_secrets: self.show_secrets,
             ..Default::default()
         }
@@ -258,8 +258,8 @@ pub(crate) struct ObjectFlags {
 }
 
 impl ObjectFlags {
-    pub(crate) fn presentation(self) -> crate::report::mask::Presentation {
-        crate::report::mask::Presentation {
+    pub(crate) fn presentation(self) -> crate::mask::Presentation {
+        crate::mask::Presentation {
             show_secrets: self.secrets.show_secrets,
             skip_secrets: self.skip_secrets,
             skip_crds: self.skip_crds,

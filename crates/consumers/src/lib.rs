@@ -9,6 +9,7 @@ pub mod compare;
 pub mod finding;
 pub mod graph;
 pub mod images;
+pub mod mask;
 pub mod report;
 
 // What this crate reads of fluxsim-core, under the names the modules had when fluxsim was

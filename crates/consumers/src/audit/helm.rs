@@ -19,8 +19,7 @@ pub fn verbatim_values(render: &mut RepoRender) -> Vec<Finding> {
             .iter()
             .filter(|k| crate::model::is_release(k))
         {
-            let (Some(a), Some(hr)) = (&r.artifact, crate::canary::helm::helm_release_of(c, r))
-            else {
+            let (Some(a), Some(hr)) = (&r.artifact, crate::helm::release_of(c, r)) else {
                 continue;
             };
             let Ok(values) = crate::helm::values::merged_values(&hr, &objects) else {

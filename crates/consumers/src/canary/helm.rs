@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
+use crate::model::ClusterRender;
 use crate::model::RepoRender;
-use crate::model::{ClusterRender, KustomizationRender};
 
 use crate::helm::release::HelmRelease;
 
@@ -73,7 +73,7 @@ pub fn values_canary(head: &RepoRender) -> Option<ValuesCanary> {
             let Some(output) = r.artifact.as_ref().map(|a| a.yaml.clone()) else {
                 continue;
             };
-            let Some(hr) = helm_release_of(c, r) else {
+            let Some(hr) = crate::helm::release_of(c, r) else {
                 continue;
             };
             for (file, ks) in values_files(head, c, &hr) {
@@ -96,26 +96,6 @@ pub fn values_canary(head: &RepoRender) -> Option<ValuesCanary> {
         line,
         expected,
     })
-}
-
-/// The HelmRelease object a release entry was made from.
-pub(crate) fn helm_release_of(c: &ClusterRender, r: &KustomizationRender) -> Option<HelmRelease> {
-    let parent = c
-        .kustomizations
-        .iter()
-        .find(|k| Some(&k.kustomization.id) == r.parent.as_ref())?;
-    let suffix = r
-        .kustomization
-        .id
-        .name
-        .strip_prefix(&format!("{}/helm/", parent.kustomization.id.name))?;
-    parent
-        .artifact
-        .iter()
-        .flat_map(|a| &a.objects)
-        .filter(|o| crate::helm::is_helm_release(&o.object))
-        .find(|o| format!("{}/{}", o.id.namespace, o.id.name) == suffix)
-        .and_then(|o| HelmRelease::from_json(&o.object).ok())
 }
 
 /// The repository files that `hr`'s valuesFrom ConfigMaps are generated from, each with

@@ -43,7 +43,7 @@ pub enum DiffStyle {
 #[derive(Debug, Clone, Default)]
 pub struct DiffOptions {
     /// Secrets masked (unless shown) in the object diffs; never in the comparison.
-    pub present: crate::report::mask::Presentation,
+    pub present: crate::mask::Presentation,
     /// Noise dropped from both sides before objects are compared.
     pub strip: strip::Strip,
     /// Lines or fields.
@@ -434,7 +434,7 @@ fn changed_text(
     label: &str,
     opts: &DiffOptions,
 ) -> String {
-    use crate::report::mask;
+    use crate::mask;
     let show = opts.present.show_secrets;
     let secret = mask::is_secret(&o.object) || mask::is_sops(&o.object);
     let mut text = match opts.style {

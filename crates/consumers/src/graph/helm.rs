@@ -18,7 +18,7 @@ pub fn chart_crds(render: &mut RepoRender) -> Vec<HelmCrds> {
             .iter()
             .filter(|k| crate::model::is_release(k))
         {
-            let Some(hr) = crate::canary::helm::helm_release_of(c, r) else {
+            let Some(hr) = crate::helm::release_of(c, r) else {
                 continue;
             };
             // The chart's name as the graph reads it (`graph::model::helm_chart`): the chart

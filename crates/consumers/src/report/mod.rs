@@ -8,7 +8,6 @@ pub mod graph;
 pub mod images;
 pub mod limit;
 pub mod markdown;
-pub mod mask;
 pub mod out;
 
 use std::fmt::Write as _;

@@ -63,7 +63,7 @@ pub struct OutFile<'a> {
 #[must_use]
 pub fn artifact_files<'a>(
     r: &'a RepoRender,
-    present: &crate::report::mask::Presentation,
+    present: &crate::mask::Presentation,
 ) -> Vec<OutFile<'a>> {
     r.clusters
         .iter()
@@ -103,7 +103,7 @@ pub fn write_out(
     r: &RepoRender,
     dir: &Path,
     source_root: &Path,
-    present: &crate::report::mask::Presentation,
+    present: &crate::mask::Presentation,
 ) -> Result<(), OutError> {
     write_files(&artifact_files(r, present), dir, source_root)
 }

@@ -190,6 +190,26 @@ pub fn render_releases(
     }
 }
 
+/// The HelmRelease object a release entry was made from.
+pub fn release_of(c: &ClusterRender, r: &KustomizationRender) -> Option<HelmRelease> {
+    let parent = c
+        .kustomizations
+        .iter()
+        .find(|k| Some(&k.kustomization.id) == r.parent.as_ref())?;
+    let suffix = r
+        .kustomization
+        .id
+        .name
+        .strip_prefix(&format!("{}/helm/", parent.kustomization.id.name))?;
+    parent
+        .artifact
+        .iter()
+        .flat_map(|a| &a.objects)
+        .filter(|o| is_helm_release(&o.object))
+        .find(|o| format!("{}/{}", o.id.namespace, o.id.name) == suffix)
+        .and_then(|o| HelmRelease::from_json(&o.object).ok())
+}
+
 /// The ConfigMaps and Secrets of a cluster's steady state (what any of its Kustomizations
 /// applies), for valuesFrom.
 pub fn cluster_objects(c: &ClusterRender) -> values::Objects<'_> {
