@@ -226,7 +226,7 @@ fn kustomization_json(k: &KustomizationRender) -> serde_json::Value {
         "vars": k.vars,
         "unknownVars": k.unknown_vars,
         "varsUsed": k.vars_used,
-        "notes": k.notes,
+        "notes": k.notes.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "builtBy": k.built_by.map(crate::model::Maker::as_str),
         "delegated": k.delegated,
         "sha256": k.artifact.as_ref().map(|a| a.sha256.clone()),

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::artifact::Artifact;
 use crate::flux::{Kustomization, NamespacedName};
-use crate::model::{KustomizationRender, Status};
+use crate::model::{KustomizationRender, Note, Status};
 
 use super::{
     chart, oci, postrender, release, repo, template, values, Context, HelmRelease,
@@ -31,7 +31,7 @@ pub(super) enum Found<'a> {
         parent: &'a KustomizationRender,
         id: NamespacedName,
         path: String,
-        notes: Vec<String>,
+        notes: Vec<Note>,
         prepared: Box<Prepared>,
     },
 }
@@ -43,7 +43,7 @@ pub(super) fn release_entry(
     path: &str,
     status: Status,
     artifact: Option<Artifact>,
-    notes: Vec<String>,
+    notes: Vec<Note>,
 ) -> KustomizationRender {
     let ks = &parent.kustomization.id;
     let kustomization = Kustomization::from_json(&serde_json::json!({
@@ -175,19 +175,14 @@ pub(super) fn prepare_release<'a>(
         Ok(v) => v,
         Err(e) => return done(Status::Failed(e.to_string())),
     };
-    let mut notes = vec![format!(
-        "release {} in namespace {}, chart {} (sha256 {})",
-        hr.release_name(),
-        hr.release_namespace(),
-        chart.label,
-        &chart.digest[..12]
-    )];
+    let mut notes = vec![Note::HelmRelease {
+        release: hr.release_name().clone(),
+        namespace: hr.release_namespace().clone(),
+        chart: chart.label.clone(),
+        digest: chart.digest.clone(),
+    }];
     if !hr.common_labels.is_empty() || !hr.common_annotations.is_empty() {
-        notes.push(
-            "spec.commonMetadata is not applied by fluxsim: its labels and annotations are \
-             missing from the release's objects"
-                .into(),
-        );
+        notes.push(Note::HelmCommonMetadataIgnored);
     }
     let key = cache_key(&hr, &chart, &values, ctx);
     Found::Ready {

@@ -4,6 +4,9 @@
 //! `report`, `revision`), so it lives apart from the simulation that fills it.
 
 pub mod graph;
+mod note;
+
+pub use note::{DependencyState, Note};
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -104,7 +107,8 @@ pub struct KustomizationRender {
     /// build cache keeps the reason with the build).
     pub delegated: Option<String>,
     /// Things the user should know (encrypted vars, unknown values).
-    pub notes: Vec<String>,
+    #[serde(serialize_with = "note::as_text")]
+    pub notes: Vec<Note>,
     /// The files the build read, relative to the source root (`None` when they cannot be
     /// pinned down: remote bases, Helm charts).
     #[serde(skip)]

@@ -1,6 +1,7 @@
 //! postBuild substitution of one resource, as kustomize-controller does it; [`reprint`]
 //! prints the substituted objects again as kustomize prints JSON.
 
+pub mod kustomization;
 pub mod reprint;
 
 use std::collections::BTreeMap;

@@ -1,8 +1,6 @@
 //! Why one Kustomization did not render: typed where it happens, so a caller can tell a
 //! build failure from a substitution failure; printed as the status a user reads.
 
-use crate::flux::ObjectId;
-
 /// Why a Kustomization did not render (what kustomize-controller would put in its Ready
 /// condition, in fluxsim's words).
 #[derive(Debug, thiserror::Error)]
@@ -52,19 +50,8 @@ pub enum Error {
     /// never settles).
     #[error("{0}")]
     Vars(String),
-    /// Substituting one object failed, as Flux's `SubstituteVariables` does.
-    #[error("{object}: {source}")]
-    Substitute {
-        /// The object.
-        object: ObjectId,
-        /// What envsubst or the YAML re-read said.
-        #[source]
-        source: Box<crate::postbuild::SubstituteError>,
-    },
-    /// The substituted objects together pass fluxsim's bound.
-    #[error("{0}")]
-    TooLarge(String),
-    /// Printing the substituted objects again (as kustomize prints JSON) failed.
-    #[error("{0}")]
-    Reprint(String),
+    /// postBuild failed: an object's substitution, fluxsim's bound on the substituted
+    /// objects, or printing them again.
+    #[error(transparent)]
+    PostBuild(#[from] crate::postbuild::kustomization::PostBuildError),
 }

@@ -16,8 +16,8 @@ use std::sync::{Arc, OnceLock};
 use base64::Engine as _;
 use serde_json::Value;
 
-use super::VarSource;
 use crate::flux::{str_at, Kustomization, ObjectId, SubstituteFrom};
+use crate::model::{Note, VarSource};
 use crate::source::SourceFs;
 
 /// The prefix of every placeholder: no real value starts with it.
@@ -241,7 +241,7 @@ pub(crate) struct Resolution {
     /// vars they may give are unknown.
     pub(crate) unknown_sources: Vec<String>,
     /// What the user should know.
-    pub(crate) notes: Vec<String>,
+    pub(crate) notes: Vec<Note>,
     /// Of the unknown sources, those a rendered object makes at run time (an
     /// ExternalSecret), with what makes them (`ExternalSecret/ns/name (applied by ...)`).
     pub(crate) made_by: BTreeMap<String, String>,
@@ -292,10 +292,11 @@ pub(crate) fn resolve(ks: &Kustomization, world: &World, lookup: &Lookup<'_>) ->
         let mut placed = world.objects.get(&id).cloned();
         if let (Some(p), Some(d)) = (&placed, world.declared.get(&id)) {
             if p.object.get("sops").is_some() {
-                res.notes.push(format!(
-                    "vars of SOPS-encrypted {label} ({}) taken from {}",
-                    p.from, d.from
-                ));
+                res.notes.push(Note::EncryptedSourceDeclared {
+                    source: label.clone(),
+                    on_cluster: p.from.clone(),
+                    declared: d.from.clone(),
+                });
                 placed = Some(d.clone());
             }
         }
@@ -334,9 +335,8 @@ pub(crate) fn resolve(ks: &Kustomization, world: &World, lookup: &Lookup<'_>) ->
         }
         let Some(placed) = placed else {
             if *optional {
-                res.notes.push(format!(
-                    "optional {label} is on no cluster object and in no file: skipped"
-                ));
+                res.notes
+                    .push(Note::OptionalSourceMissing { source: label });
                 continue;
             }
             if lookup.strict_sources {
@@ -419,9 +419,9 @@ fn put_vars(res: &mut Resolution, kind: &str, label: &str, placed: &Placed) {
     let obj = &placed.object;
     let encrypted = obj.get("sops").is_some();
     if encrypted {
-        res.notes.push(format!(
-            "vars from SOPS-encrypted {label} are unknown offline: placeholders used"
-        ));
+        res.notes.push(Note::EncryptedSource {
+            source: label.to_string(),
+        });
     }
     let as_string = |v: &Value| match v {
         Value::String(s) => s.clone(),
@@ -478,7 +478,7 @@ fn from_files(
     id: &ObjectId,
     label: &str,
     lookup: &Lookup<'_>,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
 ) -> Option<Placed> {
     let under =
         |file: &str, folder: &str| folder.is_empty() || file.starts_with(&format!("{folder}/"));
@@ -504,16 +504,12 @@ fn from_files(
             .iter()
             .map(|(_, o)| o.file.as_str())
             .collect();
-        notes.push(format!(
-            "{label}: {} files define it; took `{}` (closest to the cluster's folder), not {}",
-            candidates.len(),
-            taken.file,
-            others
-                .iter()
-                .map(|f| format!("`{f}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        notes.push(Note::SourceInManyFiles {
+            source: label.to_string(),
+            files: candidates.len(),
+            taken: taken.file.clone(),
+            others: others.iter().map(ToString::to_string).collect(),
+        });
     }
     Some(Placed {
         object: taken.object.clone(),

@@ -35,7 +35,7 @@ use crate::source::Tree;
 use crate::source::{resolve_rev, Digests};
 use crate::store::Store;
 
-const MAGIC: &str = "fluxsim-revision-render v2";
+const MAGIC: &str = "fluxsim-revision-render v3";
 
 /// The store's folder for revision renders.
 const SECTION: &str = "revisions";
@@ -259,7 +259,7 @@ struct StoredKustomization {
     build_path: Option<String>,
     generated: Option<String>,
     built_by: Option<String>,
-    notes: Vec<String>,
+    notes: Vec<crate::model::Note>,
     inputs: Option<BTreeSet<String>>,
 }
 
