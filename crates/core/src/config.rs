@@ -1,7 +1,11 @@
-//! `fluxsim.toml` as `render` reads it: objects that exist on a cluster before Flux runs or
-//! outside the repository (`[[bootstrap.objects]]`), kustomize-controller settings that
-//! change what it applies (`[kustomize_controller]`), and sources mapped to folders of the
-//! repository (`[sources]`).
+//! `fluxsim.toml`, read once for every command (through the source tree, so a revision's
+//! own file is used, and only what git tracks): objects that exist on a cluster before Flux
+//! runs or outside the repository (`[[bootstrap.objects]]`), kustomize-controller settings
+//! that change what it applies (`[kustomize_controller]`), sources mapped to folders of the
+//! repository (`[sources]`), what Helm is told (`[helm_controller]`), the network
+//! (`[network]`), and what the graph check cannot see in the manifests: CRDs a controller
+//! registers at run time (`[[runtime_crds]]`), CRDs a Helm chart installs (`[[helm_crds]]`),
+//! CRDs the bootstrap installs (`[bootstrap] crd_groups`).
 //!
 //! ```toml
 //! # A manifest file of the repository that a bootstrap script applies.
@@ -34,9 +38,25 @@
 //! # content; another checkout is mapped with --source on the command line.
 //! [sources]
 //! "OCIRepository/flux-system/apps" = "./kubernetes"
+//!
+//! # The operator registers the Widget CRD once a WidgetOperator object is reconciled.
+//! [[runtime_crds]]
+//! group = "widgets.example.io"
+//! kinds = ["Widget", "WidgetPool"]
+//! created_by = { group = "operator.example.io", kind = "WidgetOperator" }
+//!
+//! # The cert-manager chart installs every CRD of these groups.
+//! [[helm_crds]]
+//! chart = "cert-manager"
+//! groups = ["cert-manager.io", "acme.cert-manager.io"]
+//!
+//! # The cluster's bootstrap installs these CRDs before Flux runs (outside any Kustomization).
+//! [bootstrap]
+//! crd_groups = ["external-secrets.io"]
 //! ```
 //!
-//! The graph check reads the other tables of the same file (`graph::config`).
+//! Tables other than these are left alone; unknown keys inside an entry are errors, so a
+//! typo is not silently ignored.
 
 use std::collections::BTreeMap;
 
@@ -65,6 +85,13 @@ pub struct Config {
     /// head's.
     #[serde(default)]
     pub network: Network,
+    /// `[[runtime_crds]]`: CRDs created at run time by a controller (the graph check).
+    #[serde(default)]
+    pub runtime_crds: Vec<RuntimeCrd>,
+    /// `[[helm_crds]]`: CRDs installed by a Helm chart when a `HelmRelease` of it is
+    /// installed (the graph check).
+    #[serde(default)]
+    pub helm_crds: Vec<HelmCrds>,
 }
 
 /// The `[network]` table.
@@ -76,12 +103,54 @@ pub struct Network {
     pub allow: bool,
 }
 
-/// The `[bootstrap]` table (its `crd_groups` belong to the graph check).
+/// The `[bootstrap]` table: what the cluster's bootstrap puts there before Flux runs,
+/// outside the repository's Kustomizations (a `helmfile` or `kubectl apply` step before
+/// `flux bootstrap`, say).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Bootstrap {
     /// Objects on the cluster before Flux runs, or made outside the repository.
     #[serde(default)]
     pub objects: Vec<BootstrapObject>,
+    /// API groups whose CRDs exist from the start (the graph check's cold start begins
+    /// with them).
+    #[serde(default)]
+    pub crd_groups: Vec<String>,
+}
+
+/// The CRDs of `groups` come from the chart `chart`: they exist once a `HelmRelease` of that
+/// chart is installed (Ready).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HelmCrds {
+    /// The chart's name (`spec.chart.spec.chart`, or the last path segment of the
+    /// `OCIRepository` URL a `chartRef` points at).
+    pub chart: String,
+    /// The API groups whose CRDs the chart installs.
+    pub groups: Vec<String>,
+}
+
+/// CRDs that appear only once an object of `created_by` kind has been reconciled.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeCrd {
+    /// The CRDs' API group.
+    pub group: String,
+    /// The kinds the CRDs define.
+    pub kinds: Vec<String>,
+    /// The object whose reconciliation makes the controller register them.
+    pub created_by: KindRef,
+}
+
+/// An API group and kind.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KindRef {
+    /// API group (`""` for the core group).
+    #[serde(default)]
+    pub group: String,
+    /// Kind.
+    pub kind: String,
 }
 
 /// One `[[bootstrap.objects]]` entry: a file, an inline manifest, or the vars of a
@@ -192,6 +261,31 @@ impl Config {
                 return Err(err(line, message));
             }
         }
+        for (i, r) in config.runtime_crds.iter().enumerate() {
+            if r.kinds.is_empty() || r.created_by.kind.is_empty() {
+                let line = text
+                    .match_indices("[[runtime_crds]]")
+                    .nth(i)
+                    .map_or(1, |(o, _)| crate::locate::line_col(text, o).0);
+                return Err(err(
+                    line,
+                    "a [[runtime_crds]] entry needs at least one kind and a created_by kind"
+                        .to_string(),
+                ));
+            }
+        }
+        for (i, h) in config.helm_crds.iter().enumerate() {
+            if h.chart.is_empty() || h.groups.is_empty() {
+                let line = text
+                    .match_indices("[[helm_crds]]")
+                    .nth(i)
+                    .map_or(1, |(o, _)| crate::locate::line_col(text, o).0);
+                return Err(err(
+                    line,
+                    "a [[helm_crds]] entry needs a chart and at least one group".to_string(),
+                ));
+            }
+        }
         for g in &config.kustomize_controller.feature_gates {
             if parse_gate(g).is_none() {
                 return Err(err(
@@ -217,6 +311,24 @@ impl Config {
             message: format!("cannot read: {e}"),
         })?;
         Config::parse(&text, CONFIG_FILE)
+    }
+
+    /// Reads a settings file named on the command line (`graph --config FILE`), which may
+    /// lie outside the repository: it is the user's, not the repository's. Errors name it
+    /// as given.
+    pub fn load_file(path: &std::path::Path) -> Result<Config, ConfigError> {
+        let file = path.display().to_string();
+        let text = crate::source::read_bounded(path)
+            .and_then(|b| {
+                String::from_utf8(b)
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+            })
+            .map_err(|e| ConfigError {
+                file: file.clone(),
+                line: 1,
+                message: format!("cannot read: {e}"),
+            })?;
+        Config::parse(&text, &file)
     }
 
     /// The declared objects, read (a `file` from the source tree `fs`).

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::graph::config::HelmCrds;
+use crate::config::HelmCrds;
 use crate::model::RepoRender;
 
 /// Takes the release entries out of `render` and gives, per chart (as the graph reads a

@@ -83,11 +83,11 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
+use crate::config::Config;
 use crate::finding::{normalize, Finding, Location};
 use crate::flux::NamespacedName;
 use crate::model::RepoRender;
 
-pub use config::GraphConfig;
 pub use rules::RULES;
 
 /// How one Kustomization comes to exist or wait for another.
@@ -165,7 +165,7 @@ pub struct GraphReport {
 
 /// Simulates a cold start of every cluster of `render` and checks the graphs.
 #[must_use]
-pub fn check(render: &RepoRender, config: &GraphConfig) -> GraphReport {
+pub fn check(render: &RepoRender, config: &Config) -> GraphReport {
     let mut files = model::Files::new(render.tree.fs());
     let mut per_cluster: Vec<(String, Vec<model::Node>)> = Vec::new();
     for c in &render.clusters {
@@ -331,7 +331,7 @@ mod tests {
         assert_eq!(render.clusters.len(), 1);
         assert_eq!(render.clusters[0].kustomizations.len(), n + 1);
         let documents = crate::locate::documents_read();
-        let report = check(&render, &GraphConfig::default());
+        let report = check(&render, &Config::default());
         // apps.yaml's n documents and sync.yaml's two: the files that declare Kustomizations.
         assert_eq!(crate::locate::documents_read() - documents, n + 2);
         let graph = &report.clusters[0];

@@ -7,10 +7,11 @@
 
 use std::collections::BTreeMap;
 
-use super::config::GraphConfig;
 use super::kinds::{self, FluxApis};
 use super::model::{is_trigger, Node, NodeState, Order};
+use crate::config::Config;
 use crate::flux::{NamespacedName, ObjectId};
+use crate::graph::config::Triggers;
 
 /// The waves and, for what never becomes Ready, why.
 pub(crate) struct Simulation {
@@ -52,7 +53,7 @@ enum Need {
 pub(crate) fn needed_kinds<'a>(
     n: &'a Node,
     flux: &FluxApis,
-    config: &GraphConfig,
+    config: &Config,
 ) -> Vec<(&'a str, &'a str, &'a ObjectId)> {
     let own: Vec<&(String, String)> = n.crds().collect();
     let mut out: Vec<(&str, &str, &ObjectId)> = Vec::new();
@@ -139,7 +140,7 @@ fn needs(
     n: &Node,
     nodes: &[Node],
     order: &Order<'_>,
-    config: &GraphConfig,
+    config: &Config,
     flux: &FluxApis,
 ) -> Vec<Need> {
     let others = || nodes.iter().filter(|m| m.id != n.id);
@@ -194,7 +195,7 @@ fn needs(
 }
 
 /// Runs the cold start of one cluster.
-pub(crate) fn simulate(nodes: &[Node], order: &Order<'_>, config: &GraphConfig) -> Simulation {
+pub(crate) fn simulate(nodes: &[Node], order: &Order<'_>, config: &Config) -> Simulation {
     let flux = flux_apis(nodes);
     let all_needs: BTreeMap<&NamespacedName, Vec<Need>> = nodes
         .iter()
@@ -403,7 +404,7 @@ mod tests {
             Node::bare("root"),
         ];
         let o = Order::new(&nodes);
-        let s = simulate(&nodes, &o, &GraphConfig::default());
+        let s = simulate(&nodes, &o, &Config::default());
         assert_eq!(
             s.waves,
             vec![vec![nn("root")], vec![nn("infra")], vec![nn("apps")]]
@@ -419,7 +420,7 @@ mod tests {
         a.objects = vec![crd("x.io", "Widget"), obj("x.io", "Widget", "w")];
         let nodes = vec![a, Node::bare("root")];
         let o = Order::new(&nodes);
-        let s = simulate(&nodes, &o, &GraphConfig::default());
+        let s = simulate(&nodes, &o, &Config::default());
         assert_eq!(s.wave_of[&nn("a")], 1);
     }
 
@@ -431,7 +432,7 @@ mod tests {
         b.objects = vec![crd("x.io", "Widget")];
         let nodes = vec![a, b, Node::bare("root")];
         let o = Order::new(&nodes);
-        let s = simulate(&nodes, &o, &GraphConfig::default());
+        let s = simulate(&nodes, &o, &Config::default());
         assert!(s.never[&nn("a")].contains("Widget.x.io"), "{:?}", s.never);
         assert!(s.never[&nn("b")].contains("`a`"), "{:?}", s.never);
     }

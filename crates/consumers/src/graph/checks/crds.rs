@@ -4,7 +4,7 @@
 use super::{names, with_location, ClusterCheck};
 use crate::finding::Finding;
 use crate::flux::NamespacedName;
-use crate::graph::config::Trigger;
+use crate::graph::config::{Trigger, Triggers};
 use crate::graph::kinds::{self, FluxApis};
 use crate::graph::model::{is_trigger, object_location, Files, HelmChart, Node, Obj};
 use crate::graph::rules;
@@ -431,7 +431,7 @@ fn candidates(c: &mut [Candidate]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::config::GraphConfig;
+    use crate::config::Config;
     use crate::graph::model::{nn, Order};
 
     fn dep(name: &str, deps: &[&str]) -> Node {
@@ -465,9 +465,10 @@ mod tests {
         let mut volumes = dep("volumes", &["cdi"]);
         volumes.objects = vec![obj("DataVolume", "disk")];
         let nodes = vec![cdi, volumes];
-        let config = GraphConfig::parse(
+        let config = Config::parse(
             "[[runtime_crds]]\ngroup = \"cdi.kubevirt.io\"\nkinds = [\"DataVolume\"]\n\
              created_by = { group = \"cdi.kubevirt.io\", kind = \"CDI\" }\n",
+            "fluxsim.toml",
         )
         .unwrap();
         let order = Order::new(&nodes);

@@ -8,8 +8,8 @@ mod namespaces;
 mod readiness;
 mod substitute_from;
 
-use super::config::GraphConfig;
 use super::model::{Files, Node, Order};
+use crate::config::Config;
 use crate::finding::{Finding, Location, Rule};
 use crate::flux::NamespacedName;
 
@@ -20,7 +20,7 @@ pub(crate) struct ClusterCheck<'a> {
     pub(crate) cluster: &'a str,
     pub(crate) nodes: &'a [Node],
     pub(crate) order: &'a Order<'a>,
-    pub(crate) config: &'a GraphConfig,
+    pub(crate) config: &'a Config,
 }
 
 impl ClusterCheck<'_> {
