@@ -11,9 +11,9 @@ pub mod cli;
 
 pub use fluxsim_consumers::{audit, canary, compare, finding, graph, images, mask, report};
 pub use fluxsim_core::{
-    artifact, cache, config, conformance, digest, discover, envsubst, flux, generate, goyaml, helm,
-    kustomize, locate, manifest, model, notice, postbuild, reconcile, render, sandbox, scratch,
-    source, store,
+    artifact, cache, config, conformance, digest, discover, envsubst, flux, goyaml, helm,
+    kustomization_generator, kustomize, locate, manifest, model, notice, postbuild, reconcile,
+    render, sandbox, scratch, source, store,
 };
 
 /// Runs the command line and returns the process exit status.

@@ -247,7 +247,7 @@ fn the_crates_depend_on_each_other_as_architecture_md_draws_them() {
 
 /// What the consumers may read of fluxsim-core: the render model and what it is made of,
 /// the repository's files as Flux sees them, wording and scratch space; never a stage of
-/// the pipeline (`discover`, `reconcile`, `generate`, `kustomize`, `cache`, `postbuild`,
+/// the pipeline (`discover`, `reconcile`, `kustomization_generator`, `kustomize`, `cache`, `postbuild`,
 /// `render`, ...).
 const CONSUMERS_READ: &[&str] = &[
     "artifact", "config", "envsubst", "flux", "goyaml", "helm", "locate", "manifest", "model",

@@ -16,7 +16,7 @@ pub mod report;
 // one crate: the render model and what it is made of (`model`, `artifact`, `flux`, Helm's
 // `HelmRelease` in `helm`), the repository's files as Flux sees them (`source`, `locate`,
 // `manifest`, `config`), and shared wording and scratch space (`text`, `scratch`). Never a
-// stage of the pipeline (`discover`, `reconcile`, `generate`, `kustomize`, `cache`,
+// stage of the pipeline (`discover`, `reconcile`, `kustomization_generator`, `kustomize`, `cache`,
 // `postbuild`, `render`): tests/it/layers.rs fails the build's tests when one is named.
 use fluxsim_core::{
     artifact, config, envsubst, flux, goyaml, helm, locate, manifest, model, scratch, source, text,

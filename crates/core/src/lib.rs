@@ -11,7 +11,7 @@ pub mod digest;
 pub mod discover;
 pub use ::envsubst;
 pub mod flux;
-pub mod generate;
+pub mod kustomization_generator;
 pub use ::goyaml;
 pub use goyaml::manifest;
 pub mod helm;

@@ -12,8 +12,8 @@
 //! it declines to the kustomize binary) is fluxsim-core's `kustomize` module.
 
 pub mod bounded;
+mod configmap_secret_generator;
 mod filters;
-mod generator;
 mod konfig;
 mod kustfile;
 mod nameref;

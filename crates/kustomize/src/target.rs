@@ -4,11 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
+use super::configmap_secret_generator::generate;
 use super::filters::{
     add_annotations, add_labels, add_prefix_suffix, apply_replacements, set_images, set_namespace,
     set_replicas,
 };
-use super::generator::generate;
 use super::kustfile::{self, KustKind, Kustomization};
 use super::node::Node;
 use super::openapi::{set_custom_paths, BuildScope, CustomSchema, OpenApiField, SchemaState};

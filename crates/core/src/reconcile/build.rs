@@ -174,7 +174,7 @@ pub(super) fn render_inner(
     if let Some(base) = reuse.and_then(|reuse| reusable_unprepared(reuse, cluster, ks, key)) {
         return Ok(Rendered::Reused(base));
     }
-    let prepared = crate::generate::prepare(fs, ks, opts.origins)?;
+    let prepared = crate::kustomization_generator::prepare(fs, ks, opts.origins)?;
     r.build_path = map.folder(&prepared.rel_path);
     r.generated.clone_from(&prepared.generated);
     let closure = input_closure(&prepared, ks, map, opts.allow_network)?;
@@ -223,7 +223,7 @@ pub(super) fn render_inner(
 /// builder reads it, as Flux's secure file system fails it (the kustomize binary would read
 /// it). `None` when the closure cannot be known (the builder then reports why).
 pub(super) fn input_closure(
-    prepared: &crate::generate::Prepared,
+    prepared: &crate::kustomization_generator::Prepared,
     ks: &Kustomization,
     map: &PathMap,
     allow_network: bool,
@@ -270,7 +270,7 @@ pub(super) fn input_closure(
 pub(super) fn build(
     ctx: &Ctx<'_>,
     ks: &Kustomization,
-    prepared: &crate::generate::Prepared,
+    prepared: &crate::kustomization_generator::Prepared,
     closure: Option<&crate::cache::closure::Closure>,
 ) -> Result<(String, crate::model::Maker, Option<String>), Error> {
     let on_disk = || {
@@ -300,7 +300,7 @@ pub(super) fn build(
         // kustomize does not say which file it could not read as a kustomization.
         if message.contains("invalid Kustomization") {
             let dir = ctx.fs.root().join(&prepared.rel_path);
-            if let Some(f) = crate::generate::KUSTOMIZATION_FILES
+            if let Some(f) = fluxsim_kustomize::KUSTOMIZATION_FILES
                 .iter()
                 .find(|f| ctx.fs.is_file(&dir.join(f)))
             {
@@ -327,7 +327,7 @@ pub(super) fn build(
 pub(super) fn take_origins(
     output: String,
     opts: &RenderOptions,
-    prepared: &crate::generate::Prepared,
+    prepared: &crate::kustomization_generator::Prepared,
     map: &PathMap,
 ) -> (String, Vec<Option<Origin>>) {
     if !opts.origins || prepared.user_origins {

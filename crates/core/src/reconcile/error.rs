@@ -7,7 +7,7 @@
 pub enum Error {
     /// Flux's generator could not prepare `spec.path`.
     #[error(transparent)]
-    Generate(#[from] crate::generate::GenerateError),
+    Generate(#[from] crate::kustomization_generator::GenerateError),
     /// A kustomization names a path outside the source root: Flux's secure file system
     /// (`fs_secure.go`) fails the build before any builder reads it.
     #[error("spec.path `{path}`: {file}{message}")]

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rayon::prelude::*;
 
+use super::artifact_generator;
 use super::build::{render_kustomization, Ctx};
-use super::generator;
 use super::sources::{self, Lookup, Outside, Resolution, Resolved, World};
 use super::trees::{Choice, PathMap, SourceTree};
 use super::world::{bootstrap_state, choose_source, source_id, world_of};
@@ -204,8 +204,8 @@ pub(super) fn render_cluster(
     };
     let own_source = cluster.root.source_ref.as_ref().map(source_id);
     let own_tree = std::sync::Arc::new(SourceTree::own(fs));
-    let mut generators = generator::Cache::default();
-    let inputs = generator::Inputs {
+    let mut generators = artifact_generator::Cache::default();
+    let inputs = artifact_generator::Inputs {
         own: own_source.clone(),
         own_tree: &own_tree,
         mapped: &outside.mapped,
@@ -236,7 +236,7 @@ pub(super) fn render_cluster(
             other_homes,
         };
         // The ExternalArtifacts the cluster's ArtifactGenerators make from what it holds now.
-        let generated = generator::generate(&world, &inputs, &mut generators);
+        let generated = artifact_generator::generate(&world, &inputs, &mut generators);
         let mut todo: Vec<(Kustomization, Option<NamespacedName>, Key)> = Vec::new();
         let mut waiting = false;
         for (id, (ks, parent)) in &known {

@@ -6,10 +6,10 @@
 //! The Kustomizations of one step are built in parallel; the result is sorted, so it does
 //! not depend on thread timing.
 
+mod artifact_generator;
 mod build;
 mod error;
 mod fixed_point;
-mod generator;
 pub mod sources;
 pub mod trees;
 mod world;

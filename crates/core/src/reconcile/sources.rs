@@ -104,7 +104,7 @@ impl RepoObjects {
     /// `namespace:` of the kustomization file beside `rel`, if any.
     fn folder_namespace(&self, rel: &str) -> Option<String> {
         let dir = Path::new(rel).parent().unwrap_or(Path::new(""));
-        crate::generate::KUSTOMIZATION_FILES.iter().find_map(|f| {
+        fluxsim_kustomize::KUSTOMIZATION_FILES.iter().find_map(|f| {
             let text = self
                 .fs
                 .read_to_string(&self.fs.root().join(dir).join(f))
