@@ -62,7 +62,7 @@ pub(crate) struct RenderFlags {
     /// to kustomize; `native` never runs kustomize (unsupported builds fail); `kustomize`
     /// always runs it.
     #[arg(long, value_enum, default_value = "auto", env = "FLUXSIM_BUILDER")]
-    pub(crate) builder: BuilderFlag,
+    pub(crate) builder: BuilderChoice,
     /// Let builds reach the network, as kustomize-controller does: remote bases and URLs in
     /// file fields are fetched (by the kustomize binary), and Helm may follow a chart
     /// schema's remote `$ref`. Without it such a Kustomization is reported `needs-network`
@@ -141,17 +141,6 @@ impl HelmFlags {
     }
 }
 
-/// Values of `--builder`.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub(crate) enum BuilderFlag {
-    /// Native, delegating unsupported builds to the kustomize binary.
-    Auto,
-    /// Native only.
-    Native,
-    /// The kustomize binary only.
-    Kustomize,
-}
-
 /// `--jobs` past this many threads per core only adds contention: each thread may run a
 /// kustomize process, and the native builder is bound by the cores.
 const JOBS_PER_CORE: usize = 4;
@@ -206,11 +195,7 @@ impl RenderFlags {
                     .clone()
                     .or_else(crate::store::Store::default_dir)
             },
-            builder: match self.builder {
-                BuilderFlag::Auto => BuilderChoice::Auto,
-                BuilderFlag::Native => BuilderChoice::Native,
-                BuilderFlag::Kustomize => BuilderChoice::Kustomize,
-            },
+            builder: self.builder,
             sources: self
                 .sources
                 .iter()

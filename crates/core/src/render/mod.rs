@@ -88,15 +88,18 @@ impl Default for RepoOptions {
     }
 }
 
-/// Which builder turns a kustomization directory into YAML.
+/// Which builder turns a kustomization directory into YAML (`--builder`; each variant's
+/// first line is its help). A build the native builder does not support fails with
+/// `Native`, naming the feature.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum BuilderChoice {
-    /// Native in-process builds, delegating to the kustomize binary what they do not support.
+    /// Native, delegating unsupported builds to the kustomize binary.
     #[default]
     Auto,
-    /// Native only: a build that needs kustomize fails, naming the feature.
+    /// Native only.
     Native,
-    /// The kustomize binary for every build.
+    /// The kustomize binary only.
     Kustomize,
 }
 
