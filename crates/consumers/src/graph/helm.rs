@@ -21,7 +21,7 @@ pub fn chart_crds(render: &mut RepoRender) -> Vec<HelmCrds> {
             let Some(hr) = crate::helm::release_of(c, r) else {
                 continue;
             };
-            // The chart's name as the graph reads it (`graph::model::helm_chart`): the chart
+            // The chart's name as the graph reads it (`graph::nodes::helm_chart`): the chart
             // of a template, the last segment of an OCIRepository's URL, else the ref's name.
             let chart = match &hr.chart {
                 crate::helm::release::ChartRef::Template { chart, .. } => chart.clone(),

@@ -76,7 +76,7 @@ pub mod kinds;
 pub mod rules;
 
 mod checks;
-mod model;
+mod nodes;
 mod simulate;
 
 use std::collections::BTreeSet;
@@ -166,8 +166,8 @@ pub struct GraphReport {
 /// Simulates a cold start of every cluster of `render` and checks the graphs.
 #[must_use]
 pub fn check(render: &RepoRender, config: &Config) -> GraphReport {
-    let mut files = model::Files::new(render.tree.fs());
-    let mut per_cluster: Vec<(String, Vec<model::Node>)> = Vec::new();
+    let mut files = nodes::Files::new(render.tree.fs());
+    let mut per_cluster: Vec<(String, Vec<nodes::Node>)> = Vec::new();
     for c in &render.clusters {
         let root_ks = c.kustomizations.iter().find(|k| k.parent.is_none());
         // The render's own discovery of the tree (read once, not again here).
@@ -180,13 +180,13 @@ pub fn check(render: &RepoRender, config: &Config) -> GraphReport {
         });
         per_cluster.push((
             c.name.clone(),
-            model::nodes_of(c, root_file.as_deref(), &mut files),
+            nodes::nodes_of(c, root_file.as_deref(), &mut files),
         ));
     }
     let mut findings = Vec::new();
     let mut clusters = Vec::new();
     for (name, nodes) in &per_cluster {
-        let order = model::Order::new(nodes);
+        let order = nodes::Order::new(nodes);
         let sim = simulate::simulate(nodes, &order, config);
         findings.extend(
             checks::ClusterCheck {
@@ -199,7 +199,7 @@ pub fn check(render: &RepoRender, config: &Config) -> GraphReport {
         );
         clusters.push(cluster_graph(name, nodes, &sim));
     }
-    let pairs: Vec<(&str, &[model::Node])> = per_cluster
+    let pairs: Vec<(&str, &[nodes::Node])> = per_cluster
         .iter()
         .map(|(n, nodes)| (n.as_str(), nodes.as_slice()))
         .collect();
@@ -209,7 +209,7 @@ pub fn check(render: &RepoRender, config: &Config) -> GraphReport {
     GraphReport { clusters, findings }
 }
 
-fn cluster_graph(name: &str, nodes: &[model::Node], sim: &simulate::Simulation) -> ClusterGraph {
+fn cluster_graph(name: &str, nodes: &[nodes::Node], sim: &simulate::Simulation) -> ClusterGraph {
     let defined: BTreeSet<&NamespacedName> = nodes.iter().map(|n| &n.id).collect();
     let mut edges = Vec::new();
     let mut missing = BTreeSet::new();

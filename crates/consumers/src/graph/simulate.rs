@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use super::kinds::{self, FluxApis};
-use super::model::{is_trigger, Node, NodeState, Order};
+use super::nodes::{is_trigger, Node, NodeState, Order};
 use crate::config::Config;
 use crate::flux::{NamespacedName, ObjectId};
 use crate::graph::config::Triggers;
@@ -363,7 +363,7 @@ fn blocked_by_state(n: &Node) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::model::{nn, Obj};
+    use crate::graph::nodes::{nn, Obj};
 
     fn obj(group: &str, kind: &str, name: &str) -> Obj {
         Obj {

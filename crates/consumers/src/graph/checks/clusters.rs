@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::finding::Finding;
 use crate::flux::NamespacedName;
-use crate::graph::model::Node;
+use crate::graph::nodes::Node;
 use crate::graph::rules;
 use crate::model::graph::GraphNode;
 
@@ -101,7 +101,7 @@ fn differences(x: &Node, a: &str, y: &Node, other: &str) -> Option<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::model::nn;
+    use crate::graph::nodes::nn;
 
     fn dep(name: &str, deps: &[&str]) -> Node {
         let mut n = Node::bare(name);

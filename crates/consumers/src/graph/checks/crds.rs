@@ -6,7 +6,7 @@ use crate::finding::Finding;
 use crate::flux::NamespacedName;
 use crate::graph::config::{Trigger, Triggers};
 use crate::graph::kinds::{self, FluxApis};
-use crate::graph::model::{is_trigger, object_location, Files, HelmChart, Node, Obj};
+use crate::graph::nodes::{is_trigger, object_location, Files, HelmChart, Node, Obj};
 use crate::graph::rules;
 use crate::graph::simulate::{flux_apis, needed_kinds};
 
@@ -432,7 +432,7 @@ fn candidates(c: &mut [Candidate]) -> String {
 mod tests {
     use super::*;
     use crate::config::Config;
-    use crate::graph::model::{nn, Order};
+    use crate::graph::nodes::{nn, Order};
 
     fn dep(name: &str, deps: &[&str]) -> Node {
         let mut n = Node::bare(name);
@@ -442,7 +442,7 @@ mod tests {
 
     fn runtime_findings(health_checks: Vec<(String, String)>) -> Vec<Finding> {
         use crate::flux::ObjectId;
-        use crate::graph::model::Obj;
+        use crate::graph::nodes::Obj;
         let obj = |kind: &str, name: &str| Obj {
             id: ObjectId {
                 group: "cdi.kubevirt.io".into(),
@@ -500,7 +500,7 @@ mod tests {
     #[test]
     fn candidates_are_listed_best_match_first_and_marked_when_they_skip_crds() {
         use crate::flux::ObjectId;
-        use crate::graph::model::HelmChart;
+        use crate::graph::nodes::HelmChart;
         let release = |name: &str| Obj {
             id: ObjectId {
                 group: "helm.toolkit.fluxcd.io".into(),

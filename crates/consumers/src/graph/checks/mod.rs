@@ -8,7 +8,7 @@ mod namespaces;
 mod readiness;
 mod substitute_from;
 
-use super::model::{Files, Node, Order};
+use super::nodes::{Files, Node, Order};
 use crate::config::Config;
 use crate::finding::{Finding, Location, Rule};
 use crate::flux::NamespacedName;

@@ -3,7 +3,7 @@
 use super::{names, with_location, ClusterCheck};
 use crate::finding::Finding;
 use crate::flux::NamespacedName;
-use crate::graph::model::{object_location, Files};
+use crate::graph::nodes::{object_location, Files};
 use crate::graph::rules;
 use crate::graph::simulate::{namespace_providers, needed_namespaces};
 

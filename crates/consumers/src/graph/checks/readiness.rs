@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use super::ClusterCheck;
 use crate::finding::Finding;
-use crate::graph::model::NodeState;
+use crate::graph::nodes::NodeState;
 use crate::graph::rules;
 
 impl ClusterCheck<'_> {

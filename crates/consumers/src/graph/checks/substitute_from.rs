@@ -2,7 +2,7 @@
 
 use super::{names, ClusterCheck};
 use crate::finding::Finding;
-use crate::graph::model::Node;
+use crate::graph::nodes::Node;
 use crate::graph::rules;
 use crate::graph::simulate::var_source_providers;
 
