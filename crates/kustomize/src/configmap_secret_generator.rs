@@ -163,7 +163,7 @@ fn read_source(vfs: &Vfs, dir: &Path, path: &str, file: &str) -> Result<String, 
 /// trimmed, blank and `#` lines skipped, `KEY=value` split at the first `=` with the value
 /// kept as written (no quotes removed, trailing blanks kept), a line without `=` an empty
 /// value. kustomize's validator checks no key (`validate.FieldValidator.IsEnvVarName`).
-fn env_pairs(text: &str) -> Result<Vec<(String, String)>, String> {
+fn env_pairs(text: &str) -> Result<Vec<(String, String)>, crate::Unsupported> {
     let mut pairs = Vec::new();
     let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
     let body = text.strip_suffix('\n').unwrap_or(text);

@@ -368,7 +368,7 @@ fn string_map(v: &Value) -> Option<Vec<(String, String)>> {
         .collect()
 }
 
-fn label_sets(v: &Value) -> Result<Vec<LabelSet>, String> {
+fn label_sets(v: &Value) -> Result<Vec<LabelSet>, crate::Unsupported> {
     let list = v.as_array().ok_or("labels")?;
     let mut out = Vec::new();
     for item in list {
@@ -385,7 +385,7 @@ fn label_sets(v: &Value) -> Result<Vec<LabelSet>, String> {
                 }
                 "includeTemplates" if value == &Value::Bool(false) => {}
                 "fields" if is_empty(value) => {}
-                other => return Err(format!("labels `{other}`")),
+                other => return Err(format!("labels `{other}`").into()),
             }
         }
         out.push(set);
@@ -393,7 +393,7 @@ fn label_sets(v: &Value) -> Result<Vec<LabelSet>, String> {
     Ok(out)
 }
 
-pub(crate) fn selector(v: &Value) -> Result<Selector, String> {
+pub(crate) fn selector(v: &Value) -> Result<Selector, crate::Unsupported> {
     let obj = v.as_object().ok_or("a patch target")?;
     let mut s = Selector::default();
     for (key, value) in obj {
@@ -412,13 +412,13 @@ pub(crate) fn selector(v: &Value) -> Result<Selector, String> {
             "namespace" => s.namespace = Some(text),
             "labelSelector" => s.labels = Some(text),
             "annotationSelector" => s.annotations = Some(text),
-            other => return Err(format!("patch target `{other}`")),
+            other => return Err(format!("patch target `{other}`").into()),
         }
     }
     Ok(s)
 }
 
-fn patches(vfs: &Vfs, v: &Value, dir: &Path) -> Result<Vec<PatchSpec>, String> {
+fn patches(vfs: &Vfs, v: &Value, dir: &Path) -> Result<Vec<PatchSpec>, crate::Unsupported> {
     let list = v.as_array().ok_or("patches")?;
     let mut out = Vec::new();
     for item in list {
@@ -449,7 +449,7 @@ fn patches(vfs: &Vfs, v: &Value, dir: &Path) -> Result<Vec<PatchSpec>, String> {
                 "target" if !value.is_null() => target = Some(selector(value)?),
                 "patch" | "path" | "target" => {}
                 "options" if is_empty(value) => {}
-                other => return Err(format!("patch `{other}`")),
+                other => return Err(format!("patch `{other}`").into()),
             }
         }
         let text = text.ok_or("a patch without patch or path")?;
@@ -465,7 +465,11 @@ fn patches(vfs: &Vfs, v: &Value, dir: &Path) -> Result<Vec<PatchSpec>, String> {
 
 /// `patchesStrategicMerge`: each entry is a patch itself when it reads as YAML objects
 /// (`PatchStrategicMergeTransformer.Config` tries that first), else a file.
-fn strategic_merge_patches(vfs: &Vfs, v: &Value, dir: &Path) -> Result<Vec<PatchSpec>, String> {
+fn strategic_merge_patches(
+    vfs: &Vfs,
+    v: &Value,
+    dir: &Path,
+) -> Result<Vec<PatchSpec>, crate::Unsupported> {
     let list = v.as_array().ok_or("patchesStrategicMerge")?;
     let mut out = Vec::new();
     for item in list {
@@ -493,7 +497,7 @@ fn strategic_merge_patches(vfs: &Vfs, v: &Value, dir: &Path) -> Result<Vec<Patch
     Ok(out)
 }
 
-fn gen_options(v: &Value) -> Result<GenOptions, String> {
+fn gen_options(v: &Value) -> Result<GenOptions, crate::Unsupported> {
     let obj = v.as_object().ok_or("generatorOptions")?;
     let mut o = GenOptions::default();
     for (key, value) in obj {
@@ -506,7 +510,7 @@ fn gen_options(v: &Value) -> Result<GenOptions, String> {
                 o.disable_name_suffix_hash = flag(value, "generatorOptions disableNameSuffixHash")?;
             }
             "immutable" => o.immutable = flag(value, "generatorOptions immutable")?,
-            other => return Err(format!("generatorOptions `{other}`")),
+            other => return Err(format!("generatorOptions `{other}`").into()),
         }
     }
     Ok(o)
@@ -514,11 +518,11 @@ fn gen_options(v: &Value) -> Result<GenOptions, String> {
 
 /// A boolean option (`null` is false, as `omitempty` reads it; anything else but a
 /// boolean fails kustomize's strict unmarshal, and is left to it).
-fn flag(value: &Value, what: &str) -> Result<bool, String> {
+fn flag(value: &Value, what: &str) -> Result<bool, crate::Unsupported> {
     match value {
         Value::Null => Ok(false),
         Value::Bool(b) => Ok(*b),
-        _ => Err(format!("{what} that is not a boolean")),
+        _ => Err(format!("{what} that is not a boolean").into()),
     }
 }
 
@@ -540,7 +544,7 @@ fn merge_options(local: &mut GenOptions, global: &GenOptions) {
     local.immutable |= global.immutable;
 }
 
-fn generators(v: &Value, secret: bool) -> Result<Vec<GeneratorArgs>, String> {
+fn generators(v: &Value, secret: bool) -> Result<Vec<GeneratorArgs>, crate::Unsupported> {
     let list = v.as_array().ok_or("generators")?;
     let mut out = Vec::new();
     for item in list {
@@ -587,7 +591,7 @@ fn generators(v: &Value, secret: bool) -> Result<Vec<GeneratorArgs>, String> {
                 "type" if secret => {
                     g.secret_type = Some(value.as_str().ok_or("secret type")?.to_string());
                 }
-                other => return Err(format!("generator `{other}`")),
+                other => return Err(format!("generator `{other}`").into()),
             }
         }
         // `Kustomization.FixKustomization`: the deprecated `env` goes after `envs`.
@@ -600,7 +604,7 @@ fn generators(v: &Value, secret: bool) -> Result<Vec<GeneratorArgs>, String> {
     Ok(out)
 }
 
-fn images(v: &Value) -> Result<Vec<ImageSpec>, String> {
+fn images(v: &Value) -> Result<Vec<ImageSpec>, crate::Unsupported> {
     let list = v.as_array().ok_or("images")?;
     let mut out = Vec::new();
     for item in list {
@@ -623,7 +627,7 @@ fn images(v: &Value) -> Result<Vec<ImageSpec>, String> {
                 "name" => spec.name = text,
                 "newName" => spec.new_name = Some(text),
                 "newTag" => spec.new_tag = Some(text),
-                other => return Err(format!("images `{other}`")),
+                other => return Err(format!("images `{other}`").into()),
             }
         }
         if spec.name.is_empty() {
@@ -634,7 +638,7 @@ fn images(v: &Value) -> Result<Vec<ImageSpec>, String> {
     Ok(out)
 }
 
-fn replicas(v: &Value) -> Result<Vec<(String, i64)>, String> {
+fn replicas(v: &Value) -> Result<Vec<(String, i64)>, crate::Unsupported> {
     let list = v.as_array().ok_or("replicas")?;
     let mut out = Vec::new();
     for item in list {
@@ -645,7 +649,7 @@ fn replicas(v: &Value) -> Result<Vec<(String, i64)>, String> {
             match key.as_str() {
                 "name" => name = value.as_str().map(str::to_string),
                 "count" => count = value.as_i64(),
-                other => return Err(format!("replicas `{other}`")),
+                other => return Err(format!("replicas `{other}`").into()),
             }
         }
         match (name, count) {
@@ -658,7 +662,7 @@ fn replicas(v: &Value) -> Result<Vec<(String, i64)>, String> {
 
 /// `replacements:` (`ReplacementTransformerPlugin.Config`): each entry is inline, or a
 /// `path:` to a file holding one replacement or a list of them.
-fn replacements(vfs: &Vfs, v: &Value, dir: &Path) -> Result<Vec<Replacement>, String> {
+fn replacements(vfs: &Vfs, v: &Value, dir: &Path) -> Result<Vec<Replacement>, crate::Unsupported> {
     let list = v.as_array().ok_or("replacements")?;
     let mut out = Vec::new();
     for item in list {
@@ -697,16 +701,16 @@ fn replacements(vfs: &Vfs, v: &Value, dir: &Path) -> Result<Vec<Replacement>, St
             }
             Value::Object(_) => out.push(replacement(&doc, &rel)?),
             _ => {
-                return Err(format!(
-                    "a replacement file that is not a list or mapping ({rel})"
-                ))
+                return Err(
+                    format!("a replacement file that is not a list or mapping ({rel})").into(),
+                )
             }
         }
     }
     Ok(out)
 }
 
-fn replacement(v: &Value, origin: &str) -> Result<Replacement, String> {
+fn replacement(v: &Value, origin: &str) -> Result<Replacement, crate::Unsupported> {
     let obj = v.as_object().ok_or("a replacement that is not a mapping")?;
     let mut r = Replacement {
         source: None,
@@ -734,13 +738,13 @@ fn replacement(v: &Value, origin: &str) -> Result<Replacement, String> {
                 }
             }
             "path" if is_empty(value) => {}
-            other => return Err(format!("replacement `{other}`")),
+            other => return Err(format!("replacement `{other}`").into()),
         }
     }
     Ok(r)
 }
 
-fn field_options(v: &Value) -> Result<FieldOptions, String> {
+fn field_options(v: &Value) -> Result<FieldOptions, crate::Unsupported> {
     let obj = v.as_object().ok_or("replacement options")?;
     let mut o = FieldOptions::default();
     for (key, value) in obj {
@@ -756,13 +760,13 @@ fn field_options(v: &Value) -> Result<FieldOptions, String> {
             }
             "create" => o.create = flag(value, "options.create")?,
             "encoding" if is_empty(value) => {}
-            other => return Err(format!("replacement options `{other}`")),
+            other => return Err(format!("replacement options `{other}`").into()),
         }
     }
     Ok(o)
 }
 
-fn source_selector(v: &Value) -> Result<SourceSelector, String> {
+fn source_selector(v: &Value) -> Result<SourceSelector, crate::Unsupported> {
     let obj = v
         .as_object()
         .ok_or("a replacement source that is not a mapping")?;
@@ -786,13 +790,13 @@ fn source_selector(v: &Value) -> Result<SourceSelector, String> {
             "name" => s.name = text,
             "namespace" => s.namespace = text,
             "fieldPath" => s.field_path = text,
-            other => return Err(format!("replacement source `{other}`")),
+            other => return Err(format!("replacement source `{other}`").into()),
         }
     }
     Ok(s)
 }
 
-fn target_selector(v: &Value) -> Result<TargetSelector, String> {
+fn target_selector(v: &Value) -> Result<TargetSelector, crate::Unsupported> {
     let obj = v
         .as_object()
         .ok_or("a replacement target that is not a mapping")?;
@@ -813,7 +817,7 @@ fn target_selector(v: &Value) -> Result<TargetSelector, String> {
             }
             "fieldPaths" => field_paths = strings(value).ok_or("replacement fieldPaths")?,
             "options" => options = field_options(value)?,
-            other => return Err(format!("replacement target `{other}`")),
+            other => return Err(format!("replacement target `{other}`").into()),
         }
     }
     // kustomize fails a target without `select`: left to it.

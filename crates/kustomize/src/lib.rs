@@ -57,6 +57,40 @@ impl NativeError {
     }
 }
 
+/// A kustomize feature the native builder does not reproduce, said in words (`a
+/// strategic-merge patch changing a field's type`). The step that meets it does not know
+/// the file; its caller makes it a [`NativeError::Unsupported`] naming the file (or a
+/// [`NativeError::Failed`] where kustomize fails too), and `auto` hands the build to the
+/// kustomize binary.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unsupported(pub String);
+
+impl From<String> for Unsupported {
+    fn from(what: String) -> Self {
+        Unsupported(what)
+    }
+}
+
+impl From<&str> for Unsupported {
+    fn from(what: &str) -> Self {
+        Unsupported(what.to_string())
+    }
+}
+
+impl From<Unsupported> for String {
+    fn from(u: Unsupported) -> Self {
+        u.0
+    }
+}
+
+impl std::ops::Deref for Unsupported {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
 /// Builds `dir` natively; the text is what `kustomize build` prints.
 pub fn build_native(dir: &Path) -> Result<String, NativeError> {
     target::build_root(dir, &Vfs::disk())

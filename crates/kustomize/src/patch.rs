@@ -204,7 +204,7 @@ fn find_by_any_id(
 /// Patch content this module does not reproduce: a `$patch` directive on the whole object
 /// (it deletes or replaces the resource), and directives or nulls on `metadata` or all of
 /// `metadata.annotations`, which hold kustomize's own annotations while it builds.
-fn check_patch(node: &Node) -> Result<(), String> {
+fn check_patch(node: &Node) -> Result<(), crate::Unsupported> {
     let Node::Map(m) = node else {
         return Err("a strategic-merge patch that is not a mapping".into());
     };
@@ -242,7 +242,7 @@ enum Directive {
 
 const DIRECTIVE: &str = "$patch";
 
-fn directive_of(value: &Node) -> Result<Directive, String> {
+fn directive_of(value: &Node) -> Result<Directive, crate::Unsupported> {
     match value.as_str() {
         Some("merge") => Ok(Directive::Merge),
         Some("replace") => Ok(Directive::Replace),
@@ -252,7 +252,7 @@ fn directive_of(value: &Node) -> Result<Directive, String> {
 }
 
 /// A map's directive, removed from it (`determineMappingNodePatchStrategy`).
-fn take_map_directive(m: &mut Map) -> Result<Directive, String> {
+fn take_map_directive(m: &mut Map) -> Result<Directive, crate::Unsupported> {
     match m.remove(DIRECTIVE) {
         None => Ok(Directive::Merge),
         Some(v) => directive_of(&v),
@@ -261,7 +261,7 @@ fn take_map_directive(m: &mut Map) -> Result<Directive, String> {
 
 /// A list's directive: an element that is a map holding only `$patch`, removed from it
 /// (`determineSequenceNodePatchStrategy`).
-fn take_list_directive(items: &mut Vec<Node>) -> Result<Directive, String> {
+fn take_list_directive(items: &mut Vec<Node>) -> Result<Directive, crate::Unsupported> {
     let Some(i) = items
         .iter()
         .position(|e| e.as_map().is_some_and(|m| m.get(DIRECTIVE).is_some()))
@@ -300,7 +300,7 @@ fn schema_of<'s>(nodes: [Option<&Node>; 2], schemas: SchemaSet<'s>) -> Option<Sc
 /// `ListIncreaseDirection: Prepend` (`api/filters/patchstrategicmerge`,
 /// `kyaml/yaml/merge2/merge2.go`, `kyaml/yaml/walk/*.go`), lists merged by the keys of the
 /// OpenAPI schemas ([`super::openapi`]) and replaced where they have none.
-fn merge(dest: &mut Node, patch: &Node, schemas: SchemaSet<'_>) -> Result<(), String> {
+fn merge(dest: &mut Node, patch: &Node, schemas: SchemaSet<'_>) -> Result<(), crate::Unsupported> {
     let schema = schema_of([Some(dest), Some(patch)], schemas);
     let current = std::mem::replace(dest, Node::Null);
     match walk(Some(current), Some(patch.clone()), schema, schemas)? {
@@ -318,7 +318,7 @@ fn walk(
     patch: Option<Node>,
     schema: Option<Schema<'_>>,
     schemas: SchemaSet<'_>,
-) -> Result<Option<Node>, String> {
+) -> Result<Option<Node>, crate::Unsupported> {
     let schema = match schema {
         Some(s) => Some(s),
         None => schema_of([dest.as_ref(), patch.as_ref()], schemas),
@@ -345,7 +345,10 @@ fn walk(
 /// `Merger.VisitScalar`: the patch's value wins; a null patch clears the field. kyaml copies
 /// the value into the existing node, which keeps its tag: only same-typed scalars are
 /// reproduced.
-fn walk_scalar(dest: Option<Node>, patch: Option<Node>) -> Result<Option<Node>, String> {
+fn walk_scalar(
+    dest: Option<Node>,
+    patch: Option<Node>,
+) -> Result<Option<Node>, crate::Unsupported> {
     match (dest, patch) {
         (_, Some(Node::Null)) => Ok(None),
         (Some(d), Some(p)) => {
@@ -366,7 +369,7 @@ fn walk_map(
     patch: Option<Node>,
     schema: Option<Schema<'_>>,
     schemas: SchemaSet<'_>,
-) -> Result<Option<Node>, String> {
+) -> Result<Option<Node>, crate::Unsupported> {
     let mut patch = match patch {
         Some(Node::Map(m)) => Some(m),
         Some(Node::Null) => {
@@ -441,7 +444,7 @@ fn walk_list(
     patch: Option<Node>,
     schema: Option<Schema<'_>>,
     schemas: SchemaSet<'_>,
-) -> Result<Option<Node>, String> {
+) -> Result<Option<Node>, crate::Unsupported> {
     let keys = schema.and_then(Schema::merge_keys);
     let Some(keys) = keys else {
         // Not associative: the patch's list (as written) replaces the field.
@@ -489,7 +492,7 @@ fn walk_list(
 
 /// A primitive list that merges (`finalizers`): the patch's values, then the dest's not in
 /// it, each once.
-fn merge_primitive_list(dest: Vec<Node>, patch: Vec<Node>) -> Result<Node, String> {
+fn merge_primitive_list(dest: Vec<Node>, patch: Vec<Node>) -> Result<Node, crate::Unsupported> {
     let mut out: Vec<Node> = Vec::new();
     for item in patch.into_iter().chain(dest) {
         if !matches!(item, Node::Str(_)) {
@@ -505,7 +508,10 @@ fn merge_primitive_list(dest: Vec<Node>, patch: Vec<Node>) -> Result<Node, Strin
 /// The merge-key values of a list's elements; `Err` for elements this module does not
 /// reproduce (no mapping, a key that is not a string or integer, keys only some elements
 /// have, repeated keys).
-fn element_keys(items: &[Node], keys: &[String]) -> Result<Vec<Vec<Option<String>>>, String> {
+fn element_keys(
+    items: &[Node],
+    keys: &[String],
+) -> Result<Vec<Vec<Option<String>>>, crate::Unsupported> {
     items
         .iter()
         .map(|item| {
@@ -518,7 +524,9 @@ fn element_keys(items: &[Node], keys: &[String]) -> Result<Vec<Vec<Option<String
                     Some(v) => key_text(v)
                         .filter(|t| !t.is_empty())
                         .map(Some)
-                        .ok_or_else(|| "a merge key that is not a string or integer".to_string()),
+                        .ok_or_else(|| {
+                            crate::Unsupported::from("a merge key that is not a string or integer")
+                        }),
                 })
                 .collect()
         })
@@ -535,7 +543,7 @@ fn merge_keyed_list(
     keys: &[String],
     elements: Option<Schema<'_>>,
     schemas: SchemaSet<'_>,
-) -> Result<Node, String> {
+) -> Result<Node, crate::Unsupported> {
     let dk = element_keys(&dest, keys)?;
     let pk = element_keys(patch, keys)?;
     if patch.is_empty() {
@@ -573,13 +581,15 @@ fn merge_keyed_list(
     if partial && keys.len() > 1 {
         return merge_partial_keys(dest, patch, keys, elements, schemas);
     }
-    let composite = |v: &Vec<Option<String>>| -> Result<Vec<String>, String> {
+    let composite = |v: &Vec<Option<String>>| -> Result<Vec<String>, crate::Unsupported> {
         v.iter()
             .zip(&used)
             .filter(|(_, u)| **u)
             .map(|(x, _)| {
                 x.clone().ok_or_else(|| {
-                    "a merged list whose elements set different merge keys".to_string()
+                    crate::Unsupported::from(
+                        "a merged list whose elements set different merge keys",
+                    )
                 })
             })
             .collect()
@@ -637,7 +647,7 @@ fn merge_keyed_list(
 /// The text of a merge-key field as kyaml reads it (`ElementValuesList`): empty when the
 /// field is missing; `Err` for values whose text is not reproduced (null, empty, not a
 /// scalar).
-fn key_field(elem: &Node, key: &str) -> Result<String, String> {
+fn key_field(elem: &Node, key: &str) -> Result<String, crate::Unsupported> {
     let Node::Map(m) = elem else {
         return Err("a merged list with an element that is not a mapping".into());
     };
@@ -645,7 +655,7 @@ fn key_field(elem: &Node, key: &str) -> Result<String, String> {
         None => Ok(String::new()),
         Some(v) => key_text(v)
             .filter(|t| !t.is_empty())
-            .ok_or_else(|| "a merge key that is not a string or integer".to_string()),
+            .ok_or_else(|| crate::Unsupported::from("a merge key that is not a string or integer")),
     }
 }
 
@@ -689,7 +699,7 @@ fn set_element(
     keys: &[String],
     values: &[String],
     idx: usize,
-) -> Result<(), String> {
+) -> Result<(), crate::Unsupported> {
     let mut found = false;
     for slot in items.iter_mut() {
         if setter_matches(&arena[*slot], keys, values)? {
@@ -705,7 +715,11 @@ fn set_element(
 
 /// `FieldMatcher` as `ElementSetter` runs it: an empty value asks only that the field be
 /// there.
-fn setter_matches(elem: &Node, keys: &[String], values: &[String]) -> Result<bool, String> {
+fn setter_matches(
+    elem: &Node,
+    keys: &[String],
+    values: &[String],
+) -> Result<bool, crate::Unsupported> {
     let Node::Map(m) = elem else {
         return Err("a merged list with an element that is not a mapping".into());
     };
@@ -747,7 +761,7 @@ fn merge_partial_keys(
     keys: &[String],
     elements: Option<Schema<'_>>,
     schemas: SchemaSet<'_>,
-) -> Result<Node, String> {
+) -> Result<Node, crate::Unsupported> {
     for e in patch {
         if e.as_map().is_some_and(|m| m.get(DIRECTIVE).is_some()) {
             return Err("a `$patch` directive in a list with several merge keys".into());
@@ -757,7 +771,7 @@ fn merge_partial_keys(
     // lists below hold the same element.
     let mut arena: Vec<Node> = dest;
     let mut dest_list: Vec<usize> = (0..arena.len()).collect();
-    let values_of = |e: &Node| -> Result<Vec<String>, String> {
+    let values_of = |e: &Node| -> Result<Vec<String>, crate::Unsupported> {
         keys.iter().map(|k| key_field(e, k)).collect()
     };
     let mut vl: Vec<Vec<String>> = Vec::new();

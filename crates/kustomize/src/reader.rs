@@ -435,9 +435,9 @@ fn unsupported(what: &str) -> ReadError {
 
 /// An untagged plain scalar's text as go-yaml v3 resolves it (a field that kyaml creates
 /// without a tag, then reads back when it prints).
-pub(crate) fn resolve_plain(value: &str) -> Result<Node, String> {
+pub(crate) fn resolve_plain(value: &str) -> Result<Node, crate::Unsupported> {
     scalar(value, ScalarStyle::Plain).map_err(|e| match e {
-        ReadError::Syntax(m) | ReadError::Unsupported(m) => m,
+        ReadError::Syntax(m) | ReadError::Unsupported(m) => m.into(),
     })
 }
 

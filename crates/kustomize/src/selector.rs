@@ -45,7 +45,7 @@ enum Token {
     NotIn,
 }
 
-fn lex(text: &str) -> Result<Vec<Token>, String> {
+fn lex(text: &str) -> Result<Vec<Token>, crate::Unsupported> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -139,9 +139,9 @@ fn is_internal(key: &str) -> bool {
 
 impl LabelSelector {
     /// Parses a selector; `Err` says what is not reproduced.
-    pub(crate) fn parse(text: &str) -> Result<LabelSelector, String> {
+    pub(crate) fn parse(text: &str) -> Result<LabelSelector, crate::Unsupported> {
         let tokens = lex(text)?;
-        let unusual = || format!("the selector `{text}`");
+        let unusual = || crate::Unsupported(format!("the selector `{text}`"));
         let mut reqs = Vec::new();
         let mut i = 0;
         let ident = |t: Option<&Token>| match t {
@@ -224,12 +224,12 @@ impl LabelSelector {
 
     /// Whether a `metadata.labels` (or `annotations`) map matches; `Err` when a value it
     /// reads is not a string (kustomize reads the YAML text, which is not kept here).
-    pub(crate) fn matches(&self, map: Option<&Node>) -> Result<bool, String> {
-        let get = |key: &str| -> Result<Option<&str>, String> {
+    pub(crate) fn matches(&self, map: Option<&Node>) -> Result<bool, crate::Unsupported> {
+        let get = |key: &str| -> Result<Option<&str>, crate::Unsupported> {
             match map.and_then(Node::as_map).and_then(|m| m.get(key)) {
                 None => Ok(None),
                 Some(Node::Str(s)) => Ok(Some(s)),
-                Some(_) => Err(format!("a selector on `{key}` whose value is not a string")),
+                Some(_) => Err(format!("a selector on `{key}` whose value is not a string").into()),
             }
         };
         for req in &self.0 {
@@ -265,28 +265,31 @@ pub(crate) struct SelectorRegex {
 
 impl SelectorRegex {
     /// Compiles a selector; `Err` says what is not reproduced.
-    pub(crate) fn new(selector: &Selector) -> Result<Self, String> {
-        let compile = |field: &str, pattern: &Option<String>| -> Result<Option<Regex>, String> {
-            pattern
-                .as_ref()
-                .filter(|p| !p.is_empty())
-                .map(|p| {
-                    // RE2 and the regex crate share their syntax but for a few escapes and
-                    // classes: a pattern using `\\` is left to kustomize.
-                    if p.contains('\\') {
-                        return Err(format!("a target {field} regex with escapes `{p}`"));
-                    }
-                    Regex::new(&format!("^(?:{p})$"))
-                        .map_err(|_| format!("a target {field} regex `{p}`"))
-                })
-                .transpose()
-        };
-        let parse = |field: &str, text: &Option<String>| -> Result<LabelSelector, String> {
-            match text {
-                None => Ok(LabelSelector::default()),
-                Some(t) => LabelSelector::parse(t).map_err(|w| format!("{w} in a target {field}")),
-            }
-        };
+    pub(crate) fn new(selector: &Selector) -> Result<Self, crate::Unsupported> {
+        let compile =
+            |field: &str, pattern: &Option<String>| -> Result<Option<Regex>, crate::Unsupported> {
+                pattern
+                    .as_ref()
+                    .filter(|p| !p.is_empty())
+                    .map(|p| {
+                        // RE2 and the regex crate share their syntax but for a few escapes and
+                        // classes: a pattern using `\\` is left to kustomize.
+                        if p.contains('\\') {
+                            return Err(format!("a target {field} regex with escapes `{p}`").into());
+                        }
+                        Regex::new(&format!("^(?:{p})$"))
+                            .map_err(|_| format!("a target {field} regex `{p}`").into())
+                    })
+                    .transpose()
+            };
+        let parse =
+            |field: &str, text: &Option<String>| -> Result<LabelSelector, crate::Unsupported> {
+                match text {
+                    None => Ok(LabelSelector::default()),
+                    Some(t) => LabelSelector::parse(t)
+                        .map_err(|w| format!("{w} in a target {field}").into()),
+                }
+            };
         let r = SelectorRegex {
             group: compile("group", &selector.group)?,
             version: compile("version", &selector.version)?,
@@ -331,7 +334,10 @@ impl SelectorRegex {
     }
 
     /// `MatchNamespace` (`None`: a namespace whose kind's scope is not known here).
-    pub(crate) fn match_namespace(&self, namespace: Option<&str>) -> Result<bool, String> {
+    pub(crate) fn match_namespace(
+        &self,
+        namespace: Option<&str>,
+    ) -> Result<bool, crate::Unsupported> {
         match (&self.namespace, namespace) {
             (None, _) => Ok(true),
             (Some(re), Some(ns)) => Ok(re.is_match(ns)),
@@ -340,7 +346,7 @@ impl SelectorRegex {
     }
 
     /// `MatchesLabelSelector` and `MatchesAnnotationSelector` of the resource.
-    pub(crate) fn match_meta(&self, r: &Resource) -> Result<bool, String> {
+    pub(crate) fn match_meta(&self, r: &Resource) -> Result<bool, crate::Unsupported> {
         Ok(self
             .labels
             .matches(r.node.get_path(&["metadata", "labels"]))?
@@ -352,7 +358,7 @@ impl SelectorRegex {
     /// `resWrangler.Select` for one resource (patch targets): the original or current
     /// effective namespace, the original or current name, the current group, version and
     /// kind, then labels and annotations.
-    pub(crate) fn selects_for_patch(&self, r: &Resource) -> Result<bool, String> {
+    pub(crate) fn selects_for_patch(&self, r: &Resource) -> Result<bool, crate::Unsupported> {
         if self.namespace.is_some() {
             let org = r.org_id();
             // A previous id keeps its effective namespace.

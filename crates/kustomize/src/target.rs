@@ -349,7 +349,7 @@ fn set_openapi(
     }
     schema
         .set_schema(field, is_root)
-        .map_err(NativeError::Failed)?;
+        .map_err(|e| NativeError::Failed(e.into()))?;
     // The root's schema is set before anything is built (krusty/kustomizer.go Run).
     if let Some(scopes) = scopes {
         set_custom_paths(scopes);

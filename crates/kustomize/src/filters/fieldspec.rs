@@ -29,7 +29,7 @@ pub(super) fn apply_path(
     path: &[&str],
     create: bool,
     setter: Setter,
-) -> Result<(), String> {
+) -> Result<(), crate::Unsupported> {
     let Some((first, rest)) = path.split_first() else {
         return set_value(node, setter);
     };
@@ -67,7 +67,7 @@ pub(super) fn apply_path(
                 if creating && (!rest.is_empty() || matches!(setter, Setter::Entries(_))) {
                     *field = Node::Map(Map::default());
                 } else {
-                    return Err(format!("a null `{name}` on a field-spec path"));
+                    return Err(format!("a null `{name}` on a field-spec path").into());
                 }
             }
             apply_path(field, rest, create, setter)
@@ -76,7 +76,7 @@ pub(super) fn apply_path(
     }
 }
 
-pub(super) fn set_value(node: &mut Node, setter: Setter) -> Result<(), String> {
+pub(super) fn set_value(node: &mut Node, setter: Setter) -> Result<(), crate::Unsupported> {
     match setter {
         Setter::Entries(pairs) => {
             let Node::Map(map) = node else {

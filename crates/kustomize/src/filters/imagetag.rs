@@ -45,7 +45,7 @@ pub(crate) fn set_images(
 fn walk_containers(
     node: &mut Node,
     f: &mut dyn FnMut(&mut Node) -> Result<(), String>,
-) -> Result<(), String> {
+) -> Result<(), crate::Unsupported> {
     match node {
         Node::Map(m) => {
             for (key, value) in &mut m.0 {
@@ -69,7 +69,10 @@ fn walk_containers(
 }
 
 /// `imageTagUpdater.SetImageValue` for an image without a digest (`image.Split`).
-fn new_image(value: &str, image: &crate::kustfile::ImageSpec) -> Result<String, String> {
+fn new_image(
+    value: &str,
+    image: &crate::kustfile::ImageSpec,
+) -> Result<String, crate::Unsupported> {
     if value.contains('@') {
         return Err("an image with a digest".into());
     }

@@ -122,7 +122,7 @@ enum Expect {
 
 impl CustomSchema {
     /// Reads a schema file's text; `Err` says why the native builder does not use it.
-    pub(crate) fn parse(text: &str) -> Result<CustomSchema, String> {
+    pub(crate) fn parse(text: &str) -> Result<CustomSchema, crate::Unsupported> {
         let doc: Value = if text.starts_with('{') {
             check_no_duplicate_keys(text)?;
             serde_json::from_str(text).map_err(|e| format!("a schema that is not JSON ({e})"))?
@@ -156,21 +156,24 @@ impl CustomSchema {
                         if kustomization_api_name(name) {
                             return Err(format!(
                                 "a schema defining `{name}` (kustomize's own definition)"
-                            ));
+                            )
+                            .into());
                         }
                         check_schema(def)?;
                         let node = convert(def);
                         for t in kinds(def)? {
                             // AddDefinitions walks a Go map: which of two wins is random.
                             if types.insert(t.clone(), node.clone()).is_some() {
-                                return Err(format!("a schema with two definitions of `{t}`"));
+                                return Err(
+                                    format!("a schema with two definitions of `{t}`").into()
+                                );
                             }
                         }
                         defs.insert(name.clone(), node);
                     }
                 }
                 k if k.to_ascii_lowercase().starts_with("x-") => {}
-                other => return Err(format!("a schema with the field `{other}`")),
+                other => return Err(format!("a schema with the field `{other}`").into()),
             }
         }
         let schema = CustomSchema {
@@ -191,13 +194,13 @@ impl CustomSchema {
     }
 
     /// A definition that stands for another (`$ref`) and so on back to itself.
-    fn check_reference_cycles(&self) -> Result<(), String> {
+    fn check_reference_cycles(&self) -> Result<(), crate::Unsupported> {
         for (name, node) in &self.defs.defs {
             let mut seen = vec![name.as_str()];
             let mut next = node.reference.as_deref();
             while let Some(r) = next {
                 if seen.contains(&r) {
-                    return Err(format!("a schema whose `$ref`s loop (`{name}`)"));
+                    return Err(format!("a schema whose `$ref`s loop (`{name}`)").into());
                 }
                 seen.push(r);
                 next = self.defs.defs.get(r).and_then(|n| n.reference.as_deref());
@@ -214,7 +217,7 @@ const OPERATIONS: [&str; 7] = ["get", "put", "post", "delete", "options", "head"
 /// with `/` is a path, an `x-` key an extension, any other key is skipped; of each path only
 /// the `get` operation's `x-kubernetes-group-version-kind` is read, when it is a mapping
 /// (`toTypeMeta`). Anything whose decoding this does not check is refused.
-fn read_paths(value: &Value, scopes: &mut PathScopes) -> Result<(), String> {
+fn read_paths(value: &Value, scopes: &mut PathScopes) -> Result<(), crate::Unsupported> {
     let Value::Object(paths) = value else {
         return Err("schema `paths` that is not a mapping".into());
     };
@@ -223,7 +226,7 @@ fn read_paths(value: &Value, scopes: &mut PathScopes) -> Result<(), String> {
             continue;
         }
         let Value::Object(item) = item else {
-            return Err(format!("a schema path `{path}` that is not a mapping"));
+            return Err(format!("a schema path `{path}` that is not a mapping").into());
         };
         for (key, op) in item {
             if is_extension_key(key) {
@@ -234,7 +237,7 @@ fn read_paths(value: &Value, scopes: &mut PathScopes) -> Result<(), String> {
                 continue;
             }
             if !OPERATIONS.contains(&key.as_str()) {
-                return Err(format!("a schema path item with `{key}` (`{path}`)"));
+                return Err(format!("a schema path item with `{key}` (`{path}`)").into());
             }
             check_operation(path, key, op)?;
             if key == "get" {
@@ -253,11 +256,9 @@ fn is_extension_key(k: &str) -> bool {
 }
 
 /// An operation (`spec.OperationProps`) holding only plain fields of the right types.
-fn check_operation(path: &str, name: &str, op: &Value) -> Result<(), String> {
+fn check_operation(path: &str, name: &str, op: &Value) -> Result<(), crate::Unsupported> {
     let Value::Object(op) = op else {
-        return Err(format!(
-            "a schema operation `{name}` that is not a mapping (`{path}`)"
-        ));
+        return Err(format!("a schema operation `{name}` that is not a mapping (`{path}`)").into());
     };
     for (key, v) in op {
         if is_extension_key(key) {
@@ -282,15 +283,16 @@ fn check_operation(path: &str, name: &str, op: &Value) -> Result<(), String> {
                 true
             }
             _ => {
-                return Err(format!(
-                    "a schema operation with `{key}` (`{name}` of `{path}`)"
-                ))
+                return Err(
+                    format!("a schema operation with `{key}` (`{name}` of `{path}`)").into(),
+                )
             }
         };
         if !ok {
             return Err(format!(
                 "a schema operation `{key}` of the wrong type (`{name}` of `{path}`)"
-            ));
+            )
+            .into());
         }
     }
     Ok(())
@@ -305,25 +307,29 @@ fn strings(v: &Value) -> bool {
 fn each_value(
     what: &str,
     v: &Value,
-    check: fn(&Value) -> Result<(), String>,
-) -> Result<(), String> {
+    check: fn(&Value) -> Result<(), crate::Unsupported>,
+) -> Result<(), crate::Unsupported> {
     let Value::Object(m) = v else {
-        return Err(format!("schema `{what}` that is not a mapping"));
+        return Err(format!("schema `{what}` that is not a mapping").into());
     };
     m.values().try_for_each(check)
 }
 
 /// An object of the fields `fields` (exact names, Go's types) and extensions only.
-fn check_fields(what: &str, v: &Value, fields: &[(&str, Expect)]) -> Result<(), String> {
+fn check_fields(
+    what: &str,
+    v: &Value,
+    fields: &[(&str, Expect)],
+) -> Result<(), crate::Unsupported> {
     let Value::Object(m) = v else {
-        return Err(format!("a schema {what} that is not a mapping"));
+        return Err(format!("a schema {what} that is not a mapping").into());
     };
     for (key, value) in m {
         if is_extension_key(key) {
             continue;
         }
         let Some((_, expect)) = fields.iter().find(|(n, _)| n == key) else {
-            return Err(format!("a schema {what} with `{key}`"));
+            return Err(format!("a schema {what} with `{key}`").into());
         };
         check_value(key, value, *expect)?;
     }
@@ -360,7 +366,7 @@ const PARAMETER_FIELDS: &[(&str, Expect)] = &[
 ];
 
 /// A list of parameters.
-fn check_parameters(v: &Value) -> Result<(), String> {
+fn check_parameters(v: &Value) -> Result<(), crate::Unsupported> {
     let Value::Array(list) = v else {
         return Err("schema `parameters` that is not a list".into());
     };
@@ -369,7 +375,7 @@ fn check_parameters(v: &Value) -> Result<(), String> {
 
 /// A parameter: its fields, or a `$ref` to `#/parameters/<name>` (a JSON reference Go
 /// parses as a URL: only plain names are taken).
-fn check_parameter(v: &Value) -> Result<(), String> {
+fn check_parameter(v: &Value) -> Result<(), crate::Unsupported> {
     if let Some(r) = v.get("$ref") {
         let plain = r
             .as_str()
@@ -380,7 +386,7 @@ fn check_parameter(v: &Value) -> Result<(), String> {
                         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
             });
         if !plain {
-            return Err(format!("a schema parameter `$ref` {r}"));
+            return Err(format!("a schema parameter `$ref` {r}").into());
         }
         let without: serde_json::Map<String, Value> = v
             .as_object()
@@ -396,7 +402,7 @@ fn check_parameter(v: &Value) -> Result<(), String> {
 
 /// `spec.Responses`: `default`, status codes and extensions; kube-openapi's decoder does not
 /// skip the value of any other key, so those are refused.
-fn check_responses(v: &Value) -> Result<(), String> {
+fn check_responses(v: &Value) -> Result<(), crate::Unsupported> {
     let Value::Object(m) = v else {
         return Err("schema `responses` that is not a mapping".into());
     };
@@ -406,7 +412,7 @@ fn check_responses(v: &Value) -> Result<(), String> {
         }
         let code = !key.is_empty() && key.len() < 10 && key.bytes().all(|b| b.is_ascii_digit());
         if key != "default" && !code {
-            return Err(format!("schema `responses` with `{key}`"));
+            return Err(format!("schema `responses` with `{key}`").into());
         }
         check_response(r)?;
     }
@@ -414,7 +420,7 @@ fn check_responses(v: &Value) -> Result<(), String> {
 }
 
 /// A response: a description, a schema, examples; `headers` and `$ref` are refused.
-fn check_response(v: &Value) -> Result<(), String> {
+fn check_response(v: &Value) -> Result<(), crate::Unsupported> {
     if let Some(e) = v.get("examples") {
         if !e.is_object() && !e.is_null() {
             return Err("a schema response `examples` that is not a mapping".into());
@@ -432,7 +438,7 @@ fn check_response(v: &Value) -> Result<(), String> {
 }
 
 /// `spec.SecurityScheme`.
-fn check_security_scheme(v: &Value) -> Result<(), String> {
+fn check_security_scheme(v: &Value) -> Result<(), crate::Unsupported> {
     if let Some(s) = v.get("scopes") {
         if !s.is_null()
             && !s
@@ -461,7 +467,7 @@ fn check_security_scheme(v: &Value) -> Result<(), String> {
 }
 
 /// `security`: a list of mappings of lists of strings.
-fn check_security(what: &str, v: &Value) -> Result<(), String> {
+fn check_security(what: &str, v: &Value) -> Result<(), crate::Unsupported> {
     let ok = v.as_array().is_some_and(|a| {
         a.iter()
             .all(|m| m.as_object().is_some_and(|m| m.values().all(strings)))
@@ -469,22 +475,18 @@ fn check_security(what: &str, v: &Value) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
-            "schema `{what}` that is not a list of mappings of lists of strings"
-        ))
+        Err(format!("schema `{what}` that is not a list of mappings of lists of strings").into())
     }
 }
 
 /// The kind a `get` operation serves (`toTypeMeta` of its `x-kubernetes-group-version-kind`),
 /// as `apiVersion kind`; none when the extension is absent or not a mapping.
-fn path_kind(path: &str, op: &Value) -> Result<Option<String>, String> {
+fn path_kind(path: &str, op: &Value) -> Result<Option<String>, crate::Unsupported> {
     if let Some(k) = op
         .as_object()
         .and_then(|o| o.keys().find(|k| k.eq_ignore_ascii_case(GVK) && *k != GVK))
     {
-        return Err(format!(
-            "a schema extension `{k}` (kyaml reads `{GVK}`; `{path}`)"
-        ));
+        return Err(format!("a schema extension `{k}` (kyaml reads `{GVK}`; `{path}`)").into());
     }
     let Some(Value::Object(m)) = op.get(GVK) else {
         return Ok(None);
@@ -492,9 +494,9 @@ fn path_kind(path: &str, op: &Value) -> Result<Option<String>, String> {
     let (Some(Value::String(version)), Some(Value::String(kind))) =
         (m.get("version"), m.get("kind"))
     else {
-        return Err(format!(
-            "a schema path `{GVK}` without a string version and kind (`{path}`)"
-        ));
+        return Err(
+            format!("a schema path `{GVK}` without a string version and kind (`{path}`)").into(),
+        );
     };
     let api_version = match m.get("group") {
         Some(Value::String(g)) if !g.is_empty() => format!("{g}/{version}"),
@@ -518,7 +520,7 @@ fn plain_info(v: &Value) -> bool {
 
 /// Refuses a JSON text with a key twice in one object: Go's `encoding/json/v2`, which
 /// kube-openapi unmarshals a schema with, fails on it (serde keeps the last).
-fn check_no_duplicate_keys(text: &str) -> Result<(), String> {
+fn check_no_duplicate_keys(text: &str) -> Result<(), crate::Unsupported> {
     struct Unique;
     impl<'de> serde::Deserialize<'de> for Unique {
         fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -566,7 +568,7 @@ fn check_no_duplicate_keys(text: &str) -> Result<(), String> {
     }
     serde_json::from_str::<Unique>(text)
         .map(|_| ())
-        .map_err(|e| format!("a schema with {e}"))
+        .map_err(|e| format!("a schema with {e}").into())
 }
 
 /// Whether a definition name is one of `kustomizationapi`'s.
@@ -577,7 +579,7 @@ fn kustomization_api_name(name: &str) -> bool {
 
 /// The kinds a definition is the schema of (`AddDefinitions`, `toTypeMeta`), as
 /// `apiVersion kind`.
-fn kinds(def: &Value) -> Result<Vec<String>, String> {
+fn kinds(def: &Value) -> Result<Vec<String>, crate::Unsupported> {
     let Some(Value::Array(list)) = def.get(GVK) else {
         // Not a list: kyaml skips it.
         return Ok(Vec::new());
@@ -588,7 +590,7 @@ fn kinds(def: &Value) -> Result<Vec<String>, String> {
         let (Some(Value::String(version)), Some(Value::String(kind))) =
             (m.get("version"), m.get("kind"))
         else {
-            return Err(format!("a schema `{GVK}` without a version and a kind"));
+            return Err(format!("a schema `{GVK}` without a version and a kind").into());
         };
         let api = match m.get("group") {
             Some(Value::String(g)) if !g.is_empty() => format!("{g}/{version}"),
@@ -597,7 +599,8 @@ fn kinds(def: &Value) -> Result<Vec<String>, String> {
         if api == "kustomize.config.k8s.io/v1beta1" && KUSTOMIZATION_API.contains(&kind.as_str()) {
             return Err(format!(
                 "a schema for kind `{kind}` of kustomize.config.k8s.io (kustomize's own)"
-            ));
+            )
+            .into());
         }
         out.push(format!("{api} {kind}"));
     }
@@ -606,7 +609,7 @@ fn kinds(def: &Value) -> Result<Vec<String>, String> {
 
 /// Refuses what Go would fail on when it unmarshals the schema, or kyaml panic on when it
 /// reads it, and what this module does not reproduce.
-fn check_schema(v: &Value) -> Result<(), String> {
+fn check_schema(v: &Value) -> Result<(), crate::Unsupported> {
     let Value::Object(m) = v else {
         return Err("a schema definition that is not a mapping".into());
     };
@@ -617,7 +620,7 @@ fn check_schema(v: &Value) -> Result<(), String> {
             .find(|(n, _)| n.to_ascii_lowercase() == lower)
         {
             if name != key {
-                return Err(format!("a schema field `{key}` (Go reads it as `{name}`)"));
+                return Err(format!("a schema field `{key}` (Go reads it as `{name}`)").into());
             }
             check_value(key, value, *expect)?;
             if key == "$ref" {
@@ -626,9 +629,9 @@ fn check_schema(v: &Value) -> Result<(), String> {
                     .strip_prefix("#/definitions/")
                     .is_some_and(|n| !n.is_empty() && !n.contains(['/', '~', '%']));
                 if !ok {
-                    return Err(format!(
-                        "a schema `$ref` kyaml resolves otherwise (`{target}`)"
-                    ));
+                    return Err(
+                        format!("a schema `$ref` kyaml resolves otherwise (`{target}`)").into(),
+                    );
                 }
             }
         } else if lower.starts_with("x-") {
@@ -638,11 +641,11 @@ fn check_schema(v: &Value) -> Result<(), String> {
     Ok(())
 }
 
-fn check_extension(key: &str, value: &Value) -> Result<(), String> {
+fn check_extension(key: &str, value: &Value) -> Result<(), crate::Unsupported> {
     let known = [STRATEGY, MERGE_KEY, MAP_KEYS, GVK];
     if let Some(name) = known.iter().find(|n| n.eq_ignore_ascii_case(key)) {
         if *name != key {
-            return Err(format!("a schema extension `{key}` (kyaml reads `{name}`)"));
+            return Err(format!("a schema extension `{key}` (kyaml reads `{name}`)").into());
         }
     }
     let ok = match key {
@@ -656,11 +659,11 @@ fn check_extension(key: &str, value: &Value) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!("a schema `{key}` that kyaml cannot read"))
+        Err(format!("a schema `{key}` that kyaml cannot read").into())
     }
 }
 
-fn check_value(key: &str, v: &Value, expect: Expect) -> Result<(), String> {
+fn check_value(key: &str, v: &Value, expect: Expect) -> Result<(), crate::Unsupported> {
     if v.is_null() {
         return Ok(());
     }
@@ -680,7 +683,7 @@ fn check_value(key: &str, v: &Value, expect: Expect) -> Result<(), String> {
             .is_some_and(|m| m.values().all(|x| x.is_string() || x.is_boolean())),
         Expect::Dependencies => {
             let Value::Object(m) = v else {
-                return Err(format!("a schema `{key}` that is not a mapping"));
+                return Err(format!("a schema `{key}` that is not a mapping").into());
             };
             return m.values().try_for_each(|d| {
                 if d.as_array().is_some_and(|a| a.iter().all(Value::is_string)) {
@@ -692,13 +695,13 @@ fn check_value(key: &str, v: &Value, expect: Expect) -> Result<(), String> {
         }
         Expect::Schema => {
             if v.is_array() {
-                return Err(format!("a schema `{key}` that is a list"));
+                return Err(format!("a schema `{key}` that is a list").into());
             }
             return check_schema(v);
         }
         Expect::Schemas => {
             let Value::Object(m) = v else {
-                return Err(format!("a schema `{key}` that is not a mapping"));
+                return Err(format!("a schema `{key}` that is not a mapping").into());
             };
             return m.values().try_for_each(check_schema);
         }
@@ -710,7 +713,7 @@ fn check_value(key: &str, v: &Value, expect: Expect) -> Result<(), String> {
         }
         Expect::SchemaList => {
             let Value::Array(a) = v else {
-                return Err(format!("a schema `{key}` that is not a list"));
+                return Err(format!("a schema `{key}` that is not a list").into());
             };
             return a.iter().try_for_each(check_schema);
         }
@@ -718,7 +721,7 @@ fn check_value(key: &str, v: &Value, expect: Expect) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!("a schema `{key}` of the wrong type"))
+        Err(format!("a schema `{key}` of the wrong type").into())
     }
 }
 
@@ -764,7 +767,7 @@ mod tests {
     use super::*;
 
     fn refused(text: &str) -> String {
-        CustomSchema::parse(text).unwrap_err()
+        CustomSchema::parse(text).unwrap_err().into()
     }
 
     #[test]

@@ -280,7 +280,11 @@ impl SchemaState {
     /// `openapi.SetSchema(openAPIField, schema, reset)`: `reset` for the root kustomization
     /// (`krusty/kustomizer.go`), not for included ones (`kusttarget.go`
     /// `accumulateDirectory`); the error is kustomize's.
-    pub(crate) fn set_schema(&mut self, field: OpenApiField, reset: bool) -> Result<(), String> {
+    pub(crate) fn set_schema(
+        &mut self,
+        field: OpenApiField,
+        reset: bool,
+    ) -> Result<(), crate::Unsupported> {
         if self.set && !reset {
             return Ok(());
         }
@@ -430,7 +434,7 @@ mod tests {
                 },
                 true,
             ),
-            Err("builtin version and custom schema provided, cannot use both".to_string())
+            Err("builtin version and custom schema provided, cannot use both".into())
         );
         assert_eq!(
             root.set_schema(
@@ -440,7 +444,7 @@ mod tests {
                 },
                 true,
             ),
-            Err("the specified OpenAPI version is not built in".to_string())
+            Err("the specified OpenAPI version is not built in".into())
         );
         root.set_schema(
             OpenApiField {
