@@ -258,7 +258,7 @@ impl Config {
                     .find(&format!("\"{key}\""))
                     .or_else(|| text.find(key.as_str()))
                     .map_or(1, |at| crate::locate::line_col(text, at).0);
-                return Err(err(line, message));
+                return Err(err(line, message.into()));
             }
         }
         for (i, r) in config.runtime_crds.iter().enumerate() {

@@ -8,6 +8,11 @@ use std::collections::BTreeMap;
 use base64::Engine as _;
 use serde::Deserialize;
 
+crate::message_error! {
+    /// A conformance vector file that cannot be read.
+    pub struct VectorError;
+}
+
 /// One conformance vector.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Vector {
@@ -52,11 +57,13 @@ pub enum Outcome {
 }
 
 /// Parses a JSON-lines file of vectors; an error names the line.
-pub fn parse_vectors(text: &str) -> Result<Vec<Vector>, String> {
+pub fn parse_vectors(text: &str) -> Result<Vec<Vector>, VectorError> {
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("line {}: {e}", i + 1)))
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|e| VectorError(format!("line {}: {e}", i + 1)))
+        })
         .collect()
 }
 

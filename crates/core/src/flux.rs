@@ -6,6 +6,11 @@ use std::fmt;
 
 use serde_json::Value;
 
+crate::message_error! {
+    /// A Flux Kustomization the API server refuses (its CRD's schema): why, in words.
+    pub struct InvalidSpec;
+}
+
 /// The API group of Flux Kustomizations.
 pub const KUSTOMIZE_GROUP: &str = "kustomize.toolkit.fluxcd.io";
 
@@ -232,7 +237,7 @@ impl Kustomization {
     }
 
     /// Reads a Flux Kustomization from its JSON form; an error says which field is wrong.
-    pub fn from_json(obj: &Value) -> Result<Kustomization, String> {
+    pub fn from_json(obj: &Value) -> Result<Kustomization, InvalidSpec> {
         let namespace = str_at(obj, &["metadata", "namespace"])
             .unwrap_or("default")
             .to_string();

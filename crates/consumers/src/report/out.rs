@@ -13,6 +13,11 @@ use std::path::{Path, PathBuf};
 use crate::model::RepoRender;
 use crate::report::escape::{path_segment, path_segments};
 
+fluxsim_core::message_error! {
+    /// Why `--out` refuses a folder, in words (`OutError::Refused` names the folder).
+    pub struct Refusal;
+}
+
 /// The marker fluxsim writes into every output folder: [`MARKER_HEADER`], then one line per
 /// file it wrote there: its SHA-256, its size in bytes and its path under the folder.
 pub const MARKER: &str = ".fluxsim-output";
@@ -132,7 +137,10 @@ pub fn write_files(files: &[OutFile<'_>], dir: &Path, source_root: &Path) -> Res
         return Err(refuse(format!(
             "`{}` is not a plain relative file name{}",
             f.rel.escape_debug(),
-            check_rel(&f.rel).err().unwrap_or_default()
+            check_rel(&f.rel)
+                .err()
+                .map(String::from)
+                .unwrap_or_default()
         )));
     }
     std::fs::create_dir_all(parent).map_err(io_at(parent))?;
@@ -148,7 +156,7 @@ pub fn write_files(files: &[OutFile<'_>], dir: &Path, source_root: &Path) -> Res
             )));
         }
     }
-    let old = check_replaceable(dir).map_err(refuse)?;
+    let old = check_replaceable(dir).map_err(|e| refuse(e.into()))?;
 
     for prefix in [STAGING_PREFIX, ASIDE_PREFIX] {
         crate::scratch::sweep_stale(parent, prefix, &|stale| {
@@ -263,11 +271,11 @@ fn swap_into_place(
 /// The files DIR's marker lists when DIR may be replaced: it does not exist (`None`), or is
 /// a real folder (not a symbolic link) that is empty or provably fluxsim's whole output
 /// ([`check_owned`]).
-fn check_replaceable(dir: &Path) -> Result<Option<BTreeMap<String, Listed>>, String> {
+fn check_replaceable(dir: &Path) -> Result<Option<BTreeMap<String, Listed>>, Refusal> {
     let meta = match std::fs::symlink_metadata(dir) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(e.to_string().into()),
     };
     if meta.file_type().is_symlink() {
         return Err("it is a symbolic link".into());
@@ -299,7 +307,7 @@ enum Whole {
 /// it), or a folder on the way to one; no entry is a symbolic link; and git tracks nothing
 /// in it (a folder of a repository is never fluxsim's to remove, whatever its marker says).
 /// Otherwise why not, in words that follow "refusing to write `DIR`: ".
-fn check_owned(dir: &Path, whole: Whole) -> Result<BTreeMap<String, Listed>, String> {
+fn check_owned(dir: &Path, whole: Whole) -> Result<BTreeMap<String, Listed>, Refusal> {
     // First, so that nothing of a repository's folder is even read.
     match crate::source::git::tracks_anything_in(dir) {
         Ok(false) => {}
@@ -313,17 +321,19 @@ fn check_owned(dir: &Path, whole: Whole) -> Result<BTreeMap<String, Listed>, Str
             return Err(format!(
                 "it is in a git work tree and git could not say whether it tracks files in it: \
                  {e}"
-            ))
+            )
+            .into())
         }
     }
     let marker_path = dir.join(MARKER);
     match std::fs::symlink_metadata(&marker_path) {
         Ok(m) if m.is_file() => {}
-        Ok(_) => return Err(format!("its `{MARKER}` is not a plain file")),
+        Ok(_) => return Err(format!("its `{MARKER}` is not a plain file").into()),
         Err(_) => {
             return Err(format!(
                 "it is not empty and fluxsim did not write it (it has no `{MARKER}`)"
-            ))
+            )
+            .into())
         }
     }
     let text = std::fs::read_to_string(&marker_path)
@@ -340,19 +350,20 @@ fn check_owned(dir: &Path, whole: Whole) -> Result<BTreeMap<String, Listed>, Str
             Entry::File if rel == MARKER => {}
             Entry::File => {
                 let Some(want) = listed.get(rel) else {
-                    return Err(format!("it holds `{rel}`, which fluxsim did not write"));
+                    return Err(format!("it holds `{rel}`, which fluxsim did not write").into());
                 };
                 check_file(&dir.join(rel), want, whole).map_err(|why| format!("`{rel}` {why}"))?;
             }
             Entry::Folder if folders.contains(rel.as_str()) => {}
             Entry::Folder => {
-                return Err(format!("it holds `{rel}/`, which fluxsim did not write"));
+                return Err(format!("it holds `{rel}/`, which fluxsim did not write").into());
             }
             Entry::Other => {
                 return Err(format!(
                     "it holds `{rel}`, a symbolic link or special file, which fluxsim never \
                      writes"
-                ));
+                )
+                .into());
             }
         }
     }
@@ -361,7 +372,7 @@ fn check_owned(dir: &Path, whole: Whole) -> Result<BTreeMap<String, Listed>, Str
 
 /// Whether the file at `path` is the one the marker lists (`want`): its size and digest, or
 /// (unless `whole`) a shorter start of it.
-fn check_file(path: &Path, want: &Listed, whole: Whole) -> Result<(), String> {
+fn check_file(path: &Path, want: &Listed, whole: Whole) -> Result<(), Refusal> {
     let size = std::fs::symlink_metadata(path)
         .map_err(|e| e.to_string())?
         .len();
@@ -372,7 +383,8 @@ fn check_file(path: &Path, want: &Listed, whole: Whole) -> Result<(), String> {
         return Err(format!(
             "has {size} bytes, not the {} fluxsim wrote: it was changed since",
             want.size
-        ));
+        )
+        .into());
     }
     let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
     if crate::artifact::sha256_hex(&bytes) != want.sha256 {
@@ -382,7 +394,7 @@ fn check_file(path: &Path, want: &Listed, whole: Whole) -> Result<(), String> {
 }
 
 /// The files a marker lists, by path; why the text is not a marker fluxsim writes.
-fn parse_marker(text: &str) -> Result<BTreeMap<String, Listed>, String> {
+fn parse_marker(text: &str) -> Result<BTreeMap<String, Listed>, Refusal> {
     let Some(body) = text.strip_suffix('\n') else {
         return Err("is cut short".into());
     };
@@ -401,10 +413,10 @@ fn parse_marker(text: &str) -> Result<BTreeMap<String, Listed>, String> {
     let mut listed = BTreeMap::new();
     for line in lines {
         let bad = |why: &str| {
-            format!(
+            Refusal(format!(
                 "has a line that is not `SHA256 BYTES PATH` ({why}): `{}`",
                 line.escape_debug()
-            )
+            ))
         };
         let mut fields = line.splitn(3, ' ');
         let (Some(sha256), Some(size), Some(rel)) = (fields.next(), fields.next(), fields.next())
@@ -436,7 +448,7 @@ fn parse_marker(text: &str) -> Result<BTreeMap<String, Listed>, String> {
 
 /// `Ok` when `rel` is a plain relative path, `/`-separated: no empty, `.` or `..` part, no
 /// leading `/`, no `\`, no control character (a line break would end a marker line).
-fn check_rel(rel: &str) -> Result<(), String> {
+fn check_rel(rel: &str) -> Result<(), Refusal> {
     if rel.chars().any(char::is_control) {
         return Err(": a control character".into());
     }

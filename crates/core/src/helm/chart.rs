@@ -146,7 +146,7 @@ fn with_values_files(
     fs: &SourceFs,
     paths: &[String],
     ignore_missing: bool,
-) -> Result<Chart, String> {
+) -> Result<Chart, super::HelmError> {
     let mut merged = serde_json::Map::new();
     for p in paths {
         let path = fs.secure_join(p).map_err(|e| e.to_string())?;
@@ -158,9 +158,7 @@ fn with_values_files(
                 .strip_prefix(fs.root())
                 .map(|r| r.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            return Err(format!(
-                "no values file found at path '/{rel}' (reference '{p}')"
-            ));
+            return Err(format!("no values file found at path '/{rel}' (reference '{p}')").into());
         }
         let text = fs
             .read_to_string(&path)
@@ -170,7 +168,7 @@ fn with_values_files(
         {
             serde_json::Value::Object(m) => m,
             serde_json::Value::Null => serde_json::Map::new(),
-            _ => return Err(format!("unmarshaling values from '{p}' failed: not a map")),
+            _ => return Err(format!("unmarshaling values from '{p}' failed: not a map").into()),
         };
         merged = super::values::merge_maps(merged, values);
     }

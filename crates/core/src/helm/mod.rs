@@ -39,6 +39,12 @@ use step::{prepare_release, release_entry, release_template, template_release, F
 
 use crate::model::{is_release, RELEASE_API_VERSION};
 
+crate::message_error! {
+    /// A step of making a release's manifests that failed: running helm, fetching or
+    /// unpacking a chart, reading its values files, a post-renderer.
+    pub struct HelmError;
+}
+
 /// What `render --helm` was asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HelmOptions {
@@ -141,7 +147,7 @@ pub fn render_releases(
         }
     }
     ctx.stats.distinct.store(distinct.len(), Ordering::Relaxed);
-    let outputs: BTreeMap<String, Result<String, String>> = distinct
+    let outputs: BTreeMap<String, Result<String, HelmError>> = distinct
         .par_iter()
         .map(|(key, p)| ((*key).to_string(), template_release(p, ctx)))
         .collect();
@@ -163,11 +169,12 @@ pub fn render_releases(
                             .cloned()
                             .unwrap_or_else(|| Err("not templated".into()));
                         let (status, artifact) = match out.and_then(|t| {
-                            Artifact::from_kustomize_output(t)
-                                .map_err(|e| format!("reading the release's manifests: {e}"))
+                            Artifact::from_kustomize_output(t).map_err(|e| {
+                                HelmError(format!("reading the release's manifests: {e}"))
+                            })
                         }) {
                             Ok(a) => (Status::Rendered, Some(a)),
-                            Err(e) => (Status::Failed(e), None),
+                            Err(e) => (Status::Failed(e.into()), None),
                         };
                         let mut k = release_entry(parent, &id, &path, status, artifact, notes);
                         if k.artifact.is_some() {

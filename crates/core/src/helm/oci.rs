@@ -12,6 +12,11 @@ use super::chart::{Chart, Unavailable};
 use super::release::SourceRef;
 use super::Context;
 
+crate::message_error! {
+    /// An exchange with an OCI registry that failed (`--fetch-charts`).
+    pub struct OciError;
+}
+
 /// The media type of a Helm chart's content layer.
 const CHART_LAYER: &str = "application/vnd.cncf.helm.chart.content.v1.tar+gzip";
 const MAX_JSON: u64 = 8 << 20;
@@ -35,7 +40,7 @@ impl Registry {
         name: Option<&str>,
         insecure: bool,
         ctx: &Context<'_>,
-    ) -> Result<Registry, String> {
+    ) -> Result<Registry, OciError> {
         let rest = url
             .strip_prefix("oci://")
             .ok_or_else(|| format!("`{url}` is not an oci:// URL"))?;
@@ -49,7 +54,7 @@ impl Registry {
             };
         }
         if host.is_empty() || repo.is_empty() {
-            return Err(format!("`{url}` names no repository"));
+            return Err(format!("`{url}` names no repository").into());
         }
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(ctx.opts.timeout))
@@ -65,7 +70,7 @@ impl Registry {
 
     /// GET `path` of the registry (the distribution API), with an anonymous token when the
     /// registry asks for one.
-    fn get(&self, path: &str, accept: &str, limit: u64) -> Result<Vec<u8>, String> {
+    fn get(&self, path: &str, accept: &str, limit: u64) -> Result<Vec<u8>, OciError> {
         let url = format!("{}{path}", self.base);
         let call = |token: Option<&str>| {
             let mut req = self.agent.get(&url).header("Accept", accept);
@@ -86,17 +91,17 @@ impl Registry {
             res = call(Some(&token))?;
         }
         if !res.status().is_success() {
-            return Err(format!("GET {url}: {}", res.status()));
+            return Err(format!("GET {url}: {}", res.status()).into());
         }
         res.body_mut()
             .with_config()
             .limit(limit)
             .read_to_vec()
-            .map_err(|e| format!("GET {url}: {e}"))
+            .map_err(|e| OciError(format!("GET {url}: {e}")))
     }
 
     /// An anonymous token for `Bearer realm="...",service="...",scope="..."`.
-    fn token(&self, challenge: &str) -> Result<String, String> {
+    fn token(&self, challenge: &str) -> Result<String, OciError> {
         let params: std::collections::BTreeMap<String, String> = challenge
             .strip_prefix("Bearer ")
             .ok_or_else(|| format!("the registry asks for credentials ({challenge})"))?
@@ -126,7 +131,8 @@ impl Registry {
             return Err(format!(
                 "GET {url}: {} (credentials are not supported)",
                 res.status()
-            ));
+            )
+            .into());
         }
         let body = res
             .body_mut()
@@ -142,13 +148,13 @@ impl Registry {
             .ok_or_else(|| "no token in the registry's answer".into())
     }
 
-    fn json(&self, path: &str, accept: &str) -> Result<Value, String> {
+    fn json(&self, path: &str, accept: &str) -> Result<Value, OciError> {
         let body = self.get(path, accept, MAX_JSON)?;
-        serde_json::from_slice(&body).map_err(|e| format!("{path}: {e}"))
+        serde_json::from_slice(&body).map_err(|e| OciError(format!("{path}: {e}")))
     }
 
     /// The tags of the repository.
-    fn tags(&self) -> Result<Vec<String>, String> {
+    fn tags(&self) -> Result<Vec<String>, OciError> {
         let v = self.json(&format!("/v2/{}/tags/list", self.repo), "application/json")?;
         Ok(v.get("tags")
             .and_then(Value::as_array)
@@ -163,7 +169,7 @@ impl Registry {
 
     /// The chart at `tag`: its layer, checked against its digest (from the cache folder when
     /// it is there).
-    fn chart(&self, tag: &str, ctx: &Context<'_>) -> Result<(Vec<u8>, String), String> {
+    fn chart(&self, tag: &str, ctx: &Context<'_>) -> Result<(Vec<u8>, String), OciError> {
         let manifest = self.json(
             &format!("/v2/{}/manifests/{tag}", self.repo),
             "application/vnd.oci.image.manifest.v1+json",
@@ -200,7 +206,8 @@ impl Registry {
         if got != hex {
             return Err(format!(
                 "the chart layer has digest sha256:{got}, the manifest says {digest}"
-            ));
+            )
+            .into());
         }
         super::repo::keep(ctx, &hex, &bytes);
         Ok((bytes, digest))
@@ -208,10 +215,10 @@ impl Registry {
 }
 
 /// The tag for `range` among `tags` (Helm writes `+` as `_` in tags).
-fn pick_tag(tags: &[String], range: &str) -> Result<String, String> {
+fn pick_tag(tags: &[String], range: &str) -> Result<String, OciError> {
     let versions: Vec<(String, &String)> = tags.iter().map(|t| (t.replace('_', "+"), t)).collect();
     let list: Vec<(&str, &str)> = versions.iter().map(|(v, _)| (v.as_str(), "")).collect();
-    let picked = super::version::pick(&list, range)?;
+    let picked = super::version::pick(&list, range).map_err(|e| OciError(e.0))?;
     Ok(versions
         .iter()
         .find(|(v, _)| v == picked)

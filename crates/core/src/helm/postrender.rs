@@ -24,7 +24,7 @@ fn build(
     dir: &Path,
     resources: &[(&str, &str)],
     mut kustomization: serde_json::Map<String, Value>,
-) -> Result<String, String> {
+) -> Result<String, super::HelmError> {
     std::fs::create_dir_all(dir).map_err(|e| format!("writing {}: {e}", dir.display()))?;
     let mut names = Vec::new();
     for (name, text) in resources.iter().filter(|(_, t)| !t.trim().is_empty()) {
@@ -47,7 +47,7 @@ fn build(
     builder
         .build(&Job::folder(dir))
         .output
-        .map_err(|e| crate::scratch::scrub(&e.to_string()))
+        .map_err(|e| super::HelmError(crate::scratch::scrub(&e.to_string())))
 }
 
 /// The kustomization of one `spec.postRenderers[].kustomize`: only the fields of
@@ -91,7 +91,7 @@ pub fn post_render(
     hr: &HelmRelease,
     crds: &str,
     templates: &str,
-) -> Result<String, String> {
+) -> Result<String, super::HelmError> {
     let mut current = templates.to_string();
     for (i, pr) in hr.post_renderers.iter().enumerate() {
         if current.trim().is_empty() {
@@ -120,7 +120,7 @@ pub fn post_render(
         &[("crds.yaml", crds), ("helm-output.yaml", &current)],
         k,
     )
-    .map_err(|e| format!("origin labels (kustomize): {e}"))
+    .map_err(|e| super::HelmError(format!("origin labels (kustomize): {e}")))
 }
 
 #[cfg(test)]

@@ -6,6 +6,12 @@ use serde_json::Value;
 
 use crate::flux::{str_at, NamespacedName};
 
+crate::message_error! {
+    /// A HelmRelease spec that cannot be rendered as helm-controller would (what it refuses, or
+    /// what fluxsim does not do).
+    pub struct ReleaseSpecError;
+}
+
 /// The API group of HelmReleases.
 pub const HELM_GROUP: &str = "helm.toolkit.fluxcd.io";
 
@@ -126,7 +132,7 @@ impl ChartRef {
 
 impl HelmRelease {
     /// Reads a HelmRelease from its JSON form; an error says which field is wrong.
-    pub fn from_json(obj: &Value) -> Result<HelmRelease, String> {
+    pub fn from_json(obj: &Value) -> Result<HelmRelease, ReleaseSpecError> {
         let namespace = str_at(obj, &["metadata", "namespace"])
             .unwrap_or("default")
             .to_string();
@@ -140,7 +146,7 @@ impl HelmRelease {
                 .filter(|s| !s.is_empty())
                 .map(str::to_string)
         };
-        let source_ref = |r: &Value, what: &str| -> Result<SourceRef, String> {
+        let source_ref = |r: &Value, what: &str| -> Result<SourceRef, ReleaseSpecError> {
             Ok(SourceRef {
                 kind: s(r, "kind").ok_or(format!("{what}.kind is not set"))?,
                 name: s(r, "name").ok_or(format!("{what}.name is not set"))?,
@@ -189,7 +195,8 @@ impl HelmRelease {
                 return Err(format!(
                     "invalid CRD upgrade policy '{other}', valid values are 'Skip', 'Create' or \
                      'CreateReplace'"
-                ))
+                )
+                .into())
             }
         };
         let post_renderers = spec
@@ -252,7 +259,7 @@ impl HelmRelease {
     /// characters of `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`),
     /// the namespace as a DNS-1123 label, as the API server takes it. Neither can then start
     /// with `-`, so neither can be read as a flag of `helm`.
-    pub fn check_names(&self) -> Result<(), String> {
+    pub fn check_names(&self) -> Result<(), ReleaseSpecError> {
         let name = self.release_name();
         if name.is_empty() {
             return Err("helm: no name provided".into());
@@ -269,7 +276,8 @@ impl HelmRelease {
                 "invalid release name `{}`: helm's rule is at most 53 characters matching \
                  ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
                 name.escape_debug()
-            ));
+            )
+            .into());
         }
         let namespace = self.release_namespace();
         if namespace.len() > 63 || !label(&namespace) {
@@ -277,14 +285,15 @@ impl HelmRelease {
                 "invalid release namespace `{}`: a namespace is a DNS-1123 label (at most 63 \
                  lowercase letters, digits and `-`, starting and ending with a letter or digit)",
                 namespace.escape_debug()
-            ));
+            )
+            .into());
         }
         Ok(())
     }
 }
 
 /// `spec.valuesFrom`, in order.
-fn values_from(spec: &Value) -> Result<Vec<ValuesReference>, String> {
+fn values_from(spec: &Value) -> Result<Vec<ValuesReference>, ReleaseSpecError> {
     let s = |v: &Value, k: &str| {
         v.get(k)
             .and_then(Value::as_str)

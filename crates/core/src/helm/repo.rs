@@ -122,7 +122,7 @@ pub(crate) fn cached(ctx: &Context<'_>, key: &str) -> Option<Vec<u8>> {
     base64::engine::general_purpose::STANDARD.decode(text).ok()
 }
 
-fn get(agent: &ureq::Agent, url: &str, limit: u64) -> Result<Vec<u8>, String> {
+fn get(agent: &ureq::Agent, url: &str, limit: u64) -> Result<Vec<u8>, super::HelmError> {
     let mut res = agent
         .get(url)
         .call()
@@ -131,7 +131,7 @@ fn get(agent: &ureq::Agent, url: &str, limit: u64) -> Result<Vec<u8>, String> {
         .with_config()
         .limit(limit)
         .read_to_vec()
-        .map_err(|e| format!("GET {url}: {e}"))
+        .map_err(|e| super::HelmError(format!("GET {url}: {e}")))
 }
 
 /// Helm's `repo.ResolveReferenceURL`: a chart URL of the index is absolute, or relative to
@@ -161,7 +161,7 @@ pub fn resolve_reference_url(base: &str, reference: &str) -> String {
 
 /// The files of a packaged chart, relative to its top folder (`podinfo/Chart.yaml` is
 /// `Chart.yaml`); anything that would leave that folder is an error.
-pub fn untar(tgz: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
+pub fn untar(tgz: &[u8]) -> Result<Vec<(String, Vec<u8>)>, super::HelmError> {
     let gz = flate2::read::GzDecoder::new(tgz);
     let mut archive = tar::Archive::new(gz.take(MAX_CHART * 5));
     let mut files = Vec::new();
@@ -175,10 +175,10 @@ pub fn untar(tgz: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
             .components()
             .map(|c| match c {
                 std::path::Component::Normal(s) => Ok(s.to_string_lossy().into_owned()),
-                _ => Err(format!(
+                _ => Err(super::HelmError(format!(
                     "unsafe path `{}` in the chart archive",
                     path.display()
-                )),
+                ))),
             })
             .collect::<Result<_, _>>()?;
         let Some((_, rest)) = parts.split_first() else {

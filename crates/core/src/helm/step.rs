@@ -203,7 +203,7 @@ pub(super) fn prepare_release<'a>(
 /// refuses (or would read as a flag), and schema references that leave the chart.
 fn refused(hr: &HelmRelease, chart: &chart::Chart, ctx: &Context<'_>) -> Option<Status> {
     if let Err(e) = hr.check_names() {
-        return Some(Status::Failed(e));
+        return Some(Status::Failed(e.into()));
     }
     match super::schema::outside_reference(&chart.files)? {
         found @ super::schema::Outside::Network { .. } if !ctx.allow_network => {
@@ -238,7 +238,10 @@ fn cache_key(hr: &HelmRelease, chart: &chart::Chart, values: &str, ctx: &Context
 const SECTION: &str = "helm-releases";
 
 /// Templates and post-renders one release (or takes it from the cache).
-pub(super) fn template_release(p: &Prepared, ctx: &Context<'_>) -> Result<String, String> {
+pub(super) fn template_release(
+    p: &Prepared,
+    ctx: &Context<'_>,
+) -> Result<String, super::HelmError> {
     let Prepared {
         hr,
         chart,

@@ -46,7 +46,10 @@ pub struct TemplateJob<'a> {
 
 impl HelmBinary {
     /// Finds helm: `explicit`, else `helm` on PATH; probes its version.
-    pub fn locate(explicit: Option<&Path>, timeout: Duration) -> Result<HelmBinary, String> {
+    pub fn locate(
+        explicit: Option<&Path>,
+        timeout: Duration,
+    ) -> Result<HelmBinary, super::HelmError> {
         let program = match explicit {
             Some(p) => p.to_path_buf(),
             None => crate::scratch::on_path("helm").ok_or_else(|| {
@@ -67,7 +70,8 @@ impl HelmBinary {
                 "{} version failed: {}",
                 program.display(),
                 String::from_utf8_lossy(&out.stderr).trim()
-            ));
+            )
+            .into());
         }
         let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
         let warning = version_warning(&program, &version);
@@ -99,7 +103,7 @@ impl HelmBinary {
     /// The release name and namespace come from the repository: they are checked first
     /// (`HelmRelease::check_names`) and passed after every flag, behind `--`, so that none is
     /// ever read as a flag.
-    pub fn template(&self, job: &TemplateJob<'_>) -> Result<String, String> {
+    pub fn template(&self, job: &TemplateJob<'_>) -> Result<String, super::HelmError> {
         let work = job.chart_dir.parent().unwrap_or(job.chart_dir);
         let mut tool = crate::sandbox::Tool::new(&self.program, self.timeout)
             .arg("template")
@@ -140,11 +144,12 @@ impl HelmBinary {
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
             let err = err.trim().trim_start_matches("Error: ");
-            return Err(crate::scratch::scrub(&format!(
+            return Err(super::HelmError(crate::scratch::scrub(&format!(
                 "helm template failed: {err}"
-            )));
+            ))));
         }
-        String::from_utf8(out.stdout).map_err(|_| "helm template output is not UTF-8".into())
+        String::from_utf8(out.stdout)
+            .map_err(|_| super::HelmError::from("helm template output is not UTF-8"))
     }
 }
 

@@ -10,6 +10,12 @@ use serde_json::{Map, Value};
 
 use super::release::{HelmRelease, ValuesReference};
 
+crate::message_error! {
+    /// Values text Helm refuses: a values file that is not a mapping, or a path or `--set`-style
+    /// string its strvals parser does not take.
+    pub struct ValuesTextError;
+}
+
 /// The ConfigMaps and Secrets of a cluster's steady state, by (kind, namespace, name).
 pub type Objects<'a> = BTreeMap<(String, String, String), &'a Value>;
 
@@ -72,7 +78,7 @@ pub fn merged_values(hr: &HelmRelease, objects: &Objects<'_>) -> Result<Value, V
                     namespace: ns.clone(),
                     name: r.name.clone(),
                     path: path.clone(),
-                    why,
+                    why: why.into(),
                 }
             })?;
             continue;
@@ -82,7 +88,7 @@ pub fn merged_values(hr: &HelmRelease, objects: &Objects<'_>) -> Result<Value, V
             namespace: ns.clone(),
             name: r.name.clone(),
             key: r.values_key.clone(),
-            why,
+            why: why.into(),
         })?;
         result = merge_maps(result, values);
     }
@@ -155,7 +161,7 @@ fn secret_value(obj: &Value, key: &str) -> Option<String> {
 
 /// Helm's `chartutil.ReadValues`: a YAML document read as Go's `sigs.k8s.io/yaml` does; an
 /// empty document is no values.
-fn read_values(data: &str) -> Result<Map<String, Value>, String> {
+fn read_values(data: &str) -> Result<Map<String, Value>, ValuesTextError> {
     match crate::manifest::parse_object(data).map_err(|e| e.to_string())? {
         Value::Object(m) => Ok(m),
         Value::Null => Ok(Map::new()),
@@ -163,7 +169,8 @@ fn read_values(data: &str) -> Result<Map<String, Value>, String> {
             "error unmarshaling JSON: cannot unmarshal {} into Go value of type \
              map[string]interface {{}}",
             go_type(&other)
-        )),
+        )
+        .into()),
     }
 }
 
@@ -203,7 +210,7 @@ pub fn replace_path_value(
     values: &mut Map<String, Value>,
     path: &str,
     value: &str,
-) -> Result<(), String> {
+) -> Result<(), ValuesTextError> {
     let quoted = |q: char| {
         value.len() >= 2 && value.starts_with(q) && value.ends_with(q)
             || value.len() == 1 && value.starts_with(q)
@@ -224,7 +231,7 @@ fn strvals_parse_into(
     text: &str,
     values: &mut Map<String, Value>,
     string: bool,
-) -> Result<(), String> {
+) -> Result<(), ValuesTextError> {
     let chars: Vec<char> = text.chars().collect();
     let mut i = 0;
     while i < chars.len() {
@@ -266,7 +273,7 @@ fn strvals_parse_into(
                     break;
                 }
                 ',' => {
-                    return Err(format!("key \"{cur}\" has no value (cannot end with ,)"));
+                    return Err(format!("key \"{cur}\" has no value (cannot end with ,)").into());
                 }
                 c => cur.push(c),
             }
@@ -283,7 +290,7 @@ fn strvals_parse_into(
                     Key::Index(n) => format!("[{n}]"),
                 })
                 .collect::<String>();
-            return Err(format!("key \"{name}\" has no value"));
+            return Err(format!("key \"{name}\" has no value").into());
         }
         // The value: up to an unescaped `,`.
         let mut raw = String::new();
@@ -341,7 +348,11 @@ fn typed_value(v: &str) -> Value {
     Value::String(v.to_string())
 }
 
-fn set_path(map: &mut Map<String, Value>, keys: &[Key], value: Value) -> Result<(), String> {
+fn set_path(
+    map: &mut Map<String, Value>,
+    keys: &[Key],
+    value: Value,
+) -> Result<(), ValuesTextError> {
     let Some(Key::Name(first)) = keys.first() else {
         return Err("a path must start with a key".into());
     };
@@ -349,7 +360,7 @@ fn set_path(map: &mut Map<String, Value>, keys: &[Key], value: Value) -> Result<
     set_in(slot, &keys[1..], value)
 }
 
-fn set_in(slot: &mut Value, keys: &[Key], value: Value) -> Result<(), String> {
+fn set_in(slot: &mut Value, keys: &[Key], value: Value) -> Result<(), ValuesTextError> {
     let Some(key) = keys.first() else {
         *slot = value;
         return Ok(());
@@ -368,7 +379,8 @@ fn set_in(slot: &mut Value, keys: &[Key], value: Value) -> Result<(), String> {
             if *n > 65536 {
                 return Err(format!(
                     "index of {n} is greater than maximum supported index of 65536"
-                ));
+                )
+                .into());
             }
             if !slot.is_array() {
                 *slot = Value::Array(Vec::new());

@@ -6,6 +6,11 @@
 
 use std::cmp::Ordering;
 
+crate::message_error! {
+    /// A version or range Masterminds/semver refuses (helm-controller's chart version lookup).
+    pub struct VersionError;
+}
+
 /// A parsed version, ordered by semver precedence (build metadata ignored).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Version {
@@ -14,14 +19,14 @@ pub struct Version {
 
 impl Version {
     /// Masterminds `NewVersion` (not strict).
-    pub fn parse(text: &str) -> Result<Version, String> {
+    pub fn parse(text: &str) -> Result<Version, VersionError> {
         let t = text.trim();
         let t = t.strip_prefix('v').unwrap_or(t);
         let (core, build) = t.split_once('+').map_or((t, ""), |(c, b)| (c, b));
         let (nums, pre) = core.split_once('-').map_or((core, ""), |(n, p)| (n, p));
         let parts: Vec<&str> = nums.split('.').collect();
         if parts.is_empty() || parts.len() > 3 || parts.iter().any(|p| p.is_empty()) {
-            return Err(format!("invalid semantic version `{text}`"));
+            return Err(format!("invalid semantic version `{text}`").into());
         }
         let mut n = [0_u64; 3];
         for (i, p) in parts.iter().enumerate() {
@@ -109,7 +114,7 @@ struct Partial {
     pre: String,
 }
 
-fn partial(text: &str) -> Result<Partial, String> {
+fn partial(text: &str) -> Result<Partial, VersionError> {
     let t = text.trim();
     let t = t.strip_prefix('v').unwrap_or(t);
     let core = t.split_once('+').map_or(t, |(c, _)| c);
@@ -117,7 +122,7 @@ fn partial(text: &str) -> Result<Partial, String> {
     let mut out = [None; 3];
     for (i, p) in nums.split('.').enumerate() {
         if i > 2 {
-            return Err(format!("improper constraint: {text}"));
+            return Err(format!("improper constraint: {text}").into());
         }
         out[i] = match p {
             "x" | "X" | "*" => None,
@@ -133,7 +138,7 @@ fn partial(text: &str) -> Result<Partial, String> {
     })
 }
 
-fn version_of(n: [u64; 3], pre: &str) -> Result<Version, String> {
+fn version_of(n: [u64; 3], pre: &str) -> Result<Version, VersionError> {
     let text = if pre.is_empty() {
         format!("{}.{}.{}", n[0], n[1], n[2])
     } else {
@@ -144,7 +149,7 @@ fn version_of(n: [u64; 3], pre: &str) -> Result<Version, String> {
 
 /// A comparator of a term; `term_pre` is the prerelease the term was written with (an upper
 /// bound it implies, `<1.3.0` of `~1.2.3-0`, asks for prereleases as the term does).
-fn cmp(op: Op, n: [u64; 3], pre: &str, term_pre: &str) -> Result<Comparator, String> {
+fn cmp(op: Op, n: [u64; 3], pre: &str, term_pre: &str) -> Result<Comparator, VersionError> {
     Ok(Comparator {
         op,
         v: version_of(n, pre)?,
@@ -153,7 +158,7 @@ fn cmp(op: Op, n: [u64; 3], pre: &str, term_pre: &str) -> Result<Comparator, Str
 }
 
 /// The comparators one `op version` term stands for.
-fn term(op: &str, ver: &str) -> Result<Vec<Comparator>, String> {
+fn term(op: &str, ver: &str) -> Result<Vec<Comparator>, VersionError> {
     let p = partial(ver)?;
     let [ma, mi, pa] = p.nums;
     let pre = p.pre.as_str();
@@ -178,7 +183,8 @@ fn term(op: &str, ver: &str) -> Result<Vec<Comparator>, String> {
                     "improper constraint: != with a wildcard ({ver}, up to {}.{}.{}) is not \
                      supported",
                     n[0], n[1], n[2]
-                ));
+                )
+                .into());
             }
             None if ma.is_none() => vec![cmp(Op::Lt, [0, 0, 0], "", pre)?],
             None => vec![cmp(Op::Ne, lo, pre, pre)?],
@@ -212,13 +218,13 @@ fn term(op: &str, ver: &str) -> Result<Vec<Comparator>, String> {
             };
             vec![cmp(Op::Ge, lo, pre, pre)?, cmp(Op::Lt, up, "", pre)?]
         }
-        other => return Err(format!("improper constraint: unknown operator `{other}`")),
+        other => return Err(format!("improper constraint: unknown operator `{other}`").into()),
     })
 }
 
 impl Constraint {
     /// Masterminds `NewConstraint`.
-    pub fn parse(text: &str) -> Result<Constraint, String> {
+    pub fn parse(text: &str) -> Result<Constraint, VersionError> {
         let mut any = Vec::new();
         // Operators may be separated from their version by spaces (`>= 1.2`).
         let spaced = regex::Regex::new(r"(>=|<=|=>|=<|!=|~>|[<>=~^])\s+").expect("static regex");
@@ -261,7 +267,7 @@ impl Constraint {
 /// `created` time as written, RFC 3339): an exact string match first, else the highest
 /// version satisfying the range (`*` or empty: the highest release), the latest created
 /// among equal ones (source-controller `chart_repository.go` getChartVersion).
-pub fn pick<'a>(versions: &[(&'a str, &'a str)], range: &str) -> Result<&'a str, String> {
+pub fn pick<'a>(versions: &[(&'a str, &'a str)], range: &str) -> Result<&'a str, VersionError> {
     if !range.is_empty() {
         if let Some((v, _)) = versions.iter().find(|(v, _)| *v == range) {
             return Ok(v);
@@ -282,7 +288,7 @@ pub fn pick<'a>(versions: &[(&'a str, &'a str)], range: &str) -> Result<&'a str,
     matched
         .first()
         .map(|(_, v, _)| *v)
-        .ok_or_else(|| format!("no chart version matching '{range}' found"))
+        .ok_or_else(|| VersionError(format!("no chart version matching '{range}' found")))
 }
 
 #[cfg(test)]
@@ -345,7 +351,7 @@ mod tests {
         assert_eq!(pick(&index, "~6.6.0-0").unwrap(), "6.6.0-rc.1");
         assert_eq!(pick(&index, "not-a-version").unwrap(), "not-a-version");
         let e = pick(&index, ">=8").unwrap_err();
-        assert_eq!(e, "no chart version matching '>=8' found");
+        assert_eq!(e.0, "no chart version matching '>=8' found");
     }
 
     #[test]

@@ -19,6 +19,11 @@ use crate::flux::Kustomization;
 pub use crate::kustomize::native::KUSTOMIZATION_FILES;
 use crate::source::spec_dir;
 
+crate::message_error! {
+    /// A manifest file Flux's generator would not list (not a Kubernetes object).
+    pub struct ManifestError;
+}
+
 /// Why a path cannot be prepared for building.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum GenerateError {
@@ -263,21 +268,24 @@ fn walk(
                 file: file.clone(),
                 message: e.to_string(),
             })?;
-        check_manifest(&text).map_err(|message| GenerateError::BadManifest { file, message })?;
+        check_manifest(&text).map_err(|e| GenerateError::BadManifest {
+            file,
+            message: e.into(),
+        })?;
         out.push(rel);
     }
     Ok(())
 }
 
 /// kustomize's resource factory must decode every document of a listed file.
-fn check_manifest(text: &str) -> Result<(), String> {
+fn check_manifest(text: &str) -> Result<(), ManifestError> {
     for (i, doc) in crate::manifest::split_documents(text).iter().enumerate() {
         let v = crate::manifest::parse_object(doc).map_err(|e| e.to_string())?;
         match v {
             Value::Null => {}
             Value::Object(ref m) if m.contains_key("kind") || m.contains_key("items") => {}
-            Value::Object(_) => return Err(format!("document {} has no `kind`", i + 1)),
-            _ => return Err(format!("document {} is not a mapping", i + 1)),
+            Value::Object(_) => return Err(format!("document {} has no `kind`", i + 1).into()),
+            _ => return Err(format!("document {} is not a mapping", i + 1).into()),
         }
     }
     Ok(())

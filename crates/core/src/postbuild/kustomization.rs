@@ -25,11 +25,11 @@ pub enum PostBuildError {
         source: Box<super::SubstituteError>,
     },
     /// The substituted objects together pass fluxsim's bound.
-    #[error("{0}")]
-    TooLarge(String),
+    #[error(transparent)]
+    TooLarge(#[from] super::TooLarge),
     /// Printing the substituted objects again (as kustomize prints JSON) failed.
-    #[error("{0}")]
-    Reprint(String),
+    #[error(transparent)]
+    Reprint(#[from] super::reprint::ReprintError),
     /// What the reprint printed is not YAML Flux can read.
     #[error(transparent)]
     Output(#[from] crate::manifest::ParseError),
@@ -74,7 +74,7 @@ pub fn substitute_kustomization(
                 )?;
                 let out = obj.to_string();
                 substituted_bytes += out.len();
-                super::check_total_output(substituted_bytes).map_err(PostBuildError::TooLarge)?;
+                super::check_total_output(substituted_bytes)?;
                 piece = (true, out);
             }
         }

@@ -7,6 +7,11 @@ pub mod reprint;
 use std::collections::BTreeMap;
 
 use crate::flux::is_valid_var_name;
+
+crate::message_error! {
+    /// fluxsim's bound on what one Kustomization's substituted objects may hold, passed.
+    pub struct TooLarge;
+}
 #[cfg(test)]
 use crate::flux::{substitution_disabled, SUBSTITUTE_KEY};
 
@@ -214,17 +219,18 @@ pub const KUSTOMIZATION_OUTPUT_LIMIT: usize = crate::sandbox::OUTPUT_LIMIT;
 
 /// An error once the substituted objects of one Kustomization, `total` bytes so far, pass
 /// [`KUSTOMIZATION_OUTPUT_LIMIT`].
-pub fn check_total_output(total: usize) -> Result<(), String> {
+pub fn check_total_output(total: usize) -> Result<(), TooLarge> {
     check_total_output_within(total, KUSTOMIZATION_OUTPUT_LIMIT)
 }
 
-fn check_total_output_within(total: usize, limit: usize) -> Result<(), String> {
+fn check_total_output_within(total: usize, limit: usize) -> Result<(), TooLarge> {
     if total > limit {
         return Err(format!(
             "the substituted objects exceed {} MiB together: fluxsim stops here (no cluster \
              could apply that much from one Kustomization)",
             limit >> 20
-        ));
+        )
+        .into());
     }
     Ok(())
 }

@@ -8,8 +8,13 @@ use std::fmt::Write as _;
 
 use crate::cache::BuildCache;
 
+crate::message_error! {
+    /// Printing substituted objects again, as kustomize prints JSON, failed.
+    pub struct ReprintError;
+}
+
 /// Prints objects the way kustomize prints resources read back from JSON, in legacy order.
-pub fn reprint(cache: &BuildCache<'_>, pieces: &[(bool, String)]) -> Result<String, String> {
+pub fn reprint(cache: &BuildCache<'_>, pieces: &[(bool, String)]) -> Result<String, ReprintError> {
     let key = crate::digest::sha256_hex(
         pieces
             .iter()
@@ -73,5 +78,5 @@ pub fn reprint(cache: &BuildCache<'_>, pieces: &[(bool, String)]) -> Result<Stri
             job: &job,
         })
         .output
-        .map_err(|e| format!("printing the substituted objects: {e}"))
+        .map_err(|e| ReprintError(format!("printing the substituted objects: {e}")))
 }

@@ -39,6 +39,11 @@ use crate::flux::{str_at, ObjectId};
 use crate::source::glob::{doublestar_match, fs_glob, join, Listing};
 use crate::source::mapping::SourceId;
 
+crate::message_error! {
+    /// A copy rule of an ArtifactGenerator that cannot be applied (source-watcher refuses it too).
+    pub struct CopyError;
+}
+
 /// The API group of source-watcher's kinds.
 pub(crate) const GROUP: &str = "source.extensions.fluxcd.io";
 
@@ -352,7 +357,7 @@ struct Staging {
 
 impl Staging {
     /// `createDirRecursive`: the folder and its parents.
-    fn mkdir(&mut self, dir: &str) -> Result<(), String> {
+    fn mkdir(&mut self, dir: &str) -> Result<(), CopyError> {
         if dir == "." || dir.is_empty() {
             return Ok(());
         }
@@ -360,7 +365,7 @@ impl Staging {
         for part in dir.split('/') {
             at = join(&at, part);
             if self.files.contains_key(&at) {
-                return Err(format!("cannot create folder '{at}': a file is there"));
+                return Err(format!("cannot create folder '{at}': a file is there").into());
             }
             self.dirs.insert(at.clone());
         }
@@ -388,7 +393,7 @@ impl Staging {
             )));
         }
         if let Some((parent, _)) = dest.rsplit_once('/') {
-            self.mkdir(parent).map_err(Unknown::Failed)?;
+            self.mkdir(parent).map_err(|e| Unknown::Failed(e.into()))?;
         }
         self.files
             .insert(dest.to_string(), (tree.clone(), src.to_string()));
@@ -404,7 +409,7 @@ impl Staging {
         dest: &str,
         exclude_base: &str,
     ) -> Result<(), Unknown> {
-        self.mkdir(dest).map_err(Unknown::Failed)?;
+        self.mkdir(dest).map_err(|e| Unknown::Failed(e.into()))?;
         self.dir_origin
             .insert(dest.to_string(), tree.map.folder(src));
         let listing = tree.listing();
@@ -426,7 +431,7 @@ impl Staging {
             };
             let target = join(dest, &rel);
             if is_dir {
-                self.mkdir(&target).map_err(Unknown::Failed)?;
+                self.mkdir(&target).map_err(|e| Unknown::Failed(e.into()))?;
                 self.dir_origin.insert(target, tree.map.folder(&path));
             } else {
                 self.put(op, tree, &path, &target)?;
@@ -511,7 +516,7 @@ fn glob_destination(pattern: &str, matched: &str, dest: &str) -> String {
 }
 
 /// `validateGlobPattern`: at most 20 alternatives in `{}` groups.
-fn validate_glob_pattern(pattern: &str) -> Result<(), String> {
+fn validate_glob_pattern(pattern: &str) -> Result<(), CopyError> {
     let (mut commas, mut depth, mut escaped) = (0, 0usize, false);
     for c in pattern.chars() {
         if escaped {
@@ -529,7 +534,8 @@ fn validate_glob_pattern(pattern: &str) -> Result<(), String> {
     if commas > 20 {
         return Err(format!(
             "pattern has {commas} alternatives in '{{}}' groups, at most 20 are allowed"
-        ));
+        )
+        .into());
     }
     Ok(())
 }

@@ -47,7 +47,7 @@ pub struct RepoOptions {
     pub origins: bool,
     /// `--source KIND/NAMESPACE/NAME=PATH`, read (an argument that cannot be used is kept as
     /// its error, reported when the render starts).
-    pub sources: Vec<Result<SourceMapping, String>>,
+    pub sources: Vec<Result<SourceMapping, crate::source::mapping::MappingError>>,
     /// `--helm`: render HelmReleases as child artifacts of their Kustomizations.
     pub helm: Option<crate::helm::HelmOptions>,
     /// Counts for a progress line (see [`crate::reconcile::Progress`]), shared with whoever
@@ -147,8 +147,8 @@ pub enum RenderError {
     #[error("starting {0} worker threads: {1}")]
     Threads(usize, String),
     /// A `--source` mapping cannot be used.
-    #[error("{0}")]
-    Mapping(String),
+    #[error(transparent)]
+    Mapping(crate::source::mapping::MappingError),
     /// `--helm` was asked for and helm cannot be run.
     #[error("{0}")]
     Helm(String),
@@ -402,7 +402,7 @@ pub fn render_tree_with(
         .as_ref()
         .map(|h| crate::helm::template::HelmBinary::locate(h.binary.as_deref(), h.timeout))
         .transpose()
-        .map_err(RenderError::Helm)?;
+        .map_err(|e| RenderError::Helm(e.into()))?;
     if let Some(w) = helm.as_ref().and_then(|h| h.warning()) {
         opts.listener.warn(w);
     }

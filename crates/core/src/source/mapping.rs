@@ -13,6 +13,11 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+crate::message_error! {
+    /// A `--source` argument or a `[sources]` entry that cannot be used.
+    pub struct MappingError;
+}
+
 /// The kinds a Flux Kustomization's `spec.sourceRef` may name.
 pub const SOURCE_KINDS: &[&str] = &[
     "GitRepository",
@@ -40,23 +45,23 @@ impl fmt::Display for SourceId {
 
 impl SourceId {
     /// Reads `KIND/NAMESPACE/NAME`.
-    pub fn parse(text: &str) -> Result<SourceId, String> {
+    pub fn parse(text: &str) -> Result<SourceId, MappingError> {
         let parts: Vec<&str> = text.split('/').collect();
         let [kind, namespace, name] = parts.as_slice() else {
             return Err(format!(
                 "`{text}` is not KIND/NAMESPACE/NAME (e.g. OCIRepository/flux-system/apps)"
-            ));
+            )
+            .into());
         };
         if !SOURCE_KINDS.contains(kind) {
             return Err(format!(
                 "`{kind}` is not a kind a Kustomization's sourceRef names (one of {})",
                 SOURCE_KINDS.join(", ")
-            ));
+            )
+            .into());
         }
         if namespace.is_empty() || name.is_empty() {
-            return Err(format!(
-                "`{text}`: the namespace and the name must not be empty"
-            ));
+            return Err(format!("`{text}`: the namespace and the name must not be empty").into());
         }
         Ok(SourceId {
             kind: (*kind).to_string(),
@@ -108,12 +113,12 @@ impl SourceMapping {
 /// Reads a `--source KIND/NAMESPACE/NAME=PATH` argument. A relative PATH is a folder of the
 /// repository `repo` (relative to it, not to the working directory); an absolute PATH inside
 /// `repo` is that folder too; any other absolute PATH is another checkout.
-pub fn parse_arg(arg: &str, repo: &Path) -> Result<SourceMapping, String> {
-    let bad = |why: String| format!("--source `{arg}`: {why}");
+pub fn parse_arg(arg: &str, repo: &Path) -> Result<SourceMapping, MappingError> {
+    let bad = |why: String| MappingError(format!("--source `{arg}`: {why}"));
     let (source, path) = arg
         .split_once('=')
         .ok_or_else(|| bad("expected KIND/NAMESPACE/NAME=PATH".into()))?;
-    let source = SourceId::parse(source).map_err(bad)?;
+    let source = SourceId::parse(source).map_err(|e| bad(e.0))?;
     if path.is_empty() {
         return Err(bad("PATH is empty".into()));
     }
@@ -145,14 +150,18 @@ pub fn parse_arg(arg: &str, repo: &Path) -> Result<SourceMapping, String> {
 
 /// A `[sources]` entry of the settings file `from` (`fluxsim.toml`): the value must be a
 /// folder of the repository.
-pub fn parse_config_entry(key: &str, value: &str, from: &str) -> Result<SourceMapping, String> {
+pub fn parse_config_entry(
+    key: &str,
+    value: &str,
+    from: &str,
+) -> Result<SourceMapping, MappingError> {
     let source = SourceId::parse(key)?;
     let refuse = || {
-        format!(
+        MappingError::from(format!(
             "source `{key}` is mapped to `{value}`, outside the repository: a mapping in \
              fluxsim.toml (repository content, which a pull request can change) must be a \
              folder of the repository; map another checkout with --source on the command line"
-        )
+        ))
     };
     let windows_absolute = value.len() > 1 && value.as_bytes()[1] == b':';
     if value.starts_with('/') || value.starts_with('\\') || windows_absolute {
