@@ -250,8 +250,19 @@ fn the_crates_depend_on_each_other_as_architecture_md_draws_them() {
 /// the pipeline (`discover`, `reconcile`, `kustomization_generator`, `kustomize`, `cache`, `postbuild`,
 /// `render`, ...).
 const CONSUMERS_READ: &[&str] = &[
-    "artifact", "config", "envsubst", "flux", "goyaml", "helm", "locate", "manifest", "model",
-    "scratch", "source", "text",
+    "artifact",
+    "config",
+    "envsubst",
+    "flux",
+    "goyaml",
+    "helm",
+    "locate",
+    "manifest",
+    "message_error",
+    "model",
+    "scratch",
+    "source",
+    "text",
 ];
 
 #[test]

@@ -1,4 +1,4 @@
-//! Running envsubst conformance vectors (`shared/conformance/README.md` gives the schema).
+//! Running envsubst conformance vectors (`testdata/conformance/README.md` gives the schema).
 //!
 //! The vectors were produced by running Flux's own Go code; a vector passes when fluxsim
 //! succeeds or fails as Go did and, on success, produces the same bytes.

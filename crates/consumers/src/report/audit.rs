@@ -92,7 +92,7 @@ fn finding_line(f: &Finding) -> String {
     format!("{place}: {}[{}]: {}", f.severity, f.rule, f.message)
 }
 
-/// The audit as JSON (documented in README, section `audit`).
+/// The audit as JSON (documented in `docs/commands/audit.md`).
 #[must_use]
 pub fn audit_json(a: &Audit) -> Value {
     let [info, warnings, errors] = counts(&a.findings);

@@ -48,7 +48,7 @@ pub fn findings_text(findings: &[Finding]) -> String {
     out
 }
 
-/// The findings as a JSON array (stable field names; see README).
+/// The findings as a JSON array (stable field names; see `docs/commands/audit.md`).
 #[must_use]
 pub fn findings_json(findings: &[Finding]) -> Value {
     serde_json::to_value(findings).unwrap_or(Value::Null)

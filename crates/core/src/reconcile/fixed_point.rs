@@ -178,7 +178,7 @@ pub(super) fn fail_unsettled(
 
 /// Renders one cluster in its steady state: what it applies once it has converged.
 ///
-/// A fixed point (see the README's "steady state"): the objects that exist before Flux runs
+/// A fixed point (see "The steady state" in `docs/commands/render.md`): the objects that exist before Flux runs
 /// (the root's own folder, `[[bootstrap.objects]]`) are on the cluster from the start; each
 /// step renders every Kustomization whose vars can be resolved and whose spec, vars or
 /// strictness changed since it was last rendered, then collects every object of every
