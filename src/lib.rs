@@ -3,17 +3,16 @@
 //! This crate is the binary's: its command line (`cli`). The work lives in the crates of
 //! the layers under it (`ARCHITECTURE.md` draws their graph): `fluxsim-core` (the pipeline
 //! and the render model), `fluxsim-consumers` (what is made of a render, and every report),
-//! `fluxsim-kustomize` (the native builder), `fluxsim-goyaml` and `fluxsim-envsubst`. Their
-//! modules are re-exported here under the paths they had when fluxsim was one crate, for
-//! the integration tests and the examples.
+//! `fluxsim-kustomize` (the native builder), `fluxsim-goyaml` and `fluxsim-envsubst`. The
+//! modules the command line, the integration tests and the examples use are re-exported
+//! here under the paths they had when fluxsim was one crate.
 
 pub mod cli;
 
 pub use fluxsim_consumers::{audit, canary, compare, finding, graph, images, mask, report};
 pub use fluxsim_core::{
-    artifact, cache, config, conformance, digest, discover, envsubst, flux, goyaml, helm,
-    kustomization_generator, kustomize, locate, manifest, model, notice, postbuild, reconcile,
-    render, sandbox, scratch, source, store,
+    cache, config, conformance, envsubst, flux, goyaml, helm, kustomize, manifest, model, notice,
+    postbuild, render, sandbox, scratch, source, store,
 };
 
 /// Runs the command line and returns the process exit status.
