@@ -1,9 +1,7 @@
 //! `fluxsim audit`: substitution hazards, with the file and line they come from.
 
-// `--fail-on` means the same in `graph` and `audit`: one definition.
-use super::graph::FailOn;
 use super::render::RenderFlags;
-use super::{passed_or_finding, Outcome, Output};
+use super::{Outcome, Output};
 use crate::audit::{audit, AuditOptions, RULES};
 use crate::render::render_dir;
 
@@ -25,9 +23,8 @@ pub(crate) struct AuditArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: Format,
-    /// Exit 1 when a finding is at or above this severity.
-    #[arg(long, value_enum, default_value = "error")]
-    pub(crate) fail_on: FailOn,
+    #[command(flatten)]
+    pub(crate) fail: super::FailFlags,
     #[command(flatten)]
     pub(crate) helm: super::render::HelmFlags,
 }
@@ -68,10 +65,10 @@ fn audit_outcome(args: &AuditArgs) -> Outcome {
             ))? + "\n"
         }
     };
-    let fails = crate::report::findings::fails(&a.findings, args.fail_on.into());
+    let status = args.fail.status(crate::level::of_findings(&a.findings));
     let kind = match args.format {
         Format::Text => crate::report::limit::Kind::Plain,
         Format::Json | Format::Sarif => crate::report::limit::Kind::Json,
     };
-    Ok(Output::new(text, passed_or_finding(!fails)).kind(kind))
+    Ok(Output::new(text, status).kind(kind))
 }

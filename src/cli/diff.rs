@@ -1,7 +1,7 @@
 //! `fluxsim diff`, `fluxsim compare` and `fluxsim prove`.
 
 use super::render::{HelmFlags, RenderFlags, SecretFlags};
-use super::{passed_or_finding, Outcome, Output, Status};
+use super::{Outcome, Output, Status};
 use crate::cache::BuildCache;
 use crate::canary;
 use crate::compare::{compare_clusters, diff_revisions, DiffOptions, DiffStyle, RevisionDiff};
@@ -37,6 +37,8 @@ pub(crate) struct DiffArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: Format,
+    #[command(flatten)]
+    pub(crate) fail: super::FailFlags,
     /// Render again in head only the Kustomizations whose spec, vars or input files changed,
     /// taking the others from base (reported as skipped). The default: tests check it gives
     /// the same diff as `--full`.
@@ -161,6 +163,8 @@ pub(crate) struct CompareArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: Format,
+    #[command(flatten)]
+    pub(crate) fail: super::FailFlags,
     #[command(flatten)]
     pub(crate) helm: HelmFlags,
 }
@@ -329,8 +333,9 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Outcome {
         Format::Json => (format!("{:#}\n", report::diff_json(diff)), Kind::Json),
         Format::Markdown => (report::diff_markdown(diff), Kind::Markdown),
     };
-    // What could not be compared is never taken for identical.
-    let status = passed_or_finding(diff.identical());
+    // What could not be compared is never taken for identical: a warning, an error when
+    // it fails in head.
+    let status = args.fail.status(crate::level::of_diff(diff));
     pair.finish();
     Ok(Output::new(text, status).kind(kind))
 }
@@ -400,7 +405,8 @@ pub(crate) fn run_prove(args: &ProveArgs) -> Outcome {
         Format::Json => (format!("{:#}\n", report::prove_json(&proof)), Kind::Json),
         Format::Markdown => (report::prove_markdown(&proof), Kind::Markdown),
     };
-    Ok(Output::new(text, passed_or_finding(proof.passed)).kind(kind))
+    let status = args.diff.fail.status(crate::level::of_proof(&proof));
+    Ok(Output::new(text, status).kind(kind))
 }
 
 pub(crate) fn run_compare(args: &CompareArgs) -> Outcome {
@@ -456,5 +462,6 @@ pub(crate) fn run_compare(args: &CompareArgs) -> Outcome {
         Format::Json => (format!("{:#}\n", report::compare_json(&c)), Kind::Json),
         Format::Markdown => (report::compare_markdown(&c), Kind::Markdown),
     };
-    Ok(Output::new(text, passed_or_finding(c.agnostic && c.not_compared == 0)).kind(kind))
+    let status = args.fail.status(crate::level::of_comparison(&c));
+    Ok(Output::new(text, status).kind(kind))
 }

@@ -3,9 +3,8 @@
 use std::path::PathBuf;
 
 use super::render::RenderFlags;
-use super::{passed_or_finding, Outcome, Output};
+use super::{Outcome, Output};
 use crate::config::Config;
-use crate::finding::Severity;
 use crate::render::render_dir;
 
 /// Output formats of `graph`.
@@ -25,27 +24,6 @@ pub(crate) enum Format {
     Markdown,
 }
 
-/// The lowest severity that makes the exit status 1.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub(crate) enum FailOn {
-    /// Any finding.
-    Info,
-    /// Warnings and errors.
-    Warning,
-    /// Errors only.
-    Error,
-}
-
-impl From<FailOn> for Severity {
-    fn from(f: FailOn) -> Severity {
-        match f {
-            FailOn::Info => Severity::Info,
-            FailOn::Warning => Severity::Warning,
-            FailOn::Error => Severity::Error,
-        }
-    }
-}
-
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     #[command(flatten)]
@@ -53,9 +31,8 @@ pub(crate) struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: Format,
-    /// Exit 1 when a finding is at or above this severity.
-    #[arg(long, value_enum, default_value = "warning")]
-    pub(crate) fail_on: FailOn,
+    #[command(flatten)]
+    pub(crate) fail: super::FailFlags,
     /// The fluxsim config file; default: `fluxsim.toml` at the repository root.
     #[arg(long, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
@@ -106,11 +83,13 @@ fn graph_outcome(args: &Args) -> Outcome {
         Format::Mermaid => crate::report::graph::graph_mermaid(&report),
         Format::Markdown => crate::report::graph::graph_markdown(&report),
     };
-    let fails = crate::report::findings::fails(&report.findings, args.fail_on.into());
+    let status = args
+        .fail
+        .status(crate::level::of_findings(&report.findings));
     let kind = match args.format {
         Format::Json | Format::Sarif => crate::report::limit::Kind::Json,
         Format::Markdown => crate::report::limit::Kind::Markdown,
         _ => crate::report::limit::Kind::Plain,
     };
-    Ok(Output::new(text, passed_or_finding(!fails)).kind(kind))
+    Ok(Output::new(text, status).kind(kind))
 }

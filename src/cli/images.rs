@@ -3,7 +3,7 @@
 
 use super::diff::{render_pair, DiffArgs, DiffStyleFlag, DiffView, Format, HeadUse};
 use super::render::{RenderFlags, SecretFlags};
-use super::{passed_or_finding, Outcome, Output, Status};
+use super::{Outcome, Output};
 use crate::images::{cluster_images, diff_images};
 use crate::render::{build_cache, make_builder, render_dir};
 use crate::report::images as report;
@@ -27,6 +27,8 @@ pub(crate) struct Args {
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: Format,
     #[command(flatten)]
+    pub(crate) fail: super::FailFlags,
+    #[command(flatten)]
     pub(crate) helm: super::render::HelmFlags,
 }
 
@@ -41,13 +43,15 @@ pub(crate) fn run(args: &Args) -> Outcome {
             Format::Json => (format!("{:#}\n", report::images_json(&list)), Kind::Json),
             Format::Markdown => (report::images_markdown(&list), Kind::Markdown),
         };
-        return Ok(Output::new(text, Status::Ok).kind(kind));
+        let status = args.fail.status(crate::level::of_render(&r.clusters));
+        return Ok(Output::new(text, status).kind(kind));
     }
     let diff_args = DiffArgs {
         flags: args.flags.clone(),
         base: args.base.clone(),
         head: args.head.clone(),
         format: args.format,
+        fail: args.fail,
         changed_only: false,
         full: false,
         view: DiffView {
@@ -69,6 +73,7 @@ pub(crate) fn run(args: &Args) -> Outcome {
     );
     let (base, head) = (pair.diff.base.clone(), pair.diff.head.clone());
     let any_change = changes.iter().any(|c| !c.changes.is_empty());
+    let level = crate::level::of_image_diff(&pair.diff, any_change);
     let (text, kind) = match args.format {
         Format::Text => (
             report::images_diff_text(&base, &head, &changes),
@@ -84,5 +89,6 @@ pub(crate) fn run(args: &Args) -> Outcome {
         ),
     };
     pair.finish();
-    Ok(Output::new(text, passed_or_finding(!any_change)).kind(kind))
+    let status = args.fail.status(level);
+    Ok(Output::new(text, status).kind(kind))
 }

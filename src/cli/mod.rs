@@ -49,7 +49,7 @@ enum Command {
     ///
     /// Discovers cluster roots, builds each Kustomization's spec.path with Flux's generator
     /// and kustomize, applies postBuild substitution, and prints one line per Kustomization
-    /// with its SHA-256. Exit 1 when any Kustomization fails.
+    /// with its SHA-256. Exit 1 when any Kustomization fails, 2 when nothing could run.
     Render(render::RenderArgs),
     /// Print one Kustomization's rendered artifact (like `flux build kustomization`).
     Build(render::BuildArgs),
@@ -58,7 +58,7 @@ enum Command {
     ///
     /// Renders every cluster (as `render` does, tracking where each object came from) and
     /// checks each `${...}`, each var and each source. Exit 1 when a finding is at or above
-    /// --fail-on (default: error), 2 on a usage or input error.
+    /// --fail-on, 2 on a usage or input error.
     Audit(audit::AuditArgs),
     /// Compare what every cluster applies at two revisions.
     ///
@@ -66,22 +66,21 @@ enum Command {
     /// git without touching the work tree, and reports each (cluster, Kustomization) artifact
     /// as identical, changed, added, removed or not compared (not rendered in base or head:
     /// failed, blocked, external, suspended), with a unified diff per changed object, and
-    /// objects that move between Kustomizations. Exit 0 when nothing changed and everything
-    /// was compared, 1 otherwise, 2 on errors.
+    /// objects that move between Kustomizations. Exit 1 when a Kustomization fails in head
+    /// (`--fail-on info`: when anything changed), 2 when the diff could not run.
     Diff(diff::DiffArgs),
     /// Compare clusters: their Kustomization graphs, templates, and the vars that differ.
     ///
-    /// Exit 0 when the clusters run the same graph and templates (they differ only in var
-    /// values), 1 when they differ in more or a Kustomization could not be compared (not
-    /// rendered in some cluster), 2 on errors.
+    /// Exit 1 when a Kustomization fails to render in a cluster (`--fail-on info`: when the
+    /// clusters differ in more than var values), 2 when the comparison could not run.
     Compare(diff::CompareArgs),
     /// Diff two revisions and check the harness with canaries before trusting the result.
     ///
     /// Plants a canary in each cluster's overlay and one in a shared path, in a temporary
     /// copy; each must change exactly the artifacts built from its file and, once removed,
-    /// every digest must return. Exit 0 only when the diff meets --expect, every canary
-    /// was detected and restored, and every Kustomization was compared (or --allow-blind);
-    /// 1 otherwise; 2 on errors.
+    /// every digest must return. The proof holds only when the diff meets --expect, every
+    /// canary was detected and restored, and every Kustomization was compared (or
+    /// --allow-blind). Exit 1 when it fails, 2 when it could not run.
     Prove(diff::ProveArgs),
     /// Simulate a cold start of each cluster: can every Kustomization become Ready, and in
     /// what order?
@@ -99,8 +98,8 @@ enum Command {
     ///
     /// Images come from pod templates (workloads, CronJobs, init containers; kustomize
     /// `images:` overrides are already applied by the build) and from HelmRelease `values`
-    /// (`image:` strings and `repository`/`tag` maps). With --diff, exit 1 when an image
-    /// changed, else 0; 2 on errors.
+    /// (`image:` strings and `repository`/`tag` maps). Exit 1 when a Kustomization fails to
+    /// render (`--diff --fail-on info`: when an image changed), 2 on errors.
     Images(images::Args),
     /// Print a shell completion script: `fluxsim completions bash > /etc/bash_completion.d/fluxsim`.
     Completions {
@@ -176,6 +175,44 @@ pub(crate) fn passed_or_finding(passed: bool) -> Status {
         Status::Ok
     } else {
         Status::Finding
+    }
+}
+
+/// `--fail-on`: the lowest level of what a command found that makes it exit 1. The same
+/// flag, with the same default, on every command that finds something; what each level holds
+/// for each command is `crate::level`'s (docs/commands/README.md, "Exit status").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum FailOn {
+    /// Anything found: a change, an info finding.
+    Info,
+    /// Warnings and errors: also what could not be compared or seen.
+    Warning,
+    /// Errors only: a failed render or proof, an error finding.
+    Error,
+    /// Never exit 1 (2 still says the command could not run).
+    Never,
+}
+
+/// The `--fail-on` flag, flattened into every command that finds something.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub(crate) struct FailFlags {
+    /// Exit 1 when what the command finds is at or above LEVEL; 2 always means it could not
+    /// run (docs/commands/README.md: what each command counts at each level).
+    #[arg(long, value_enum, default_value = "error", value_name = "LEVEL")]
+    pub(crate) fail_on: FailOn,
+}
+
+impl FailFlags {
+    /// The exit status for what a command found at `level` (`None`: nothing).
+    pub(crate) fn status(self, level: Option<crate::finding::Severity>) -> Status {
+        use crate::finding::Severity;
+        let threshold = match self.fail_on {
+            FailOn::Info => Severity::Info,
+            FailOn::Warning => Severity::Warning,
+            FailOn::Error => Severity::Error,
+            FailOn::Never => return Status::Ok,
+        };
+        passed_or_finding(level.is_none_or(|l| l < threshold))
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::{passed_or_finding, Outcome, Output, Status};
+use super::{Outcome, Output, Status};
 use crate::model::Status as KsStatus;
 use crate::render::{render_dir, BuilderChoice, RepoOptions};
 use crate::report::limit::Kind;
@@ -275,6 +275,8 @@ pub(crate) struct RenderArgs {
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
     #[command(flatten)]
+    pub(crate) fail: super::FailFlags,
+    #[command(flatten)]
     pub(crate) objects: ObjectFlags,
     #[command(flatten)]
     pub(crate) helm: HelmFlags,
@@ -289,16 +291,8 @@ pub(crate) fn run_render(args: &RenderArgs) -> Outcome {
         Format::Text => (crate::report::render_table(&r), Kind::Plain),
         Format::Json => (crate::report::render_json(&r), Kind::Json),
     };
-    let all_ok = r.clusters.iter().flat_map(|c| &c.kustomizations).all(|k| {
-        matches!(
-            k.status,
-            KsStatus::Rendered
-                | KsStatus::External(_)
-                | KsStatus::Suspended
-                | KsStatus::NeedsNetwork(_)
-        )
-    });
-    Ok(Output::new(text, passed_or_finding(all_ok)).kind(kind))
+    let status = args.fail.status(crate::level::of_render(&r.clusters));
+    Ok(Output::new(text, status).kind(kind))
 }
 
 #[derive(Debug, clap::Args)]

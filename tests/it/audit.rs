@@ -66,7 +66,7 @@ fn found(json: &Value) -> BTreeSet<(String, String, String, String, u64)> {
 #[test]
 fn audit_reports_exactly_the_planted_findings_at_their_file_and_line() {
     let both = [
-        ("FS100", "warning", "clusters/base/tiers.yaml", 175),
+        ("FS100", "error", "clusters/base/tiers.yaml", 175),
         ("FS101", "error", "apps/indexed/job.yaml", 18),
         ("FS102", "warning", "apps/bash-ops/configmap.yaml", 7),
         // Behind `undefined`, which strict substitution fails: still audited.

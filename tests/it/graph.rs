@@ -18,10 +18,10 @@ fn graph(case: &str, args: &[&str]) -> Output {
 
 /// The findings of `graph CASE --format json`, with the whole output kept for messages.
 fn findings(case: &str) -> (Value, Vec<Value>) {
-    let out = graph(case, &["--format", "json"]);
+    let out = graph(case, &["--format", "json", "--fail-on", "info"]);
     assert_eq!(
         out.code, 1,
-        "{case}: findings exit 1\n{}{}",
+        "{case}: findings exit 1 with --fail-on info\n{}{}",
         out.stdout, out.stderr
     );
     let json = out.json();

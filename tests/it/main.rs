@@ -12,6 +12,7 @@ mod conformance;
 mod diff;
 mod envsubst_robustness;
 mod escaping;
+mod exit_policy;
 mod fidelity;
 mod graph;
 mod helm;

@@ -352,6 +352,8 @@ fn suspended_kustomization_is_reported_with_a_note_and_never_compared() {
             "HEAD",
             "--format",
             "json",
+            "--fail-on",
+            "warning",
         ]);
         assert_eq!(r.code, 1, "{base}: never identical: {}", r.stdout);
         let json = r.json();

@@ -9,6 +9,7 @@ pub mod compare;
 pub mod finding;
 pub mod graph;
 pub mod images;
+pub mod level;
 pub mod mask;
 pub mod report;
 

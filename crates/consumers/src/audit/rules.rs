@@ -3,10 +3,13 @@
 use crate::finding::{Rule, Severity};
 
 /// A Kustomization the audit could not look at (its build failed, or it never reconciled).
+/// An error: a build that fails fails the reconcile (kustomize-controller
+/// `internal/controller/kustomization_controller.go`, the `build` step), so the audit never
+/// passes over it.
 pub const NOT_AUDITED: Rule = Rule {
     id: "FS100",
     name: "not-audited",
-    severity: Severity::Warning,
+    severity: Severity::Error,
     summary: "A Kustomization could not be built, so its substitutions were not audited.",
     help: "Fix the error `fluxsim render` reports for it, then audit again.",
 };

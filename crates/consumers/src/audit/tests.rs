@@ -308,12 +308,12 @@ fn encrypted_source_is_noted_and_its_vars_are_not_type_checked() {
 }
 
 #[test]
-fn kustomization_without_a_template_is_not_audited() {
+fn kustomization_whose_build_fails_is_not_audited_and_is_an_error() {
     let mut k = render("a", &substituting(), &configmap("  A: b\n"), VARS);
     k.template = None;
     k.status = Status::Failed("spec.path `./a`: kustomize build failed".into());
     let f = audit(&[cluster("dev", vec![k])]);
-    assert_eq!(rules(&f), [("FS100", Severity::Warning)]);
+    assert_eq!(rules(&f), [("FS100", Severity::Error)]);
 }
 
 #[test]

@@ -50,6 +50,9 @@ pub struct TemplateRow {
     pub differing_vars: Vec<String>,
     /// It did not render in a cluster that defines it: its templates are not compared.
     pub not_compared: bool,
+    /// It failed (or was blocked) in some cluster, rather than being external, suspended or
+    /// in need of the network there.
+    pub failed: bool,
     /// Per cluster, why it did not render there (`failed: ...`); `None` where it rendered or
     /// is not defined.
     pub problems: Vec<Option<String>>,
@@ -166,6 +169,12 @@ pub fn compare_clusters(clusters: &[&ClusterRender]) -> ClusterComparison {
         let problems: Vec<Option<String>> = ks.iter().map(|k| k.and_then(super::problem)).collect();
         rows.push(TemplateRow {
             not_compared: problems.iter().any(Option::is_some),
+            failed: ks.iter().flatten().any(|k| {
+                matches!(
+                    k.status,
+                    crate::model::Status::Failed(_) | crate::model::Status::Blocked(_)
+                )
+            }),
             problems,
             kustomization: (*id).clone(),
             root: ks.iter().flatten().any(|k| k.parent.is_none()),

@@ -133,6 +133,10 @@ pub struct KustomizationDiff {
     /// unrendered there (`flux-system/apps`): its problem says so.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocked_by: Option<String>,
+    /// It failed in head, or is missing from head below an ancestor that failed there: the
+    /// change breaks it (an error for `--fail-on`, where not being compared otherwise is a
+    /// warning).
+    pub fails_in_head: bool,
     /// For a Kustomization external in both revisions: what was found identical
     /// (`identical (external, unchanged)`), or what changed or could not be checked (`not
     /// compared`).
@@ -377,10 +381,13 @@ fn diff_cluster(
             (None, Some(k)) => unrendered_ancestor(k, &h, &b, "base"),
             _ => None,
         };
-        let blocked_by = blocked.as_ref().map(|(id, _)| id.clone());
+        let blocked_by = blocked.as_ref().map(|a| a.id.clone());
+        let failed = |s: &Status| matches!(s, Status::Failed(_) | Status::Blocked(_));
+        let fails_in_head = hk.is_some_and(|k| failed(&k.status))
+            || (hk.is_none() && blocked.as_ref().is_some_and(|a| a.failed));
         match (bk, hk, blocked) {
-            (Some(_), None, Some((_, why))) => hp = Some(why),
-            (None, Some(_), Some((_, why))) => bp = Some(why),
+            (Some(_), None, Some(a)) => hp = Some(a.why),
+            (None, Some(_), Some(a)) => bp = Some(a.why),
             _ => {}
         }
         let unrendered = |k: Option<&KustomizationRender>| {
@@ -429,6 +436,7 @@ fn diff_cluster(
             base_problem: bp,
             head_problem: hp,
             blocked_by,
+            fails_in_head,
             external,
             objects,
         });
@@ -452,6 +460,18 @@ fn diff_cluster(
     }
 }
 
+/// The ancestor that left a Kustomization unrendered in the other revision (see
+/// [`unrendered_ancestor`]).
+struct UnrenderedAncestor {
+    /// `flux-system/apps`.
+    id: String,
+    /// `parent flux-system/apps failed in head: ...`.
+    why: String,
+    /// It failed (or was blocked) there, rather than being external, suspended or in need
+    /// of the network.
+    failed: bool,
+}
+
 /// Why `k` (of the revision `here`) is missing from the revision `there` (named `side`)
 /// when the reason is an ancestor: the nearest ancestor of `k` that `there` holds, when it did
 /// not render there, and why (`parent flux-system/apps failed in head: ...`). `None` when
@@ -461,7 +481,7 @@ fn unrendered_ancestor(
     here: &BTreeMap<String, &KustomizationRender>,
     there: &BTreeMap<String, &KustomizationRender>,
     side: &str,
-) -> Option<(String, String)> {
+) -> Option<UnrenderedAncestor> {
     let mut parent = k.parent.as_ref();
     // A chain is at most as long as the render (a cycle cannot form, but stay bounded).
     for _ in 0..=here.len() {
@@ -477,7 +497,8 @@ fn unrendered_ancestor(
                     Some(format!("parent {id} needs the network in {side}: {e}"))
                 }
             };
-            return why.map(|why| (id, why));
+            let failed = matches!(p.status, Status::Failed(_) | Status::Blocked(_));
+            return why.map(|why| UnrenderedAncestor { id, why, failed });
         }
         parent = here.get(&id).and_then(|p| p.parent.as_ref());
     }

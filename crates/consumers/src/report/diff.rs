@@ -1083,6 +1083,7 @@ mod tests {
                     base_problem: None,
                     head_problem: None,
                     blocked_by: None,
+                    fails_in_head: false,
                     external: None,
                     objects: vec![ObjectDiff {
                         object: ObjectId {

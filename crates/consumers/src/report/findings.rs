@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde_json::{json, Value};
 
 use super::escape::OneLine;
-use crate::finding::{Finding, Rule, Severity};
+use crate::finding::{Finding, Rule};
 
 /// The SARIF schema URI written into every log.
 pub const SARIF_SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -152,16 +152,10 @@ fn sarif_message(f: &Finding) -> String {
     }
 }
 
-/// Whether any finding is at or above `fail_on`.
-#[must_use]
-pub fn fails(findings: &[Finding], fail_on: Severity) -> bool {
-    findings.iter().any(|f| f.severity >= fail_on)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::finding::Location;
+    use crate::finding::{Location, Severity};
 
     const R: Rule = Rule {
         id: "FS000",
@@ -223,12 +217,5 @@ mod tests {
             findings_text(&[f]),
             "apps/x.yaml:4:9: error[FS000]: boom (dev, flux-system/apps)\n"
         );
-    }
-
-    #[test]
-    fn fails_at_or_above_threshold_only() {
-        let w = Finding::new(&R, "w").with_severity(Severity::Warning);
-        assert!(fails(std::slice::from_ref(&w), Severity::Warning));
-        assert!(!fails(&[w], Severity::Error));
     }
 }
