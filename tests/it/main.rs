@@ -7,6 +7,7 @@ mod action;
 mod audit;
 mod build_jobs;
 mod cache;
+mod ci_snippets;
 mod cli_envsubst;
 mod conformance;
 mod diff;
