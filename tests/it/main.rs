@@ -15,6 +15,7 @@ mod envsubst_robustness;
 mod escaping;
 mod exit_policy;
 mod fidelity;
+mod git_errors;
 mod graph;
 mod helm;
 mod hostile;

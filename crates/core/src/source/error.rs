@@ -29,13 +29,18 @@ pub enum SourceError {
         stderr: String,
     },
     /// A revision was asked for but the directory is not in a git repository.
-    #[error("`{dir}` is not inside a git repository: a revision can only be read from one")]
-    NotAGitRepository { dir: PathBuf },
-    /// The revision names no commit.
     #[error(
-        "`{rev}` is not a commit, branch or tag of the repository at `{dir}`: check `git log --oneline` and `git tag`"
+        "`{dir}` is not inside a git repository: a diff reads its revisions from git; run it in a \
+         clone (or `git init` and commit a first revision)"
     )]
-    NotARevision { dir: PathBuf, rev: String },
+    NotAGitRepository { dir: PathBuf },
+    /// The revision names no commit; `hint` is the next step ([`super::git::revision_hint`]).
+    #[error("`{rev}` is not a commit, branch or tag of the repository at `{dir}`: {hint}")]
+    NotARevision {
+        dir: PathBuf,
+        rev: String,
+        hint: String,
+    },
     /// The folder does not exist at that revision.
     #[error("`{path}` does not exist at revision `{rev}` of the repository at `{dir}`")]
     PathNotInRevision {

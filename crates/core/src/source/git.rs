@@ -183,6 +183,40 @@ pub(crate) fn untracked(dir: &Path) -> Result<Vec<PathBuf>, SourceError> {
     split_paths(dir, &out)
 }
 
+/// What to do when `rev` names no commit of the repository at `dir`, in one step: fetch a
+/// remote branch that is not there (`origin/main` in a clone that never fetched it), deepen
+/// a shallow clone, or look the name up.
+pub fn revision_hint(dir: &Path, rev: &str) -> String {
+    let remotes = try_run(dir, &["remote"])
+        .ok()
+        .and_then(Result::ok)
+        .map(|out| String::from_utf8_lossy(&out).into_owned())
+        .unwrap_or_default();
+    let remote_branch = rev.split_once('/').filter(|(remote, branch)| {
+        !branch.is_empty() && remotes.lines().any(|r| r.trim() == *remote)
+    });
+    if let Some((remote, branch)) = remote_branch {
+        return format!(
+            "`{rev}` was never fetched: run `git fetch {remote} {branch}` (in GitHub Actions, \
+             check out with `fetch-depth: 0`)"
+        );
+    }
+    if is_shallow(dir) {
+        return "the clone is shallow and may not hold it: run `git fetch --unshallow` (in \
+                GitHub Actions, check out with `fetch-depth: 0`)"
+            .to_string();
+    }
+    "check its name with `git branch -a`, `git tag` or `git log --oneline`".to_string()
+}
+
+/// Whether the repository at `dir` is a shallow clone.
+pub fn is_shallow(dir: &Path) -> bool {
+    try_run(dir, &["rev-parse", "--is-shallow-repository"])
+        .ok()
+        .and_then(Result::ok)
+        .is_some_and(|out| out.trim_ascii() == b"true")
+}
+
 /// One entry of `git ls-tree -r`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TreeEntry {
@@ -202,6 +236,7 @@ pub(crate) fn revision(dir: &Path, rev: &str) -> Result<Revision, SourceError> {
     let not_a_revision = || SourceError::NotARevision {
         dir: dir.to_path_buf(),
         rev: rev.to_owned(),
+        hint: revision_hint(dir, rev),
     };
     let prefix = match try_run(dir, &["rev-parse", "--show-prefix"])? {
         Ok(out) => String::from_utf8_lossy(out.trim_ascii_end()).into_owned(),
