@@ -70,5 +70,7 @@ fn audit_outcome(args: &AuditArgs) -> Outcome {
         Format::Text => crate::report::limit::Kind::Plain,
         Format::Json | Format::Sarif => crate::report::limit::Kind::Json,
     };
-    Ok(Output::new(text, status).kind(kind))
+    Ok(Output::new(text, status)
+        .kind(kind)
+        .with_stderr(&args.flags.subfolder_note(&r.clusters)))
 }

@@ -336,8 +336,9 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Outcome {
     // What could not be compared is never taken for identical: a warning, an error when
     // it fails in head.
     let status = args.fail.status(crate::level::of_diff(diff));
+    let note = args.flags.subfolder_note(pair.head.clusters());
     pair.finish();
-    Ok(Output::new(text, status).kind(kind))
+    Ok(Output::new(text, status).kind(kind).with_stderr(&note))
 }
 
 pub(crate) fn run_prove(args: &ProveArgs) -> Outcome {
@@ -463,5 +464,7 @@ pub(crate) fn run_compare(args: &CompareArgs) -> Outcome {
         Format::Markdown => (report::compare_markdown(&c), Kind::Markdown),
     };
     let status = args.fail.status(crate::level::of_comparison(&c));
-    Ok(Output::new(text, status).kind(kind))
+    Ok(Output::new(text, status)
+        .kind(kind)
+        .with_stderr(&args.flags.subfolder_note(&r.clusters)))
 }

@@ -122,3 +122,11 @@ pub(crate) fn default_base(dir: &Path) -> anyhow::Result<DefaultBase> {
 pub(crate) fn prefix_in_work_tree(dir: &Path) -> String {
     git(dir, &["rev-parse", "--show-prefix"]).unwrap_or_default()
 }
+
+/// The top of the git work tree holding `dir`, and where `dir` sits in it (`kubernetes/apps/`,
+/// empty at the top); `None` outside git.
+pub(crate) fn work_tree_top(dir: &Path) -> Option<(std::path::PathBuf, String)> {
+    let top = git(dir, &["rev-parse", "--show-toplevel"])?;
+    let prefix = git(dir, &["rev-parse", "--show-prefix"]).unwrap_or_default();
+    Some((std::path::PathBuf::from(top), prefix))
+}

@@ -91,5 +91,7 @@ fn graph_outcome(args: &Args) -> Outcome {
         Format::Markdown => crate::report::limit::Kind::Markdown,
         _ => crate::report::limit::Kind::Plain,
     };
-    Ok(Output::new(text, status).kind(kind))
+    Ok(Output::new(text, status)
+        .kind(kind)
+        .with_stderr(&args.flags.subfolder_note(&render.clusters)))
 }

@@ -44,7 +44,9 @@ pub(crate) fn run(args: &Args) -> Outcome {
             Format::Markdown => (report::images_markdown(&list), Kind::Markdown),
         };
         let status = args.fail.status(crate::level::of_render(&r.clusters));
-        return Ok(Output::new(text, status).kind(kind));
+        return Ok(Output::new(text, status)
+            .kind(kind)
+            .with_stderr(&args.flags.subfolder_note(&r.clusters)));
     }
     let diff_args = DiffArgs {
         flags: args.flags.clone(),

@@ -252,6 +252,24 @@ fn run_command() -> ExitCode {
             return Status::Ok.into();
         }
     };
+    let mut cli = cli;
+    // The repository, once for every command that reads one (a note when it is the top of
+    // the git work tree rather than the current folder).
+    let note = match &mut cli.command {
+        Command::Render(a) => a.flags.resolve(),
+        Command::Build(a) => a.flags.resolve(),
+        Command::Audit(a) => a.flags.resolve(),
+        Command::Diff(a) => a.flags.resolve(),
+        Command::Compare(a) => a.flags.resolve(),
+        Command::Prove(a) => a.diff.flags.resolve(),
+        Command::Graph(a) => a.flags.resolve(),
+        Command::Images(a) => a.flags.resolve(),
+        Command::Envsubst(_) | Command::Completions { .. } => None,
+    };
+    if let Some(note) = note {
+        use std::io::Write as _;
+        let _ = std::io::stderr().write_all(crate::report::escape::terminal(&note).as_bytes());
+    }
     let outcome = match cli.command {
         Command::Envsubst(args) => envsubst::run(&args),
         Command::Render(args) => render::run_render(&args),

@@ -10,8 +10,15 @@ use crate::report::limit::Kind;
 /// Flags shared by the subcommands that render a repository.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct RenderFlags {
-    /// The repository (a git work tree or a directory); default: the current directory.
-    #[arg(default_value = ".")]
+    /// The repository (a git work tree or a folder); default: the top of the git work tree
+    /// holding the current folder (as git does), else the current folder.
+    #[arg(value_name = "REPO")]
+    pub(crate) repo_arg: Option<PathBuf>,
+    /// The repository, as flux and flate name it (the same as REPO).
+    #[arg(long = "path", value_name = "REPO", conflicts_with = "repo_arg")]
+    pub(crate) path: Option<PathBuf>,
+    /// The repository, resolved ([`RenderFlags::resolve`]).
+    #[arg(skip)]
     pub(crate) repo: PathBuf,
     /// Give a cluster root as NAME=PATH (repeatable); without it clusters are discovered.
     #[arg(long = "cluster-root", value_name = "NAME=PATH", value_parser = name_eq_path)]
@@ -166,6 +173,55 @@ fn clamp_jobs(jobs: usize) -> usize {
 }
 
 impl RenderFlags {
+    /// Resolves the repository: REPO (or `--path`) as given; without one, the top of the
+    /// git work tree holding the current folder, as git does (Flux reads every spec.path from
+    /// its source's root, so a render of a subfolder would fail everything), with a note
+    /// naming it; else the current folder.
+    pub(crate) fn resolve(&mut self) -> Option<String> {
+        if let Some(given) = self.repo_arg.clone().or_else(|| self.path.clone()) {
+            self.repo = given;
+            return None;
+        }
+        let here = PathBuf::from(".");
+        let Some((top, prefix)) = super::git::work_tree_top(&here) else {
+            self.repo = here;
+            return None;
+        };
+        if prefix.is_empty() {
+            self.repo = here;
+            return None;
+        }
+        let note = format!(
+            "fluxsim: note: the repository is the top of the git work tree, `{}`, as for git \
+             (give `.` to read `{prefix}` alone)\n",
+            top.display()
+        );
+        self.repo = top;
+        Some(note)
+    }
+
+    /// A note for a render with failures when the repository given is a folder below the top
+    /// of its git work tree: its spec.paths may be relative to the top, which is the
+    /// repository to give.
+    pub(crate) fn subfolder_note(&self, clusters: &[crate::model::ClusterRender]) -> String {
+        let failed = clusters
+            .iter()
+            .flat_map(|c| &c.kustomizations)
+            .any(|k| matches!(k.status, KsStatus::Failed(_)));
+        if !failed {
+            return String::new();
+        }
+        match super::git::work_tree_top(&self.repo) {
+            Some((top, prefix)) if !prefix.is_empty() => format!(
+                "fluxsim: note: `{}` is the folder `{prefix}` of a git work tree; if spec.paths \
+                 start from its top, give the top: `{}`\n",
+                self.repo.display(),
+                top.display()
+            ),
+            _ => String::new(),
+        }
+    }
+
     pub(crate) fn options(&self) -> RepoOptions {
         // `--cluster NAME=PATH` is accepted too, as the issue tracker spells it.
         let (roots, only): (Vec<String>, Vec<String>) =
@@ -292,7 +348,9 @@ pub(crate) fn run_render(args: &RenderArgs) -> Outcome {
         Format::Json => (crate::report::render_json(&r), Kind::Json),
     };
     let status = args.fail.status(crate::level::of_render(&r.clusters));
-    Ok(Output::new(text, status).kind(kind))
+    Ok(Output::new(text, status)
+        .kind(kind)
+        .with_stderr(&args.flags.subfolder_note(&r.clusters)))
 }
 
 #[derive(Debug, clap::Args)]

@@ -30,5 +30,6 @@ mod ship;
 mod source;
 mod sources;
 mod steady;
+mod subfolder;
 mod untrusted;
 mod yaml_reread;
