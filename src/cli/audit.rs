@@ -18,13 +18,19 @@ pub(crate) enum Format {
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct AuditArgs {
-    #[command(flatten)]
-    pub(crate) flags: RenderFlags,
     /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(
+        long,
+        short = 'o',
+        visible_alias = "output",
+        value_enum,
+        default_value = "text"
+    )]
     pub(crate) format: Format,
     #[command(flatten)]
     pub(crate) fail: super::FailFlags,
+    #[command(flatten)]
+    pub(crate) flags: RenderFlags,
     #[command(flatten)]
     pub(crate) helm: super::render::HelmFlags,
 }

@@ -24,32 +24,44 @@ pub(crate) enum Format {
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct DiffArgs {
-    #[command(flatten)]
-    pub(crate) flags: RenderFlags,
-    /// The base revision (a commit, branch or tag of the repository); default: the
-    /// merge-base of HEAD and the default branch (origin/HEAD, else main or master).
+    /// The base revision [default: the merge-base of HEAD and the default branch].
+    ///
+    /// A commit, branch or tag of the repository; without it, the merge-base of HEAD and the
+    /// default branch (origin/HEAD, else main or master).
     #[arg(long, value_name = "REV")]
     pub(crate) base: Option<String>,
-    /// The head revision; default: the work tree, uncommitted changes and new files that git
-    /// does not ignore included.
+    /// The head revision [default: the work tree].
+    ///
+    /// Without it, the work tree, uncommitted changes and new files that git does not ignore
+    /// included.
     #[arg(long, value_name = "REV")]
     pub(crate) head: Option<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(
+        long,
+        short = 'o',
+        visible_alias = "output",
+        value_enum,
+        default_value = "text"
+    )]
     pub(crate) format: Format,
     #[command(flatten)]
     pub(crate) fail: super::FailFlags,
     /// Render again in head only the Kustomizations whose spec, vars or input files changed,
     /// taking the others from base (reported as skipped). The default: tests check it gives
     /// the same diff as `--full`.
-    #[arg(long, conflicts_with = "full")]
+    #[arg(long, conflicts_with = "full", hide_short_help = true)]
     pub(crate) changed_only: bool,
-    /// Render every Kustomization of head again, whether its inputs changed or not (the
-    /// full diff; `--changed-only` is the default).
+    /// Render every Kustomization of head again, changed or not.
+    ///
+    /// The full diff; by default (`--changed-only`) head renders again only what its inputs
+    /// changed.
     #[arg(long)]
     pub(crate) full: bool,
     #[command(flatten)]
     pub(crate) view: DiffView,
+    #[command(flatten)]
+    pub(crate) flags: RenderFlags,
     #[command(flatten)]
     pub(crate) helm: HelmFlags,
 }
@@ -60,14 +72,16 @@ pub(crate) struct DiffView {
     /// Drop this field from every object before comparing (repeatable): segments separated
     /// by `.`, `*` for any key or list item, a segment with a dot in double quotes
     /// (metadata.annotations."example.com/checksum").
-    #[arg(long = "strip-field", value_name = "PATH")]
+    #[arg(long = "strip-field", value_name = "PATH", hide_short_help = true)]
     pub(crate) strip_field: Vec<String>,
     /// Drop this label from every object's (and pod template's) metadata before comparing
     /// (repeatable).
-    #[arg(long = "strip-label", value_name = "KEY")]
+    #[arg(long = "strip-label", value_name = "KEY", hide_short_help = true)]
     pub(crate) strip_label: Vec<String>,
-    /// Show a changed object as a unified diff of its lines, or as the field paths that
-    /// changed with their old and new values.
+    /// A changed object as a diff of its lines, or as the fields that changed.
+    ///
+    /// `lines`: a unified diff of the YAML; `fields`: the field paths that changed, with their
+    /// old and new values.
     #[arg(long, value_enum, default_value = "lines")]
     pub(crate) diff_style: DiffStyleFlag,
     #[command(flatten)]
@@ -138,33 +152,40 @@ pub(crate) enum Expect {
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct ProveArgs {
-    #[command(flatten)]
-    pub(crate) diff: DiffArgs,
     /// What the diff must show.
     #[arg(long, value_enum, default_value = "identical")]
     pub(crate) expect: Expect,
     /// Plant the shared canary in this file (relative to the repository root) instead of the
     /// shared file that feeds the most Kustomizations.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", hide_short_help = true)]
     pub(crate) canary_path: Option<String>,
-    /// Pass even when some Kustomizations could not be compared (not rendered in base or
-    /// head); they are still listed.
+    /// Pass even when some Kustomizations could not be compared.
+    ///
+    /// Those not rendered in base or head are still listed.
     #[arg(long)]
     pub(crate) allow_blind: bool,
+    #[command(flatten)]
+    pub(crate) diff: DiffArgs,
 }
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct CompareArgs {
-    #[command(flatten)]
-    pub(crate) flags: RenderFlags,
     /// The old spelling of `--cluster A,B` (kept so that existing scripts run).
     #[arg(long, value_delimiter = ',', value_name = "A,B", hide = true)]
     pub(crate) clusters: Vec<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(
+        long,
+        short = 'o',
+        visible_alias = "output",
+        value_enum,
+        default_value = "text"
+    )]
     pub(crate) format: Format,
     #[command(flatten)]
     pub(crate) fail: super::FailFlags,
+    #[command(flatten)]
+    pub(crate) flags: RenderFlags,
     #[command(flatten)]
     pub(crate) helm: HelmFlags,
 }

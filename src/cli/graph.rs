@@ -26,16 +26,22 @@ pub(crate) enum Format {
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    #[command(flatten)]
-    pub(crate) flags: RenderFlags,
     /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(
+        long,
+        short = 'o',
+        visible_alias = "output",
+        value_enum,
+        default_value = "text"
+    )]
     pub(crate) format: Format,
     #[command(flatten)]
     pub(crate) fail: super::FailFlags,
     /// The fluxsim config file; default: `fluxsim.toml` at the repository root.
     #[arg(long, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) flags: RenderFlags,
     #[command(flatten)]
     pub(crate) helm: super::render::HelmFlags,
 }

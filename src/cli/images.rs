@@ -11,8 +11,6 @@ use crate::report::limit::Kind;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    #[command(flatten)]
-    pub(crate) flags: RenderFlags,
     /// Show what changed between --base and --head instead of the list.
     #[arg(long)]
     pub(crate) diff: bool,
@@ -24,10 +22,18 @@ pub(crate) struct Args {
     #[arg(long, value_name = "REV", requires = "diff")]
     pub(crate) head: Option<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(
+        long,
+        short = 'o',
+        visible_alias = "output",
+        value_enum,
+        default_value = "text"
+    )]
     pub(crate) format: Format,
     #[command(flatten)]
     pub(crate) fail: super::FailFlags,
+    #[command(flatten)]
+    pub(crate) flags: RenderFlags,
     #[command(flatten)]
     pub(crate) helm: super::render::HelmFlags,
 }

@@ -3,6 +3,7 @@
 mod audit;
 mod diff;
 mod envsubst;
+mod examples;
 mod git;
 mod graph;
 mod images;
@@ -17,7 +18,15 @@ use clap::{Parser, Subcommand};
 /// fluxsim renders, offline, exactly what Flux's kustomize-controller would apply from a
 /// GitOps repository, and proves things about those renders.
 #[derive(Debug, Parser)]
-#[command(name = "fluxsim", version, about, long_about = None, propagate_version = true)]
+#[command(
+    name = "fluxsim",
+    version,
+    about,
+    long_about = None,
+    propagate_version = true,
+    max_term_width = 80,
+    after_help = examples::FLUXSIM
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -27,13 +36,14 @@ pub struct Cli {
         global = true,
         value_enum,
         default_value = "auto",
-        value_name = "WHEN"
+        value_name = "WHEN",
+        hide_short_help = true
     )]
     color: crate::report::limit::Color,
     /// Cut what is printed to at most N bytes, ending with a note of what was cut (a cut
     /// Markdown report keeps its code blocks and details closed; JSON is cut with a note on
     /// stderr).
-    #[arg(long, global = true, value_name = "N")]
+    #[arg(long, global = true, value_name = "N", hide_short_help = true)]
     limit_bytes: Option<usize>,
 }
 
@@ -44,14 +54,26 @@ enum Command {
     /// Reads stdin, writes stdout. Only `${...}` is expanded; `$VAR` and `$(cmd)` are left
     /// alone and `$$` is an escape for `$`. Exit 0 on success, 1 on a substitution error,
     /// 2 on a usage or input error.
+    #[command(
+        after_help = examples::ENVSUBST,
+        after_long_help = examples::long(examples::ENVSUBST, "envsubst")
+    )]
     Envsubst(envsubst::Args),
     /// Render every cluster's Flux Kustomizations as kustomize-controller would apply them.
     ///
     /// Discovers cluster roots, builds each Kustomization's spec.path with Flux's generator
     /// and kustomize, applies postBuild substitution, and prints one line per Kustomization
     /// with its SHA-256. Exit 1 when any Kustomization fails, 2 when nothing could run.
+    #[command(
+        after_help = examples::RENDER,
+        after_long_help = examples::long(examples::RENDER, "render")
+    )]
     Render(render::RenderArgs),
     /// Print one Kustomization's rendered artifact (like `flux build kustomization`).
+    #[command(
+        after_help = examples::BUILD,
+        after_long_help = examples::long(examples::BUILD, "build")
+    )]
     Build(render::BuildArgs),
     /// Find every way postBuild substitution can fail a Kustomization, silently empty a value
     /// or ship the wrong literal, with the file and line it comes from.
@@ -59,6 +81,10 @@ enum Command {
     /// Renders every cluster (as `render` does, tracking where each object came from) and
     /// checks each `${...}`, each var and each source. Exit 1 when a finding is at or above
     /// --fail-on, 2 on a usage or input error.
+    #[command(
+        after_help = examples::AUDIT,
+        after_long_help = examples::long(examples::AUDIT, "audit")
+    )]
     Audit(audit::AuditArgs),
     /// Compare what every cluster applies at two revisions.
     ///
@@ -68,11 +94,19 @@ enum Command {
     /// failed, blocked, external, suspended), with a unified diff per changed object, and
     /// objects that move between Kustomizations. Exit 1 when a Kustomization fails in head
     /// (`--fail-on info`: when anything changed), 2 when the diff could not run.
+    #[command(
+        after_help = examples::DIFF,
+        after_long_help = examples::long(examples::DIFF, "diff")
+    )]
     Diff(diff::DiffArgs),
     /// Compare clusters: their Kustomization graphs, templates, and the vars that differ.
     ///
     /// Exit 1 when a Kustomization fails to render in a cluster (`--fail-on info`: when the
     /// clusters differ in more than var values), 2 when the comparison could not run.
+    #[command(
+        after_help = examples::COMPARE,
+        after_long_help = examples::long(examples::COMPARE, "compare")
+    )]
     Compare(diff::CompareArgs),
     /// Diff two revisions and check the harness with canaries before trusting the result.
     ///
@@ -81,6 +115,10 @@ enum Command {
     /// every digest must return. The proof holds only when the diff meets --expect, every
     /// canary was detected and restored, and every Kustomization was compared (or
     /// --allow-blind). Exit 1 when it fails, 2 when it could not run.
+    #[command(
+        after_help = examples::PROVE,
+        after_long_help = examples::long(examples::PROVE, "prove")
+    )]
     Prove(diff::ProveArgs),
     /// Simulate a cold start of each cluster: can every Kustomization become Ready, and in
     /// what order?
@@ -92,6 +130,10 @@ enum Command {
     /// deadlock, substituteFrom sources not applied before,
     /// graphs that differ between clusters, `wait: true` on `wait: false`. Exit 1 on findings
     /// at or above --fail-on, 2 on a usage or input error.
+    #[command(
+        after_help = examples::GRAPH,
+        after_long_help = examples::long(examples::GRAPH, "graph")
+    )]
     Graph(graph::Args),
     /// List every container image each cluster runs, per Kustomization, or what changed
     /// between two revisions (`--diff`).
@@ -100,8 +142,13 @@ enum Command {
     /// `images:` overrides are already applied by the build) and from HelmRelease `values`
     /// (`image:` strings and `repository`/`tag` maps). Exit 1 when a Kustomization fails to
     /// render (`--diff --fail-on info`: when an image changed), 2 on errors.
+    #[command(
+        after_help = examples::IMAGES,
+        after_long_help = examples::long(examples::IMAGES, "images")
+    )]
     Images(images::Args),
-    /// Print a shell completion script: `fluxsim completions bash > /etc/bash_completion.d/fluxsim`.
+    /// Print a shell completion script.
+    #[command(after_help = examples::COMPLETIONS)]
     Completions {
         /// The shell.
         #[arg(value_enum)]
@@ -196,8 +243,10 @@ pub(crate) enum FailOn {
 /// The `--fail-on` flag, flattened into every command that finds something.
 #[derive(Debug, Clone, Copy, clap::Args)]
 pub(crate) struct FailFlags {
-    /// Exit 1 when what the command finds is at or above LEVEL; 2 always means it could not
-    /// run (docs/commands/README.md: what each command counts at each level).
+    /// Exit 1 when what is found is at or above LEVEL.
+    ///
+    /// 2 always means the command could not run. What each command counts at each level:
+    /// docs/commands/README.md, "Exit status".
     #[arg(long, value_enum, default_value = "error", value_name = "LEVEL")]
     pub(crate) fail_on: FailOn,
 }
@@ -392,4 +441,53 @@ fn print_outcome(outcome: Outcome, present: &Presentation) -> Status {
             std::io::stderr().write_all(crate::report::escape::terminal(&out.stderr).as_bytes());
     }
     out.status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The command lines of an examples text: each line starting with `fluxsim`, up to a
+    /// shell operator, its quotes removed.
+    fn example_lines(text: &str) -> Vec<Vec<String>> {
+        text.lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("fluxsim "))
+            .map(|l| {
+                l.split_whitespace()
+                    .take_while(|w| !matches!(*w, ">" | ">>" | "<" | "|"))
+                    .map(|w| w.trim_matches('"').to_string())
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_example_in_the_help_parses_as_the_command_line_would() {
+        let all = [
+            examples::FLUXSIM,
+            examples::RENDER,
+            examples::BUILD,
+            examples::DIFF,
+            examples::COMPARE,
+            examples::PROVE,
+            examples::AUDIT,
+            examples::GRAPH,
+            examples::IMAGES,
+            examples::ENVSUBST,
+            examples::COMPLETIONS,
+        ];
+        let mut parsed = 0;
+        for text in all {
+            let lines = example_lines(text);
+            assert!(!lines.is_empty(), "no example in {text}");
+            for args in lines {
+                if let Err(e) = Cli::try_parse_from(&args) {
+                    panic!("{args:?} does not parse: {e}");
+                }
+                parsed += 1;
+            }
+        }
+        assert!(parsed >= 20, "{parsed}");
+    }
 }

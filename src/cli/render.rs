@@ -7,55 +7,79 @@ use crate::model::Status as KsStatus;
 use crate::render::{render_dir, BuilderChoice, RepoOptions};
 use crate::report::limit::Kind;
 
-/// Flags shared by the subcommands that render a repository.
+/// Flags shared by the subcommands that render a repository: listed after each command's
+/// own, under their own heading, and only the common ones in the short help (`-h`).
 #[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Repository options")]
 pub(crate) struct RenderFlags {
-    /// The repository (a git work tree or a folder); default: the top of the git work tree
-    /// holding the current folder (as git does), else the current folder.
+    /// The repository: a git work tree or a folder [default: the git work tree's top].
+    ///
+    /// Without it, the top of the git work tree holding the current folder, as git does
+    /// (Flux reads every spec.path from its source's root), else the current folder.
     #[arg(value_name = "REPO")]
     pub(crate) repo_arg: Option<PathBuf>,
     /// The repository, as flux and flate name it (the same as REPO).
-    #[arg(long = "path", value_name = "REPO", conflicts_with = "repo_arg")]
+    #[arg(
+        long = "path",
+        value_name = "REPO",
+        conflicts_with = "repo_arg",
+        hide_short_help = true
+    )]
     pub(crate) path: Option<PathBuf>,
     /// The repository, resolved ([`RenderFlags::resolve`]).
     #[arg(skip)]
     pub(crate) repo: PathBuf,
     /// Give a cluster root as NAME=PATH (repeatable); without it clusters are discovered.
-    #[arg(long = "cluster-root", value_name = "NAME=PATH", value_parser = name_eq_path)]
+    #[arg(
+        long = "cluster-root",
+        value_name = "NAME=PATH",
+        value_parser = name_eq_path,
+        hide_short_help = true
+    )]
     pub(crate) cluster_roots: Vec<String>,
     /// Only these clusters (repeatable, or comma-separated), by name.
     #[arg(long = "cluster", value_name = "NAME", value_delimiter = ',')]
     pub(crate) cluster: Vec<String>,
     /// Render as controllers before v1.9.0 did: unset vars become empty instead of failing.
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub(crate) no_strict: bool,
     /// Fail a Kustomization whose substituteFrom source is found nowhere (no Kustomization of
     /// the cluster applies it, nothing bootstrap applies holds it, no file defines it),
     /// instead of rendering its unknown vars as `fluxsim-unknown:...` placeholders.
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub(crate) strict_sources: bool,
     /// Include files git does not track.
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub(crate) include_untracked: bool,
     /// Render Kustomizations whose source is not this repository's GitRepository from a
     /// folder: KIND/NAMESPACE/NAME=PATH (repeatable). A relative PATH is a folder of the
     /// repository (read at each revision), an absolute one may be another checkout.
-    #[arg(long = "source", value_name = "KIND/NAMESPACE/NAME=PATH")]
+    #[arg(
+        long = "source",
+        value_name = "KIND/NAMESPACE/NAME=PATH",
+        hide_short_help = true
+    )]
     pub(crate) sources: Vec<String>,
     /// Worker threads (default: one per core).
-    #[arg(long, short = 'j', default_value_t = 0)]
+    #[arg(long, short = 'j', default_value_t = 0, hide_short_help = true)]
     pub(crate) jobs: usize,
     /// The kustomize (or kubectl) binary; default: `kustomize`, else `kubectl`, on PATH.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", hide_short_help = true)]
     pub(crate) kustomize: Option<PathBuf>,
     /// Timeout for one kustomize build, in seconds (at least 1).
-    #[arg(long, default_value_t = 120, value_parser = positive_seconds)]
+    #[arg(
+        long,
+        default_value_t = 120,
+        value_parser = positive_seconds,
+        hide_short_help = true
+    )]
     pub(crate) timeout: u64,
     /// Keep build outputs here across runs, keyed by the digest of their inputs (default:
     /// $FLUXSIM_CACHE_DIR, else $XDG_CACHE_HOME/fluxsim, else ~/.cache/fluxsim).
     #[arg(
         long,
         value_name = "DIR",
+        hide_short_help = true,
         value_parser = clap::builder::TypedValueParser::try_map(
             clap::builder::OsStringValueParser::new(),
             writable_folder
@@ -63,18 +87,24 @@ pub(crate) struct RenderFlags {
     )]
     pub(crate) cache_dir: Option<PathBuf>,
     /// Do not read or write the persistent build cache.
-    #[arg(long, conflicts_with = "cache_dir")]
+    #[arg(long, conflicts_with = "cache_dir", hide_short_help = true)]
     pub(crate) no_cache: bool,
     /// Who builds kustomizations: `auto` builds in-process and hands what it does not support
     /// to kustomize; `native` never runs kustomize (unsupported builds fail); `kustomize`
     /// always runs it.
-    #[arg(long, value_enum, default_value = "auto", env = "FLUXSIM_BUILDER")]
+    #[arg(
+        long,
+        value_enum,
+        default_value = "auto",
+        env = "FLUXSIM_BUILDER",
+        hide_short_help = true
+    )]
     pub(crate) builder: BuilderChoice,
     /// Let builds reach the network, as kustomize-controller does: remote bases and URLs in
     /// file fields are fetched (by the kustomize binary), and Helm may follow a chart
     /// schema's remote `$ref`. Without it such a Kustomization is reported `needs-network`
     /// and nothing is fetched. For trusted repositories only (README, "Security model").
-    #[arg(long, env = "FLUXSIM_ALLOW_NETWORK")]
+    #[arg(long, env = "FLUXSIM_ALLOW_NETWORK", hide_short_help = true)]
     pub(crate) allow_network: bool,
 }
 
@@ -121,18 +151,20 @@ fn writable_folder(arg: std::ffi::OsString) -> Result<PathBuf, String> {
 
 /// `--helm` and its companions: the flags of the commands that can render HelmReleases.
 #[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Helm options")]
 pub(crate) struct HelmFlags {
-    /// Also render each HelmRelease as helm-controller would install it (with the `helm`
-    /// binary), as a child artifact `<kustomization>/helm/<namespace>/<name>` of the
-    /// Kustomization that applies it.
+    /// Also render each HelmRelease, as helm-controller installs it.
+    ///
+    /// Runs the `helm` binary; each release is a child artifact
+    /// `<kustomization>/helm/<namespace>/<name>` of the Kustomization that applies it.
     #[arg(long)]
     pub(crate) helm: bool,
     /// The helm binary (default: `helm` on PATH); helm-controller links helm v4.2.1.
-    #[arg(long, value_name = "PATH", requires = "helm")]
+    #[arg(long, value_name = "PATH", requires = "helm", hide_short_help = true)]
     pub(crate) helm_binary: Option<PathBuf>,
     /// Download charts of HelmRepositories over the network (kept in the cache folder);
     /// without it such releases are reported as not fetched.
-    #[arg(long, requires = "helm")]
+    #[arg(long, requires = "helm", hide_short_help = true)]
     pub(crate) fetch_charts: bool,
 }
 
@@ -275,7 +307,7 @@ pub(crate) struct SecretFlags {
     /// Print Secret `data`/`stringData` values and SOPS metadata as they are; by default
     /// they are masked (`**SECRET**`, `**SOPS**` as `flux build` does). Digests and
     /// comparisons always use the real values.
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub(crate) show_secrets: bool,
 }
 
@@ -294,10 +326,10 @@ pub(crate) struct ObjectFlags {
     #[command(flatten)]
     pub(crate) secrets: SecretFlags,
     /// Leave Secrets out of the printed objects (digests still cover them).
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub(crate) skip_secrets: bool,
     /// Leave CustomResourceDefinitions out of the printed objects (digests still cover them).
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub(crate) skip_crds: bool,
 }
 
@@ -322,18 +354,24 @@ pub(crate) enum Format {
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct RenderArgs {
-    #[command(flatten)]
-    pub(crate) flags: RenderFlags,
     /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(
+        long,
+        short = 'o',
+        visible_alias = "output",
+        value_enum,
+        default_value = "text"
+    )]
     pub(crate) format: Format,
-    /// Write every artifact to DIR/<cluster>/<namespace>/<name>.yaml and DIR/SHA256SUMS.
+    /// Write every artifact to DIR/<cluster>/<namespace>/<name>.yaml, and DIR/SHA256SUMS.
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) fail: super::FailFlags,
     #[command(flatten)]
     pub(crate) objects: ObjectFlags,
+    #[command(flatten)]
+    pub(crate) flags: RenderFlags,
     #[command(flatten)]
     pub(crate) helm: HelmFlags,
 }
@@ -355,14 +393,14 @@ pub(crate) fn run_render(args: &RenderArgs) -> Outcome {
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct BuildArgs {
-    #[command(flatten)]
-    pub(crate) flags: RenderFlags,
     /// The Flux Kustomization to print, as NAME or NAMESPACE/NAME.
     #[arg(long, short = 'k', value_name = "[NS/]NAME")]
     pub(crate) kustomization: String,
-    /// Patterns in .gitignore format (comma-separated, repeatable) for the files Flux's
-    /// generator lists for this Kustomization, relative to its path, as `flux build
-    /// kustomization --ignore-paths` takes them: after the `.sourceignore` files of that path
+    /// Leave out files matching these .gitignore patterns (as `flux build --ignore-paths`).
+    ///
+    /// Comma-separated, repeatable; for the files Flux's generator lists for this
+    /// Kustomization, relative to its path, as `flux build kustomization --ignore-paths` takes
+    /// them: after the `.sourceignore` files of that path
     /// (a `!` pattern re-includes what they excluded), over Flux's default patterns; they
     /// also drop the `resources`, `components` and `crds` entries of its kustomization they
     /// match.
@@ -371,14 +409,15 @@ pub(crate) struct BuildArgs {
     #[command(flatten)]
     pub(crate) objects: ObjectFlags,
     #[command(flatten)]
+    pub(crate) flags: RenderFlags,
+    #[command(flatten)]
     pub(crate) helm: HelmFlags,
 }
 
-/// The one cluster `build` prints from: `--cluster NAME`, or the repository's only cluster;
-/// else an error listing the clusters to choose from.
-fn build_cluster(args: &BuildArgs, opts: &mut RepoOptions) -> anyhow::Result<()> {
+/// The clusters `build` prints from: `--cluster NAME` (or several: `a,b`), or the
+/// repository's only cluster; else an error listing the clusters to choose from.
+fn build_clusters(args: &BuildArgs, opts: &mut RepoOptions) -> anyhow::Result<()> {
     match opts.only.len() {
-        1 => Ok(()),
         0 => {
             let tree = crate::render::load_tree(&args.flags.repo, None, opts)?;
             let clusters = crate::render::clusters_of(tree.fs(), opts)?;
@@ -388,21 +427,24 @@ fn build_cluster(args: &BuildArgs, opts: &mut RepoOptions) -> anyhow::Result<()>
             }
             let names: Vec<&str> = clusters.iter().map(|c| c.name.as_str()).collect();
             anyhow::bail!(
-                "`build` needs --cluster NAME: the repository has {} ({})",
+                "`build` needs --cluster NAME (or several, `a,b`): the repository has {} ({})",
                 crate::report::plural(names.len(), "cluster"),
                 names.join(", ")
             )
         }
-        _ => anyhow::bail!(
-            "`build` prints one Kustomization of one cluster; --cluster named {}",
+        1 => Ok(()),
+        _ if !args.ignore_paths.is_empty() => anyhow::bail!(
+            "--ignore-paths applies to one Kustomization of one cluster; --cluster named {}",
             opts.only.join(", ")
         ),
+        _ => Ok(()),
     }
 }
 
 pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
     let mut opts = args.helm.apply(args.flags.options());
-    build_cluster(args, &mut opts)?;
+    build_clusters(args, &mut opts)?;
+    let asked = opts.only.clone();
     let mut r = render_dir(&args.flags.repo, &opts)?;
     if !args.ignore_paths.is_empty() {
         // The Kustomization's path is known once its cluster has rendered: the generator's
@@ -412,56 +454,60 @@ pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
             r = render_dir(&args.flags.repo, &opts)?;
         }
     }
-    let Some(c) = r.clusters.first() else {
-        anyhow::bail!("no cluster `{}` in the repository", opts.only[0]);
-    };
-    let Some(k) = c.find(&args.kustomization) else {
-        let names: Vec<String> = c
-            .kustomizations
-            .iter()
-            .map(|k| k.kustomization.id.to_string())
-            .collect();
-        anyhow::bail!(
-            "no Kustomization `{}` in cluster `{}` (found: {})",
-            args.kustomization,
-            c.name,
-            names.join(", ")
-        );
-    };
-    Ok(match (&k.status, &k.artifact) {
-        // The objects as kubectl would read them: printed as they are.
-        (_, Some(a)) => Output::new(
-            args.objects.presentation().artifact_text(a).into_owned(),
-            Status::Ok,
-        )
-        .kind(Kind::Manifest),
-        (
-            KsStatus::Failed(e)
-            | KsStatus::Blocked(e)
-            | KsStatus::External(e)
-            | KsStatus::NeedsNetwork(e),
-            None,
-        ) => Output::stderr(
-            format!(
-                "fluxsim: {} {}: {e}\n",
-                crate::report::escape::OneLine(&k.kustomization.id),
-                match k.status {
-                    KsStatus::Failed(_) => "failed",
-                    KsStatus::Blocked(_) => "blocked",
-                    KsStatus::NeedsNetwork(_) => "needs the network",
-                    _ => "is external",
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    let mut status = Status::Ok;
+    // In the order asked for; each cluster's objects after a comment naming it when there
+    // are several (one YAML stream).
+    for name in &asked {
+        let Some(c) = r.clusters.iter().find(|c| &c.name == name) else {
+            anyhow::bail!("no cluster `{name}` in the repository");
+        };
+        let Some(k) = c.find(&args.kustomization) else {
+            let names: Vec<String> = c
+                .kustomizations
+                .iter()
+                .map(|k| k.kustomization.id.to_string())
+                .collect();
+            anyhow::bail!(
+                "no Kustomization `{}` in cluster `{}` (found: {})",
+                args.kustomization,
+                c.name,
+                names.join(", ")
+            );
+        };
+        let id = crate::report::escape::OneLine(&k.kustomization.id);
+        let problem = match (&k.status, &k.artifact) {
+            (_, Some(a)) => {
+                if asked.len() > 1 {
+                    if !stdout.is_empty() {
+                        stdout.push_str("---\n");
+                    }
+                    stdout.push_str(&format!("# fluxsim build: {id} in cluster {name}\n"));
                 }
-            ),
-            Status::Finding,
-        ),
-        _ => Output::stderr(
-            format!(
-                "fluxsim: {} is suspended\n",
-                crate::report::escape::OneLine(&k.kustomization.id)
-            ),
-            Status::Finding,
-        ),
-    })
+                // The objects as kubectl would read them: printed as they are.
+                stdout.push_str(&args.objects.presentation().artifact_text(a));
+                None
+            }
+            (KsStatus::Failed(e), None) => Some(format!("failed: {e}")),
+            (KsStatus::Blocked(e), None) => Some(format!("blocked: {e}")),
+            (KsStatus::NeedsNetwork(e), None) => Some(format!("needs the network: {e}")),
+            (KsStatus::External(e), None) => Some(format!("is external: {e}")),
+            _ => Some("is suspended".to_string()),
+        };
+        if let Some(problem) = problem {
+            let at = if asked.len() > 1 {
+                format!(" in cluster {name}")
+            } else {
+                String::new()
+            };
+            stderr.push_str(&format!("fluxsim: {id}{at} {problem}\n"));
+            status = Status::Finding;
+        }
+    }
+    Ok(Output::new(stdout, status)
+        .kind(Kind::Manifest)
+        .with_stderr(&stderr))
 }
 
 /// `--ignore-paths`: the rules `flux build kustomization --ignore-paths` gives Flux's

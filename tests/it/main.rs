@@ -18,6 +18,7 @@ mod fidelity;
 mod git_errors;
 mod graph;
 mod helm;
+mod help;
 mod hostile;
 mod in_place;
 mod kustomize_version;

@@ -521,7 +521,7 @@ fn build_without_cluster_lists_the_clusters() {
     assert_eq!(out.code, 2);
     assert_eq!(
         out.stderr,
-        "fluxsim: error: `build` needs --cluster NAME: the repository has 2 clusters (dev, prod)\n"
+        "fluxsim: error: `build` needs --cluster NAME (or several, `a,b`): the repository has 2 clusters (dev, prod)\n"
     );
     // A repository of one cluster needs no --cluster.
     let one = fluxsim(&["build", "testdata/steady/own-vars", "-k", "flux-system"]);
