@@ -46,15 +46,15 @@ pub(crate) struct Args {
     pub(crate) helm: super::render::HelmFlags,
 }
 
-pub(crate) fn run(args: &Args) -> Outcome {
-    let outcome = graph_outcome(args);
+pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
+    let outcome = graph_outcome(args, layout);
     match args.format {
         Format::Sarif => super::sarif_on_error(outcome, crate::graph::RULES),
         _ => outcome,
     }
 }
 
-fn graph_outcome(args: &Args) -> Outcome {
+fn graph_outcome(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
     if let Some(path) = &args.config {
         if !path.is_file() {
             anyhow::bail!("--config `{}`: no such file", path.display());
@@ -75,7 +75,7 @@ fn graph_outcome(args: &Args) -> Outcome {
         .extend(crate::graph::helm::chart_crds(&mut render));
     let report = crate::graph::check(&render, &config);
     let text = match args.format {
-        Format::Text => crate::report::graph::graph_text(&report),
+        Format::Text => crate::report::graph::graph_text(&report, layout),
         Format::Json => crate::report::graph::graph_json(&report),
         Format::Sarif => {
             let v = crate::report::findings::findings_sarif(

@@ -45,6 +45,14 @@ pub struct Cli {
     /// stderr).
     #[arg(long, global = true, value_name = "N", hide_short_help = true)]
     limit_bytes: Option<usize>,
+    /// Text reports: each row and sentence on one line, whatever its width (by default they
+    /// fit 80 columns: long names shortened in the middle, sentences wrapped).
+    #[arg(long, global = true, hide_short_help = true)]
+    wide: bool,
+    /// Text reports: also say how the work was done (builders, the build cache, what a diff
+    /// took from base, per-Kustomization audit counts).
+    #[arg(long, short = 'v', global = true, hide_short_help = true)]
+    verbose: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -319,6 +327,10 @@ fn run_command() -> ExitCode {
         use std::io::Write as _;
         let _ = std::io::stderr().write_all(crate::report::escape::terminal(&note).as_bytes());
     }
+    let layout = crate::report::layout::Layout {
+        wide: cli.wide,
+        verbose: cli.verbose,
+    };
     let outcome = match cli.command {
         Command::Envsubst(args) => envsubst::run(&args),
         Command::Render(args) => render::run_render(&args),
@@ -327,7 +339,7 @@ fn run_command() -> ExitCode {
         Command::Diff(args) => diff::run_diff(&args),
         Command::Compare(args) => diff::run_compare(&args),
         Command::Prove(args) => diff::run_prove(&args),
-        Command::Graph(args) => graph::run(&args),
+        Command::Graph(args) => graph::run(&args, layout),
         Command::Images(args) => images::run(&args),
         Command::Completions { shell } => Ok(completions(shell)),
     };

@@ -129,11 +129,13 @@ fn fleet_text_prints_the_waves_per_cluster() {
     let out = fluxsim(&["graph", "testdata/fleet", "--cluster", "dev"]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let expected = "\
+graph: all 9 Kustomizations become Ready (1 cluster); no findings
 cluster dev: all 9 Kustomizations become Ready in 6 waves
   wave 0: flux-system/flux-system
   wave 1: flux-system/platform
   wave 2: flux-system/platform-config
-  wave 3: flux-system/apps-helm, flux-system/apps-wave-0, flux-system/platform-config-cdi
+  wave 3: flux-system/apps-helm, flux-system/apps-wave-0,
+    flux-system/platform-config-cdi
   wave 4: flux-system/apps-vms, flux-system/apps-wave-1
   wave 5: flux-system/apps-wave-2
 0 findings (0 errors, 0 warnings, 0 info)
@@ -210,6 +212,7 @@ fn missing_root_text_report_is_pinned() {
     let out = graph("missing-root", &[]);
     assert_eq!(out.code, 1, "{}", out.stderr);
     let expected = "\
+graph: 5 of 7 Kustomizations become Ready; 3 findings: 1 error, 2 warnings
 cluster dev: all 4 Kustomizations become Ready in 4 waves
   wave 0: flux-system/flux-system
   wave 1: flux-system/infra
@@ -217,11 +220,17 @@ cluster dev: all 4 Kustomizations become Ready in 4 waves
   wave 3: flux-system/web
 cluster prod: 2 of 3 Kustomizations never become Ready
   wave 0: flux-system/flux-system
-  never ready: flux-system/apps: dependsOn `flux-system/infra`, which this cluster never defines
+  never ready: flux-system/apps: dependsOn `flux-system/infra`, which this
+    cluster never defines
   never ready: flux-system/web: waits for `apps`, which never becomes Ready
-clusters/base/apps.yaml:6: error[FS202]: `apps` dependsOn `flux-system/infra`, which cluster `prod` never defines: `apps` never reconciles; what waits for it never does either: `web` (prod, flux-system/apps)
-clusters/base/apps.yaml:22: warning[FS210]: `web` differs between clusters `dev` and `prod`: wait true vs false (prod: clusters/base/apps.yaml:22) (dev, flux-system/web)
-clusters/base/infra.yaml:6: warning[FS210]: `infra` is defined in cluster `dev` but not in `prod` (dev, flux-system/infra)
+clusters/base/apps.yaml:6: error[FS202]: `apps` dependsOn `flux-system/infra`,
+    which cluster `prod` never defines: `apps` never reconciles; what waits for
+    it never does either: `web` (prod, flux-system/apps)
+clusters/base/apps.yaml:22: warning[FS210]: `web` differs between clusters `dev`
+    and `prod`: wait true vs false (prod: clusters/base/apps.yaml:22) (dev,
+    flux-system/web)
+clusters/base/infra.yaml:6: warning[FS210]: `infra` is defined in cluster `dev`
+    but not in `prod` (dev, flux-system/infra)
 3 findings (1 error, 2 warnings, 0 info)
 ";
     assert_eq!(out.stdout, expected);
@@ -853,5 +862,64 @@ fn unknown_cluster_is_an_input_error() {
         out.stderr.contains("no cluster named `staging`"),
         "{}",
         out.stderr
+    );
+}
+
+// A healthy repository whose CRDs come from a bootstrap helmfile (the shape of
+// onedr0p/home-ops and bjw-s-labs/home-ops): the missing group is named once, with the
+// fluxsim.toml entry that declares it and the helmfile release that installs it; declared,
+// the cluster converges.
+#[test]
+fn a_crd_group_from_a_bootstrap_helmfile_is_named_once_with_the_key_that_declares_it() {
+    let repo = repo_from("testdata/shapes/bootstrap-helmfile");
+    let out = fluxsim(&["graph", repo.path().to_str().unwrap()]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let text = &out.stdout;
+    assert!(
+        text.starts_with("graph: 1 of 4 Kustomizations become Ready; 1 finding: 1 error\n"),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("external-secrets.io (ExternalSecret)").count(),
+        1,
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "bootstrap: `bootstrap/helmfile/apps.yaml` installs release\n      `external-secrets`"
+        ) || text.contains(
+            "bootstrap: `bootstrap/helmfile/apps.yaml` installs release `external-secrets`"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("  [bootstrap]\n  crd_groups = [\n    \"external-secrets.io\",\n  ]\n"),
+        "{text}"
+    );
+    for l in text.lines() {
+        assert!(l.chars().count() <= 80, "wider than 80: {l}");
+    }
+    let json = fluxsim(&["graph", repo.path().to_str().unwrap(), "-o", "json"]).json();
+    let missing = &json["missingCrdGroups"][0];
+    assert_eq!(missing["group"], "external-secrets.io");
+    assert_eq!(missing["kinds"], serde_json::json!(["ExternalSecret"]));
+    assert_eq!(
+        missing["bootstrapHints"][0],
+        "`bootstrap/helmfile/apps.yaml` installs release `external-secrets`"
+    );
+    // Declared as the report says: every Kustomization becomes Ready.
+    std::fs::write(
+        repo.path().join("fluxsim.toml"),
+        "[bootstrap]\ncrd_groups = [\n  \"external-secrets.io\",\n]\n",
+    )
+    .unwrap();
+    crate::common::commit_all(repo.path(), "declare");
+    let out = fluxsim(&["graph", repo.path().to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .starts_with("graph: all 4 Kustomizations become Ready (1 cluster); no findings\n"),
+        "{}",
+        out.stdout
     );
 }

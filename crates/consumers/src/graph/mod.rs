@@ -70,6 +70,7 @@
 //! [`check`] takes a render made with `RepoOptions::origins` (so findings point at files and
 //! lines) and returns the waves and the findings; the CLI prints them.
 
+pub mod bootstrap;
 pub mod config;
 pub mod helm;
 pub mod kinds;
@@ -161,6 +162,62 @@ pub struct GraphReport {
     pub clusters: Vec<ClusterGraph>,
     /// The findings, in printing order.
     pub findings: Vec<Finding>,
+    /// The CRD groups custom resources need that no manifest and no fluxsim.toml entry
+    /// defines (FS203, FS215), each once, sorted by group.
+    pub missing_crd_groups: Vec<MissingCrdGroup>,
+}
+
+/// A CRD group that custom resources need and nothing fluxsim can read defines: said once,
+/// with the fluxsim.toml entries that declare it and what the repository's bootstrap shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MissingCrdGroup {
+    /// `external-secrets.io`.
+    pub group: String,
+    /// The kinds needed (`ExternalSecret`), sorted.
+    pub kinds: BTreeSet<String>,
+    /// How many findings (one per custom resource) are about it.
+    pub findings: usize,
+    /// The clusters where it is needed, sorted.
+    pub clusters: BTreeSet<String>,
+    /// Bootstrap sources that may install it ([`bootstrap::hints_for`]), best first.
+    pub hints: Vec<String>,
+}
+
+/// The missing CRD groups of `findings` (FS203 for a kind that is not Flux's, FS215), with
+/// the hints `sources` give for each.
+fn missing_crd_groups(
+    findings: &[Finding],
+    sources: &[bootstrap::BootstrapSource],
+) -> Vec<MissingCrdGroup> {
+    let mut groups: std::collections::BTreeMap<String, MissingCrdGroup> =
+        std::collections::BTreeMap::new();
+    for f in findings {
+        if f.rule != rules::CRD_MISSING.id && f.rule != rules::CRD_PRESUMED_FROM_HELM_NOT_AWAITED.id
+        {
+            continue;
+        }
+        let Some((kind, group)) = f.related("kind").first().and_then(|k| k.split_once('.')) else {
+            continue;
+        };
+        if kinds::is_flux(group) {
+            continue;
+        }
+        let g = groups
+            .entry(group.to_string())
+            .or_insert_with(|| MissingCrdGroup {
+                group: group.to_string(),
+                kinds: BTreeSet::new(),
+                findings: 0,
+                clusters: BTreeSet::new(),
+                hints: bootstrap::hints_for(group, sources),
+            });
+        g.kinds.insert(kind.to_string());
+        g.findings += 1;
+        if let Some(c) = &f.cluster {
+            g.clusters.insert(c.clone());
+        }
+    }
+    groups.into_values().collect()
 }
 
 /// Simulates a cold start of every cluster of `render` and checks the graphs.
@@ -206,7 +263,13 @@ pub fn check(render: &RepoRender, config: &Config) -> GraphReport {
     findings.extend(checks::compare_clusters(&pairs));
     normalize(&mut findings);
     clusters.sort_by(|a, b| a.name.cmp(&b.name));
-    GraphReport { clusters, findings }
+    let sources = bootstrap::sources(render.tree.fs(), render.tree.files());
+    let missing_crd_groups = missing_crd_groups(&findings, &sources);
+    GraphReport {
+        clusters,
+        findings,
+        missing_crd_groups,
+    }
 }
 
 fn cluster_graph(name: &str, nodes: &[nodes::Node], sim: &simulate::Simulation) -> ClusterGraph {

@@ -21,31 +21,43 @@ pub fn counts(findings: &[Finding]) -> [usize; 3] {
     c
 }
 
-/// One line per finding: `file:line:col: severity[ID]: message (cluster, kustomization)`.
+/// One entry per finding: `file:line:col: severity[ID]: message (cluster, kustomization)`,
+/// wrapped to the layout's width with the continuation indented.
 #[must_use]
-pub fn findings_text(findings: &[Finding]) -> String {
-    let mut out = String::new();
-    for f in findings {
-        let place = f
-            .location
-            .as_ref()
-            .map_or_else(|| "-".to_string(), |l| OneLine(l).to_string());
-        let _ = write!(out, "{place}: {}[{}]: {}", f.severity, f.rule, f.message);
-        match (&f.cluster, &f.kustomization) {
-            (Some(c), Some(k)) => {
-                let _ = write!(out, " ({}, {})", OneLine(c), OneLine(k));
-            }
-            (Some(c), None) => {
-                let _ = write!(out, " ({})", OneLine(c));
-            }
-            (None, Some(k)) => {
-                let _ = write!(out, " ({})", OneLine(k));
-            }
-            (None, None) => {}
+pub fn findings_text(findings: &[Finding], layout: super::layout::Layout) -> String {
+    findings
+        .iter()
+        .map(|f| finding_text(f, &f.message, "", layout))
+        .collect()
+}
+
+/// One finding as [`findings_text`] prints it, with `message` in place of its own and every
+/// line after `indent`.
+#[must_use]
+pub fn finding_text(
+    f: &Finding,
+    message: &str,
+    indent: &str,
+    layout: super::layout::Layout,
+) -> String {
+    let place = f
+        .location
+        .as_ref()
+        .map_or_else(|| "-".to_string(), |l| OneLine(l).to_string());
+    let mut text = format!("{place}: {}[{}]: {message}", f.severity, f.rule);
+    match (&f.cluster, &f.kustomization) {
+        (Some(c), Some(k)) => {
+            let _ = write!(text, " ({}, {})", OneLine(c), OneLine(k));
         }
-        out.push('\n');
+        (Some(c), None) => {
+            let _ = write!(text, " ({})", OneLine(c));
+        }
+        (None, Some(k)) => {
+            let _ = write!(text, " ({})", OneLine(k));
+        }
+        (None, None) => {}
     }
-    out
+    layout.wrap(indent, &text, &format!("{indent}    "))
 }
 
 /// The findings as a JSON array (stable field names; see `docs/commands/audit.md`).
@@ -214,7 +226,7 @@ mod tests {
             .in_kustomization("flux-system/apps")
             .at(Location::at("apps/x.yaml", 4, 9));
         assert_eq!(
-            findings_text(&[f]),
+            findings_text(&[f], crate::report::layout::Layout::default()),
             "apps/x.yaml:4:9: error[FS000]: boom (dev, flux-system/apps)\n"
         );
     }

@@ -6,11 +6,12 @@ use std::fmt::Write as _;
 
 use serde_json::json;
 
+use super::layout::Layout;
 use crate::flux::NamespacedName;
 use crate::graph::{ClusterGraph, EdgeKind, GraphReport};
 
 use super::escape::{dot_string, mermaid_label, OneLine};
-use super::findings::{counts, findings_json, findings_text};
+use super::findings::{counts, findings_json};
 use super::markdown::{md, Code, Markdown, Message, Plural};
 
 fn ids(wave: &[NamespacedName]) -> String {
@@ -20,51 +21,246 @@ fn ids(wave: &[NamespacedName]) -> String {
         .join(", ")
 }
 
-/// Per cluster: whether it converges and its waves, then what never becomes Ready; then the
-/// findings and a summary line.
+/// The verdict first (what never becomes Ready, the findings counted), then per cluster its
+/// waves and what never becomes Ready (those kept out by the same reason together), the CRD
+/// groups nothing defines (each once, with the fluxsim.toml entries that declare it and the
+/// bootstrap's hints), the findings, and their count. Fits 80 columns unless `--wide`.
 #[must_use]
-pub fn graph_text(r: &GraphReport) -> String {
+pub fn graph_text(r: &GraphReport, layout: Layout) -> String {
     let mut out = String::new();
-    for c in &r.clusters {
-        let total = c.kustomizations.len();
-        let never: Vec<_> = c
-            .kustomizations
-            .iter()
-            .filter_map(|k| k.never_ready.as_ref().map(|w| (&k.id, w)))
-            .collect();
-        if never.is_empty() && c.missing.is_empty() {
-            let _ = writeln!(
-                out,
-                "cluster {}: all {} become Ready in {}",
-                OneLine(&c.name),
-                super::plural(total, "Kustomization"),
-                super::plural(c.waves.len(), "wave")
-            );
-        } else {
-            let _ = writeln!(
-                out,
-                "cluster {}: {} of {total} Kustomizations never become Ready",
-                OneLine(&c.name),
-                never.len()
-            );
-        }
-        for (i, w) in c.waves.iter().enumerate() {
-            let _ = writeln!(out, "  wave {i}: {}", ids(w));
-        }
-        for (id, why) in never {
-            let _ = writeln!(out, "  never ready: {}: {why}", OneLine(id));
-        }
-    }
-    out.push_str(&findings_text(&r.findings));
     let [info, warning, error] = counts(&r.findings);
-    let _ = writeln!(
-        out,
+    let counted = format!(
         "{} ({}, {}, {info} info)",
         super::plural(r.findings.len(), "finding"),
         super::plural(error, "error"),
         super::plural(warning, "warning")
     );
+    let total: usize = r.clusters.iter().map(|c| c.kustomizations.len()).sum();
+    let ready: usize = r
+        .clusters
+        .iter()
+        .flat_map(|c| &c.kustomizations)
+        .filter(|k| k.never_ready.is_none())
+        .count();
+    // The findings in short: only the severities there are.
+    let found = if r.findings.is_empty() {
+        "no findings".to_string()
+    } else {
+        let parts: Vec<String> = [
+            (error, super::plural(error, "error")),
+            (warning, super::plural(warning, "warning")),
+            (info, format!("{info} info")),
+        ]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(_, s)| s)
+        .collect();
+        format!(
+            "{}: {}",
+            super::plural(r.findings.len(), "finding"),
+            parts.join(", ")
+        )
+    };
+    let verdict = if r.clusters.iter().all(ClusterGraph::converges) {
+        format!(
+            "graph: all {} become Ready ({}); {found}",
+            super::plural(total, "Kustomization"),
+            super::plural(r.clusters.len(), "cluster"),
+        )
+    } else {
+        format!("graph: {ready} of {total} Kustomizations become Ready; {found}")
+    };
+    out.push_str(&layout.wrap("", &verdict, "  "));
+    for c in &r.clusters {
+        cluster_text(c, layout, &mut out);
+    }
+    let listed = missing_groups_text(r, layout, &mut out);
+    for f in r.findings.iter().filter(|f| layout.verbose || !listed(f)) {
+        out.push_str(&super::findings::finding_text(f, &f.message, "", layout));
+    }
+    let _ = writeln!(out, "{counted}");
     out
+}
+
+/// A cluster's waves and what never becomes Ready.
+fn cluster_text(c: &ClusterGraph, layout: Layout, out: &mut String) {
+    let total = c.kustomizations.len();
+    let never: Vec<_> = c
+        .kustomizations
+        .iter()
+        .filter_map(|k| k.never_ready.as_ref().map(|w| (&k.id, w)))
+        .collect();
+    let head = if never.is_empty() && c.missing.is_empty() {
+        format!(
+            "cluster {}: all {} become Ready in {}",
+            OneLine(&c.name),
+            super::plural(total, "Kustomization"),
+            super::plural(c.waves.len(), "wave")
+        )
+    } else {
+        format!(
+            "cluster {}: {} of {total} Kustomizations never become Ready",
+            OneLine(&c.name),
+            never.len()
+        )
+    };
+    out.push_str(&layout.wrap("", &head, "  "));
+    for (i, w) in c.waves.iter().enumerate() {
+        out.push_str(&layout.wrap(&format!("  wave {i}: "), &ids(w), "    "));
+    }
+    // Kustomizations kept out for the same reason (a parent that never applies them), as
+    // one entry.
+    let mut by_reason: BTreeMap<&String, Vec<&NamespacedName>> = BTreeMap::new();
+    for (id, why) in &never {
+        by_reason.entry(why).or_default().push(id);
+    }
+    // The causes first, one a line; then what they keep out, by reason.
+    for (id, why) in &never {
+        if by_reason.get(why).is_some_and(|same| same.len() == 1) {
+            out.push_str(&layout.wrap(
+                "  never ready: ",
+                &format!("{}: {why}", OneLine(id)),
+                "    ",
+            ));
+        }
+    }
+    for (why, same) in by_reason.iter().filter(|(_, same)| same.len() > 1) {
+        out.push_str(&layout.wrap(
+            &format!("  never ready ({} Kustomizations): ", same.len()),
+            &format!("{why}: {}", ids_of(same, layout)),
+            "    ",
+        ));
+    }
+}
+
+/// How many names a list of Kustomizations shows before `and N more` (unless `--verbose`).
+const IDS_SHOWN: usize = 10;
+
+fn ids_of(list: &[&NamespacedName], layout: Layout) -> String {
+    let shown = if layout.verbose {
+        list.len()
+    } else {
+        IDS_SHOWN.min(list.len())
+    };
+    let mut out = list[..shown]
+        .iter()
+        .map(|id| OneLine(id).to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if shown < list.len() {
+        let _ = write!(
+            out,
+            " and {} more (--verbose lists them)",
+            list.len() - shown
+        );
+    }
+    out
+}
+
+/// The group of a finding about a CRD group that nothing defines (FS203, FS215), if it is.
+fn missing_group_of(f: &crate::finding::Finding) -> Option<String> {
+    use crate::graph::rules::{CRD_MISSING, CRD_PRESUMED_FROM_HELM_NOT_AWAITED};
+    if f.rule != CRD_MISSING.id && f.rule != CRD_PRESUMED_FROM_HELM_NOT_AWAITED.id {
+        return None;
+    }
+    let kind = f.related("kind");
+    Some(kind.first()?.split_once('.')?.1.to_string())
+}
+
+/// How many places a CRD group lists before `and N more` (unless `--verbose`).
+const PLACES_SHOWN: usize = 3;
+
+/// The CRD groups nothing defines, each once: the custom resources that need it (a few,
+/// unless `--verbose`), what the bootstrap shows, and the fluxsim.toml entry that declares
+/// them. Gives back which findings it listed (the text leaves them out of the findings).
+fn missing_groups_text<'r>(
+    r: &'r GraphReport,
+    layout: Layout,
+    out: &mut String,
+) -> impl Fn(&crate::finding::Finding) -> bool + 'r {
+    let listed = move |f: &crate::finding::Finding| {
+        missing_group_of(f).is_some_and(|g| r.missing_crd_groups.iter().any(|m| m.group == g))
+    };
+    if r.missing_crd_groups.is_empty() {
+        return listed;
+    }
+    let _ = writeln!(
+        out,
+        "CRD groups that no manifest and no fluxsim.toml entry defines ({}):",
+        r.missing_crd_groups.len()
+    );
+    let several = r.clusters.len() > 1;
+    for g in &r.missing_crd_groups {
+        let kinds: Vec<&str> = g.kinds.iter().map(String::as_str).collect();
+        let mut head = format!(
+            "{} ({}): {}",
+            OneLine(&g.group),
+            kinds.join(", "),
+            super::plural(g.findings, "custom resource")
+        );
+        if several {
+            let clusters: Vec<String> = g.clusters.iter().map(|c| OneLine(c).to_string()).collect();
+            let _ = write!(head, " in {}", clusters.join(", "));
+        }
+        out.push_str(&layout.wrap("  ", &head, "    "));
+        let places: Vec<String> = r
+            .findings
+            .iter()
+            .filter(|f| missing_group_of(f).as_deref() == Some(g.group.as_str()))
+            .map(|f| {
+                let at = f
+                    .location
+                    .as_ref()
+                    .map_or_else(|| "-".to_string(), |l| OneLine(l).to_string());
+                format!("{at} ({}[{}])", f.severity, f.rule)
+            })
+            .collect();
+        let shown = if layout.verbose {
+            places.len()
+        } else {
+            PLACES_SHOWN.min(places.len())
+        };
+        for p in &places[..shown] {
+            out.push_str(&layout.wrap("    ", p, "      "));
+        }
+        if shown < places.len() {
+            let _ = writeln!(
+                out,
+                "    and {} more (--verbose, or -o json)",
+                places.len() - shown
+            );
+        }
+        for h in &g.hints {
+            out.push_str(&layout.wrap("    bootstrap: ", &OneLine(h).to_string(), "      "));
+        }
+    }
+    // The declaration, ready to copy: the groups the bootstrap shows, else every group.
+    let hinted: Vec<&str> = r
+        .missing_crd_groups
+        .iter()
+        .filter(|g| !g.hints.is_empty())
+        .map(|g| g.group.as_str())
+        .collect();
+    let groups: Vec<&str> = if hinted.is_empty() {
+        r.missing_crd_groups
+            .iter()
+            .map(|g| g.group.as_str())
+            .collect()
+    } else {
+        hinted
+    };
+    out.push_str(&layout.wrap(
+        "",
+        "If the cluster's bootstrap installs them before Flux, declare them in fluxsim.toml \
+         (a chart that Flux installs is `[[helm_crds]]`: the findings name the candidates):",
+        "  ",
+    ));
+    let _ = writeln!(out, "  [bootstrap]\n  crd_groups = [");
+    for g in groups {
+        let _ = writeln!(out, "    \"{}\",", OneLine(g));
+    }
+    let _ = writeln!(out, "  ]");
+    listed
 }
 
 /// The report as stable JSON: clusters (waves, Kustomizations, edges, missing names) and
@@ -97,7 +293,24 @@ pub fn graph_json(r: &GraphReport) -> String {
             })
         })
         .collect();
-    let v = json!({ "clusters": clusters, "findings": findings_json(&r.findings) });
+    let missing: Vec<serde_json::Value> = r
+        .missing_crd_groups
+        .iter()
+        .map(|g| {
+            json!({
+                "group": g.group,
+                "kinds": g.kinds,
+                "findings": g.findings,
+                "clusters": g.clusters,
+                "bootstrapHints": g.hints,
+            })
+        })
+        .collect();
+    let v = json!({
+        "clusters": clusters,
+        "findings": findings_json(&r.findings),
+        "missingCrdGroups": missing,
+    });
     serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
 }
 

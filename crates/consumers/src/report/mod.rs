@@ -6,6 +6,7 @@ pub mod escape;
 pub mod findings;
 pub mod graph;
 pub mod images;
+pub mod layout;
 pub mod limit;
 pub mod markdown;
 pub mod out;

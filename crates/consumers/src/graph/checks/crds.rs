@@ -229,6 +229,12 @@ impl ClusterCheck<'_> {
                 .map_or("CHART", |c| c.chart.chart.as_str());
             format!("`[[helm_crds]] chart = \"{chart}\" groups = [\"{group}\"]`")
         };
+        // What declares a group the cluster's bootstrap installs before Flux (a helmfile,
+        // `kubectl apply` of CRDs): said whenever the group is not in any manifest.
+        let bootstrap = format!(
+            "; if the cluster's bootstrap installs them before Flux, declare \
+             `[bootstrap] crd_groups = [\"{group}\"]`"
+        );
         if !awaited.is_empty() {
             return self.finding(
                 &rules::CRD_PRESUMED_FROM_HELM,
@@ -256,7 +262,7 @@ impl ClusterCheck<'_> {
                      waits for (no dependsOn on a `wait: true` Kustomization that applies it): \
                      on a cold cluster the apply fails until helm-controller has installed the \
                      chart, then a retry succeeds{}; declare {} in fluxsim.toml to check the \
-                     order exactly",
+                     order exactly{bootstrap}",
                     n.id.name,
                     candidates(&mut racy),
                     n.id.name,
@@ -275,7 +281,7 @@ impl ClusterCheck<'_> {
                      that could install it runs first: {} can only be applied by `{}` itself \
                      (Flux dry-runs every object before applying any, so the apply fails on \
                      this one and the HelmRelease is never applied) or after it: `{}` never \
-                     becomes Ready{blocked}",
+                     becomes Ready{blocked}{bootstrap}",
                     n.id.name,
                     self.cluster,
                     candidates(&mut never),
@@ -290,7 +296,7 @@ impl ClusterCheck<'_> {
             format!(
                 "{what} in `{}` needs a CRD that no Kustomization of cluster `{}` applies (not \
                  a built-in or Flux kind, not in fluxsim.toml, and no HelmRelease could install \
-                 it): `{}` never becomes Ready{blocked}",
+                 it): `{}` never becomes Ready{blocked}{bootstrap}",
                 n.id.name, self.cluster, n.id.name
             ),
         )
@@ -372,7 +378,7 @@ impl<'a> Candidate<'a> {
 /// How many name parts of `group` one of `names` shares: equal parts, one part the prefix of
 /// the other (at least 4 characters: `dragonfly` and `dragonflydb.io`), or a part equal to a
 /// whole name without its dashes (`external-dns` and `externaldns.k8s.io`).
-fn name_score(group: &str, names: &[&str]) -> usize {
+pub(crate) fn name_score(group: &str, names: &[&str]) -> usize {
     let parts = |s: &str| -> Vec<String> {
         s.split(['.', '-', '_'])
             .filter(|p| p.len() > 1 && !GENERIC_NAME_PARTS.contains(p))

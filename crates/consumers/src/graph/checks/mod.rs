@@ -14,6 +14,7 @@ use crate::finding::{Finding, Location, Rule};
 use crate::flux::NamespacedName;
 
 pub(crate) use clusters::compare_clusters;
+pub(crate) use crds::name_score;
 
 /// Everything one cluster's graph is checked with.
 pub(crate) struct ClusterCheck<'a> {
@@ -68,17 +69,24 @@ fn blocked_tail<'a>(ids: impl IntoIterator<Item = &'a NamespacedName>) -> String
     }
 }
 
-/// `` `a`, `b` `` or "nothing".
+/// How many names a message lists before `and N more`.
+const NAMES_SHOWN: usize = 8;
+
+/// `` `a`, `b` `` (at most [`NAMES_SHOWN`], then `and N more`) or "nothing".
 fn names<'a>(ids: impl IntoIterator<Item = &'a NamespacedName>) -> String {
     let mut v: Vec<&str> = ids.into_iter().map(|i| i.name.as_str()).collect();
     v.sort_unstable();
     v.dedup();
     if v.is_empty() {
-        "nothing".to_string()
-    } else {
-        v.iter()
-            .map(|n| format!("`{n}`"))
-            .collect::<Vec<_>>()
-            .join(", ")
+        return "nothing".to_string();
     }
+    let mut shown: Vec<String> = v
+        .iter()
+        .take(NAMES_SHOWN)
+        .map(|n| format!("`{n}`"))
+        .collect();
+    if v.len() > NAMES_SHOWN {
+        shown.push(format!("and {} more", v.len() - NAMES_SHOWN));
+    }
+    shown.join(", ")
 }
