@@ -62,3 +62,41 @@ fn path_is_the_repository_argument_as_flux_names_it() {
     let both = fluxsim_in(None, &["render", dir, "--path", dir]);
     assert_eq!(both.code, 2, "one or the other: {}", both.stderr);
 }
+
+// A repository in a folder of a bigger git work tree (a monorepo's `deploy/fleet`), given
+// explicitly: its revisions are read in place too (git reads `--stdin-paths` from the top
+// of the work tree, so fluxsim hands it absolute paths).
+#[test]
+fn a_diff_of_a_folder_below_the_top_of_the_work_tree_reads_its_revisions() {
+    let top = tempfile::tempdir().unwrap();
+    crate::common::copy_dir(
+        &crate::common::crate_path("testdata/fleet"),
+        &top.path().join("deploy/fleet"),
+    );
+    crate::common::git(top.path(), &["init", "-q", "-b", "main"]);
+    crate::common::commit_all(top.path(), "fleet");
+    let file = top
+        .path()
+        .join("deploy/fleet/apps/wave-1/orders/deployment.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replace("ORDERS_REPLICAS:=2", "ORDERS_REPLICAS:=3"),
+    )
+    .unwrap();
+    for (cwd, repo) in [
+        (top.path().to_path_buf(), "deploy/fleet"),
+        (top.path().join("deploy/fleet"), "."),
+    ] {
+        let out = fluxsim_in(
+            Some(&cwd),
+            &["diff", repo, "--base", "HEAD", "--diff-style", "fields"],
+        );
+        assert_eq!(out.code, 0, "{repo}: {}", out.stderr);
+        assert!(
+            out.stdout.contains("~ spec.replicas: 2 -> 3"),
+            "{repo}: {}",
+            out.stdout
+        );
+    }
+}

@@ -316,6 +316,18 @@ pub(crate) fn hash_files(dir: &Path, paths: &[&str]) -> Result<Vec<String>, Sour
         command: "hash-object --no-filters --stdin-paths".to_owned(),
         stderr,
     };
+    // git resolves `--stdin-paths` against the top of the work tree, not `-C dir` (it
+    // changes to the top first): each path goes absolute, from `dir` as it is on disk.
+    let base = dir.canonicalize().map_err(|source| SourceError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    if base.to_str().is_none_or(|b| b.contains('\n')) {
+        return Err(failed(format!(
+            "`{}` is not a UTF-8 path of one line: its files cannot be listed to git",
+            base.display()
+        )));
+    }
     let mut child = command(dir, &["hash-object", "--no-filters", "--stdin-paths"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -325,8 +337,11 @@ pub(crate) fn hash_files(dir: &Path, paths: &[&str]) -> Result<Vec<String>, Sour
     let Some(mut stdin) = child.stdin.take() else {
         return Err(failed("no pipe to git".to_owned()));
     };
-    let mut input = paths.join("\n");
-    input.push('\n');
+    let mut input = String::new();
+    for p in paths {
+        input.push_str(&base.join(p).to_string_lossy());
+        input.push('\n');
+    }
     // Write from another thread so a full stdout pipe cannot deadlock us.
     let writer = thread::spawn(move || stdin.write_all(input.as_bytes()));
     let out = child.wait_with_output().map_err(|e| spawn_error(dir, e))?;
