@@ -35,15 +35,15 @@ pub(crate) struct AuditArgs {
     pub(crate) helm: super::render::HelmFlags,
 }
 
-pub(crate) fn run_audit(args: &AuditArgs) -> Outcome {
-    let outcome = audit_outcome(args);
+pub(crate) fn run_audit(args: &AuditArgs, layout: crate::report::layout::Layout) -> Outcome {
+    let outcome = audit_outcome(args, layout);
     match args.format {
         Format::Sarif => super::sarif_on_error(outcome, RULES),
         _ => outcome,
     }
 }
 
-fn audit_outcome(args: &AuditArgs) -> Outcome {
+fn audit_outcome(args: &AuditArgs, layout: crate::report::layout::Layout) -> Outcome {
     let mut opts = args.helm.apply(args.flags.options());
     // Findings point at files and lines through the origins kustomize records.
     opts.origins = true;
@@ -61,7 +61,7 @@ fn audit_outcome(args: &AuditArgs) -> Outcome {
         crate::finding::normalize(&mut a.findings);
     }
     let text = match args.format {
-        Format::Text => crate::report::audit::audit_text(&a),
+        Format::Text => crate::report::audit::audit_text(&a, layout),
         Format::Json => serde_json::to_string_pretty(&crate::report::audit::audit_json(&a))? + "\n",
         Format::Sarif => {
             serde_json::to_string_pretty(&crate::report::findings::findings_sarif(

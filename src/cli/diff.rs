@@ -341,7 +341,7 @@ fn revision_label(rev: &str, commit: Option<&str>) -> String {
     }
 }
 
-pub(crate) fn run_diff(args: &DiffArgs) -> Outcome {
+pub(crate) fn run_diff(args: &DiffArgs, layout: crate::report::layout::Layout) -> Outcome {
     // Two revisions: most build outputs are the same texts.
     crate::manifest::share_readings();
     let opts = args.helm.apply(args.flags.options());
@@ -350,7 +350,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Outcome {
     let pair = render_pair(args, &opts, &cache, HeadUse::Render)?;
     let diff = &pair.diff;
     let (text, kind) = match args.format {
-        Format::Text => (report::diff_text(diff), Kind::DiffText),
+        Format::Text => (report::diff_text(diff, layout), Kind::DiffText),
         Format::Json => (format!("{:#}\n", report::diff_json(diff)), Kind::Json),
         Format::Markdown => (report::diff_markdown(diff), Kind::Markdown),
     };
@@ -362,7 +362,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Outcome {
     Ok(Output::new(text, status).kind(kind).with_stderr(&note))
 }
 
-pub(crate) fn run_prove(args: &ProveArgs) -> Outcome {
+pub(crate) fn run_prove(args: &ProveArgs, layout: crate::report::layout::Layout) -> Outcome {
     // Head, the planning render and the canary renders: most build outputs repeat.
     crate::manifest::share_readings();
     let opts = args.diff.helm.apply(args.diff.flags.options());
@@ -423,7 +423,7 @@ pub(crate) fn run_prove(args: &ProveArgs) -> Outcome {
         canaries: &canaries,
     };
     let (text, kind) = match args.diff.format {
-        Format::Text => (report::prove_text(&proof), Kind::DiffText),
+        Format::Text => (report::prove_text(&proof, layout), Kind::DiffText),
         Format::Json => (format!("{:#}\n", report::prove_json(&proof)), Kind::Json),
         Format::Markdown => (report::prove_markdown(&proof), Kind::Markdown),
     };
@@ -431,7 +431,7 @@ pub(crate) fn run_prove(args: &ProveArgs) -> Outcome {
     Ok(Output::new(text, status).kind(kind))
 }
 
-pub(crate) fn run_compare(args: &CompareArgs) -> Outcome {
+pub(crate) fn run_compare(args: &CompareArgs, layout: crate::report::layout::Layout) -> Outcome {
     let mut opts = args.helm.apply(args.flags.options());
     // `--cluster A --cluster B` (or `--cluster A,B`), in the order given.
     let mut asked = opts.only.clone();
@@ -480,7 +480,7 @@ pub(crate) fn run_compare(args: &CompareArgs) -> Outcome {
     }
     let c = compare_clusters(&chosen);
     let (text, kind) = match args.format {
-        Format::Text => (report::compare_text(&c), Kind::DiffText),
+        Format::Text => (report::compare_text(&c, layout), Kind::DiffText),
         Format::Json => (format!("{:#}\n", report::compare_json(&c)), Kind::Json),
         Format::Markdown => (report::compare_markdown(&c), Kind::Markdown),
     };

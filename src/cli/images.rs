@@ -38,14 +38,14 @@ pub(crate) struct Args {
     pub(crate) helm: super::render::HelmFlags,
 }
 
-pub(crate) fn run(args: &Args) -> Outcome {
+pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
     // `--helm`: the images of the releases' pod templates too, as their own entries.
     let opts = args.helm.apply(args.flags.options());
     if !args.diff {
         let r = render_dir(&args.flags.repo, &opts)?;
         let list = cluster_images(&r.clusters);
         let (text, kind) = match args.format {
-            Format::Text => (report::images_text(&list), Kind::Plain),
+            Format::Text => (report::images_text(&list, layout), Kind::Plain),
             Format::Json => (format!("{:#}\n", report::images_json(&list)), Kind::Json),
             Format::Markdown => (report::images_markdown(&list), Kind::Markdown),
         };
@@ -84,7 +84,7 @@ pub(crate) fn run(args: &Args) -> Outcome {
     let level = crate::level::of_image_diff(&pair.diff, any_change);
     let (text, kind) = match args.format {
         Format::Text => (
-            report::images_diff_text(&base, &head, &changes),
+            report::images_diff_text(&base, &head, &changes, layout),
             Kind::DiffText,
         ),
         Format::Json => (

@@ -333,14 +333,14 @@ fn run_command() -> ExitCode {
     };
     let outcome = match cli.command {
         Command::Envsubst(args) => envsubst::run(&args),
-        Command::Render(args) => render::run_render(&args),
+        Command::Render(args) => render::run_render(&args, layout),
         Command::Build(args) => render::run_build(&args),
-        Command::Audit(args) => audit::run_audit(&args),
-        Command::Diff(args) => diff::run_diff(&args),
-        Command::Compare(args) => diff::run_compare(&args),
-        Command::Prove(args) => diff::run_prove(&args),
+        Command::Audit(args) => audit::run_audit(&args, layout),
+        Command::Diff(args) => diff::run_diff(&args, layout),
+        Command::Compare(args) => diff::run_compare(&args, layout),
+        Command::Prove(args) => diff::run_prove(&args, layout),
         Command::Graph(args) => graph::run(&args, layout),
-        Command::Images(args) => images::run(&args),
+        Command::Images(args) => images::run(&args, layout),
         Command::Completions { shell } => Ok(completions(shell)),
     };
     let present = Presentation {

@@ -1,5 +1,6 @@
 //! `fluxsim render` and `fluxsim build`.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::{Outcome, Output, Status};
@@ -376,13 +377,13 @@ pub(crate) struct RenderArgs {
     pub(crate) helm: HelmFlags,
 }
 
-pub(crate) fn run_render(args: &RenderArgs) -> Outcome {
+pub(crate) fn run_render(args: &RenderArgs, layout: crate::report::layout::Layout) -> Outcome {
     let r = render_dir(&args.flags.repo, &args.helm.apply(args.flags.options()))?;
     if let Some(out) = &args.out {
         crate::report::out::write_out(&r, out, &args.flags.repo, &args.objects.presentation())?;
     }
     let (text, kind) = match args.format {
-        Format::Text => (crate::report::render_table(&r), Kind::Plain),
+        Format::Text => (crate::report::render_table(&r, layout), Kind::Plain),
         Format::Json => (crate::report::render_json(&r), Kind::Json),
     };
     let status = args.fail.status(crate::level::of_render(&r.clusters));
@@ -483,7 +484,7 @@ pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
                     if !stdout.is_empty() {
                         stdout.push_str("---\n");
                     }
-                    stdout.push_str(&format!("# fluxsim build: {id} in cluster {name}\n"));
+                    let _ = writeln!(stdout, "# fluxsim build: {id} in cluster {name}");
                 }
                 // The objects as kubectl would read them: printed as they are.
                 stdout.push_str(&args.objects.presentation().artifact_text(a));
@@ -501,7 +502,7 @@ pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
             } else {
                 String::new()
             };
-            stderr.push_str(&format!("fluxsim: {id}{at} {problem}\n"));
+            let _ = writeln!(stderr, "fluxsim: {id}{at} {problem}");
             status = Status::Finding;
         }
     }

@@ -191,10 +191,17 @@ fn fleet_audits_clean() {
 }
 
 #[test]
-fn text_groups_by_cluster_and_path_with_a_summary_line_and_a_total() {
+fn text_leads_with_the_verdict_and_groups_by_cluster_with_counts_when_verbose() {
     let out = &fleet().text.stdout;
-    assert!(out.starts_with("cluster dev\n"), "{out}");
+    assert!(
+        out.starts_with("audit: no hazards, 2 info in 18 Kustomizations of 2 clusters\n"),
+        "{out}"
+    );
+    assert!(out.contains("\ncluster dev\n"), "{out}");
     assert!(out.contains("\ncluster prod\n"), "{out}");
+    // The counts of each Kustomization, and of the checks, with --verbose.
+    let verbose = crate::common::fluxsim(&["audit", "testdata/fleet", "--verbose", "--wide"]);
+    let out = &verbose.stdout;
     // apps-vms: 3 files; 13 cluster vars; 8 distinct names referenced (README of the fleet).
     assert!(
         out.contains(
@@ -202,18 +209,17 @@ fn text_groups_by_cluster_and_path_with_a_summary_line_and_a_total() {
         ),
         "{out}"
     );
-    let last = out.lines().last().unwrap();
-    assert!(
-        last.starts_with("audit: ") && last.contains("checks on 18 Kustomizations in 2 clusters"),
-        "{last}"
+    let first = out.lines().next().unwrap();
+    assert_eq!(
+        first,
+        "audit: no hazards, 2 info in 18 Kustomizations of 2 clusters (460 checks)"
     );
-    assert!(last.contains("0 hazards found"), "{last}");
     let planted_text = &planted().text;
     assert_eq!(planted_text.code, 1);
     assert!(
         planted_text
             .stdout
-            .contains("    apps/undefined/deployment.yaml:23:22: error[FS103]: `${MISSING_TOKEN}`"),
+            .contains("  apps/undefined/deployment.yaml:23:22: error[FS103]: `${MISSING_TOKEN}`"),
         "{}",
         planted_text.stdout
     );

@@ -113,7 +113,14 @@ fn a_warm_cache_dir_serves_every_build_and_gives_the_same_output() {
     assert_eq!(cold.code, 0, "{}", cold.stderr);
     let warm = fluxsim(&args);
     assert_eq!(warm.stdout, cold.stdout);
-    let table = fluxsim(&["render", fleet.to_str().unwrap(), "--cache-dir", dir]);
+    let table = fluxsim(&[
+        "render",
+        fleet.to_str().unwrap(),
+        "--cache-dir",
+        dir,
+        "--verbose",
+        "--wide",
+    ]);
     let summary = table.stdout.lines().last().unwrap().to_string();
     assert!(summary.contains(", 0 builds, "), "{summary}");
     assert!(summary.contains(" from the build cache"), "{summary}");
@@ -154,7 +161,14 @@ fn a_corrupt_cache_entry_is_rebuilt_never_trusted() {
     assert_eq!(again.code, 0, "{}", again.stderr);
     assert_eq!(again.stdout, cold.stdout, "corrupt entries were used");
     // And they were written back whole: the next run builds nothing.
-    let table = fluxsim(&["render", fleet.to_str().unwrap(), "--cache-dir", dir]);
+    let table = fluxsim(&[
+        "render",
+        fleet.to_str().unwrap(),
+        "--cache-dir",
+        dir,
+        "--verbose",
+        "--wide",
+    ]);
     assert!(table.stdout.contains(", 0 builds, "), "{}", table.stdout);
 }
 

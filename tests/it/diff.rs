@@ -185,7 +185,10 @@ fn an_object_moved_between_kustomizations_is_a_move_with_the_prune_warning() {
         assert_eq!(m["to"], "flux-system/platform");
         assert_eq!(m["prune_outage"], true);
     }
-    let text = run(repo.path(), &["diff", "--base", "HEAD", "--cluster", "dev"]);
+    let text = run(
+        repo.path(),
+        &["diff", "--base", "HEAD", "--cluster", "dev", "--wide"],
+    );
     assert!(
         text.stdout
             .contains("warning: flux-system/platform-config has prune: true"),
@@ -207,6 +210,7 @@ fn a_blind_canary_fails_the_proof() {
             "HEAD",
             "--canary-path",
             "apps/wave-0/scratch/memcached.yaml",
+            "--wide",
         ],
     );
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
@@ -418,7 +422,13 @@ fn compare_lists_exactly_the_cluster_vars_that_differ() {
     }
     let text = fluxsim_in(
         None,
-        &["compare", fleet.to_str().unwrap(), "--clusters", "prod,dev"],
+        &[
+            "compare",
+            fleet.to_str().unwrap(),
+            "--clusters",
+            "prod,dev",
+            "--wide",
+        ],
     );
     assert!(
         text.stdout.contains(
@@ -794,7 +804,7 @@ fn a_kustomization_failing_in_both_revisions_is_not_compared_and_fails_the_diff(
     );
     assert!(
         out.stdout
-            .ends_with("result: 2 not compared, nothing else changed\n"),
+            .contains("\nresult: 2 not compared, nothing else changed ("),
         "{}",
         out.stdout
     );
@@ -856,7 +866,7 @@ fn a_change_next_to_a_kustomization_that_cannot_be_compared_is_reported_with_bot
     )));
     let text = run(repo.path(), &["diff", "--base", "HEAD"]);
     assert!(
-        text.stdout.ends_with("result: changed; 2 not compared\n"),
+        text.stdout.contains("\nresult: changed; 2 not compared ("),
         "{}",
         text.stdout
     );
@@ -865,7 +875,7 @@ fn a_change_next_to_a_kustomization_that_cannot_be_compared_is_reported_with_bot
 #[test]
 fn prove_is_blind_where_nothing_rendered_unless_allowed_and_then_lists_it() {
     let repo = fails_in_both();
-    let out = run(repo.path(), &["prove", "--base", "HEAD"]);
+    let out = run(repo.path(), &["prove", "--base", "HEAD", "--wide"]);
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout.contains(
@@ -874,7 +884,10 @@ fn prove_is_blind_where_nothing_rendered_unless_allowed_and_then_lists_it() {
         "{}",
         out.stdout
     );
-    let allowed = run(repo.path(), &["prove", "--base", "HEAD", "--allow-blind"]);
+    let allowed = run(
+        repo.path(),
+        &["prove", "--base", "HEAD", "--allow-blind", "--wide"],
+    );
     assert_eq!(allowed.code, 0, "{}{}", allowed.stdout, allowed.stderr);
     assert!(
         allowed.stdout.contains(
@@ -914,13 +927,15 @@ fn prove_is_blind_where_nothing_rendered_unless_allowed_and_then_lists_it() {
 #[test]
 fn compare_calls_two_unrendered_sides_not_compared_and_fails() {
     let repo = fails_in_both();
-    let out = run(repo.path(), &["compare"]);
+    let out = run(repo.path(), &["compare", "--wide"]);
+    // A Kustomization that fails to render in a cluster: an error.
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(!out.stdout.contains("templates DIFFER"), "{}", out.stdout);
     assert!(
-        out.stdout.contains(
-            "flux-system/broken                       not compared (dev: failed: spec.path"
-        ),
+        out.stdout
+            .lines()
+            .any(|l| l.starts_with("  flux-system/broken ")
+                && l.contains(" not compared (dev: failed: spec.path")),
         "{}",
         out.stdout
     );
@@ -952,6 +967,7 @@ fn a_shared_canary_missing_from_an_artifact_prints_only_that_artifact_with_why()
             "HEAD",
             "--canary-path",
             "apps/web/configmap.yaml",
+            "--wide",
         ],
     );
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
@@ -1056,7 +1072,7 @@ fn a_parent_failing_in_either_revision_makes_its_children_not_compared_not_remov
             ],
         );
         // Failing in head is an error (the change breaks it); in base only, a warning.
-        let expected = if side == "head" { 1 } else { 0 };
+        let expected = i32::from(side == "head");
         assert_eq!(out.code, expected, "{side}: {}", out.stderr);
         let json = out.json();
         let all: Vec<&Value> = json["clusters"]
@@ -1098,13 +1114,13 @@ fn a_parent_failing_in_either_revision_makes_its_children_not_compared_not_remov
             assert!(f["error"].as_str().unwrap().contains("apps.yaml"));
         }
         let text = run(repo.path(), &["diff", ".", "--base", from, "--head", to]).stdout;
-        let second = text.lines().nth(1).unwrap_or_default();
-        assert!(
-            second.starts_with(&format!(
-                "FAILED: flux-system/flux-system failed in {side} ("
-            )),
-            "{text}"
-        );
+        // After the verdict and the revisions, before any cluster.
+        let failed = text
+            .find(&format!(
+                "\nFAILED: flux-system/flux-system failed in {side} ("
+            ))
+            .unwrap_or(usize::MAX);
+        assert!(failed < text.find("\ndev: ").unwrap_or(0), "{text}");
         assert!(!text.contains("removed"), "{text}");
         let md = run(
             repo.path(),
@@ -1155,7 +1171,7 @@ fn an_external_kustomization_unchanged_in_both_revisions_is_identical_and_the_pr
         repo.path().join("apps/web/sub/configmap.yaml"),
     )
     .unwrap();
-    let out = run(repo.path(), &["prove", "--base", "HEAD"]);
+    let out = run(repo.path(), &["prove", "--base", "HEAD", "--wide"]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout

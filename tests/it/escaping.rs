@@ -462,11 +462,20 @@ fn text_reports_show_the_repositorys_control_characters_escaped() {
         &["images"][..],
         &["images", "--diff", "--base", "HEAD"][..],
     ] {
-        // Without colour, no escape sequence at all is fluxsim's own.
+        // Without colour, no escape sequence at all is fluxsim's own, wrapped at 80 columns
+        // or not.
         let mut all = args.to_vec();
         all.extend(["--color", "never"]);
+        let narrow = run(repo.path(), &all);
+        // Every name on its line, and the audit's per-Kustomization lines too.
+        all.extend(["--wide", "--verbose"]);
         let out = run(repo.path(), &all);
-        for (stream, text) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+        for (stream, text) in [
+            ("stdout", &narrow.stdout),
+            ("stderr", &narrow.stderr),
+            ("stdout", &out.stdout),
+            ("stderr", &out.stderr),
+        ] {
             assert!(
                 !text.contains('\u{1b}') && !text.contains('\r'),
                 "{args:?} {stream}:\n{text}"
@@ -485,7 +494,7 @@ fn text_reports_show_the_repositorys_control_characters_escaped() {
 #[test]
 fn text_report_keeps_a_name_and_a_path_on_their_line() {
     let repo = hostile_repo();
-    let out = run(repo.path(), &["render"]);
+    let out = run(repo.path(), &["render", "--wide"]);
     let row = out
         .stdout
         .lines()

@@ -226,10 +226,10 @@ fn render_without_helm_has_no_release_and_the_same_kustomization_digests() {
     assert_eq!(digests(&plain.json(), false), digests(&with.json(), false));
     assert_eq!(digests(&with.json(), true).len(), 4);
     // The text summary says how many releases and the offline `lookup` caveat.
-    let text = fluxsim(&["render", "testdata/fleet", "--helm"]);
+    let text = fluxsim(&["render", "testdata/fleet", "--helm", "--wide"]);
     assert!(
         text.stdout
-            .contains("2 clusters, 18/18 Kustomizations rendered"),
+            .contains("render: 18/18 Kustomizations rendered in 2 clusters"),
         "{}",
         text.stdout
     );
@@ -1081,7 +1081,14 @@ fn a_chart_change_shows_in_the_release_even_with_changed_only() {
 fn images_helm_lists_what_the_release_runs() {
     let plain = fluxsim(&["images", "testdata/fleet", "--cluster", "dev"]);
     assert!(!plain.stdout.contains("mirror/podinfo"), "{}", plain.stdout);
-    let out = fluxsim(&["images", "testdata/fleet", "--cluster", "dev", "--helm"]);
+    let out = fluxsim(&[
+        "images",
+        "testdata/fleet",
+        "--cluster",
+        "dev",
+        "--helm",
+        "--wide",
+    ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let line = out
         .stdout

@@ -33,4 +33,5 @@ mod sources;
 mod steady;
 mod subfolder;
 mod untrusted;
+mod widths;
 mod yaml_reread;

@@ -769,8 +769,15 @@ fn each_distinct_kustomize_build_runs_once_per_render() {
 
     // What the summary line reports is what ran.
     assert_eq!(r.builds_run, dirs.len());
-    let table = fluxsim::report::render_table(&r);
-    let summary = table.lines().last().unwrap();
+    let verbose = fluxsim::report::layout::Layout {
+        wide: false,
+        verbose: true,
+    };
+    let table = fluxsim::report::render_table(&r, verbose);
+    // With --verbose, the last line says how the render was made; its builds are one word
+    // apart unless wrapped: the text is read unwrapped.
+    let summary = table.replace("\n  ", " ");
+    let summary = summary.lines().last().unwrap();
     assert!(
         summary.contains(&format!(" {} kustomize builds ", dirs.len()))
             || summary.contains(&format!(" {} builds ", dirs.len())),
@@ -1526,7 +1533,11 @@ fn a_delegated_build_names_the_feature_that_needed_kustomize() {
         kustomization(&json, "dev", "apps-wave-1")["delegated"],
         Value::Null
     );
-    let text = fluxsim_in(Some(repo.path()), &["render", ".", "--no-cache"]);
+    // Which feature needed kustomize: how the render was made, said with --verbose.
+    let text = fluxsim_in(
+        Some(repo.path()),
+        &["render", ".", "--no-cache", "--verbose", "--wide"],
+    );
     assert!(
         text.stdout
             .contains("platform built by kustomize, not natively:")

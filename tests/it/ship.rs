@@ -81,6 +81,7 @@ fn images_diff_shows_an_image_bump_in_the_fleet_once_for_both_clusters() {
             "HEAD",
             "--fail-on",
             "info",
+            "--wide",
         ],
     );
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
@@ -113,10 +114,11 @@ fn diff_without_base_uses_the_merge_base_with_the_default_branch_and_says_so() {
     commit_all(repo.path(), "bump");
     let out = run(repo.path(), &["diff"]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
-    let first = out.stdout.lines().next().unwrap();
+    // The verdict, then the revisions.
+    let second = out.stdout.lines().nth(1).unwrap();
     assert!(
-        first.starts_with("fluxsim diff: base merge-base of HEAD and main ("),
-        "{first}"
+        second.starts_with("base merge-base of HEAD and main ("),
+        "{second}"
     );
     // The merge-base is main itself: the whole branch is the change.
     assert!(out.stdout.contains("orders-api:2.15.0"), "{}", out.stdout);
@@ -193,7 +195,7 @@ fn diff_strip_label_drops_noise_before_comparing() {
     );
     assert_eq!(quiet.code, 0, "{}{}", quiet.stdout, quiet.stderr);
     assert!(
-        quiet.stdout.ends_with("result: identical\n"),
+        quiet.stdout.contains("\nresult: identical ("),
         "{}",
         quiet.stdout
     );
@@ -530,7 +532,14 @@ fn build_without_cluster_lists_the_clusters() {
 
 #[test]
 fn render_summary_uses_singular_forms_and_says_builds_when_no_kustomize_ran() {
-    let out = fluxsim(&["render", "testdata/steady/own-vars", "--builder", "native"]);
+    let out = fluxsim(&[
+        "render",
+        "testdata/steady/own-vars",
+        "--builder",
+        "native",
+        "--verbose",
+        "--wide",
+    ]);
     let summary = out
         .stdout
         .lines()

@@ -86,7 +86,8 @@ fn source_not_mapped_is_external_and_the_summary_names_the_flag() {
     let r = render(repo.path(), &[]);
     assert_eq!(r.code, 0, "external is not a failure: {}", r.stderr);
     assert!(
-        r.stdout.contains("1/3 Kustomizations rendered, 2 external"),
+        r.stdout
+            .contains("1/3 Kustomizations rendered in 1 cluster; 2 external"),
         "{}",
         r.stdout
     );
@@ -217,6 +218,7 @@ fn prove_plants_canaries_in_a_mapped_folder_and_sees_them() {
         "--canary-path",
         "kubernetes/apps/web/configmap.yaml",
         "--allow-blind",
+        "--wide",
     ]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(

@@ -334,7 +334,7 @@ fn suspended_kustomization_is_reported_with_a_note_and_never_compared() {
     let text = fluxsim(&["render", repo.path().to_str().unwrap()]);
     assert!(
         text.stdout
-            .contains("2/3 Kustomizations rendered, 1 suspended"),
+            .contains("2/3 Kustomizations rendered in 1 cluster; 1 suspended"),
         "{}",
         text.stdout
     );

@@ -6,41 +6,95 @@ use std::fmt::Write as _;
 use serde_json::{json, Value};
 
 use super::escape::OneLine;
-use super::findings::counts;
+use super::findings::{counts, finding_text};
+use super::layout::Layout;
 use crate::audit::Audit;
 use crate::finding::Finding;
 
-/// Per cluster, one summary line per Kustomization path
-/// (`path=./apps/vms files=3 defined=13 referenced=7 hazards=0`) followed by its findings,
-/// then a total line.
+/// The verdict first (hazards, info, on how many Kustomizations), then per cluster its
+/// findings, wrapped at 80 columns (`--wide`: one line each). `--verbose` also gives, per
+/// Kustomization path, a line of counts (`path=./apps/vms files=3 defined=13 referenced=7
+/// hazards=0`) with its findings under it.
 #[must_use]
-pub fn audit_text(a: &Audit) -> String {
-    let mut out = String::new();
-    let mut cluster: Option<&str> = None;
-    for p in &a.paths {
-        if cluster != Some(p.cluster.as_str()) {
-            let _ = writeln!(out, "cluster {}", OneLine(&p.cluster));
-            cluster = Some(p.cluster.as_str());
+pub fn audit_text(a: &Audit, layout: Layout) -> String {
+    let [info, warnings, errors] = counts(&a.findings);
+    let clusters: Vec<&str> = {
+        let mut seen = Vec::new();
+        for p in &a.paths {
+            if !seen.contains(&p.cluster.as_str()) {
+                seen.push(p.cluster.as_str());
+            }
         }
-        let _ = write!(
-            out,
-            "  path={} files={} defined={} referenced={} hazards={} ({}",
-            OneLine(display_path(&p.path)),
-            p.files,
-            p.defined,
-            p.referenced,
-            p.hazards,
-            OneLine(&p.kustomization)
-        );
-        if p.status != "rendered" {
-            let _ = write!(out, ", {}", p.status);
-        }
-        out.push_str(")\n");
-        for f in a.findings.iter().filter(|f| {
-            f.cluster.as_deref() == Some(p.cluster.as_str())
-                && f.kustomization.as_deref() == Some(p.kustomization.as_str())
-        }) {
-            let _ = writeln!(out, "    {}", finding_line(f));
+        seen
+    };
+    // Only the severities there are; the checks counted with --verbose.
+    let mut verdict = if errors + warnings == 0 {
+        "audit: no hazards".to_string()
+    } else {
+        let parts: Vec<String> = [
+            (errors, super::plural(errors, "error")),
+            (warnings, super::plural(warnings, "warning")),
+        ]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(_, s)| s)
+        .collect();
+        format!(
+            "audit: {} ({})",
+            super::plural(errors + warnings, "hazard"),
+            parts.join(", ")
+        )
+    };
+    if info > 0 {
+        let _ = write!(verdict, ", {info} info");
+    }
+    let _ = write!(
+        verdict,
+        " in {} of {}",
+        super::plural(a.paths.len(), "Kustomization"),
+        super::plural(clusters.len(), "cluster")
+    );
+    if layout.verbose {
+        let _ = write!(verdict, " ({})", super::plural(a.checks, "check"));
+    }
+    if !a.strict {
+        verdict.push_str(" (--no-strict)");
+    }
+    let mut out = layout.wrap("", &verdict, "  ");
+    let of = |f: &Finding, cluster: &str, ks: Option<&str>| {
+        f.cluster.as_deref() == Some(cluster)
+            && ks.is_none_or(|k| f.kustomization.as_deref() == Some(k))
+    };
+    for cluster in &clusters {
+        let _ = writeln!(out, "cluster {}", OneLine(cluster));
+        if layout.verbose {
+            for p in a.paths.iter().filter(|p| p.cluster == *cluster) {
+                let mut line = format!(
+                    "path={} files={} defined={} referenced={} hazards={} ({}",
+                    OneLine(display_path(&p.path)),
+                    p.files,
+                    p.defined,
+                    p.referenced,
+                    p.hazards,
+                    OneLine(&p.kustomization)
+                );
+                if p.status != "rendered" {
+                    let _ = write!(line, ", {}", p.status);
+                }
+                line.push(')');
+                out.push_str(&layout.wrap("  ", &line, "    "));
+                for f in a
+                    .findings
+                    .iter()
+                    .filter(|f| of(f, cluster, Some(&p.kustomization)))
+                {
+                    out.push_str(&finding_text(f, &f.message, "    ", layout));
+                }
+            }
+        } else {
+            for f in a.findings.iter().filter(|f| of(f, cluster, None)) {
+                out.push_str(&finding_text(f, &f.message, "  ", layout));
+            }
         }
     }
     // Findings that belong to no listed Kustomization (none today), so that nothing is lost.
@@ -50,26 +104,8 @@ pub fn audit_text(a: &Audit) -> String {
                 && f.kustomization.as_deref() == Some(p.kustomization.as_str())
         })
     }) {
-        let _ = writeln!(out, "{}", finding_line(f));
+        out.push_str(&finding_text(f, &f.message, "", layout));
     }
-    let [info, warnings, errors] = counts(&a.findings);
-    let clusters = a
-        .paths
-        .iter()
-        .map(|p| p.cluster.as_str())
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
-    let _ = writeln!(
-        out,
-        "audit: {} on {} in {}, {} found ({}, {}), {info} info{}",
-        super::plural(a.checks, "check"),
-        super::plural(a.paths.len(), "Kustomization"),
-        super::plural(clusters, "cluster"),
-        super::plural(errors + warnings, "hazard"),
-        super::plural(errors, "error"),
-        super::plural(warnings, "warning"),
-        if a.strict { "" } else { " (--no-strict)" }
-    );
     out
 }
 
@@ -82,14 +118,6 @@ fn display_path(p: &str) -> String {
     } else {
         format!("./{}", p.trim_start_matches('/'))
     }
-}
-
-fn finding_line(f: &Finding) -> String {
-    let place = f
-        .location
-        .as_ref()
-        .map_or_else(|| "-".to_string(), |l| OneLine(l).to_string());
-    format!("{place}: {}[{}]: {}", f.severity, f.rule, f.message)
 }
 
 /// The audit as JSON (documented in `docs/commands/audit.md`).

@@ -10,6 +10,7 @@ use crate::compare::{
     Change, ClusterComparison, ClusterDiff, KustomizationDiff, Presence, RevisionDiff,
 };
 use crate::report::escape::OneLine;
+use crate::report::layout::Layout;
 use crate::report::markdown::{
     md, plain_of, Code, Inline, Markdown, Message, Out, Plural, Text, Texts,
 };
@@ -216,11 +217,11 @@ impl Inline for FailureLine<'_> {
 }
 
 /// The failures first, as text: each with its error.
-fn failures_text(d: &RevisionDiff, out: &mut String) {
+fn failures_text(d: &RevisionDiff, layout: Layout, out: &mut String) {
     for g in failure_groups(d) {
-        let _ = writeln!(out, "FAILED: {}", plain_of(&FailureLine(&g)));
+        out.push_str(&layout.wrap("FAILED: ", &plain_of(&FailureLine(&g)), "  "));
         for line in g.error.lines() {
-            let _ = writeln!(out, "  {}", OneLine(line));
+            out.push_str(&layout.wrap("  ", &OneLine(line).to_string(), "    "));
         }
     }
 }
@@ -323,20 +324,89 @@ fn group_of<'g, 'a>(
         .find(|g| g.clusters.contains(&cluster) && same_change(g.k, k))
 }
 
-/// The diff for people: a summary line per cluster, then each change with its diff. A
-/// change made the same way in several clusters is printed once, in the first, with the
-/// list of clusters.
+/// `1 of 18 artifacts changed, 17 identical`: the whole diff in numbers (changed counts
+/// added and removed ones; identical, external Kustomizations found unchanged).
+struct DiffCounts<'a>(&'a RevisionDiff);
+
+impl Inline for DiffCounts<'_> {
+    fn put(&self, w: &mut Out<'_>) {
+        let ks = || self.0.clusters.iter().flat_map(|c| &c.kustomizations);
+        let total = ks().count();
+        let changed = ks()
+            .filter(|k| matches!(k.change, Change::Changed | Change::Added | Change::Removed))
+            .count();
+        let same = ks()
+            .filter(|k| matches!(k.change, Change::Identical | Change::ExternalUnchanged))
+            .count();
+        let not_compared = self.0.not_compared();
+        md!(
+            w,
+            "{} of {} artifact{} changed, {} identical",
+            changed,
+            total,
+            if total == 1 { "" } else { "s" },
+            same
+        );
+        if not_compared > 0 {
+            md!(w, ", {} not compared", not_compared);
+        }
+        let moved: usize = self.0.clusters.iter().map(|c| c.moves.len()).sum();
+        if moved > 0 {
+            md!(w, ", {} moved", Plural(moved, "object"));
+        }
+    }
+}
+
+/// The diff for people: the verdict with its counts and the revisions first, then what
+/// failed, then a summary line per cluster and each change with its diff, then the verdict
+/// again. A change made the same way in several clusters is printed once, in the first, with
+/// the list of clusters. Headers and rows fit 80 columns unless `--wide` (an object's diff
+/// is shown as it is); `--verbose` adds what head took from base.
 #[must_use]
-pub fn diff_text(d: &RevisionDiff) -> String {
-    let mut out = format!(
-        "fluxsim diff: base {} -> head {}\n",
-        OneLine(&d.base),
-        OneLine(&d.head)
+pub fn diff_text(d: &RevisionDiff, layout: Layout) -> String {
+    let mut out = layout.wrap(
+        "",
+        &if d.identical() {
+            format!("diff: identical: {}", plain_of(&DiffCounts(d)))
+        } else {
+            format!("diff: {}", plain_of(&DiffCounts(d)))
+        },
+        "  ",
     );
-    failures_text(d, &mut out);
+    out.push_str(&revisions_line(d, layout));
+    diff_body(d, layout, &mut out);
+    out.push_str(&layout.wrap(
+        "",
+        &format!(
+            "result: {} ({})",
+            plain_of(&DiffOutcome(d)),
+            plain_of(&DiffCounts(d))
+        ),
+        "  ",
+    ));
+    out
+}
+
+/// `base main (24845e8bdfc3) -> head work tree`.
+fn revisions_line(d: &RevisionDiff, layout: Layout) -> String {
+    layout.wrap(
+        "",
+        &format!("base {} -> head {}", OneLine(&d.base), OneLine(&d.head)),
+        "  ",
+    )
+}
+
+/// What the text of `diff` and `prove` share: what failed, each cluster's changes, and the
+/// lines on what was not compared, found unchanged, or taken from base.
+fn diff_body(d: &RevisionDiff, layout: Layout, out: &mut String) {
+    failures_text(d, layout, out);
     let groups = groups(d);
     for c in &d.clusters {
-        let _ = writeln!(out, "{}: {}", OneLine(&c.cluster), plain_of(&Counts(c)));
+        out.push_str(&layout.wrap(
+            "",
+            &format!("{}: {}", OneLine(&c.cluster), plain_of(&Counts(c))),
+            "  ",
+        ));
         for k in c
             .kustomizations
             .iter()
@@ -344,39 +414,26 @@ pub fn diff_text(d: &RevisionDiff) -> String {
         {
             let g = group_of(&groups, &c.cluster, k);
             let shared = g.filter(|g| g.clusters.len() > 1);
+            let row = format!("{:<12} {}  ", k.change.as_str(), OneLine(&k.kustomization));
             if let Some(g) = shared.filter(|g| g.clusters[0] != c.cluster) {
-                let _ = writeln!(
-                    out,
-                    "  {:<12} {}  (the same as in {}, above)",
-                    k.change.as_str(),
-                    OneLine(&k.kustomization),
-                    OneLine(g.clusters[0])
-                );
+                out.push_str(&layout.wrap(
+                    "  ",
+                    &format!("{row}(the same as in {}, above)", OneLine(g.clusters[0])),
+                    "      ",
+                ));
                 continue;
             }
-            match shared {
-                Some(g) => {
-                    let _ = writeln!(
-                        out,
-                        "  {:<12} {}  (the same in {})",
-                        k.change.as_str(),
-                        OneLine(&k.kustomization),
-                        plain_of(&Texts(&g.clusters))
-                    );
-                }
-                None => {
-                    let _ = writeln!(
-                        out,
-                        "  {:<12} {}  {} -> {}",
-                        k.change.as_str(),
-                        OneLine(&k.kustomization),
-                        short(k.base_sha256.as_ref()),
-                        short(k.head_sha256.as_ref())
-                    );
-                }
-            }
+            let tail = match shared {
+                Some(g) => format!("(the same in {})", plain_of(&Texts(&g.clusters))),
+                None => format!(
+                    "{} -> {}",
+                    short(k.base_sha256.as_ref()),
+                    short(k.head_sha256.as_ref())
+                ),
+            };
+            out.push_str(&layout.wrap("  ", &format!("{row}{tail}"), "      "));
             for p in problems(k) {
-                let _ = writeln!(out, "    {p}");
+                out.push_str(&layout.wrap("    ", &p, "      "));
             }
             for o in &k.objects {
                 let _ = writeln!(out, "    {} {}", o.change.as_str(), OneLine(&o.object));
@@ -386,21 +443,24 @@ pub fn diff_text(d: &RevisionDiff) -> String {
             }
         }
         for m in &c.moves {
-            let _ = writeln!(out, "  {:<12} {}", "move", plain_of(&MoveLine(m)));
+            out.push_str(&layout.wrap(
+                "  ",
+                &format!("{:<12} {}", "move", plain_of(&MoveLine(m))),
+                "      ",
+            ));
         }
     }
     if d.not_compared() > 0 {
-        let line = plain_of(&NotComparedLine(d.not_compared()));
-        let _ = writeln!(out, "{line}");
+        out.push_str(&layout.wrap("", &plain_of(&NotComparedLine(d.not_compared())), "  "));
     }
     if let Some(line) = external_line(d) {
-        let _ = writeln!(out, "{}", plain_of(&line));
+        out.push_str(&layout.wrap("", &plain_of(&line), "  "));
     }
-    if let Some(line) = skipped_line(d) {
-        let _ = writeln!(out, "{}", plain_of(&line));
+    if layout.verbose {
+        if let Some(line) = skipped_line(d) {
+            out.push_str(&layout.wrap("", &plain_of(&line), "  "));
+        }
     }
-    let _ = writeln!(out, "result: {}", plain_of(&DiffOutcome(d)));
-    out
 }
 
 /// The diff as stable JSON.
@@ -535,18 +595,83 @@ fn opt(v: Option<&String>) -> String {
     v.map_or_else(|| "(undefined)".into(), Clone::clone)
 }
 
-/// The cluster comparison for people.
+/// A row of `compare`'s text: the Kustomization in a column of `width`, then `verdict`,
+/// wrapped under it (80 columns unless `--wide`).
+fn compare_row(name: &str, width: usize, verdict: &str, layout: Layout) -> String {
+    let name = layout.fit(name, width);
+    let pad = width.saturating_sub(super::layout::columns(&name));
+    layout.wrap(
+        &format!("  {name}{} ", " ".repeat(pad)),
+        verdict,
+        &" ".repeat(width + 3),
+    )
+}
+
+/// What `compare` says of a Kustomization's templates across the clusters.
+fn template_verdict(c: &ClusterComparison, k: &crate::compare::TemplateRow) -> String {
+    if k.not_compared {
+        let why: Vec<String> = c
+            .clusters
+            .iter()
+            .zip(&k.problems)
+            .filter_map(|(n, p)| p.as_ref().map(|p| format!("{}: {p}", OneLine(n))))
+            .collect();
+        format!("not compared ({})", why.join("; "))
+    } else if k.root {
+        "cluster root (its own files: differs by design)".to_string()
+    } else if k.templates.iter().any(Option::is_none) {
+        "not in every cluster".to_string()
+    } else if !k.same_template {
+        "templates DIFFER".to_string()
+    } else if k.same_artifact {
+        "same template, same render".to_string()
+    } else {
+        format!(
+            "same template; renders differ by vars: {}",
+            plain_of(&Texts(&k.differing_vars))
+        )
+    }
+}
+
+/// The cluster comparison for people: the verdict first, then the graphs, the templates and
+/// the vars that differ, then the verdict again (80 columns unless `--wide`).
 #[must_use]
-pub fn compare_text(c: &ClusterComparison) -> String {
+pub fn compare_text(c: &ClusterComparison, layout: Layout) -> String {
     let names = plain_of(&ClusterNames(&c.clusters));
-    let mut out = format!("fluxsim compare: {names}\n\ngraph:\n");
+    let headline = match (c.agnostic, c.not_compared) {
+        (true, 0) => format!(
+            "same graph and templates, {} differ",
+            super::plural(c.vars.len(), "var value")
+        ),
+        (true, n) => format!("{n} not compared, the rest has the same graph and templates"),
+        (false, _) => "they differ in more than var values".to_string(),
+    };
+    let mut out = layout.wrap("", &format!("compare: {names}: {headline}"), "  ");
+    // The name column: as wide as the longest name, at most 40 columns unless --wide.
+    let longest = c
+        .graph
+        .iter()
+        .map(|g| super::layout::columns(&OneLine(&g.kustomization).to_string()))
+        .max()
+        .unwrap_or(0);
+    let width = if layout.wide {
+        longest
+    } else {
+        longest.min(40)
+    };
+    out.push_str("\ngraph:\n");
     for g in &c.graph {
         let verdict = if g.differences.is_empty() {
             "identical".to_string()
         } else {
             format!("differs: {}", g.differences.join(", "))
         };
-        let _ = writeln!(out, "  {:<40} {verdict}", OneLine(&g.kustomization));
+        out.push_str(&compare_row(
+            &OneLine(&g.kustomization).to_string(),
+            width,
+            &verdict,
+            layout,
+        ));
         if !g.differences.is_empty() {
             for (name, n) in c.clusters.iter().zip(&g.nodes) {
                 let line = n.as_ref().map_or_else(
@@ -561,35 +686,18 @@ pub fn compare_text(c: &ClusterComparison) -> String {
                         )
                     },
                 );
-                let _ = writeln!(out, "    {}: {line}", OneLine(name));
+                out.push_str(&layout.wrap("    ", &format!("{}: {line}", OneLine(name)), "      "));
             }
         }
     }
     out.push_str("\ntemplates:\n");
     for k in &c.kustomizations {
-        let verdict = if k.not_compared {
-            let why: Vec<String> = c
-                .clusters
-                .iter()
-                .zip(&k.problems)
-                .filter_map(|(n, p)| p.as_ref().map(|p| format!("{}: {p}", OneLine(n))))
-                .collect();
-            format!("not compared ({})", why.join("; "))
-        } else if k.root {
-            "cluster root (its own files: differs by design)".to_string()
-        } else if k.templates.iter().any(Option::is_none) {
-            "not in every cluster".to_string()
-        } else if !k.same_template {
-            "templates DIFFER".to_string()
-        } else if k.same_artifact {
-            "same template, same render".to_string()
-        } else {
-            format!(
-                "same template; renders differ by vars: {}",
-                plain_of(&Texts(&k.differing_vars))
-            )
-        };
-        let _ = writeln!(out, "  {:<40} {verdict}", OneLine(&k.kustomization));
+        out.push_str(&compare_row(
+            &OneLine(&k.kustomization).to_string(),
+            width,
+            &template_verdict(c, k),
+            layout,
+        ));
     }
     let _ = writeln!(out, "\nvars that differ ({}):", c.vars.len());
     for v in &c.vars {
@@ -604,22 +712,27 @@ pub fn compare_text(c: &ClusterComparison) -> String {
         } else {
             format!("used by {}", plain_of(&Texts(&v.used_by)))
         };
-        let _ = writeln!(
-            out,
-            "  {:<24} {}  ({used})",
-            OneLine(&v.name),
-            values.join("  ")
-        );
+        out.push_str(&layout.wrap(
+            "  ",
+            &format!("{:<24} {}  ({used})", OneLine(&v.name), values.join("  ")),
+            "      ",
+        ));
     }
     if c.not_compared > 0 {
-        let _ = writeln!(
-            out,
-            "\n{} Kustomization{} could not be compared: not rendered in every cluster (see above)",
-            c.not_compared,
-            if c.not_compared == 1 { "" } else { "s" }
-        );
+        out.push('\n');
+        out.push_str(&layout.wrap(
+            "",
+            &format!(
+                "{} Kustomization{} could not be compared: not rendered in every cluster (see \
+                 above)",
+                c.not_compared,
+                if c.not_compared == 1 { "" } else { "s" }
+            ),
+            "  ",
+        ));
     }
-    let _ = writeln!(out, "\nresult: {}", compare_outcome(c, &names));
+    out.push('\n');
+    out.push_str(&layout.wrap("", &format!("result: {}", compare_outcome(c, &names)), "  "));
     out
 }
 
@@ -999,22 +1112,46 @@ impl Inline for Verdict<'_> {
     }
 }
 
-/// The proof for people: the diff, the canaries, one summary line per cluster, the verdict.
+/// The proof for people: the verdict with the diff's counts and the canaries' first, the
+/// revisions, the diff, the canaries, one summary line per cluster, the verdict again.
+/// Fits 80 columns unless `--wide` (an object's diff is shown as it is).
 #[must_use]
-pub fn prove_text(p: &Proof<'_>) -> String {
-    let mut out = diff_text(p.diff);
+pub fn prove_text(p: &Proof<'_>, layout: Layout) -> String {
+    let all = &p.canaries.canaries;
+    let detected = all.iter().filter(|c| c.detected).count();
+    let restored = all.iter().filter(|c| c.restored).count();
+    let canaries = if detected == all.len() && restored == all.len() {
+        format!("canaries {detected}/{} passed", all.len())
+    } else {
+        format!(
+            "canaries {detected}/{} detected, {restored}/{} restored",
+            all.len(),
+            all.len()
+        )
+    };
+    let mut out = layout.wrap(
+        "",
+        &format!(
+            "prove: {}: {}; {canaries}",
+            plain_of(&Verdict(p)),
+            plain_of(&DiffCounts(p.diff)),
+        ),
+        "  ",
+    );
+    out.push_str(&revisions_line(p.diff, layout));
+    diff_body(p.diff, layout, &mut out);
     out.push('\n');
     for l in canary_lines(p) {
-        let _ = writeln!(out, "{}", plain_of(&l));
+        out.push_str(&layout.wrap("", &plain_of(&l), "  "));
     }
     out.push('\n');
     for b in &p.blind {
-        let _ = writeln!(out, "{}", plain_of(&BlindLine(b)));
+        out.push_str(&layout.wrap("", &plain_of(&BlindLine(b)), "  "));
     }
     for c in &p.diff.clusters {
-        let _ = writeln!(out, "{}", plain_of(&CanarySummary(p, c)));
+        out.push_str(&layout.wrap("", &plain_of(&CanarySummary(p, c)), "  "));
     }
-    let _ = writeln!(out, "prove: {}", plain_of(&Verdict(p)));
+    out.push_str(&layout.wrap("prove: ", &plain_of(&Verdict(p)), "  "));
     out
 }
 

@@ -8,55 +8,95 @@ use std::fmt::Write as _;
 use serde_json::{json, Value};
 
 use super::escape::OneLine;
+use super::layout::Layout;
 use super::markdown::{md, plain_of, Code, Markdown, Text, Texts};
 use super::plural;
 use crate::images::{ClusterImageDiff, ClusterImages, ImageChange};
 
-/// The image list as a table, then a summary line.
+/// An image reference as the default text shows it: a digest cut to 12 hex digits (the
+/// tag says which image; `--wide` shows the whole digest).
+fn short_image(image: &str, layout: Layout) -> String {
+    if layout.wide {
+        return image.to_string();
+    }
+    match image.split_once("@sha256:") {
+        Some((name, digest)) if digest.len() > 12 => format!("{name}@sha256:{}…", &digest[..12]),
+        _ => image.to_string(),
+    }
+}
+
+/// The image list: how many first, then per cluster and Kustomization its images, one a
+/// line (80 columns: digests cut, long references shortened in the middle). `--wide`: one
+/// table with the object and field of each reference.
 #[must_use]
-pub fn images_text(clusters: &[ClusterImages]) -> String {
-    let mut rows = vec![[
-        "CLUSTER".to_string(),
-        "KUSTOMIZATION".into(),
-        "IMAGE".into(),
-        "OBJECT".into(),
-        "PATH".into(),
-    ]];
+pub fn images_text(clusters: &[ClusterImages], layout: Layout) -> String {
+    let uses: Vec<&str> = clusters
+        .iter()
+        .flat_map(|c| &c.kustomizations)
+        .flat_map(|k| &k.images)
+        .map(|i| i.image.as_str())
+        .collect();
+    let distinct: std::collections::BTreeSet<&str> = uses.iter().copied().collect();
+    let mut out = layout.wrap(
+        "",
+        &format!(
+            "images: {} ({} distinct) in {}",
+            plural(uses.len(), "image reference"),
+            distinct.len(),
+            plural(clusters.len(), "cluster")
+        ),
+        "  ",
+    );
+    if layout.wide {
+        let mut rows = vec![vec![
+            "CLUSTER".to_string(),
+            "KUSTOMIZATION".into(),
+            "IMAGE".into(),
+            "OBJECT".into(),
+            "PATH".into(),
+        ]];
+        for c in clusters {
+            for k in &c.kustomizations {
+                for i in &k.images {
+                    rows.push(vec![
+                        OneLine(&c.cluster).to_string(),
+                        OneLine(&k.kustomization).to_string(),
+                        OneLine(&i.image).to_string(),
+                        OneLine(&i.object).to_string(),
+                        OneLine(&i.path).to_string(),
+                    ]);
+                }
+            }
+        }
+        out.push_str(&layout.table("", &rows, 1));
+        return out;
+    }
     for c in clusters {
+        let _ = writeln!(out, "cluster {}", OneLine(&c.cluster));
         for k in &c.kustomizations {
+            let _ = writeln!(
+                out,
+                "  {}",
+                layout.fit(&OneLine(&k.kustomization).to_string(), 78)
+            );
+            let mut seen = std::collections::BTreeSet::new();
             for i in &k.images {
-                rows.push([
-                    OneLine(&c.cluster).to_string(),
-                    OneLine(&k.kustomization).to_string(),
-                    OneLine(&i.image).to_string(),
-                    OneLine(&i.object).to_string(),
-                    OneLine(&i.path).to_string(),
-                ]);
+                // The same reference in two containers of a Kustomization: once.
+                if !seen.insert(&i.image) {
+                    continue;
+                }
+                let shown = short_image(&OneLine(&i.image).to_string(), layout);
+                let _ = writeln!(out, "    {}", layout.fit(&shown, 76));
+                if layout.verbose {
+                    out.push_str(&layout.wrap(
+                        "      ",
+                        &format!("{} {}", OneLine(&i.object), OneLine(&i.path)),
+                        "        ",
+                    ));
+                }
             }
         }
     }
-    let widths: Vec<usize> = (0..5)
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for row in &rows {
-        let line: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        let _ = writeln!(out, "{}", line.join("  ").trim_end());
-    }
-    let uses = rows.len() - 1;
-    let distinct: std::collections::BTreeSet<&str> =
-        rows.iter().skip(1).map(|r| r[2].as_str()).collect();
-    let _ = writeln!(
-        out,
-        "{} ({} distinct) in {}",
-        plural(uses, "image reference"),
-        distinct.len(),
-        plural(clusters.len(), "cluster")
-    );
     out
 }
 
@@ -129,25 +169,39 @@ fn outcome(groups: &Grouped<'_>) -> String {
     )
 }
 
-/// The image diff for people: each change once, with the clusters it is made in.
+/// The image diff for people: the verdict and the revisions first, then each change once,
+/// with the clusters it is made in (wrapped at 80 columns unless `--wide`).
 #[must_use]
-pub fn images_diff_text(base: &str, head: &str, diff: &[ClusterImageDiff]) -> String {
-    let mut out = format!(
-        "fluxsim images: base {} -> head {}\n",
-        OneLine(base),
-        OneLine(head)
-    );
+pub fn images_diff_text(
+    base: &str,
+    head: &str,
+    diff: &[ClusterImageDiff],
+    layout: Layout,
+) -> String {
     let groups = grouped(diff);
+    let mut out = layout.wrap(
+        "",
+        &format!(
+            "images: {} (base {} -> head {})",
+            outcome(&groups),
+            OneLine(base),
+            OneLine(head)
+        ),
+        "  ",
+    );
     for (ch, clusters) in &groups {
-        let _ = writeln!(
-            out,
-            "{} {} {} ({})\n  {}",
-            OneLine(&ch.kustomization),
-            OneLine(&ch.object),
-            OneLine(&ch.path),
-            plain_of(&Texts(clusters)),
-            change_line(ch)
-        );
+        out.push_str(&layout.wrap(
+            "",
+            &format!(
+                "{} {} {} ({})",
+                OneLine(&ch.kustomization),
+                OneLine(&ch.object),
+                OneLine(&ch.path),
+                plain_of(&Texts(clusters)),
+            ),
+            "    ",
+        ));
+        out.push_str(&layout.wrap("  ", &change_line(ch), "    "));
     }
     let _ = writeln!(out, "result: {}", outcome(&groups));
     out

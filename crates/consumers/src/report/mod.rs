@@ -21,10 +21,136 @@ use escape::OneLine;
 
 pub use crate::text::plural;
 
-/// The default table: one line per Kustomization, then problems and a summary.
+/// The render for people: the verdict (what rendered, of how many, in how many clusters),
+/// then per cluster one row per Kustomization (objects, status, digest), then why what did
+/// not render did not, and the notes. Fits 80 columns (long names shortened in the middle);
+/// `--wide` is the whole table on one line a row (cluster, path, substitution);
+/// `--verbose` adds how it was built (builds, the build cache, the builder, every
+/// delegation).
 #[must_use]
-pub fn render_table(r: &RepoRender) -> String {
-    let mut rows = vec![[
+pub fn render_table(r: &RepoRender, layout: layout::Layout) -> String {
+    let mut out = layout.wrap("", &verdict_line(r), "  ");
+    if let Some(helm) = &r.helm_summary {
+        out.push_str(&layout.wrap("", helm, "  "));
+    }
+    out.push_str(&if layout.wide {
+        wide_rows(r, layout)
+    } else {
+        cluster_rows(r, layout)
+    });
+    for (c, k) in r
+        .clusters
+        .iter()
+        .flat_map(|c| c.kustomizations.iter().map(move |k| (c, k)))
+    {
+        let at = format!("{}: {} ", OneLine(&c.name), OneLine(&k.kustomization.id));
+        match &k.status {
+            // A Helm release whose chart was not fetched says why (`--helm`).
+            Status::External(e) if crate::model::is_release(k) => {
+                out.push_str(&layout.wrap("", &format!("{at}{e}"), "    "));
+            }
+            Status::Failed(e) | Status::Blocked(e) | Status::NeedsNetwork(e) => {
+                out.push_str(&layout.wrap("", &format!("{at}{}: {e}", k.status.as_str()), "    "));
+            }
+            _ => {}
+        }
+        for n in &k.notes {
+            out.push_str(&layout.wrap("", &format!("{at}note: {n}"), "    "));
+        }
+        // Which feature cost the user the kustomize binary (every delegation reason).
+        if let (true, Some(why)) = (layout.verbose, &k.delegated) {
+            out.push_str(&layout.wrap(
+                "",
+                &format!("{at}built by kustomize, not natively: {why}"),
+                "    ",
+            ));
+        }
+    }
+    let hint = external_hint(r);
+    if !hint.is_empty() {
+        out.push_str(&layout.wrap("", &hint, "  "));
+    }
+    if layout.verbose {
+        out.push_str(&layout.wrap("", &summary_line(r), "  "));
+    }
+    out
+}
+
+/// `render: 18/18 Kustomizations rendered in 2 clusters; 1 failed`: the verdict.
+fn verdict_line(r: &RepoRender) -> String {
+    let ks = || {
+        r.clusters
+            .iter()
+            .flat_map(|c| &c.kustomizations)
+            .filter(|k| !crate::model::is_release(k))
+    };
+    let total = ks().count();
+    let ok = ks().filter(|k| k.status == Status::Rendered).count();
+    let mut others = Vec::new();
+    for (what, says) in [
+        ("failed", "failed"),
+        ("external", "external"),
+        ("suspended", "suspended"),
+        ("needs-network", "need the network (--allow-network)"),
+    ] {
+        let n = ks().filter(|k| k.status.as_str() == what).count();
+        if n > 0 {
+            others.push(format!("{n} {says}"));
+        }
+    }
+    let mut line = format!(
+        "render: {ok}/{total} Kustomization{} rendered in {}",
+        if total == 1 { "" } else { "s" },
+        plural(r.clusters.len(), "cluster")
+    );
+    if !others.is_empty() {
+        let _ = write!(line, "; {}", others.join(", "));
+    }
+    line
+}
+
+/// Per cluster, a header and a row per Kustomization: name, objects, status, digest.
+fn cluster_rows(r: &RepoRender, layout: layout::Layout) -> String {
+    let mut rows = vec![vec![
+        "KUSTOMIZATION".to_string(),
+        "OBJECTS".into(),
+        "STATUS".into(),
+        "SHA256".into(),
+    ]];
+    for c in &r.clusters {
+        for k in &c.kustomizations {
+            let a = k.artifact.as_ref();
+            rows.push(vec![
+                OneLine(&k.kustomization.id).to_string(),
+                a.map_or("-".into(), |a| a.objects.len().to_string()),
+                k.status.as_str().into(),
+                a.map_or("-".into(), |a| a.sha256[..12].to_string()),
+            ]);
+        }
+    }
+    // One table for every cluster (the same columns), cut at each cluster's heading.
+    let table = layout.table("  ", &rows, 0);
+    let mut lines = table.lines();
+    let header = lines.next().unwrap_or_default().to_string();
+    let mut out = String::new();
+    for c in &r.clusters {
+        let _ = writeln!(
+            out,
+            "cluster {}: {}",
+            OneLine(&c.name),
+            plural(c.kustomizations.len(), "Kustomization")
+        );
+        let _ = writeln!(out, "{header}");
+        for line in lines.by_ref().take(c.kustomizations.len()) {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    out
+}
+
+/// `--wide`: one table, a row per Kustomization with its cluster, path and substitution.
+fn wide_rows(r: &RepoRender, layout: layout::Layout) -> String {
+    let mut rows = vec![vec![
         "CLUSTER".to_string(),
         "KUSTOMIZATION".into(),
         "PATH".into(),
@@ -33,13 +159,12 @@ pub fn render_table(r: &RepoRender) -> String {
         "STATUS".into(),
         "SHA256".into(),
     ]];
-    let mut problems = String::new();
     for c in &r.clusters {
         for k in &c.kustomizations {
             let a = k.artifact.as_ref();
             // Names and paths on one line each (a name may hold a newline: the API server
             // would refuse it, the repository does not).
-            rows.push([
+            rows.push(vec![
                 OneLine(&c.name).to_string(),
                 OneLine(&k.kustomization.id).to_string(),
                 OneLine(&k.kustomization.path).to_string(),
@@ -48,63 +173,9 @@ pub fn render_table(r: &RepoRender) -> String {
                 k.status.as_str().into(),
                 a.map_or("-".into(), |a| a.sha256[..12].to_string()),
             ]);
-            match &k.status {
-                // A Helm release whose chart was not fetched says why (`--helm`).
-                Status::External(e) if crate::model::is_release(k) => {
-                    let _ = writeln!(
-                        problems,
-                        "{}: {} {e}",
-                        OneLine(&c.name),
-                        OneLine(&k.kustomization.id)
-                    );
-                }
-                Status::Failed(e) | Status::Blocked(e) | Status::NeedsNetwork(e) => {
-                    let _ = writeln!(
-                        problems,
-                        "{}: {} {}: {e}",
-                        OneLine(&c.name),
-                        OneLine(&k.kustomization.id),
-                        k.status.as_str()
-                    );
-                }
-                _ => {}
-            }
-            for n in &k.notes {
-                let _ = writeln!(
-                    problems,
-                    "{}: {} note: {n}",
-                    OneLine(&c.name),
-                    OneLine(&k.kustomization.id)
-                );
-            }
-            // Which feature cost the user the kustomize binary (issue: every delegation
-            // reason is printed).
-            if let Some(why) = &k.delegated {
-                let _ = writeln!(
-                    problems,
-                    "{}: {} built by kustomize, not natively: {why}",
-                    OneLine(&c.name),
-                    OneLine(&k.kustomization.id)
-                );
-            }
         }
     }
-    let widths: Vec<usize> = (0..7)
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for row in &rows {
-        let line: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        let _ = writeln!(out, "{}", line.join("  ").trim_end());
-    }
-    out.push_str(&problems);
-    out.push_str(&summary_line(r));
-    out.push_str(&external_hint(r));
-    out
+    layout.table("", &rows, 1)
 }
 
 /// `2 clusters, 16/16 Kustomizations rendered, 23 builds (...)`: what rendered, and how.
@@ -166,18 +237,12 @@ fn summary_line(r: &RepoRender) -> String {
     } else {
         plural(r.builds_run, "build")
     };
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
+    format!(
         "{}, {ok}/{total} Kustomization{} rendered{others}, {builds}{cached} ({}{stats})",
         plural(r.clusters.len(), "cluster"),
         if total == 1 { "" } else { "s" },
         r.builder
-    );
-    if let Some(helm) = &r.helm_summary {
-        let _ = writeln!(out, "{helm}");
-    }
-    out
+    )
 }
 
 /// For external Kustomizations, the `--source` flags that would render them (one per
@@ -202,7 +267,7 @@ fn external_hint(r: &RepoRender) -> String {
         .collect();
     format!(
         "{n} external: their source is not this repository; a folder holding its content \
-         renders them: {}\n",
+         renders them: {}",
         flags.join(", ")
     )
 }
