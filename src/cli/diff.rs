@@ -281,13 +281,18 @@ pub(super) fn render_pair(
             (&args.head, head_slot.as_ref().and_then(RevisionSlot::take))
         {
             let head_label = revision_label(rev, Some(&stored.commit));
-            let diff = diff_revisions(
+            let mut diff = diff_revisions(
                 &base_label,
                 &base.clusters,
                 &head_label,
                 &stored.clusters,
                 &diff_opts,
             );
+            diff.base_revision = base_revision(&base_rev, &base.commit);
+            diff.head_revision = crate::compare::Revision {
+                name: Some(rev.clone()),
+                commit: Some(stored.commit.clone()),
+            };
             return Ok(Pair {
                 base,
                 head: Head::Stored(stored.clusters),
@@ -316,19 +321,36 @@ pub(super) fn render_pair(
         Some(h) => revision_label(h, head.tree.revision()),
         None => "work tree".to_string(),
     };
-    let diff = diff_revisions(
+    let mut diff = diff_revisions(
         &base_label,
         &base.clusters,
         &head_label,
         &head.clusters,
         &diff_opts,
     );
+    diff.base_revision = base_revision(&base_rev, &base.commit);
+    diff.head_revision = match &args.head {
+        Some(rev) => crate::compare::Revision {
+            name: Some(rev.clone()),
+            commit: head.tree.revision().map(str::to_string),
+        },
+        None => crate::compare::Revision::default(),
+    };
     Ok(Pair {
         base,
         head: Head::Rendered(Box::new(head)),
         diff,
         head_opts: opts.clone(),
     })
+}
+
+/// The base as programs read it: the name given (or `merge-base of HEAD and main`), and
+/// its commit.
+fn base_revision(base: &Base, commit: &str) -> crate::compare::Revision {
+    crate::compare::Revision {
+        name: Some(base.label.clone().unwrap_or_else(|| base.rev.clone())),
+        commit: Some(commit.to_string()),
+    }
 }
 
 /// How a diff names a revision: as given, with its commit when the name is not the commit.
@@ -468,11 +490,7 @@ pub(crate) fn run_compare(args: &CompareArgs, layout: crate::report::layout::Lay
             Format::Text => (format!("{note}\n"), Kind::DiffText),
             Format::Markdown => (report::compare_nothing_markdown(&names), Kind::Markdown),
             Format::Json => (
-                format!(
-                    "{:#}\n",
-                    serde_json::json!({ "clusters": names, "note": note, "agnostic": true,
-                        "graph": [], "kustomizations": [], "vars": [], "not_compared": 0 })
-                ),
+                format!("{:#}\n", report::compare_nothing_json(&names, &note)),
                 Kind::Json,
             ),
         };

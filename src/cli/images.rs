@@ -80,6 +80,10 @@ pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome
         &cluster_images(pair.head.clusters()),
     );
     let (base, head) = (pair.diff.base.clone(), pair.diff.head.clone());
+    let (base_rev, head_rev) = (
+        pair.diff.base_revision.clone(),
+        pair.diff.head_revision.clone(),
+    );
     let any_change = changes.iter().any(|c| !c.changes.is_empty());
     let level = crate::level::of_image_diff(&pair.diff, any_change);
     let (text, kind) = match args.format {
@@ -88,7 +92,10 @@ pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome
             Kind::DiffText,
         ),
         Format::Json => (
-            format!("{:#}\n", report::images_diff_json(&base, &head, &changes)),
+            format!(
+                "{:#}\n",
+                report::images_diff_json(&base_rev, &head_rev, &changes)
+            ),
             Kind::Json,
         ),
         Format::Markdown => (

@@ -21,6 +21,7 @@ mod helm;
 mod help;
 mod hostile;
 mod in_place;
+mod json_schemas;
 mod kustomize_version;
 mod layers;
 mod native_builder;

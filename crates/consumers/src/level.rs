@@ -134,6 +134,8 @@ mod tests {
         RevisionDiff {
             base: "main".into(),
             head: "work tree".into(),
+            base_revision: crate::compare::Revision::default(),
+            head_revision: crate::compare::Revision::default(),
             clusters: vec![ClusterDiff {
                 cluster: "dev".into(),
                 presence: Presence::Both,

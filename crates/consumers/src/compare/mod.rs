@@ -238,8 +238,25 @@ pub struct RevisionDiff {
     pub base: String,
     /// The head revision as given (`work tree` when none).
     pub head: String,
+    /// The base as a name and a commit, for programs (JSON's `base`).
+    #[serde(skip)]
+    pub base_revision: Revision,
+    /// The head as a name and a commit (none for the work tree), for programs.
+    #[serde(skip)]
+    pub head_revision: Revision,
     /// Per cluster, sorted by name.
     pub clusters: Vec<ClusterDiff>,
+}
+
+/// A revision of a diff, as programs read it: the name it was given or chosen by (`main`,
+/// `HEAD~1`, `merge-base of HEAD and main`), and the commit it resolved to. The work tree
+/// has neither.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Revision {
+    /// The name (`None` for the work tree).
+    pub name: Option<String>,
+    /// The full commit id (`None` for the work tree, or when unknown).
+    pub commit: Option<String>,
 }
 
 impl RevisionDiff {
@@ -343,6 +360,14 @@ pub fn diff_revisions(
     RevisionDiff {
         base: base_name.to_string(),
         head: head_name.to_string(),
+        base_revision: Revision {
+            name: Some(base_name.to_string()),
+            commit: None,
+        },
+        head_revision: Revision {
+            name: Some(head_name.to_string()),
+            commit: None,
+        },
         clusters,
     }
 }

@@ -124,12 +124,21 @@ fn display_path(p: &str) -> String {
 #[must_use]
 pub fn audit_json(a: &Audit) -> Value {
     let [info, warnings, errors] = counts(&a.findings);
-    json!({
-        "strict": a.strict,
-        "checks": a.checks,
-        "hazards": errors + warnings,
-        "counts": { "error": errors, "warning": warnings, "info": info },
-        "paths": a.paths,
-        "findings": super::findings::findings_json(&a.findings),
-    })
+    let mut paths = super::json::camel_keys(json!(a.paths));
+    if let Some(items) = paths.as_array_mut() {
+        for p in items {
+            super::json::kustomization_refs(p, "kustomization");
+        }
+    }
+    super::json::document(
+        "AuditReport",
+        json!({
+            "strict": a.strict,
+            "checks": a.checks,
+            "hazards": errors + warnings,
+            "counts": { "error": errors, "warning": warnings, "info": info },
+            "paths": paths,
+            "findings": super::findings::findings_json(&a.findings),
+        }),
+    )
 }

@@ -10,6 +10,7 @@ use crate::compare::{
     Change, ClusterComparison, ClusterDiff, KustomizationDiff, Presence, RevisionDiff,
 };
 use crate::report::escape::OneLine;
+use crate::report::json as json_doc;
 use crate::report::layout::Layout;
 use crate::report::markdown::{
     md, plain_of, Code, Inline, Markdown, Message, Out, Plural, Text, Texts,
@@ -463,19 +464,45 @@ fn diff_body(d: &RevisionDiff, layout: Layout, out: &mut String) {
     }
 }
 
-/// The diff as stable JSON.
+/// The diff as stable JSON (`docs/schemas/diff.schema.json`).
 #[must_use]
 pub fn diff_json(d: &RevisionDiff) -> Value {
-    let mut v = serde_json::to_value(d).unwrap_or(Value::Null);
-    v["failures"] = json!(d.failures());
+    json_doc::document("DiffReport", diff_body_json(d))
+}
+
+/// The diff's fields, without the document's own (`prove` nests them).
+fn diff_body_json(d: &RevisionDiff) -> Value {
+    let mut v = json_doc::camel_keys(serde_json::to_value(d).unwrap_or(Value::Null));
+    v["base"] = json_doc::revision(&d.base_revision);
+    v["head"] = json_doc::revision(&d.head_revision);
+    let mut failures = json_doc::camel_keys(json!(d.failures()));
+    if let Some(items) = failures.as_array_mut() {
+        for f in items {
+            json_doc::kustomization_refs(f, "kustomization");
+        }
+    }
+    v["failures"] = failures;
     v["changed"] = json!(d.changed());
-    v["not_compared"] = json!(d.not_compared());
-    v["external_unchanged"] = json!(d.external_unchanged());
+    v["notCompared"] = json!(d.not_compared());
+    v["externalUnchanged"] = json!(d.external_unchanged());
     if let Some(clusters) = v["clusters"].as_array_mut() {
         for (cv, c) in clusters.iter_mut().zip(&d.clusters) {
+            json_doc::rename(cv, "cluster", "name");
             cv["changed"] = json!(c.changed());
-            cv["not_compared"] = json!(c.not_compared().count());
-            cv["external_unchanged"] = json!(c.external_unchanged().count());
+            cv["notCompared"] = json!(c.not_compared().count());
+            cv["externalUnchanged"] = json!(c.external_unchanged().count());
+            if cv.get("skipped").is_none() {
+                cv["skipped"] = json!([]);
+            }
+            json_doc::kustomization_refs(cv, "skipped");
+            json_doc::each(cv, "kustomizations", |k| {
+                json_doc::kustomization_refs(k, "kustomization");
+                json_doc::kustomization_refs(k, "blockedBy");
+            });
+            json_doc::each(cv, "moves", |m| {
+                json_doc::kustomization_refs(m, "from");
+                json_doc::kustomization_refs(m, "to");
+            });
         }
     }
     v
@@ -755,7 +782,43 @@ fn compare_outcome(c: &ClusterComparison, names: &str) -> String {
 /// The cluster comparison as stable JSON.
 #[must_use]
 pub fn compare_json(c: &ClusterComparison) -> Value {
-    serde_json::to_value(c).unwrap_or(Value::Null)
+    let mut v = json_doc::camel_keys(serde_json::to_value(c).unwrap_or(Value::Null));
+    v["clusters"] = json!(c
+        .clusters
+        .iter()
+        .map(|n| json!({ "name": n }))
+        .collect::<Vec<_>>());
+    json_doc::each(&mut v, "graph", |g| {
+        json_doc::kustomization_refs(g, "kustomization");
+        json_doc::each(g, "nodes", |n| {
+            json_doc::kustomization_refs(n, "parent");
+            json_doc::kustomization_refs(n, "dependsOn");
+        });
+    });
+    json_doc::each(&mut v, "kustomizations", |k| {
+        json_doc::kustomization_refs(k, "kustomization");
+    });
+    json_doc::each(&mut v, "vars", |var| {
+        json_doc::kustomization_refs(var, "usedBy")
+    });
+    json_doc::document("CompareReport", v)
+}
+
+/// `compare` on a repository of fewer than two clusters, as JSON: nothing compared.
+#[must_use]
+pub fn compare_nothing_json(names: &[&str], note: &str) -> Value {
+    json_doc::document(
+        "CompareReport",
+        json!({
+            "clusters": names.iter().map(|n| json!({ "name": n })).collect::<Vec<_>>(),
+            "note": note,
+            "agnostic": true,
+            "graph": [],
+            "kustomizations": [],
+            "vars": [],
+            "notCompared": 0,
+        }),
+    )
 }
 
 /// The cluster comparison as a pull-request summary.
@@ -1158,9 +1221,23 @@ pub fn prove_text(p: &Proof<'_>, layout: Layout) -> String {
 /// The proof as stable JSON.
 #[must_use]
 pub fn prove_json(p: &Proof<'_>) -> Value {
-    let mut v = serde_json::to_value(p).unwrap_or(Value::Null);
-    v["diff"] = diff_json(p.diff);
-    v
+    let mut v = json_doc::camel_keys(serde_json::to_value(p).unwrap_or(Value::Null));
+    v["diff"] = diff_body_json(p.diff);
+    json_doc::each(&mut v, "blind", |b| {
+        json_doc::kustomization_refs(b, "kustomization");
+    });
+    // Every artifact a canary names: `{cluster, kustomization: {namespace, name}}`.
+    let targets = |t: &mut Value| json_doc::kustomization_refs(t, "kustomization");
+    if let Some(c) = v.get_mut("canaries") {
+        json_doc::each(c, "canaries", |o| {
+            for key in ["expected", "detectedIn", "unexpected", "missing"] {
+                json_doc::each(o, key, targets);
+            }
+        });
+        json_doc::each(c, "strayChanges", targets);
+        json_doc::each(c, "notRestored", targets);
+    }
+    json_doc::document("ProveReport", v)
 }
 
 /// The proof as a pull-request summary.
@@ -1209,6 +1286,8 @@ mod tests {
         RevisionDiff {
             base: "main".into(),
             head: "work tree".into(),
+            base_revision: crate::compare::Revision::default(),
+            head_revision: crate::compare::Revision::default(),
             clusters: vec![ClusterDiff {
                 cluster: "dev".into(),
                 presence: Presence::Both,

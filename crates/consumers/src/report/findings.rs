@@ -63,7 +63,13 @@ pub fn finding_text(
 /// The findings as a JSON array (stable field names; see `docs/commands/audit.md`).
 #[must_use]
 pub fn findings_json(findings: &[Finding]) -> Value {
-    serde_json::to_value(findings).unwrap_or(Value::Null)
+    let mut v = super::json::camel_keys(serde_json::to_value(findings).unwrap_or(Value::Null));
+    if let Some(items) = v.as_array_mut() {
+        for f in items {
+            super::json::kustomization_refs(f, "kustomization");
+        }
+    }
+    v
 }
 
 /// Where fluxsim's own documentation lives (the `informationUri` of its SARIF logs).

@@ -271,12 +271,13 @@ pub fn graph_json(r: &GraphReport) -> String {
         .clusters
         .iter()
         .map(|c| {
+            let r = |id: &NamespacedName| super::json::kustomization(&id.to_string());
             json!({
                 "name": c.name,
                 "converges": c.converges(),
-                "waves": c.waves.iter().map(|w| w.iter().map(ToString::to_string).collect::<Vec<_>>()).collect::<Vec<_>>(),
+                "waves": c.waves.iter().map(|w| w.iter().map(r).collect::<Vec<_>>()).collect::<Vec<_>>(),
                 "kustomizations": c.kustomizations.iter().map(|k| json!({
-                    "id": k.id.to_string(),
+                    "kustomization": r(&k.id),
                     "path": k.path,
                     "wait": k.wait,
                     "prune": k.prune,
@@ -285,11 +286,11 @@ pub fn graph_json(r: &GraphReport) -> String {
                     "location": k.location,
                 })).collect::<Vec<_>>(),
                 "edges": c.edges.iter().map(|e| json!({
-                    "from": e.from.to_string(),
-                    "to": e.to.to_string(),
+                    "from": r(&e.from),
+                    "to": r(&e.to),
                     "kind": e.kind,
                 })).collect::<Vec<_>>(),
-                "missing": c.missing.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                "missing": c.missing.iter().map(r).collect::<Vec<_>>(),
             })
         })
         .collect();
@@ -306,11 +307,14 @@ pub fn graph_json(r: &GraphReport) -> String {
             })
         })
         .collect();
-    let v = json!({
-        "clusters": clusters,
-        "findings": findings_json(&r.findings),
-        "missingCrdGroups": missing,
-    });
+    let v = super::json::document(
+        "GraphReport",
+        json!({
+            "clusters": clusters,
+            "findings": findings_json(&r.findings),
+            "missingCrdGroups": missing,
+        }),
+    );
     serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
 }
 

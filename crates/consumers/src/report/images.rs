@@ -104,7 +104,16 @@ pub fn images_text(clusters: &[ClusterImages], layout: Layout) -> String {
 /// images: [{object, path, from, image}]}]}]}`.
 #[must_use]
 pub fn images_json(clusters: &[ClusterImages]) -> Value {
-    json!({ "clusters": clusters })
+    let mut v = super::json::camel_keys(json!(clusters));
+    if let Some(items) = v.as_array_mut() {
+        for c in items {
+            super::json::rename(c, "cluster", "name");
+            super::json::each(c, "kustomizations", |k| {
+                super::json::kustomization_refs(k, "kustomization");
+            });
+        }
+    }
+    super::json::document("ImagesReport", json!({ "clusters": v }))
 }
 
 /// The image list as Markdown: one table per cluster.
@@ -210,13 +219,29 @@ pub fn images_diff_text(
 /// The image diff as stable JSON: `{base, head, changed, clusters: [{cluster, changes:
 /// [{kustomization, object, path, base, head}]}]}`.
 #[must_use]
-pub fn images_diff_json(base: &str, head: &str, diff: &[ClusterImageDiff]) -> Value {
-    json!({
-        "base": base,
-        "head": head,
-        "changed": diff.iter().any(|c| !c.changes.is_empty()),
-        "clusters": diff,
-    })
+pub fn images_diff_json(
+    base: &crate::compare::Revision,
+    head: &crate::compare::Revision,
+    diff: &[ClusterImageDiff],
+) -> Value {
+    let mut clusters = super::json::camel_keys(json!(diff));
+    if let Some(items) = clusters.as_array_mut() {
+        for c in items {
+            super::json::rename(c, "cluster", "name");
+            super::json::each(c, "changes", |ch| {
+                super::json::kustomization_refs(ch, "kustomization");
+            });
+        }
+    }
+    super::json::document(
+        "ImagesDiffReport",
+        json!({
+            "base": super::json::revision(base),
+            "head": super::json::revision(head),
+            "changed": diff.iter().any(|c| !c.changes.is_empty()),
+            "clusters": clusters,
+        }),
+    )
 }
 
 /// The image diff as a pull-request section.

@@ -6,6 +6,7 @@ pub mod escape;
 pub mod findings;
 pub mod graph;
 pub mod images;
+pub mod json;
 pub mod layout;
 pub mod limit;
 pub mod markdown;
@@ -283,7 +284,7 @@ fn kustomization_json(k: &KustomizationRender) -> serde_json::Value {
         "name": k.kustomization.id.name,
         "namespace": k.kustomization.id.namespace,
         "path": k.kustomization.path,
-        "dependsOn": k.kustomization.depends_on.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "dependsOn": k.kustomization.depends_on.iter().map(|d| json::kustomization(&d.to_string())).collect::<Vec<_>>(),
         "wait": k.kustomization.wait,
         "prune": k.kustomization.prune,
         "status": status,
@@ -303,15 +304,18 @@ fn kustomization_json(k: &KustomizationRender) -> serde_json::Value {
 /// The render as stable JSON.
 #[must_use]
 pub fn render_json(r: &RepoRender) -> String {
-    let v = json!({
-        "builder": r.builder,
-        "clusters": r.clusters.iter().map(|c| json!({
-            "name": c.name,
-            "strict": c.strict,
-            "strictFrom": c.strict_from,
-            "waves": c.waves.iter().map(|w| w.iter().map(ToString::to_string).collect::<Vec<_>>()).collect::<Vec<_>>(),
-            "kustomizations": c.kustomizations.iter().map(kustomization_json).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-    });
+    let v = json::document(
+        "RenderReport",
+        json!({
+            "builder": r.builder,
+            "clusters": r.clusters.iter().map(|c| json!({
+                "name": c.name,
+                "strict": c.strict,
+                "strictFrom": c.strict_from,
+                "waves": c.waves.iter().map(|w| w.iter().map(|id| json::kustomization(&id.to_string())).collect::<Vec<_>>()).collect::<Vec<_>>(),
+                "kustomizations": c.kustomizations.iter().map(kustomization_json).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        }),
+    );
     serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
 }

@@ -1,0 +1,158 @@
+//! One JSON convention for every command, as Kubernetes writes its own: keys in camelCase;
+//! every document says what it is (`schemaVersion`, `kind`); a cluster is `{name, ...}`; a
+//! Kustomization named in a document is `{namespace, name}` (a Helm release rendered below
+//! one, `--helm`, adds `helmRelease: {namespace, name}`); an object is `{group, kind,
+//! namespace, name}`; a revision is `{ref, commit}` (`workTree: true`, and both null, for the
+//! work tree). `docs/schemas/` holds a JSON Schema per document, which the tests check every
+//! command's output against. Fields are only ever added within a `schemaVersion`.
+
+use serde_json::{json, Map, Value};
+
+use crate::compare::Revision;
+
+/// The version of every document's layout; a change that is not an addition raises it.
+pub const SCHEMA_VERSION: u64 = 1;
+
+/// `body` (an object) with `schemaVersion` and `kind`.
+#[must_use]
+pub fn document(kind: &str, body: Value) -> Value {
+    let mut map = match body {
+        Value::Object(m) => m,
+        other => {
+            let mut m = Map::new();
+            m.insert("value".into(), other);
+            m
+        }
+    };
+    map.insert("schemaVersion".into(), json!(SCHEMA_VERSION));
+    map.insert("kind".into(), json!(kind));
+    Value::Object(map)
+}
+
+/// `flux-system/apps` as `{namespace, name}`; a Helm release's artifact
+/// (`flux-system/apps/helm/web/podinfo`) as the Kustomization with `helmRelease`.
+#[must_use]
+pub fn kustomization(id: &str) -> Value {
+    let (namespace, name) = id.split_once('/').unwrap_or(("", id));
+    match name.split_once("/helm/") {
+        Some((name, release)) => {
+            let (rns, rname) = release.split_once('/').unwrap_or(("", release));
+            json!({
+                "namespace": namespace,
+                "name": name,
+                "helmRelease": { "namespace": rns, "name": rname },
+            })
+        }
+        None => json!({ "namespace": namespace, "name": name }),
+    }
+}
+
+/// A revision: `{ref, commit}`, or the work tree.
+#[must_use]
+pub fn revision(r: &Revision) -> Value {
+    match (&r.name, &r.commit) {
+        (None, None) => json!({ "ref": null, "commit": null, "workTree": true }),
+        (name, commit) => json!({ "ref": name, "commit": commit, "workTree": false }),
+    }
+}
+
+/// `snake_case` as `camelCase`.
+fn camel(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    let mut upper = false;
+    for c in key.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Every key of `v` (at any depth) in camelCase: for values serialised from fluxsim's own
+/// types, whose keys are field names (never for a map whose keys are the repository's).
+#[must_use]
+pub fn camel_keys(v: Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .map(|(k, v)| (camel(&k), camel_keys(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.into_iter().map(camel_keys).collect()),
+        other => other,
+    }
+}
+
+/// `v[key]`, a `namespace/name` string or a list of them (or null), as Kustomization
+/// references ([`kustomization`]).
+pub fn kustomization_refs(v: &mut Value, key: &str) {
+    let Some(field) = v.get_mut(key) else {
+        return;
+    };
+    match field {
+        Value::String(s) => *field = kustomization(s),
+        Value::Array(items) => {
+            for item in items {
+                if let Value::String(s) = item {
+                    *item = kustomization(s);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Each object of the array `v[key]`, changed by `f`.
+pub fn each(v: &mut Value, key: &str, mut f: impl FnMut(&mut Value)) {
+    if let Some(Value::Array(items)) = v.get_mut(key) {
+        for item in items {
+            f(item);
+        }
+    }
+}
+
+/// Renames `v[from]` to `v[to]` (an object's field).
+pub fn rename(v: &mut Value, from: &str, to: &str) {
+    if let Some(m) = v.as_object_mut() {
+        if let Some(x) = m.remove(from) {
+            m.insert(to.to_string(), x);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_camel_case_and_kustomizations_namespace_and_name() {
+        assert_eq!(
+            camel_keys(json!({"not_compared": 1, "a": [{"prune_outage": true}]})),
+            json!({"notCompared": 1, "a": [{"pruneOutage": true}]})
+        );
+        assert_eq!(
+            kustomization("flux-system/apps"),
+            json!({"namespace": "flux-system", "name": "apps"})
+        );
+        assert_eq!(
+            kustomization("flux-system/apps-helm/helm/apps/podinfo"),
+            json!({
+                "namespace": "flux-system",
+                "name": "apps-helm",
+                "helmRelease": {"namespace": "apps", "name": "podinfo"}
+            })
+        );
+        assert_eq!(
+            revision(&Revision::default()),
+            json!({"ref": null, "commit": null, "workTree": true})
+        );
+        let d = document("DiffReport", json!({"a": 1}));
+        assert_eq!(d["schemaVersion"], SCHEMA_VERSION);
+        assert_eq!(d["kind"], "DiffReport");
+    }
+}

@@ -1,0 +1,178 @@
+//! One JSON convention (`crates/consumers/src/report/json.rs`): every command's `--format
+//! json` is checked against its published schema (`docs/schemas/<command>.schema.json`, JSON
+//! Schema 2020-12, `additionalProperties: false` throughout), on repositories of every shape,
+//! with changes, failures and external Kustomizations; and no key is snake_case.
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::{commit_all, crate_path, fluxsim_in, repo_from};
+
+fn validator(schema: &str) -> jsonschema::Validator {
+    let path = crate_path(&format!("docs/schemas/{schema}.schema.json"));
+    let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let schema: Value = serde_json::from_str(&text).unwrap();
+    jsonschema::draft202012::new(&schema)
+        .unwrap_or_else(|e| panic!("{}: the schema does not compile: {e}", path.display()))
+}
+
+/// Every key of `v`, at any depth, except those of a map whose keys are the repository's
+/// (a render's `vars`, by var name).
+fn keys(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                out.push(k.clone());
+                if k != "vars" {
+                    keys(x, out);
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| keys(x, out)),
+        _ => {}
+    }
+}
+
+/// `fluxsim ARGS -o json` in `repo` conforms to `schema`, is that document, and its keys
+/// are camelCase.
+fn conforms(repo: &Path, args: &[&str], schema: &str, kind: &str) {
+    let mut all = args.to_vec();
+    all.extend(["--format", "json"]);
+    let out = fluxsim_in(Some(repo), &all);
+    assert!(out.code <= 1, "{all:?}: {}", out.stderr);
+    let json = out.json();
+    let errors: Vec<String> = validator(schema)
+        .iter_errors(&json)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{all:?} in {}: {errors:#?}",
+        repo.display()
+    );
+    assert_eq!(json["schemaVersion"], 1, "{all:?}");
+    assert_eq!(json["kind"], kind, "{all:?}");
+    let mut all_keys = Vec::new();
+    keys(&json, &mut all_keys);
+    for k in all_keys {
+        assert!(
+            !k.contains('_') && !k.contains('-') && !k.starts_with(|c: char| c.is_uppercase()),
+            "{all:?}: `{k}` is not camelCase"
+        );
+    }
+}
+
+const SHAPES: [&str; 7] = [
+    "testdata/fleet",
+    "testdata/shapes/env-overlays",
+    "testdata/shapes/oci-fleet",
+    "testdata/shapes/bootstrap-helmfile",
+    "testdata/bad/missing-path",
+    "testdata/bad/external-sources",
+    "testdata/graph/crds",
+];
+
+#[test]
+fn every_report_conforms_to_its_schema_on_every_shape() {
+    for shape in SHAPES {
+        let repo = repo_from(shape);
+        let r = repo.path();
+        conforms(r, &["render"], "render", "RenderReport");
+        conforms(r, &["audit"], "audit", "AuditReport");
+        conforms(r, &["graph"], "graph", "GraphReport");
+        conforms(r, &["images"], "images", "ImagesReport");
+        conforms(r, &["compare"], "compare", "CompareReport");
+    }
+}
+
+#[test]
+fn diffs_conform_to_their_schemas_with_changes_failures_and_revisions() {
+    let repo = repo_from("testdata/fleet");
+    let r = repo.path();
+    let edit = |file: &str, from: &str, to: &str| {
+        let path = r.join(file);
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{file}");
+        fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    };
+    edit(
+        "apps/wave-1/orders/deployment.yaml",
+        "ORDERS_REPLICAS:=2",
+        "ORDERS_REPLICAS:=3",
+    );
+    conforms(r, &["diff", "--base", "HEAD"], "diff", "DiffReport");
+    conforms(
+        r,
+        &["prove", "--base", "HEAD", "--expect", "any"],
+        "prove",
+        "ProveReport",
+    );
+    commit_all(r, "scale orders");
+    conforms(
+        r,
+        &["images", "--diff", "--base", "HEAD~1", "--head", "HEAD"],
+        "images-diff",
+        "ImagesDiffReport",
+    );
+    // The revisions as programs read them: a name and a commit; the work tree has neither.
+    let head = git_commit(r, "HEAD");
+    let json = fluxsim_in(Some(r), &["diff", "--base", "HEAD~1", "-o", "json"]).json();
+    assert_eq!(json["base"]["ref"], "HEAD~1");
+    assert_eq!(json["base"]["commit"], git_commit(r, "HEAD~1"));
+    assert_eq!(json["head"]["workTree"], true);
+    let json = fluxsim_in(
+        Some(r),
+        &["diff", "--base", "HEAD~1", "--head", "HEAD", "-o", "json"],
+    )
+    .json();
+    assert_eq!(json["head"]["ref"], "HEAD");
+    assert_eq!(json["head"]["commit"], head);
+    // A Kustomization named as {namespace, name}, its cluster as `name`.
+    let changed: Vec<&Value> = json["clusters"][0]["kustomizations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["change"] == "changed")
+        .collect();
+    assert_eq!(
+        changed[0]["kustomization"],
+        serde_json::json!({"namespace": "flux-system", "name": "apps-wave-1"})
+    );
+    assert_eq!(json["clusters"][0]["name"], "dev");
+    // A parent that fails in head: failures, not compared, blind spots conform too.
+    edit("clusters/base/apps.yaml", "interval: ", "interval: [");
+    conforms(r, &["diff", "--base", "HEAD"], "diff", "DiffReport");
+    conforms(
+        r,
+        &["prove", "--base", "HEAD", "--expect", "any"],
+        "prove",
+        "ProveReport",
+    );
+}
+
+fn git_commit(repo: &Path, rev: &str) -> String {
+    crate::common::git(repo, &["rev-parse", rev])
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn a_schema_rejects_a_document_that_breaks_the_convention() {
+    // So that the passes above mean something: a snake_case key, a Kustomization as a
+    // string, a missing schemaVersion are each refused.
+    let repo = repo_from("testdata/fleet");
+    let json = fluxsim_in(Some(repo.path()), &["images", "-o", "json"]).json();
+    let v = validator("images");
+    assert!(v.is_valid(&json));
+    let mut snake = json.clone();
+    snake["clusters"][0]["not_compared"] = Value::from(0);
+    assert!(!v.is_valid(&snake));
+    let mut flat = json.clone();
+    flat["clusters"][0]["kustomizations"][0]["kustomization"] = Value::from("flux-system/apps");
+    assert!(!v.is_valid(&flat));
+    let mut unversioned = json;
+    unversioned.as_object_mut().unwrap().remove("schemaVersion");
+    assert!(!v.is_valid(&unversioned));
+}
