@@ -123,7 +123,10 @@ fn findings_point_at_the_column_of_the_expression() {
         .find(|f| f["rule"] == "FS103")
         .unwrap();
     assert_eq!(f["location"]["column"], 22);
-    assert_eq!(f["kustomization"], "flux-system/undefined");
+    assert_eq!(
+        crate::common::ks(&f["kustomization"]),
+        "flux-system/undefined"
+    );
     assert!(
         f["message"].as_str().unwrap().contains("`MISSING_TOKEN`"),
         "{f}"

@@ -219,3 +219,18 @@ pub(crate) fn path_with_git_only() -> tempfile::TempDir {
     std::os::unix::fs::symlink(git_path.trim(), bin.path().join("git")).unwrap();
     bin
 }
+
+/// A Kustomization as fluxsim's JSON names it (`{namespace, name}`, with `helmRelease` for
+/// a release's artifact) in the `namespace/name` form its text uses; "" when it is none.
+pub(crate) fn ks(v: &Value) -> String {
+    let (Some(ns), Some(name)) = (v["namespace"].as_str(), v["name"].as_str()) else {
+        return String::new();
+    };
+    match (
+        v["helmRelease"]["namespace"].as_str(),
+        v["helmRelease"]["name"].as_str(),
+    ) {
+        (Some(rns), Some(rname)) => format!("{ns}/{name}/helm/{rns}/{rname}"),
+        _ => format!("{ns}/{name}"),
+    }
+}

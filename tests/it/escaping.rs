@@ -527,7 +527,11 @@ fn json_report_keeps_the_repositorys_names_exactly() {
     assert!(names.contains(&NAME), "{names:?}");
     let diff = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]);
     let text = serde_json::to_string(&diff.json()).unwrap();
-    assert!(text.contains("flux-system/web`</code></summary><!--|@octocat <details>\\u001b[2J\\r"));
+    // The Kustomization's name, as `{namespace, name}`, exactly as the repository has it.
+    assert!(
+        text.contains("\"name\":\"web`</code></summary><!--|@octocat <details>\\u001b[2J\\r"),
+        "{text}"
+    );
 }
 
 #[test]

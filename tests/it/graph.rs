@@ -63,7 +63,18 @@ fn waves(json: &Value, cluster: &str) -> Vec<Vec<String>> {
         .iter()
         .find(|c| c["name"] == cluster)
         .unwrap_or_else(|| panic!("no cluster {cluster}"));
-    serde_json::from_value(c["waves"].clone()).unwrap()
+    c["waves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            w.as_array()
+                .unwrap()
+                .iter()
+                .map(crate::common::ks)
+                .collect()
+        })
+        .collect()
 }
 
 fn w(ids: &[&str]) -> Vec<String> {
@@ -104,7 +115,7 @@ fn fleet_converges_on_a_cold_cluster_in_its_documented_waves() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|k| k["id"] == "flux-system/platform")
+        .find(|k| crate::common::ks(&k["kustomization"]) == "flux-system/platform")
         .unwrap();
     assert_eq!(platform["location"]["file"], "clusters/base/platform.yaml");
     assert_eq!(platform["location"]["line"], 6);
@@ -155,7 +166,10 @@ fn dependency_cycle_names_each_member_and_what_waits_for_it() {
     let cyc = of_rule(&f, "FS201");
     assert_eq!(cyc.len(), 2, "{f:#?}");
     for (fd, name) in cyc.iter().zip(["cycle-a", "cycle-b"]) {
-        assert_eq!(fd["kustomization"], format!("flux-system/{name}"));
+        assert_eq!(
+            crate::common::ks(&fd["kustomization"]),
+            format!("flux-system/{name}")
+        );
         assert_at(
             fd,
             "clusters/test/apps.yaml",
@@ -182,7 +196,7 @@ fn missing_dependency_in_one_cluster_names_everything_it_blocks() {
     assert_eq!(missing.len(), 1, "{f:#?}");
     let m = missing[0];
     assert_eq!(m["cluster"], "prod");
-    assert_eq!(m["kustomization"], "flux-system/apps");
+    assert_eq!(crate::common::ks(&m["kustomization"]), "flux-system/apps");
     assert_eq!(m["severity"], "error");
     assert_at(
         m,
@@ -243,7 +257,7 @@ fn cluster_graphs_that_differ_are_reported_by_kustomization_name() {
     assert_eq!(differ.len(), 2, "{f:#?}");
     let infra = differ
         .iter()
-        .find(|d| d["kustomization"] == "flux-system/infra")
+        .find(|d| crate::common::ks(&d["kustomization"]) == "flux-system/infra")
         .unwrap();
     assert!(
         message(infra).contains("defined in cluster `dev` but not in `prod`"),
@@ -256,13 +270,13 @@ fn cluster_graphs_that_differ_are_reported_by_kustomization_name() {
     );
     let web = differ
         .iter()
-        .find(|d| d["kustomization"] == "flux-system/web")
+        .find(|d| crate::common::ks(&d["kustomization"]) == "flux-system/web")
         .unwrap();
     assert!(message(web).contains("wait true vs false"), "{web:#}");
     // The roots' paths (./clusters/dev, ./clusters/prod) name their cluster: no difference.
     assert!(
         !f.iter()
-            .any(|d| d["kustomization"] == "flux-system/flux-system"),
+            .any(|d| crate::common::ks(&d["kustomization"]) == "flux-system/flux-system"),
         "{f:#?}"
     );
 }
@@ -275,7 +289,10 @@ fn crd_applied_by_a_dependent_deadlocks_and_names_what_it_blocks() {
     let later = of_rule(&f, "FS204");
     assert_eq!(later.len(), 1, "{f:#?}");
     let l = later[0];
-    assert_eq!(l["kustomization"], "flux-system/widgets");
+    assert_eq!(
+        crate::common::ks(&l["kustomization"]),
+        "flux-system/widgets"
+    );
     assert_at(
         l,
         "apps/widgets/widget.yaml",
@@ -291,7 +308,10 @@ fn crd_applied_by_an_unordered_sibling_is_a_race() {
     let race = of_rule(&f, "FS205");
     assert_eq!(race.len(), 1, "{f:#?}");
     assert_eq!(race[0]["severity"], "warning");
-    assert_eq!(race[0]["kustomization"], "flux-system/gadgets");
+    assert_eq!(
+        crate::common::ks(&race[0]["kustomization"]),
+        "flux-system/gadgets"
+    );
     assert_at(race[0], "apps/gadgets/gadget.yaml", 4);
     assert!(message(race[0]).contains("`gadget-crds`"));
 }
@@ -301,7 +321,10 @@ fn crd_applied_by_no_kustomization_is_an_error() {
     let (_, f) = findings("crds");
     let missing = of_rule(&f, "FS203");
     assert_eq!(missing.len(), 1, "{f:#?}");
-    assert_eq!(missing[0]["kustomization"], "flux-system/sprockets");
+    assert_eq!(
+        crate::common::ks(&missing[0]["kustomization"]),
+        "flux-system/sprockets"
+    );
     assert_at(missing[0], "apps/sprockets/sprocket.yaml", 4);
     // The cluster applies no HelmRelease, so no chart can be presumed to bring the CRD.
     assert!(
@@ -324,7 +347,7 @@ fn crd_in_the_same_kustomization_or_an_ancestor_is_fine() {
     ] {
         assert!(
             !f.iter()
-                .any(|x| x["kustomization"] == format!("flux-system/{ok}")),
+                .any(|x| crate::common::ks(&x["kustomization"]) == format!("flux-system/{ok}")),
             "{ok}: {f:#?}"
         );
     }
@@ -342,7 +365,7 @@ fn runtime_crd_with_its_trigger_in_the_same_kustomization_deadlocks() {
     let dead = of_rule(&f, "FS206");
     assert_eq!(dead.len(), 1, "{f:#?}");
     let d = dead[0];
-    assert_eq!(d["kustomization"], "flux-system/virt");
+    assert_eq!(crate::common::ks(&d["kustomization"]), "flux-system/virt");
     assert_at(
         d,
         "apps/virt/vm.yaml",
@@ -359,7 +382,10 @@ fn runtime_crd_with_its_trigger_in_the_same_kustomization_deadlocks() {
         .iter()
         .filter(|k| !k["neverReady"].is_null())
         .collect();
-    let ids: Vec<&str> = never.iter().map(|k| k["id"].as_str().unwrap()).collect();
+    let ids: Vec<String> = never
+        .iter()
+        .map(|k| crate::common::ks(&k["kustomization"]))
+        .collect();
     assert_eq!(ids, ["flux-system/virt", "flux-system/vms"]);
 }
 
@@ -368,13 +394,16 @@ fn runtime_crd_whose_trigger_no_dependency_waits_for_is_a_warning() {
     let (_, f) = findings("runtime-crd");
     let racy = of_rule(&f, "FS207");
     assert_eq!(racy.len(), 1, "{f:#?}");
-    assert_eq!(racy[0]["kustomization"], "flux-system/volumes-racy");
+    assert_eq!(
+        crate::common::ks(&racy[0]["kustomization"]),
+        "flux-system/volumes-racy"
+    );
     assert_eq!(racy[0]["severity"], "warning");
     assert_at(racy[0], "apps/volumes-racy/datavolume.yaml", 4);
     // `volumes` depends on `cdi`, which waits for the CDI trigger: no finding.
     assert!(
         !f.iter()
-            .any(|x| x["kustomization"] == "flux-system/volumes"),
+            .any(|x| crate::common::ks(&x["kustomization"]) == "flux-system/volumes"),
         "{f:#?}"
     );
 }
@@ -392,9 +421,9 @@ fn runtime_crd_not_declared_in_fluxsim_toml_is_a_missing_crd() {
         ],
     );
     let f = out.json()["findings"].as_array().unwrap().clone();
-    let mut missing: Vec<&str> = of_rule(&f, "FS203")
+    let mut missing: Vec<String> = of_rule(&f, "FS203")
         .iter()
-        .map(|x| x["kustomization"].as_str().unwrap())
+        .map(|x| crate::common::ks(&x["kustomization"]))
         .collect();
     missing.sort_unstable();
     assert_eq!(
@@ -427,7 +456,10 @@ fn substitute_from_a_kustomization_not_ordered_before_fails_on_a_cold_cluster() 
     let (_, f) = findings("substitute-from");
     let hard = of_rule(&f, "FS208");
     assert_eq!(hard.len(), 1, "{f:#?}");
-    assert_eq!(hard[0]["kustomization"], "flux-system/consumer");
+    assert_eq!(
+        crate::common::ks(&hard[0]["kustomization"]),
+        "flux-system/consumer"
+    );
     assert_eq!(hard[0]["severity"], "error");
     assert_at(
         hard[0],
@@ -440,7 +472,8 @@ fn substitute_from_a_kustomization_not_ordered_before_fails_on_a_cold_cluster() 
     );
     assert!(message(hard[0]).contains("`producer`"), "{:#}", hard[0]);
     assert!(
-        !f.iter().any(|x| x["kustomization"] == "flux-system/good"),
+        !f.iter()
+            .any(|x| crate::common::ks(&x["kustomization"]) == "flux-system/good"),
         "{f:#?}"
     );
 }
@@ -450,7 +483,10 @@ fn optional_substitute_from_not_ordered_before_is_a_silently_wrong_render() {
     let (_, f) = findings("substitute-from");
     let soft = of_rule(&f, "FS209");
     assert_eq!(soft.len(), 1, "{f:#?}");
-    assert_eq!(soft[0]["kustomization"], "flux-system/optional-consumer");
+    assert_eq!(
+        crate::common::ks(&soft[0]["kustomization"]),
+        "flux-system/optional-consumer"
+    );
     assert!(message(soft[0]).contains("silently"), "{:#}", soft[0]);
     assert_at(
         soft[0],
@@ -470,7 +506,10 @@ fn wait_true_on_a_wait_false_dependency_is_a_warning() {
     let (_, f) = findings("wait-on-unwaited");
     assert_eq!(f.len(), 1, "{f:#?}");
     assert_eq!(f[0]["rule"], "FS211");
-    assert_eq!(f[0]["kustomization"], "flux-system/apps");
+    assert_eq!(
+        crate::common::ks(&f[0]["kustomization"]),
+        "flux-system/apps"
+    );
     assert!(message(&f[0]).contains("`infra`"));
     assert_at(
         &f[0],
@@ -492,7 +531,7 @@ fn namespace_not_created_before_its_objects_is_reported() {
     assert_eq!(f.len(), 3, "{f:#?}");
     let by = |name: &str| {
         *ns.iter()
-            .find(|x| x["kustomization"] == format!("flux-system/{name}"))
+            .find(|x| crate::common::ks(&x["kustomization"]) == format!("flux-system/{name}"))
             .unwrap_or_else(|| panic!("no FS213 for {name}: {f:#?}"))
     };
     let early = by("early");
@@ -522,7 +561,7 @@ fn suspended_or_failing_kustomizations_never_become_ready_nor_what_waits_for_the
     let by = |name: &str| {
         *never
             .iter()
-            .find(|x| x["kustomization"] == format!("flux-system/{name}"))
+            .find(|x| crate::common::ks(&x["kustomization"]) == format!("flux-system/{name}"))
             .unwrap_or_else(|| panic!("no FS212 for {name}: {f:#?}"))
     };
     let paused = by("paused");
@@ -562,7 +601,10 @@ fn flux_kinds_need_their_crds_when_the_cluster_is_not_bootstrapped() {
     let f = out.json()["findings"].as_array().unwrap().clone();
     let missing = of_rule(&f, "FS203");
     assert_eq!(missing.len(), 1, "{f:#?}");
-    assert_eq!(missing[0]["kustomization"], "flux-system/helm");
+    assert_eq!(
+        crate::common::ks(&missing[0]["kustomization"]),
+        "flux-system/helm"
+    );
     assert!(
         message(missing[0]).contains("not bootstrapped"),
         "{:#}",
@@ -599,7 +641,10 @@ fn crd_presumed_from_a_chart_installed_before_is_info_not_error() {
     assert_eq!(info.len(), 1, "{f:#?}");
     let i = info[0];
     assert_eq!(i["severity"], "info");
-    assert_eq!(i["kustomization"], "flux-system/issuers");
+    assert_eq!(
+        crate::common::ks(&i["kustomization"]),
+        "flux-system/issuers"
+    );
     assert_at(
         i,
         "apps/issuers/issuer.yaml",
@@ -636,7 +681,10 @@ fn crd_presumed_from_a_chart_nothing_waits_for_is_a_warning() {
     assert_eq!(racy.len(), 1, "{f:#?}");
     let r = racy[0];
     assert_eq!(r["severity"], "warning");
-    assert_eq!(r["kustomization"], "flux-system/dashboards");
+    assert_eq!(
+        crate::common::ks(&r["kustomization"]),
+        "flux-system/dashboards"
+    );
     assert_at(
         r,
         "apps/dashboards/servicemonitor.yaml",
@@ -672,7 +720,10 @@ fn helm_crds_in_fluxsim_toml_replace_the_presumption_with_an_exact_check() {
     // dashboards depends on monitoring, which does not wait for its HelmRelease: FS207.
     assert_eq!(f.len(), 1, "{f:#?}");
     assert_eq!(f[0]["rule"], "FS207");
-    assert_eq!(f[0]["kustomization"], "flux-system/dashboards");
+    assert_eq!(
+        crate::common::ks(&f[0]["kustomization"]),
+        "flux-system/dashboards"
+    );
     assert!(
         message(&f[0]).contains("HelmRelease of chart `kube-prometheus-stack`"),
         "{:#}",
@@ -700,7 +751,10 @@ fn chart_in_the_same_kustomization_as_its_custom_resource_deadlocks() {
     let d = &f[0];
     assert_eq!(d["rule"], "FS203");
     assert_eq!(d["severity"], "error");
-    assert_eq!(d["kustomization"], "flux-system/operator");
+    assert_eq!(
+        crate::common::ks(&d["kustomization"]),
+        "flux-system/operator"
+    );
     assert_at(
         d,
         "apps/operator/widget.yaml",
@@ -754,7 +808,10 @@ fn flux_kind_missing_from_a_rendered_gotk_components_names_the_extra_component()
     let f = findings_in(&repo);
     assert_eq!(f.len(), 1, "{f:#?}");
     assert_eq!(f[0]["rule"], "FS203");
-    assert_eq!(f[0]["kustomization"], "flux-system/flux-system");
+    assert_eq!(
+        crate::common::ks(&f[0]["kustomization"]),
+        "flux-system/flux-system"
+    );
     assert_at(
         &f[0],
         "clusters/test/artifacts.yaml",

@@ -329,7 +329,9 @@ fn a_helm_repository_chart_without_fetch_charts_is_not_fetched_and_not_compared(
         .as_array()
         .unwrap()
         .iter()
-        .find(|k| k["kustomization"] == "flux-system/apps-helm/helm/apps/remote")
+        .find(|k| {
+            crate::common::ks(&k["kustomization"]) == "flux-system/apps-helm/helm/apps/remote"
+        })
         .unwrap()
         .clone();
     assert_eq!(remote["change"], "not compared", "{remote:#}");
@@ -386,10 +388,10 @@ fn a_values_change_shows_as_a_deployment_diff_in_the_release() {
     let json = out.json();
     for c in json["clusters"].as_array().unwrap() {
         let ks = c["kustomizations"].as_array().unwrap();
-        let changed: Vec<&str> = ks
+        let changed: Vec<String> = ks
             .iter()
             .filter(|k| k["change"] != "identical")
-            .map(|k| k["kustomization"].as_str().unwrap())
+            .map(|k| crate::common::ks(&k["kustomization"]))
             .collect();
         // The ConfigMap of values changes in apps-helm, the Deployment in the release.
         assert_eq!(
@@ -402,7 +404,9 @@ fn a_values_change_shows_as_a_deployment_diff_in_the_release() {
         );
         let release = ks
             .iter()
-            .find(|k| k["kustomization"] == "flux-system/apps-helm/helm/apps/podinfo")
+            .find(|k| {
+                crate::common::ks(&k["kustomization"]) == "flux-system/apps-helm/helm/apps/podinfo"
+            })
             .unwrap();
         let objects = release["objects"].as_array().unwrap();
         assert_eq!(objects.len(), 1, "{objects:#?}");
@@ -442,7 +446,7 @@ fn prove_helm_detects_a_canary_in_a_values_file_in_the_release_output() {
             format!(
                 "{}:{}",
                 t["cluster"].as_str().unwrap(),
-                t["kustomization"].as_str().unwrap()
+                crate::common::ks(&t["kustomization"]).as_str()
             )
         })
         .collect();
@@ -455,7 +459,7 @@ fn prove_helm_detects_a_canary_in_a_values_file_in_the_release_output() {
             "prod:flux-system/apps-helm/helm/apps/podinfo"
         ]
     );
-    assert_eq!(values["detected_in"], values["expected"]);
+    assert_eq!(values["detectedIn"], values["expected"]);
     // Without --helm there is no release to see it in, and no values canary.
     let plain = fluxsim_in(
         Some(repo.path()),
@@ -789,12 +793,12 @@ fn compare_helm_sees_releases_that_differ_only_by_vars() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|r| r["kustomization"] == format!("flux-system/{PODINFO}"))
+        .find(|r| crate::common::ks(&r["kustomization"]) == format!("flux-system/{PODINFO}"))
         .unwrap_or_else(|| panic!("{json:#}"))
         .clone();
-    assert_eq!(row["same_template"], true, "{row:#}");
-    assert_eq!(row["same_artifact"], false, "{row:#}");
-    assert_eq!(row["differing_vars"], json!(["CLUSTER_NAME", "LOG_LEVEL"]));
+    assert_eq!(row["sameTemplate"], true, "{row:#}");
+    assert_eq!(row["sameArtifact"], false, "{row:#}");
+    assert_eq!(row["differingVars"], json!(["CLUSTER_NAME", "LOG_LEVEL"]));
 }
 
 // graph --helm: the CRD groups a chart at hand installs (its release's CRDs) stand for a
@@ -1065,12 +1069,12 @@ fn a_chart_change_shows_in_the_release_even_with_changed_only() {
     );
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     for c in out.json()["clusters"].as_array().unwrap() {
-        let changed: Vec<&str> = c["kustomizations"]
+        let changed: Vec<String> = c["kustomizations"]
             .as_array()
             .unwrap()
             .iter()
             .filter(|k| k["change"] != "identical")
-            .map(|k| k["kustomization"].as_str().unwrap())
+            .map(|k| crate::common::ks(&k["kustomization"]))
             .collect();
         assert_eq!(changed, [format!("flux-system/{PODINFO}")], "{c:#}");
     }

@@ -38,12 +38,12 @@ fn images_lists_every_container_image_per_cluster_and_kustomization() {
     let clusters = json["clusters"].as_array().unwrap();
     assert_eq!(clusters.len(), 2);
     let dev = &clusters[0];
-    assert_eq!(dev["cluster"], "dev");
+    assert_eq!(dev["name"], "dev");
     let wave1 = dev["kustomizations"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|k| k["kustomization"] == "flux-system/apps-wave-1")
+        .find(|k| crate::common::ks(&k["kustomization"]) == "flux-system/apps-wave-1")
         .unwrap();
     // Flux's `spec.images` override is applied by the build: 2.14.1, not the manifest's 2.13.0.
     let images: Vec<&str> = wave1["images"]

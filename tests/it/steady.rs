@@ -360,7 +360,7 @@ fn suspended_kustomization_is_reported_with_a_note_and_never_compared() {
         let ks = json["clusters"][0]["kustomizations"].as_array().unwrap();
         let change = |name: &str| {
             ks.iter()
-                .find(|k| k["kustomization"] == name)
+                .find(|k| crate::common::ks(&k["kustomization"]) == name)
                 .map(|k| k["change"].clone())
                 .unwrap()
         };
