@@ -799,7 +799,7 @@ pub fn compare_json(c: &ClusterComparison) -> Value {
         json_doc::kustomization_refs(k, "kustomization");
     });
     json_doc::each(&mut v, "vars", |var| {
-        json_doc::kustomization_refs(var, "usedBy")
+        json_doc::kustomization_refs(var, "usedBy");
     });
     json_doc::document("CompareReport", v)
 }
