@@ -368,7 +368,12 @@ pub fn diff_text(d: &RevisionDiff, layout: Layout) -> String {
     let mut out = layout.wrap(
         "",
         &if d.identical() {
-            format!("diff: identical: {}", plain_of(&DiffCounts(d)))
+            let n: usize = d.clusters.iter().map(|c| c.kustomizations.len()).sum();
+            format!(
+                "diff: identical: {} of {}",
+                super::plural(n, "artifact"),
+                super::plural(d.clusters.len(), "cluster")
+            )
         } else {
             format!("diff: {}", plain_of(&DiffCounts(d)))
         },
