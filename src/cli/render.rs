@@ -73,7 +73,7 @@ pub(crate) struct RenderFlags {
 
 /// `--cluster-root`: `NAME=PATH`, the name not empty.
 // The value parsers of clap: clap shows the String as the reason after the flag, so a
-// String is the type it asks for (these three are the only String errors left).
+// String is the type it asks for (a handful of String errors are left, each with a comment why).
 fn name_eq_path(arg: &str) -> Result<String, String> {
     match arg.split_once('=') {
         Some((name, _)) if !name.is_empty() => Ok(arg.to_string()),

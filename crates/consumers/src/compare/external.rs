@@ -73,22 +73,27 @@ fn changes(old: &ArtifactObject, new: &ArtifactObject, show_secrets: bool) -> St
     out
 }
 
+/// Why an external Kustomization is not proven unchanged: what changed between base and head,
+/// or what could not be checked. A verdict shown to the user, not a failure of fluxsim.
+#[derive(Debug)]
+pub(super) struct Unproven(pub(super) String);
+
 /// One input of an external Kustomization, in base and head.
 fn same_object(
     what: &ObjectId,
     base: &BTreeMap<&ObjectId, &ArtifactObject>,
     head: &BTreeMap<&ObjectId, &ArtifactObject>,
     show_secrets: bool,
-) -> Result<bool, String> {
+) -> Result<bool, Unproven> {
     match (base.get(what), head.get(what)) {
         (Some(b), Some(h)) if b.yaml == h.yaml => Ok(true),
-        (Some(b), Some(h)) => Err(format!(
+        (Some(b), Some(h)) => Err(Unproven(format!(
             "{} changed: {}",
             short(what),
             changes(b, h, show_secrets)
-        )),
-        (Some(_), None) => Err(format!("{} is applied in base only", short(what))),
-        (None, Some(_)) => Err(format!("{} is applied in head only", short(what))),
+        ))),
+        (Some(_), None) => Err(Unproven(format!("{} is applied in base only", short(what)))),
+        (None, Some(_)) => Err(Unproven(format!("{} is applied in head only", short(what)))),
         (None, None) => Ok(false),
     }
 }
@@ -101,9 +106,9 @@ pub(super) fn external_unchanged(
     base: &ClusterRender,
     head: &ClusterRender,
     show_secrets: bool,
-) -> Result<String, String> {
+) -> Result<String, Unproven> {
     if !matches!(bk.status, Status::External(_)) || !matches!(hk.status, Status::External(_)) {
-        return Err("not external in both revisions".into());
+        return Err(Unproven("not external in both revisions".into()));
     }
     let (bo, ho) = (objects(base), objects(head));
     let ks = &bk.kustomization;
@@ -114,10 +119,10 @@ pub(super) fn external_unchanged(
         name: ks.id.name.clone(),
     };
     if !same_object(&own, &bo, &ho, show_secrets)? {
-        return Err(format!(
+        return Err(Unproven(format!(
             "{} is applied by no rendered Kustomization, so its spec cannot be compared",
             short(&own)
-        ));
+        )));
     }
     let mut checked = vec!["its Kustomization object".to_string()];
     // The object's bytes being the same, so is every field read below.
@@ -147,12 +152,12 @@ pub(super) fn external_unchanged(
             all.sort();
             all.dedup();
             for m in &all {
-                same_object(m, &bo, &ho, show_secrets).map_err(|e| {
-                    format!(
+                same_object(m, &bo, &ho, show_secrets).map_err(|Unproven(e)| {
+                    Unproven(format!(
                         "{} is not in the repository and may be made by {}: {e}",
                         short(&source),
                         short(m)
-                    )
+                    ))
                 })?;
             }
             checked.push(if all.is_empty() {

@@ -405,7 +405,7 @@ fn diff_cluster(
                         change = Change::ExternalUnchanged;
                         external = Some(checked);
                     }
-                    Err(why) => external = Some(why),
+                    Err(external::Unproven(why)) => external = Some(why),
                 }
             }
         }

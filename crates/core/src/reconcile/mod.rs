@@ -172,6 +172,7 @@ mod tests {
         }
     }
 
+    // String: see `resolve_with`.
     /// Resolves at the settled step of the fixed point, without `--strict-sources`.
     fn resolve_vars(
         k: &Kustomization,
@@ -184,6 +185,8 @@ mod tests {
         })
     }
 
+    // The String is the Kustomization's failure message, as the controller words it: kept in the
+    // fixed point's state, cloned into the status, never matched on.
     fn resolve_with(
         k: &Kustomization,
         w: &World,
