@@ -67,10 +67,19 @@ fn counts(c: &Counts) -> String {
 fn summary(a: &Analysis, out: &mut String) {
     let _ = writeln!(
         out,
-        "fluxsim review: {} -> {}",
+        "{}: {} -> {}",
+        one_line(&a.title),
         one_line(&a.base),
         one_line(&a.head)
     );
+    if let Some(v) = &a.verdict {
+        let mark = match v.passed {
+            Some(true) => "PASS: ",
+            Some(false) => "FAIL: ",
+            None => "",
+        };
+        out.push_str(&wrap(mark, "  ", &one_line(&v.text)));
+    }
     let changed = a.clusters.iter().filter(|c| c.changed()).count();
     let _ = writeln!(
         out,
@@ -204,6 +213,12 @@ fn lists(a: &Analysis, out: &mut String) {
             }
         }
     }
+    if !a.notes.is_empty() {
+        out.push('\n');
+        for n in &a.notes {
+            out.push_str(&wrap("", "  ", &one_line(n)));
+        }
+    }
     let h = a.hidden();
     if h.total() > 0 {
         out.push('\n');
@@ -319,6 +334,12 @@ pub fn report(a: &Analysis) -> String {
                     "Kustomizations or HelmReleases"
                 )
             );
+        }
+    }
+    for s in &a.sections {
+        let _ = writeln!(out, "\n{} ({}):", one_line(&s.title), s.items.len());
+        for i in &s.items {
+            out.push_str(&wrap("  - ", "    ", &one_line(i)));
         }
     }
     out

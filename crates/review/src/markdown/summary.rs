@@ -214,13 +214,31 @@ fn push_list(out: &mut String, flavor: Flavor, title: &str, items: &[String], ca
     }
 }
 
-/// The report's title line.
+/// The report's title line: the verdict's mark, the revisions, the verdict.
 pub(crate) fn title(a: &Analysis) -> String {
+    let mark = match a.verdict.as_ref().and_then(|v| v.passed) {
+        Some(true) => "✅ ",
+        Some(false) => "❌ ",
+        None => "",
+    };
+    let verdict = a
+        .verdict
+        .as_ref()
+        .map(|v| format!(": {}", md_message(&first_line(&v.text))))
+        .unwrap_or_default();
     format!(
-        "## fluxsim review: {} → {}\n\n",
+        "## {mark}{}: {} → {}{verdict}\n\n",
+        md_text(&a.title),
         md_code(&a.base),
         md_code(&a.head)
     )
+}
+
+/// The caller's sentences, one paragraph each.
+fn notes(a: &Analysis, out: &mut String) {
+    for n in &a.notes {
+        let _ = write!(out, "{}\n\n", md_message(&first_line(n)));
+    }
 }
 
 /// The totals: one line per kind, and the counts of the lists.
@@ -399,11 +417,30 @@ pub(crate) fn summary(a: &Analysis, flavor: Flavor, level: Level, link: Option<&
     );
     push_list(&mut out, flavor, "Image changes", &l.images, level.items);
     push_list(&mut out, flavor, "⚠️ Hazards", &l.hazards, level.items);
+    notes(a, &mut out);
     hidden_note(a, &mut out);
     if let Some(link) = link {
         out.push_str(link);
     }
     out
+}
+
+/// The caller's sections (`prove`'s canaries), folded, after the details.
+pub(crate) fn sections(a: &Analysis) -> Vec<Block> {
+    a.sections
+        .iter()
+        .map(|s| Block::Fold {
+            summary: format!("{} ({})", crate::escape::html(&s.title, true), s.items.len()),
+            open: false,
+            children: vec![Block::Lines(
+                s.items
+                    .iter()
+                    .map(|i| format!("- {}\n", md_message(&first_line(i))))
+                    .chain(std::iter::once("\n".to_string()))
+                    .collect(),
+            )],
+        })
+        .collect()
 }
 
 /// What the summary at `level` left out of its lists and table: the same, in full, as a
