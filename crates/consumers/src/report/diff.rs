@@ -239,7 +239,7 @@ fn failures_markdown(d: &RevisionDiff, doc: &mut Markdown) {
     }
 }
 
-fn problems(k: &KustomizationDiff) -> Vec<String> {
+pub(crate) fn problems(k: &KustomizationDiff) -> Vec<String> {
     // Below a failed parent: its error is printed first, with the parent.
     if k.blocked_by.is_some() {
         let short = |p: &String| {
@@ -810,7 +810,7 @@ pub struct Proof<'a> {
 }
 
 /// `dev: 9/9 artifacts identical; canaries 2/2 detected, 2/2 restored`.
-struct CanarySummary<'a>(&'a Proof<'a>, &'a ClusterDiff);
+pub(crate) struct CanarySummary<'a>(pub(crate) &'a Proof<'a>, pub(crate) &'a ClusterDiff);
 
 impl Inline for CanarySummary<'_> {
     fn put(&self, w: &mut Out<'_>) {
@@ -832,7 +832,7 @@ impl Inline for CanarySummary<'_> {
 }
 
 /// One line of what the canaries found.
-enum CanaryLine<'a> {
+pub(crate) enum CanaryLine<'a> {
     /// A canary: where it was planted and whether it was seen where expected, and undone.
     Canary(&'a crate::canary::Outcome),
     /// An artifact that changed though no canary should have changed it.
@@ -843,7 +843,7 @@ enum CanaryLine<'a> {
     NonePlanted,
 }
 
-fn canary_lines<'a>(p: &'a Proof<'_>) -> Vec<CanaryLine<'a>> {
+pub(crate) fn canary_lines<'a>(p: &'a Proof<'_>) -> Vec<CanaryLine<'a>> {
     let c = p.canaries;
     let none = c.canaries.is_empty().then_some(CanaryLine::NonePlanted);
     none.into_iter()
@@ -947,7 +947,7 @@ impl Inline for BlindLine<'_> {
 }
 
 /// `PASS`, or `FAIL:` and why.
-struct Verdict<'a>(&'a Proof<'a>);
+pub(crate) struct Verdict<'a>(&'a Proof<'a>);
 
 impl Inline for Verdict<'_> {
     fn put(&self, w: &mut Out<'_>) {
