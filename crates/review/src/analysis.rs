@@ -302,6 +302,14 @@ impl Analysis {
         t
     }
 
+    /// Whether any cluster has a unit of this kind (in either revision).
+    #[must_use]
+    pub fn has(&self, kind: UnitKind) -> bool {
+        self.clusters
+            .iter()
+            .any(|c| c.units.iter().any(|u| u.kind == kind))
+    }
+
     /// Whether anything at all is to be reported.
     #[must_use]
     pub fn changed(&self) -> bool {

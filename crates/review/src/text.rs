@@ -80,14 +80,27 @@ fn summary(a: &Analysis, out: &mut String) {
         };
         out.push_str(&wrap(mark, "  ", &one_line(&v.text)));
     }
-    let changed = a.clusters.iter().filter(|c| c.changed()).count();
-    let _ = writeln!(
-        out,
-        "Kustomizations: {}\nHelmReleases: {}\n{changed} of {} changed",
-        counts(&a.totals(UnitKind::Kustomization)),
-        counts(&a.totals(UnitKind::HelmRelease)),
-        plural(a.clusters.len(), "cluster", "clusters")
-    );
+    // A verdict says it in one line; the per-cluster lines below have the counts.
+    if a.verdict.is_none() {
+        let changed = a.clusters.iter().filter(|c| c.changed()).count();
+        let _ = writeln!(
+            out,
+            "Kustomizations: {}",
+            counts(&a.totals(UnitKind::Kustomization))
+        );
+        if a.has(UnitKind::HelmRelease) {
+            let _ = writeln!(
+                out,
+                "HelmReleases: {}",
+                counts(&a.totals(UnitKind::HelmRelease))
+            );
+        }
+        let _ = writeln!(
+            out,
+            "{changed} of {} changed",
+            plural(a.clusters.len(), "cluster", "clusters")
+        );
+    }
     for c in &a.clusters {
         for f in &c.failures {
             let _ = writeln!(

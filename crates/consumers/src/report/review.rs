@@ -339,11 +339,23 @@ fn canary_note(p: &Proof<'_>) -> String {
     }
     let n = c.canaries.len();
     if c.passed() {
+        use crate::canary::Scope;
+        let count = |f: fn(&Scope) -> bool| c.canaries.iter().filter(|x| f(&x.plan.scope)).count();
+        let mut where_ = Vec::new();
+        for (k, one, many) in [
+            (count(|s| matches!(s, Scope::Overlay { .. })), "cluster overlay", "cluster overlays"),
+            (count(|s| matches!(s, Scope::Shared)), "shared file", "shared files"),
+            (count(|s| matches!(s, Scope::Values)), "values file", "values files"),
+        ] {
+            if k > 0 {
+                where_.push(format!("{k} {}", if k == 1 { one } else { many }));
+            }
+        }
         format!(
-            "🐤 The canaries prove the diff is not blind: {} planted in head (in a cluster's \
-             overlay and in a shared file) {} seen in exactly the artifacts expected, and every \
-             digest came back when they were removed.",
+            "🐤 The canaries prove this diff sees changes: {} planted in head ({}) {} seen in \
+             exactly the artifacts expected and undone cleanly.",
             plural(n, "change"),
+            where_.join(", "),
             if n == 1 { "was" } else { "were" }
         )
     } else {

@@ -140,11 +140,18 @@ fn summary(a: &Analysis, out: &mut String) {
     }
     let changed: Vec<&ClusterReview> = a.clusters.iter().filter(|c| c.changed()).collect();
     if !changed.is_empty() {
+        let helm = if a.has(UnitKind::HelmRelease) {
+            format!(
+                " · <strong>HelmReleases</strong>: {}",
+                totals_text(&a.totals(UnitKind::HelmRelease))
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "<p><strong>Kustomizations</strong>: {} · <strong>HelmReleases</strong>: {} · in {} of {}</p>",
+            "<p><strong>Kustomizations</strong>: {}{helm} · in {} of {}</p>",
             totals_text(&a.totals(UnitKind::Kustomization)),
-            totals_text(&a.totals(UnitKind::HelmRelease)),
             changed.len(),
             plural(a.clusters.len(), "cluster", "clusters")
         );

@@ -237,7 +237,7 @@ pub(crate) fn title(a: &Analysis) -> String {
 /// The caller's sentences, one paragraph each.
 fn notes(a: &Analysis, out: &mut String) {
     for n in &a.notes {
-        let _ = write!(out, "{}\n\n", md_message(&first_line(n)));
+        let _ = write!(out, "{}\n\n", md_message(&n.replace('\n', " ")));
     }
 }
 
@@ -249,11 +249,15 @@ fn totals(a: &Analysis, l: &Lists, out: &mut String) {
         a.totals(UnitKind::HelmRelease),
     );
     if a.changed() {
+        let helm = if a.has(UnitKind::HelmRelease) {
+            format!(" · **HelmReleases**: {}", counts_text(&h))
+        } else {
+            String::new()
+        };
         let _ = write!(
             out,
-            "**Kustomizations**: {} · **HelmReleases**: {} · in {} of {}\n\n",
+            "**Kustomizations**: {}{helm} · in {} of {}\n\n",
             counts_text(&k),
-            counts_text(&h),
             changed,
             plural(a.clusters.len(), "cluster", "clusters")
         );
