@@ -492,7 +492,7 @@ fn action_steps_on_a_fixture_pull_request_produce_the_comments_and_the_whole_rep
     // The verdict in words, both revisions as short commits.
     let head = git(clone.path(), &["rev-parse", "HEAD"]);
     let title = format!(
-        "## ✅ fluxsim prove: `{}` → `HEAD ({})`: 2 Kustomizations change, the proof holds\n",
+        "## ✅ fluxsim prove: `{}` → `HEAD ({})`: 4 Kustomizations change in 2 of 2 clusters, the proof holds\n",
         &base.trim()[..12],
         &head.trim()[..12]
     );

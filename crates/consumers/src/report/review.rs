@@ -196,11 +196,10 @@ fn changed_entries(d: &RevisionDiff) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(" and "))
 }
 
-/// The diff's verdict in words: what changes, where, and what could not be compared.
-fn diff_verdict(d: &RevisionDiff) -> String {
+/// `4 Kustomizations change in 2 of 3 clusters`, `nothing changes in 3 clusters`.
+fn what_changes(d: &RevisionDiff) -> String {
     let clusters = d.clusters.iter().filter(|c| c.changed()).count();
-    let not_compared = d.not_compared();
-    let mut text = match changed_entries(d) {
+    match changed_entries(d) {
         Some(what) => format!(
             "{what} {} in {clusters} of {}",
             if what.starts_with("1 ") && !what.contains(" and ") {
@@ -211,19 +210,30 @@ fn diff_verdict(d: &RevisionDiff) -> String {
             plural(d.clusters.len(), "cluster")
         ),
         None if d.changed() => "objects move between Kustomizations".to_string(),
-        None if not_compared == 0 => format!(
-            "identical: nothing changes in {}",
-            plural(d.clusters.len(), "cluster")
-        ),
-        None => "nothing else changes".to_string(),
-    };
-    if not_compared > 0 {
-        text = format!(
-            "{}; {text}",
-            plural(not_compared, "Kustomization") + " not compared"
-        );
+        None => format!("nothing changes in {}", plural(d.clusters.len(), "cluster")),
     }
-    text
+}
+
+/// The diff's verdict in words: what changes, where, and what could not be compared.
+fn diff_verdict(d: &RevisionDiff) -> String {
+    let not_compared = d.not_compared();
+    if not_compared == 0 {
+        let what = what_changes(d);
+        return if d.changed() {
+            what
+        } else {
+            format!("identical: {what}")
+        };
+    }
+    let what = if d.changed() {
+        what_changes(d)
+    } else {
+        "nothing else changes".to_string()
+    };
+    format!(
+        "{} not compared; {what}",
+        plural(not_compared, "Kustomization")
+    )
 }
 
 /// The summary's sentences every diff may add: moves without an outage, what head took from
@@ -292,17 +302,7 @@ pub fn diff_review(d: &RevisionDiff, images: &[ClusterImageDiff]) -> Review {
 
 /// The proof's verdict in words: what changes, and whether the proof holds (and if not, why).
 fn prove_verdict(p: &Proof<'_>) -> String {
-    let what = match changed_entries(p.diff) {
-        Some(what) => format!(
-            "{what} {}",
-            if what.starts_with("1 ") && !what.contains(" and ") {
-                "changes"
-            } else {
-                "change"
-            }
-        ),
-        None => "nothing changes".to_string(),
-    };
+    let what = what_changes(p.diff);
     if p.passed {
         let mut text = format!("{what}, the proof holds");
         if !p.blind.is_empty() {
