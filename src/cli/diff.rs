@@ -5,12 +5,12 @@ use super::{passed_or_finding, Outcome, Output, Status};
 use crate::cache::BuildCache;
 use crate::canary;
 use crate::compare::{compare_clusters, diff_revisions, DiffOptions, RevisionDiff};
-use crate::review;
 use crate::model::RepoRender;
 use crate::render::revisions::{render_after, render_revision, RevisionRender, RevisionSlot};
 use crate::render::{build_cache, load_tree_known, make_builder, render_tree_cached, RepoOptions};
 use crate::report::diff as report;
 use crate::report::limit::Kind;
+use crate::review;
 
 /// Output formats of `compare` (and `images`).
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -429,7 +429,10 @@ fn base_config_strip(repo: &std::path::Path, commit: &str) -> anyhow::Result<Vec
         // No fluxsim.toml in the base: nothing to strip.
         return Ok(Vec::new());
     }
-    let bytes: u64 = String::from_utf8_lossy(&size.stdout).trim().parse().unwrap_or(0);
+    let bytes: u64 = String::from_utf8_lossy(&size.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0);
     if bytes > CONFIG_MAX {
         anyhow::bail!("{file} in the base revision is {bytes} bytes, more than {CONFIG_MAX}");
     }
@@ -551,10 +554,8 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Outcome {
     let diff = &pair.diff;
     let images = image_changes(&pair.base.clusters, pair.head.clusters());
     let filters = args.view.filters(&pair.config_strip)?;
-    let analysis = review::analysis::analyze(
-        &crate::report::review::diff_review(diff, &images),
-        &filters,
-    );
+    let analysis =
+        review::analysis::analyze(&crate::report::review::diff_review(diff, &images), &filters);
     let mut json = report::diff_json(diff);
     crate::report::review::add_to_json(&mut json, diff, &analysis);
     // What could not be compared is never taken for identical.

@@ -237,7 +237,11 @@ esac
     // Parts of another marker are refused.
     let other = tmp.path().join("other.md");
     fs::write(&other, "<!-- fluxsim-comment: other part 2 -->\nx\n").unwrap();
-    let env = [("PATH", path.as_str()), ("GITHUB_REPOSITORY", "o/r"), ("PR_NUMBER", "1")];
+    let env = [
+        ("PATH", path.as_str()),
+        ("GITHUB_REPOSITORY", "o/r"),
+        ("PR_NUMBER", "1"),
+    ];
     let (code, _, err) = run_script(
         "post-comment",
         &[one.to_str().unwrap(), other.to_str().unwrap()],
@@ -374,7 +378,11 @@ esac
     );
     let one = tmp.path().join("body-1.md");
     // A body with what JSON must escape.
-    fs::write(&one, "<!-- fluxsim-comment: fluxsim -->\n\"quoted\" \\ `x`\n").unwrap();
+    fs::write(
+        &one,
+        "<!-- fluxsim-comment: fluxsim -->\n\"quoted\" \\ `x`\n",
+    )
+    .unwrap();
     let log = tmp.path().join("curl.log");
     let path = with_path(tmp.path());
     let comments = r#"[{"id": 7, "body": "<!-- fluxsim-comment: fluxsim -->\nold"},
@@ -473,7 +481,10 @@ fn action_steps_on_a_fixture_pull_request_produce_the_comments_and_the_whole_rep
             ("EXPECT", "any"),
             ("ARGS", "--strip-label example.com/none"),
             ("SARIF", "true"),
-            ("REPORT_URL", "https://github.example/org/fleet/actions/runs/9"),
+            (
+                "REPORT_URL",
+                "https://github.example/org/fleet/actions/runs/9",
+            ),
             ("FLUXSIM", env!("CARGO_BIN_EXE_fluxsim")),
             ("FLUXSIM_CACHE_DIR", cache.path().to_str().unwrap()),
             ("OUT", out.path().to_str().unwrap()),
@@ -512,7 +523,13 @@ fn action_steps_on_a_fixture_pull_request_produce_the_comments_and_the_whole_rep
         "{report}"
     );
     // Every report of the run, for the artifact.
-    for f in ["report.html", "report.json", "report.txt", "report.md", "comment-1.md"] {
+    for f in [
+        "report.html",
+        "report.json",
+        "report.txt",
+        "report.md",
+        "comment-1.md",
+    ] {
         assert!(out.path().join("report").join(f).is_file(), "{f}");
     }
     let first = fs::read_to_string(out.path().join("report/comment-1.md")).unwrap();

@@ -77,7 +77,15 @@ fn pure_refactor_proves_identical_with_every_canary_detected_and_restored() {
     commit_all(repo.path(), "refactor");
     let out = run(
         repo.path(),
-        &["prove", "--base", "HEAD~1", "--head", "HEAD"],
+        &[
+            "prove",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD~1",
+            "--head",
+            "HEAD",
+        ],
     );
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(
@@ -185,7 +193,18 @@ fn an_object_moved_between_kustomizations_is_a_move_with_the_prune_warning() {
         assert_eq!(m["to"], "flux-system/platform");
         assert_eq!(m["prune_outage"], true);
     }
-    let text = run(repo.path(), &["diff", "--base", "HEAD", "--cluster", "dev"]);
+    let text = run(
+        repo.path(),
+        &[
+            "diff",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--cluster",
+            "dev",
+        ],
+    );
     assert!(
         text.stdout
             .contains("warning: flux-system/platform-config has prune: true"),
@@ -203,6 +222,8 @@ fn a_blind_canary_fails_the_proof() {
         repo.path(),
         &[
             "prove",
+            "--diff-style",
+            "lines",
             "--base",
             "HEAD",
             "--canary-path",
@@ -256,7 +277,10 @@ fn prove_expecting_identical_fails_on_a_change_even_with_good_canaries() {
         "LOG_LEVEL: info",
         "LOG_LEVEL: warn",
     );
-    let out = run(repo.path(), &["prove", "--base", "HEAD"]);
+    let out = run(
+        repo.path(),
+        &["prove", "--diff-style", "lines", "--base", "HEAD"],
+    );
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout
@@ -266,7 +290,15 @@ fn prove_expecting_identical_fails_on_a_change_even_with_good_canaries() {
     );
     let ok = run(
         repo.path(),
-        &["prove", "--base", "HEAD", "--expect", "changed"],
+        &[
+            "prove",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--expect",
+            "changed",
+        ],
     );
     assert_eq!(ok.code, 0, "{}{}", ok.stdout, ok.stderr);
 }
@@ -310,7 +342,18 @@ fn a_head_that_fails_to_render_is_not_compared_naming_the_error() {
         "  - vippool.yaml\n",
         "  - missing.yaml\n",
     );
-    let out = run(repo.path(), &["diff", "--base", "HEAD", "--cluster", "dev"]);
+    let out = run(
+        repo.path(),
+        &[
+            "diff",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--cluster",
+            "dev",
+        ],
+    );
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout
@@ -358,7 +401,15 @@ fn markdown_summary_has_a_table_per_cluster_and_collapsed_diffs() {
     );
     let out = run(
         repo.path(),
-        &["diff", "--base", "HEAD", "--format", "markdown"],
+        &[
+            "diff",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--format",
+            "markdown",
+        ],
     );
     assert_eq!(out.code, 1);
     let md = &out.stdout;
@@ -755,7 +806,10 @@ fn fails_in_both() -> tempfile::TempDir {
 #[test]
 fn a_kustomization_failing_in_both_revisions_is_not_compared_and_fails_the_diff() {
     let repo = fails_in_both();
-    let out = run(repo.path(), &["diff", "--base", "HEAD"]);
+    let out = run(
+        repo.path(),
+        &["diff", "--diff-style", "lines", "--base", "HEAD"],
+    );
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout.contains(
@@ -806,7 +860,15 @@ fn a_kustomization_failing_in_both_revisions_is_not_compared_and_fails_the_diff(
 
     let md = run(
         repo.path(),
-        &["diff", "--base", "HEAD", "--format", "markdown"],
+        &[
+            "diff",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--format",
+            "markdown",
+        ],
     );
     assert_eq!(md.code, 1);
     assert!(
@@ -838,7 +900,10 @@ fn a_change_next_to_a_kustomization_that_cannot_be_compared_is_reported_with_bot
         "flux-system/broken".into(),
         "not compared".into()
     )));
-    let text = run(repo.path(), &["diff", "--base", "HEAD"]);
+    let text = run(
+        repo.path(),
+        &["diff", "--diff-style", "lines", "--base", "HEAD"],
+    );
     assert!(
         text.stdout.ends_with("result: changed; 2 not compared\n"),
         "{}",
@@ -849,7 +914,10 @@ fn a_change_next_to_a_kustomization_that_cannot_be_compared_is_reported_with_bot
 #[test]
 fn prove_is_blind_where_nothing_rendered_unless_allowed_and_then_lists_it() {
     let repo = fails_in_both();
-    let out = run(repo.path(), &["prove", "--base", "HEAD"]);
+    let out = run(
+        repo.path(),
+        &["prove", "--diff-style", "lines", "--base", "HEAD"],
+    );
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout.contains(
@@ -858,7 +926,17 @@ fn prove_is_blind_where_nothing_rendered_unless_allowed_and_then_lists_it() {
         "{}",
         out.stdout
     );
-    let allowed = run(repo.path(), &["prove", "--base", "HEAD", "--allow-blind"]);
+    let allowed = run(
+        repo.path(),
+        &[
+            "prove",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--allow-blind",
+        ],
+    );
     assert_eq!(allowed.code, 0, "{}{}", allowed.stdout, allowed.stderr);
     assert!(
         allowed.stdout.contains(
@@ -932,6 +1010,8 @@ fn a_shared_canary_missing_from_an_artifact_prints_only_that_artifact_with_why()
         repo.path(),
         &[
             "prove",
+            "--diff-style",
+            "lines",
             "--base",
             "HEAD",
             "--canary-path",
@@ -1079,7 +1159,20 @@ fn a_parent_failing_in_either_revision_makes_its_children_not_compared_not_remov
             assert_eq!(f["below"], below.len() / 2, "{f:#}");
             assert!(f["error"].as_str().unwrap().contains("apps.yaml"));
         }
-        let text = run(repo.path(), &["diff", ".", "--base", from, "--head", to]).stdout;
+        let text = run(
+            repo.path(),
+            &[
+                "diff",
+                "--diff-style",
+                "lines",
+                ".",
+                "--base",
+                from,
+                "--head",
+                to,
+            ],
+        )
+        .stdout;
         let second = text.lines().nth(1).unwrap_or_default();
         assert!(
             second.starts_with(&format!(
@@ -1091,7 +1184,16 @@ fn a_parent_failing_in_either_revision_makes_its_children_not_compared_not_remov
         let md = run(
             repo.path(),
             &[
-                "diff", ".", "--base", from, "--head", to, "--format", "markdown",
+                "diff",
+                "--diff-style",
+                "lines",
+                ".",
+                "--base",
+                from,
+                "--head",
+                to,
+                "--format",
+                "markdown",
             ],
         )
         .stdout;
@@ -1100,7 +1202,16 @@ fn a_parent_failing_in_either_revision_makes_its_children_not_compared_not_remov
         let prove = run(
             repo.path(),
             &[
-                "prove", ".", "--base", from, "--head", to, "--format", "markdown",
+                "prove",
+                "--diff-style",
+                "lines",
+                ".",
+                "--base",
+                from,
+                "--head",
+                to,
+                "--format",
+                "markdown",
             ],
         )
         .stdout;
@@ -1137,7 +1248,10 @@ fn an_external_kustomization_unchanged_in_both_revisions_is_identical_and_the_pr
         repo.path().join("apps/web/sub/configmap.yaml"),
     )
     .unwrap();
-    let out = run(repo.path(), &["prove", "--base", "HEAD"]);
+    let out = run(
+        repo.path(),
+        &["prove", "--diff-style", "lines", "--base", "HEAD"],
+    );
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout
@@ -1196,7 +1310,18 @@ fn an_external_kustomization_whose_source_changed_is_not_compared_naming_the_cha
         kustomization_diff(&json, "flux-system/tenants")["change"],
         "external unchanged"
     );
-    let prove = run(repo.path(), &["prove", "--base", "HEAD", "--expect", "any"]);
+    let prove = run(
+        repo.path(),
+        &[
+            "prove",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--expect",
+            "any",
+        ],
+    );
     assert_eq!(prove.code, 1, "{}{}", prove.stdout, prove.stderr);
     assert!(
         prove

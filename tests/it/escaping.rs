@@ -315,7 +315,15 @@ fn markdown_report_escapes_an_html_comment_in_a_kustomization_name() {
     let repo = hostile_repo();
     let md = run(
         repo.path(),
-        &["diff", "--base", "HEAD", "--format", "markdown"],
+        &[
+            "diff",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--format",
+            "markdown",
+        ],
     )
     .stdout;
     assert!(
@@ -353,7 +361,15 @@ fn markdown_diff_fence_is_longer_than_the_repositorys_backtick_runs() {
     let repo = hostile_repo();
     let md = run(
         repo.path(),
-        &["diff", "--base", "HEAD", "--format", "markdown"],
+        &[
+            "diff",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--format",
+            "markdown",
+        ],
     )
     .stdout;
     // The ConfigMap's value holds a run of 8 backticks, shown in the diff: a fence of 9.
@@ -374,7 +390,15 @@ fn markdown_prove_escapes_paths_errors_and_file_names() {
     let md = run(
         repo.path(),
         &[
-            "prove", "--base", "HEAD", "--expect", "any", "--format", "markdown",
+            "prove",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--expect",
+            "any",
+            "--format",
+            "markdown",
         ],
     )
     .stdout;

@@ -255,10 +255,7 @@ pub fn mask_pair(base: Option<&Value>, head: Option<&Value>) -> (Option<Value>, 
         }
         v
     };
-    (
-        base.map(|b| masked(b, None)),
-        head.map(|h| masked(h, base)),
-    )
+    (base.map(|b| masked(b, None)), head.map(|h| masked(h, base)))
 }
 
 /// The `data.KEY` and `stringData.KEY` of a Secret present in both and with another value:
@@ -354,7 +351,10 @@ mod tests {
         assert_eq!(h["data"]["password"], "**SECRET** (changed)");
         assert_eq!(h["stringData"]["plain"], SECRET_MASK);
         let shown = format!("{b}{h}");
-        assert!(!shown.contains("hunter2") && !shown.contains("c2VjcmV0"), "{shown}");
+        assert!(
+            !shown.contains("hunter2") && !shown.contains("c2VjcmV0"),
+            "{shown}"
+        );
         let cm = parse("apiVersion: v1\ndata:\n  a: b\nkind: ConfigMap\nmetadata:\n  name: c\n");
         assert_eq!(mask_pair(Some(&cm), None).0.unwrap(), cm);
     }

@@ -326,9 +326,7 @@ fn thousands_of_changed_clusters_keep_their_totals_in_the_first_comment() {
     };
     let parts = comments(&analyze(&review, &Filters::new()), &github(65_536)).unwrap();
     let first = &parts[0];
-    assert!(first.contains(
-        "**Kustomizations**: 2500 added · in 2500 of 2500 clusters"
-    ));
+    assert!(first.contains("**Kustomizations**: 2500 added · in 2500 of 2500 clusters"));
     assert!(first.contains("more changed: listed after the details."));
     let all = parts.join("\n");
     assert!(all.contains("**Changed clusters** (2500)"));

@@ -593,7 +593,11 @@ fn diff_objects(
             (Some(o), Some(n)) if o.yaml == n.yaml => continue,
             _ => Change::Changed,
         };
-        if !old.into_iter().chain(new).all(|x| opts.present.shows(&x.object)) {
+        if !old
+            .into_iter()
+            .chain(new)
+            .all(|x| opts.present.shows(&x.object))
+        {
             left_out += 1;
             continue;
         }

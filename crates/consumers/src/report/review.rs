@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 
 use review::analysis::{Analysis, UnitReview};
 use review::model::{
-    Cluster, Deletion, Failure, ImageBump, Object, ObjectId as ReviewId, Order, Presence,
-    Review, Section, Status, Unit, UnitKind, Verdict,
+    Cluster, Deletion, Failure, ImageBump, Object, ObjectId as ReviewId, Order, Presence, Review,
+    Section, Status, Unit, UnitKind, Verdict,
 };
 use serde_json::{json, Value};
 
@@ -189,7 +189,11 @@ fn changed_entries(d: &RevisionDiff) -> Option<String> {
     let parts: Vec<String> = counts
         .iter()
         .map(|(kind, n)| {
-            let word = if *n == 1 { kind.as_str() } else { kind.plural() };
+            let word = if *n == 1 {
+                kind.as_str()
+            } else {
+                kind.plural()
+            };
             format!("{n} {word}")
         })
         .collect();
@@ -343,9 +347,21 @@ fn canary_note(p: &Proof<'_>) -> String {
         let count = |f: fn(&Scope) -> bool| c.canaries.iter().filter(|x| f(&x.plan.scope)).count();
         let mut where_ = Vec::new();
         for (k, one, many) in [
-            (count(|s| matches!(s, Scope::Overlay { .. })), "cluster overlay", "cluster overlays"),
-            (count(|s| matches!(s, Scope::Shared)), "shared file", "shared files"),
-            (count(|s| matches!(s, Scope::Values)), "values file", "values files"),
+            (
+                count(|s| matches!(s, Scope::Overlay { .. })),
+                "cluster overlay",
+                "cluster overlays",
+            ),
+            (
+                count(|s| matches!(s, Scope::Shared)),
+                "shared file",
+                "shared files",
+            ),
+            (
+                count(|s| matches!(s, Scope::Values)),
+                "values file",
+                "values files",
+            ),
         ] {
             if k > 0 {
                 where_.push(format!("{k} {}", if k == 1 { one } else { many }));
@@ -399,7 +415,7 @@ pub fn prove_review(p: &Proof<'_>, images: &[ClusterImageDiff]) -> Review {
 /// `json` (the diff's JSON, `diff_json`'s shape) with what the review adds, in camelCase:
 /// per object its semantic `changes` (`path`, `op`, `before`, `after`) and `hiddenChanges`,
 /// per Kustomization `orderChanged`, per cluster `pruneDeletions`, `imageChanges` and
-/// `hazards`, and at the top `review` (the filters, what they hid, the verdict and notes).
+/// `hazards`, and at the top `review` (the filters, what they hid, the verdict).
 pub fn add_to_json(json: &mut Value, d: &RevisionDiff, a: &Analysis) {
     let Some(clusters) = json.get_mut("clusters").and_then(Value::as_array_mut) else {
         return;
@@ -417,8 +433,10 @@ pub fn add_to_json(json: &mut Value, d: &RevisionDiff, a: &Analysis) {
         cj["imageChanges"] = json!(c
             .image_bumps
             .iter()
-            .map(|b| json!({"kustomization": b.unit, "object": b.object, "path": b.path,
-                            "before": b.base, "after": b.head}))
+            .map(
+                |b| json!({"kustomization": b.unit, "object": b.object, "path": b.path,
+                            "before": b.base, "after": b.head})
+            )
             .collect::<Vec<_>>());
         cj["hazards"] = json!(c.hazards);
         let units: BTreeMap<String, &UnitReview> =
@@ -454,7 +472,6 @@ pub fn add_to_json(json: &mut Value, d: &RevisionDiff, a: &Analysis) {
     json["review"] = json!({
         "title": a.title,
         "verdict": a.verdict,
-        "notes": a.notes,
         "filters": {"defaults": a.filters.defaults, "user": a.filters.user},
         "hiddenChanges": {"byDefaultFilters": hidden.default, "byStrip": hidden.user},
     });
@@ -476,7 +493,11 @@ mod tests {
         );
         assert_eq!(
             unit_name("flux-system/apps"),
-            (UnitKind::Kustomization, "flux-system/apps".to_string(), None)
+            (
+                UnitKind::Kustomization,
+                "flux-system/apps".to_string(),
+                None
+            )
         );
     }
 }

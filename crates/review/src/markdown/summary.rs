@@ -434,7 +434,11 @@ pub(crate) fn sections(a: &Analysis) -> Vec<Block> {
     a.sections
         .iter()
         .map(|s| Block::Fold {
-            summary: format!("{} ({})", crate::escape::html(&s.title, true), s.items.len()),
+            summary: format!(
+                "{} ({})",
+                crate::escape::html(&s.title, true),
+                s.items.len()
+            ),
             open: false,
             children: vec![Block::Lines(
                 s.items
