@@ -237,6 +237,12 @@ impl ClusterReview {
             || !self.hazards.is_empty()
     }
 
+    /// Whether its only changes are in what the filters hide (not "unchanged").
+    #[must_use]
+    pub fn filtered_only(&self) -> bool {
+        !self.changed() && self.kustomizations.filtered + self.helm_releases.filtered > 0
+    }
+
     /// The counts of a kind.
     #[must_use]
     pub fn counts(&self, kind: UnitKind) -> &Counts {

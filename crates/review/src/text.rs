@@ -144,14 +144,16 @@ fn summary(a: &Analysis, out: &mut String) {
             );
         }
     }
-    let same: Vec<String> = a
-        .clusters
-        .iter()
-        .filter(|c| !c.changed())
-        .map(|c| one_line(&c.name).into_owned())
-        .collect();
-    if !same.is_empty() {
-        let _ = writeln!(out, "unchanged: {}", same.join(", "));
+    for (title, filtered) in [("unchanged", false), ("changed only in filtered fields", true)] {
+        let names: Vec<String> = a
+            .clusters
+            .iter()
+            .filter(|c| !c.changed() && c.filtered_only() == filtered)
+            .map(|c| one_line(&c.name).into_owned())
+            .collect();
+        if !names.is_empty() {
+            out.push_str(&wrap(&format!("{title}: "), "  ", &names.join(", ")));
+        }
     }
     lists(a, out);
 }

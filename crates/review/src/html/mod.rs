@@ -178,14 +178,19 @@ fn summary(a: &Analysis, out: &mut String) {
         }
         out.push_str("</tbody></table>\n");
     }
-    let same: Vec<String> = a
-        .clusters
-        .iter()
-        .filter(|c| !c.changed())
-        .map(|c| format!("<code>{}</code>", h(&c.name)))
-        .collect();
-    if !same.is_empty() {
-        let _ = writeln!(out, "<p class=\"note\">Unchanged: {}.</p>", same.join(", "));
+    for (title, filtered) in [
+        ("Unchanged", false),
+        ("Changed only in what the filters hide", true),
+    ] {
+        let same: Vec<String> = a
+            .clusters
+            .iter()
+            .filter(|c| !c.changed() && c.filtered_only() == filtered)
+            .map(|c| format!("<code>{}</code>", h(&c.name)))
+            .collect();
+        if !same.is_empty() {
+            let _ = writeln!(out, "<p class=\"note\">{title}: {}.</p>", same.join(", "));
+        }
     }
     summary_lists(a, out);
     for n in &a.notes {

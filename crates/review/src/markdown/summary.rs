@@ -346,19 +346,24 @@ fn table(a: &Analysis, rows: usize, out: &mut String) {
             plural(changed.len() - rows, "cluster", "clusters")
         );
     }
-    let same: Vec<String> = a
-        .clusters
-        .iter()
-        .filter(|c| !c.changed())
-        .map(|c| md_code(&c.name))
-        .collect();
-    if !same.is_empty() {
-        let listed = same.iter().take(rows.min(30)).cloned().collect::<Vec<_>>();
-        let _ = write!(out, "Unchanged: {}", listed.join(", "));
-        if same.len() > listed.len() {
-            let _ = write!(out, " and {} more", same.len() - listed.len());
+    for (title, filtered) in [
+        ("Unchanged", false),
+        ("Changed only in what the filters hide", true),
+    ] {
+        let same: Vec<String> = a
+            .clusters
+            .iter()
+            .filter(|c| !c.changed() && c.filtered_only() == filtered)
+            .map(|c| md_code(&c.name))
+            .collect();
+        if !same.is_empty() {
+            let listed = same.iter().take(rows.min(30)).cloned().collect::<Vec<_>>();
+            let _ = write!(out, "{title}: {}", listed.join(", "));
+            if same.len() > listed.len() {
+                let _ = write!(out, " and {} more", same.len() - listed.len());
+            }
+            out.push_str(".\n\n");
         }
-        out.push_str(".\n\n");
     }
 }
 
