@@ -144,7 +144,10 @@ fn summary(a: &Analysis, out: &mut String) {
             );
         }
     }
-    for (title, filtered) in [("unchanged", false), ("changed only in filtered fields", true)] {
+    for (title, filtered) in [
+        ("unchanged", false),
+        ("changed only in filtered fields", true),
+    ] {
         let names: Vec<String> = a
             .clusters
             .iter()
