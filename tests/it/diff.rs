@@ -472,8 +472,8 @@ fn compare_lists_exactly_the_cluster_vars_that_differ() {
         &["compare", fleet.to_str().unwrap(), "--clusters", "prod,dev"],
     );
     assert!(
-        text.stdout.contains(
-            "prod vs dev run the same graph and templates; they differ only in these 8 values"
+        text.stdout.replace("\n  ", " ").contains(
+            "result: prod vs dev run the same graph and templates; they differ only in these 8 values"
         ),
         "{}",
         text.stdout
@@ -508,6 +508,75 @@ fn compare_reports_a_graph_and_template_difference() {
         .unwrap();
     assert_eq!(t["same_template"], false);
     assert_eq!(json["agnostic"], false);
+    // Which objects differ, and how: the prefix renames every object of the template.
+    let objects = t["objects"].as_array().unwrap();
+    assert_eq!(objects.len(), 8, "{t:#}");
+    assert!(objects.iter().all(|o| o["cluster"] == "prod"));
+    assert!(objects
+        .iter()
+        .any(|o| o["object"]["name"] == "prod-web" && o["change"] == "added"));
+    let text = run(repo.path(), &["compare"]);
+    assert!(
+        text.stdout.starts_with(
+            "fluxsim compare: dev vs prod\nresult: dev vs prod differ in more than var values"
+        ),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout.contains("templates DIFFER in 8 objects\n")
+            && text
+                .stdout
+                .contains("    dev -> prod: Deployment web/prod-web added\n"),
+        "{}",
+        text.stdout
+    );
+    for line in text.stdout.lines() {
+        assert!(line.chars().count() <= 80, "{line}");
+    }
+    let md = run(repo.path(), &["compare", "--format", "markdown"]);
+    assert!(
+        md.stdout.contains(
+            "<details><summary><code>flux-system/apps-wave-2</code>: the templates differ in 8 objects</summary>"
+        ),
+        "{}",
+        md.stdout
+    );
+}
+
+#[test]
+fn compare_shows_how_a_templates_object_differs_between_clusters() {
+    let repo = repo_from("testdata/fleet");
+    // A prod-only patch of the web Deployment's template: the replicas and an env var.
+    edit(
+        repo.path(),
+        "clusters/prod/kustomization.yaml",
+        "patches:\n",
+        "patches:\n  - target:\n      kind: Kustomization\n      name: apps-wave-2\n    patch: |\n      - op: add\n        path: /spec/patches\n        value:\n          - target: {kind: Deployment}\n            patch: |\n              - op: add\n                path: /spec/minReadySeconds\n                value: 10\n",
+    );
+    let text = run(repo.path(), &["compare"]);
+    assert_eq!(text.code, 1, "{}{}", text.stdout, text.stderr);
+    assert!(
+        text.stdout.contains(
+            "    dev -> prod: Deployment web/edge-web changed\n      spec.minReadySeconds\n    +   10\n"
+        ),
+        "{}",
+        text.stdout
+    );
+    let json = run(repo.path(), &["compare", "--format", "json"]).json();
+    let t = json["kustomizations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kustomization"] == "flux-system/apps-wave-2")
+        .unwrap();
+    assert_eq!(
+        t["objects"][0]["changes"][0],
+        serde_json::json!({"path": "spec.minReadySeconds", "op": "added", "after": 10})
+    );
+    // No empty table: the same clusters' vars are listed, and no var table when none differs.
+    let md = run(repo.path(), &["compare", "--format", "markdown"]).stdout;
+    assert!(md.contains("+   10"), "{md}");
 }
 
 #[test]
@@ -980,9 +1049,8 @@ fn compare_calls_two_unrendered_sides_not_compared_and_fails() {
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(!out.stdout.contains("templates DIFFER"), "{}", out.stdout);
     assert!(
-        out.stdout.contains(
-            "flux-system/broken                       not compared (dev: failed: spec.path"
-        ),
+        out.stdout.contains("flux-system/broken")
+            && out.stdout.contains("not compared (dev: failed: spec.path"),
         "{}",
         out.stdout
     );

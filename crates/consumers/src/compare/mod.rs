@@ -27,7 +27,8 @@ use crate::flux::ObjectId;
 use crate::model::{ClusterRender, KustomizationRender, Status};
 
 pub use clusters::{
-    compare_clusters, ClusterComparison, GraphNode, GraphRow, TemplateRow, VarDiff,
+    compare_clusters, ClusterComparison, GraphNode, GraphRow, TemplateObjectDiff, TemplateRow,
+    VarDiff,
 };
 
 /// How a revision diff compares and shows objects.

@@ -13,6 +13,7 @@ use crate::report::escape::OneLine;
 use crate::report::markdown::{
     md, plain_of, Code, Inline, Markdown, Message, Out, Plural, Text, Texts,
 };
+use crate::review;
 
 fn short(sha: Option<&String>) -> String {
     sha.map_or_else(|| "-".to_string(), |s| s[..12.min(s.len())].to_string())
@@ -535,19 +536,76 @@ fn opt(v: Option<&String>) -> String {
     v.map_or_else(|| "(undefined)".into(), Clone::clone)
 }
 
-/// The cluster comparison for people.
+/// `text` (one line) wrapped at spaces to 80 columns: the first line after `first`, the
+/// others after `indent`. A word longer than a line (a value) is never cut.
+fn wrap80(first: &str, indent: &str, text: &str) -> String {
+    const WIDTH: usize = 80;
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split(' ') {
+        if !empty && line.chars().count() + 1 + word.chars().count() > WIDTH {
+            out.push_str(&line);
+            out.push('\n');
+            line = indent.to_string();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
+/// A row of a two-column list: the name padded to `width`, then `text` wrapped under its
+/// column; a name wider than the column puts the text on the next line.
+fn row80(name: &str, width: usize, text: &str) -> String {
+    let pad = " ".repeat(width + 4);
+    if name.chars().count() > width {
+        format!("  {name}\n{}", wrap80(&pad, &pad, text))
+    } else {
+        wrap80(&format!("  {name:<width$}  "), &pad, text)
+    }
+}
+
+/// The cluster comparison for people: the verdict first, then the graph, the templates
+/// (and where they differ, each object's changes) and the vars, in 80 columns.
 #[must_use]
 pub fn compare_text(c: &ClusterComparison) -> String {
     let names = plain_of(&ClusterNames(&c.clusters));
-    let mut out = format!("fluxsim compare: {names}\n\ngraph:\n");
-    for g in &c.graph {
-        let verdict = if g.differences.is_empty() {
-            "identical".to_string()
-        } else {
-            format!("differs: {}", g.differences.join(", "))
-        };
-        let _ = writeln!(out, "  {:<40} {verdict}", OneLine(&g.kustomization));
-        if !g.differences.is_empty() {
+    let mut out = format!("fluxsim compare: {}\n", OneLine(&names));
+    out.push_str(&wrap80(
+        "result: ",
+        "  ",
+        &OneLine(&compare_outcome(c, &names)).to_string(),
+    ));
+    let width = c
+        .kustomizations
+        .iter()
+        .map(|k| OneLine(&k.kustomization).to_string().chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(36);
+    let differing: Vec<&crate::compare::GraphRow> = c
+        .graph
+        .iter()
+        .filter(|g| !g.differences.is_empty())
+        .collect();
+    if differing.is_empty() {
+        let _ = writeln!(
+            out,
+            "\ngraph: the same in every cluster ({})",
+            crate::report::plural(c.graph.len(), "Kustomization")
+        );
+    } else {
+        let _ = writeln!(out, "\ngraph ({} differ):", differing.len());
+        for g in differing {
+            let what = format!("differs: {}", g.differences.join(", "));
+            out.push_str(&row80(&OneLine(&g.kustomization).to_string(), width, &what));
             for (name, n) in c.clusters.iter().zip(&g.nodes) {
                 let line = n.as_ref().map_or_else(
                     || "(not defined)".to_string(),
@@ -561,7 +619,11 @@ pub fn compare_text(c: &ClusterComparison) -> String {
                         )
                     },
                 );
-                let _ = writeln!(out, "    {}: {line}", OneLine(name));
+                out.push_str(&wrap80(
+                    &format!("    {}: ", OneLine(name)),
+                    "      ",
+                    &line,
+                ));
             }
         }
     }
@@ -572,7 +634,10 @@ pub fn compare_text(c: &ClusterComparison) -> String {
                 .clusters
                 .iter()
                 .zip(&k.problems)
-                .filter_map(|(n, p)| p.as_ref().map(|p| format!("{}: {p}", OneLine(n))))
+                .filter_map(|(n, p)| {
+                    p.as_ref()
+                        .map(|p| format!("{}: {}", OneLine(n), OneLine(p)))
+                })
                 .collect();
             format!("not compared ({})", why.join("; "))
         } else if k.root {
@@ -580,18 +645,30 @@ pub fn compare_text(c: &ClusterComparison) -> String {
         } else if k.templates.iter().any(Option::is_none) {
             "not in every cluster".to_string()
         } else if !k.same_template {
-            "templates DIFFER".to_string()
+            format!(
+                "templates DIFFER in {}",
+                crate::report::plural(k.objects.len(), "object")
+            )
         } else if k.same_artifact {
             "same template, same render".to_string()
         } else {
             format!(
-                "same template; renders differ by vars: {}",
+                "same template; vars differ: {}",
                 plain_of(&Texts(&k.differing_vars))
             )
         };
-        let _ = writeln!(out, "  {:<40} {verdict}", OneLine(&k.kustomization));
+        out.push_str(&row80(
+            &OneLine(&k.kustomization).to_string(),
+            width,
+            &verdict,
+        ));
+        template_objects_text(c, k, &mut out);
     }
-    let _ = writeln!(out, "\nvars that differ ({}):", c.vars.len());
+    if c.vars.is_empty() {
+        out.push_str("\nno var differs between the clusters\n");
+    } else {
+        let _ = writeln!(out, "\nvars that differ ({}):", c.vars.len());
+    }
     for v in &c.vars {
         let values: Vec<String> = c
             .clusters
@@ -599,28 +676,49 @@ pub fn compare_text(c: &ClusterComparison) -> String {
             .zip(&v.values)
             .map(|(n, val)| format!("{}={}", OneLine(n), OneLine(opt(val.as_ref()))))
             .collect();
+        out.push_str(&wrap80(
+            &format!("  {}  ", OneLine(&v.name)),
+            "      ",
+            &values.join("  "),
+        ));
         let used = if v.used_by.is_empty() {
             "unused".to_string()
         } else {
-            format!("used by {}", plain_of(&Texts(&v.used_by)))
+            format!("used by {}", OneLine(&plain_of(&Texts(&v.used_by))))
         };
-        let _ = writeln!(
-            out,
-            "  {:<24} {}  ({used})",
-            OneLine(&v.name),
-            values.join("  ")
-        );
+        out.push_str(&wrap80("    ", "      ", &used));
     }
     if c.not_compared > 0 {
+        out.push('\n');
+        out.push_str(&wrap80(
+            "",
+            "  ",
+            &format!(
+                "{} could not be compared: not rendered in every cluster (see above)",
+                crate::report::plural(c.not_compared, "Kustomization")
+            ),
+        ));
+    }
+    out
+}
+
+/// Where a Kustomization's templates differ: each object, `first -> other`, with its
+/// semantic changes (as `diff` shows them).
+fn template_objects_text(c: &ClusterComparison, k: &crate::compare::TemplateRow, out: &mut String) {
+    let first = c.clusters.first().map_or("", String::as_str);
+    for o in &k.objects {
         let _ = writeln!(
             out,
-            "\n{} Kustomization{} could not be compared: not rendered in every cluster (see above)",
-            c.not_compared,
-            if c.not_compared == 1 { "" } else { "s" }
+            "    {} -> {}: {} {}",
+            OneLine(first),
+            OneLine(&o.cluster),
+            OneLine(&crate::report::review::object_name(&o.object)),
+            o.change
         );
+        for line in review::lines::changes(&o.changes) {
+            let _ = writeln!(out, "    {}", OneLine(&line));
+        }
     }
-    let _ = writeln!(out, "\nresult: {}", compare_outcome(c, &names));
-    out
 }
 
 /// The verdict of a cluster comparison, in words.
@@ -635,7 +733,7 @@ fn compare_outcome(c: &ClusterComparison, names: &str) -> String {
              graph and templates",
             if n == 1 { "" } else { "s" }
         ),
-        (false, _) => format!("{names} differ in more than var values (see above)"),
+        (false, _) => format!("{names} differ in more than var values (see below)"),
     }
 }
 
@@ -707,6 +805,11 @@ pub fn compare_markdown(c: &ClusterComparison) -> String {
         }
         md!(doc, "\n");
     }
+    template_objects_markdown(c, &mut doc);
+    if c.vars.is_empty() {
+        md!(doc, "\nNo var differs between the clusters.\n");
+        return doc.finish();
+    }
     md!(
         doc,
         "\n| var | {} | used by |\n|---|",
@@ -724,6 +827,38 @@ pub fn compare_markdown(c: &ClusterComparison) -> String {
         md!(doc, " {} |\n", Texts(&v.used_by));
     }
     doc.finish()
+}
+
+/// Where templates differ, per Kustomization: its objects' changes in a folded block.
+fn template_objects_markdown(c: &ClusterComparison, doc: &mut Markdown) {
+    let first = c.clusters.first().map_or("", String::as_str);
+    for k in c.kustomizations.iter().filter(|k| !k.objects.is_empty()) {
+        let mut body = String::new();
+        for o in &k.objects {
+            let _ = writeln!(
+                body,
+                "# {first} -> {}: {} {}",
+                o.cluster,
+                crate::report::review::object_name(&o.object),
+                o.change
+            );
+            for line in review::lines::changes(&o.changes) {
+                let _ = writeln!(body, "{line}");
+            }
+        }
+        md!(doc, "\n");
+        doc.details(
+            |s| {
+                md!(
+                    s,
+                    "{}: the templates differ in {}",
+                    Code(&k.kustomization),
+                    Plural(k.objects.len(), "object")
+                );
+            },
+            |b| b.fenced("diff", &body),
+        );
+    }
 }
 
 /// `compare` on a repository of fewer than two clusters, as a pull-request summary.
