@@ -350,14 +350,14 @@ pub struct ImageBump {
     pub head: Option<String>,
 }
 
-/// An image reference split at its tag or digest: (`ghcr.io/x/podinfo`, `6.5.0`).
+/// An image reference split into its repository and the rest: its tag, its digest, or both
+/// (`ghcr.io/x/podinfo`, `6.5.0@sha256:...`).
 #[must_use]
 pub fn split_image(image: &str) -> (&str, &str) {
-    if let Some((repo, digest)) = image.split_once('@') {
-        return (repo, digest);
-    }
-    match image.rfind(':') {
-        Some(i) if !image[i..].contains('/') => (&image[..i], &image[i + 1..]),
+    let name = image.split_once('@').map_or(image, |(n, _)| n);
+    match name.rfind(':') {
+        Some(i) if !name[i..].contains('/') => (&image[..i], &image[i + 1..]),
+        _ if name.len() < image.len() => (name, &image[name.len() + 1..]),
         _ => (image, ""),
     }
 }
@@ -391,5 +391,9 @@ mod tests {
         );
         assert_eq!(split_image("localhost:5000/x"), ("localhost:5000/x", ""));
         assert_eq!(split_image("x@sha256:ab"), ("x", "sha256:ab"));
+        assert_eq!(
+            split_image("ghcr.io/x:1.0@sha256:ab"),
+            ("ghcr.io/x", "1.0@sha256:ab")
+        );
     }
 }

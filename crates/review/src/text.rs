@@ -186,10 +186,30 @@ fn lists(a: &Analysis, out: &mut String) {
                     let change = match (&before, &after) {
                         (Some(x), Some(y)) => {
                             let ((rx, tx), (ry, ty)) = (split_image(x), split_image(y));
-                            if rx == ry && !tx.is_empty() && !ty.is_empty() {
-                                format!("{}: {} -> {}", one_line(rx), one_line(tx), one_line(ty))
+                            let (r, a, b) = if rx == ry && !tx.is_empty() && !ty.is_empty() {
+                                (Some(rx), tx, ty)
                             } else {
-                                format!("{} -> {}", one_line(x), one_line(y))
+                                (None, x.as_str(), y.as_str())
+                            };
+                            let line = match r {
+                                Some(r) => format!(
+                                    "{}: {} -> {}",
+                                    one_line(r),
+                                    one_line(a),
+                                    one_line(b)
+                                ),
+                                None => format!("{} -> {}", one_line(a), one_line(b)),
+                            };
+                            // Too long for a line: before and after on their own lines.
+                            if line.chars().count() + 4 > WIDTH {
+                                format!(
+                                    "{}\n      - {}\n      + {}",
+                                    r.map_or_else(|| "image".into(), one_line),
+                                    one_line(a),
+                                    one_line(b)
+                                )
+                            } else {
+                                line
                             }
                         }
                         (None, Some(y)) => format!("{} added", one_line(y)),
@@ -201,10 +221,14 @@ fn lists(a: &Analysis, out: &mut String) {
                     } else {
                         String::new()
                     };
-                    format!(
-                        "  ~ {change}\n      in {}: {}{more}",
+                    let place = format!(
+                        "{}: {}{more}",
                         one_line(&c.name),
                         one_line(&uses[0].object.to_string())
+                    );
+                    format!(
+                        "  ~ {change}\n{}",
+                        wrap("      in ", "        ", &place).trim_end()
                     )
                 })
         })

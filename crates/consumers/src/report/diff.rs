@@ -1228,10 +1228,15 @@ mod tests {
                         },
                         change: Change::Changed,
                         diff,
+                        base: None,
+                        head: None,
                     }],
+                    left_out: 0,
+                    order: None,
                 }],
                 moves: Vec::new(),
                 skipped: Vec::new(),
+                prune_deletions: Vec::new(),
             }],
         }
     }
