@@ -192,12 +192,9 @@ fn lists(a: &Analysis, out: &mut String) {
                                 (None, x.as_str(), y.as_str())
                             };
                             let line = match r {
-                                Some(r) => format!(
-                                    "{}: {} -> {}",
-                                    one_line(r),
-                                    one_line(a),
-                                    one_line(b)
-                                ),
+                                Some(r) => {
+                                    format!("{}: {} -> {}", one_line(r), one_line(a), one_line(b))
+                                }
                                 None => format!("{} -> {}", one_line(a), one_line(b)),
                             };
                             // Too long for a line: before and after on their own lines.

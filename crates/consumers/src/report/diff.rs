@@ -712,13 +712,24 @@ fn template_objects_text(c: &ClusterComparison, k: &crate::compare::TemplateRow,
             "    {} -> {}: {} {}",
             OneLine(first),
             OneLine(&o.cluster),
-            OneLine(&crate::report::review::object_name(&o.object)),
+            OneLine(&object_name(&o.object)),
             o.change
         );
         for line in review::lines::changes(&o.changes) {
             let _ = writeln!(out, "    {}", OneLine(&line));
         }
     }
+}
+
+/// An object as a review names it: `Deployment apps/web`.
+fn object_name(o: &crate::flux::ObjectId) -> String {
+    review::model::ObjectId {
+        group: o.group.clone(),
+        kind: o.kind.clone(),
+        namespace: o.namespace.clone(),
+        name: o.name.clone(),
+    }
+    .to_string()
 }
 
 /// The verdict of a cluster comparison, in words.
@@ -839,7 +850,7 @@ fn template_objects_markdown(c: &ClusterComparison, doc: &mut Markdown) {
                 body,
                 "# {first} -> {}: {} {}",
                 o.cluster,
-                crate::report::review::object_name(&o.object),
+                object_name(&o.object),
                 o.change
             );
             for line in review::lines::changes(&o.changes) {

@@ -115,13 +115,6 @@ fn display(o: &ObjectId) -> String {
     id(o).to_string()
 }
 
-/// An object as a review names it: `Deployment apps/web`, `Certificate.cert-manager.io
-/// apps/web`.
-#[must_use]
-pub fn object_name(o: &ObjectId) -> String {
-    display(o)
-}
-
 fn cluster(c: &ClusterDiff, d: &RevisionDiff, images: &[ClusterImageDiff]) -> Cluster {
     let mut hazards = Vec::new();
     for m in c.moves.iter().filter(|m| m.prune_outage) {
