@@ -1166,6 +1166,7 @@ fn a_value_changed_in_one_of_two_colliding_clusters_changes_only_that_cluster() 
 /// Kustomization below it is `not compared`, naming the failed parent, never `removed`
 /// (issue: "a failure never reads as a deletion"). The same when the base is the broken side.
 #[test]
+#[allow(clippy::too_many_lines)] // both revisions, each in every format: one story
 fn a_parent_failing_in_either_revision_makes_its_children_not_compared_not_removed() {
     let repo = repo_from("testdata/fleet");
     let base = git(repo.path(), &["rev-parse", "HEAD"]);

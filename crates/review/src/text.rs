@@ -161,6 +161,38 @@ fn summary(a: &Analysis, out: &mut String) {
     lists(a, out);
 }
 
+/// `repo: 1.0 -> 1.1`; before and after on their own lines when that is too long.
+fn image_change(before: Option<&str>, after: Option<&str>) -> String {
+    match (before, after) {
+        (Some(old), Some(new)) => {
+            let ((old_repo, old_tag), (new_repo, new_tag)) = (split_image(old), split_image(new));
+            let (repo, from, to) =
+                if old_repo == new_repo && !old_tag.is_empty() && !new_tag.is_empty() {
+                    (Some(old_repo), old_tag, new_tag)
+                } else {
+                    (None, old, new)
+                };
+            let line = match repo {
+                Some(r) => format!("{}: {} -> {}", one_line(r), one_line(from), one_line(to)),
+                None => format!("{} -> {}", one_line(from), one_line(to)),
+            };
+            if line.chars().count() + 4 > WIDTH {
+                format!(
+                    "{}\n      - {}\n      + {}",
+                    repo.map_or_else(|| "image".into(), one_line),
+                    one_line(from),
+                    one_line(to)
+                )
+            } else {
+                line
+            }
+        }
+        (None, Some(new)) => format!("{} added", one_line(new)),
+        (Some(old), None) => format!("{} removed", one_line(old)),
+        (None, None) => String::new(),
+    }
+}
+
 fn lists(a: &Analysis, out: &mut String) {
     let deletions: Vec<String> = a
         .clusters
@@ -183,36 +215,7 @@ fn lists(a: &Analysis, out: &mut String) {
             image_groups(&c.image_bumps)
                 .into_iter()
                 .map(move |((before, after), uses)| {
-                    let change = match (&before, &after) {
-                        (Some(x), Some(y)) => {
-                            let ((rx, tx), (ry, ty)) = (split_image(x), split_image(y));
-                            let (r, a, b) = if rx == ry && !tx.is_empty() && !ty.is_empty() {
-                                (Some(rx), tx, ty)
-                            } else {
-                                (None, x.as_str(), y.as_str())
-                            };
-                            let line = match r {
-                                Some(r) => {
-                                    format!("{}: {} -> {}", one_line(r), one_line(a), one_line(b))
-                                }
-                                None => format!("{} -> {}", one_line(a), one_line(b)),
-                            };
-                            // Too long for a line: before and after on their own lines.
-                            if line.chars().count() + 4 > WIDTH {
-                                format!(
-                                    "{}\n      - {}\n      + {}",
-                                    r.map_or_else(|| "image".into(), one_line),
-                                    one_line(a),
-                                    one_line(b)
-                                )
-                            } else {
-                                line
-                            }
-                        }
-                        (None, Some(y)) => format!("{} added", one_line(y)),
-                        (Some(x), None) => format!("{} removed", one_line(x)),
-                        (None, None) => String::new(),
-                    };
+                    let change = image_change(before.as_deref(), after.as_deref());
                     let more = if uses.len() > 1 {
                         format!(" and {} more", uses.len() - 1)
                     } else {

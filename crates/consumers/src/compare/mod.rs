@@ -433,20 +433,13 @@ fn diff_cluster(
             diff_objects(ba, ha, opts)
         };
         // What differs only in stripped noise is not a change.
-        if change == Change::Changed
-            && objects.is_empty()
-            && left_out == 0
-            && !opts.strip.is_empty()
-        {
+        let stripped_only = objects.is_empty() && left_out == 0 && !opts.strip.is_empty();
+        if change == Change::Changed && stripped_only {
             change = Change::Identical;
         }
-        let order = match (ba, ha) {
-            (Some(a), Some(b)) if change == Change::Changed => {
-                let ids = |x: &Artifact| x.objects.iter().map(|o| o.id.clone()).collect();
-                Some((ids(a), ids(b)))
-            }
-            _ => None,
-        };
+        let order = (change == Change::Changed)
+            .then(|| object_order(ba, ha))
+            .flatten();
         kustomizations.push(KustomizationDiff {
             kustomization: id.clone(),
             change,
@@ -484,6 +477,15 @@ fn diff_cluster(
         moves,
         prune_deletions,
     }
+}
+
+/// The ids of the objects of two artifacts, each in its order.
+fn object_order(
+    base: Option<&Artifact>,
+    head: Option<&Artifact>,
+) -> Option<(Vec<ObjectId>, Vec<ObjectId>)> {
+    let ids = |x: &Artifact| x.objects.iter().map(|o| o.id.clone()).collect();
+    Some((ids(base?), ids(head?)))
 }
 
 /// The objects Flux's garbage collection deletes when head is applied: those that leave a

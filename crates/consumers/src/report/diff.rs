@@ -572,24 +572,8 @@ fn row80(name: &str, width: usize, text: &str) -> String {
     }
 }
 
-/// The cluster comparison for people: the verdict first, then the graph, the templates
-/// (and where they differ, each object's changes) and the vars, in 80 columns.
-#[must_use]
-pub fn compare_text(c: &ClusterComparison) -> String {
-    let names = plain_of(&ClusterNames(&c.clusters));
-    let mut out = format!("fluxsim compare: {}\n", OneLine(&names));
-    out.push_str(&wrap80(
-        "result: ",
-        "  ",
-        &OneLine(&compare_outcome(c, &names)).to_string(),
-    ));
-    let width = c
-        .kustomizations
-        .iter()
-        .map(|k| OneLine(&k.kustomization).to_string().chars().count())
-        .max()
-        .unwrap_or(0)
-        .min(36);
+/// The graph section of `compare`'s text: one line when every cluster's is the same.
+fn graph_text(c: &ClusterComparison, width: usize, out: &mut String) {
     let differing: Vec<&crate::compare::GraphRow> = c
         .graph
         .iter()
@@ -627,6 +611,55 @@ pub fn compare_text(c: &ClusterComparison) -> String {
             }
         }
     }
+}
+
+/// The vars section of `compare`'s text.
+fn vars_text(c: &ClusterComparison, out: &mut String) {
+    if c.vars.is_empty() {
+        out.push_str("\nno var differs between the clusters\n");
+    } else {
+        let _ = writeln!(out, "\nvars that differ ({}):", c.vars.len());
+    }
+    for v in &c.vars {
+        let values: Vec<String> = c
+            .clusters
+            .iter()
+            .zip(&v.values)
+            .map(|(n, val)| format!("{}={}", OneLine(n), OneLine(opt(val.as_ref()))))
+            .collect();
+        out.push_str(&wrap80(
+            &format!("  {}  ", OneLine(&v.name)),
+            "      ",
+            &values.join("  "),
+        ));
+        let used = if v.used_by.is_empty() {
+            "unused".to_string()
+        } else {
+            format!("used by {}", OneLine(&plain_of(&Texts(&v.used_by))))
+        };
+        out.push_str(&wrap80("    ", "      ", &used));
+    }
+}
+
+/// The cluster comparison for people: the verdict first, then the graph, the templates
+/// (and where they differ, each object's changes) and the vars, in 80 columns.
+#[must_use]
+pub fn compare_text(c: &ClusterComparison) -> String {
+    let names = plain_of(&ClusterNames(&c.clusters));
+    let mut out = format!("fluxsim compare: {}\n", OneLine(&names));
+    out.push_str(&wrap80(
+        "result: ",
+        "  ",
+        &OneLine(&compare_outcome(c, &names)).to_string(),
+    ));
+    let width = c
+        .kustomizations
+        .iter()
+        .map(|k| OneLine(&k.kustomization).to_string().chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(36);
+    graph_text(c, width, &mut out);
     out.push_str("\ntemplates:\n");
     for k in &c.kustomizations {
         let verdict = if k.not_compared {
@@ -664,30 +697,7 @@ pub fn compare_text(c: &ClusterComparison) -> String {
         ));
         template_objects_text(c, k, &mut out);
     }
-    if c.vars.is_empty() {
-        out.push_str("\nno var differs between the clusters\n");
-    } else {
-        let _ = writeln!(out, "\nvars that differ ({}):", c.vars.len());
-    }
-    for v in &c.vars {
-        let values: Vec<String> = c
-            .clusters
-            .iter()
-            .zip(&v.values)
-            .map(|(n, val)| format!("{}={}", OneLine(n), OneLine(opt(val.as_ref()))))
-            .collect();
-        out.push_str(&wrap80(
-            &format!("  {}  ", OneLine(&v.name)),
-            "      ",
-            &values.join("  "),
-        ));
-        let used = if v.used_by.is_empty() {
-            "unused".to_string()
-        } else {
-            format!("used by {}", OneLine(&plain_of(&Texts(&v.used_by))))
-        };
-        out.push_str(&wrap80("    ", "      ", &used));
-    }
+    vars_text(c, &mut out);
     if c.not_compared > 0 {
         out.push('\n');
         out.push_str(&wrap80(

@@ -8,6 +8,7 @@
 //! keys, added beside the diff's own).
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use review::analysis::{Analysis, UnitReview};
 use review::model::{
@@ -310,10 +311,11 @@ fn prove_verdict(p: &Proof<'_>) -> String {
     if p.passed {
         let mut text = format!("{what}, the proof holds");
         if !p.blind.is_empty() {
-            text.push_str(&format!(
+            let _ = write!(
+                text,
                 " (blind to {}, allowed)",
                 plural(p.blind.len(), "Kustomization")
-            ));
+            );
         }
         return text;
     }
@@ -416,21 +418,21 @@ pub fn prove_review(p: &Proof<'_>, images: &[ClusterImageDiff]) -> Review {
 /// per object its semantic `changes` (`path`, `op`, `before`, `after`) and `hiddenChanges`,
 /// per Kustomization `orderChanged`, per cluster `pruneDeletions`, `imageChanges` and
 /// `hazards`, and at the top `review` (the filters, what they hid, the verdict).
-pub fn add_to_json(json: &mut Value, d: &RevisionDiff, a: &Analysis) {
+pub fn add_to_json(json: &mut Value, diff: &RevisionDiff, analysis: &Analysis) {
     let Some(clusters) = json.get_mut("clusters").and_then(Value::as_array_mut) else {
         return;
     };
     // The JSON is the diff serialized: its arrays are the diff's, in its order.
-    for (cj, cd) in clusters.iter_mut().zip(&d.clusters) {
-        let Some(c) = a.clusters.iter().find(|c| c.name == cd.cluster) else {
+    for (cj, cd) in clusters.iter_mut().zip(&diff.clusters) {
+        let Some(cluster) = analysis.clusters.iter().find(|x| x.name == cd.cluster) else {
             continue;
         };
-        cj["pruneDeletions"] = json!(c
+        cj["pruneDeletions"] = json!(cluster
             .prune_deletions
             .iter()
             .map(|d| json!({"kustomization": d.unit, "object": d.object}))
             .collect::<Vec<_>>());
-        cj["imageChanges"] = json!(c
+        cj["imageChanges"] = json!(cluster
             .image_bumps
             .iter()
             .map(
@@ -438,9 +440,9 @@ pub fn add_to_json(json: &mut Value, d: &RevisionDiff, a: &Analysis) {
                             "before": b.base, "after": b.head})
             )
             .collect::<Vec<_>>());
-        cj["hazards"] = json!(c.hazards);
+        cj["hazards"] = json!(cluster.hazards);
         let units: BTreeMap<String, &UnitReview> =
-            c.units.iter().map(|u| (entry_name(u), u)).collect();
+            cluster.units.iter().map(|u| (entry_name(u), u)).collect();
         let Some(ks) = cj.get_mut("kustomizations").and_then(Value::as_array_mut) else {
             continue;
         };
@@ -468,11 +470,11 @@ pub fn add_to_json(json: &mut Value, d: &RevisionDiff, a: &Analysis) {
             }
         }
     }
-    let hidden = a.hidden();
+    let hidden = analysis.hidden();
     json["review"] = json!({
-        "title": a.title,
-        "verdict": a.verdict,
-        "filters": {"defaults": a.filters.defaults, "user": a.filters.user},
+        "title": analysis.title,
+        "verdict": analysis.verdict,
+        "filters": {"defaults": analysis.filters.defaults, "user": analysis.filters.user},
         "hiddenChanges": {"byDefaultFilters": hidden.default, "byStrip": hidden.user},
     });
 }
