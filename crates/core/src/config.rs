@@ -5,7 +5,7 @@
 //! repository (`[sources]`), what Helm is told (`[helm_controller]`), the network
 //! (`[network]`), and what the graph check cannot see in the manifests: CRDs a controller
 //! registers at run time (`[[runtime_crds]]`), CRDs a Helm chart installs (`[[helm_crds]]`),
-//! CRDs the bootstrap installs (`[bootstrap] crd_groups`).
+//! CRDs the bootstrap installs (`[bootstrap] crd_groups`), and what `diff` strips (`[diff]`).
 //!
 //! ```toml
 //! # A manifest file of the repository that a bootstrap script applies.
@@ -53,6 +53,10 @@
 //! # The cluster's bootstrap installs these CRDs before Flux runs (outside any Kustomization).
 //! [bootstrap]
 //! crd_groups = ["external-secrets.io"]
+//!
+//! # What diff and prove drop from every object (as --strip; the base revision's file).
+//! [diff]
+//! strip = ["metadata.annotations.\"example.com/build-id\""]
 //! ```
 //!
 //! Tables other than these are left alone; unknown keys inside an entry are errors, so a
@@ -92,6 +96,20 @@ pub struct Config {
     /// installed (the graph check).
     #[serde(default)]
     pub helm_crds: Vec<HelmCrds>,
+    /// `[diff]`: how `diff` and `prove` show a change (`strip`).
+    #[serde(default)]
+    pub diff: DiffConfig,
+}
+
+/// The `[diff]` table: what `diff` and `prove` drop from every object before comparing and
+/// showing it (as `--strip PATH`). Read from the base revision, never the head's: a pull
+/// request cannot hide its own change.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiffConfig {
+    /// Field paths, as `--strip` takes them.
+    #[serde(default)]
+    pub strip: Vec<String>,
 }
 
 /// The `[network]` table.
