@@ -347,11 +347,36 @@ fn unit(u: &UnitReview, out: &mut String) {
     }
 }
 
-/// The whole report as text.
+/// What a unit shows, as one string: two units with the same are printed once.
+fn signature(u: &UnitReview) -> String {
+    let objects: Vec<_> = u
+        .objects
+        .iter()
+        .map(|o| {
+            // A changed object shows its changes; an added or removed one its content.
+            let content = (o.change != ObjectChange::Changed).then_some((&o.base, &o.head));
+            (&o.object, o.change, &o.changes, content)
+        })
+        .collect();
+    serde_json::to_string(&(
+        u.kind,
+        &u.name,
+        &u.parent,
+        u.outcome,
+        &u.problem,
+        &u.reordered,
+        objects,
+    ))
+    .unwrap_or_default()
+}
+
+/// The whole report as text: the summary, then each cluster's changes (a change made the same
+/// way in several clusters is printed in the first, and named in the others).
 #[must_use]
 pub fn report(a: &Analysis) -> String {
     let mut out = String::new();
     summary(a, &mut out);
+    let mut seen: std::collections::HashMap<String, String> = std::collections::HashMap::new();
     for c in &a.clusters {
         let units: Vec<&UnitReview> = c.units.iter().filter(|u| u.outcome.shown()).collect();
         if units.is_empty() {
@@ -359,6 +384,24 @@ pub fn report(a: &Analysis) -> String {
         }
         let _ = writeln!(out, "\n== cluster {}", one_line(&c.name));
         for u in units {
+            // The same change in an earlier cluster (a shared base changed): said once.
+            let key = signature(u);
+            if let Some(first) = seen.get(&key) {
+                out.push('\n');
+                out.push_str(&wrap(
+                    "-- ",
+                    "   ",
+                    &format!(
+                        "{} {}: {} (the same as in {}, above)",
+                        u.kind.as_str(),
+                        one_line(&u.name),
+                        u.outcome.as_str(),
+                        one_line(first)
+                    ),
+                ));
+                continue;
+            }
+            seen.insert(key, c.name.clone());
             unit(u, &mut out);
         }
         let filtered = c
@@ -385,4 +428,58 @@ pub fn report(a: &Analysis) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::analyze;
+    use crate::model::{Cluster, Object, ObjectId, Review, Unit};
+    use crate::strip::Filters;
+    use serde_json::json;
+
+    #[test]
+    fn a_change_made_the_same_way_in_two_clusters_is_printed_once() {
+        let cluster = |name: &str, replicas: (u64, u64), cluster_var: &str| {
+            let object = |n: u64| {
+                json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                       "metadata": {"name": "web", "namespace": "apps",
+                                    "annotations": {"cluster": cluster_var}},
+                       "spec": {"replicas": n}})
+            };
+            let (a, b) = (object(replicas.0), object(replicas.1));
+            Cluster {
+                name: name.into(),
+                units: vec![Unit {
+                    name: "flux-system/apps".into(),
+                    objects: vec![Object {
+                        id: ObjectId::of(&a),
+                        base: Some(a),
+                        head: Some(b),
+                    }],
+                    ..Unit::default()
+                }],
+                ..Cluster::default()
+            }
+        };
+        let review = Review {
+            base: "main".into(),
+            head: "pr".into(),
+            // dev and prod make the same change to objects that differ by a var; staging
+            // another.
+            clusters: vec![
+                cluster("dev", (2, 3), "dev"),
+                cluster("prod", (2, 3), "prod"),
+                cluster("staging", (2, 4), "staging"),
+            ],
+            ..Review::default()
+        };
+        let text = report(&analyze(&review, &Filters::new()));
+        assert_eq!(text.matches("  spec.replicas\n").count(), 2, "{text}");
+        assert!(
+            text.contains("== cluster prod\n\n-- Kustomization flux-system/apps: changed (the same as in dev, above)\n"),
+            "{text}"
+        );
+        assert!(text.contains("+   4\n"), "{text}");
+    }
 }
