@@ -28,4 +28,5 @@ mod source;
 mod sources;
 mod steady;
 mod untrusted;
+mod validate;
 mod yaml_reread;

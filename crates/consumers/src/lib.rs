@@ -11,6 +11,7 @@ pub mod graph;
 pub mod images;
 pub mod mask;
 pub mod report;
+pub mod validate;
 
 // What this crate reads of fluxsim-core, under the names the modules had when fluxsim was
 // one crate: the render model and what it is made of (`model`, `artifact`, `flux`, Helm's

@@ -53,6 +53,12 @@
 //! # The cluster's bootstrap installs these CRDs before Flux runs (outside any Kustomization).
 //! [bootstrap]
 //! crd_groups = ["external-secrets.io"]
+//!
+//! # What `fluxsim validate` checks against: a Kubernetes version, and CRD manifests of
+//! # custom resources whose CRD the render does not hold (folders of the repository).
+//! [validate]
+//! kube_version = "1.35"
+//! schema_dirs = ["schemas/crds"]
 //! ```
 //!
 //! Tables other than these are left alone; unknown keys inside an entry are errors, so a
@@ -92,6 +98,23 @@ pub struct Config {
     /// installed (the graph check).
     #[serde(default)]
     pub helm_crds: Vec<HelmCrds>,
+    /// `[validate]`: what `fluxsim validate` and `--validate` check against.
+    #[serde(default)]
+    pub validate: Validate,
+}
+
+/// The `[validate]` table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Validate {
+    /// The Kubernetes version of the built-in schemas (`"1.35"`), as `--kube-version`.
+    #[serde(default)]
+    pub kube_version: Option<String>,
+    /// Folders of the repository holding CRD manifests for custom resources whose CRD the
+    /// render does not hold (installed by a bootstrap, an operator, a chart without
+    /// `--helm`); relative to the repository root, never outside it.
+    #[serde(default)]
+    pub schema_dirs: Vec<String>,
 }
 
 /// The `[network]` table.

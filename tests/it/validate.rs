@@ -1,0 +1,266 @@
+//! `fluxsim validate` end to end on `testdata/validate/fleet`: two clusters on the same
+//! templates, `clean` (valid values) and `broken` (a var that makes `replicas` a string, a
+//! value outside a CRD's enum, a typo'd Service field). The planted problems are reported at
+//! the line of the field in the template, the clean cluster gives nothing above info, and
+//! what has no schema is reported as not validated (FS300), never as valid.
+
+use std::collections::BTreeSet;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use crate::common::{commit_all, fluxsim, fluxsim_in, repo_from};
+
+struct Run {
+    _repo: tempfile::TempDir,
+    code: i32,
+    json: Value,
+}
+
+fn fleet() -> &'static Run {
+    static RUN: OnceLock<Run> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let repo = repo_from("testdata/validate/fleet");
+        let out = fluxsim(&[
+            "validate",
+            repo.path().to_str().unwrap(),
+            "--format",
+            "json",
+        ]);
+        Run {
+            code: out.code,
+            json: out.json(),
+            _repo: repo,
+        }
+    })
+}
+
+/// (rule, file:line, cluster) of every finding at `severity`.
+fn places(json: &Value, severity: &str) -> BTreeSet<(String, String, String)> {
+    json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == severity)
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                format!(
+                    "{}:{}",
+                    f["location"]["file"].as_str().unwrap_or("-"),
+                    f["location"]["line"]
+                ),
+                f["cluster"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn validate_reports_each_planted_problem_at_the_line_of_its_field() {
+    let run = fleet();
+    let s = |a: &str, b: &str| (a.to_string(), b.to_string(), "broken".to_string());
+    assert_eq!(
+        places(&run.json, "error"),
+        BTreeSet::from([
+            // `replicas: ${REPLICAS}` with REPLICAS=two: a string after the YAML re-read.
+            s("FS301", "apps/base/web.yaml:7"),
+            // `size: ${SIZE}` with SIZE=huge: outside the CRD's enum.
+            s("FS301", "apps/base/gadget.yaml:7"),
+            // `protocl: TCP`: server-side apply rejects an undeclared field.
+            s("FS302", "apps/broken/service.yaml:12"),
+        ]),
+        "{:#}",
+        run.json
+    );
+    assert_eq!(run.code, 1, "errors fail the run");
+    let messages: Vec<&str> = run.json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| f["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.ends_with(".spec.replicas: expected numeric (int or float), got string")),
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("Unsupported value: \"huge\"")),
+        "{messages:?}"
+    );
+}
+
+#[test]
+fn validate_clean_cluster_has_no_finding_above_info() {
+    let run = fleet();
+    let noisy: Vec<&Value> = run.json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["cluster"] == "clean" && f["severity"] != "info")
+        .collect();
+    assert!(noisy.is_empty(), "{noisy:#?}");
+    assert_eq!(run.json["kubeVersion"], "1.36.3");
+}
+
+#[test]
+fn validate_reports_kinds_without_schema_as_not_validated() {
+    let run = fleet();
+    let fs300: Vec<&str> = run.json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "FS300")
+        .map(|f| f["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        fs300.iter().any(|m| m.contains("GitRepository")),
+        "{fs300:?}"
+    );
+    assert!(run.json["unchecked"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn validate_without_the_crd_in_the_render_leaves_the_custom_resource_unchecked_until_schema_dir_gives_it(
+) {
+    let repo = repo_from("testdata/validate/fleet");
+    let crd = repo.path().join("crds/gadgets.yaml");
+    let schemas = tempfile::tempdir().unwrap();
+    std::fs::copy(&crd, schemas.path().join("gadgets.yaml")).unwrap();
+    std::fs::write(repo.path().join("crds/gadgets.yaml"), "# moved out\n").unwrap();
+    std::fs::write(
+        repo.path().join("crds/kustomization.yaml"),
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n",
+    )
+    .unwrap();
+    commit_all(repo.path(), "no CRD");
+    let dir = repo.path().to_str().unwrap();
+    let without = fluxsim(&["validate", dir, "--format", "json"]).json();
+    assert!(
+        !places(&without, "error")
+            .iter()
+            .any(|(_, at, _)| at.starts_with("apps/base/gadget.yaml")),
+        "{without:#}"
+    );
+    assert!(
+        without["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "FS300" && f["message"].as_str().unwrap().contains("Gadget")),
+        "{without:#}"
+    );
+    let with = fluxsim(&[
+        "validate",
+        dir,
+        "--format",
+        "json",
+        "--schema-dir",
+        schemas.path().to_str().unwrap(),
+    ])
+    .json();
+    assert!(
+        places(&with, "error").contains(&(
+            "FS301".to_string(),
+            "apps/base/gadget.yaml:7".to_string(),
+            "broken".to_string()
+        )),
+        "{with:#}"
+    );
+}
+
+#[test]
+fn validate_schema_dirs_of_fluxsim_toml_are_read_inside_the_repository_only() {
+    let repo = repo_from("testdata/validate/fleet");
+    std::fs::write(
+        repo.path().join("fluxsim.toml"),
+        "[validate]\nschema_dirs = [\"../outside\"]\n",
+    )
+    .unwrap();
+    commit_all(repo.path(), "outside");
+    let out = fluxsim(&["validate", repo.path().to_str().unwrap()]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stderr.contains("fluxsim.toml")
+            && out.stderr.contains("not a folder of the repository"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn validate_kube_version_is_one_with_embedded_schemas() {
+    let run = fluxsim(&["validate", "--kube-version", "1.20", "."]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("1.34, 1.35, 1.36"), "{}", run.stderr);
+    let repo = repo_from("testdata/validate/fleet");
+    let older = fluxsim_in(
+        Some(repo.path()),
+        &["validate", "--kube-version", "1.34", "--format", "json"],
+    )
+    .json();
+    assert_eq!(older["kubeVersion"], "1.34.4");
+}
+
+#[test]
+fn validate_schema_file_that_is_not_yaml_names_the_file_and_line() {
+    let repo = repo_from("testdata/validate/fleet");
+    let schemas = tempfile::tempdir().unwrap();
+    std::fs::write(
+        schemas.path().join("bad.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\n---\nkey: [unclosed\n",
+    )
+    .unwrap();
+    let out = fluxsim(&[
+        "validate",
+        repo.path().to_str().unwrap(),
+        "--schema-dir",
+        schemas.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("bad.yaml:4"), "{}", out.stderr);
+}
+
+#[test]
+fn validate_sarif_carries_the_rules_and_the_places() {
+    let repo = repo_from("testdata/validate/fleet");
+    let out = fluxsim(&[
+        "validate",
+        repo.path().to_str().unwrap(),
+        "--format",
+        "sarif",
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let sarif = out.json();
+    let run = &sarif["runs"][0];
+    let rules: BTreeSet<&str> = run["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        rules.contains("FS301") && rules.contains("FS310"),
+        "{rules:?}"
+    );
+    let places: BTreeSet<String> = run["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["level"] == "error")
+        .map(|r| {
+            let l = &r["locations"][0]["physicalLocation"];
+            format!(
+                "{}:{}",
+                l["artifactLocation"]["uri"].as_str().unwrap(),
+                l["region"]["startLine"]
+            )
+        })
+        .collect();
+    assert!(places.contains("apps/base/web.yaml:7"), "{places:?}");
+}
