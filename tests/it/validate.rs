@@ -69,6 +69,8 @@ fn validate_reports_each_planted_problem_at_the_line_of_its_field() {
             s("FS301", "apps/base/gadget.yaml:7"),
             // `protocl: TCP`: server-side apply rejects an undeclared field.
             s("FS302", "apps/broken/service.yaml:12"),
+            // `retryIntervall` on a Flux Kustomization: Flux's own CRD, embedded.
+            s("FS302", "clusters/broken/flux.yaml:49"),
         ]),
         "{:#}",
         run.json
@@ -119,8 +121,14 @@ fn validate_reports_kinds_without_schema_as_not_validated() {
         .map(|f| f["message"].as_str().unwrap())
         .collect();
     assert!(
-        fs300.iter().any(|m| m.contains("GitRepository")),
+        fs300.iter().any(|m| m.contains("ExternalSecret")),
         "{fs300:?}"
+    );
+    assert!(
+        !fs300
+            .iter()
+            .any(|m| m.contains("GitRepository") || m.contains("Kustomization")),
+        "Flux's kinds are validated against the embedded CRDs: {fs300:?}"
     );
     assert!(run.json["unchecked"].as_u64().unwrap() > 0);
 }

@@ -82,6 +82,9 @@ const UNKNOWN_MARKER: &str = crate::model::PLACEHOLDER_PREFIX;
 fn validator_for(c: &ClusterRender, opts: &ValidateOptions) -> (Validator, Vec<Finding>) {
     let mut v = Validator::new(opts.kube_version.unwrap_or(KubeVersion::DEFAULT));
     v.set_unknown_marker(UNKNOWN_MARKER);
+    // Flux's own CRDs first, then the files', then the render's: a later CRD of the same
+    // name replaces an earlier one, and the cluster's own is what applies.
+    let _ = v.add_crds(kubeschema::flux_crds());
     let mut problems = Vec::new();
     for (file, crd) in &opts.extra_crds {
         if let Err(e) = v.add_crd(crd) {
