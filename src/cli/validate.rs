@@ -217,3 +217,38 @@ fn outcome(args: &Args) -> Outcome {
     };
     Ok(Output::new(text, passed_or_finding(!fails)).kind(kind))
 }
+
+/// `--validate` on `render`: validation of what was rendered, after the table.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct ValidateFlag {
+    /// Also check every rendered object against its schema (as `fluxsim validate`); errors
+    /// make the exit status 1.
+    #[arg(long)]
+    pub(crate) validate: bool,
+    #[command(flatten)]
+    pub(crate) schema: SchemaFlags,
+}
+
+impl ValidateFlag {
+    /// Validates `r` when asked: the text or JSON to add, and whether an error was found.
+    pub(crate) fn run(
+        &self,
+        r: &RepoRender,
+        json: bool,
+    ) -> anyhow::Result<Option<(String, serde_json::Value, bool)>> {
+        if !self.validate {
+            return Ok(None);
+        }
+        let v = validate::validate(r, &self.schema.options(r)?);
+        let errors = crate::report::findings::fails(&v.findings, crate::finding::Severity::Error);
+        let (text, value) = if json {
+            (String::new(), crate::report::validate::validate_json(r, &v))
+        } else {
+            (
+                crate::report::validate::validate_text(r, &v),
+                serde_json::Value::Null,
+            )
+        };
+        Ok(Some((text, value, errors)))
+    }
+}

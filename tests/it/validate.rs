@@ -272,3 +272,37 @@ fn validate_sarif_carries_the_rules_and_the_places() {
         .collect();
     assert!(places.contains("apps/base/web.yaml:7"), "{places:?}");
 }
+
+#[test]
+fn render_validate_adds_the_findings_and_fails_on_errors_without_changing_digests() {
+    let repo = repo_from("testdata/validate/fleet");
+    let dir = repo.path().to_str().unwrap();
+    let plain = fluxsim(&["render", dir, "--format", "json"]);
+    assert_eq!(plain.code, 0, "{plain:?}");
+    let checked = fluxsim(&["render", dir, "--format", "json", "--validate"]);
+    assert_eq!(checked.code, 1, "{checked:?}");
+    let (plain, checked) = (plain.json(), checked.json());
+    assert_eq!(
+        checked["validation"]["counts"]["error"], 4,
+        "{:#}",
+        checked["validation"]
+    );
+    assert!(plain.get("validation").is_none());
+    let digests = |j: &Value| -> Vec<String> {
+        j["clusters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|c| c["kustomizations"].as_array().unwrap())
+            .map(|k| k["sha256"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(digests(&plain).len(), 6);
+    assert_eq!(digests(&plain), digests(&checked));
+    let text = fluxsim(&["render", dir, "--validate"]);
+    assert!(
+        text.stdout.contains("apps/base/web.yaml:7:1: error[FS301]"),
+        "{}",
+        text.stdout
+    );
+}
