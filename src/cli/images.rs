@@ -1,8 +1,8 @@
 //! `fluxsim images`: the container images every cluster runs, or what changed between two
 //! revisions.
 
-use super::diff::{render_pair, DiffArgs, DiffStyleFlag, DiffView, Format, HeadUse};
-use super::render::{RenderFlags, SecretFlags};
+use super::diff::{render_pair, DiffArgs, Format, HeadUse};
+use super::render::RenderFlags;
 use super::{passed_or_finding, Outcome, Output, Status};
 use crate::images::{cluster_images, diff_images};
 use crate::render::{build_cache, make_builder, render_dir};
@@ -43,23 +43,12 @@ pub(crate) fn run(args: &Args) -> Outcome {
         };
         return Ok(Output::new(text, Status::Ok).kind(kind));
     }
-    let diff_args = DiffArgs {
-        flags: args.flags.clone(),
-        base: args.base.clone(),
-        head: args.head.clone(),
-        format: args.format,
-        changed_only: false,
-        full: false,
-        view: DiffView {
-            strip_field: Vec::new(),
-            strip_label: Vec::new(),
-            diff_style: DiffStyleFlag::Lines,
-            secrets: SecretFlags {
-                show_secrets: false,
-            },
-        },
-        helm: args.helm.clone(),
-    };
+    let diff_args = DiffArgs::revisions(
+        args.flags.clone(),
+        args.base.clone(),
+        args.head.clone(),
+        args.helm.clone(),
+    );
     let builder = make_builder(&opts)?;
     let cache = build_cache(builder.as_ref(), &opts);
     let pair = render_pair(&diff_args, &opts, &cache, HeadUse::Render)?;

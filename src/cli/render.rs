@@ -223,15 +223,6 @@ pub(crate) struct SecretFlags {
     pub(crate) show_secrets: bool,
 }
 
-impl SecretFlags {
-    pub(crate) fn presentation(self) -> crate::mask::Presentation {
-        crate::mask::Presentation {
-            show_secrets: self.show_secrets,
-            ..Default::default()
-        }
-    }
-}
-
 /// What a render prints of the objects: `--show-secrets`, `--skip-secrets`, `--skip-crds`.
 #[derive(Debug, Clone, Copy, clap::Args)]
 pub(crate) struct ObjectFlags {

@@ -252,3 +252,116 @@ impl ValidateFlag {
         Ok(Some((text, value, errors)))
     }
 }
+
+/// `--validate` and `--all-findings` on `diff` and `prove`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct DiffValidate {
+    /// Also check both revisions' objects against their schemas (as `fluxsim validate`) and
+    /// report the findings head brings; those base has too are left out (--all-findings).
+    #[arg(long)]
+    pub(crate) validate: bool,
+    /// With --validate: every finding of head, not only those base does not have.
+    #[arg(long, requires = "validate")]
+    pub(crate) all_findings: bool,
+    #[command(flatten)]
+    pub(crate) schema: SchemaFlags,
+}
+
+/// What a change brings at apply time: the hazards of going from base to head (always), and
+/// with `--validate` the schema findings of head (new ones unless `--all-findings`).
+#[derive(Debug, Default)]
+pub(crate) struct ChangeChecks {
+    pub(crate) hazards: Vec<crate::finding::Finding>,
+    pub(crate) validation: Option<Vec<crate::finding::Finding>>,
+}
+
+/// The rules whose findings the review already states in its own words (prune of state and
+/// moves under prune): not repeated.
+const SAID_BY_REVIEW: [&str; 4] = ["FS320", "FS321", "FS322", "FS323"];
+
+impl DiffValidate {
+    /// Checks the change from `base` to `head`; `head_render` is head's render when this run
+    /// made it (its tree locates findings and holds `fluxsim.toml`).
+    pub(crate) fn run(
+        &self,
+        base: &[crate::model::ClusterRender],
+        head: &[crate::model::ClusterRender],
+        head_render: Option<&RepoRender>,
+    ) -> anyhow::Result<ChangeChecks> {
+        let fs = head_render.map(|r| r.tree.fs());
+        let hazards = validate::change_hazards(base, head, fs);
+        let validation = if self.validate {
+            let opts = match head_render {
+                Some(r) => self.schema.options(r)?,
+                None => ValidateOptions {
+                    kube_version: self.schema.kube_version,
+                    ..ValidateOptions::default()
+                },
+            };
+            let h = validate::validate_clusters(fs, head, &opts);
+            Some(if self.all_findings {
+                h.findings
+            } else {
+                let b = validate::validate_clusters(None, base, &opts);
+                validate::new_findings(&b.findings, &h.findings)
+            })
+        } else {
+            None
+        };
+        Ok(ChangeChecks {
+            hazards,
+            validation,
+        })
+    }
+}
+
+impl ChangeChecks {
+    /// Findings at error level: the apply of head fails.
+    pub(crate) fn errors(&self) -> usize {
+        self.hazards
+            .iter()
+            .chain(self.validation.iter().flatten())
+            .filter(|f| f.severity == crate::finding::Severity::Error)
+            .count()
+    }
+
+    /// Adds the findings to the review's hazards of their cluster, as sentences.
+    pub(crate) fn add_to_review(&self, review: &mut crate::review::model::Review) {
+        let shown = self
+            .hazards
+            .iter()
+            .filter(|f| !SAID_BY_REVIEW.contains(&f.rule))
+            .chain(
+                self.validation
+                    .iter()
+                    .flatten()
+                    .filter(|f| f.severity >= crate::finding::Severity::Warning),
+            );
+        for f in shown {
+            let Some(c) = review
+                .clusters
+                .iter_mut()
+                .find(|c| Some(c.name.as_str()) == f.cluster.as_deref())
+            else {
+                continue;
+            };
+            // Backticks mark code in these sentences: the repository's text must not.
+            let message = f.message.replace('`', "'");
+            let at = f
+                .location
+                .as_ref()
+                .map(|l| format!(" at `{}`", l.to_string().replace('`', "'")))
+                .unwrap_or_default();
+            c.hazards
+                .push(format!("{} `{}`{at}: {message}", f.severity, f.rule));
+        }
+    }
+
+    /// Adds `applyHazards` and, with `--validate`, `validation` to a diff's JSON.
+    pub(crate) fn add_to_json(&self, json: &mut serde_json::Value) {
+        json["applyHazards"] = crate::report::findings::findings_json(&self.hazards);
+        if let Some(v) = &self.validation {
+            json["validation"] = crate::report::findings::findings_json(v);
+        }
+    }
+}

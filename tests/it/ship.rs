@@ -106,7 +106,7 @@ fn diff_without_base_uses_the_merge_base_with_the_default_branch_and_says_so() {
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     let first = out.stdout.lines().next().unwrap();
     assert!(
-        first.starts_with("fluxsim diff: base merge-base of HEAD and main ("),
+        first.starts_with("fluxsim diff: merge-base of HEAD and main ("),
         "{first}"
     );
     // The merge-base is main itself: the whole branch is the change.
@@ -126,7 +126,10 @@ fn diff_without_base_or_default_branch_says_what_to_give() {
 fn diff_prints_a_change_made_the_same_way_in_several_clusters_once() {
     let repo = repo_from("testdata/fleet");
     bump_orders(repo.path());
-    let out = run(repo.path(), &["diff", "--base", "HEAD"]);
+    let out = run(
+        repo.path(),
+        &["diff", "--diff-style", "lines", "--base", "HEAD"],
+    );
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout
@@ -150,7 +153,15 @@ fn diff_prints_a_change_made_the_same_way_in_several_clusters_once() {
     );
     let md = run(
         repo.path(),
-        &["diff", "--base", "HEAD", "--format", "markdown"],
+        &[
+            "diff",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--format",
+            "markdown",
+        ],
     );
     assert!(
         md.stdout.contains(
@@ -170,12 +181,17 @@ fn diff_strip_label_drops_noise_before_comparing() {
         "metadata:\n",
         "metadata:\n  labels:\n    example.com/build: \"42\"\n",
     );
-    let noisy = run(repo.path(), &["diff", "--base", "HEAD"]);
+    let noisy = run(
+        repo.path(),
+        &["diff", "--diff-style", "lines", "--base", "HEAD"],
+    );
     assert_eq!(noisy.code, 1, "{}{}", noisy.stdout, noisy.stderr);
     let quiet = run(
         repo.path(),
         &[
             "diff",
+            "--diff-style",
+            "lines",
             "--base",
             "HEAD",
             "--strip-label",
@@ -192,6 +208,8 @@ fn diff_strip_label_drops_noise_before_comparing() {
         repo.path(),
         &[
             "diff",
+            "--diff-style",
+            "lines",
             "--base",
             "HEAD",
             "--strip-field",
@@ -201,13 +219,21 @@ fn diff_strip_label_drops_noise_before_comparing() {
     assert_eq!(field.code, 0, "{}{}", field.stdout, field.stderr);
     let bad = run(
         repo.path(),
-        &["diff", "--base", "HEAD", "--strip-field", "a..b"],
+        &[
+            "diff",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--strip-field",
+            "a..b",
+        ],
     );
     assert_eq!(bad.code, 2, "{}", bad.stderr);
 }
 
 #[test]
-fn diff_style_fields_names_the_changed_field_paths() {
+fn diff_style_semantic_is_the_default_and_names_the_changed_field_paths() {
     let repo = repo_from("testdata/fleet");
     bump_orders(repo.path());
     let out = run(
@@ -223,13 +249,13 @@ fn diff_style_fields_names_the_changed_field_paths() {
         ],
     );
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
-    assert!(
-        out.stdout.contains(
-            "~ spec.template.spec.containers[name=api].image: \"ghcr.io/example-org/orders-api:2.14.1\" -> \"ghcr.io/example-org/orders-api:2.15.0\""
-        ),
-        "{}",
-        out.stdout
-    );
+    let semantic = "~ Deployment apps/orders\n  spec.template.spec.containers[name=api].image\n\
+                    -   ghcr.io/example-org/orders-api:2.14.1\n\
+                    +   ghcr.io/example-org/orders-api:2.15.0\n";
+    assert!(out.stdout.contains(semantic), "{}", out.stdout);
+    // `fields` is the old name of `semantic`, the default.
+    let default = run(repo.path(), &["diff", "--base", "HEAD", "--cluster", "dev"]);
+    assert_eq!(default.stdout, out.stdout);
 }
 
 #[test]
@@ -397,7 +423,18 @@ fn a_masked_secret_change_is_still_a_change_and_names_the_key() {
         "hostname: unifi",
         "hostname: unifi-2",
     );
-    let out = run(repo.path(), &["diff", "--base", "HEAD", "--cluster", "dev"]);
+    let out = run(
+        repo.path(),
+        &[
+            "diff",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--cluster",
+            "dev",
+        ],
+    );
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout
@@ -410,6 +447,8 @@ fn a_masked_secret_change_is_still_a_change_and_names_the_key() {
         repo.path(),
         &[
             "diff",
+            "--diff-style",
+            "lines",
             "--base",
             "HEAD",
             "--cluster",

@@ -306,3 +306,165 @@ fn render_validate_adds_the_findings_and_fails_on_errors_without_changing_digest
         text.stdout
     );
 }
+
+fn edit(repo: &std::path::Path, file: &str, from: &str, to: &str) {
+    let path = repo.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{file} does not contain {from:?}");
+    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+}
+
+/// (rule, cluster, object) of a list of findings in JSON.
+fn rules(findings: &Value) -> BTreeSet<(String, String, String)> {
+    findings
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list: {findings:#}"))
+        .iter()
+        .map(|f| {
+            let object = f["related"]
+                .as_array()
+                .and_then(|r| r.iter().find(|r| r["role"] == "object"))
+                .map_or(String::new(), |r| r["value"].as_str().unwrap().to_string());
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["cluster"].as_str().unwrap().to_string(),
+                object,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn diff_reports_exactly_the_one_immutable_field_change_and_prove_fails_on_it() {
+    let repo = repo_from("testdata/validate/fleet");
+    // A Deployment's selector is immutable (apps/validation ValidateDeploymentUpdate).
+    edit(
+        repo.path(),
+        "apps/base/web.yaml",
+        "      app: web\n  template",
+        "      app: web-v2\n  template",
+    );
+    edit(
+        repo.path(),
+        "apps/base/web.yaml",
+        "        app: web\n",
+        "        app: web-v2\n",
+    );
+    let dir = repo.path();
+    let diff = fluxsim_in(Some(dir), &["diff", "--base", "HEAD", "--format", "json"]);
+    assert_eq!(diff.code, 1, "{diff:?}");
+    let json = diff.json();
+    assert_eq!(
+        rules(&json["applyHazards"]),
+        BTreeSet::from([
+            (
+                "FS310".to_string(),
+                "broken".to_string(),
+                "Deployment/default/web".to_string()
+            ),
+            (
+                "FS310".to_string(),
+                "clean".to_string(),
+                "Deployment/default/web".to_string()
+            ),
+        ]),
+        "{:#}",
+        json["applyHazards"]
+    );
+    assert!(
+        json.get("validation").is_none(),
+        "no --validate, no validation"
+    );
+    let text = fluxsim_in(Some(dir), &["diff", "--base", "HEAD"]);
+    assert!(text.stdout.contains("FS310"), "{}", text.stdout);
+    let prove = fluxsim_in(
+        Some(dir),
+        &[
+            "prove", "--base", "HEAD", "--expect", "changed", "--format", "json",
+        ],
+    );
+    assert_eq!(prove.code, 1, "{prove:?}");
+    assert_eq!(prove.json()["passed"], false);
+    assert_eq!(
+        prove.json()["expectation_met"],
+        true,
+        "it fails on the hazard alone"
+    );
+    // The same change without the selector: no hazard, and the proof holds.
+    let calm = repo_from("testdata/validate/fleet");
+    edit(
+        calm.path(),
+        "apps/base/web.yaml",
+        "image: nginx:1.27",
+        "image: nginx:1.28",
+    );
+    let calm_diff = fluxsim_in(
+        Some(calm.path()),
+        &["diff", "--base", "HEAD", "--format", "json"],
+    );
+    assert_eq!(rules(&calm_diff.json()["applyHazards"]), BTreeSet::new());
+    let calm_prove = fluxsim_in(
+        Some(calm.path()),
+        &[
+            "prove", "--base", "HEAD", "--expect", "changed", "--format", "json",
+        ],
+    );
+    assert_eq!(calm_prove.json()["passed"], true, "{calm_prove:?}");
+}
+
+#[test]
+fn diff_validate_reports_only_the_findings_head_brings_unless_all_findings() {
+    let repo = repo_from("testdata/validate/fleet");
+    // Base already has four errors in `broken`; head adds one in `clean`.
+    edit(
+        repo.path(),
+        "clusters/clean/vars.yaml",
+        "SIZE: small",
+        "SIZE: tiny",
+    );
+    let dir = repo.path();
+    let new = fluxsim_in(
+        Some(dir),
+        &["diff", "--base", "HEAD", "--validate", "--format", "json"],
+    )
+    .json();
+    let errors = |v: &Value| -> BTreeSet<(String, String, String)> {
+        let only: Vec<Value> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["severity"] == "error")
+            .cloned()
+            .collect();
+        rules(&Value::Array(only))
+    };
+    assert_eq!(
+        errors(&new["validation"]),
+        BTreeSet::from([(
+            "FS301".to_string(),
+            "clean".to_string(),
+            "Gadget/default/gadget".to_string()
+        )]),
+        "{:#}",
+        new["validation"]
+    );
+    let all = fluxsim_in(
+        Some(dir),
+        &[
+            "diff",
+            "--base",
+            "HEAD",
+            "--validate",
+            "--all-findings",
+            "--format",
+            "json",
+        ],
+    )
+    .json();
+    assert_eq!(
+        errors(&all["validation"]).len(),
+        5,
+        "{:#}",
+        all["validation"]
+    );
+}

@@ -13,6 +13,9 @@ pub mod mask;
 pub mod report;
 pub mod validate;
 
+/// The reviewer's reports (`fluxsim-review`), which `report::review` feeds.
+pub use review;
+
 // What this crate reads of fluxsim-core, under the names the modules had when fluxsim was
 // one crate: the render model and what it is made of (`model`, `artifact`, `flux`, Helm's
 // `HelmRelease` in `helm`), the repository's files as Flux sees them (`source`, `locate`,

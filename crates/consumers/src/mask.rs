@@ -218,6 +218,46 @@ fn key_end(line: &str) -> Option<usize> {
     (line.get(after_key..after_key + 1) == Some(":")).then_some(after_key)
 }
 
+/// What a review shows of one object in base and head: the values of a Secret's `data` and
+/// `stringData` (and of a SOPS-encrypted document's) replaced by `**SECRET**` (`**SOPS**`),
+/// its top-level `sops` block left out, as [`mask_object`] shows its text; a value that
+/// differs between the sides is `**SECRET** (changed)` in head, so that a review still says
+/// which key changed, never how. Objects with nothing secret are returned as they are.
+#[must_use]
+pub fn mask_pair(base: Option<&Value>, head: Option<&Value>) -> (Option<Value>, Option<Value>) {
+    let secret = |v: Option<&Value>| v.is_some_and(|v| is_secret(v) || is_sops(v));
+    if !secret(base) && !secret(head) {
+        return (base.cloned(), head.cloned());
+    }
+    let word = if base.is_some_and(is_sops) || head.is_some_and(is_sops) {
+        SOPS_MASK
+    } else {
+        SECRET_MASK
+    };
+    let masked = |v: &Value, other: Option<&Value>| {
+        let mut v = v.clone();
+        if let Some(map) = v.as_object_mut() {
+            map.remove("sops");
+            for field in ["data", "stringData"] {
+                let Some(values) = map.get_mut(field).and_then(Value::as_object_mut) else {
+                    continue;
+                };
+                for (k, val) in values.iter_mut() {
+                    let before = other.and_then(|o| o.get(field)).and_then(|f| f.get(k));
+                    let changed = before.is_some_and(|b| b != val);
+                    *val = Value::String(if changed {
+                        format!("{word} (changed)")
+                    } else {
+                        word.to_string()
+                    });
+                }
+            }
+        }
+        v
+    };
+    (base.map(|b| masked(b, None)), head.map(|h| masked(h, base)))
+}
+
 /// The `data.KEY` and `stringData.KEY` of a Secret present in both and with another value:
 /// masked text cannot show that they changed, so a diff names them.
 #[must_use]
@@ -300,6 +340,23 @@ mod tests {
             changed_secret_keys(&parse(SECRET), &parse(&other)),
             vec!["data.password".to_string()]
         );
+    }
+
+    #[test]
+    fn a_review_shows_which_secret_key_changed_never_its_value() {
+        let other = SECRET.replace("aHVudGVyMg==", "c2VjcmV0");
+        let (b, h) = mask_pair(Some(&parse(SECRET)), Some(&parse(&other)));
+        let (b, h) = (b.unwrap(), h.unwrap());
+        assert_eq!(b["data"]["password"], SECRET_MASK);
+        assert_eq!(h["data"]["password"], "**SECRET** (changed)");
+        assert_eq!(h["stringData"]["plain"], SECRET_MASK);
+        let shown = format!("{b}{h}");
+        assert!(
+            !shown.contains("hunter2") && !shown.contains("c2VjcmV0"),
+            "{shown}"
+        );
+        let cm = parse("apiVersion: v1\ndata:\n  a: b\nkind: ConfigMap\nmetadata:\n  name: c\n");
+        assert_eq!(mask_pair(Some(&cm), None).0.unwrap(), cm);
     }
 
     #[test]

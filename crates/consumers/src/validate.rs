@@ -114,10 +114,22 @@ fn validator_for(c: &ClusterRender, opts: &ValidateOptions) -> (Validator, Vec<F
 /// Validates every object of every rendered Kustomization (and HelmRelease) of `render`.
 #[must_use]
 pub fn validate(render: &RepoRender, opts: &ValidateOptions) -> Validation {
+    validate_clusters(Some(render.tree.fs()), &render.clusters, opts)
+}
+
+/// [`validate`] of clusters whose source is `fs` (`None`: a revision's render from the store,
+/// located by the Kustomizations' folders only).
+#[must_use]
+pub fn validate_clusters(
+    fs: Option<&crate::source::SourceFs>,
+    clusters: &[ClusterRender],
+    opts: &ValidateOptions,
+) -> Validation {
     use rayon::prelude::*;
-    let mut files = Sources::new(render.tree.fs());
+    let none = crate::source::SourceFs::empty("/nonexistent".into());
+    let mut files = Sources::new(fs.unwrap_or(&none));
     let mut out = Validation::default();
-    for c in &render.clusters {
+    for c in clusters {
         let (validator, problems) = validator_for(c, opts);
         out.kube_release = validator.kube_release().to_string();
         out.findings.extend(problems);
@@ -272,13 +284,21 @@ fn owner_names(c: &ClusterRender) -> Vec<String> {
 /// (a cluster added or removed applies or deletes everything; that is not a change of an
 /// object). Only Kustomizations rendered in both revisions are compared: an object of one
 /// that failed or was not rendered is neither changed nor deleted.
+/// `head_fs` is head's source, when the caller has it (objects are then located at their
+/// line when the render tracked origins); objects deleted are located by their base
+/// Kustomization's folder.
 #[must_use]
-pub fn change_hazards(base: &RepoRender, head: &RepoRender) -> Vec<Finding> {
-    let mut files = Sources::new(head.tree.fs());
-    let mut base_files = Sources::new(base.tree.fs());
+pub fn change_hazards(
+    base: &[ClusterRender],
+    head: &[ClusterRender],
+    head_fs: Option<&crate::source::SourceFs>,
+) -> Vec<Finding> {
+    let none = crate::source::SourceFs::empty("/nonexistent".into());
+    let mut files = Sources::new(head_fs.unwrap_or(&none));
+    let mut base_files = Sources::new(&none);
     let mut out = Vec::new();
-    for hc in &head.clusters {
-        let Some(bc) = base.clusters.iter().find(|c| c.name == hc.name) else {
+    for hc in head {
+        let Some(bc) = base.iter().find(|c| c.name == hc.name) else {
             continue;
         };
         let (b_owners, h_owners) = (owner_names(bc), owner_names(hc));

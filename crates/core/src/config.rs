@@ -5,7 +5,7 @@
 //! repository (`[sources]`), what Helm is told (`[helm_controller]`), the network
 //! (`[network]`), and what the graph check cannot see in the manifests: CRDs a controller
 //! registers at run time (`[[runtime_crds]]`), CRDs a Helm chart installs (`[[helm_crds]]`),
-//! CRDs the bootstrap installs (`[bootstrap] crd_groups`).
+//! CRDs the bootstrap installs (`[bootstrap] crd_groups`), and what `diff` strips (`[diff]`).
 //!
 //! ```toml
 //! # A manifest file of the repository that a bootstrap script applies.
@@ -54,6 +54,10 @@
 //! [bootstrap]
 //! crd_groups = ["external-secrets.io"]
 //!
+//! # What diff and prove drop from every object (as --strip; the base revision's file).
+//! [diff]
+//! strip = ["metadata.annotations.\"example.com/build-id\""]
+//!
 //! # What `fluxsim validate` checks against: a Kubernetes version, and CRD manifests of
 //! # custom resources whose CRD the render does not hold (folders of the repository).
 //! [validate]
@@ -101,6 +105,9 @@ pub struct Config {
     /// `[validate]`: what `fluxsim validate` and `--validate` check against.
     #[serde(default)]
     pub validate: Validate,
+    /// `[diff]`: how `diff` and `prove` show a change (`strip`).
+    #[serde(default)]
+    pub diff: DiffConfig,
 }
 
 /// The `[validate]` table.
@@ -115,6 +122,17 @@ pub struct Validate {
     /// `--helm`); relative to the repository root, never outside it.
     #[serde(default)]
     pub schema_dirs: Vec<String>,
+}
+
+/// The `[diff]` table: what `diff` and `prove` drop from every object before comparing and
+/// showing it (as `--strip PATH`). Read from the base revision, never the head's: a pull
+/// request cannot hide its own change.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiffConfig {
+    /// Field paths, as `--strip` takes them.
+    #[serde(default)]
+    pub strip: Vec<String>,
 }
 
 /// The `[network]` table.

@@ -67,18 +67,40 @@ fn counts(c: &Counts) -> String {
 fn summary(a: &Analysis, out: &mut String) {
     let _ = writeln!(
         out,
-        "fluxsim review: {} -> {}",
+        "{}: {} -> {}",
+        one_line(&a.title),
         one_line(&a.base),
         one_line(&a.head)
     );
-    let changed = a.clusters.iter().filter(|c| c.changed()).count();
-    let _ = writeln!(
-        out,
-        "Kustomizations: {}\nHelmReleases: {}\n{changed} of {} changed",
-        counts(&a.totals(UnitKind::Kustomization)),
-        counts(&a.totals(UnitKind::HelmRelease)),
-        plural(a.clusters.len(), "cluster", "clusters")
-    );
+    if let Some(v) = &a.verdict {
+        let mark = match v.passed {
+            Some(true) => "PASS: ",
+            Some(false) => "FAIL: ",
+            None => "",
+        };
+        out.push_str(&wrap(mark, "  ", &one_line(&v.text)));
+    }
+    // A verdict says it in one line; the per-cluster lines below have the counts.
+    if a.verdict.is_none() {
+        let changed = a.clusters.iter().filter(|c| c.changed()).count();
+        let _ = writeln!(
+            out,
+            "Kustomizations: {}",
+            counts(&a.totals(UnitKind::Kustomization))
+        );
+        if a.has(UnitKind::HelmRelease) {
+            let _ = writeln!(
+                out,
+                "HelmReleases: {}",
+                counts(&a.totals(UnitKind::HelmRelease))
+            );
+        }
+        let _ = writeln!(
+            out,
+            "{changed} of {} changed",
+            plural(a.clusters.len(), "cluster", "clusters")
+        );
+    }
     for c in &a.clusters {
         for f in &c.failures {
             let _ = writeln!(
@@ -122,16 +144,53 @@ fn summary(a: &Analysis, out: &mut String) {
             );
         }
     }
-    let same: Vec<String> = a
-        .clusters
-        .iter()
-        .filter(|c| !c.changed())
-        .map(|c| one_line(&c.name).into_owned())
-        .collect();
-    if !same.is_empty() {
-        let _ = writeln!(out, "unchanged: {}", same.join(", "));
+    for (title, filtered) in [
+        ("unchanged", false),
+        ("changed only in filtered fields", true),
+    ] {
+        let names: Vec<String> = a
+            .clusters
+            .iter()
+            .filter(|c| !c.changed() && c.filtered_only() == filtered)
+            .map(|c| one_line(&c.name).into_owned())
+            .collect();
+        if !names.is_empty() {
+            out.push_str(&wrap(&format!("{title}: "), "  ", &names.join(", ")));
+        }
     }
     lists(a, out);
+}
+
+/// `repo: 1.0 -> 1.1`; before and after on their own lines when that is too long.
+fn image_change(before: Option<&str>, after: Option<&str>) -> String {
+    match (before, after) {
+        (Some(old), Some(new)) => {
+            let ((old_repo, old_tag), (new_repo, new_tag)) = (split_image(old), split_image(new));
+            let (repo, from, to) =
+                if old_repo == new_repo && !old_tag.is_empty() && !new_tag.is_empty() {
+                    (Some(old_repo), old_tag, new_tag)
+                } else {
+                    (None, old, new)
+                };
+            let line = match repo {
+                Some(r) => format!("{}: {} -> {}", one_line(r), one_line(from), one_line(to)),
+                None => format!("{} -> {}", one_line(from), one_line(to)),
+            };
+            if line.chars().count() + 4 > WIDTH {
+                format!(
+                    "{}\n      - {}\n      + {}",
+                    repo.map_or_else(|| "image".into(), one_line),
+                    one_line(from),
+                    one_line(to)
+                )
+            } else {
+                line
+            }
+        }
+        (None, Some(new)) => format!("{} added", one_line(new)),
+        (Some(old), None) => format!("{} removed", one_line(old)),
+        (None, None) => String::new(),
+    }
 }
 
 fn lists(a: &Analysis, out: &mut String) {
@@ -156,28 +215,20 @@ fn lists(a: &Analysis, out: &mut String) {
             image_groups(&c.image_bumps)
                 .into_iter()
                 .map(move |((before, after), uses)| {
-                    let change = match (&before, &after) {
-                        (Some(x), Some(y)) => {
-                            let ((rx, tx), (ry, ty)) = (split_image(x), split_image(y));
-                            if rx == ry && !tx.is_empty() && !ty.is_empty() {
-                                format!("{}: {} -> {}", one_line(rx), one_line(tx), one_line(ty))
-                            } else {
-                                format!("{} -> {}", one_line(x), one_line(y))
-                            }
-                        }
-                        (None, Some(y)) => format!("{} added", one_line(y)),
-                        (Some(x), None) => format!("{} removed", one_line(x)),
-                        (None, None) => String::new(),
-                    };
+                    let change = image_change(before.as_deref(), after.as_deref());
                     let more = if uses.len() > 1 {
                         format!(" and {} more", uses.len() - 1)
                     } else {
                         String::new()
                     };
-                    format!(
-                        "  ~ {change}\n      in {}: {}{more}",
+                    let place = format!(
+                        "{}: {}{more}",
                         one_line(&c.name),
                         one_line(&uses[0].object.to_string())
+                    );
+                    format!(
+                        "  ~ {change}\n{}",
+                        wrap("      in ", "        ", &place).trim_end()
                     )
                 })
         })
@@ -202,6 +253,12 @@ fn lists(a: &Analysis, out: &mut String) {
             for i in items {
                 let _ = writeln!(out, "{i}");
             }
+        }
+    }
+    if !a.notes.is_empty() {
+        out.push('\n');
+        for n in &a.notes {
+            out.push_str(&wrap("", "  ", &one_line(n)));
         }
     }
     let h = a.hidden();
@@ -319,6 +376,12 @@ pub fn report(a: &Analysis) -> String {
                     "Kustomizations or HelmReleases"
                 )
             );
+        }
+    }
+    for s in &a.sections {
+        let _ = writeln!(out, "\n{} ({}):", one_line(&s.title), s.items.len());
+        for i in &s.items {
+            out.push_str(&wrap("  - ", "    ", &one_line(i)));
         }
     }
     out

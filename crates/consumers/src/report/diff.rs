@@ -13,6 +13,7 @@ use crate::report::escape::OneLine;
 use crate::report::markdown::{
     md, plain_of, Code, Inline, Markdown, Message, Out, Plural, Text, Texts,
 };
+use crate::review;
 
 fn short(sha: Option<&String>) -> String {
     sha.map_or_else(|| "-".to_string(), |s| s[..12.min(s.len())].to_string())
@@ -239,7 +240,7 @@ fn failures_markdown(d: &RevisionDiff, doc: &mut Markdown) {
     }
 }
 
-fn problems(k: &KustomizationDiff) -> Vec<String> {
+pub(crate) fn problems(k: &KustomizationDiff) -> Vec<String> {
     // Below a failed parent: its error is printed first, with the parent.
     if k.blocked_by.is_some() {
         let short = |p: &String| {
@@ -535,19 +536,60 @@ fn opt(v: Option<&String>) -> String {
     v.map_or_else(|| "(undefined)".into(), Clone::clone)
 }
 
-/// The cluster comparison for people.
-#[must_use]
-pub fn compare_text(c: &ClusterComparison) -> String {
-    let names = plain_of(&ClusterNames(&c.clusters));
-    let mut out = format!("fluxsim compare: {names}\n\ngraph:\n");
-    for g in &c.graph {
-        let verdict = if g.differences.is_empty() {
-            "identical".to_string()
-        } else {
-            format!("differs: {}", g.differences.join(", "))
-        };
-        let _ = writeln!(out, "  {:<40} {verdict}", OneLine(&g.kustomization));
-        if !g.differences.is_empty() {
+/// `text` (one line) wrapped at spaces to 80 columns: the first line after `first`, the
+/// others after `indent`. A word longer than a line (a value) is never cut.
+fn wrap80(first: &str, indent: &str, text: &str) -> String {
+    const WIDTH: usize = 80;
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split(' ') {
+        if !empty && line.chars().count() + 1 + word.chars().count() > WIDTH {
+            out.push_str(&line);
+            out.push('\n');
+            line = indent.to_string();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
+/// A row of a two-column list: the name padded to `width`, then `text` wrapped under its
+/// column; a name wider than the column puts the text on the next line.
+fn row80(name: &str, width: usize, text: &str) -> String {
+    let pad = " ".repeat(width + 4);
+    if name.chars().count() > width {
+        format!("  {name}\n{}", wrap80(&pad, &pad, text))
+    } else {
+        wrap80(&format!("  {name:<width$}  "), &pad, text)
+    }
+}
+
+/// The graph section of `compare`'s text: one line when every cluster's is the same.
+fn graph_text(c: &ClusterComparison, width: usize, out: &mut String) {
+    let differing: Vec<&crate::compare::GraphRow> = c
+        .graph
+        .iter()
+        .filter(|g| !g.differences.is_empty())
+        .collect();
+    if differing.is_empty() {
+        let _ = writeln!(
+            out,
+            "\ngraph: the same in every cluster ({})",
+            crate::report::plural(c.graph.len(), "Kustomization")
+        );
+    } else {
+        let _ = writeln!(out, "\ngraph ({} differ):", differing.len());
+        for g in differing {
+            let what = format!("differs: {}", g.differences.join(", "));
+            out.push_str(&row80(&OneLine(&g.kustomization).to_string(), width, &what));
             for (name, n) in c.clusters.iter().zip(&g.nodes) {
                 let line = n.as_ref().map_or_else(
                     || "(not defined)".to_string(),
@@ -561,37 +603,23 @@ pub fn compare_text(c: &ClusterComparison) -> String {
                         )
                     },
                 );
-                let _ = writeln!(out, "    {}: {line}", OneLine(name));
+                out.push_str(&wrap80(
+                    &format!("    {}: ", OneLine(name)),
+                    "      ",
+                    &line,
+                ));
             }
         }
     }
-    out.push_str("\ntemplates:\n");
-    for k in &c.kustomizations {
-        let verdict = if k.not_compared {
-            let why: Vec<String> = c
-                .clusters
-                .iter()
-                .zip(&k.problems)
-                .filter_map(|(n, p)| p.as_ref().map(|p| format!("{}: {p}", OneLine(n))))
-                .collect();
-            format!("not compared ({})", why.join("; "))
-        } else if k.root {
-            "cluster root (its own files: differs by design)".to_string()
-        } else if k.templates.iter().any(Option::is_none) {
-            "not in every cluster".to_string()
-        } else if !k.same_template {
-            "templates DIFFER".to_string()
-        } else if k.same_artifact {
-            "same template, same render".to_string()
-        } else {
-            format!(
-                "same template; renders differ by vars: {}",
-                plain_of(&Texts(&k.differing_vars))
-            )
-        };
-        let _ = writeln!(out, "  {:<40} {verdict}", OneLine(&k.kustomization));
+}
+
+/// The vars section of `compare`'s text.
+fn vars_text(c: &ClusterComparison, out: &mut String) {
+    if c.vars.is_empty() {
+        out.push_str("\nno var differs between the clusters\n");
+    } else {
+        let _ = writeln!(out, "\nvars that differ ({}):", c.vars.len());
     }
-    let _ = writeln!(out, "\nvars that differ ({}):", c.vars.len());
     for v in &c.vars {
         let values: Vec<String> = c
             .clusters
@@ -599,28 +627,119 @@ pub fn compare_text(c: &ClusterComparison) -> String {
             .zip(&v.values)
             .map(|(n, val)| format!("{}={}", OneLine(n), OneLine(opt(val.as_ref()))))
             .collect();
+        out.push_str(&wrap80(
+            &format!("  {}  ", OneLine(&v.name)),
+            "      ",
+            &values.join("  "),
+        ));
         let used = if v.used_by.is_empty() {
             "unused".to_string()
         } else {
-            format!("used by {}", plain_of(&Texts(&v.used_by)))
+            format!("used by {}", OneLine(&plain_of(&Texts(&v.used_by))))
         };
-        let _ = writeln!(
-            out,
-            "  {:<24} {}  ({used})",
-            OneLine(&v.name),
-            values.join("  ")
-        );
+        out.push_str(&wrap80("    ", "      ", &used));
     }
+}
+
+/// The cluster comparison for people: the verdict first, then the graph, the templates
+/// (and where they differ, each object's changes) and the vars, in 80 columns.
+#[must_use]
+pub fn compare_text(c: &ClusterComparison) -> String {
+    let names = plain_of(&ClusterNames(&c.clusters));
+    let mut out = format!("fluxsim compare: {}\n", OneLine(&names));
+    out.push_str(&wrap80(
+        "result: ",
+        "  ",
+        &OneLine(&compare_outcome(c, &names)).to_string(),
+    ));
+    let width = c
+        .kustomizations
+        .iter()
+        .map(|k| OneLine(&k.kustomization).to_string().chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(36);
+    graph_text(c, width, &mut out);
+    out.push_str("\ntemplates:\n");
+    for k in &c.kustomizations {
+        let verdict = if k.not_compared {
+            let why: Vec<String> = c
+                .clusters
+                .iter()
+                .zip(&k.problems)
+                .filter_map(|(n, p)| {
+                    p.as_ref()
+                        .map(|p| format!("{}: {}", OneLine(n), OneLine(p)))
+                })
+                .collect();
+            format!("not compared ({})", why.join("; "))
+        } else if k.root {
+            "cluster root (its own files: differs by design)".to_string()
+        } else if k.templates.iter().any(Option::is_none) {
+            "not in every cluster".to_string()
+        } else if !k.same_template {
+            format!(
+                "templates DIFFER in {}",
+                crate::report::plural(k.objects.len(), "object")
+            )
+        } else if k.same_artifact {
+            "same template, same render".to_string()
+        } else {
+            format!(
+                "same template; vars differ: {}",
+                plain_of(&Texts(&k.differing_vars))
+            )
+        };
+        out.push_str(&row80(
+            &OneLine(&k.kustomization).to_string(),
+            width,
+            &verdict,
+        ));
+        template_objects_text(c, k, &mut out);
+    }
+    vars_text(c, &mut out);
     if c.not_compared > 0 {
+        out.push('\n');
+        out.push_str(&wrap80(
+            "",
+            "  ",
+            &format!(
+                "{} could not be compared: not rendered in every cluster (see above)",
+                crate::report::plural(c.not_compared, "Kustomization")
+            ),
+        ));
+    }
+    out
+}
+
+/// Where a Kustomization's templates differ: each object, `first -> other`, with its
+/// semantic changes (as `diff` shows them).
+fn template_objects_text(c: &ClusterComparison, k: &crate::compare::TemplateRow, out: &mut String) {
+    let first = c.clusters.first().map_or("", String::as_str);
+    for o in &k.objects {
         let _ = writeln!(
             out,
-            "\n{} Kustomization{} could not be compared: not rendered in every cluster (see above)",
-            c.not_compared,
-            if c.not_compared == 1 { "" } else { "s" }
+            "    {} -> {}: {} {}",
+            OneLine(first),
+            OneLine(&o.cluster),
+            OneLine(&object_name(&o.object)),
+            o.change
         );
+        for line in review::lines::changes(&o.changes) {
+            let _ = writeln!(out, "    {}", OneLine(&line));
+        }
     }
-    let _ = writeln!(out, "\nresult: {}", compare_outcome(c, &names));
-    out
+}
+
+/// An object as a review names it: `Deployment apps/web`.
+fn object_name(o: &crate::flux::ObjectId) -> String {
+    review::model::ObjectId {
+        group: o.group.clone(),
+        kind: o.kind.clone(),
+        namespace: o.namespace.clone(),
+        name: o.name.clone(),
+    }
+    .to_string()
 }
 
 /// The verdict of a cluster comparison, in words.
@@ -635,7 +754,7 @@ fn compare_outcome(c: &ClusterComparison, names: &str) -> String {
              graph and templates",
             if n == 1 { "" } else { "s" }
         ),
-        (false, _) => format!("{names} differ in more than var values (see above)"),
+        (false, _) => format!("{names} differ in more than var values (see below)"),
     }
 }
 
@@ -707,6 +826,11 @@ pub fn compare_markdown(c: &ClusterComparison) -> String {
         }
         md!(doc, "\n");
     }
+    template_objects_markdown(c, &mut doc);
+    if c.vars.is_empty() {
+        md!(doc, "\nNo var differs between the clusters.\n");
+        return doc.finish();
+    }
     md!(
         doc,
         "\n| var | {} | used by |\n|---|",
@@ -724,6 +848,38 @@ pub fn compare_markdown(c: &ClusterComparison) -> String {
         md!(doc, " {} |\n", Texts(&v.used_by));
     }
     doc.finish()
+}
+
+/// Where templates differ, per Kustomization: its objects' changes in a folded block.
+fn template_objects_markdown(c: &ClusterComparison, doc: &mut Markdown) {
+    let first = c.clusters.first().map_or("", String::as_str);
+    for k in c.kustomizations.iter().filter(|k| !k.objects.is_empty()) {
+        let mut body = String::new();
+        for o in &k.objects {
+            let _ = writeln!(
+                body,
+                "# {first} -> {}: {} {}",
+                o.cluster,
+                object_name(&o.object),
+                o.change
+            );
+            for line in review::lines::changes(&o.changes) {
+                let _ = writeln!(body, "{line}");
+            }
+        }
+        md!(doc, "\n");
+        doc.details(
+            |s| {
+                md!(
+                    s,
+                    "{}: the templates differ in {}",
+                    Code(&k.kustomization),
+                    Plural(k.objects.len(), "object")
+                );
+            },
+            |b| b.fenced("diff", &body),
+        );
+    }
 }
 
 /// `compare` on a repository of fewer than two clusters, as a pull-request summary.
@@ -810,7 +966,7 @@ pub struct Proof<'a> {
 }
 
 /// `dev: 9/9 artifacts identical; canaries 2/2 detected, 2/2 restored`.
-struct CanarySummary<'a>(&'a Proof<'a>, &'a ClusterDiff);
+pub(crate) struct CanarySummary<'a>(pub(crate) &'a Proof<'a>, pub(crate) &'a ClusterDiff);
 
 impl Inline for CanarySummary<'_> {
     fn put(&self, w: &mut Out<'_>) {
@@ -832,7 +988,7 @@ impl Inline for CanarySummary<'_> {
 }
 
 /// One line of what the canaries found.
-enum CanaryLine<'a> {
+pub(crate) enum CanaryLine<'a> {
     /// A canary: where it was planted and whether it was seen where expected, and undone.
     Canary(&'a crate::canary::Outcome),
     /// An artifact that changed though no canary should have changed it.
@@ -843,7 +999,7 @@ enum CanaryLine<'a> {
     NonePlanted,
 }
 
-fn canary_lines<'a>(p: &'a Proof<'_>) -> Vec<CanaryLine<'a>> {
+pub(crate) fn canary_lines<'a>(p: &'a Proof<'_>) -> Vec<CanaryLine<'a>> {
     let c = p.canaries;
     let none = c.canaries.is_empty().then_some(CanaryLine::NonePlanted);
     none.into_iter()
@@ -947,7 +1103,7 @@ impl Inline for BlindLine<'_> {
 }
 
 /// `PASS`, or `FAIL:` and why.
-struct Verdict<'a>(&'a Proof<'a>);
+pub(crate) struct Verdict<'a>(&'a Proof<'a>);
 
 impl Inline for Verdict<'_> {
     fn put(&self, w: &mut Out<'_>) {
@@ -1093,10 +1249,15 @@ mod tests {
                         },
                         change: Change::Changed,
                         diff,
+                        base: None,
+                        head: None,
                     }],
+                    left_out: 0,
+                    order: None,
                 }],
                 moves: Vec::new(),
                 skipped: Vec::new(),
+                prune_deletions: Vec::new(),
             }],
         }
     }

@@ -9,6 +9,7 @@ pub mod images;
 pub mod limit;
 pub mod markdown;
 pub mod out;
+pub mod review;
 pub mod validate;
 
 use std::fmt::Write as _;
