@@ -94,6 +94,8 @@ pub(crate) struct DiffArgs {
     pub(crate) view: DiffView,
     #[command(flatten)]
     pub(crate) helm: HelmFlags,
+    #[command(flatten)]
+    pub(crate) checks: super::validate::DiffValidate,
 }
 
 impl DiffArgs {
@@ -128,6 +130,7 @@ impl DiffArgs {
                     skip_crds: false,
                 },
             },
+            checks: super::validate::DiffValidate::default(),
             helm,
         }
     }
@@ -554,10 +557,20 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Outcome {
     let diff = &pair.diff;
     let images = image_changes(&pair.base.clusters, pair.head.clusters());
     let filters = args.view.filters(&pair.config_strip)?;
-    let analysis =
-        review::analysis::analyze(&crate::report::review::diff_review(diff, &images), &filters);
+    // What the change brings at apply time (and, with --validate, the schema findings).
+    let head_render = match &pair.head {
+        Head::Rendered(r) => Some(r.as_ref()),
+        Head::Stored(_) => None,
+    };
+    let checks = args
+        .checks
+        .run(&pair.base.clusters, pair.head.clusters(), head_render)?;
+    let mut summary = crate::report::review::diff_review(diff, &images);
+    checks.add_to_review(&mut summary);
+    let analysis = review::analysis::analyze(&summary, &filters);
     let mut json = report::diff_json(diff);
     crate::report::review::add_to_json(&mut json, diff, &analysis);
+    checks.add_to_json(&mut json);
     // What could not be compared is never taken for identical.
     let status = passed_or_finding(diff.identical());
     let out = output(
@@ -592,6 +605,10 @@ pub(crate) fn run_prove(args: &ProveArgs) -> Outcome {
     };
     let head = *head;
     let images = image_changes(&base.clusters, &head.clusters);
+    let checks = args
+        .diff
+        .checks
+        .run(&base.clusters, &head.clusters, Some(&head))?;
     drop(base);
     // Where to plant canaries, and what each must change, comes from kustomize's origin
     // annotations: one more render of head that tracks them. The diff and canary renders do
@@ -625,7 +642,12 @@ pub(crate) fn run_prove(args: &ProveArgs) -> Outcome {
     };
     let blind = report::blind_spots(&diff);
     let proof = report::Proof {
-        passed: expectation_met && canaries.passed() && (args.allow_blind || blind.is_empty()),
+        // A finding at error level (an immutable field changed, an object the API server
+        // rejects) means Flux's apply of head fails: the proof does not hold.
+        passed: expectation_met
+            && canaries.passed()
+            && (args.allow_blind || blind.is_empty())
+            && checks.errors() == 0,
         blind,
         allow_blind: args.allow_blind,
         diff: &diff,
@@ -638,12 +660,21 @@ pub(crate) fn run_prove(args: &ProveArgs) -> Outcome {
         canaries: &canaries,
     };
     let filters = args.diff.view.filters(&config_strip)?;
-    let analysis = review::analysis::analyze(
-        &crate::report::review::prove_review(&proof, &images),
-        &filters,
-    );
+    let mut summary = crate::report::review::prove_review(&proof, &images);
+    checks.add_to_review(&mut summary);
+    if checks.errors() > 0 {
+        summary.notes.insert(
+            0,
+            format!(
+                "{} at error level: Flux's apply of head fails (see the hazards)",
+                crate::report::plural(checks.errors(), "finding")
+            ),
+        );
+    }
+    let analysis = review::analysis::analyze(&summary, &filters);
     let mut json = report::prove_json(&proof);
     crate::report::review::add_to_json(&mut json["diff"], &diff, &analysis);
+    checks.add_to_json(&mut json);
     output(
         &args.diff,
         &analysis,

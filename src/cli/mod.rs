@@ -8,6 +8,7 @@ mod graph;
 mod images;
 mod render;
 mod terminal;
+mod validate;
 pub mod vars;
 
 use std::process::ExitCode;
@@ -102,6 +103,16 @@ enum Command {
     /// (`image:` strings and `repository`/`tag` maps). With --diff, exit 1 when an image
     /// changed, else 0; 2 on errors.
     Images(images::Args),
+    /// Will it apply? Check every rendered object against its schema as the API server
+    /// checks Flux's server-side apply.
+    ///
+    /// Built-in kinds against the Kubernetes OpenAPI schemas of --kube-version (embedded),
+    /// custom resources against the CRDs of the same cluster's render and of --schema-dir
+    /// (structural schema and CEL rules); what has no schema is reported as not validated,
+    /// never as valid. Findings name the file and line of the field. Exit 1 when a finding
+    /// is at or above --fail-on (default: error) or a Kustomization fails to render, 2 on
+    /// errors.
+    Validate(validate::Args),
     /// Print a shell completion script: `fluxsim completions bash > /etc/bash_completion.d/fluxsim`.
     Completions {
         /// The shell.
@@ -225,6 +236,7 @@ fn run_command() -> ExitCode {
         Command::Prove(args) => diff::run_prove(&args),
         Command::Graph(args) => graph::run(&args),
         Command::Images(args) => images::run(&args),
+        Command::Validate(args) => validate::run(&args),
         Command::Completions { shell } => Ok(completions(shell)),
     };
     let present = Presentation {

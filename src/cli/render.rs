@@ -269,26 +269,50 @@ pub(crate) struct RenderArgs {
     pub(crate) objects: ObjectFlags,
     #[command(flatten)]
     pub(crate) helm: HelmFlags,
+    #[command(flatten)]
+    pub(crate) validate: super::validate::ValidateFlag,
 }
 
 pub(crate) fn run_render(args: &RenderArgs) -> Outcome {
-    let r = render_dir(&args.flags.repo, &args.helm.apply(args.flags.options()))?;
+    let mut opts = args.helm.apply(args.flags.options());
+    // `--validate` points at files and lines through the origins kustomize records (never
+    // part of a digest).
+    opts.origins |= args.validate.validate;
+    let r = render_dir(&args.flags.repo, &opts)?;
     if let Some(out) = &args.out {
         crate::report::out::write_out(&r, out, &args.flags.repo, &args.objects.presentation())?;
     }
-    let (text, kind) = match args.format {
+    let (mut text, kind) = match args.format {
         Format::Text => (crate::report::render_table(&r), Kind::Plain),
         Format::Json => (crate::report::render_json(&r), Kind::Json),
     };
-    let all_ok = r.clusters.iter().flat_map(|c| &c.kustomizations).all(|k| {
-        matches!(
-            k.status,
-            KsStatus::Rendered
-                | KsStatus::External(_)
-                | KsStatus::Suspended
-                | KsStatus::NeedsNetwork(_)
-        )
-    });
+    let mut invalid = false;
+    if let Some((more, value, errors)) =
+        args.validate.run(&r, matches!(args.format, Format::Json))?
+    {
+        invalid = errors;
+        match args.format {
+            Format::Text => {
+                text.push('\n');
+                text.push_str(&more);
+            }
+            Format::Json => {
+                let mut doc: serde_json::Value = serde_json::from_str(&text)?;
+                doc["validation"] = value;
+                text = serde_json::to_string_pretty(&doc)? + "\n";
+            }
+        }
+    }
+    let all_ok = !invalid
+        && r.clusters.iter().flat_map(|c| &c.kustomizations).all(|k| {
+            matches!(
+                k.status,
+                KsStatus::Rendered
+                    | KsStatus::External(_)
+                    | KsStatus::Suspended
+                    | KsStatus::NeedsNetwork(_)
+            )
+        });
     Ok(Output::new(text, passed_or_finding(all_ok)).kind(kind))
 }
 

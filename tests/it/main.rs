@@ -29,4 +29,5 @@ mod source;
 mod sources;
 mod steady;
 mod untrusted;
+mod validate;
 mod yaml_reread;

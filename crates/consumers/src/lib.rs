@@ -11,6 +11,7 @@ pub mod graph;
 pub mod images;
 pub mod mask;
 pub mod report;
+pub mod validate;
 
 /// The reviewer's reports (`fluxsim-review`), which `report::review` feeds.
 pub use review;

@@ -57,6 +57,12 @@
 //! # What diff and prove drop from every object (as --strip; the base revision's file).
 //! [diff]
 //! strip = ["metadata.annotations.\"example.com/build-id\""]
+//!
+//! # What `fluxsim validate` checks against: a Kubernetes version, and CRD manifests of
+//! # custom resources whose CRD the render does not hold (folders of the repository).
+//! [validate]
+//! kube_version = "1.35"
+//! schema_dirs = ["schemas/crds"]
 //! ```
 //!
 //! Tables other than these are left alone; unknown keys inside an entry are errors, so a
@@ -96,9 +102,26 @@ pub struct Config {
     /// installed (the graph check).
     #[serde(default)]
     pub helm_crds: Vec<HelmCrds>,
+    /// `[validate]`: what `fluxsim validate` and `--validate` check against.
+    #[serde(default)]
+    pub validate: Validate,
     /// `[diff]`: how `diff` and `prove` show a change (`strip`).
     #[serde(default)]
     pub diff: DiffConfig,
+}
+
+/// The `[validate]` table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Validate {
+    /// The Kubernetes version of the built-in schemas (`"1.35"`), as `--kube-version`.
+    #[serde(default)]
+    pub kube_version: Option<String>,
+    /// Folders of the repository holding CRD manifests for custom resources whose CRD the
+    /// render does not hold (installed by a bootstrap, an operator, a chart without
+    /// `--helm`); relative to the repository root, never outside it.
+    #[serde(default)]
+    pub schema_dirs: Vec<String>,
 }
 
 /// The `[diff]` table: what `diff` and `prove` drop from every object before comparing and

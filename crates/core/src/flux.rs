@@ -139,6 +139,10 @@ pub struct Kustomization {
     pub wait: bool,
     /// `spec.suspend`.
     pub suspend: bool,
+    /// `spec.force`: an object the API server refuses to update (an immutable field) is
+    /// deleted and created again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub force: bool,
     /// `spec.sourceRef`.
     pub source_ref: Option<SourceRef>,
     /// `spec.targetNamespace`.
@@ -328,6 +332,7 @@ impl Kustomization {
             // `wait` defaults to false in the API.
             wait: b("wait"),
             suspend: b("suspend"),
+            force: b("force"),
             source_ref,
             target_namespace: s("targetNamespace").filter(|t| !t.is_empty()),
             name_prefix: s("namePrefix").filter(|t| !t.is_empty()),

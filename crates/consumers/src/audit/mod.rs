@@ -7,11 +7,11 @@
 //! from, and returns findings under the rules of [`rules`]. It prints nothing.
 
 mod checks;
-mod context;
+pub(crate) mod context;
 mod expr;
 pub mod helm;
 mod leaves;
-mod place;
+pub(crate) mod place;
 pub mod rules;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -10,6 +10,7 @@ pub mod limit;
 pub mod markdown;
 pub mod out;
 pub mod review;
+pub mod validate;
 
 use std::fmt::Write as _;
 

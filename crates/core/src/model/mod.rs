@@ -215,6 +215,10 @@ impl Maker {
     }
 }
 
+/// How every placeholder for a var fluxsim cannot read offline starts
+/// (`fluxsim-unknown:Secret/ns/name:KEY`): consumers treat a value holding it as unknown.
+pub const PLACEHOLDER_PREFIX: &str = "fluxsim-unknown:";
+
 /// The apiVersion of a Helm release's entry in a cluster's render (`--helm`).
 pub const RELEASE_API_VERSION: &str = "helm.toolkit.fluxcd.io/v2";
 
