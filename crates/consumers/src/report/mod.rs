@@ -176,6 +176,9 @@ fn summary_line(r: &RepoRender) -> String {
     if let Some(helm) = &r.helm_summary {
         let _ = writeln!(out, "{helm}");
     }
+    if let Some(rsets) = &r.resourceset_summary {
+        let _ = writeln!(out, "{}", OneLine(rsets));
+    }
     out
 }
 

@@ -157,6 +157,9 @@ pub struct RepoRender {
     pub views: Vec<Tree>,
     /// What the helm step did (`--helm`), for the summary line.
     pub helm_summary: Option<String>,
+    /// What the ResourceSets step did (the flux-operator CLI, placeholder inputs), for the
+    /// summary line, when the render found any.
+    pub resourceset_summary: Option<String>,
 }
 
 /// One cluster's render.
