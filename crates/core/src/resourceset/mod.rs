@@ -42,60 +42,27 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::flux::{str_at, NamespacedName, ObjectId};
-use crate::model::KustomizationRender;
 
 pub use operator::{OperatorBinary, OperatorError, REPRODUCED_OPERATOR};
 pub use step::{plan, render_resourceset, Planned, Request};
 
 /// The API group of the Flux Operator's kinds.
-pub const RSET_GROUP: &str = "fluxcd.controlplane.io";
-/// The apiVersion of a ResourceSet, and of its entry in a cluster's render.
-pub const RSET_API_VERSION: &str = "fluxcd.controlplane.io/v1";
+pub const RSET_GROUP: &str = crate::flux::OPERATOR_GROUP;
+pub use crate::model::RSET_API_VERSION;
 /// The ResourceSet kind.
 pub const RSET_KIND: &str = "ResourceSet";
 
-/// Whether `obj` is a Flux Operator ResourceSet.
-#[must_use]
-pub fn is_resourceset(obj: &Value) -> bool {
-    let id = ObjectId::of(obj);
-    id.group == RSET_GROUP && id.kind == RSET_KIND
-}
+pub use crate::flux::is_resourceset;
+pub use crate::model::{
+    is_resourceset_entry as is_entry, resourceset_entry_id as entry_id,
+    resourceset_of as rendered_by,
+};
 
 /// Whether `obj` is a ResourceSetInputProvider.
 #[must_use]
 pub fn is_input_provider(obj: &Value) -> bool {
     let id = ObjectId::of(obj);
     id.group == RSET_GROUP && id.kind == inputs::PROVIDER_KIND
-}
-
-/// Whether a render entry is a ResourceSet's (a child artifact), not a Kustomization.
-#[must_use]
-pub fn is_entry(k: &KustomizationRender) -> bool {
-    k.kustomization.api_version == RSET_API_VERSION
-}
-
-/// The id of the entry of ResourceSet `rset` applied by `parent`:
-/// `<parent namespace>/<parent name>/rset/<namespace>/<name>`.
-#[must_use]
-pub fn entry_id(parent: &NamespacedName, rset: &NamespacedName) -> NamespacedName {
-    NamespacedName {
-        namespace: parent.namespace.clone(),
-        name: format!("{}/rset/{}/{}", parent.name, rset.namespace, rset.name),
-    }
-}
-
-/// The ResourceSet (namespace and name) an entry renders, read from its id.
-#[must_use]
-pub fn rendered_by(entry: &KustomizationRender) -> Option<NamespacedName> {
-    if !is_entry(entry) {
-        return None;
-    }
-    let (_, rest) = entry.kustomization.id.name.split_once("/rset/")?;
-    let (namespace, name) = rest.split_once('/')?;
-    Some(NamespacedName {
-        namespace: namespace.into(),
-        name: name.into(),
-    })
 }
 
 /// One `spec.dependsOn` entry of a ResourceSet: an object that must exist (and be Ready with
@@ -240,30 +207,22 @@ impl Runner {
             .as_ref()
     }
 
-    /// What the summary line says of the ResourceSets of this render, when there were any:
-    /// the tool and its version (or why it could not run), how many were rendered, and which
-    /// took placeholder inputs.
+    /// What the summary line says of the tool that rendered this render's ResourceSets,
+    /// when there were any: the tool and its version (or why it could not run), and which
+    /// ResourceSets took placeholder inputs.
     #[must_use]
     pub fn summary(&self) -> Option<String> {
-        let built = self.built.lock().ok()?.clone();
-        if built.is_empty() {
+        if self.built.lock().ok()?.is_empty() {
             return None;
         }
-        let tool = match self.tool.get() {
-            Some(Ok(t)) => {
-                let mut s = format!("flux-operator {}", t.version());
-                if let Some(w) = t.warning() {
-                    s = format!("{s} ({w})");
-                }
-                s
-            }
+        let mut line = match self.tool.get() {
+            Some(Ok(t)) => match t.warning() {
+                Some(w) => format!("flux-operator {}: {w}", t.version()),
+                None => format!("flux-operator {}", t.version()),
+            },
             Some(Err(e)) => format!("flux-operator not run: {e}"),
             None => "flux-operator not run".to_string(),
         };
-        let mut line = format!(
-            "{tool}: {}",
-            crate::text::plural(built.len(), "ResourceSet")
-        );
         let placeholders = self.placeholders.lock().ok()?;
         if !placeholders.is_empty() {
             let names: Vec<String> = placeholders
