@@ -179,7 +179,12 @@ pub const OPERATOR_GROUP: &str = "fluxcd.controlplane.io";
 /// Is this object a Flux Operator ResourceSet?
 #[must_use]
 pub fn is_resourceset(obj: &Value) -> bool {
-    let id = ObjectId::of(obj);
+    is_resourceset_id(&ObjectId::of(obj))
+}
+
+/// Is this the id of a Flux Operator ResourceSet?
+#[must_use]
+pub fn is_resourceset_id(id: &ObjectId) -> bool {
     id.group == OPERATOR_GROUP && id.kind == "ResourceSet"
 }
 
