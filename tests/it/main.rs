@@ -22,6 +22,7 @@ mod layers;
 mod native_builder;
 mod origins;
 mod render;
+mod resourcesets;
 mod security;
 mod ship;
 mod source;
