@@ -424,3 +424,191 @@ fn resourceset_renders_are_the_same_whatever_the_jobs() {
     };
     assert_eq!(digests("1"), digests("8"));
 }
+
+const OPERATOR_FLEET: &str = "testdata/operator-fleet";
+
+/// The operator fleet rendered with its OCI artifact mapped to the repository, as a git
+/// repository with `fluxsim_toml` (when given); the output folder and the render's JSON.
+fn render_operator_fleet(fluxsim_toml: Option<&str>) -> (tempfile::TempDir, Value) {
+    let repo = tempfile::Builder::new()
+        .prefix("fluxsim-test-operator-")
+        .tempdir()
+        .unwrap();
+    copy_dir(&crate_path(OPERATOR_FLEET), repo.path());
+    if let Some(text) = fluxsim_toml {
+        fs::write(repo.path().join("fluxsim.toml"), text).unwrap();
+    }
+    git(repo.path(), &["init", "-q", "-b", "main"]);
+    commit_all(repo.path(), "fixture");
+    let out = repo.path().join("out");
+    let run = fluxsim_in(
+        Some(repo.path()),
+        &[
+            "render",
+            ".",
+            "--source",
+            "OCIRepository/flux-system/flux-system=.",
+            "--format",
+            "json",
+            "--show-secrets",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    // The tenants' own Kustomizations build OCI artifacts that are not here: external, which
+    // is not a failure.
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    (repo, run.json())
+}
+
+fn objects_at(root: &Path, file: &str) -> Vec<Value> {
+    yaml_objects(&fs::read_to_string(root.join("out").join(file)).unwrap())
+}
+
+// A fleet in the shape of the Flux Operator's reference fleet (d2-fleet): ResourceSets whose
+// inputs the tenants Kustomization substitutes, copyFrom annotations, the repository as an
+// OCIRepository. Every object the ResourceSets generate is rendered, with the cluster's own
+// values; what the CLI prints for the ResourceSet as applied is what the entry holds.
+#[test]
+fn a_fleet_the_operator_bootstraps_renders_every_object_its_resourcesets_generate() {
+    let (repo, json) = render_operator_fleet(None);
+    for (cluster, tag) in [("staging", "latest"), ("production", "v1.4.0")] {
+        for entry in ["tenants/rset/flux-system/apps", "tenants/rset/flux-system/policies"] {
+            assert_eq!(kustomization(&json, cluster, entry)["status"], "rendered");
+        }
+        let ours = objects_at(
+            repo.path(),
+            &format!("{cluster}/flux-system/tenants/rset/flux-system/apps.yaml"),
+        );
+        assert_eq!(ours.len(), 10, "{ours:#?}");
+        let repo_obj = ours
+            .iter()
+            .find(|o| o["kind"] == "OCIRepository" && o["metadata"]["namespace"] == "frontend")
+            .unwrap();
+        assert_eq!(repo_obj["spec"]["ref"]["tag"], tag);
+        let info = ours
+            .iter()
+            .find(|o| o["kind"] == "ConfigMap" && o["metadata"]["namespace"] == "backend")
+            .unwrap();
+        assert_eq!(info["data"]["ENVIRONMENT"], cluster, "{info:#}");
+        let apps = kustomization(&json, cluster, "tenants/rset/flux-system/apps");
+        let notes: Vec<&str> = apps["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap())
+            .collect();
+        assert!(
+            notes.iter().any(|n| n.starts_with(
+                "Secret/frontend/registry-auth copies its data from Secret/flux-system/registry-auth"
+            )),
+            "{notes:#?}"
+        );
+        // The oracle: the CLI on the ResourceSet as the tenants Kustomization applies it.
+        let parent = objects_at(repo.path(), &format!("{cluster}/flux-system/tenants.yaml"));
+        let rset = parent
+            .iter()
+            .find(|o| o["kind"] == "ResourceSet" && o["metadata"]["name"] == "apps")
+            .unwrap();
+        let file = repo.path().join(format!("apps-{cluster}.yaml"));
+        fs::write(&file, rset.to_string()).unwrap();
+        let out = Command::new("flux-operator")
+            .args(["build", "rset", "-f"])
+            .arg(&file)
+            .output()
+            .expect("flux-operator is installed (scripts/install-tools)");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let theirs = by_id(yaml_objects(&String::from_utf8_lossy(&out.stdout)));
+        let ours = by_id(ours);
+        assert_eq!(ours.keys().collect::<Vec<_>>(), theirs.keys().collect::<Vec<_>>());
+        for (id, o) in &ours {
+            if !o["metadata"]["annotations"][COPY_FROM].is_string() {
+                assert_eq!(o, &theirs[id], "{cluster} {id}");
+            }
+        }
+        // The tenants' Kustomizations are the ResourceSet's children, external.
+        let frontend = json["clusters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == cluster)
+            .unwrap()["kustomizations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["namespace"] == "frontend" && k["name"] == "apps")
+            .unwrap();
+        assert_eq!(frontend["status"], "external", "{frontend:#}");
+        assert_eq!(frontend["path"], format!("./{cluster}"));
+    }
+}
+
+// internal/copier/resources.go: a Secret declared in fluxsim.toml (made by hand on the
+// cluster) is copied: its data, and its type where the template gives none.
+#[test]
+fn a_copy_source_declared_in_fluxsim_toml_is_copied() {
+    let (repo, json) = render_operator_fleet(Some(
+        "[[bootstrap.objects]]\nkind = \"Secret\"\nnamespace = \"flux-system\"\n\
+         name = \"registry-auth\"\nvars = { token = \"s3cr3t\" }\n",
+    ));
+    let apps = kustomization(&json, "staging", "tenants/rset/flux-system/apps");
+    assert!(
+        apps["notes"].as_array().unwrap().is_empty(),
+        "{apps:#}"
+    );
+    let ours = objects_at(
+        repo.path(),
+        "staging/flux-system/tenants/rset/flux-system/apps.yaml",
+    );
+    let secret = ours
+        .iter()
+        .find(|o| o["kind"] == "Secret" && o["metadata"]["namespace"] == "frontend")
+        .unwrap();
+    assert_eq!(secret["data"]["token"], "czNjcjN0", "{secret:#}");
+    assert_eq!(secret["type"], "kubernetes.io/dockerconfigjson");
+    assert!(secret.get("stringData").is_none());
+}
+
+// flux-operator resourceset_controller.go checkDependencies: `apps` waits for the
+// `policies` ResourceSet to be Ready; the graph orders the entries so, on a cluster the
+// FluxInstance bootstraps (the operator's kinds exist from the start).
+#[test]
+fn the_graph_orders_resourcesets_by_their_depends_on() {
+    let repo = tempfile::Builder::new()
+        .prefix("fluxsim-test-operator-")
+        .tempdir()
+        .unwrap();
+    copy_dir(&crate_path(OPERATOR_FLEET), repo.path());
+    git(repo.path(), &["init", "-q", "-b", "main"]);
+    commit_all(repo.path(), "fixture");
+    let run = fluxsim_in(
+        Some(repo.path()),
+        &[
+            "graph",
+            ".",
+            "--source",
+            "OCIRepository/flux-system/flux-system=.",
+            "--cluster",
+            "staging",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let graph = run.json();
+    let waves = graph["clusters"][0]["waves"].as_array().unwrap();
+    let wave_of = |id: &str| {
+        waves
+            .iter()
+            .position(|w| w.as_array().unwrap().iter().any(|x| x == id))
+            .unwrap_or_else(|| panic!("{id} in no wave: {waves:#?}"))
+    };
+    let policies = wave_of("flux-system/tenants/rset/flux-system/policies");
+    let apps = wave_of("flux-system/tenants/rset/flux-system/apps");
+    assert!(policies < apps, "{waves:#?}");
+    assert!(wave_of("frontend/apps") > apps);
+    let edges = graph["clusters"][0]["edges"].as_array().unwrap();
+    assert!(edges.iter().any(|e| e["kind"] == "dependsOn"
+        && e["from"] == "flux-system/tenants/rset/flux-system/policies"
+        && e["to"] == "flux-system/tenants/rset/flux-system/apps"));
+}

@@ -151,13 +151,12 @@ fn copy_from(o: &mut Value, cluster: &ClusterData<'_>, notes: &mut Vec<Note>) ->
         }
         // stringData is replaced by the source's data (Go strings hold any bytes), and the
         // normalization that follows folds it into `data`: written here on the bytes, so a
-        // binary value comes through exactly.
+        // binary value comes through exactly. The source as the API server holds it: its
+        // data and its stringData (which wins).
         let b64 = base64::engine::general_purpose::STANDARD;
         let mut data = strings(obj.get("data"));
-        for (k, v) in strings(src.get("data")) {
-            let text = v.as_str().unwrap_or_default();
-            let canonical = b64.decode(text).map_or_else(|_| text.to_string(), |b| b64.encode(b));
-            data.insert(k, Value::String(canonical));
+        for (k, v) in canonical(src, "Secret")? {
+            data.insert(k, Value::String(b64.encode(v)));
         }
         obj.remove("stringData");
         if !data.is_empty() {
