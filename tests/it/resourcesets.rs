@@ -612,3 +612,52 @@ fn the_graph_orders_resourcesets_by_their_depends_on() {
         && e["from"] == "flux-system/tenants/rset/flux-system/policies"
         && e["to"] == "flux-system/tenants/rset/flux-system/apps"));
 }
+
+// fluxsim combines the inputs itself when a provider needs a service (the CLI takes only
+// Static ones): checked against the CLI on the Permute case, its two Static providers made
+// GitHubBranch providers whose fluxsim.toml samples are what the Static ones export
+// (internal/inputs/permuter.go: ids from `name=index` parts, inputs scoped by name).
+#[test]
+fn inputs_fluxsim_combines_are_the_ones_the_operator_combines() {
+    let id = fluxsim::resourceset::inputs::id;
+    let repo = fixture_repo(|root| {
+        let providers = root.join("cases/permute/providers.yaml");
+        let text = fs::read_to_string(&providers).unwrap();
+        fs::write(&providers, text.replace("type: Static", "type: GitHubBranch")).unwrap();
+        fs::write(
+            root.join("fluxsim.toml"),
+            format!(
+                "[[resourceset.inputs]]\nprovider = \"matrix/eu-region\"\n\
+                 inputs = [{{ region = \"eu-west-1\", id = \"{}\" }}]\n\
+                 [[resourceset.inputs]]\nprovider = \"matrix/us-region\"\n\
+                 inputs = [{{ region = \"us-east-1\", id = \"{}\" }}]\n",
+                id("eu-region"),
+                id("us-region")
+            ),
+        )
+        .unwrap();
+    });
+    let out = repo.path().join("out");
+    let run = fluxsim_in(
+        Some(repo.path()),
+        &["render", ".", "--format", "json", "--out", out.to_str().unwrap()],
+    );
+    let json = run.json();
+    let k = kustomization(&json, "test", "permute/rset/matrix/env-matrix");
+    assert_eq!(k["status"], "rendered", "{k:#}");
+    assert!(
+        k["notes"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("inputs of GitHubBranch provider matrix/eu-region taken from fluxsim.toml"),
+        "{k:#}"
+    );
+    let ours = by_id(yaml_objects(
+        &fs::read_to_string(out.join("test/flux-system/permute/rset/matrix/env-matrix.yaml"))
+            .unwrap(),
+    ));
+    let expected = by_id(yaml_objects(
+        &fs::read_to_string(crate_path(FIXTURE).join("cases/permute/expected.yaml")).unwrap(),
+    ));
+    assert_eq!(ours, expected);
+}

@@ -231,3 +231,79 @@ pub(super) fn resolve_dependencies(entries: &mut Entries) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn made(parent: &str, rset: &str, depends_on: Vec<resourceset::Dependency>) -> Made {
+        let id = resourceset::entry_id(
+            &NamespacedName {
+                namespace: "flux-system".into(),
+                name: parent.into(),
+            },
+            &NamespacedName {
+                namespace: "flux-system".into(),
+                name: rset.into(),
+            },
+        );
+        let mut render = super::super::fixed_point::unrendered(
+            &crate::flux::Kustomization::from_json(&json!({
+                "apiVersion": resourceset::RSET_API_VERSION, "kind": "ResourceSet",
+                "metadata": {"namespace": id.namespace, "name": id.name}, "spec": {"path": ""}
+            }))
+            .unwrap(),
+            None,
+        );
+        render.status = crate::model::Status::Rendered;
+        Made {
+            key: String::new(),
+            render,
+            depends_on,
+        }
+    }
+
+    fn dep(kind: &str, name: &str) -> resourceset::Dependency {
+        resourceset::Dependency {
+            api_version: "fluxcd.controlplane.io/v1".into(),
+            kind: kind.into(),
+            namespace: String::new(),
+            name: name.into(),
+        }
+    }
+
+    // flux-operator resourceset_controller.go checkDependencies: a dependency on a
+    // ResourceSet names it by namespace (default: the ResourceSet's own) and name; in the
+    // render it is that ResourceSet's entry, or a note when no render applies it.
+    #[test]
+    fn a_depends_on_a_resourceset_is_its_entry_or_a_note() {
+        let mut entries = Entries::new();
+        for m in [
+            made("tenants", "policies", Vec::new()),
+            made("tenants", "apps", vec![dep("ResourceSet", "policies"), dep("ResourceSet", "gone")]),
+        ] {
+            entries.insert(m.render.kustomization.id.clone(), m);
+        }
+        resolve_dependencies(&mut entries);
+        let apps = &entries
+            .values()
+            .find(|m| m.render.kustomization.id.name.ends_with("/apps"))
+            .unwrap()
+            .render;
+        assert_eq!(
+            apps.kustomization.depends_on,
+            [NamespacedName {
+                namespace: "flux-system".into(),
+                name: "tenants/rset/flux-system/policies".into()
+            }]
+        );
+        assert_eq!(
+            apps.notes,
+            [Note::Dependency {
+                dependency: "ResourceSet flux-system/gone".into(),
+                state: DependencyState::Missing
+            }]
+        );
+    }
+}

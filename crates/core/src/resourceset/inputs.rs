@@ -149,8 +149,8 @@ pub struct Provided {
     pub supplied: Option<Supplied>,
 }
 
-/// A label selector (`metav1.LabelSelector`) that cannot be read, as apimachinery's
-/// `LabelSelectorAsSelector` refuses it.
+/// A label selector (`metav1.LabelSelector`) that cannot be read (apimachinery's
+/// `LabelSelectorAsSelector` refuses it; the words are fluxsim's).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("failed to parse selector: {0}")]
 pub struct SelectorError(String);
@@ -189,14 +189,12 @@ pub fn selector_matches(
         let ok = match op {
             "In" | "NotIn" if values.is_empty() => {
                 return Err(SelectorError(format!(
-                    "values: Invalid value: []string(nil): for '{op}', 'NotIn' operators, \
-                     values set can't be empty"
+                    "matchExpressions on `{key}`: `{op}` needs values"
                 )))
             }
             "Exists" | "DoesNotExist" if !values.is_empty() => {
                 return Err(SelectorError(format!(
-                    "values: Invalid value: {values:?}: values set must be empty for \
-                     exists and does not exist"
+                    "matchExpressions on `{key}`: `{op}` takes no values"
                 )))
             }
             "In" => has.is_some_and(|v| values.contains(&v.as_str())),
@@ -205,7 +203,7 @@ pub fn selector_matches(
             "DoesNotExist" => has.is_none(),
             other => {
                 return Err(SelectorError(format!(
-                    "\"{other}\" is not a valid label selector operator"
+                    "matchExpressions on `{key}`: `{other}` is not a label selector operator"
                 )))
             }
         };

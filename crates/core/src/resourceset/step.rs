@@ -647,3 +647,46 @@ pub fn render_resourceset(
     plan(req, runner).finish(req, data, builder)
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn provided() -> Vec<Provided> {
+        vec![Provided {
+            provider: InputProvider::from_json(&json!({
+                "apiVersion": RSET_API_VERSION, "kind": "ResourceSetInputProvider",
+                "metadata": {"name": "prs", "namespace": "apps"},
+                "spec": {"type": "GitHubPullRequest"}
+            }))
+            .unwrap(),
+            inputs: Vec::new(),
+            supplied: Some(Supplied::Placeholders),
+        }]
+    }
+
+    fn reads(strategy: &str, template: &str) -> bool {
+        let object = json!({
+            "apiVersion": RSET_API_VERSION, "kind": "ResourceSet",
+            "metadata": {"name": "r", "namespace": "apps"},
+            "spec": {"inputStrategy": {"name": strategy}, "resourcesTemplate": template}
+        });
+        let rset = ResourceSet::from_json(&object).unwrap();
+        provider_metadata_read(&object, &rset, &provided()).is_some()
+    }
+
+    // flux-operator internal/inputs/provider.go getFromProvider: the CLI gives inputs it
+    // is handed the ResourceSet's metadata; what is the same for a provider (its namespace
+    // and apiVersion) reads the same, anything else of `provider` may not.
+    #[test]
+    fn a_template_that_may_read_inputs_provider_is_noted() {
+        assert!(!reads("Flatten", "name: << inputs.id >>"));
+        assert!(!reads("Flatten", "ns: << inputs.provider.namespace >>"));
+        assert!(reads("Flatten", "n: << inputs.provider.name >>"));
+        assert!(reads("Flatten", "all: << toYaml inputs >>"));
+        assert!(reads("Flatten", "<< range $k, $v := inputs >><< $k >><< end >>"));
+        // With Permute the operator's inputs have no top-level provider at all.
+        assert!(reads("Permute", "ns: << inputs.provider.namespace >>"));
+        assert!(!reads("Permute", "ns: << inputs.prs.provider.name >>"));
+    }
+}
