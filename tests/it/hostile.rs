@@ -642,7 +642,13 @@ fn a_resourceset_template_cannot_read_files_the_environment_or_the_network() {
     let server = Server::start();
     let (_top, root) = hostile(&[], &[]);
     let attempts = [
-        ("files", format!("<< readFile {:?} >>", root.parent().unwrap().join("outside.yaml").display())),
+        (
+            "files",
+            format!(
+                "<< readFile {:?} >>",
+                root.parent().unwrap().join("outside.yaml").display()
+            ),
+        ),
         ("env", "<< env \"FLUXSIM_TEST_TOKEN\" >>".to_string()),
         ("expandenv", "<< expandenv \"$GITHUB_TOKEN\" >>".to_string()),
         ("http", format!("<< httpGet {:?} >>", server.url("x"))),
@@ -676,7 +682,10 @@ fn a_resourceset_template_cannot_read_files_the_environment_or_the_network() {
             "{entry:#}"
         );
     }
-    assert_eq!(kustomization(&json, "test", "healthy")["status"], "rendered");
+    assert_eq!(
+        kustomization(&json, "test", "healthy")["status"],
+        "rendered"
+    );
     assert!(server.requests().is_empty(), "{:?}", server.requests());
     run.assert_nothing_leaked();
 }
@@ -703,7 +712,11 @@ fn resourceset_names_that_look_like_flags_are_never_read_as_flags() {
          tenant: {:?}\n",
         format!("--filename={}", outside.display())
     );
-    fs::write(root.join("apps/healthy/rset.yaml"), format!("{rset}---\n{provider}")).unwrap();
+    fs::write(
+        root.join("apps/healthy/rset.yaml"),
+        format!("{rset}---\n{provider}"),
+    )
+    .unwrap();
     fs::write(
         root.join("apps/healthy/kustomization.yaml"),
         "resources: [configmap.yaml, rset.yaml]\n",
@@ -727,7 +740,10 @@ fn resourceset_names_that_look_like_flags_are_never_read_as_flags() {
         .filter(|(p, _)| p.contains("/rset/"))
         .map(|(_, t)| t.clone())
         .collect();
-    assert!(written.contains(&format!("resourceset.fluxcd.controlplane.io/name: {name}")), "{written}");
+    assert!(
+        written.contains(&format!("resourceset.fluxcd.controlplane.io/name: {name}")),
+        "{written}"
+    );
     assert!(written.contains("name: a\n"), "{written}");
     run.assert_nothing_leaked();
 }
@@ -780,7 +796,10 @@ fn flux_operator_runs_with_a_cleared_environment_outside_the_repository() {
         .expect("the fake flux-operator's output");
     assert!(!box_cm.contains(ENV_MARKER), "{box_cm}");
     assert!(!box_cm.contains("GITHUB_TOKEN"), "{box_cm}");
-    let pwd = box_cm.lines().find(|l| l.contains("pwd:")).unwrap_or_else(|| panic!("{box_cm}"));
+    let pwd = box_cm
+        .lines()
+        .find(|l| l.contains("pwd:"))
+        .unwrap_or_else(|| panic!("{box_cm}"));
     assert!(!pwd.contains(&root.display().to_string()), "{pwd}");
     if fluxsim::sandbox::isolation().landlock_abi >= 1 {
         assert!(!box_cm.contains("git-token-marker"), "{box_cm}");

@@ -162,10 +162,9 @@ fn a_template_error_fails_the_entry_with_the_operator_s_message_and_its_file() {
     let k = kustomization(&json, "test", "template-error/rset/flux-system/broken");
     assert_eq!(k["status"], "failed");
     let error = k["error"].as_str().unwrap();
-    let expected = fs::read_to_string(
-        crate_path(FIXTURE).join("cases/template-error/expected-error.txt"),
-    )
-    .unwrap();
+    let expected =
+        fs::read_to_string(crate_path(FIXTURE).join("cases/template-error/expected-error.txt"))
+            .unwrap();
     let words = expected.trim().trim_start_matches('✗').trim();
     assert!(error.contains(words), "{error}\nnot: {words}");
     assert!(
@@ -292,10 +291,8 @@ fn a_pull_request_provider_without_samples_renders_with_placeholders_and_says_so
         &["render", ".", "--out", path.to_str().unwrap()],
     );
     let objects = yaml_objects(
-        &fs::read_to_string(
-            path.join("test/flux-system/pull-requests/rset/preview/previews.yaml"),
-        )
-        .unwrap(),
+        &fs::read_to_string(path.join("test/flux-system/pull-requests/rset/preview/previews.yaml"))
+            .unwrap(),
     );
     // One stand-in pull request: `id` 0, the provider's defaultValues filling the rest.
     assert!(
@@ -334,10 +331,7 @@ fn without_flux_operator_resourcesets_fail_saying_how_to_install_it() {
             && error.contains("scripts/install-tools"),
         "{error}"
     );
-    assert_eq!(
-        kustomization(&json, "test", "inline")["status"],
-        "rendered"
-    );
+    assert_eq!(kustomization(&json, "test", "inline")["status"], "rendered");
 }
 
 // A change to a template changes the generated objects: `diff` shows them in the
@@ -349,7 +343,10 @@ fn diff_of_a_template_change_shows_the_generated_objects_that_change() {
     let text = fs::read_to_string(&file).unwrap();
     fs::write(
         &file,
-        text.replace("inputs.tenant inputs.tier | slugify", "inputs.tier inputs.tenant | slugify"),
+        text.replace(
+            "inputs.tenant inputs.tier | slugify",
+            "inputs.tier inputs.tenant | slugify",
+        ),
     )
     .unwrap();
     let run = fluxsim_in(
@@ -370,11 +367,17 @@ fn diff_of_a_template_change_shows_the_generated_objects_that_change() {
         .collect();
     assert_eq!(
         names,
-        ["flux-system/inline", "flux-system/inline/rset/flux-system/tenants"],
+        [
+            "flux-system/inline",
+            "flux-system/inline/rset/flux-system/tenants"
+        ],
         "{json:#}"
     );
     let objects = changed[1]["objects"].as_array().unwrap();
-    let diffs: Vec<&str> = objects.iter().map(|o| o["diff"].as_str().unwrap()).collect();
+    let diffs: Vec<&str> = objects
+        .iter()
+        .map(|o| o["diff"].as_str().unwrap())
+        .collect();
     assert_eq!(objects.len(), 2, "{objects:#?}");
     assert!(
         diffs
@@ -473,7 +476,10 @@ fn objects_at(root: &Path, file: &str) -> Vec<Value> {
 fn a_fleet_the_operator_bootstraps_renders_every_object_its_resourcesets_generate() {
     let (repo, json) = render_operator_fleet(None);
     for (cluster, tag) in [("staging", "latest"), ("production", "v1.4.0")] {
-        for entry in ["tenants/rset/flux-system/apps", "tenants/rset/flux-system/policies"] {
+        for entry in [
+            "tenants/rset/flux-system/apps",
+            "tenants/rset/flux-system/policies",
+        ] {
             assert_eq!(kustomization(&json, cluster, entry)["status"], "rendered");
         }
         let ours = objects_at(
@@ -517,10 +523,17 @@ fn a_fleet_the_operator_bootstraps_renders_every_object_its_resourcesets_generat
             .arg(&file)
             .output()
             .expect("flux-operator is installed (scripts/install-tools)");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let theirs = by_id(yaml_objects(&String::from_utf8_lossy(&out.stdout)));
         let ours = by_id(ours);
-        assert_eq!(ours.keys().collect::<Vec<_>>(), theirs.keys().collect::<Vec<_>>());
+        assert_eq!(
+            ours.keys().collect::<Vec<_>>(),
+            theirs.keys().collect::<Vec<_>>()
+        );
         for (id, o) in &ours {
             if !o["metadata"]["annotations"][COPY_FROM].is_string() {
                 assert_eq!(o, &theirs[id], "{cluster} {id}");
@@ -552,10 +565,7 @@ fn a_copy_source_declared_in_fluxsim_toml_is_copied() {
          name = \"registry-auth\"\nvars = { token = \"s3cr3t\" }\n",
     ));
     let apps = kustomization(&json, "staging", "tenants/rset/flux-system/apps");
-    assert!(
-        apps["notes"].as_array().unwrap().is_empty(),
-        "{apps:#}"
-    );
+    assert!(apps["notes"].as_array().unwrap().is_empty(), "{apps:#}");
     let ours = objects_at(
         repo.path(),
         "staging/flux-system/tenants/rset/flux-system/apps.yaml",
@@ -623,7 +633,11 @@ fn inputs_fluxsim_combines_are_the_ones_the_operator_combines() {
     let repo = fixture_repo(|root| {
         let providers = root.join("cases/permute/providers.yaml");
         let text = fs::read_to_string(&providers).unwrap();
-        fs::write(&providers, text.replace("type: Static", "type: GitHubBranch")).unwrap();
+        fs::write(
+            &providers,
+            text.replace("type: Static", "type: GitHubBranch"),
+        )
+        .unwrap();
         fs::write(
             root.join("fluxsim.toml"),
             format!(
@@ -640,16 +654,22 @@ fn inputs_fluxsim_combines_are_the_ones_the_operator_combines() {
     let out = repo.path().join("out");
     let run = fluxsim_in(
         Some(repo.path()),
-        &["render", ".", "--format", "json", "--out", out.to_str().unwrap()],
+        &[
+            "render",
+            ".",
+            "--format",
+            "json",
+            "--out",
+            out.to_str().unwrap(),
+        ],
     );
     let json = run.json();
     let k = kustomization(&json, "test", "permute/rset/matrix/env-matrix");
     assert_eq!(k["status"], "rendered", "{k:#}");
     assert!(
-        k["notes"][0]
-            .as_str()
-            .unwrap()
-            .starts_with("inputs of GitHubBranch provider matrix/eu-region taken from fluxsim.toml"),
+        k["notes"][0].as_str().unwrap().starts_with(
+            "inputs of GitHubBranch provider matrix/eu-region taken from fluxsim.toml"
+        ),
         "{k:#}"
     );
     let ours = by_id(yaml_objects(

@@ -328,34 +328,7 @@ impl Config {
                 ));
             }
         }
-        for (i, r) in config.resourceset.inputs.iter().enumerate() {
-            let line = text
-                .match_indices("[[resourceset.inputs]]")
-                .nth(i)
-                .map_or(1, |(o, _)| crate::locate::line_col(text, o).0);
-            let named = r
-                .provider
-                .as_deref()
-                .map(|p| p.split_once('/').is_some_and(|(ns, n)| !ns.is_empty() && !n.is_empty() && !n.contains('/')));
-            match (named, &r.provider_type) {
-                (Some(true), None) => {}
-                (None, Some(t)) if !t.is_empty() => {}
-                (Some(false), _) => {
-                    return Err(err(
-                        line,
-                        "a [[resourceset.inputs]] entry's `provider` is `namespace/name`".into(),
-                    ))
-                }
-                _ => {
-                    return Err(err(
-                        line,
-                        "a [[resourceset.inputs]] entry needs exactly one of `provider` \
-                         (`namespace/name`) or `type`"
-                            .into(),
-                    ))
-                }
-            }
-        }
+        check_resourceset_inputs(&config, text, &err)?;
         for g in &config.kustomize_controller.feature_gates {
             if parse_gate(g).is_none() {
                 return Err(err(
@@ -470,6 +443,44 @@ impl Config {
             .map(|(_, on)| on)
             .next_back()
     }
+}
+
+/// Each `[[resourceset.inputs]]` entry names exactly one of a provider (`namespace/name`)
+/// or a type.
+fn check_resourceset_inputs(
+    config: &Config,
+    text: &str,
+    err: &dyn Fn(usize, String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    for (i, r) in config.resourceset.inputs.iter().enumerate() {
+        let line = text
+            .match_indices("[[resourceset.inputs]]")
+            .nth(i)
+            .map_or(1, |(o, _)| crate::locate::line_col(text, o).0);
+        let named = r.provider.as_deref().map(|p| {
+            p.split_once('/')
+                .is_some_and(|(ns, n)| !ns.is_empty() && !n.is_empty() && !n.contains('/'))
+        });
+        match (named, &r.provider_type) {
+            (Some(true), None) => {}
+            (None, Some(t)) if !t.is_empty() => {}
+            (Some(false), _) => {
+                return Err(err(
+                    line,
+                    "a [[resourceset.inputs]] entry's `provider` is `namespace/name`".into(),
+                ))
+            }
+            _ => {
+                return Err(err(
+                    line,
+                    "a [[resourceset.inputs]] entry needs exactly one of `provider` \
+                     (`namespace/name`) or `type`"
+                        .into(),
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The config file's name, at the repository root.

@@ -74,11 +74,7 @@ pub fn template_canary(head: &RepoRender) -> Option<TemplateCanary> {
         }
     }
     for (file, (expected, entries)) in files {
-        let Ok(text) = head
-            .tree
-            .fs()
-            .read_to_string(&head.tree.root().join(&file))
-        else {
+        let Ok(text) = head.tree.fs().read_to_string(&head.tree.root().join(&file)) else {
             continue;
         };
         if let Some(line) = pick_line(&text, &entries) {
@@ -162,7 +158,11 @@ fn pick_line(text: &str, entries: &[&KustomizationRender]) -> Option<usize> {
             template_indent = indent;
             continue;
         }
-        if in_template && !trimmed.is_empty() && indent <= template_indent && !trimmed.starts_with('-') {
+        if in_template
+            && !trimmed.is_empty()
+            && indent <= template_indent
+            && !trimmed.starts_with('-')
+        {
             in_template = false;
         }
         if !in_template {
@@ -199,16 +199,18 @@ mod tests {
     use super::*;
 
     fn entry(objects: &[(&str, &str)]) -> KustomizationRender {
-        let yaml: String = objects
-            .iter()
-            .map(|(_, y)| format!("---\n{y}"))
-            .collect();
+        let yaml = objects.iter().fold(String::new(), |mut t, (_, y)| {
+            t.push_str("---\n");
+            t.push_str(y);
+            t
+        });
         let artifact = crate::artifact::Artifact::from_kustomize_output(yaml).unwrap();
         let mut k = crate::model::KustomizationRender {
             kustomization: crate::flux::Kustomization::from_json(&serde_json::json!({
                 "apiVersion": crate::model::RSET_API_VERSION, "kind": "ResourceSet",
                 "metadata": {"name": "x/rset/a/b", "namespace": "flux-system"},
-                "spec": {"path": ""}})).unwrap(),
+                "spec": {"path": ""}}))
+            .unwrap(),
             parent: None,
             status: crate::model::Status::Rendered,
             artifact: None,

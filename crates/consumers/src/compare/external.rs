@@ -170,18 +170,21 @@ pub(super) fn external_unchanged(
             all.sort();
             all.dedup();
             let (br, hr) = (rendered_resourcesets(base), rendered_resourcesets(head));
-            let every_rset_rendered = |c: &ClusterRender, r: &std::collections::BTreeSet<ObjectId>| {
-                objects(c)
-                    .keys()
-                    .filter(|id| crate::flux::is_resourceset_id(id))
-                    .all(|id| r.contains(*id))
-            };
+            let every_rset_rendered =
+                |c: &ClusterRender, r: &std::collections::BTreeSet<ObjectId>| {
+                    objects(c)
+                        .keys()
+                        .filter(|id| crate::flux::is_resourceset_id(id))
+                        .all(|id| r.contains(*id))
+                };
             let providers_known = every_rset_rendered(base, &br) && every_rset_rendered(head, &hr);
             all.retain(|m| {
                 let rset = crate::flux::is_resourceset_id(m);
-                let provider = m.group == crate::flux::OPERATOR_GROUP
-                    && m.kind == "ResourceSetInputProvider";
-                !(rset && br.contains(m) && hr.contains(m)) && !(provider && providers_known)
+                let provider =
+                    m.group == crate::flux::OPERATOR_GROUP && m.kind == "ResourceSetInputProvider";
+                let known =
+                    (rset && br.contains(m) && hr.contains(m)) || (provider && providers_known);
+                !known
             });
             for m in &all {
                 same_object(m, &bo, &ho, show_secrets).map_err(|Unproven(e)| {

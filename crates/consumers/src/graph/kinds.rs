@@ -266,7 +266,10 @@ mod tests {
             ("fluxcd.controlplane.io", "ResourceSetInputProvider"),
             ("helm.toolkit.fluxcd.io", "HelmRelease"),
         ] {
-            assert!(exists_on_fresh_cluster(g, k, &FluxApis::Operator), "{g}/{k}");
+            assert!(
+                exists_on_fresh_cluster(g, k, &FluxApis::Operator),
+                "{g}/{k}"
+            );
             assert_eq!(
                 exists_on_fresh_cluster(g, k, &FluxApis::Presumed),
                 g != OPERATOR_GROUP,

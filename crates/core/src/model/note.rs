@@ -166,6 +166,7 @@ impl fmt::Display for DependencyState {
 }
 
 impl fmt::Display for Note {
+    #[allow(clippy::too_many_lines)] // One sentence per note, read top to bottom.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Note::Suspended => f.write_str(

@@ -192,6 +192,7 @@ pub(super) fn fail_unsettled(
 /// Kustomization still waits on a source, the fixed point settles: sources on no cluster
 /// object are looked up in the repository's files, else are unknown (placeholders). What
 /// still changes after [`MAX_ROUNDS`] steps fails, named.
+#[allow(clippy::too_many_lines)] // The fixed point's one loop, read top to bottom.
 pub(super) fn render_cluster(
     fs: &SourceFs,
     cluster: &Cluster,
@@ -298,19 +299,12 @@ pub(super) fn render_cluster(
         last_round.sort();
         waves.push(last_round.clone());
     }
-    super::resourcesets::resolve_dependencies(&mut entries);
-    let mut done: BTreeMap<NamespacedName, KustomizationRender> = renders
-        .into_iter()
-        .map(|(id, (_, r))| (id, r))
-        .chain(entries.into_iter().map(|(id, m)| (id, m.render)))
-        .collect();
-    if !converged {
-        fail_unsettled(&mut done, &last_round);
-    }
-    if let Some(r) = done.get_mut(&cluster.root.id) {
-        r.notes.extend(boot_notes);
-    }
-    note_dependencies(&mut done);
+    let done = settle(
+        renders,
+        entries,
+        if converged { &[] } else { &last_round },
+        (&cluster.root.id, boot_notes),
+    );
     ClusterRender {
         name: cluster.name.clone(),
         kustomizations: done.into_values().collect(),
@@ -318,6 +312,29 @@ pub(super) fn render_cluster(
         strict: cluster_strict,
         strict_from,
     }
+}
+
+/// The cluster's renders once the fixed point is done: the Kustomizations' and the
+/// ResourceSets' (their `dependsOn` resolved), what changed in the last round failed when it
+/// never settled (`unsettled`), the root's bootstrap notes, the notes on dependencies.
+fn settle(
+    renders: BTreeMap<NamespacedName, (Key, KustomizationRender)>,
+    mut entries: super::resourcesets::Entries,
+    unsettled: &[NamespacedName],
+    (root, boot_notes): (&NamespacedName, Vec<Note>),
+) -> BTreeMap<NamespacedName, KustomizationRender> {
+    super::resourcesets::resolve_dependencies(&mut entries);
+    let mut done: BTreeMap<NamespacedName, KustomizationRender> = renders
+        .into_iter()
+        .map(|(id, (_, r))| (id, r))
+        .chain(entries.into_iter().map(|(id, m)| (id, m.render)))
+        .collect();
+    fail_unsettled(&mut done, unsettled);
+    if let Some(r) = done.get_mut(root) {
+        r.notes.extend(boot_notes);
+    }
+    note_dependencies(&mut done);
+    done
 }
 
 /// Notes on each Kustomization whose `dependsOn` names one that failed, is suspended, is

@@ -205,7 +205,9 @@ pub(super) fn resolve_dependencies(entries: &mut Entries) {
         };
         for d in &made.depends_on {
             if d.kind != resourceset::RSET_KIND
-                || !d.api_version.starts_with(&format!("{}/", resourceset::RSET_GROUP))
+                || !d
+                    .api_version
+                    .starts_with(&format!("{}/", resourceset::RSET_GROUP))
             {
                 continue;
             }
@@ -281,7 +283,11 @@ mod tests {
         let mut entries = Entries::new();
         for m in [
             made("tenants", "policies", Vec::new()),
-            made("tenants", "apps", vec![dep("ResourceSet", "policies"), dep("ResourceSet", "gone")]),
+            made(
+                "tenants",
+                "apps",
+                vec![dep("ResourceSet", "policies"), dep("ResourceSet", "gone")],
+            ),
         ] {
             entries.insert(m.render.kustomization.id.clone(), m);
         }

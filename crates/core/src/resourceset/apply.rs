@@ -94,7 +94,11 @@ fn annotation<'a>(o: &'a Value, key: &str) -> Option<&'a str> {
 }
 
 /// `copier.CopyResources` for one object.
-fn copy_from(o: &mut Value, cluster: &ClusterData<'_>, notes: &mut Vec<Note>) -> Result<(), String> {
+fn copy_from(
+    o: &mut Value,
+    cluster: &ClusterData<'_>,
+    notes: &mut Vec<Note>,
+) -> Result<(), String> {
     if str_at(o, &["apiVersion"]) != Some("v1") {
         return Ok(());
     }
@@ -230,9 +234,8 @@ fn checksums(
                 .map(str::to_string);
             if let Some(refs) = refs {
                 if let Some(sum) = checksum(&refs, own, cluster, notes)? {
-                    if let Some(Value::Object(ann)) = m
-                        .get_mut("metadata")
-                        .and_then(|x| x.get_mut("annotations"))
+                    if let Some(Value::Object(ann)) =
+                        m.get_mut("metadata").and_then(|x| x.get_mut("annotations"))
                     {
                         ann.insert(CHECKSUM.into(), Value::String(sum));
                     }
@@ -307,6 +310,7 @@ fn checksum(
 mod tests {
     use super::*;
     use serde_json::json;
+    use sha2::Digest as _;
 
     fn cluster(objects: &[Value]) -> BTreeMap<(String, String, String), Value> {
         objects
@@ -367,7 +371,10 @@ mod tests {
         let mut objects = vec![json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "x", "annotations": {COPY_FROM: "just-a-name"}}})];
         let err = prepare(&mut objects, &Map::new(), &BTreeMap::new(), &mut notes).unwrap_err();
-        assert!(err.contains("must be in the format 'namespace/name'"), "{err}");
+        assert!(
+            err.contains("must be in the format 'namespace/name'"),
+            "{err}"
+        );
     }
 
     // resourceset_controller.go apply: SetOwnerLabels, then commonMetadata (which wins).
@@ -402,7 +409,6 @@ mod tests {
                 "spec": {"template": {"metadata": {"annotations": {CHECKSUM_FROM: "ConfigMap/apps/cfg"}}}}}),
         ];
         prepare(&mut objects, &Map::new(), &BTreeMap::new(), &mut Vec::new()).unwrap();
-        use sha2::Digest as _;
         let want = format!(
             "sha256:{:x}",
             sha2::Sha256::digest(b"ConfigMap/apps/cfg\0a\x001\0b\x002\0")

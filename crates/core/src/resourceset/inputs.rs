@@ -101,7 +101,9 @@ impl InputProvider {
                 .unwrap_or("default")
                 .to_string(),
             name: str_at(obj, &["metadata", "name"])?.to_string(),
-            kind: str_at(obj, &["spec", "type"]).unwrap_or_default().to_string(),
+            kind: str_at(obj, &["spec", "type"])
+                .unwrap_or_default()
+                .to_string(),
             labels: obj
                 .get("metadata")
                 .and_then(|m| m.get("labels"))
@@ -251,9 +253,11 @@ pub fn referenced<'a>(
                 }
             }
         } else {
-            return Err("failed to compute inputs: input provider reference must have either \
+            return Err(
+                "failed to compute inputs: input provider reference must have either \
                         name or selector set"
-                .into());
+                    .into(),
+            );
         }
     }
     Ok(found)
@@ -432,6 +436,7 @@ fn permute(
 }
 
 #[cfg(test)]
+#[allow(clippy::needless_pass_by_value)]
 mod tests {
     use super::*;
 
@@ -513,12 +518,21 @@ mod tests {
     fn permutations_come_in_the_permuter_s_order() {
         let r = rset("Permute", json!([]));
         let p = [
-            provided("provider-1", json!([{"key1": "value1"}, {"key1": "value2"}])),
-            provided("provider-2", json!([{"key2": "value1"}, {"key2": "value2"}])),
+            provided(
+                "provider-1",
+                json!([{"key1": "value1"}, {"key1": "value2"}]),
+            ),
+            provided(
+                "provider-2",
+                json!([{"key2": "value1"}, {"key2": "value2"}]),
+            ),
         ];
         let perm = combine(&r, &p).unwrap();
         let ids: Vec<&str> = perm.iter().map(|i| i["id"].as_str().unwrap()).collect();
-        assert_eq!(ids, ["2075461889", "2075527426", "2076379394", "2076444931"]);
+        assert_eq!(
+            ids,
+            ["2075461889", "2075527426", "2076379394", "2076444931"]
+        );
         assert_eq!(perm[1]["provider_1"]["key1"], "value1");
         assert_eq!(perm[1]["provider_2"]["key2"], "value2");
     }
@@ -546,14 +560,23 @@ mod tests {
 
     #[test]
     fn a_label_selector_matches_labels_and_expressions() {
-        let labels: BTreeMap<String, String> =
-            [("env".to_string(), "prod".to_string())].into_iter().collect();
+        let labels: BTreeMap<String, String> = [("env".to_string(), "prod".to_string())]
+            .into_iter()
+            .collect();
         let m = |s: Value| selector_matches(&s, &labels);
         assert!(m(json!({"matchLabels": {"env": "prod"}})).unwrap());
         assert!(!m(json!({"matchLabels": {"env": "dev"}})).unwrap());
-        assert!(m(json!({"matchExpressions": [{"key": "env", "operator": "In", "values": ["prod"]}]})).unwrap());
-        assert!(m(json!({"matchExpressions": [{"key": "team", "operator": "DoesNotExist"}]})).unwrap());
-        assert!(!m(json!({"matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["prod"]}]})).unwrap());
+        assert!(m(
+            json!({"matchExpressions": [{"key": "env", "operator": "In", "values": ["prod"]}]})
+        )
+        .unwrap());
+        assert!(
+            m(json!({"matchExpressions": [{"key": "team", "operator": "DoesNotExist"}]})).unwrap()
+        );
+        assert!(!m(
+            json!({"matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["prod"]}]})
+        )
+        .unwrap());
         assert!(m(json!({})).unwrap());
         assert!(m(json!({"matchExpressions": [{"key": "env", "operator": "Near"}]})).is_err());
     }

@@ -35,6 +35,7 @@ pub mod operator;
 mod step;
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
@@ -141,8 +142,15 @@ impl ResourceSet {
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
-        let disabled = str_at(obj, &["metadata", "annotations", "fluxcd.controlplane.io/reconcile"])
-            .is_some_and(|v| v.eq_ignore_ascii_case("disabled"));
+        let disabled = str_at(
+            obj,
+            &[
+                "metadata",
+                "annotations",
+                "fluxcd.controlplane.io/reconcile",
+            ],
+        )
+        .is_some_and(|v| v.eq_ignore_ascii_case("disabled"));
         Ok(ResourceSet {
             inputs,
             inputs_from: list("inputsFrom")?,
@@ -229,10 +237,11 @@ impl Runner {
                 .iter()
                 .map(|(rset, providers)| format!("{rset} ({})", providers.join(", ")))
                 .collect();
-            line.push_str(&format!(
+            let _ = write!(
+                line,
                 "; placeholder inputs (no [[resourceset.inputs]] in fluxsim.toml) for {}",
                 names.join(", ")
-            ));
+            );
         }
         Some(line)
     }

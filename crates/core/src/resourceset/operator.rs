@@ -52,9 +52,7 @@ impl OperatorBinary {
     pub fn locate(explicit: Option<&Path>, timeout: Duration) -> Result<Self, OperatorError> {
         let program = match explicit {
             Some(p) if p.is_file() => p.to_path_buf(),
-            Some(p) => {
-                return Err(format!("{}: no such file; {INSTALL_HINT}", p.display()).into())
-            }
+            Some(p) => return Err(format!("{}: no such file; {INSTALL_HINT}", p.display()).into()),
             None => crate::scratch::on_path("flux-operator")
                 .ok_or_else(|| format!("no flux-operator found on PATH: {INSTALL_HINT}"))?,
         };

@@ -8,6 +8,7 @@
 //! those or the plan changed does [`Planned::finish`] run.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
@@ -69,19 +70,7 @@ pub fn plan(req: &Request<'_>, runner: &Runner) -> Planned {
     };
     let rset = match ResourceSet::from_json(req.object) {
         Ok(r) => r,
-        Err(e) => {
-            let name = str_at(req.object, &["metadata", "name"]).unwrap_or_default();
-            return Planned {
-                rset: None,
-                outcome: Err(Status::Failed(format!(
-                    "ResourceSet {name}{}: {e}",
-                    req.file.as_deref().map_or(String::new(), |f| format!(" ({f})"))
-                ))),
-                notes: Vec::new(),
-                digest: digest_of(&Value::Null),
-                samples: String::new(),
-            };
-        }
+        Err(e) => return unreadable(req, &e, digest_of(&Value::Null)),
     };
     let what = label(&rset.id, req.file.as_deref());
     let fail = |rset: ResourceSet, msg: String, extra: &Value| Planned {
@@ -104,9 +93,79 @@ pub fn plan(req: &Request<'_>, runner: &Runner) -> Planned {
         Ok(r) => r,
         Err(e) => return fail(rset, e, &Value::Null),
     };
+    let (provided, mut notes, placeholder_providers) = provide(req, &referenced);
+    let (extra, samples) = provided_digests(&provided);
+    runner.record(
+        &format!("{}:{}", req.cluster, rset.id),
+        placeholder_providers,
+    );
+    let combined = match inputs::combine(&rset, &provided) {
+        Ok(c) => c,
+        Err(e) => return fail(rset, e, &extra),
+    };
+    // resourceset_controller.go reconcile: providers that return no inputs reconcile an
+    // empty set (the CLI would instead template once without inputs).
+    if !rset.inputs_from.is_empty() && combined.is_empty() {
+        return Planned {
+            rset: Some(rset),
+            outcome: Ok(Vec::new()),
+            notes,
+            digest: digest_of(&extra),
+            samples,
+        };
+    }
+    let only_static = provided.iter().all(|p| p.supplied.is_none());
+    if !only_static {
+        if let Some(n) = provider_metadata_read(req.object, &rset, &provided) {
+            notes.push(n);
+        }
+    }
+    let tool = match runner.tool() {
+        Ok(t) => t,
+        Err(e) => return fail(rset, e.to_string(), &extra),
+    };
+    let job = if only_static {
+        CliJob::combined(req, &rset)
+    } else {
+        CliJob::given(req, &rset, combined)
+    };
+    let key = crate::digest::sha256_hex(
+        json!({"v": 1, "job": job.as_json(), "tool": tool.version()})
+            .to_string()
+            .as_bytes(),
+    );
+    let output = build_once(runner, tool, &job, &key);
+    let digest = digest_of(&json!({"extra": extra, "build": key}));
+    let text = match output {
+        Ok(t) => t,
+        // build_resourceset.go: the CLI refuses an empty result; the operator applies it
+        // (every object annotated `reconcile: disabled`, say).
+        Err(e) if e.0 == "no objects were generated" => String::new(),
+        Err(e) => return fail(rset, format!("flux-operator build rset: {e}"), &extra),
+    };
+    let objects = match read_objects(&text) {
+        Ok(o) => o,
+        Err(e) => return fail(rset, e, &extra),
+    };
+    Planned {
+        rset: Some(rset),
+        outcome: Ok(objects),
+        notes,
+        digest,
+        samples,
+    }
+}
+
+/// Each provider's inputs: a Static one's from the repository, any other's from
+/// fluxsim.toml or placeholders (noted); with the notes, and the providers that took
+/// placeholders (`namespace/name`).
+fn provide(
+    req: &Request<'_>,
+    referenced: &[&InputProvider],
+) -> (Vec<Provided>, Vec<Note>, Vec<String>) {
     let mut notes = Vec::new();
     let mut placeholder_providers = Vec::new();
-    let provided: Vec<Provided> = referenced
+    let provided = referenced
         .iter()
         .map(|p| {
             if p.is_static() {
@@ -146,11 +205,34 @@ pub fn plan(req: &Request<'_>, runner: &Runner) -> Planned {
             }
         })
         .collect();
-    let provided_json: Vec<Value> = provided
-        .iter()
-        .map(|p| json!({"object": p.provider.object, "inputs": p.inputs}))
-        .collect();
-    let extra = Value::Array(provided_json);
+    (provided, notes, placeholder_providers)
+}
+
+/// The plan of a ResourceSet the API server would refuse (`why`).
+fn unreadable(req: &Request<'_>, why: &str, digest: String) -> Planned {
+    let name = str_at(req.object, &["metadata", "name"]).unwrap_or_default();
+    let file = req
+        .file
+        .as_deref()
+        .map_or(String::new(), |f| format!(" ({f})"));
+    Planned {
+        rset: None,
+        outcome: Err(Status::Failed(format!("ResourceSet {name}{file}: {why}"))),
+        notes: Vec::new(),
+        digest,
+        samples: String::new(),
+    }
+}
+
+/// What the providers gave, for the plan's key; and the digest of what fluxsim.toml (or
+/// placeholders) gave, for the entry's template.
+fn provided_digests(provided: &[Provided]) -> (Value, String) {
+    let extra = Value::Array(
+        provided
+            .iter()
+            .map(|p| json!({"object": p.provider.object, "inputs": p.inputs}))
+            .collect(),
+    );
     let samples = crate::digest::sha256_hex(
         Value::Array(
             provided
@@ -162,113 +244,42 @@ pub fn plan(req: &Request<'_>, runner: &Runner) -> Planned {
         .to_string()
         .as_bytes(),
     );
-    runner.record(
-        &format!("{}:{}", req.cluster, rset.id),
-        placeholder_providers,
-    );
-    let combined = match inputs::combine(&rset, &provided) {
-        Ok(c) => c,
-        Err(e) => return fail(rset, e, &extra),
-    };
-    // resourceset_controller.go reconcile: providers that return no inputs reconcile an
-    // empty set (the CLI would instead template once without inputs).
-    if !rset.inputs_from.is_empty() && combined.is_empty() {
-        return Planned {
-            rset: Some(rset),
-            outcome: Ok(Vec::new()),
-            notes,
-            digest: digest_of(&extra),
-            samples,
-        };
+    (extra, samples)
+}
+
+/// Runs `job` unless `runner` holds the output of its `key` already.
+fn build_once(
+    runner: &Runner,
+    tool: &super::OperatorBinary,
+    job: &CliJob,
+    key: &str,
+) -> Result<String, super::OperatorError> {
+    let cached = runner.outputs.lock().ok().and_then(|o| o.get(key).cloned());
+    if let Some(o) = cached {
+        return o;
     }
-    let only_static = provided.iter().all(|p| p.supplied.is_none());
-    if !only_static {
-        if let Some(n) = provider_metadata_read(req.object, &rset, &provided) {
-            notes.push(n);
-        }
+    let o = run(tool, job);
+    if let Ok(mut outputs) = runner.outputs.lock() {
+        outputs.insert(key.to_string(), o.clone());
     }
-    let tool = match runner.tool() {
-        Ok(t) => t,
-        Err(e) => return fail(rset, e.to_string(), &extra),
-    };
-    let job = if only_static {
-        // The CLI combines itself: the ResourceSet as applied, and the Static providers of
-        // its namespace (the CLI picks the ones inputsFrom names).
-        let statics: Vec<&InputProvider> = req
-            .providers
-            .iter()
-            .filter(|p| p.is_static() && p.namespace == rset.id.namespace)
-            .collect();
-        CliJob::Combined {
-            rset: with_namespace(req.object.clone(), &rset.id.namespace),
-            providers: (!rset.inputs_from.is_empty()).then(|| {
-                statics
-                    .iter()
-                    .map(|p| p.object.clone())
-                    .collect::<Vec<_>>()
-            }),
-        }
-    } else {
-        // Providers the CLI does not take: the inputs fluxsim combined, as `--inputs-from`,
-        // the ResourceSet stripped of what would combine them again.
-        let mut obj = with_namespace(req.object.clone(), &rset.id.namespace);
-        if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
-            spec.remove("inputsFrom");
-            spec.remove("inputStrategy");
-            spec.remove("inputs");
-        }
-        CliJob::Given {
-            rset: obj,
-            inputs: combined.into_iter().map(Value::Object).collect(),
-        }
-    };
-    let key = crate::digest::sha256_hex(
-        json!({"v": 1, "job": job.as_json(), "tool": tool.version()})
-            .to_string()
-            .as_bytes(),
-    );
-    let output = {
-        let cached = runner.outputs.lock().ok().and_then(|o| o.get(&key).cloned());
-        match cached {
-            Some(o) => o,
-            None => {
-                let o = run(tool, &job);
-                if let Ok(mut outputs) = runner.outputs.lock() {
-                    outputs.insert(key.clone(), o.clone());
-                }
-                o
-            }
-        }
-    };
-    let digest = digest_of(&json!({"extra": extra, "build": key}));
-    let text = match output {
-        Ok(t) => t,
-        // build_resourceset.go: the CLI refuses an empty result; the operator applies it
-        // (every object annotated `reconcile: disabled`, say).
-        Err(e) if e.0 == "no objects were generated" => String::new(),
-        Err(e) => return fail(rset, format!("flux-operator build rset: {e}"), &extra),
-    };
+    o
+}
+
+/// The objects the CLI printed (its `# step:` comments and empty documents left out).
+fn read_objects(text: &str) -> Result<Vec<Value>, String> {
     let mut objects = Vec::new();
-    for doc in crate::manifest::split_documents(&text) {
+    for doc in crate::manifest::split_documents(text) {
         match crate::manifest::parse_object(doc) {
             Ok(Value::Null) => {}
             Ok(v) => objects.push(v),
             Err(e) => {
-                return fail(
-                    rset,
-                    format!("reading what flux-operator build rset printed: {e}"),
-                    &extra,
-                )
+                return Err(format!(
+                    "reading what flux-operator build rset printed: {e}"
+                ))
             }
         }
     }
-    Planned {
-        rset: Some(rset),
-        outcome: Ok(objects),
-        notes,
-        digest,
-        samples,
-    }
+    Ok(objects)
 }
 
 /// What the CLI is run with.
@@ -283,6 +294,36 @@ enum CliJob {
 }
 
 impl CliJob {
+    /// The CLI combines itself: the ResourceSet as applied, and the Static providers of its
+    /// namespace (the CLI picks the ones `inputsFrom` names).
+    fn combined(req: &Request<'_>, rset: &ResourceSet) -> CliJob {
+        let statics: Vec<Value> = req
+            .providers
+            .iter()
+            .filter(|p| p.is_static() && p.namespace == rset.id.namespace)
+            .map(|p| p.object.clone())
+            .collect();
+        CliJob::Combined {
+            rset: with_namespace(req.object.clone(), &rset.id.namespace),
+            providers: (!rset.inputs_from.is_empty()).then_some(statics),
+        }
+    }
+
+    /// Providers the CLI does not take: the inputs fluxsim combined, as `--inputs-from`, the
+    /// ResourceSet stripped of what would combine them again.
+    fn given(req: &Request<'_>, rset: &ResourceSet, combined: Vec<inputs::Input>) -> CliJob {
+        let mut obj = with_namespace(req.object.clone(), &rset.id.namespace);
+        if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
+            spec.remove("inputsFrom");
+            spec.remove("inputStrategy");
+            spec.remove("inputs");
+        }
+        CliJob::Given {
+            rset: obj,
+            inputs: combined.into_iter().map(Value::Object).collect(),
+        }
+    }
+
     fn as_json(&self) -> Value {
         match self {
             CliJob::Combined { rset, providers } => json!({"rset": rset, "providers": providers}),
@@ -299,10 +340,7 @@ fn with_namespace(mut obj: Value, namespace: &str) -> Value {
 }
 
 /// Writes the job's files into a scratch folder and runs the CLI on them.
-fn run(
-    tool: &super::OperatorBinary,
-    job: &CliJob,
-) -> Result<String, super::OperatorError> {
+fn run(tool: &super::OperatorBinary, job: &CliJob) -> Result<String, super::OperatorError> {
     let work = crate::scratch::tempdir(crate::scratch::Kind::ResourceSet)
         .map_err(|e| format!("making a scratch folder: {e}"))?;
     let dir = work.path();
@@ -318,7 +356,10 @@ fn run(
             let providers = match providers {
                 Some(list) => {
                     let path = dir.join("providers.yaml");
-                    let text: String = list.iter().map(|p| format!("---\n{p}\n")).collect();
+                    let text = list.iter().fold(String::new(), |mut t, p| {
+                        let _ = writeln!(t, "---\n{p}");
+                        t
+                    });
                     std::fs::write(&path, text)
                         .map_err(|e| format!("writing providers.yaml: {e}"))?;
                     Some(path)
@@ -347,10 +388,7 @@ fn run(
 
 /// The `[[resourceset.inputs]]` entry for provider `p` on this cluster: one naming it
 /// (`namespace/name`) wins over one naming its type.
-fn sample_inputs(
-    req: &Request<'_>,
-    p: &InputProvider,
-) -> Option<(String, Vec<inputs::Input>)> {
+fn sample_inputs(req: &Request<'_>, p: &InputProvider) -> Option<(String, Vec<inputs::Input>)> {
     let on_cluster = |s: &&crate::config::SampleInputs| {
         s.clusters.is_empty() || s.clusters.iter().any(|c| c == req.cluster)
     };
@@ -497,7 +535,14 @@ impl Planned {
                 }
             }
         };
-        let mut k = entry(req.parent, &rset_id, self.rset.as_ref(), status, artifact, notes);
+        let mut k = entry(
+            req.parent,
+            &rset_id,
+            self.rset.as_ref(),
+            status,
+            artifact,
+            notes,
+        );
         if k.artifact.is_some() {
             k.template = Some(template(req.parent, &rset_id, &self.samples));
             // The ResourceSet's inputs come through its parent's substitution.
@@ -550,7 +595,8 @@ fn print(objects: &[Value], builder: &dyn Builder) -> Result<Artifact, String> {
     let mut names = Vec::new();
     for (i, o) in objects.iter().enumerate() {
         let name = format!("object-{i:05}.yaml");
-        std::fs::write(dir.join(&name), o.to_string()).map_err(|e| format!("writing {name}: {e}"))?;
+        std::fs::write(dir.join(&name), o.to_string())
+            .map_err(|e| format!("writing {name}: {e}"))?;
         names.push(Value::String(name));
     }
     let k = json!({"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
@@ -560,7 +606,12 @@ fn print(objects: &[Value], builder: &dyn Builder) -> Result<Artifact, String> {
     let text = builder
         .build(&crate::kustomize::Job::folder(dir))
         .output
-        .map_err(|e| format!("printing the generated objects: {}", crate::scratch::scrub(&e.to_string())))?;
+        .map_err(|e| {
+            format!(
+                "printing the generated objects: {}",
+                crate::scratch::scrub(&e.to_string())
+            )
+        })?;
     Artifact::from_kustomize_output(text).map_err(|e| e.to_string())
 }
 
@@ -582,7 +633,8 @@ fn entry(
                 .iter()
                 .filter(|d| {
                     d.kind == "Kustomization"
-                        && d.api_version.starts_with(&format!("{}/", crate::flux::KUSTOMIZE_GROUP))
+                        && d.api_version
+                            .starts_with(&format!("{}/", crate::flux::KUSTOMIZE_GROUP))
                 })
                 .map(|d| {
                     json!({"name": d.name, "namespace": if d.namespace.is_empty() {
@@ -647,7 +699,6 @@ pub fn render_resourceset(
     plan(req, runner).finish(req, data, builder)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -684,7 +735,10 @@ mod tests {
         assert!(!reads("Flatten", "ns: << inputs.provider.namespace >>"));
         assert!(reads("Flatten", "n: << inputs.provider.name >>"));
         assert!(reads("Flatten", "all: << toYaml inputs >>"));
-        assert!(reads("Flatten", "<< range $k, $v := inputs >><< $k >><< end >>"));
+        assert!(reads(
+            "Flatten",
+            "<< range $k, $v := inputs >><< $k >><< end >>"
+        ));
         // With Permute the operator's inputs have no top-level provider at all.
         assert!(reads("Permute", "ns: << inputs.provider.namespace >>"));
         assert!(!reads("Permute", "ns: << inputs.prs.provider.name >>"));
