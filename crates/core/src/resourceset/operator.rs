@@ -135,8 +135,26 @@ impl OperatorBinary {
 /// The version of the flux-operator module a Go binary was built from, as `go version -m`
 /// reads it: Go writes the module list into the binary as text after a magic header
 /// (`runtime/debug` BuildInfo; `debug/buildinfo`), so its line is found in the bytes. Read
-/// in bounded chunks.
+/// in bounded chunks, once per binary (by path, size and modification time) in a run.
 fn module_version(program: &Path) -> Option<String> {
+    type Seen = std::sync::Mutex<
+        std::collections::HashMap<(PathBuf, u64, Option<std::time::SystemTime>), Option<String>>,
+    >;
+    static SEEN: std::sync::OnceLock<Seen> = std::sync::OnceLock::new();
+    let meta = std::fs::metadata(program).ok()?;
+    let key = (program.to_path_buf(), meta.len(), meta.modified().ok());
+    let seen = SEEN.get_or_init(Seen::default);
+    if let Some(v) = seen.lock().ok().and_then(|s| s.get(&key).cloned()) {
+        return v;
+    }
+    let v = read_module_version(program);
+    if let Ok(mut s) = seen.lock() {
+        s.insert(key, v.clone());
+    }
+    v
+}
+
+fn read_module_version(program: &Path) -> Option<String> {
     use std::io::Read;
     let needle = format!("mod\t{OPERATOR_MODULE}\t");
     let needle = needle.as_bytes();
@@ -162,4 +180,26 @@ fn module_version(program: &Path) -> Option<String> {
         carry.drain(..keep);
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // `go version -m` reads the module line Go writes into the binary (debug/buildinfo):
+    // `mod\tPATH\tVERSION\tSUM`.
+    #[test]
+    fn the_module_version_is_read_from_go_s_build_info() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("cli");
+        let mut bytes = vec![0u8; 3 << 20];
+        let line = format!("path\tx\nmod\t{OPERATOR_MODULE}\tv0.59.0\th1:abc=\n");
+        // Across the boundary of the first chunk.
+        let at = (1 << 20) - 20;
+        bytes[at..at + line.len()].copy_from_slice(line.as_bytes());
+        std::fs::write(&bin, &bytes).unwrap();
+        assert_eq!(module_version(&bin).as_deref(), Some("v0.59.0"));
+        std::fs::write(dir.path().join("other"), b"no build info").unwrap();
+        assert_eq!(module_version(&dir.path().join("other")), None);
+    }
 }
