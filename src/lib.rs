@@ -14,7 +14,7 @@ pub use fluxsim_consumers::{
 };
 pub use fluxsim_core::{
     cache, config, conformance, envsubst, flux, goyaml, helm, kustomize, manifest, model, notice,
-    postbuild, render, sandbox, scratch, source, store,
+    postbuild, render, resourceset, sandbox, scratch, source, store,
 };
 
 /// Runs the command line and returns the process exit status.

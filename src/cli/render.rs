@@ -69,6 +69,10 @@ pub(crate) struct RenderFlags {
     /// and nothing is fetched. For trusted repositories only (README, "Security model").
     #[arg(long, env = "FLUXSIM_ALLOW_NETWORK")]
     pub(crate) allow_network: bool,
+    /// The Flux Operator CLI that renders ResourceSets (`flux-operator build rset`, v0.59.0);
+    /// default: `flux-operator` on PATH, looked for only when a ResourceSet is found.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) flux_operator: Option<PathBuf>,
 }
 
 /// `--cluster-root`: `NAME=PATH`, the name not empty.
@@ -204,6 +208,7 @@ impl RenderFlags {
                 .map(|a| crate::source::mapping::parse_arg(a, &self.repo))
                 .collect(),
             helm: None,
+            flux_operator: self.flux_operator.clone(),
             progress: std::sync::Arc::default(),
             listener: std::sync::Arc::new(super::terminal::Terminal::default()),
             allow_network: self.allow_network,

@@ -22,6 +22,7 @@ mod layers;
 mod native_builder;
 mod origins;
 mod render;
+mod resourcesets;
 mod review;
 mod security;
 mod ship;

@@ -176,6 +176,22 @@ pub struct Kustomization {
     pub invalid: Option<String>,
 }
 
+/// The API group of the Flux Operator's kinds (`ResourceSet`, `ResourceSetInputProvider`,
+/// `FluxInstance`).
+pub const OPERATOR_GROUP: &str = "fluxcd.controlplane.io";
+
+/// Is this object a Flux Operator ResourceSet?
+#[must_use]
+pub fn is_resourceset(obj: &Value) -> bool {
+    is_resourceset_id(&ObjectId::of(obj))
+}
+
+/// Is this the id of a Flux Operator ResourceSet?
+#[must_use]
+pub fn is_resourceset_id(id: &ObjectId) -> bool {
+    id.group == OPERATOR_GROUP && id.kind == "ResourceSet"
+}
+
 /// Is this object a Flux Kustomization?
 #[must_use]
 pub fn is_kustomization(obj: &Value) -> bool {

@@ -10,7 +10,9 @@
 //! A source that no render holds (the Flux Operator makes the `flux-system` source from a
 //! `FluxInstance`'s `spec.sync`; source-watcher makes an ExternalArtifact from an
 //! `ArtifactGenerator`) is made on the cluster by an object of the repository: then every
-//! such maker must be identical too.
+//! such maker must be identical too. A ResourceSet whose entry rendered in both revisions is
+//! no such maker: what it generates is in the render (and so are the inputs its providers
+//! give it); when every ResourceSet of both revisions rendered, no input provider is either.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -37,6 +39,22 @@ fn objects(cluster: &ClusterRender) -> BTreeMap<&ObjectId, &ArtifactObject> {
         }
     }
     out
+}
+
+/// The ResourceSets of `cluster` whose entry rendered (their ids as objects).
+fn rendered_resourcesets(cluster: &ClusterRender) -> std::collections::BTreeSet<ObjectId> {
+    cluster
+        .kustomizations
+        .iter()
+        .filter(|k| k.status == Status::Rendered)
+        .filter_map(crate::model::resourceset_of)
+        .map(|r| ObjectId {
+            group: crate::flux::OPERATOR_GROUP.into(),
+            kind: "ResourceSet".into(),
+            namespace: r.namespace,
+            name: r.name,
+        })
+        .collect()
 }
 
 /// `Kind/namespace/name`, as the external messages name sources.
@@ -151,6 +169,23 @@ pub(super) fn external_unchanged(
             all.extend(makers(&ho));
             all.sort();
             all.dedup();
+            let (br, hr) = (rendered_resourcesets(base), rendered_resourcesets(head));
+            let every_rset_rendered =
+                |c: &ClusterRender, r: &std::collections::BTreeSet<ObjectId>| {
+                    objects(c)
+                        .keys()
+                        .filter(|id| crate::flux::is_resourceset_id(id))
+                        .all(|id| r.contains(*id))
+                };
+            let providers_known = every_rset_rendered(base, &br) && every_rset_rendered(head, &hr);
+            all.retain(|m| {
+                let rset = crate::flux::is_resourceset_id(m);
+                let provider =
+                    m.group == crate::flux::OPERATOR_GROUP && m.kind == "ResourceSetInputProvider";
+                let known =
+                    (rset && br.contains(m) && hr.contains(m)) || (provider && providers_known);
+                !known
+            });
             for m in &all {
                 same_object(m, &bo, &ho, show_secrets).map_err(|Unproven(e)| {
                     Unproven(format!(

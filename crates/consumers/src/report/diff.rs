@@ -1034,6 +1034,7 @@ fn canary_line(w: &mut Out<'_>, c: &crate::canary::Outcome) {
         Scope::Overlay { cluster } => md!(w, "overlay of {}", Text(cluster)),
         Scope::Shared => md!(w, "shared"),
         Scope::Values => md!(w, "values of a HelmRelease"),
+        Scope::Template => md!(w, "template of a ResourceSet"),
     }
     md!(w, ") in {}: ", Text(&c.plan.file));
     if c.detected && c.restored {

@@ -115,13 +115,13 @@ fn summary_line(r: &RepoRender) -> String {
         .clusters
         .iter()
         .flat_map(|c| &c.kustomizations)
-        .filter(|k| !crate::model::is_release(k))
+        .filter(|k| is_kustomization_entry(k))
         .count();
     let ok: usize = r
         .clusters
         .iter()
         .flat_map(|c| &c.kustomizations)
-        .filter(|k| k.status == Status::Rendered && !crate::model::is_release(k))
+        .filter(|k| k.status == Status::Rendered && is_kustomization_entry(k))
         .count();
     let cached = if r.stored_hits > 0 {
         format!(", {} from the build cache", r.stored_hits)
@@ -136,7 +136,7 @@ fn summary_line(r: &RepoRender) -> String {
         r.clusters
             .iter()
             .flat_map(|c| &c.kustomizations)
-            .filter(|k| k.status.as_str() == what && !crate::model::is_release(k))
+            .filter(|k| k.status.as_str() == what && is_kustomization_entry(k))
             .count()
     };
     let mut others = String::new();
@@ -178,7 +178,42 @@ fn summary_line(r: &RepoRender) -> String {
     if let Some(helm) = &r.helm_summary {
         let _ = writeln!(out, "{helm}");
     }
+    if let Some(tool) = &r.resourceset_summary {
+        let _ = writeln!(out, "{}", OneLine(resourceset_line(r, tool)));
+    }
     out
+}
+
+/// Whether an entry of the render is a Flux Kustomization (not a Helm release's or a
+/// ResourceSet's entry, counted on lines of their own).
+fn is_kustomization_entry(k: &KustomizationRender) -> bool {
+    !crate::model::is_release(k) && !crate::model::is_resourceset_entry(k)
+}
+
+/// `3/3 ResourceSets rendered (flux-operator v0.59.0; ...)`.
+fn resourceset_line(r: &RepoRender, tool: &str) -> String {
+    let entries: Vec<&KustomizationRender> = r
+        .clusters
+        .iter()
+        .flat_map(|c| &c.kustomizations)
+        .filter(|k| crate::model::is_resourceset_entry(k))
+        .collect();
+    let ok = entries
+        .iter()
+        .filter(|k| k.status == Status::Rendered)
+        .count();
+    let mut others = String::new();
+    for what in ["failed", "suspended"] {
+        let n = entries.iter().filter(|k| k.status.as_str() == what).count();
+        if n > 0 {
+            let _ = write!(others, ", {n} {what}");
+        }
+    }
+    format!(
+        "{ok}/{} ResourceSet{} rendered{others} ({tool})",
+        entries.len(),
+        if entries.len() == 1 { "" } else { "s" }
+    )
 }
 
 /// For external Kustomizations, the `--source` flags that would render them (one per

@@ -157,6 +157,9 @@ pub struct RepoRender {
     pub views: Vec<Tree>,
     /// What the helm step did (`--helm`), for the summary line.
     pub helm_summary: Option<String>,
+    /// What the ResourceSets step did (the flux-operator CLI, placeholder inputs), for the
+    /// summary line, when the render found any.
+    pub resourceset_summary: Option<String>,
 }
 
 /// One cluster's render.
@@ -226,4 +229,39 @@ pub const RELEASE_API_VERSION: &str = "helm.toolkit.fluxcd.io/v2";
 #[must_use]
 pub fn is_release(k: &KustomizationRender) -> bool {
     k.kustomization.api_version == RELEASE_API_VERSION
+}
+
+/// The apiVersion of a ResourceSet's entry in a cluster's render (the Flux Operator's
+/// `fluxcd.controlplane.io/v1`).
+pub const RSET_API_VERSION: &str = "fluxcd.controlplane.io/v1";
+
+/// Whether a render entry is a Flux Operator ResourceSet's (its generated objects, a child
+/// artifact `<parent>/rset/<namespace>/<name>`), not a Kustomization.
+#[must_use]
+pub fn is_resourceset_entry(k: &KustomizationRender) -> bool {
+    k.kustomization.api_version == RSET_API_VERSION
+}
+
+/// The id of the entry of ResourceSet `rset` applied by `parent`:
+/// `<parent namespace>/<parent name>/rset/<namespace>/<name>`.
+#[must_use]
+pub fn resourceset_entry_id(parent: &NamespacedName, rset: &NamespacedName) -> NamespacedName {
+    NamespacedName {
+        namespace: parent.namespace.clone(),
+        name: format!("{}/rset/{}/{}", parent.name, rset.namespace, rset.name),
+    }
+}
+
+/// The ResourceSet (namespace and name) a ResourceSet entry renders, read from its id.
+#[must_use]
+pub fn resourceset_of(entry: &KustomizationRender) -> Option<NamespacedName> {
+    if !is_resourceset_entry(entry) {
+        return None;
+    }
+    let (_, rest) = entry.kustomization.id.name.split_once("/rset/")?;
+    let (namespace, name) = rest.split_once('/')?;
+    Some(NamespacedName {
+        namespace: namespace.into(),
+        name: name.into(),
+    })
 }

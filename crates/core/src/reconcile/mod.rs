@@ -10,6 +10,7 @@ mod artifact_generator;
 mod build;
 mod error;
 mod fixed_point;
+mod resourcesets;
 pub mod sources;
 pub mod trees;
 mod world;
@@ -61,6 +62,8 @@ pub struct RenderOptions {
     pub allow_network: bool,
     /// `fluxsim build --ignore-paths` (see `RepoOptions::build_ignore`).
     pub build_ignore: Option<crate::kustomization_generator::IgnoreFor>,
+    /// Runs `flux-operator build rset` for the render's ResourceSets.
+    pub resourcesets: std::sync::Arc<crate::resourceset::Runner>,
 }
 
 /// How far a render is, for a progress line: the Kustomizations found so far on every

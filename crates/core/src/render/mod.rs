@@ -53,6 +53,9 @@ pub struct RepoOptions {
     pub sources: Vec<Result<SourceMapping, crate::source::mapping::MappingError>>,
     /// `--helm`: render HelmReleases as child artifacts of their Kustomizations.
     pub helm: Option<crate::helm::HelmOptions>,
+    /// `--flux-operator PATH`: the Flux Operator CLI that renders ResourceSets (default:
+    /// `flux-operator` on PATH, looked for when a ResourceSet is found).
+    pub flux_operator: Option<PathBuf>,
     /// Counts for a progress line (see [`crate::reconcile::Progress`]), shared with whoever
     /// watches the render.
     pub progress: std::sync::Arc<crate::reconcile::Progress>,
@@ -86,6 +89,7 @@ impl Default for RepoOptions {
             builder: BuilderChoice::Auto,
             sources: Vec::new(),
             helm: None,
+            flux_operator: None,
             progress: std::sync::Arc::default(),
             listener: std::sync::Arc::new(crate::notice::Quiet),
             allow_network: false,
@@ -460,6 +464,7 @@ pub fn render_tree_with(
         progress: opts.progress.clone(),
         allow_network,
         build_ignore: opts.build_ignore.clone(),
+        resourcesets: Arc::new(crate::resourceset::Runner::new(opts.flux_operator.clone())),
     };
     let helm = opts
         .helm
@@ -540,6 +545,7 @@ pub fn render_tree_with(
         facts,
         discovered,
         helm_summary,
+        resourceset_summary: ropts.resourcesets.summary(),
     })
 }
 

@@ -213,8 +213,10 @@ fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
         kustomize: _,
         timeout: _,
         cache_dir: _,
-        // A render with HelmReleases is never stored (see render_revision).
+        // A render with HelmReleases is never stored (see render_revision), nor one with
+        // ResourceSets (see `storable`).
         helm: _,
+        flux_operator: _,
         progress: _,
         listener: _,
         // A render that needed the network is never stored, whether it was allowed (its
@@ -252,6 +254,9 @@ fn storable(render: &RepoRender) -> bool {
         .iter()
         .flat_map(|c| &c.kustomizations)
         .all(|k| match k.status {
+            // What a ResourceSet makes depends on the flux-operator binary and, for a
+            // failure, on whether it could run: not the tree's alone.
+            _ if crate::resourceset::is_entry(k) => false,
             Status::Rendered => k.inputs.is_some(),
             // The build ran; what failed after it (substitution, a var source) is fluxsim's
             // own work on its output and on earlier renders.
