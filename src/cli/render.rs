@@ -118,7 +118,7 @@ pub(crate) struct HelmFlags {
     /// Kustomization that applies it.
     #[arg(long)]
     pub(crate) helm: bool,
-    /// The helm binary (default: `helm` on PATH); helm-controller links helm v4.2.1.
+    /// The helm binary (default: `helm` on PATH); helm-controller links helm v4.2.4.
     #[arg(long, value_name = "PATH", requires = "helm")]
     pub(crate) helm_binary: Option<PathBuf>,
     /// Download charts of HelmRepositories over the network (kept in the cache folder);

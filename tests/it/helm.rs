@@ -1,7 +1,7 @@
 //! `--helm`: HelmReleases of `testdata/fleet` (charts kept in the repository) rendered as
 //! helm-controller would install them, compared with `helm template` run by hand; their
 //! place in `--out`, JSON, `diff` and `prove`; charts that cannot be had. Needs `helm`
-//! (v4.2.1, `scripts/install-tools`) and kustomize on PATH; no network.
+//! (versions.env `HELM`, `scripts/install-tools`) and kustomize on PATH; no network.
 
 use std::fmt::Write as _;
 use std::fs;

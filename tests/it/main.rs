@@ -27,4 +27,5 @@ mod source;
 mod sources;
 mod steady;
 mod untrusted;
+mod versions;
 mod yaml_reread;
