@@ -143,7 +143,7 @@ fn check_repo(repo: &Path, args: &Args, tally: &mut Tally) -> Result<(), String>
                 && !k
                     .notes
                     .iter()
-                    .any(|n| n.starts_with(fluxsim::reconcile::BUILT_FROM_NOTE));
+                    .any(|n| matches!(n, fluxsim::model::Note::BuiltFrom(_)));
             if !built {
                 tally.skipped += 1;
                 continue;

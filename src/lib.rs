@@ -1,40 +1,19 @@
 //! fluxsim: render, offline, exactly what Flux's kustomize-controller would apply.
 //!
-//! `ARCHITECTURE.md` at the repository root maps the pipeline to these modules and states the
-//! invariants they keep; each stage is a module here.
+//! This crate is the binary's: its command line (`cli`). The work lives in the crates of
+//! the layers under it (`ARCHITECTURE.md` draws their graph): `fluxsim-core` (the pipeline
+//! and the render model), `fluxsim-consumers` (what is made of a render, and every report),
+//! `fluxsim-kustomize` (the native builder), `fluxsim-goyaml` and `fluxsim-envsubst`. The
+//! modules the command line, the integration tests and the examples use are re-exported
+//! here under the paths they had when fluxsim was one crate.
 
-pub mod artifact;
-pub mod audit;
-pub mod cache;
-pub mod canary;
 pub mod cli;
-pub mod compare;
-pub mod config;
-pub mod conformance;
-pub mod digest;
-pub mod discover;
-pub use ::envsubst;
-pub mod finding;
-pub mod flux;
-pub mod generate;
-pub mod goyaml;
-pub mod graph;
-pub mod helm;
-pub mod images;
-pub mod ksgraph;
-pub mod kustomize;
-pub mod locate;
-pub mod manifest;
-pub mod model;
-pub mod postbuild;
-pub mod reconcile;
-pub mod render;
-pub mod report;
-pub mod sandbox;
-pub mod scratch;
-pub mod source;
-#[cfg(test)]
-mod testutil;
+
+pub use fluxsim_consumers::{audit, canary, compare, finding, graph, images, mask, report};
+pub use fluxsim_core::{
+    cache, config, conformance, envsubst, flux, goyaml, helm, kustomize, manifest, model, notice,
+    postbuild, render, sandbox, scratch, source, store,
+};
 
 /// Runs the command line and returns the process exit status.
 #[must_use]

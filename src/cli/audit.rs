@@ -51,7 +51,7 @@ fn audit_outcome(args: &AuditArgs) -> Outcome {
     opts.strict = false;
     let mut r = render_dir(&args.flags.repo, &opts)?;
     // `--helm`: what the releases show, then the Kustomizations audited as always.
-    let helm = crate::helm::audit::verbatim_values(&mut r);
+    let helm = crate::audit::helm::verbatim_values(&mut r);
     let mut a = audit(&r, AuditOptions { strict });
     if !helm.is_empty() {
         a.findings.extend(helm);

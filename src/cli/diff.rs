@@ -1,19 +1,13 @@
 //! `fluxsim diff`, `fluxsim compare` and `fluxsim prove`.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
-
 use super::render::{HelmFlags, RenderFlags, SecretFlags};
 use super::{passed_or_finding, Outcome, Output, Status};
-use crate::cache::revisions::{render_revision, RevisionRender, RevisionSlot};
 use crate::cache::BuildCache;
 use crate::canary;
 use crate::compare::{compare_clusters, diff_revisions, DiffOptions, DiffStyle, RevisionDiff};
-use crate::reconcile::Reuse;
-use crate::render::{
-    build_cache, load_tree_known, make_builder, render_tree_cached, render_tree_with, Prior,
-    RepoOptions, RepoRender,
-};
+use crate::model::RepoRender;
+use crate::render::revisions::{render_after, render_revision, RevisionRender, RevisionSlot};
+use crate::render::{build_cache, load_tree_known, make_builder, render_tree_cached, RepoOptions};
 use crate::report::diff as report;
 use crate::report::limit::Kind;
 
@@ -289,41 +283,7 @@ pub(super) fn render_pair(
         network_from_config: false,
         ..opts.clone()
     };
-    let reuse = (!args.full).then(|| {
-        let (before, after) = (&base.known.digests, head_tree.digests());
-        let changed = crate::source::changed_between(before, after);
-        let same_paths = *base.known.folders == *head_tree.folders()
-            && changed
-                .iter()
-                .all(|f| before.contains_key(f) && after.contains_key(f));
-        // Moved out of the base render, not copied: put back once head is rendered.
-        let mut taken = BTreeMap::new();
-        for c in &mut base.clusters {
-            for k in std::mem::take(&mut c.kustomizations) {
-                taken.insert((c.name.clone(), k.kustomization.id.clone()), k);
-            }
-        }
-        Arc::new(Reuse {
-            base: taken,
-            changed,
-            same_paths,
-        })
-    });
-    let prior = Prior {
-        known: Some(base.known.clone()),
-        reuse,
-    };
-    let head = render_tree_with(head_tree, cache, opts, &prior);
-    if let Some(reuse) = prior.reuse {
-        let reuse = Arc::try_unwrap(reuse).unwrap_or_else(|shared| (*shared).clone());
-        // In (cluster, id) order: each cluster's Kustomizations come back sorted, as made.
-        for ((cluster, _), k) in reuse.base {
-            if let Some(c) = base.clusters.iter_mut().find(|c| c.name == cluster) {
-                c.kustomizations.push(k);
-            }
-        }
-    }
-    let head = head?;
+    let head = render_after(&mut base, head_tree, cache, opts, !args.full)?;
     if let Some(slot) = &head_slot {
         slot.put(&head);
     }
@@ -403,8 +363,12 @@ pub(crate) fn run_prove(args: &ProveArgs) -> Outcome {
         .reopen()
         .map_err(crate::render::RenderError::from)
         .and_then(|tree| render_tree_cached(tree, &cache, &with_origins));
+    let render = |tree| {
+        crate::render::render_tree_cached(tree, &cache, &opts)
+            .map_err(|e| Box::new(e) as canary::RenderFailed)
+    };
     let canaries = match canary::plan(&planning?, args.canary_path.as_deref()) {
-        Ok(plans) => canary::run(&head, plans, &cache, &opts)?,
+        Ok(plans) => canary::run(&head, plans, &render)?,
         // Nothing of head rendered because something failed: the proof fails on that
         // failure, which the report leads with, and no canary can be planted.
         Err(canary::CanaryError::NothingRendered) if !diff.failures().is_empty() => {

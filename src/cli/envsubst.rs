@@ -26,10 +26,10 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: &Args) -> Outcome {
-    substitute_stdin(args).map_err(anyhow::Error::msg)
+    substitute_stdin(args)
 }
 
-fn substitute_stdin(args: &Args) -> Result<Output, String> {
+fn substitute_stdin(args: &Args) -> anyhow::Result<Output> {
     let mut vars: BTreeMap<String, String> = BTreeMap::new();
     if args.env {
         for (k, v) in std::env::vars_os() {
@@ -39,26 +39,27 @@ fn substitute_stdin(args: &Args) -> Result<Output, String> {
         }
     }
     for file in &args.vars_files {
-        vars.extend(load_vars_file(file).map_err(|e| e.to_string())?);
+        vars.extend(load_vars_file(file).map_err(|e| anyhow::Error::msg(e.to_string()))?);
     }
     for assignment in &args.var {
-        let (k, v) = parse_var_assignment(assignment).map_err(|e| e.to_string())?;
+        let (k, v) =
+            parse_var_assignment(assignment).map_err(|e| anyhow::Error::msg(e.to_string()))?;
         vars.insert(k, v);
     }
     let mut input = Vec::new();
     std::io::stdin()
         .read_to_end(&mut input)
-        .map_err(|e| format!("reading stdin: {e}"))?;
+        .map_err(|e| anyhow::Error::msg(format!("reading stdin: {e}")))?;
     let text = std::str::from_utf8(&input).map_err(|e| {
         let line = input[..e.valid_up_to()]
             .iter()
             .filter(|&&b| b == b'\n')
             .count()
             + 1;
-        format!(
+        anyhow::Error::msg(format!(
             "<stdin>:{line}: input is not valid UTF-8 (byte {})",
             e.valid_up_to()
-        )
+        ))
     })?;
     Ok(
         match crate::envsubst::eval(text.as_bytes(), &vars, args.strict) {

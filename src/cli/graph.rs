@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use super::render::RenderFlags;
 use super::{passed_or_finding, Outcome, Output};
+use crate::config::Config;
 use crate::finding::Severity;
-use crate::graph::config::{GraphConfig, CONFIG_FILE};
 use crate::render::render_dir;
 
 /// Output formats of `graph`.
@@ -72,22 +72,24 @@ pub(crate) fn run(args: &Args) -> Outcome {
 }
 
 fn graph_outcome(args: &Args) -> Outcome {
-    let config_path = args
-        .config
-        .clone()
-        .unwrap_or_else(|| args.flags.repo.join(CONFIG_FILE));
-    if args.config.is_some() && !config_path.is_file() {
-        anyhow::bail!("--config `{}`: no such file", config_path.display());
+    if let Some(path) = &args.config {
+        if !path.is_file() {
+            anyhow::bail!("--config `{}`: no such file", path.display());
+        }
     }
-    let mut config = GraphConfig::load(&config_path)
-        .map_err(|e| anyhow::anyhow!("{e} (see `## graph` in the README for the schema)"))?;
     let mut opts = args.helm.apply(args.flags.options());
     opts.origins = true;
     let mut render = render_dir(&args.flags.repo, &opts)?;
+    // The repository's fluxsim.toml (as the render read it: what git tracks), or the file
+    // `--config` names.
+    let mut config = match &args.config {
+        Some(path) => Config::load_file(path)?,
+        None => Config::load(render.tree.fs())?,
+    };
     // `--helm`: the CRDs the charts at hand install, after what fluxsim.toml declares.
     config
         .helm_crds
-        .extend(crate::helm::graph::chart_crds(&mut render));
+        .extend(crate::graph::helm::chart_crds(&mut render));
     let report = crate::graph::check(&render, &config);
     let text = match args.format {
         Format::Text => crate::report::graph::graph_text(&report),

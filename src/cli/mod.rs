@@ -7,6 +7,7 @@ mod git;
 mod graph;
 mod images;
 mod render;
+mod terminal;
 pub mod vars;
 
 use std::process::ExitCode;
@@ -187,6 +188,11 @@ impl From<Status> for ExitCode {
 /// Parses the process arguments and runs the chosen subcommand.
 pub fn run() -> ExitCode {
     crate::scratch::install_signal_handlers();
+    // What killed runs left in the temporary folder goes, unless git tracks it (a
+    // temporary folder inside a work tree may be a folder of the repository).
+    crate::scratch::sweep_dead_runs(&|dir| {
+        !matches!(crate::source::git::tracks_anything_in(dir), Ok(false))
+    });
     let status = run_command();
     // Whatever a view or a build left in this run's temporary folder goes with it.
     crate::scratch::finish();

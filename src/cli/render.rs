@@ -62,7 +62,7 @@ pub(crate) struct RenderFlags {
     /// to kustomize; `native` never runs kustomize (unsupported builds fail); `kustomize`
     /// always runs it.
     #[arg(long, value_enum, default_value = "auto", env = "FLUXSIM_BUILDER")]
-    pub(crate) builder: BuilderFlag,
+    pub(crate) builder: BuilderChoice,
     /// Let builds reach the network, as kustomize-controller does: remote bases and URLs in
     /// file fields are fetched (by the kustomize binary), and Helm may follow a chart
     /// schema's remote `$ref`. Without it such a Kustomization is reported `needs-network`
@@ -72,6 +72,8 @@ pub(crate) struct RenderFlags {
 }
 
 /// `--cluster-root`: `NAME=PATH`, the name not empty.
+// The value parsers of clap: clap shows the String as the reason after the flag, so a
+// String is the type it asks for (these three are the only String errors left).
 fn name_eq_path(arg: &str) -> Result<String, String> {
     match arg.split_once('=') {
         Some((name, _)) if !name.is_empty() => Ok(arg.to_string()),
@@ -141,17 +143,6 @@ impl HelmFlags {
     }
 }
 
-/// Values of `--builder`.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub(crate) enum BuilderFlag {
-    /// Native, delegating unsupported builds to the kustomize binary.
-    Auto,
-    /// Native only.
-    Native,
-    /// The kustomize binary only.
-    Kustomize,
-}
-
 /// `--jobs` past this many threads per core only adds contention: each thread may run a
 /// kustomize process, and the native builder is bound by the cores.
 const JOBS_PER_CORE: usize = 4;
@@ -204,13 +195,9 @@ impl RenderFlags {
             } else {
                 self.cache_dir
                     .clone()
-                    .or_else(crate::cache::store::Store::default_dir)
+                    .or_else(crate::store::Store::default_dir)
             },
-            builder: match self.builder {
-                BuilderFlag::Auto => BuilderChoice::Auto,
-                BuilderFlag::Native => BuilderChoice::Native,
-                BuilderFlag::Kustomize => BuilderChoice::Kustomize,
-            },
+            builder: self.builder,
             sources: self
                 .sources
                 .iter()
@@ -218,6 +205,7 @@ impl RenderFlags {
                 .collect(),
             helm: None,
             progress: std::sync::Arc::default(),
+            listener: std::sync::Arc::new(super::terminal::Terminal::default()),
             allow_network: self.allow_network,
             network_from_config: true,
             build_ignore: None,
@@ -236,8 +224,8 @@ pub(crate) struct SecretFlags {
 }
 
 impl SecretFlags {
-    pub(crate) fn presentation(self) -> crate::report::mask::Presentation {
-        crate::report::mask::Presentation {
+    pub(crate) fn presentation(self) -> crate::mask::Presentation {
+        crate::mask::Presentation {
             show_secrets: self.show_secrets,
             ..Default::default()
         }
@@ -258,8 +246,8 @@ pub(crate) struct ObjectFlags {
 }
 
 impl ObjectFlags {
-    pub(crate) fn presentation(self) -> crate::report::mask::Presentation {
-        crate::report::mask::Presentation {
+    pub(crate) fn presentation(self) -> crate::mask::Presentation {
+        crate::mask::Presentation {
             show_secrets: self.secrets.show_secrets,
             skip_secrets: self.skip_secrets,
             skip_crds: self.skip_crds,
@@ -432,8 +420,8 @@ pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
 fn build_ignore(
     args: &BuildArgs,
     opts: &RepoOptions,
-    r: &crate::render::RepoRender,
-) -> anyhow::Result<Option<crate::generate::IgnoreFor>> {
+    r: &crate::model::RepoRender,
+) -> anyhow::Result<Option<crate::render::IgnoreFor>> {
     let Some(c) = r.clusters.first() else {
         return Ok(None);
     };
@@ -448,10 +436,10 @@ fn build_ignore(
         Some(ignore) => r.tree.narrowed(ignore)?,
         None => r.tree.reopen()?,
     };
-    let dir = crate::generate::spec_dir(tree.fs(), &k.kustomization.path)?;
+    let dir = crate::source::spec_dir(tree.fs(), &k.kustomization.path)?;
     let patterns = args.ignore_paths.join("\n");
     let (rules, revealed) = tree.build_ignore(&dir, &patterns)?;
-    Ok(Some(crate::generate::IgnoreFor {
+    Ok(Some(crate::render::IgnoreFor {
         cluster: c.name.clone(),
         kustomization: args.kustomization.clone(),
         patterns,

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 
-use crate::postbuild::is_valid_var_name;
+use crate::flux::is_valid_var_name;
 
 /// A vars file or assignment that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -94,6 +94,7 @@ pub fn load_vars_file(path: &Path) -> Result<BTreeMap<String, String>, VarsError
 
 /// The vars a ConfigMap's `data` or a Secret's `data` (base64) and `stringData` give,
 /// as kustomize-controller's `LoadVariables` reads them (`binaryData` is ignored).
+// The String is the message of the `VarsError::Invalid` its only caller makes.
 fn load_manifest_vars(text: &str) -> Result<BTreeMap<String, String>, String> {
     let doc = crate::manifest::parse_object(text).map_err(|e| e.to_string())?;
     let kind = doc.get("kind").and_then(|k| k.as_str()).unwrap_or_default();

@@ -1,8 +1,8 @@
 //! The GitHub Action's and the GitLab job's scripts (`scripts/action/`), run here as the CI
 //! runs them: the comment body (marker, cap, note), the sticky comment and note (with fake
 //! `gh` and `curl`), the merge-base, the installer (from a local release folder), and the
-//! whole sequence on a fixture pull request (two commits of `testdata/fleet`). The README's
-//! CI section is checked to be these files, copied.
+//! whole sequence on a fixture pull request (two commits of `testdata/fleet`). The CI recipes
+//! (`docs/ci.md`) are checked to be these files, copied.
 
 // The shared harness serves several test crates; this one uses part of it.
 use std::fmt::Write as _;
@@ -645,15 +645,15 @@ fn action_calls_only_scripts_that_exist() {
     assert!(action.contains("github.event.pull_request.head.repo.full_name == github.repository"));
 }
 
-/// The README's CI section holds the example files verbatim.
+/// The CI recipes (docs/ci.md) hold the example files verbatim.
 #[test]
-fn readme_ci_section_is_copied_from_the_tested_files() {
-    let readme = fs::read_to_string(crate_path("README.md")).unwrap();
+fn ci_recipes_are_copied_from_the_tested_files() {
+    let page = fs::read_to_string(crate_path("docs/ci.md")).unwrap();
     for file in ["docs/ci/github-workflow.yml", "docs/ci/gitlab-ci.yml"] {
         let text = fs::read_to_string(crate_path(file)).unwrap();
         assert!(
-            readme.contains(&format!("```yaml\n{text}```")),
-            "README.md does not hold {file} verbatim in a ```yaml block"
+            page.contains(&format!("```yaml\n{text}```")),
+            "docs/ci.md does not hold {file} verbatim in a ```yaml block"
         );
     }
 }

@@ -8,9 +8,9 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use crate::common::{crate_path, fluxsim};
-use fluxsim::cache::revisions::render_revision;
 use fluxsim::cache::BuildCache;
 use fluxsim::kustomize::{Builder, Built, Job};
+use fluxsim::render::revisions::render_revision;
 use fluxsim::render::{build_cache, make_builder, render_tree_cached, RepoOptions};
 use fluxsim::source::{materialize, SourceOptions};
 
@@ -41,7 +41,7 @@ fn fleet_tree() -> fluxsim::source::Tree {
     materialize(&crate_path("testdata/fleet"), &SourceOptions::default()).unwrap()
 }
 
-fn digests(r: &fluxsim::render::RepoRender) -> Vec<String> {
+fn digests(r: &fluxsim::model::RepoRender) -> Vec<String> {
     r.clusters
         .iter()
         .flat_map(|c| &c.kustomizations)
@@ -227,7 +227,7 @@ fn revision_run(
     repo: &Path,
     rev: &str,
     cache_dir: &Path,
-) -> (fluxsim::cache::revisions::RevisionRender, usize) {
+) -> (fluxsim::render::revisions::RevisionRender, usize) {
     let opts = RepoOptions {
         cache_dir: Some(cache_dir.to_path_buf()),
         ..RepoOptions::default()
@@ -239,7 +239,7 @@ fn revision_run(
 }
 
 /// Every field of every Kustomization's render, as text.
-fn everything(r: &fluxsim::cache::revisions::RevisionRender) -> String {
+fn everything(r: &fluxsim::render::revisions::RevisionRender) -> String {
     format!("{:#?}", r.clusters)
 }
 
@@ -343,7 +343,7 @@ fn rejected_build_repo() -> tempfile::TempDir {
     repo
 }
 
-fn failures(r: &fluxsim::render::RepoRender) -> Vec<String> {
+fn failures(r: &fluxsim::model::RepoRender) -> Vec<String> {
     r.clusters
         .iter()
         .flat_map(|c| &c.kustomizations)
@@ -392,7 +392,7 @@ fn a_failure_that_may_be_the_machines_is_not_kept() {
                 output: Err(fluxsim::kustomize::BuildError::Timeout(
                     std::time::Duration::from_secs(1),
                 )),
-                maker: fluxsim::kustomize::Maker::Kustomize,
+                maker: fluxsim::model::Maker::Kustomize,
                 delegated: None,
             }
         }

@@ -119,7 +119,7 @@ fn builtin_plugin_config_files_are_read_next_to_the_kustomization() {
 }
 
 /// The render of `testdata/fidelity/<case>` through the library, origins tracked or not.
-fn render(repo: &std::path::Path, origins: bool) -> fluxsim::render::RepoRender {
+fn render(repo: &std::path::Path, origins: bool) -> fluxsim::model::RepoRender {
     fluxsim::render::render_dir(
         repo,
         &fluxsim::render::RepoOptions {
@@ -131,7 +131,7 @@ fn render(repo: &std::path::Path, origins: bool) -> fluxsim::render::RepoRender 
 }
 
 /// The artifact's objects of one Kustomization of a render.
-fn objects_of(r: &fluxsim::render::RepoRender, name: &str) -> Vec<Value> {
+fn objects_of(r: &fluxsim::model::RepoRender, name: &str) -> Vec<Value> {
     let k = r.clusters[0].find(name).expect("a Kustomization");
     let a = k
         .artifact

@@ -401,12 +401,11 @@ fn runtime_crd_not_declared_in_fluxsim_toml_is_a_missing_crd() {
 
 #[test]
 fn invalid_fluxsim_toml_is_an_input_error_with_its_line() {
-    let repo = repo_from("testdata/graph/wait-on-unwaited");
-    std::fs::write(
-        repo.path().join("fluxsim.toml"),
+    // fluxsim.toml is repository content, read as every command reads it: what git tracks.
+    let repo = with_config(
+        "wait-on-unwaited",
         "[[runtime_crds]]\ngroup = \"g\"\nkinds = [\"K\"]\ncreated_by = { kind = \"T\" }\ncreatedBy = 1\n",
-    )
-    .unwrap();
+    );
     let out = fluxsim(&["graph", repo.path().to_str().unwrap()]);
     assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
     assert!(out.stderr.contains("fluxsim.toml:5:"), "{}", out.stderr);

@@ -18,6 +18,7 @@ mod helm;
 mod hostile;
 mod in_place;
 mod kustomize_version;
+mod layers;
 mod native_builder;
 mod origins;
 mod render;

@@ -527,13 +527,13 @@ fn render_summary_uses_singular_forms_and_says_builds_when_no_kustomize_ran() {
 }
 
 #[test]
-fn prove_help_matches_the_readme() {
-    let readme = fs::read_to_string(crate_path("README.md")).unwrap();
-    let usage = readme
+fn prove_help_matches_its_reference_page() {
+    let page = fs::read_to_string(crate_path("docs/commands/prove.md")).unwrap();
+    let usage = page
         .split("```\nfluxsim prove ")
         .nth(1)
         .and_then(|s| s.split("```").next())
-        .expect("the README has a `fluxsim prove` usage block");
+        .expect("docs/commands/prove.md has a `fluxsim prove` usage block");
     let help = fluxsim(&["prove", "--help"]).stdout;
     let flags = |text: &str| -> std::collections::BTreeSet<String> {
         text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
@@ -546,10 +546,10 @@ fn prove_help_matches_the_readme() {
     for f in &documented {
         assert!(
             offered.contains(f),
-            "README's prove usage names {f}, which `prove --help` lacks"
+            "docs/commands/prove.md's usage names {f}, which `prove --help` lacks"
         );
     }
-    // prove's own flags (not the render flags every command shares) are all in the README.
+    // prove's own flags (not the render flags every command shares) are all on its page.
     for own in [
         "--base",
         "--head",
@@ -558,10 +558,13 @@ fn prove_help_matches_the_readme() {
         "--allow-blind",
         "--format",
     ] {
-        assert!(documented.contains(own), "README's prove usage lacks {own}");
+        assert!(
+            documented.contains(own),
+            "docs/commands/prove.md's usage lacks {own}"
+        );
         assert!(offered.contains(own));
     }
-    // And what the README says of --base is what --help says (help wraps its lines).
+    // And what the page says of --base is what --help says (help wraps its lines).
     let words = help.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         words.contains("merge-base of HEAD and the default branch"),

@@ -1,0 +1,242 @@
+//! Cluster against cluster: are the Kustomization graphs the same, are the templates (the
+//! build output before postBuild substitution) the same, and which var values make the
+//! rendered artifacts differ. When graphs and templates match, the clusters run the same
+//! templates and differ only in the listed values: the overlay is environment-agnostic.
+//!
+//! A cluster root (the Kustomization nobody applies) holds the cluster's own files — its
+//! `cluster-vars`, its source — so its path and template differ by design and are shown but
+//! not held against the verdict.
+//!
+//! A Kustomization that did not render in some cluster (failed, blocked, external,
+//! suspended) is `not compared`: neither same nor different, and never part of a verdict
+//! that the clusters differ only in values.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+pub use crate::model::graph::GraphNode;
+use crate::model::{ClusterRender, KustomizationRender, VarSource};
+
+/// One Kustomization across the clusters' graphs.
+#[derive(Debug, Clone, Serialize)]
+pub struct GraphRow {
+    /// `namespace/name`.
+    pub kustomization: String,
+    /// Per cluster (in `ClusterComparison::clusters` order); `None` where it is not defined.
+    pub nodes: Vec<Option<GraphNode>>,
+    /// The fields that differ (`missing`, or those of [`crate::model::graph::graph_differences`]:
+    /// `path`, `appliedBy`, `dependsOn`, `wait`, `prune`, `substituteFrom`); empty when
+    /// identical.
+    pub differences: Vec<String>,
+}
+
+/// One Kustomization's template and render across the clusters.
+#[derive(Debug, Clone, Serialize)]
+pub struct TemplateRow {
+    /// `namespace/name`.
+    pub kustomization: String,
+    /// The cluster root: its template differs by design.
+    pub root: bool,
+    /// The template digest per cluster (`None` where it did not build or is not defined).
+    pub templates: Vec<Option<String>>,
+    /// The artifact digest per cluster.
+    pub artifacts: Vec<Option<String>>,
+    /// All templates present and equal.
+    pub same_template: bool,
+    /// All artifacts present and equal.
+    pub same_artifact: bool,
+    /// The vars this Kustomization uses whose values differ between the clusters.
+    pub differing_vars: Vec<String>,
+    /// It did not render in a cluster that defines it: its templates are not compared.
+    pub not_compared: bool,
+    /// Per cluster, why it did not render there (`failed: ...`); `None` where it rendered or
+    /// is not defined.
+    pub problems: Vec<Option<String>>,
+}
+
+/// A var whose value differs between clusters.
+#[derive(Debug, Clone, Serialize)]
+pub struct VarDiff {
+    /// The var's name.
+    pub name: String,
+    /// Its value per cluster (`None` where no Kustomization receives it); values from
+    /// Secrets are shown as `(secret)`, SOPS ciphertext as `(encrypted)`.
+    pub values: Vec<Option<String>>,
+    /// Kustomizations (in any cluster) that use it.
+    pub used_by: Vec<String>,
+}
+
+/// The clusters side by side.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterComparison {
+    /// The clusters compared, in the order given.
+    pub clusters: Vec<String>,
+    /// Every Kustomization of any cluster, sorted.
+    pub graph: Vec<GraphRow>,
+    /// Templates and renders, sorted.
+    pub kustomizations: Vec<TemplateRow>,
+    /// Vars whose values differ, sorted by name.
+    pub vars: Vec<VarDiff>,
+    /// Same graph, and the same templates everywhere but the roots among the Kustomizations
+    /// compared: the clusters differ only in var values (as far as could be seen: see
+    /// `not_compared`).
+    pub agnostic: bool,
+    /// How many Kustomizations could not be compared (not rendered in some cluster).
+    pub not_compared: usize,
+}
+
+fn node(k: &KustomizationRender) -> GraphNode {
+    let mut depends_on: Vec<String> = k
+        .kustomization
+        .depends_on
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    depends_on.sort();
+    GraphNode {
+        path: k.kustomization.path.clone(),
+        parent: k.parent.as_ref().map(ToString::to_string),
+        depends_on,
+        wait: k.kustomization.wait,
+        prune: k.kustomization.prune,
+        substitute_from: k
+            .kustomization
+            .post_build
+            .iter()
+            .flat_map(|p| &p.substitute_from)
+            .map(|s| format!("{}/{}{}", s.kind, s.name, if s.optional { "?" } else { "" }))
+            .collect(),
+        root: k.parent.is_none(),
+    }
+}
+
+fn shown(v: &VarSource) -> String {
+    if v.encrypted {
+        "(encrypted)".into()
+    } else if v.source.starts_with("Secret/") {
+        "(secret)".into()
+    } else {
+        v.value.clone()
+    }
+}
+
+/// Compares `clusters` (in the order given) side by side.
+#[must_use]
+pub fn compare_clusters(clusters: &[&ClusterRender]) -> ClusterComparison {
+    let index: Vec<BTreeMap<String, &KustomizationRender>> = clusters
+        .iter()
+        .map(|c| {
+            c.kustomizations
+                .iter()
+                .map(|k| (k.kustomization.id.to_string(), k))
+                .collect()
+        })
+        .collect();
+    let ids: BTreeSet<&String> = index.iter().flat_map(BTreeMap::keys).collect();
+    let mut graph = Vec::new();
+    let mut rows = Vec::new();
+    for id in &ids {
+        let ks: Vec<Option<&KustomizationRender>> =
+            index.iter().map(|m| m.get(*id).copied()).collect();
+        let nodes: Vec<Option<GraphNode>> = ks.iter().map(|k| k.map(node)).collect();
+        graph.push(GraphRow {
+            kustomization: (*id).clone(),
+            differences: graph_differences(clusters, &nodes),
+            nodes,
+        });
+        let digests = |f: fn(&KustomizationRender) -> Option<String>| -> Vec<Option<String>> {
+            ks.iter().map(|k| k.and_then(f)).collect()
+        };
+        let templates = digests(|k| k.template.as_ref().map(|a| a.sha256.clone()));
+        let artifacts = digests(|k| k.artifact.as_ref().map(|a| a.sha256.clone()));
+        let all_same = |d: &[Option<String>]| d.iter().all(|x| x.is_some() && *x == d[0]);
+        let used: BTreeSet<&String> = ks.iter().flatten().flat_map(|k| &k.vars_used).collect();
+        let differing_vars = used
+            .into_iter()
+            .filter(|v| {
+                let vals: BTreeSet<Option<&String>> = ks
+                    .iter()
+                    .map(|k| k.and_then(|k| k.vars.get(*v)).map(|s| &s.value))
+                    .collect();
+                vals.len() > 1
+            })
+            .cloned()
+            .collect();
+        let problems: Vec<Option<String>> = ks.iter().map(|k| k.and_then(super::problem)).collect();
+        rows.push(TemplateRow {
+            not_compared: problems.iter().any(Option::is_some),
+            problems,
+            kustomization: (*id).clone(),
+            root: ks.iter().flatten().any(|k| k.parent.is_none()),
+            same_template: all_same(&templates),
+            same_artifact: all_same(&artifacts),
+            templates,
+            artifacts,
+            differing_vars,
+        });
+    }
+    let vars = differing_vars(&index);
+    let agnostic = graph.iter().all(|g| g.differences.is_empty())
+        && rows
+            .iter()
+            .all(|r| r.root || r.not_compared || r.same_template);
+    ClusterComparison {
+        not_compared: rows.iter().filter(|r| r.not_compared).count(),
+        clusters: clusters.iter().map(|c| c.name.clone()).collect(),
+        graph,
+        kustomizations: rows,
+        vars,
+        agnostic,
+    }
+}
+
+fn graph_differences(clusters: &[&ClusterRender], nodes: &[Option<GraphNode>]) -> Vec<String> {
+    let present: Vec<(&str, &GraphNode)> = clusters
+        .iter()
+        .zip(nodes)
+        .filter_map(|(c, n)| n.as_ref().map(|n| (c.name.as_str(), n)))
+        .collect();
+    if present.len() < nodes.len() {
+        return vec!["missing".into()];
+    }
+    crate::model::graph::graph_differences(&present)
+        .into_iter()
+        .map(|d| d.field.to_string())
+        .collect()
+}
+
+/// Vars whose value, as received by the Kustomizations of each cluster, differs.
+fn differing_vars(index: &[BTreeMap<String, &KustomizationRender>]) -> Vec<VarDiff> {
+    // Per var: per cluster, the values its Kustomizations receive.
+    let mut values: BTreeMap<&String, Vec<BTreeSet<String>>> = BTreeMap::new();
+    let mut used_by: BTreeMap<&String, BTreeSet<String>> = BTreeMap::new();
+    for (i, m) in index.iter().enumerate() {
+        for (id, k) in m {
+            for (name, src) in &k.vars {
+                values
+                    .entry(name)
+                    .or_insert_with(|| vec![BTreeSet::new(); index.len()])[i]
+                    .insert(shown(src));
+                if k.vars_used.contains(name) {
+                    used_by.entry(name).or_default().insert(id.clone());
+                }
+            }
+        }
+    }
+    values
+        .into_iter()
+        .filter(|(_, per)| per.iter().any(|s| *s != per[0]))
+        .map(|(name, per)| VarDiff {
+            name: name.clone(),
+            values: per
+                .into_iter()
+                .map(|s| (!s.is_empty()).then(|| s.into_iter().collect::<Vec<_>>().join(" | ")))
+                .collect(),
+            used_by: used_by
+                .remove(name)
+                .map(|s| s.into_iter().collect())
+                .unwrap_or_default(),
+        })
+        .collect()
+}

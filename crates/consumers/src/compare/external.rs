@@ -1,0 +1,184 @@
+//! An external Kustomization (its source is not this repository, and no `--source` maps it)
+//! is not rendered, so its artifact cannot be compared. What it applies is a function of its
+//! own object (as its parent applies it: `spec.path`, `sourceRef`, `patches`, `postBuild`
+//! ...), of the source object it names (URL, ref, ignore rules, what the source-controller
+//! fetches) and of its `substituteFrom` ConfigMaps and Secrets; when every one of those is
+//! byte-identical in both revisions, it applies the same thing in both: `identical
+//! (external, unchanged)`. When one of them changed, or cannot be found where it must be, it
+//! stays `not compared`, and the reason names what changed.
+//!
+//! A source that no render holds (the Flux Operator makes the `flux-system` source from a
+//! `FluxInstance`'s `spec.sync`; source-watcher makes an ExternalArtifact from an
+//! `ArtifactGenerator`) is made on the cluster by an object of the repository: then every
+//! such maker must be identical too.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::artifact::ArtifactObject;
+use crate::flux::ObjectId;
+use crate::model::{ClusterRender, KustomizationRender, Status};
+
+/// The kinds that make Flux sources on the cluster from their own spec.
+const SOURCE_MAKERS: &[(&str, &str)] = &[
+    ("fluxcd.controlplane.io", "FluxInstance"),
+    ("fluxcd.controlplane.io", "ResourceSet"),
+    ("fluxcd.controlplane.io", "ResourceSetInputProvider"),
+    ("source.extensions.fluxcd.io", "ArtifactGenerator"),
+];
+
+/// Every object the rendered Kustomizations of `cluster` apply, by id (the first owner in
+/// the render's order when two apply the same id).
+fn objects(cluster: &ClusterRender) -> BTreeMap<&ObjectId, &ArtifactObject> {
+    let mut out = BTreeMap::new();
+    for k in &cluster.kustomizations {
+        for o in k.artifact.iter().flat_map(|a| &a.objects) {
+            out.entry(&o.id).or_insert(o);
+        }
+    }
+    out
+}
+
+/// `Kind/namespace/name`, as the external messages name sources.
+fn short(id: &ObjectId) -> String {
+    if id.namespace.is_empty() {
+        format!("{}/{}", id.kind, id.name)
+    } else {
+        format!("{}/{}/{}", id.kind, id.namespace, id.name)
+    }
+}
+
+/// The field changes from `old` to `new`, on one line (Secret values masked unless shown).
+fn changes(old: &ArtifactObject, new: &ArtifactObject, show_secrets: bool) -> String {
+    const SHOWN: usize = 4;
+    let secret = crate::mask::is_secret(&old.object) || crate::mask::is_secret(&new.object);
+    let masked = |p: &str| {
+        !show_secrets && secret && (p.starts_with("data.") || p.starts_with("stringData."))
+    };
+    let text = super::fields::field_changes(&old.object, &new.object, &masked);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = lines
+        .iter()
+        .take(SHOWN)
+        .map(|l| l.trim_start_matches(['~', '+', '-', ' ']))
+        .collect::<Vec<_>>()
+        .join("; ");
+    if lines.len() > SHOWN {
+        let _ = write!(out, "; and {} more", lines.len() - SHOWN);
+    }
+    if out.is_empty() {
+        // The same fields, written differently (key order, quoting).
+        out = "its text".into();
+    }
+    out
+}
+
+/// One input of an external Kustomization, in base and head.
+fn same_object(
+    what: &ObjectId,
+    base: &BTreeMap<&ObjectId, &ArtifactObject>,
+    head: &BTreeMap<&ObjectId, &ArtifactObject>,
+    show_secrets: bool,
+) -> Result<bool, String> {
+    match (base.get(what), head.get(what)) {
+        (Some(b), Some(h)) if b.yaml == h.yaml => Ok(true),
+        (Some(b), Some(h)) => Err(format!(
+            "{} changed: {}",
+            short(what),
+            changes(b, h, show_secrets)
+        )),
+        (Some(_), None) => Err(format!("{} is applied in base only", short(what))),
+        (None, Some(_)) => Err(format!("{} is applied in head only", short(what))),
+        (None, None) => Ok(false),
+    }
+}
+
+/// Whether the Kustomization `k` (external in base, `bk`, and head, `hk`) applies the same in
+/// both: `Ok` with what was checked, or `Err` naming what changed or could not be checked.
+pub(super) fn external_unchanged(
+    bk: &KustomizationRender,
+    hk: &KustomizationRender,
+    base: &ClusterRender,
+    head: &ClusterRender,
+    show_secrets: bool,
+) -> Result<String, String> {
+    if !matches!(bk.status, Status::External(_)) || !matches!(hk.status, Status::External(_)) {
+        return Err("not external in both revisions".into());
+    }
+    let (bo, ho) = (objects(base), objects(head));
+    let ks = &bk.kustomization;
+    let own = ObjectId {
+        group: crate::flux::KUSTOMIZE_GROUP.to_string(),
+        kind: "Kustomization".into(),
+        namespace: ks.id.namespace.clone(),
+        name: ks.id.name.clone(),
+    };
+    if !same_object(&own, &bo, &ho, show_secrets)? {
+        return Err(format!(
+            "{} is applied by no rendered Kustomization, so its spec cannot be compared",
+            short(&own)
+        ));
+    }
+    let mut checked = vec!["its Kustomization object".to_string()];
+    // The object's bytes being the same, so is every field read below.
+    if let Some(src) = &ks.source_ref {
+        let source = ObjectId {
+            group: "source.toolkit.fluxcd.io".into(),
+            kind: src.kind.clone(),
+            namespace: src.namespace.clone(),
+            name: src.name.clone(),
+        };
+        if same_object(&source, &bo, &ho, show_secrets)? {
+            checked.push(short(&source));
+        } else {
+            // Made on the cluster: by what?
+            let makers = |side: &BTreeMap<&ObjectId, &ArtifactObject>| -> Vec<ObjectId> {
+                side.keys()
+                    .filter(|id| {
+                        SOURCE_MAKERS
+                            .iter()
+                            .any(|(g, k)| id.group == *g && id.kind == *k)
+                    })
+                    .map(|id| (*id).clone())
+                    .collect()
+            };
+            let mut all = makers(&bo);
+            all.extend(makers(&ho));
+            all.sort();
+            all.dedup();
+            for m in &all {
+                same_object(m, &bo, &ho, show_secrets).map_err(|e| {
+                    format!(
+                        "{} is not in the repository and may be made by {}: {e}",
+                        short(&source),
+                        short(m)
+                    )
+                })?;
+            }
+            checked.push(if all.is_empty() {
+                format!("{} (in neither revision)", short(&source))
+            } else {
+                format!(
+                    "{} (in neither revision) and what may make it ({})",
+                    short(&source),
+                    all.iter().map(short).collect::<Vec<_>>().join(", ")
+                )
+            });
+        }
+    }
+    for from in ks.post_build.iter().flat_map(|p| &p.substitute_from) {
+        let var_source = ObjectId {
+            group: String::new(),
+            kind: from.kind.clone(),
+            namespace: ks.id.namespace.clone(),
+            name: from.name.clone(),
+        };
+        if same_object(&var_source, &bo, &ho, show_secrets)? {
+            checked.push(short(&var_source));
+        }
+    }
+    Ok(format!(
+        "identical in base and head: {}",
+        checked.join(", ")
+    ))
+}

@@ -1,0 +1,667 @@
+//! Comparing renders: a revision against another (`diff`), and a cluster against another
+//! (`compare`).
+//!
+//! A revision diff matches artifacts by (cluster, Kustomization) and objects by their
+//! `ObjectId` (group, kind, namespace, name: the identity the API server and Flux's inventory
+//! use), so a reordered `resources:` list or an `apiVersion` bump of the same object is not a
+//! move. An object that leaves one Kustomization and appears in another of the same cluster is
+//! a move: with `prune: true` on the old owner, Flux's garbage collection deletes it when the
+//! old owner reconciles and the new owner recreates it (`fluxcd/kustomize-controller`
+//! `internal/controller/kustomization_controller.go`, `prune` of the stale inventory entries).
+//!
+//! Nothing unrendered is called identical: a Kustomization that did not render (failed,
+//! blocked, external, suspended) in a revision where it exists is `not compared`, with its
+//! status, whatever the other side holds.
+
+mod clusters;
+mod external;
+pub mod fields;
+pub mod strip;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::artifact::Artifact;
+use crate::flux::ObjectId;
+use crate::model::{ClusterRender, KustomizationRender, Status};
+
+pub use clusters::{
+    compare_clusters, ClusterComparison, GraphNode, GraphRow, TemplateRow, VarDiff,
+};
+
+/// How object differences are shown.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DiffStyle {
+    /// A unified diff of the YAML lines.
+    #[default]
+    Lines,
+    /// The changed field paths with their old and new values.
+    Fields,
+}
+
+/// How a revision diff compares and shows objects.
+#[derive(Debug, Clone, Default)]
+pub struct DiffOptions {
+    /// Secrets masked (unless shown) in the object diffs; never in the comparison.
+    pub present: crate::mask::Presentation,
+    /// Noise dropped from both sides before objects are compared.
+    pub strip: strip::Strip,
+    /// Lines or fields.
+    pub style: DiffStyle,
+}
+
+/// What became of one thing between two revisions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Change {
+    /// The same bytes.
+    Identical,
+    /// Present in both, different.
+    Changed,
+    /// Only in head.
+    Added,
+    /// Only in base.
+    Removed,
+    /// Not rendered in a revision where it exists: what it applies there is unknown, so it
+    /// is neither identical nor changed.
+    #[serde(rename = "not compared")]
+    NotCompared,
+    /// External in both revisions (not rendered), and everything it applies is a function
+    /// of (its object, its source's object, its var sources) byte-identical in both: it
+    /// applies the same.
+    #[serde(rename = "external unchanged")]
+    ExternalUnchanged,
+}
+
+impl Change {
+    /// The word used in reports.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::Identical => "identical",
+            Change::Changed => "changed",
+            Change::Added => "added",
+            Change::Removed => "removed",
+            Change::NotCompared => "not compared",
+            Change::ExternalUnchanged => "identical (external, unchanged)",
+        }
+    }
+}
+
+/// Whether a cluster exists in both revisions, or only one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Presence {
+    /// In base and head.
+    Both,
+    /// Only in head.
+    Added,
+    /// Only in base.
+    Removed,
+}
+
+/// One object's difference inside a changed artifact.
+#[derive(Debug, Clone, Serialize)]
+pub struct ObjectDiff {
+    /// Which object.
+    pub object: ObjectId,
+    /// Changed, added or removed.
+    pub change: Change,
+    /// A unified diff of the object's YAML (base → head); each hunk header names the object.
+    pub diff: String,
+}
+
+/// One Kustomization's artifact in base and head.
+#[derive(Debug, Clone, Serialize)]
+pub struct KustomizationDiff {
+    /// `namespace/name`.
+    pub kustomization: String,
+    /// What happened to it.
+    pub change: Change,
+    /// The artifact digest in base (when it rendered there).
+    pub base_sha256: Option<String>,
+    /// The artifact digest in head (when it rendered there).
+    pub head_sha256: Option<String>,
+    /// Its status in base when it did not render (`failed: ...`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_problem: Option<String>,
+    /// Its status in head when it did not render.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head_problem: Option<String>,
+    /// The ancestor whose failure (in the revision where this one is missing) left it
+    /// unrendered there (`flux-system/apps`): its problem says so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocked_by: Option<String>,
+    /// For a Kustomization external in both revisions: what was found identical
+    /// (`identical (external, unchanged)`), or what changed or could not be checked (`not
+    /// compared`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub external: Option<String>,
+    /// Objects that differ, sorted by id.
+    pub objects: Vec<ObjectDiff>,
+}
+
+/// An object that moved from one Kustomization to another.
+#[derive(Debug, Clone, Serialize)]
+pub struct Move {
+    /// Which object.
+    pub object: ObjectId,
+    /// Its owner in base.
+    pub from: String,
+    /// Its owner in head.
+    pub to: String,
+    /// The old owner prunes: Flux deletes the object, then the new owner recreates it.
+    pub prune_outage: bool,
+}
+
+/// One cluster's differences.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterDiff {
+    /// The cluster's name.
+    pub cluster: String,
+    /// Whether the cluster exists in both, or only one, revision.
+    pub presence: Presence,
+    /// Every Kustomization of either revision, sorted.
+    pub kustomizations: Vec<KustomizationDiff>,
+    /// Objects that moved between Kustomizations.
+    pub moves: Vec<Move>,
+    /// Kustomizations not rendered again in head because nothing they read changed
+    /// (`--changed-only`); identical by construction.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
+}
+
+impl ClusterDiff {
+    /// (identical, total) artifacts.
+    #[must_use]
+    pub fn identical_count(&self) -> (usize, usize) {
+        let same = self
+            .kustomizations
+            .iter()
+            .filter(|k| k.change == Change::Identical)
+            .count();
+        (same, self.kustomizations.len())
+    }
+
+    /// The Kustomizations that could not be compared.
+    pub fn not_compared(&self) -> impl Iterator<Item = &KustomizationDiff> {
+        self.kustomizations
+            .iter()
+            .filter(|k| k.change == Change::NotCompared)
+    }
+
+    /// Whether anything compared differs: the cluster itself, an artifact, an owner.
+    #[must_use]
+    pub fn changed(&self) -> bool {
+        self.presence != Presence::Both
+            || !self.moves.is_empty()
+            || self.kustomizations.iter().any(|k| {
+                !matches!(
+                    k.change,
+                    Change::Identical | Change::NotCompared | Change::ExternalUnchanged
+                )
+            })
+    }
+
+    /// The Kustomizations external in both revisions that apply the same in both.
+    pub fn external_unchanged(&self) -> impl Iterator<Item = &KustomizationDiff> {
+        self.kustomizations
+            .iter()
+            .filter(|k| k.change == Change::ExternalUnchanged)
+    }
+}
+
+/// A Kustomization that failed to render in a revision (see [`RevisionDiff::failures`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Failure {
+    /// The cluster.
+    pub cluster: String,
+    /// `namespace/name`.
+    pub kustomization: String,
+    /// `base`, `head` or `base and head`.
+    pub side: &'static str,
+    /// Why it failed.
+    pub error: String,
+    /// How many Kustomizations it applies are not compared because of it.
+    pub below: usize,
+}
+
+/// A revision against another.
+#[derive(Debug, Clone, Serialize)]
+pub struct RevisionDiff {
+    /// The base revision as given.
+    pub base: String,
+    /// The head revision as given (`work tree` when none).
+    pub head: String,
+    /// Per cluster, sorted by name.
+    pub clusters: Vec<ClusterDiff>,
+}
+
+impl RevisionDiff {
+    /// Whether anything that could be compared differs (what could not is counted by
+    /// [`Self::not_compared`], never taken for identical).
+    #[must_use]
+    pub fn changed(&self) -> bool {
+        self.clusters.iter().any(ClusterDiff::changed)
+    }
+
+    /// What failed to render by itself (not below a failed parent), in cluster and name
+    /// order, with how many Kustomizations below it are not compared: the first thing every
+    /// report says, since nothing it applied can be compared.
+    #[must_use]
+    pub fn failures(&self) -> Vec<Failure> {
+        let mut out = Vec::new();
+        for c in &self.clusters {
+            for k in &c.kustomizations {
+                let own = |p: &Option<String>| {
+                    p.as_deref()
+                        .and_then(|p| p.strip_prefix("failed: "))
+                        .map(str::to_string)
+                };
+                let (base, head) = (own(&k.base_problem), own(&k.head_problem));
+                let (side, error) = match (base, head) {
+                    (Some(b), Some(h)) if b == h => ("base and head", h),
+                    (_, Some(h)) => ("head", h),
+                    (Some(b), None) => ("base", b),
+                    (None, None) => continue,
+                };
+                let below = c
+                    .kustomizations
+                    .iter()
+                    .filter(|x| x.blocked_by.as_deref() == Some(k.kustomization.as_str()))
+                    .count();
+                out.push(Failure {
+                    cluster: c.cluster.clone(),
+                    kustomization: k.kustomization.clone(),
+                    side,
+                    error,
+                    below,
+                });
+            }
+        }
+        out
+    }
+
+    /// How many Kustomizations could not be compared, in every cluster.
+    #[must_use]
+    pub fn not_compared(&self) -> usize {
+        self.clusters.iter().map(|c| c.not_compared().count()).sum()
+    }
+
+    /// How many Kustomizations are external in both revisions and unchanged, in every
+    /// cluster.
+    #[must_use]
+    pub fn external_unchanged(&self) -> usize {
+        self.clusters
+            .iter()
+            .map(|c| c.external_unchanged().count())
+            .sum()
+    }
+
+    /// Nothing changed and everything was compared.
+    #[must_use]
+    pub fn identical(&self) -> bool {
+        !self.changed() && self.not_compared() == 0
+    }
+}
+
+/// Why a Kustomization did not render (`failed: ...`), or `None` when it did.
+#[must_use]
+pub fn problem(k: &KustomizationRender) -> Option<String> {
+    match &k.status {
+        Status::Rendered => None,
+        Status::Suspended => Some(k.status.as_str().to_string()),
+        Status::Failed(e) | Status::Blocked(e) | Status::External(e) | Status::NeedsNetwork(e) => {
+            Some(format!("{}: {e}", k.status.as_str()))
+        }
+    }
+}
+
+/// Compares two renders of the same repository, cluster by cluster.
+#[must_use]
+pub fn diff_revisions(
+    base_name: &str,
+    base: &[ClusterRender],
+    head_name: &str,
+    head: &[ClusterRender],
+    opts: &DiffOptions,
+) -> RevisionDiff {
+    let names: BTreeSet<&str> = base.iter().chain(head).map(|c| c.name.as_str()).collect();
+    let clusters = names
+        .into_iter()
+        .map(|name| {
+            let b = base.iter().find(|c| c.name == name);
+            let h = head.iter().find(|c| c.name == name);
+            diff_cluster(name, b, h, opts)
+        })
+        .collect();
+    RevisionDiff {
+        base: base_name.to_string(),
+        head: head_name.to_string(),
+        clusters,
+    }
+}
+
+fn by_id(c: Option<&ClusterRender>) -> BTreeMap<String, &KustomizationRender> {
+    c.map(|c| {
+        c.kustomizations
+            .iter()
+            .map(|k| (k.kustomization.id.to_string(), k))
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+fn diff_cluster(
+    name: &str,
+    base: Option<&ClusterRender>,
+    head: Option<&ClusterRender>,
+    opts: &DiffOptions,
+) -> ClusterDiff {
+    let (b, h) = (by_id(base), by_id(head));
+    let ids: BTreeSet<&String> = b.keys().chain(h.keys()).collect();
+    let mut kustomizations = Vec::new();
+    for id in ids {
+        let (bk, hk) = (b.get(id).copied(), h.get(id).copied());
+        let (ba, ha) = (
+            bk.and_then(|k| k.artifact.as_ref()),
+            hk.and_then(|k| k.artifact.as_ref()),
+        );
+        let (mut bp, mut hp) = (bk.and_then(problem), hk.and_then(problem));
+        // Missing on one side because an ancestor did not render there: Flux applies nothing
+        // from a failed build and prunes nothing, so it keeps running. Unknown, never removed
+        // or added.
+        let blocked = match (bk, hk) {
+            (Some(k), None) => unrendered_ancestor(k, &b, &h, "head"),
+            (None, Some(k)) => unrendered_ancestor(k, &h, &b, "base"),
+            _ => None,
+        };
+        let blocked_by = blocked.as_ref().map(|(id, _)| id.clone());
+        match (bk, hk, blocked) {
+            (Some(_), None, Some((_, why))) => hp = Some(why),
+            (None, Some(_), Some((_, why))) => bp = Some(why),
+            _ => {}
+        }
+        let unrendered = |k: Option<&KustomizationRender>| {
+            k.is_some_and(|k| k.status != Status::Rendered || k.artifact.is_none())
+        };
+        let mut change = match (bk, hk) {
+            _ if unrendered(bk) || unrendered(hk) => Change::NotCompared,
+            (Some(_), None) if hp.is_some() => Change::NotCompared,
+            (None, Some(_)) if bp.is_some() => Change::NotCompared,
+            (None, _) => Change::Added,
+            (_, None) => Change::Removed,
+            _ if ba.map(|a| &a.sha256) == ha.map(|a| &a.sha256) && bp == hp => Change::Identical,
+            _ => Change::Changed,
+        };
+        // External on both sides: the same when what it is a function of is.
+        let mut external = None;
+        if let (Some(bk), Some(hk), Some(bc), Some(hc)) = (bk, hk, base, head) {
+            if matches!(bk.status, Status::External(_)) && matches!(hk.status, Status::External(_))
+            {
+                match external::external_unchanged(bk, hk, bc, hc, opts.present.show_secrets) {
+                    Ok(checked) => {
+                        change = Change::ExternalUnchanged;
+                        external = Some(checked);
+                    }
+                    Err(why) => external = Some(why),
+                }
+            }
+        }
+        let objects = if matches!(
+            change,
+            Change::Identical | Change::NotCompared | Change::ExternalUnchanged
+        ) {
+            Vec::new()
+        } else {
+            diff_objects(ba, ha, opts)
+        };
+        // What differs only in stripped noise is not a change.
+        if change == Change::Changed && objects.is_empty() && !opts.strip.is_empty() {
+            change = Change::Identical;
+        }
+        kustomizations.push(KustomizationDiff {
+            kustomization: id.clone(),
+            change,
+            base_sha256: ba.map(|a| a.sha256.clone()),
+            head_sha256: ha.map(|a| a.sha256.clone()),
+            base_problem: bp,
+            head_problem: hp,
+            blocked_by,
+            external,
+            objects,
+        });
+    }
+    let moves = find_moves(&b, &h);
+    let skipped = h
+        .iter()
+        .filter(|(_, k)| k.reused)
+        .map(|(id, _)| id.clone())
+        .collect();
+    ClusterDiff {
+        skipped,
+        cluster: name.to_string(),
+        presence: match (base, head) {
+            (None, _) => Presence::Added,
+            (_, None) => Presence::Removed,
+            _ => Presence::Both,
+        },
+        kustomizations,
+        moves,
+    }
+}
+
+/// Why `k` (of the revision `here`) is missing from the revision `there` (named `side`)
+/// when the reason is an ancestor: the nearest ancestor of `k` that `there` holds, when it did
+/// not render there, and why (`parent flux-system/apps failed in head: ...`). `None` when
+/// that ancestor rendered (the Kustomization is really gone) or none is held.
+fn unrendered_ancestor(
+    k: &KustomizationRender,
+    here: &BTreeMap<String, &KustomizationRender>,
+    there: &BTreeMap<String, &KustomizationRender>,
+    side: &str,
+) -> Option<(String, String)> {
+    let mut parent = k.parent.as_ref();
+    // A chain is at most as long as the render (a cycle cannot form, but stay bounded).
+    for _ in 0..=here.len() {
+        let id = parent?.to_string();
+        if let Some(p) = there.get(&id) {
+            let why = match &p.status {
+                Status::Rendered => None,
+                Status::Suspended => Some(format!("parent {id} is suspended in {side}")),
+                Status::Failed(e) => Some(format!("parent {id} failed in {side}: {e}")),
+                Status::Blocked(e) => Some(format!("parent {id} did not render in {side}: {e}")),
+                Status::External(e) => Some(format!("parent {id} is external in {side}: {e}")),
+                Status::NeedsNetwork(e) => {
+                    Some(format!("parent {id} needs the network in {side}: {e}"))
+                }
+            };
+            return why.map(|why| (id, why));
+        }
+        parent = here.get(&id).and_then(|p| p.parent.as_ref());
+    }
+    None
+}
+
+/// Object-by-object differences of two artifacts, sorted by object id: compared after
+/// `opts.strip`, shown masked and in `opts.style`.
+fn diff_objects(
+    base: Option<&Artifact>,
+    head: Option<&Artifact>,
+    opts: &DiffOptions,
+) -> Vec<ObjectDiff> {
+    use crate::artifact::ArtifactObject;
+    fn index(a: Option<&Artifact>) -> BTreeMap<ObjectId, &ArtifactObject> {
+        a.map(|a| a.objects.iter().map(|o| (o.id.clone(), o)).collect())
+            .unwrap_or_default()
+    }
+    let (b, h) = (index(base), index(head));
+    let ids: BTreeSet<&ObjectId> = b.keys().chain(h.keys()).collect();
+    let mut out = Vec::new();
+    for id in ids {
+        let (old, new) = (b.get(id).copied(), h.get(id).copied());
+        let change = match (old, new) {
+            (None, _) => Change::Added,
+            (_, None) => Change::Removed,
+            (Some(o), Some(n)) if o.yaml == n.yaml => continue,
+            _ => Change::Changed,
+        };
+        let label = id.to_string();
+        let diff = if let (Some(o), Some(n)) = (old, new) {
+            let (so, sn) = (opts.strip.apply(&o.object), opts.strip.apply(&n.object));
+            let (vo, vn) = (
+                so.as_ref().unwrap_or(&o.object),
+                sn.as_ref().unwrap_or(&n.object),
+            );
+            if (so.is_some() || sn.is_some()) && vo == vn {
+                // The same once the noise is dropped.
+                continue;
+            }
+            changed_text(o, n, vo, vn, so.is_some() || sn.is_some(), &label, opts)
+        } else {
+            let shown = |x: Option<&ArtifactObject>| {
+                x.map(|x| opts.present.object_text(x).into_owned())
+                    .unwrap_or_default()
+            };
+            unified(&shown(old), &shown(new), &label)
+        };
+        out.push(ObjectDiff {
+            object: id.clone(),
+            change,
+            diff,
+        });
+    }
+    out
+}
+
+/// The shown difference of an object present on both sides (`vo`, `vn`: the objects once
+/// stripped), masked unless secrets are shown, with a note naming Secret values that the
+/// masking hides.
+fn changed_text(
+    o: &crate::artifact::ArtifactObject,
+    n: &crate::artifact::ArtifactObject,
+    vo: &serde_json::Value,
+    vn: &serde_json::Value,
+    stripped: bool,
+    label: &str,
+    opts: &DiffOptions,
+) -> String {
+    use crate::mask;
+    let show = opts.present.show_secrets;
+    let secret = mask::is_secret(&o.object) || mask::is_sops(&o.object);
+    let mut text = match opts.style {
+        DiffStyle::Fields => {
+            let masked = |p: &str| {
+                !show
+                    && secret
+                    && (p.starts_with("data.")
+                        || p.starts_with("stringData.")
+                        || p.starts_with("sops"))
+            };
+            fields::field_changes(vo, vn, &masked)
+        }
+        DiffStyle::Lines if stripped => {
+            let print = |v: &serde_json::Value| {
+                let t = crate::artifact::print_object(v);
+                if show {
+                    t
+                } else {
+                    mask::mask_object(&t, v).into_owned()
+                }
+            };
+            unified(&print(vo), &print(vn), label)
+        }
+        DiffStyle::Lines => unified(
+            &opts.present.object_text(o),
+            &opts.present.object_text(n),
+            label,
+        ),
+    };
+    if !show && opts.style == DiffStyle::Lines {
+        let hidden = mask::changed_secret_keys(vo, vn);
+        if !hidden.is_empty() {
+            use std::fmt::Write as _;
+            let _ = writeln!(
+                text,
+                "# masked values changed: {} (--show-secrets shows them)",
+                hidden.join(", ")
+            );
+        }
+    }
+    text
+}
+
+/// A unified diff with three lines of context, each hunk header followed by `label`.
+#[must_use]
+pub fn unified(old: &str, new: &str, label: &str) -> String {
+    use std::fmt::Write as _;
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut out = String::new();
+    for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
+        let _ = writeln!(out, "{} {label}", hunk.header());
+        for change in hunk.iter_changes() {
+            let sign = match change.tag() {
+                similar::ChangeTag::Delete => '-',
+                similar::ChangeTag::Insert => '+',
+                similar::ChangeTag::Equal => ' ',
+            };
+            out.push(sign);
+            out.push_str(change.value());
+            if change.missing_newline() {
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// Objects owned by one Kustomization in base and by another (and not the first) in head.
+fn find_moves(
+    base: &BTreeMap<String, &KustomizationRender>,
+    head: &BTreeMap<String, &KustomizationRender>,
+) -> Vec<Move> {
+    let owners = |side: &BTreeMap<String, &KustomizationRender>| {
+        let mut m: BTreeMap<ObjectId, BTreeSet<String>> = BTreeMap::new();
+        for (id, k) in side {
+            for o in k.artifact.iter().flat_map(|a| &a.objects) {
+                m.entry(o.id.clone()).or_default().insert(id.clone());
+            }
+        }
+        m
+    };
+    let (b, h) = (owners(base), owners(head));
+    let mut moves = Vec::new();
+    for (object, before) in &b {
+        let Some(after) = h.get(object) else {
+            continue;
+        };
+        for from in before.difference(after) {
+            for to in after.difference(before) {
+                moves.push(Move {
+                    object: object.clone(),
+                    from: from.clone(),
+                    to: to.clone(),
+                    prune_outage: base.get(from).is_some_and(|k| k.kustomization.prune),
+                });
+            }
+        }
+    }
+    moves
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unified_diff_names_the_object_in_each_hunk_header() {
+        let d = unified("a: 1\nb: 2\n", "a: 1\nb: 3\n", "ConfigMap/apps/x");
+        assert_eq!(d, "@@ -1,2 +1,2 @@ ConfigMap/apps/x\n a: 1\n-b: 2\n+b: 3\n");
+    }
+
+    #[test]
+    fn unified_diff_of_equal_text_is_empty() {
+        assert_eq!(unified("a\n", "a\n", "x"), "");
+    }
+}

@@ -1,0 +1,153 @@
+//! FS210: graphs that differ between clusters, by the one rule `compare` uses too
+//! (`ksgraph::graph_differences`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::finding::Finding;
+use crate::flux::NamespacedName;
+use crate::graph::nodes::Node;
+use crate::graph::rules;
+use crate::model::graph::GraphNode;
+
+/// FS210: every pair of clusters, compared Kustomization by Kustomization (by id).
+pub(crate) fn compare_clusters(clusters: &[(&str, &[Node])]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (i, (a, an)) in clusters.iter().enumerate() {
+        for (b, bn) in &clusters[i + 1..] {
+            let am: BTreeMap<&NamespacedName, &Node> = an.iter().map(|n| (&n.id, n)).collect();
+            let bm: BTreeMap<&NamespacedName, &Node> = bn.iter().map(|n| (&n.id, n)).collect();
+            let ids: BTreeSet<&NamespacedName> = am.keys().chain(bm.keys()).copied().collect();
+            for id in ids {
+                let f = match (am.get(id), bm.get(id)) {
+                    (Some(x), None) => only_in(x, a, b),
+                    (None, Some(y)) => only_in(y, b, a),
+                    (Some(x), Some(y)) => match differences(x, a, y, b) {
+                        Some(f) => f,
+                        None => continue,
+                    },
+                    (None, None) => continue,
+                };
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+fn only_in(n: &Node, here: &str, there: &str) -> Finding {
+    let mut f = Finding::new(
+        &rules::CLUSTER_GRAPHS_DIFFER,
+        format!(
+            "`{}` is defined in cluster `{here}` but not in `{there}`",
+            n.id.name
+        ),
+    )
+    .in_cluster(here)
+    .in_kustomization(n.id.to_string())
+    .about("cluster", there)
+    .about("field", "missing");
+    f.location.clone_from(&n.location);
+    f
+}
+
+/// The Kustomization's place in its cluster's graph, as `compare` sees it.
+fn place(n: &Node) -> GraphNode {
+    let mut depends_on: Vec<String> = n.depends_on.iter().map(ToString::to_string).collect();
+    depends_on.sort();
+    GraphNode {
+        path: n.path.clone(),
+        parent: n.parent.as_ref().map(ToString::to_string),
+        depends_on,
+        wait: n.wait,
+        prune: n.prune,
+        substitute_from: n
+            .substitute_from
+            .iter()
+            .map(|s| format!("{}/{}{}", s.kind, s.name, if s.optional { "?" } else { "" }))
+            .collect(),
+        root: n.parent.is_none(),
+    }
+}
+
+fn differences(x: &Node, a: &str, y: &Node, other: &str) -> Option<Finding> {
+    let differences = crate::model::graph::graph_differences(&[(a, &place(x)), (other, &place(y))]);
+    let diffs: Vec<String> = differences
+        .iter()
+        .map(crate::model::graph::GraphDifference::between_two)
+        .collect();
+    if diffs.is_empty() {
+        return None;
+    }
+    let there = y
+        .location
+        .as_ref()
+        .map_or(String::new(), |l| format!(" ({other}: {l})"));
+    let mut finding = Finding::new(
+        &rules::CLUSTER_GRAPHS_DIFFER,
+        format!(
+            "`{}` differs between clusters `{a}` and `{other}`: {}{there}",
+            x.id.name,
+            diffs.join("; ")
+        ),
+    )
+    .in_cluster(a)
+    .in_kustomization(x.id.to_string())
+    .about("cluster", other)
+    .about_all("field", differences.iter().map(|d| d.field));
+    finding.location.clone_from(&x.location);
+    Some(finding)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::nodes::nn;
+
+    fn dep(name: &str, deps: &[&str]) -> Node {
+        let mut n = Node::bare(name);
+        n.depends_on = deps.iter().map(|d| nn(d)).collect();
+        n
+    }
+
+    #[test]
+    fn clusters_differ_in_the_parent_that_applies_a_kustomization() {
+        let mut a = dep("apps", &[]);
+        a.parent = Some(nn("root"));
+        let mut b = dep("apps", &[]);
+        b.parent = Some(nn("infra"));
+        let f = compare_clusters(&[("dev", &[a]), ("prod", &[b])]);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].related("field"), ["appliedBy"]);
+        assert_eq!(f[0].related("cluster"), ["prod"]);
+        assert!(
+            f[0].message.contains("applied by `root` vs `infra`"),
+            "{}",
+            f[0].message
+        );
+    }
+
+    #[test]
+    fn clusters_differ_in_wait_and_dependencies() {
+        let dev = vec![dep("apps", &["infra"]), dep("infra", &[])];
+        let mut apps = dep("apps", &[]);
+        apps.wait = true;
+        let prod = vec![apps];
+        let f = compare_clusters(&[("dev", &dev), ("prod", &prod)]);
+        assert_eq!(f.len(), 2, "{f:#?}");
+        assert_eq!(f[0].related("field"), ["dependsOn", "wait"]);
+        assert_eq!(f[1].related("field"), ["missing"]);
+        assert!(
+            f[0].message.contains("dependsOn [infra] vs []"),
+            "{}",
+            f[0].message
+        );
+        assert!(
+            f[0].message.contains("wait false vs true"),
+            "{}",
+            f[0].message
+        );
+        assert!(f[1]
+            .message
+            .contains("`infra` is defined in cluster `dev` but not in `prod`"));
+    }
+}

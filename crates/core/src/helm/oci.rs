@@ -1,0 +1,304 @@
+//! Charts in OCI registries (`--fetch-charts`): a HelmRepository of `type: oci` (the chart is
+//! `<url>/<chart>`, its version picked among the repository's tags as source-controller
+//! picks it, Helm's `_` in a tag standing for `+`), or a `chartRef` to an OCIRepository (its
+//! `spec.url`, at `ref.tag` or the highest tag in `ref.semver`). The manifest's Helm chart
+//! layer is fetched, checked against its digest and kept in the cache folder under it. A
+//! registry that asks for a token gets an anonymous one (the distribution token flow);
+//! credentials are not supported.
+
+use serde_json::Value;
+
+use super::chart::{Chart, Unavailable};
+use super::release::SourceRef;
+use super::Context;
+
+crate::message_error! {
+    /// An exchange with an OCI registry that failed (`--fetch-charts`).
+    pub struct OciError;
+}
+
+/// The media type of a Helm chart's content layer.
+const CHART_LAYER: &str = "application/vnd.cncf.helm.chart.content.v1.tar+gzip";
+const MAX_JSON: u64 = 8 << 20;
+const MAX_CHART: u64 = 20 << 20;
+
+/// How to reach a repository of a registry.
+struct Registry {
+    agent: ureq::Agent,
+    base: String,
+    repo: String,
+}
+
+fn not(why: &str) -> Unavailable {
+    Unavailable(format!("not fetched: {why}"))
+}
+
+impl Registry {
+    /// `oci://host[:port]/path`, and `name` appended (a HelmRepository's chart).
+    fn new(
+        url: &str,
+        name: Option<&str>,
+        insecure: bool,
+        ctx: &Context<'_>,
+    ) -> Result<Registry, OciError> {
+        let rest = url
+            .strip_prefix("oci://")
+            .ok_or_else(|| format!("`{url}` is not an oci:// URL"))?;
+        let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let mut repo = path.trim_matches('/').to_string();
+        if let Some(n) = name {
+            repo = if repo.is_empty() {
+                n.to_string()
+            } else {
+                format!("{repo}/{n}")
+            };
+        }
+        if host.is_empty() || repo.is_empty() {
+            return Err(format!("`{url}` names no repository").into());
+        }
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(ctx.opts.timeout))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        Ok(Registry {
+            agent,
+            base: format!("{}://{host}", if insecure { "http" } else { "https" }),
+            repo,
+        })
+    }
+
+    /// GET `path` of the registry (the distribution API), with an anonymous token when the
+    /// registry asks for one.
+    fn get(&self, path: &str, accept: &str, limit: u64) -> Result<Vec<u8>, OciError> {
+        let url = format!("{}{path}", self.base);
+        let call = |token: Option<&str>| {
+            let mut req = self.agent.get(&url).header("Accept", accept);
+            if let Some(t) = token {
+                req = req.header("Authorization", format!("Bearer {t}"));
+            }
+            req.call().map_err(|e| format!("GET {url}: {e}"))
+        };
+        let mut res = call(None)?;
+        if res.status().as_u16() == 401 {
+            let challenge = res
+                .headers()
+                .get("www-authenticate")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_string();
+            let token = self.token(&challenge)?;
+            res = call(Some(&token))?;
+        }
+        if !res.status().is_success() {
+            return Err(format!("GET {url}: {}", res.status()).into());
+        }
+        res.body_mut()
+            .with_config()
+            .limit(limit)
+            .read_to_vec()
+            .map_err(|e| OciError(format!("GET {url}: {e}")))
+    }
+
+    /// An anonymous token for `Bearer realm="...",service="...",scope="..."`.
+    fn token(&self, challenge: &str) -> Result<String, OciError> {
+        let params: std::collections::BTreeMap<String, String> = challenge
+            .strip_prefix("Bearer ")
+            .ok_or_else(|| format!("the registry asks for credentials ({challenge})"))?
+            .split(',')
+            .filter_map(|kv| {
+                let (k, v) = kv.split_once('=')?;
+                Some((k.trim().to_string(), v.trim().trim_matches('"').to_string()))
+            })
+            .collect();
+        let realm = params
+            .get("realm")
+            .ok_or("no realm in the token challenge")?;
+        let mut url = realm.clone();
+        let query: Vec<String> = ["service", "scope"]
+            .iter()
+            .filter_map(|k| params.get(*k).map(|v| format!("{k}={v}")))
+            .collect();
+        if !query.is_empty() {
+            url = format!("{url}?{}", query.join("&"));
+        }
+        let mut res = self
+            .agent
+            .get(&url)
+            .call()
+            .map_err(|e| format!("GET {url}: {e}"))?;
+        if !res.status().is_success() {
+            return Err(format!(
+                "GET {url}: {} (credentials are not supported)",
+                res.status()
+            )
+            .into());
+        }
+        let body = res
+            .body_mut()
+            .with_config()
+            .limit(MAX_JSON)
+            .read_to_vec()
+            .map_err(|e| e.to_string())?;
+        let v: Value = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
+        v.get("token")
+            .or_else(|| v.get("access_token"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| "no token in the registry's answer".into())
+    }
+
+    fn json(&self, path: &str, accept: &str) -> Result<Value, OciError> {
+        let body = self.get(path, accept, MAX_JSON)?;
+        serde_json::from_slice(&body).map_err(|e| OciError(format!("{path}: {e}")))
+    }
+
+    /// The tags of the repository.
+    fn tags(&self) -> Result<Vec<String>, OciError> {
+        let v = self.json(&format!("/v2/{}/tags/list", self.repo), "application/json")?;
+        Ok(v.get("tags")
+            .and_then(Value::as_array)
+            .map(|t| {
+                t.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    /// The chart at `tag`: its layer, checked against its digest (from the cache folder when
+    /// it is there).
+    fn chart(&self, tag: &str, ctx: &Context<'_>) -> Result<(Vec<u8>, String), OciError> {
+        let manifest = self.json(
+            &format!("/v2/{}/manifests/{tag}", self.repo),
+            "application/vnd.oci.image.manifest.v1+json",
+        )?;
+        let digest = manifest
+            .get("layers")
+            .and_then(Value::as_array)
+            .and_then(|l| {
+                l.iter()
+                    .find(|l| l.get("mediaType").and_then(Value::as_str) == Some(CHART_LAYER))
+            })
+            .and_then(|l| l.get("digest"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                format!(
+                    "{}:{tag} has no Helm chart layer ({CHART_LAYER})",
+                    self.repo
+                )
+            })?
+            .to_string();
+        let hex = digest
+            .strip_prefix("sha256:")
+            .ok_or_else(|| format!("layer digest `{digest}` is not sha256"))?
+            .to_ascii_lowercase();
+        if let Some(bytes) = super::repo::cached(ctx, &hex) {
+            return Ok((bytes, digest));
+        }
+        let bytes = self.get(
+            &format!("/v2/{}/blobs/{digest}", self.repo),
+            CHART_LAYER,
+            MAX_CHART,
+        )?;
+        let got = crate::digest::sha256_hex(&bytes);
+        if got != hex {
+            return Err(format!(
+                "the chart layer has digest sha256:{got}, the manifest says {digest}"
+            )
+            .into());
+        }
+        super::repo::keep(ctx, &hex, &bytes);
+        Ok((bytes, digest))
+    }
+}
+
+/// The tag for `range` among `tags` (Helm writes `+` as `_` in tags).
+fn pick_tag(tags: &[String], range: &str) -> Result<String, OciError> {
+    let versions: Vec<(String, &String)> = tags.iter().map(|t| (t.replace('_', "+"), t)).collect();
+    let list: Vec<(&str, &str)> = versions.iter().map(|(v, _)| (v.as_str(), "")).collect();
+    let picked = super::version::pick(&list, range).map_err(|e| OciError(e.0))?;
+    Ok(versions
+        .iter()
+        .find(|(v, _)| v == picked)
+        .map_or_else(|| picked.to_string(), |(_, t)| (*t).clone()))
+}
+
+fn insecure(obj: &Value) -> bool {
+    obj.get("spec")
+        .and_then(|s| s.get("insecure"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+fn chart_of(src: &SourceRef, bytes: &[u8], label: String) -> Result<Chart, Unavailable> {
+    let files = super::repo::untar(bytes).map_err(|e| not(&format!("{src}: {e}")))?;
+    Ok(Chart::new(files, label, None))
+}
+
+/// The chart `name` at `version` of the HelmRepository `src` of `type: oci`.
+pub fn helm_repository_chart(
+    src: &SourceRef,
+    obj: &Value,
+    name: &str,
+    version: &str,
+    ctx: &Context<'_>,
+) -> Result<Chart, Unavailable> {
+    let url = crate::flux::str_at(obj, &["spec", "url"]).unwrap_or_default();
+    let reg = Registry::new(url, Some(name), insecure(obj), ctx)
+        .map_err(|e| not(&format!("{src}: {e}")))?;
+    let tags = reg.tags().map_err(|e| not(&format!("{src}: {e}")))?;
+    let tag = pick_tag(&tags, version).map_err(|e| not(&format!("{src}: chart `{name}`: {e}")))?;
+    let (bytes, _) = reg
+        .chart(&tag, ctx)
+        .map_err(|e| not(&format!("{src}: {e}")))?;
+    chart_of(
+        src,
+        &bytes,
+        format!("{src} {name}@{}", tag.replace('_', "+")),
+    )
+}
+
+/// The chart an OCIRepository (`spec.url`, `spec.ref.tag` or `spec.ref.semver`) holds.
+pub fn oci_repository_chart(
+    src: &SourceRef,
+    obj: &Value,
+    ctx: &Context<'_>,
+) -> Result<Chart, Unavailable> {
+    let url = crate::flux::str_at(obj, &["spec", "url"]).unwrap_or_default();
+    let reg =
+        Registry::new(url, None, insecure(obj), ctx).map_err(|e| not(&format!("{src}: {e}")))?;
+    let tag = if let Some(range) = crate::flux::str_at(obj, &["spec", "ref", "semver"]) {
+        let tags = reg.tags().map_err(|e| not(&format!("{src}: {e}")))?;
+        pick_tag(&tags, range).map_err(|e| not(&format!("{src}: {e}")))?
+    } else if let Some(t) = crate::flux::str_at(obj, &["spec", "ref", "tag"]) {
+        t.to_string()
+    } else if crate::flux::str_at(obj, &["spec", "ref", "digest"]).is_some() {
+        return Err(not(&format!("{src}: ref.digest is not supported")));
+    } else {
+        "latest".to_string()
+    };
+    let (bytes, _) = reg
+        .chart(&tag, ctx)
+        .map_err(|e| not(&format!("{src}: {e}")))?;
+    chart_of(src, &bytes, format!("{src} {url}:{tag}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Helm pushes version `1.0.0+build` as tag `1.0.0_build`.
+    #[test]
+    fn oci_tags_stand_for_versions_with_underscore_for_plus() {
+        let tags = [
+            "6.4.0".to_string(),
+            "6.5.0_b1".to_string(),
+            "latest".to_string(),
+        ];
+        assert_eq!(pick_tag(&tags, "6.5.x").unwrap(), "6.5.0_b1");
+        assert_eq!(pick_tag(&tags, "*").unwrap(), "6.5.0_b1");
+        assert!(pick_tag(&tags, ">=7").is_err());
+    }
+}

@@ -1,0 +1,261 @@
+//! Charts of HelmRepositories: the HTTP(S) `index.yaml`, a version range resolved against it
+//! as source-controller resolves it ([`super::version::pick`]), and the packaged chart
+//! (`.tgz`) fetched, checked against the index's digest and kept in the cache folder under
+//! that digest. Only with `--fetch-charts`; without it, and for OCI repositories, the
+//! release says why its chart was not fetched.
+
+use std::io::Read as _;
+
+use serde_json::Value;
+
+use super::chart::{Chart, Unavailable};
+use super::release::SourceRef;
+use super::Context;
+
+/// The store's folder for fetched charts (base64 of the `.tgz`, keyed by its digest).
+const SECTION: &str = "helm-charts";
+/// Helm's `MaxIndexSize` and a bound on a chart: what a server may make fluxsim read.
+const MAX_INDEX: u64 = 32 << 20;
+const MAX_CHART: u64 = 20 << 20;
+
+/// The chart `name` at `version` (a semver range) of the HelmRepository `src`.
+pub fn fetch_chart(
+    src: &SourceRef,
+    obj: &Value,
+    name: &str,
+    version: &str,
+    ctx: &Context<'_>,
+) -> Result<Chart, Unavailable> {
+    let url = crate::flux::str_at(obj, &["spec", "url"]).unwrap_or_default();
+    let not = |why: String| Unavailable(format!("not fetched: {why}"));
+    if !ctx.opts.fetch_charts {
+        return Err(not(format!(
+            "chart `{name}` version `{version}` from {src} ({url}); pass --fetch-charts to \
+             download it"
+        )));
+    }
+    if crate::flux::str_at(obj, &["spec", "type"]) == Some("oci") || url.starts_with("oci://") {
+        return super::oci::helm_repository_chart(src, obj, name, version, ctx);
+    }
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(not(format!("{src}: `{url}` is not an http(s) URL")));
+    }
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(ctx.opts.timeout))
+        .build()
+        .into();
+    let index_url = format!("{}/index.yaml", url.trim_end_matches('/'));
+    let index = get(&agent, &index_url, MAX_INDEX).map_err(|e| not(format!("{src}: {e}")))?;
+    let index = crate::manifest::parse_object(&String::from_utf8_lossy(&index))
+        .map_err(|e| not(format!("{src}: reading {index_url}: {e}")))?;
+    let entries = index
+        .get("entries")
+        .and_then(|e| e.get(name))
+        .and_then(Value::as_array)
+        .ok_or_else(|| not(format!("{src}: no chart `{name}` in {index_url}")))?;
+    let versions: Vec<(&str, &str)> = entries
+        .iter()
+        .filter_map(|e| {
+            Some((
+                e.get("version")?.as_str()?,
+                e.get("created").and_then(Value::as_str).unwrap_or(""),
+            ))
+        })
+        .collect();
+    let picked = super::version::pick(&versions, version)
+        .map_err(|e| not(format!("{src}: chart `{name}`: {e}")))?;
+    let entry = entries
+        .iter()
+        .find(|e| e.get("version").and_then(Value::as_str) == Some(picked))
+        .ok_or_else(|| not(format!("{src}: chart `{name}` {picked} vanished")))?;
+    let chart_url = entry
+        .get("urls")
+        .and_then(Value::as_array)
+        .and_then(|u| u.first())
+        .and_then(Value::as_str)
+        .ok_or_else(|| not(format!("{src}: chart '{name}' has no downloadable URLs")))?;
+    let chart_url = resolve_reference_url(url, chart_url);
+    let digest = entry
+        .get("digest")
+        .and_then(Value::as_str)
+        .map(str::to_ascii_lowercase);
+    let key = digest
+        .clone()
+        .unwrap_or_else(|| crate::digest::sha256_hex(format!("url\0{chart_url}").as_bytes()));
+    let tgz = cached(ctx, &key).map_or_else(
+        || -> Result<Vec<u8>, Unavailable> {
+            let bytes =
+                get(&agent, &chart_url, MAX_CHART).map_err(|e| not(format!("{src}: {e}")))?;
+            let got = crate::digest::sha256_hex(&bytes);
+            if let Some(want) = &digest {
+                if &got != want {
+                    return Err(not(format!(
+                        "{src}: {chart_url} has digest {got}, the index says {want}"
+                    )));
+                }
+            }
+            keep(ctx, &key, &bytes);
+            Ok(bytes)
+        },
+        Ok,
+    )?;
+    let files = untar(&tgz).map_err(|e| not(format!("{src}: {chart_url}: {e}")))?;
+    Ok(Chart::new(files, format!("{src} {name}@{picked}"), None))
+}
+
+/// Keeps a packaged chart in the cache folder under `key` (its digest).
+pub(crate) fn keep(ctx: &Context<'_>, key: &str, bytes: &[u8]) {
+    if let Some(s) = &ctx.store {
+        use base64::Engine as _;
+        s.put_in(
+            SECTION,
+            key,
+            &base64::engine::general_purpose::STANDARD.encode(bytes),
+        );
+    }
+}
+
+/// The chart from the cache folder, when it is there.
+pub(crate) fn cached(ctx: &Context<'_>, key: &str) -> Option<Vec<u8>> {
+    use base64::Engine as _;
+    let text = ctx.store.as_ref()?.get_in(SECTION, key)?;
+    base64::engine::general_purpose::STANDARD.decode(text).ok()
+}
+
+fn get(agent: &ureq::Agent, url: &str, limit: u64) -> Result<Vec<u8>, super::HelmError> {
+    let mut res = agent
+        .get(url)
+        .call()
+        .map_err(|e| format!("GET {url}: {e}"))?;
+    res.body_mut()
+        .with_config()
+        .limit(limit)
+        .read_to_vec()
+        .map_err(|e| super::HelmError(format!("GET {url}: {e}")))
+}
+
+/// Helm's `repo.ResolveReferenceURL`: a chart URL of the index is absolute, or relative to
+/// the repository URL (as a folder).
+#[must_use]
+pub fn resolve_reference_url(base: &str, reference: &str) -> String {
+    if reference.contains("://") {
+        return reference.to_string();
+    }
+    let (base, query) = base.split_once('?').map_or((base, ""), |(b, q)| (b, q));
+    let joined = if let Some(rest) = reference.strip_prefix('/') {
+        // Relative to the host.
+        let after_scheme = base.find("://").map_or(0, |i| i + 3);
+        let host_end = base[after_scheme..]
+            .find('/')
+            .map_or(base.len(), |i| after_scheme + i);
+        format!("{}/{rest}", &base[..host_end])
+    } else {
+        format!("{}/{reference}", base.trim_end_matches('/'))
+    };
+    if query.is_empty() {
+        joined
+    } else {
+        format!("{joined}?{query}")
+    }
+}
+
+/// The files of a packaged chart, relative to its top folder (`podinfo/Chart.yaml` is
+/// `Chart.yaml`); anything that would leave that folder is an error.
+pub fn untar(tgz: &[u8]) -> Result<Vec<(String, Vec<u8>)>, super::HelmError> {
+    let gz = flate2::read::GzDecoder::new(tgz);
+    let mut archive = tar::Archive::new(gz.take(MAX_CHART * 5));
+    let mut files = Vec::new();
+    for entry in archive.entries().map_err(|e| e.to_string())? {
+        let mut entry = entry.map_err(|e| e.to_string())?;
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let path = entry.path().map_err(|e| e.to_string())?.into_owned();
+        let parts: Vec<String> = path
+            .components()
+            .map(|c| match c {
+                std::path::Component::Normal(s) => Ok(s.to_string_lossy().into_owned()),
+                _ => Err(super::HelmError(format!(
+                    "unsafe path `{}` in the chart archive",
+                    path.display()
+                ))),
+            })
+            .collect::<Result<_, _>>()?;
+        let Some((_, rest)) = parts.split_first() else {
+            continue;
+        };
+        if rest.is_empty() {
+            continue;
+        }
+        let mut bytes = Vec::new();
+        entry.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+        files.push((rest.join("/"), bytes));
+    }
+    if !files.iter().any(|(p, _)| p == "Chart.yaml") {
+        return Err("no Chart.yaml in the chart archive".into());
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // helm pkg/repo/chartrepo.go ResolveReferenceURL.
+    #[test]
+    fn chart_urls_resolve_against_the_repository_url() {
+        assert_eq!(
+            resolve_reference_url("https://charts.example.net/stable", "podinfo-6.5.0.tgz"),
+            "https://charts.example.net/stable/podinfo-6.5.0.tgz"
+        );
+        assert_eq!(
+            resolve_reference_url(
+                "https://charts.example.net/stable/",
+                "https://cdn.example.net/p.tgz"
+            ),
+            "https://cdn.example.net/p.tgz"
+        );
+        assert_eq!(
+            resolve_reference_url("https://charts.example.net/stable?t=1", "/dl/p.tgz"),
+            "https://charts.example.net/dl/p.tgz?t=1"
+        );
+    }
+
+    fn tgz(entries: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut b = tar::Builder::new(flate2::write::GzEncoder::new(
+            Vec::new(),
+            flate2::Compression::default(),
+        ));
+        for (path, data) in entries {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(data.len() as u64);
+            h.set_mode(0o644);
+            h.set_entry_type(tar::EntryType::Regular);
+            // Written raw, so that an unsafe path can be made.
+            let name = h.as_old_mut().name.as_mut();
+            name[..path.len()].copy_from_slice(path.as_bytes());
+            h.set_cksum();
+            b.append(&h, *data).unwrap();
+        }
+        b.into_inner().unwrap().finish().unwrap()
+    }
+
+    #[test]
+    fn a_packaged_chart_is_read_below_its_top_folder_and_nothing_escapes() {
+        let files = untar(&tgz(&[
+            ("podinfo/Chart.yaml", b"name: podinfo\n"),
+            ("podinfo/templates/a.yaml", b"kind: A\n"),
+        ]))
+        .unwrap();
+        let names: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(names, ["Chart.yaml", "templates/a.yaml"]);
+        let e = untar(&tgz(&[
+            ("podinfo/Chart.yaml", b"name: podinfo\n"),
+            ("podinfo/../../etc/x", b"x"),
+        ]))
+        .unwrap_err();
+        assert!(e.contains("unsafe path"), "{e}");
+        let e = untar(b"not gzip").unwrap_err();
+        assert!(!e.is_empty());
+    }
+}

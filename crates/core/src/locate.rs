@@ -1,0 +1,279 @@
+//! Finding lines in the user's files: where an object's document starts, where a piece of
+//! text occurs. Findings point at these (1-based lines, columns in characters).
+
+use std::collections::HashMap;
+
+/// The 1-based line of `metadata.name: name` (or, failing that, of the document start) of
+/// the first document in a multi-document YAML `text` whose `kind` is `kind` and whose
+/// `metadata.name` is `name`. Names are compared as kustomize read them from the file, so an
+/// object renamed by `namePrefix` is found by its name in the file.
+#[must_use]
+pub fn object_line(text: &str, kind: &str, name: &str) -> Option<usize> {
+    documents(text).find_map(|doc| {
+        place(&doc)
+            .filter(|p| p.kind == kind && p.name == name)
+            .map(|p| p.line)
+    })
+}
+
+/// [`object_line`] of every object of a text at once: each document is read once, and the
+/// first document of a kind and name is the one kept, as [`object_line`] finds it. For a
+/// file looked up once per object it holds (a file declaring thousands of Kustomizations),
+/// where [`object_line`] would read the documents before each object again.
+#[derive(Debug, Default)]
+pub struct ObjectLines(HashMap<String, HashMap<String, usize>>);
+
+impl ObjectLines {
+    /// Reads every document of `text`.
+    #[must_use]
+    pub fn of(text: &str) -> ObjectLines {
+        let mut by_kind: HashMap<String, HashMap<String, usize>> = HashMap::new();
+        for doc in documents(text) {
+            if let Some(p) = place(&doc) {
+                by_kind
+                    .entry(p.kind)
+                    .or_default()
+                    .entry(p.name)
+                    .or_insert(p.line);
+            }
+        }
+        ObjectLines(by_kind)
+    }
+
+    /// [`object_line`] of the text read, for `kind` and `name`.
+    #[must_use]
+    pub fn line(&self, kind: &str, name: &str) -> Option<usize> {
+        self.0.get(kind)?.get(name).copied()
+    }
+}
+
+/// One document of a multi-document text: its lines (marker lines left out), each with its
+/// 1-based number, and the line it starts on.
+struct Document<'t> {
+    start: usize,
+    lines: Vec<(usize, &'t str)>,
+}
+
+/// The documents of `text`, split at document markers; a text that ends with a marker has
+/// no empty document after it.
+fn documents(text: &str) -> impl Iterator<Item = Document<'_>> {
+    let mut line_no = 0;
+    let mut start = 1;
+    let mut doc: Vec<(usize, &str)> = Vec::new();
+    let mut lines = text.lines().peekable();
+    std::iter::from_fn(move || {
+        while let Some(line) = lines.next() {
+            line_no += 1;
+            let is_marker = crate::goyaml::stream::is_document_start(line);
+            if !is_marker {
+                doc.push((line_no, line));
+            }
+            if is_marker || lines.peek().is_none() {
+                let d = Document {
+                    start,
+                    lines: std::mem::take(&mut doc),
+                };
+                start = line_no + 1;
+                return Some(d);
+            }
+        }
+        None
+    })
+}
+
+/// An object's document as [`object_line`] reports it.
+struct Placed {
+    /// `kind`.
+    kind: String,
+    /// `metadata.name`.
+    name: String,
+    /// The line of its `name:` under `metadata:`, else the document's first line.
+    line: usize,
+}
+
+thread_local! {
+    /// Documents read by [`place`] on this thread (to pin how often a text is read).
+    static PLACED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many documents [`place`] has read on this thread (for tests that pin how often a
+/// consumer reads a file: `graph` reads each declaring document once).
+#[doc(hidden)]
+pub fn documents_read() -> usize {
+    PLACED.with(std::cell::Cell::get)
+}
+
+/// The kind, name and line of a document's object; `None` when it is not an object with a
+/// string `kind` and `metadata.name`.
+fn place(doc: &Document<'_>) -> Option<Placed> {
+    PLACED.with(|c| c.set(c.get() + 1));
+    let text = doc.lines.iter().fold(String::new(), |mut s, (_, l)| {
+        s.push_str(l);
+        s.push('\n');
+        s
+    });
+    let v = crate::manifest::parse_object(&text).ok()?;
+    let kind = crate::flux::str_at(&v, &["kind"])?.to_string();
+    let name = crate::flux::str_at(&v, &["metadata", "name"])?.to_string();
+    Some(Placed {
+        kind,
+        name,
+        line: name_line(&doc.lines).unwrap_or(doc.start),
+    })
+}
+
+/// The line of the `name:` directly under `metadata:`: at the indentation of its first child.
+fn name_line(doc: &[(usize, &str)]) -> Option<usize> {
+    let mut in_meta: Option<(usize, Option<usize>)> = None;
+    for (n, l) in doc {
+        let indent = l.len() - l.trim_start().len();
+        let t = l.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        match in_meta {
+            None if t == "metadata:" => in_meta = Some((indent, None)),
+            Some((mi, _)) if indent <= mi => in_meta = None,
+            Some((mi, None)) => {
+                in_meta = Some((mi, Some(indent)));
+                if t.starts_with("name:") {
+                    return Some(*n);
+                }
+            }
+            Some((_, Some(ci))) if indent == ci && t.starts_with("name:") => {
+                return Some(*n);
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Every occurrence of `needle` in `text`, as 1-based (line, column) with the column counted
+/// in characters.
+#[must_use]
+pub fn find_text(text: &str, needle: &str) -> Vec<(usize, usize)> {
+    if needle.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        for (at, _) in line.match_indices(needle) {
+            out.push((i + 1, line[..at].chars().count() + 1));
+        }
+    }
+    out
+}
+
+/// The 1-based (line, column) of byte `offset` in `text`, the column in characters.
+#[must_use]
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let mut end = offset.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = &text[..end];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\n# note\napiVersion: v1\nkind: Service\nmetadata:\n  labels:\n    name: not-this\n  name: a\n";
+
+    #[test]
+    fn object_line_finds_the_name_line_of_the_matching_document() {
+        assert_eq!(object_line(FILE, "ConfigMap", "a"), Some(4));
+        assert_eq!(object_line(FILE, "Service", "a"), Some(12));
+        assert_eq!(object_line(FILE, "Secret", "a"), None);
+    }
+
+    #[test]
+    fn object_lines_read_each_document_once_and_keep_the_first_of_a_kind_and_name() {
+        let text = "kind: ConfigMap\nmetadata:\n  name: a\n---\nkind: ConfigMap\n\
+                    metadata:\n  name: a\n---\n: [\n---\nkind: 1\nmetadata:\n  name: b\n\
+                    ---\nkind: Secret\nmetadata: {name: c}\n---\n";
+        let before = documents_read();
+        let lines = ObjectLines::of(text);
+        assert_eq!(documents_read() - before, 5);
+        for (kind, name) in [
+            ("ConfigMap", "a"),
+            ("ConfigMap", "b"),
+            ("1", "b"),
+            ("Secret", "c"),
+            ("Secret", "d"),
+        ] {
+            assert_eq!(
+                lines.line(kind, name),
+                object_line(text, kind, name),
+                "{kind} {name}"
+            );
+        }
+        assert_eq!(lines.line("ConfigMap", "a"), Some(3));
+        assert_eq!(lines.line("Secret", "c"), Some(15));
+    }
+
+    /// `ObjectLines` is `object_line` read once: the same line for every object of every
+    /// YAML file of the fixtures, and for a name no document has.
+    #[test]
+    fn object_lines_agree_with_object_line_on_every_fixture() {
+        fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(dir).expect("a folder").flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else if p.extension().is_some_and(|x| x == "yaml" || x == "yml") {
+                    out.push(p);
+                }
+            }
+        }
+        let mut files = Vec::new();
+        walk(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata"),
+            &mut files,
+        );
+        assert!(files.len() > 100, "{} fixtures", files.len());
+        for f in files {
+            let Ok(text) = std::fs::read_to_string(&f) else {
+                continue;
+            };
+            let lines = ObjectLines::of(&text);
+            let mut objects: Vec<(&String, &String)> = lines
+                .0
+                .iter()
+                .flat_map(|(kind, names)| names.keys().map(move |name| (kind, name)))
+                .collect();
+            objects.sort();
+            // `object_line` reads a file once per object: a sample of the largest files.
+            let step = objects.len().div_ceil(32).max(1);
+            for (kind, name) in objects.into_iter().step_by(step) {
+                let want = object_line(&text, kind, name);
+                assert_eq!(
+                    lines.line(kind, name),
+                    want,
+                    "{} {kind} {name}",
+                    f.display()
+                );
+                assert_eq!(lines.line(kind, "\0absent"), None);
+            }
+            assert_eq!(object_line(&text, "Absent", "x"), None);
+        }
+    }
+
+    #[test]
+    fn find_text_reports_every_occurrence_with_character_columns() {
+        assert_eq!(
+            find_text("a: ${X}\nb: é${X} ${X}\n", "${X}"),
+            vec![(1, 4), (2, 5), (2, 10)]
+        );
+    }
+
+    #[test]
+    fn line_col_counts_from_one() {
+        assert_eq!(line_col("ab\ncd", 0), (1, 1));
+        assert_eq!(line_col("ab\ncd", 4), (2, 2));
+    }
+}

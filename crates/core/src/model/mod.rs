@@ -1,0 +1,225 @@
+//! The render data model: what a render says of each cluster and each of its Flux
+//! Kustomizations (status, artifact, template, vars and where they came from, notes). It is
+//! made by `reconcile` and read by every consumer (`compare`, `audit`, `graph`, `canary`,
+//! `report`, `revision`), so it lives apart from the simulation that fills it.
+
+pub mod graph;
+mod note;
+
+pub use note::{DependencyState, Note};
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::artifact::Artifact;
+use crate::discover::{Cluster, FileFacts};
+use crate::flux::{Kustomization, NamespacedName};
+use crate::source::Tree;
+
+/// Where one var's value came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VarSource {
+    /// `inline` for `postBuild.substitute`, else `ConfigMap/name` or `Secret/name`.
+    pub source: String,
+    /// Who put the source on the cluster: `applied by NS/NAME`, `bootstrap: ...`, `file
+    /// PATH (...)`, `declared in fluxsim.toml`, `postBuild.substitute`.
+    pub from: String,
+    /// The value is SOPS-encrypted ciphertext: the real value is unknown offline.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub encrypted: bool,
+    /// The value (never printed by `render`: it may come from a Secret).
+    #[serde(skip)]
+    pub value: String,
+}
+
+/// What became of one Kustomization.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", content = "reason", rename_all = "lowercase")]
+pub enum Status {
+    /// Built, substituted, ready to apply.
+    Rendered,
+    /// The build or the substitution failed.
+    Failed(String),
+    /// Never rendered. Not made any more (`dependsOn` never blocks a render); kept so that
+    /// stored renders and JSON readers keep their meaning.
+    Blocked(String),
+    /// Its source is not this repository; not rendered.
+    External(String),
+    /// `spec.suspend: true`.
+    Suspended,
+    /// Its build reads something over the network (a remote base, a URL in a file field)
+    /// and the network was not allowed (`--allow-network`); not rendered. Says what it reads
+    /// and from which file.
+    NeedsNetwork(String),
+}
+
+impl Status {
+    /// The word for the outcome, as reports print it.
+    #[must_use]
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Status::Rendered => "rendered",
+            Status::Failed(_) => "failed",
+            Status::Blocked(_) => "blocked",
+            Status::External(_) => "external",
+            Status::Suspended => "suspended",
+            Status::NeedsNetwork(_) => "needs-network",
+        }
+    }
+}
+
+/// One Kustomization's render.
+#[derive(Debug, Clone, Serialize)]
+pub struct KustomizationRender {
+    /// The Kustomization as applied on the cluster (after its parent's substitution).
+    pub kustomization: Kustomization,
+    /// The Kustomization that applies this one (`None` for the root).
+    pub parent: Option<NamespacedName>,
+    /// The outcome.
+    pub status: Status,
+    /// The artifact, when rendered.
+    pub artifact: Option<Artifact>,
+    /// The build output before postBuild substitution and apply-time changes (the template
+    /// the artifact was made from); equal to the artifact when nothing changed it.
+    #[serde(skip)]
+    pub template: Option<Artifact>,
+    /// Whether postBuild substitution ran.
+    pub substituted: bool,
+    /// The vars available to substitution and where each came from.
+    pub vars: BTreeMap<String, VarSource>,
+    /// The vars its objects reference whose values cannot be known offline (from a source
+    /// found nowhere, or SOPS-encrypted): each was replaced by a placeholder.
+    pub unknown_vars: Vec<UnknownVar>,
+    /// Its `substituteFrom` sources found nowhere (`Kind/namespace/name`).
+    #[serde(skip)]
+    pub unknown_sources: Vec<String>,
+    /// The var names referenced by the substituted objects.
+    pub vars_used: BTreeSet<String>,
+    /// The directory built, relative to the source root.
+    pub build_path: Option<String>,
+    /// The kustomization file fluxsim generated or merged, when it wrote one.
+    pub generated: Option<String>,
+    /// Which builder made the build output (`None` when there is none: not rendered, or the
+    /// build failed).
+    pub built_by: Option<Maker>,
+    /// Why the native builder handed the build to the kustomize binary, when it did (the
+    /// build cache keeps the reason with the build).
+    pub delegated: Option<String>,
+    /// Things the user should know (encrypted vars, unknown values).
+    #[serde(serialize_with = "note::as_text")]
+    pub notes: Vec<Note>,
+    /// The files the build read, relative to the source root (`None` when they cannot be
+    /// pinned down: remote bases, Helm charts).
+    #[serde(skip)]
+    pub inputs: Option<BTreeSet<String>>,
+    /// Taken from the base render unchanged (`diff --changed-only`): same spec, same vars,
+    /// and no input file changed.
+    #[serde(skip)]
+    pub reused: bool,
+    /// Substituted strictly.
+    #[serde(skip)]
+    pub strict: bool,
+}
+
+/// A var whose value cannot be known offline, and the placeholder that stands for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct UnknownVar {
+    /// The var's name.
+    pub name: String,
+    /// The sources it may come from (`Kind/namespace/name`).
+    pub sources: Vec<String>,
+    /// What was substituted (`fluxsim-unknown:Secret/ns/name:KEY`).
+    pub placeholder: String,
+}
+
+/// A repository's render.
+pub struct RepoRender {
+    /// The materialised source (kept alive for the renders' lifetime).
+    pub tree: Tree,
+    /// The builder used, as text (`kubectl kustomize (kustomize v5.5.0)`).
+    pub builder: String,
+    /// What the builder did in this run (`native for 22 builds, 1 delegated`), when it says.
+    pub builder_stats: Option<String>,
+    /// One render per cluster, sorted by name.
+    pub clusters: Vec<ClusterRender>,
+    /// Distinct kustomize builds that ran.
+    pub builds_run: usize,
+    /// Builds read from the persistent cache instead.
+    pub stored_hits: usize,
+    /// What discovery read from each YAML file of the tree that holds anything for it.
+    pub facts: BTreeMap<String, FileFacts>,
+    /// Every cluster root discovery found in the tree, sorted by name, before `--cluster`
+    /// and `--only` chose among them (`source_ignore` not filled in).
+    pub discovered: Vec<Cluster>,
+    /// The tree narrowed by each cluster's `GitRepository.spec.ignore` (kept alive while the
+    /// renders are read).
+    pub views: Vec<Tree>,
+    /// What the helm step did (`--helm`), for the summary line.
+    pub helm_summary: Option<String>,
+}
+
+/// One cluster's render.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterRender {
+    /// The cluster's name.
+    pub name: String,
+    /// Every Kustomization reached, sorted by namespace and name.
+    pub kustomizations: Vec<KustomizationRender>,
+    /// The steps of the fixed point: the ids rendered at each step (a Kustomization appears
+    /// again when its vars changed).
+    pub waves: Vec<Vec<NamespacedName>>,
+    /// Whether substitution was strict on this cluster.
+    pub strict: bool,
+    /// Where the cluster's `StrictPostBuildSubstitutions` gate was read, when it sets one.
+    pub strict_from: Option<String>,
+}
+
+impl ClusterRender {
+    /// Looks up a Kustomization by `namespace/name` or by name alone.
+    #[must_use]
+    pub fn find(&self, which: &str) -> Option<&KustomizationRender> {
+        self.kustomizations.iter().find(|k| {
+            let id = &k.kustomization.id;
+            which == id.to_string() || which == id.name
+        })
+    }
+}
+
+/// Which builder made a build's output: fluxsim's native builder or the kustomize binary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Maker {
+    /// The in-process builder (the `fluxsim-kustomize` crate).
+    Native,
+    /// The kustomize binary (or `kubectl kustomize`), as a subprocess.
+    Kustomize,
+}
+
+impl Maker {
+    /// `native` or `kustomize`, as reports print it.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Maker::Native => "native",
+            Maker::Kustomize => "kustomize",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<Maker> {
+        match s {
+            "native" => Some(Maker::Native),
+            "kustomize" => Some(Maker::Kustomize),
+            _ => None,
+        }
+    }
+}
+
+/// The apiVersion of a Helm release's entry in a cluster's render (`--helm`).
+pub const RELEASE_API_VERSION: &str = "helm.toolkit.fluxcd.io/v2";
+
+/// Whether a render entry is a Helm release (a child artifact), not a Kustomization.
+#[must_use]
+pub fn is_release(k: &KustomizationRender) -> bool {
+    k.kustomization.api_version == RELEASE_API_VERSION
+}

@@ -1,0 +1,368 @@
+//! The fixed point of one cluster: render the root, find the Flux Kustomizations and var
+//! sources it applies, render those, and repeat until no render changes (a Kustomization
+//! renders again only when its [`Key`] changes); then the notes on dependencies.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rayon::prelude::*;
+
+use super::artifact_generator;
+use super::build::{render_kustomization, Ctx};
+use super::sources::{self, Lookup, Outside, Resolution, Resolved, World};
+use super::trees::{Choice, PathMap, SourceTree};
+use super::world::{bootstrap_state, choose_source, source_id, world_of};
+use super::{RenderOptions, MAX_ROUNDS};
+use crate::cache::BuildCache;
+use crate::discover::Cluster;
+use crate::flux::{is_kustomization, Kustomization, NamespacedName};
+use crate::model::{ClusterRender, DependencyState, KustomizationRender, Note, Status};
+use crate::source::SourceFs;
+
+/// The key of one Kustomization's render: it is rendered again only when this changes.
+#[derive(PartialEq)]
+pub(super) struct Key {
+    pub(super) kustomization: Kustomization,
+    pub(super) parent: Option<NamespacedName>,
+    pub(super) vars: Result<Resolution, String>,
+    pub(super) strict: bool,
+    /// The tree it is built from (the repository, a mapped folder, an ExternalArtifact).
+    pub(super) source: Choice,
+}
+
+/// Each Kustomization of the cluster with the one that applies it, as the current renders
+/// say (a child's spec is its parent's rendered object), the root and what bootstrap
+/// applies included; what no render applies any more is not among them.
+pub(super) fn applied_kustomizations(
+    fs: &SourceFs,
+    cluster: &Cluster,
+    renders: &BTreeMap<NamespacedName, (Key, KustomizationRender)>,
+    boot_children: &[Kustomization],
+) -> BTreeMap<NamespacedName, (Kustomization, Option<NamespacedName>)> {
+    let mut known = BTreeMap::new();
+    known.insert(cluster.root.id.clone(), (cluster.root.clone(), None));
+    for (id, (key, r)) in renders {
+        // The files of a render from another tree are not this tree's.
+        let fs = matches!(key.source, Choice::Own).then_some(fs);
+        for o in r.artifact.iter().flat_map(|a| &a.objects) {
+            if is_kustomization(&o.object) {
+                if let Ok(child) = Kustomization::from_json(&o.object) {
+                    let child = invalid_where(child, fs, r, o);
+                    known
+                        .entry(child.id.clone())
+                        .or_insert((child, Some(id.clone())));
+                }
+            }
+        }
+    }
+    for child in boot_children {
+        known
+            .entry(child.id.clone())
+            .or_insert((child.clone(), Some(cluster.root.id.clone())));
+    }
+    known
+}
+
+/// `ks`, the object `o` of `r`'s artifact, with the reason it is invalid (if it is) led by
+/// the file and line that declare it: the object's origin when the render tracked it, else
+/// the first file `r`'s build read (from `fs`) that declares a Kustomization of its name.
+pub(super) fn invalid_where(
+    mut ks: Kustomization,
+    fs: Option<&SourceFs>,
+    r: &KustomizationRender,
+    o: &crate::artifact::ArtifactObject,
+) -> Kustomization {
+    let Some(why) = ks.invalid.take() else {
+        return ks;
+    };
+    // The name in the file: as rendered, or without the applying Kustomization's affixes.
+    let spec = &r.kustomization;
+    let bare = o.id.name.as_str();
+    let bare = spec
+        .name_prefix
+        .as_deref()
+        .and_then(|p| bare.strip_prefix(p))
+        .unwrap_or(bare);
+    let bare = spec
+        .name_suffix
+        .as_deref()
+        .and_then(|x| bare.strip_suffix(x))
+        .unwrap_or(bare);
+    let names = [o.id.name.as_str(), bare];
+    let line_in = |fs: &SourceFs, file: &str| {
+        let text = fs.read_to_string(&fs.root().join(file)).ok()?;
+        names
+            .iter()
+            .find_map(|n| crate::locate::object_line(&text, "Kustomization", n))
+    };
+    let origin = o.origin.as_ref().and_then(|g| g.path.clone());
+    let place = match (origin, fs) {
+        (Some(file), Some(fs)) => Some(match line_in(fs, &file) {
+            Some(line) => format!("{file}:{line}"),
+            None => file,
+        }),
+        (Some(file), None) => Some(file),
+        (None, Some(fs)) => r
+            .inputs
+            .iter()
+            .flatten()
+            .find_map(|file| line_in(fs, file).map(|line| format!("{file}:{line}"))),
+        (None, None) => None,
+    };
+    ks.invalid = Some(match place {
+        Some(place) => format!("{place}: {why}"),
+        None => format!("as {} applies it: {why}", spec.id),
+    });
+    ks
+}
+
+/// Whether the cluster substitutes strictly, and what says so: `--no-strict`, else
+/// fluxsim.toml, else the controller's `StrictPostBuildSubstitutions` feature gate as the
+/// repository sets it, else on (kustomize-controller's default since v1.9.0).
+pub(super) fn strictness(
+    opts: &RenderOptions,
+    outside: &Outside,
+    world: &World,
+) -> (bool, Option<String>) {
+    let gate = outside
+        .config
+        .strict_gate()
+        .map(|on| (on, crate::config::CONFIG_FILE.to_string()))
+        .or_else(|| world.strict_gate());
+    let strict = opts.strict && gate.as_ref().is_none_or(|(on, _)| *on);
+    (strict, gate.filter(|_| opts.strict).map(|(_, from)| from))
+}
+
+/// Renders `todo` in parallel into `renders`; the ids rendered, in order.
+pub(super) fn render_round(
+    ctx: &Ctx<'_>,
+    todo: Vec<(Kustomization, Option<NamespacedName>, Key)>,
+    renders: &mut BTreeMap<NamespacedName, (Key, KustomizationRender)>,
+) -> Vec<NamespacedName> {
+    let rendered: Vec<KustomizationRender> = todo
+        .par_iter()
+        .map(|(ks, parent, key)| render_kustomization(ctx, ks, parent.clone(), key))
+        .collect();
+    let ids = rendered
+        .iter()
+        .map(|r| r.kustomization.id.clone())
+        .collect();
+    for ((_, _, key), r) in todo.into_iter().zip(rendered) {
+        if renders
+            .insert(r.kustomization.id.clone(), (key, r))
+            .is_none()
+        {
+            ctx.opts
+                .progress
+                .rendered
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+    ids
+}
+
+/// What still changed in the last of [`MAX_ROUNDS`] rounds fails, named.
+pub(super) fn fail_unsettled(
+    done: &mut BTreeMap<NamespacedName, KustomizationRender>,
+    last: &[NamespacedName],
+) {
+    for id in last {
+        if let Some(r) = done.get_mut(id) {
+            r.artifact = None;
+            r.status = Status::Failed(format!(
+                "its vars did not settle after {MAX_ROUNDS} renders of the cluster: a var \
+                 source depends on vars that it changes itself"
+            ));
+        }
+    }
+}
+
+/// Renders one cluster in its steady state: what it applies once it has converged.
+///
+/// A fixed point (see "The steady state" in `docs/commands/render.md`): the objects that exist before Flux runs
+/// (the root's own folder, `[[bootstrap.objects]]`) are on the cluster from the start; each
+/// step renders every Kustomization whose vars can be resolved and whose spec, vars or
+/// strictness changed since it was last rendered, then collects every object of every
+/// render as the cluster's objects. `dependsOn` never holds a render back: order does not
+/// change what is applied, only var sources do. When nothing moves while some
+/// Kustomization still waits on a source, the fixed point settles: sources on no cluster
+/// object are looked up in the repository's files, else are unknown (placeholders). What
+/// still changes after [`MAX_ROUNDS`] steps fails, named.
+pub(super) fn render_cluster(
+    fs: &SourceFs,
+    cluster: &Cluster,
+    cache: &BuildCache<'_>,
+    opts: &RenderOptions,
+    outside: &Outside,
+    other_homes: &[String],
+) -> ClusterRender {
+    let ctx = Ctx {
+        fs,
+        map: &PathMap::Same,
+        cluster: &cluster.name,
+        cache,
+        opts,
+    };
+    let own_source = cluster.root.source_ref.as_ref().map(source_id);
+    let own_tree = std::sync::Arc::new(SourceTree::own(fs));
+    let mut generators = artifact_generator::Cache::default();
+    let inputs = artifact_generator::Inputs {
+        own: own_source.clone(),
+        own_tree: &own_tree,
+        mapped: &outside.mapped,
+    };
+    let home = sources::home_of(fs, cluster);
+    let (boot, boot_children, boot_notes) = bootstrap_state(&ctx, cluster, outside);
+    let mut renders: BTreeMap<NamespacedName, (Key, KustomizationRender)> = BTreeMap::new();
+    let mut waves = Vec::new();
+    let mut settled = false;
+    let mut converged = false;
+    let mut last_round: Vec<NamespacedName> = Vec::new();
+    let mut strict_from = None;
+    let mut cluster_strict = opts.strict;
+    let mut seen: std::collections::BTreeSet<NamespacedName> = std::collections::BTreeSet::new();
+    for _ in 0..MAX_ROUNDS {
+        let world = world_of(&boot, &renders);
+        let known = applied_kustomizations(fs, cluster, &renders, &boot_children);
+        opts.progress.found_among(&mut seen, known.keys());
+        renders.retain(|id, _| known.contains_key(id));
+        let (strict, from) = strictness(opts, outside, &world);
+        strict_from = from;
+        cluster_strict = strict;
+        let lookup = Lookup {
+            outside,
+            settled,
+            strict_sources: opts.strict_sources,
+            home: &home,
+            other_homes,
+        };
+        // The ExternalArtifacts the cluster's ArtifactGenerators make from what it holds now.
+        let generated = artifact_generator::generate(&world, &inputs, &mut generators);
+        let mut todo: Vec<(Kustomization, Option<NamespacedName>, Key)> = Vec::new();
+        let mut waiting = false;
+        for (id, (ks, parent)) in &known {
+            let Some(source) = choose_source(
+                ks,
+                own_source.as_ref(),
+                &outside.mapped,
+                &generated,
+                settled,
+            ) else {
+                waiting = true;
+                continue;
+            };
+            let vars = match sources::resolve(ks, &world, &lookup) {
+                Resolved::Wait => {
+                    waiting = true;
+                    continue;
+                }
+                Resolved::Ready(v) => v,
+            };
+            let key = Key {
+                kustomization: ks.clone(),
+                parent: parent.clone(),
+                vars,
+                strict,
+                source,
+            };
+            if renders.get(id).is_none_or(|(k, _)| *k != key) {
+                todo.push((ks.clone(), parent.clone(), key));
+            }
+        }
+        if todo.is_empty() {
+            if waiting && !settled {
+                settled = true;
+                continue;
+            }
+            converged = true;
+            break;
+        }
+        last_round = render_round(&ctx, todo, &mut renders);
+        waves.push(last_round.clone());
+    }
+    let mut done: BTreeMap<NamespacedName, KustomizationRender> =
+        renders.into_iter().map(|(id, (_, r))| (id, r)).collect();
+    if !converged {
+        fail_unsettled(&mut done, &last_round);
+    }
+    if let Some(r) = done.get_mut(&cluster.root.id) {
+        r.notes.extend(boot_notes);
+    }
+    note_dependencies(&mut done);
+    ClusterRender {
+        name: cluster.name.clone(),
+        kustomizations: done.into_values().collect(),
+        waves,
+        strict: cluster_strict,
+        strict_from,
+    }
+}
+
+/// Notes on each Kustomization whose `dependsOn` names one that failed, is suspended, is
+/// missing from the cluster, or is on a cycle: it renders anyway (order does not change
+/// what is applied); `graph` reports the cold-start consequence. An external dependency
+/// counts as Ready.
+pub(super) fn note_dependencies(done: &mut BTreeMap<NamespacedName, KustomizationRender>) {
+    let states: BTreeMap<NamespacedName, Status> = done
+        .iter()
+        .map(|(id, r)| (id.clone(), r.status.clone()))
+        .collect();
+    // Each member of a cycle, with the cycle's path turned to start at it.
+    let mut on_cycle: BTreeMap<NamespacedName, Vec<String>> = BTreeMap::new();
+    let cycles = crate::model::graph::dependency_cycles(
+        done.iter().map(|(id, r)| (id, &r.kustomization.depends_on)),
+    );
+    for cycle in cycles {
+        for (i, id) in cycle.iter().enumerate() {
+            let path: Vec<String> = cycle[i..]
+                .iter()
+                .chain(&cycle[..=i])
+                .map(|m| m.name.clone())
+                .collect();
+            on_cycle.insert(id.clone(), path);
+        }
+    }
+    for (id, r) in done.iter_mut() {
+        for d in &r.kustomization.depends_on {
+            let state = match states.get(d) {
+                None => DependencyState::Missing,
+                Some(Status::Failed(_)) => DependencyState::Failed,
+                Some(Status::Blocked(_)) => DependencyState::NotRendered,
+                Some(Status::Suspended) => DependencyState::Suspended,
+                Some(Status::Rendered | Status::External(_) | Status::NeedsNetwork(_)) => continue,
+            };
+            r.notes.push(Note::Dependency {
+                dependency: d.to_string(),
+                state,
+            });
+        }
+        if let Some(cycle) = on_cycle.get(id) {
+            r.notes.push(Note::DependencyCycle(cycle.clone()));
+        }
+    }
+}
+
+pub(super) fn unrendered(
+    ks: &Kustomization,
+    parent: Option<NamespacedName>,
+) -> KustomizationRender {
+    KustomizationRender {
+        kustomization: ks.clone(),
+        parent,
+        status: Status::Blocked(String::new()),
+        artifact: None,
+        template: None,
+        substituted: false,
+        vars: BTreeMap::new(),
+        unknown_vars: Vec::new(),
+        unknown_sources: Vec::new(),
+        vars_used: BTreeSet::new(),
+        build_path: None,
+        generated: None,
+        built_by: None,
+        delegated: None,
+        notes: Vec::new(),
+        inputs: None,
+        reused: false,
+        strict: true,
+    }
+}
