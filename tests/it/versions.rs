@@ -1,5 +1,5 @@
 //! The one list of pinned versions (`versions.env`) and what must agree with it: the Rust
-//! code's `REPRODUCED_*` constants, the README's table, the scripts that install the tools,
+//! code's `REPRODUCED_*` constants, the table of docs/fidelity.md, the scripts that install the tools,
 //! the oracle's `go.mod`. (`scripts/pin-check` checks the list itself against the Flux
 //! release, through the Go module proxy.)
 
@@ -14,7 +14,9 @@ fn pins() -> Vec<(String, String)> {
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .map(|l| {
-            let (name, value) = l.split_once('=').unwrap_or_else(|| panic!("not NAME=value: {l}"));
+            let (name, value) = l
+                .split_once('=')
+                .unwrap_or_else(|| panic!("not NAME=value: {l}"));
             assert!(
                 !value.is_empty() && !value.contains([' ', '"', '\'']),
                 "versions.env: {l}"
@@ -39,11 +41,11 @@ fn reproduced_kustomize_and_helm_are_the_pinned_ones() {
 }
 
 #[test]
-fn readme_table_lists_every_pin_at_its_version() {
-    let readme = std::fs::read_to_string(crate_path("README.md")).unwrap();
+fn fidelity_doc_table_lists_every_pin_at_its_version() {
+    let readme = std::fs::read_to_string(crate_path("docs/fidelity.md")).unwrap();
     let start = readme
         .find("<!-- versions.env")
-        .expect("README has the versions table");
+        .expect("docs/fidelity.md has the versions table");
     let end = readme[start..].find("<!-- /versions.env -->").unwrap() + start;
     let table: BTreeMap<String, String> = readme[start..end]
         .lines()
@@ -58,14 +60,20 @@ fn readme_table_lists_every_pin_at_its_version() {
         })
         .collect();
     let pins: BTreeMap<String, String> = pins().into_iter().collect();
-    assert_eq!(table, pins, "README's versions table and versions.env differ");
+    assert_eq!(
+        table, pins,
+        "the versions table of docs/fidelity.md and versions.env differ"
+    );
 }
 
 #[test]
 fn install_tools_and_dockerfile_read_the_pins() {
     for file in ["scripts/install-tools", "Dockerfile"] {
         let text = std::fs::read_to_string(crate_path(file)).unwrap();
-        assert!(text.contains("versions.env"), "{file} does not read versions.env");
+        assert!(
+            text.contains("versions.env"),
+            "{file} does not read versions.env"
+        );
         for (name, value) in pins() {
             assert!(
                 !text.contains(&value),
@@ -85,7 +93,10 @@ fn oracle_go_mod_requires_the_pinned_modules() {
         ("github.com/fluxcd/pkg/kustomize", "FLUXCD_PKG_KUSTOMIZE"),
         ("github.com/fluxcd/pkg/envsubst", "FLUXCD_PKG_ENVSUBST"),
         ("github.com/fluxcd/pkg/ssa", "FLUXCD_PKG_SSA"),
-        ("github.com/fluxcd/pkg/sourceignore", "FLUXCD_PKG_SOURCEIGNORE"),
+        (
+            "github.com/fluxcd/pkg/sourceignore",
+            "FLUXCD_PKG_SOURCEIGNORE",
+        ),
         ("sigs.k8s.io/kustomize/api", "KUSTOMIZE_API"),
     ] {
         let wanted = format!("{module} {}", pin(name));

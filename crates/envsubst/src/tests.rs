@@ -211,7 +211,7 @@ fn substring_end_wrapping_past_the_largest_int_is_an_error_not_a_panic() {
 fn remove_shortest_and_longest_prefix_and_suffix() {
     let v = [("P", "/path/to/file.tar.gz")];
     assert_eq!(sub("${P#*/}", &v), "path/to/file.tar.gz");
-    // Flux's `path` matcher (envsubst v1.7.0 path/match.go): `*` and `?` match `/`.
+    // Flux's `path` matcher (envsubst v1.7.1 path/match.go): `*` and `?` match `/`.
     assert_eq!(sub("${P##*.}", &v), "gz");
     assert_eq!(sub("${P##*/}", &v), "file.tar.gz");
     assert_eq!(sub("${P%%/*}", &v), "");

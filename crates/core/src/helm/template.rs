@@ -210,7 +210,10 @@ mod tests {
         assert_eq!(version_warning(p, REPRODUCED_HELM), None);
         assert_eq!(version_warning(p, "v4.2"), None);
         let w = version_warning(p, "v3.16.2").unwrap();
-        assert!(w.contains(&format!("helm `v3.16.2`, not {REPRODUCED_HELM}")), "{w}");
+        assert!(
+            w.contains(&format!("helm `v3.16.2`, not {REPRODUCED_HELM}")),
+            "{w}"
+        );
     }
 
     #[test]
