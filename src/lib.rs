@@ -9,7 +9,7 @@
 
 pub mod cli;
 
-pub use fluxsim_consumers::{audit, canary, compare, finding, graph, images, mask, report};
+pub use fluxsim_consumers::{audit, canary, compare, finding, graph, images, mask, oracle, report};
 pub use fluxsim_core::{
     cache, config, conformance, envsubst, flux, goyaml, helm, kustomize, manifest, model, notice,
     postbuild, render, sandbox, scratch, source, store,

@@ -42,6 +42,8 @@ type renderCase struct {
 	buildIgnore *string
 	// note says how the case differs from the test's own steps, when it does.
 	note string
+	// golden is the test's own expected output, when it has one (golden.yaml).
+	golden string
 }
 
 // caseFile is case.json.
@@ -187,6 +189,11 @@ func (c renderCase) write(dir string) error {
 		// Error texts name the oracle's temporary folder: only the relative part stays.
 		r.Error = tmpPath.ReplaceAllString(r.Error, "<tmp>")
 		cf.Expected[id] = r
+	}
+	if c.golden != "" {
+		if err := os.WriteFile(filepath.Join(dir, "golden.yaml"), []byte(c.golden), 0o644); err != nil {
+			return err
+		}
 	}
 	return writeJSON(filepath.Join(dir, "case.json"), cf)
 }

@@ -13,6 +13,7 @@ mod diff;
 mod envsubst_robustness;
 mod escaping;
 mod fidelity;
+mod flux_suites;
 mod graph;
 mod helm;
 mod hostile;

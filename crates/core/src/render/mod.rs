@@ -161,6 +161,43 @@ pub enum RenderError {
     Helm(String),
 }
 
+/// `fluxsim build --ignore-paths`: the rules `flux build kustomization --ignore-paths` gives
+/// Flux's generator for `kustomization` of the first cluster of `r` (flux2 v2.9.5
+/// `internal/build/build.go` `generate`: the patterns, one a line, to
+/// `NewGeneratorWithIgnore`), made against the source that cluster's GitRepository shows;
+/// `None` when the render has no such Kustomization. Render again with them in
+/// `RepoOptions::build_ignore`.
+pub fn ignore_for(
+    r: &RepoRender,
+    opts: &RepoOptions,
+    kustomization: &str,
+    patterns: &str,
+) -> Result<Option<IgnoreFor>, RenderError> {
+    let Some(c) = r.clusters.first() else {
+        return Ok(None);
+    };
+    let Some(k) = c.find(kustomization) else {
+        return Ok(None);
+    };
+    let source_ignore = clusters_of(r.tree.fs(), opts)?
+        .into_iter()
+        .find(|found| found.name == c.name)
+        .and_then(|found| found.source_ignore);
+    let tree = match &source_ignore {
+        Some(ignore) => r.tree.narrowed(ignore)?,
+        None => r.tree.reopen()?,
+    };
+    let dir = crate::source::spec_dir(tree.fs(), &k.kustomization.path)?;
+    let (rules, revealed) = tree.build_ignore(&dir, patterns)?;
+    Ok(Some(IgnoreFor {
+        cluster: c.name.clone(),
+        kustomization: kustomization.to_string(),
+        patterns: patterns.to_string(),
+        rules: Arc::new(rules),
+        revealed: Arc::new(revealed),
+    }))
+}
+
 /// Makes the builder the options ask for (locating the kustomize binary unless `native`).
 pub fn make_builder(opts: &RepoOptions) -> Result<Box<dyn Builder>, RenderError> {
     let store = opts.cache_dir.as_deref().map(Store::new);
