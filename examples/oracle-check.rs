@@ -1,33 +1,43 @@
 //! Compares fluxsim's render of each Flux Kustomization with Flux's own code (the Go
 //! program in `oracle/`), object for object and byte for byte.
 //!
-//! `cargo run --release --example oracle-check -- --oracle BIN [--no-strict] [--verbose] REPO...`
+//! `cargo run --release --example oracle-check -- --oracle BIN [--no-strict] [--verbose]
+//! [--source KIND/NAMESPACE/NAME=PATH]... REPO...`
 //!
 //! For each repository it renders every cluster as `fluxsim render` does, then hands each
-//! Kustomization that fluxsim rendered or that failed (at its path, build or substitution) to
-//! the oracle: the source as Flux would unpack it (a copy of what fluxsim's source view
-//! shows), the Kustomization as applied on the cluster, and the var sources fluxsim resolved
-//! for it, rebuilt as ConfigMaps and Secrets that give each var the value fluxsim chose.
-//! Both sides must agree: the same objects (by group, kind, namespace and name) with the
-//! same content and the same printed YAML, or both fail for the same reason (the stage that
-//! fails: path, generator, secure filesystem, build, object decoding, var name, strict
-//! unset var, envsubst, YAML re-read, UnmarshalJSON, var source). It ends with
-//! `N identical, M different, F both fail, S skipped` and exits 1 when M > 0 (2 on a usage
-//! or oracle error). Kustomizations not built by fluxsim (external, blocked) or built from
-//! another tree than the repository (mapped sources, ArtifactGenerators) are skipped.
+//! Kustomization to the oracle with what Flux itself would start from:
+//! - the raw tree: the files git tracks (every file when the folder is no git work tree),
+//!   before any ignore rule; the oracle applies source-controller's archive filter itself
+//!   (the `.sourceignore` files and the cluster's `GitRepository.spec.ignore`). A Kustomization
+//!   on a mapped source (`--source`, `fluxsim.toml`) gets the mapped folder's raw files, archived
+//!   without a `spec.ignore`; one on an ArtifactGenerator's artifact gets the tree fluxsim made
+//!   (source-watcher's module is not served by the Go module proxy: the copy itself is not
+//!   judged);
+//! - the Kustomization as applied: the object its parent's artifact holds (the root's, as
+//!   fluxsim read it);
+//! - the cluster's objects: every ConfigMap and Secret the cluster's Kustomizations apply, as
+//!   applied, so postBuild.substituteFrom finds what Flux would find (a wrong choice among
+//!   sources is caught); a source fluxsim took from elsewhere (a bootstrap object, a file
+//!   nothing applies, `fluxsim.toml`) is rebuilt from the vars it gave, and a var fluxsim
+//!   could not know offline (a source found nowhere, a SOPS-encrypted value) holds the
+//!   placeholder fluxsim substituted, so everything else is still compared.
 //!
-//! Known limit: the var sources are rebuilt from fluxsim's resolution (each var under the
-//! source it was taken from), so the oracle checks the substitution and everything after it
-//! with fluxsim's vars, not fluxsim's choice among several sources.
+//! Both sides must agree: the same objects (by group, kind, namespace and name) with the
+//! same content and the same printed YAML, or both fail at the same stage
+//! (`fluxsim::oracle::judge`). It ends with `N identical, M different, F both fail, S
+//! skipped` and the skips by reason, and exits 1 when M > 0 (2 on a usage or oracle error).
+//! Skipped: Kustomizations fluxsim does not render (an external source, the network,
+//! suspended, blocked by a failed dependency), those the API server refuses (a field its CRD
+//! schema rejects) and those failing on fluxsim's own size bound.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
 use base64::Engine as _;
-use fluxsim::model::{KustomizationRender, Status};
-use fluxsim::oracle::{fluxsim_failure, judge, kustomization_object, Failure, Verdict};
+use fluxsim::model::{ClusterRender, KustomizationRender, ReadFrom, Status};
+use fluxsim::oracle::{judge, kustomization_object, Verdict};
 use fluxsim::render::{render_dir, RepoOptions};
 use serde_json::{json, Value};
 
@@ -35,6 +45,7 @@ struct Args {
     oracle: PathBuf,
     strict: bool,
     verbose: bool,
+    sources: Vec<String>,
     repos: Vec<PathBuf>,
 }
 
@@ -43,6 +54,7 @@ fn parse_args() -> Result<Args, String> {
         oracle: PathBuf::new(),
         strict: true,
         verbose: false,
+        sources: Vec::new(),
         repos: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
@@ -51,12 +63,19 @@ fn parse_args() -> Result<Args, String> {
             "--oracle" => args.oracle = it.next().ok_or("--oracle needs a path")?.into(),
             "--no-strict" => args.strict = false,
             "--verbose" => args.verbose = true,
+            "--source" => args
+                .sources
+                .push(it.next().ok_or("--source needs KIND/NAMESPACE/NAME=PATH")?),
             s if s.starts_with("--") => return Err(format!("unknown flag {s}")),
             s => args.repos.push(s.into()),
         }
     }
     if args.oracle.as_os_str().is_empty() || args.repos.is_empty() {
-        return Err("usage: oracle-check --oracle BIN [--no-strict] [--verbose] REPO...".into());
+        return Err(
+            "usage: oracle-check --oracle BIN [--no-strict] [--verbose] \
+                    [--source KIND/NAMESPACE/NAME=PATH]... REPO..."
+                .into(),
+        );
     }
     Ok(args)
 }
@@ -76,10 +95,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
+    let skipped: usize = tally.skipped.values().sum();
     println!(
-        "{} identical, {} different, {} both fail, {} skipped",
-        tally.identical, tally.different, tally.both_fail, tally.skipped
+        "{} identical, {} different, {} both fail, {skipped} skipped",
+        tally.identical, tally.different, tally.both_fail
     );
+    for (why, n) in &tally.skipped {
+        println!("  skipped {n}: {why}");
+    }
     if tally.different > 0 {
         ExitCode::from(1)
     } else {
@@ -92,76 +115,94 @@ struct Tally {
     identical: usize,
     different: usize,
     both_fail: usize,
-    skipped: usize,
+    /// By reason.
+    skipped: BTreeMap<&'static str, usize>,
+}
+
+/// Why a Kustomization is not compared, if it is not.
+fn skip_reason(k: &KustomizationRender) -> Option<&'static str> {
+    if k.kustomization.invalid.is_some() {
+        return Some(
+            "refused by the API server (a field its CRD schema rejects): no controller sees it",
+        );
+    }
+    match &k.status {
+        Status::Failed(e) if e.contains("fluxsim stops") => {
+            Some("fails on fluxsim's own size bound, which Flux does not have")
+        }
+        Status::Rendered | Status::Failed(_) => None,
+        Status::External(_) => Some("not rendered: an external source"),
+        Status::NeedsNetwork(_) => Some("not rendered: needs the network"),
+        Status::Suspended => Some("not rendered: suspended"),
+        Status::Blocked(_) => Some("not rendered: blocked (a dependency failed, or not reached)"),
+    }
 }
 
 fn check_repo(repo: &Path, args: &Args, tally: &mut Tally) -> Result<(), String> {
+    let mut sources = Vec::new();
+    for s in &args.sources {
+        sources.push(fluxsim::source::mapping::parse_arg(s, repo));
+    }
     let opts = RepoOptions {
         strict: args.strict,
+        keep_sources: true,
+        sources,
         ..RepoOptions::default()
     };
     let render = render_dir(repo, &opts).map_err(|e| e.to_string())?;
-    // The source as Flux would unpack it: only what fluxsim's view shows, narrowed by each
-    // cluster's GitRepository `spec.ignore` (one copy per distinct rule set).
+    let raw = copy_raw(repo, opts.include_untracked)?;
     let ignores: BTreeMap<String, Option<String>> =
         fluxsim::render::clusters_of(render.tree.fs(), &opts)
             .map_err(|e| e.to_string())?
             .into_iter()
             .map(|c| (c.name, c.source_ignore))
             .collect();
-    let mut sources: BTreeMap<Option<String>, tempfile::TempDir> = BTreeMap::new();
-    for ignore in ignores.values() {
-        if sources.contains_key(ignore) {
-            continue;
-        }
-        let narrowed = match ignore {
-            Some(rules) => Some(render.tree.narrowed(rules).map_err(|e| e.to_string())?),
-            None => None,
-        };
-        let tree = narrowed.as_ref().unwrap_or(&render.tree);
-        sources.insert(ignore.clone(), copy_source(tree)?);
-    }
+    // Trees other than the repository, written once each (the same label may name another
+    // tree in another cluster: by the snapshot itself).
+    let mut trees: BTreeMap<usize, (tempfile::TempDir, bool)> = BTreeMap::new();
     let mut jobs = Vec::new();
     let mut renders: Vec<(String, &KustomizationRender)> = Vec::new();
     for c in &render.clusters {
+        let objects = cluster_objects(c);
         for k in &c.kustomizations {
-            // A render resting on placeholders (a var source nothing in the repository
-            // gives) has no Flux counterpart offline: skipped, and counted.
-            // So does one built from another tree than the repository (a mapped source, an
-            // ArtifactGenerator's ExternalArtifact): the oracle is handed the repository.
-            // And so does one that fails on fluxsim's own size bound (envsubst's
-            // OUTPUT_GROWTH_LIMIT, postbuild's KUSTOMIZATION_OUTPUT_LIMIT: "fluxsim stops"),
-            // where Flux has none.
-            // And so does one the API server refuses (a field its CRD's schema rejects):
-            // no controller ever sees it.
-            let refused = k.kustomization.invalid.is_some();
-            let bounded = matches!(&k.status, Status::Failed(e) if e.contains("fluxsim stops"));
-            let built = matches!(k.status, Status::Rendered | Status::Failed(_))
-                && !bounded
-                && !refused
-                && k.unknown_vars.is_empty()
-                && !k
-                    .notes
-                    .iter()
-                    .any(|n| matches!(n, fluxsim::model::Note::BuiltFrom(_)));
-            if !built {
-                tally.skipped += 1;
+            if let Some(why) = skip_reason(k) {
+                *tally.skipped.entry(why).or_default() += 1;
                 continue;
             }
             let id = format!(
                 "{}: {}/{}",
                 c.name, k.kustomization.id.namespace, k.kustomization.id.name
             );
-            jobs.push(json!({
+            let (root, archive) = match &k.source_tree {
+                None => (
+                    raw.path().to_path_buf(),
+                    json!({"ignore": ignores.get(&c.name).cloned().flatten()}),
+                ),
+                Some(snap) => {
+                    let key = std::sync::Arc::as_ptr(snap) as usize;
+                    if let std::collections::btree_map::Entry::Vacant(e) = trees.entry(key) {
+                        e.insert(match &snap.read_from {
+                            Some(ReadFrom::Folder(f)) => (copy_raw_under(raw.path(), f)?, true),
+                            Some(ReadFrom::Checkout(p)) => (copy_raw(p, false)?, true),
+                            None => (write_snapshot(snap)?, false),
+                        });
+                    }
+                    let (dir, archived) = &trees[&key];
+                    let archive = if *archived { json!({}) } else { Value::Null };
+                    (dir.path().to_path_buf(), archive)
+                }
+            };
+            let mut job = json!({
                 "id": id,
-                "root": sources
-                    .get(ignores.get(&c.name).unwrap_or(&None))
-                    .ok_or_else(|| format!("no source for cluster {}", c.name))?
-                    .path(),
-                "kustomization": kustomization_object(&k.kustomization),
-                "objects": var_sources(k),
-                "strict": args.strict,
-            }));
+                "root": root,
+                "kustomization": applied_object(c, k),
+                "objects": objects_for(&objects, k),
+                "strict": k.strict,
+            });
+            if !archive.is_null() {
+                job["archive"] = archive;
+            }
+            jobs.push(job);
             renders.push((id, k));
         }
     }
@@ -188,77 +229,261 @@ fn check_repo(repo: &Path, args: &Args, tally: &mut Tally) -> Result<(), String>
     Ok(())
 }
 
-/// A temporary folder holding the files `tree` shows, as source-controller archives them.
-fn copy_source(tree: &fluxsim::source::Tree) -> Result<tempfile::TempDir, String> {
-    let out = tempfile::Builder::new()
+/// The files of `dir` as a clone holds them: those git tracks (with `untracked`, also the
+/// untracked ones git does not ignore), or every file when `dir` is no git work tree; only
+/// regular files (source-controller archives nothing else). Paths relative to `dir`.
+fn raw_files(dir: &Path, untracked: bool) -> Result<Vec<PathBuf>, String> {
+    let inside = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", "--is-inside-work-tree"])
+        .stderr(Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success() && o.stdout.starts_with(b"true"));
+    let mut out = Vec::new();
+    if inside {
+        let mut cmd = Command::new("git");
+        cmd.arg("-C").arg(dir).args(["ls-files", "-z", "--cached"]);
+        if untracked {
+            cmd.args(["--others", "--exclude-standard"]);
+        }
+        let o = cmd.output().map_err(|e| format!("git ls-files: {e}"))?;
+        if !o.status.success() {
+            return Err(String::from_utf8_lossy(&o.stderr).into_owned());
+        }
+        for p in o.stdout.split(|b| *b == 0).filter(|p| !p.is_empty()) {
+            out.push(PathBuf::from(String::from_utf8_lossy(p).into_owned()));
+        }
+    } else {
+        let mut stack = vec![PathBuf::new()];
+        while let Some(rel) = stack.pop() {
+            let entries = std::fs::read_dir(dir.join(&rel))
+                .map_err(|e| format!("{}: {e}", dir.join(&rel).display()))?;
+            for e in entries.flatten() {
+                if e.file_name() == ".git" {
+                    continue;
+                }
+                let p = rel.join(e.file_name());
+                match e.file_type() {
+                    Ok(t) if t.is_dir() => stack.push(p),
+                    Ok(t) if t.is_file() => out.push(p),
+                    _ => {}
+                }
+            }
+        }
+    }
+    out.retain(|p| std::fs::symlink_metadata(dir.join(p)).is_ok_and(|m| m.file_type().is_file()));
+    out.sort();
+    Ok(out)
+}
+
+fn tempdir() -> Result<tempfile::TempDir, String> {
+    tempfile::Builder::new()
         .prefix("fluxsim-oracle-source-")
         .tempdir()
-        .map_err(|e| e.to_string())?;
-    for f in tree.files() {
-        let from = tree.root().join(f);
-        let to = out.path().join(f);
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
-        }
-        let bytes = tree
-            .fs()
-            .read(&from)
-            .map_err(|e| format!("{}: {e}", from.display()))?;
-        std::fs::write(&to, bytes).map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())
+}
+
+fn write_file(to: &Path, bytes: &[u8]) -> Result<(), String> {
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+    }
+    std::fs::write(to, bytes).map_err(|e| format!("{}: {e}", to.display()))
+}
+
+/// A temporary copy of `dir`'s raw files ([`raw_files`]).
+fn copy_raw(dir: &Path, untracked: bool) -> Result<tempfile::TempDir, String> {
+    let out = tempdir()?;
+    for f in raw_files(dir, untracked)? {
+        let bytes = std::fs::read(dir.join(&f)).map_err(|e| format!("{}: {e}", f.display()))?;
+        write_file(&out.path().join(&f), &bytes)?;
     }
     Ok(out)
 }
 
-/// ConfigMaps and Secrets that give each var the value fluxsim resolved, under the source
-/// it came from; every required source exists (empty when it gave no var), also for a
-/// Kustomization that failed after its vars were read, so the oracle finds what fluxsim
-/// found (scripts/oracle-fuzz found failures compared with a source missing on one side).
-fn var_sources(k: &KustomizationRender) -> Vec<Value> {
-    let Some(pb) = &k.kustomization.post_build else {
-        return Vec::new();
-    };
-    let mut by_source: BTreeMap<(String, String), BTreeMap<String, String>> = BTreeMap::new();
-    for (name, v) in &k.vars {
-        let head = v.source.split_whitespace().next().unwrap_or_default();
-        if let Some((kind, src)) = head.split_once('/') {
-            by_source
-                .entry((kind.to_string(), src.to_string()))
-                .or_default()
-                .insert(name.clone(), v.value.clone());
-        }
-    }
-    // Every required source exists on the oracle's cluster, also when fluxsim failed after
-    // reading its vars (a source that gave no var is in no `vars` entry), unless fluxsim
-    // failed on a source itself.
-    let source_failed =
-        matches!(&k.status, Status::Failed(e) if fluxsim_failure(e) == Failure::VarSource);
-    let mut wanted: BTreeSet<(String, String)> = by_source.keys().cloned().collect();
-    if !source_failed {
-        for r in pb.substitute_from.iter().filter(|r| !r.optional) {
-            wanted.insert((r.kind.clone(), r.name.clone()));
-        }
-    }
-    wanted
-        .into_iter()
-        .map(|(kind, name)| {
-            let data = by_source
-                .remove(&(kind.clone(), name.clone()))
-                .unwrap_or_default();
-            let data: BTreeMap<String, String> = if kind == "Secret" {
-                data.into_iter()
-                    .map(|(k, v)| (k, base64::engine::general_purpose::STANDARD.encode(v)))
-                    .collect()
+/// A temporary copy of the raw files under `folder` of the raw copy `raw`.
+fn copy_raw_under(raw: &Path, folder: &str) -> Result<tempfile::TempDir, String> {
+    let out = tempdir()?;
+    let from = raw.join(folder);
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(from.join(&rel)) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = rel.join(e.file_name());
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                std::fs::create_dir_all(out.path().join(&p)).map_err(|e| e.to_string())?;
+                stack.push(p);
             } else {
-                data
-            };
+                let bytes = std::fs::read(from.join(&p)).map_err(|e| e.to_string())?;
+                write_file(&out.path().join(&p), &bytes)?;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A tree fluxsim made (an ArtifactGenerator's artifact), as it is.
+fn write_snapshot(snap: &fluxsim::model::SourceSnapshot) -> Result<tempfile::TempDir, String> {
+    let out = tempdir()?;
+    for d in &snap.dirs {
+        std::fs::create_dir_all(out.path().join(d)).map_err(|e| e.to_string())?;
+    }
+    for (f, bytes) in &snap.files {
+        write_file(&out.path().join(f), bytes)?;
+    }
+    Ok(out)
+}
+
+fn is_kind(o: &Value, kind: &str) -> bool {
+    o["kind"] == kind && o["apiVersion"] == "v1"
+}
+
+fn object_key(o: &Value) -> (String, String, String) {
+    let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    (
+        s(&o["kind"]),
+        s(&o["metadata"]["namespace"]),
+        s(&o["metadata"]["name"]),
+    )
+}
+
+/// The ConfigMaps and Secrets the cluster's Kustomizations apply, as applied (by kind,
+/// namespace and name; the first Kustomization to apply one, in the render's order, holds
+/// it). A SOPS-encrypted Secret is given its ciphertext as values (fluxsim has no keys; a var
+/// it gives is a placeholder, see [`objects_for`]); a Secret whose data is not base64, which
+/// the API server refuses, is left out.
+fn cluster_objects(c: &ClusterRender) -> BTreeMap<(String, String, String), Value> {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut out = BTreeMap::new();
+    for k in &c.kustomizations {
+        let Some(artifact) = &k.artifact else {
+            continue;
+        };
+        for o in &artifact.objects {
+            let v = &*o.object;
+            if !(is_kind(v, "ConfigMap") || is_kind(v, "Secret")) {
+                continue;
+            }
+            let mut v = v.clone();
+            if v.get("sops").is_some() {
+                v.as_object_mut().unwrap().remove("sops");
+                if let Some(m) = v.get_mut("data").and_then(Value::as_object_mut) {
+                    for x in m.values_mut() {
+                        *x = Value::from(b64.encode(x.as_str().unwrap_or_default()));
+                    }
+                }
+            }
+            // Go's base64 decoder (a []byte in JSON) skips line breaks.
+            let valid = !is_kind(&v, "Secret")
+                || v["data"].as_object().is_none_or(|m| {
+                    m.values().all(|x| {
+                        x.as_str()
+                            .is_some_and(|s| b64.decode(s.replace(['\n', '\r'], "")).is_ok())
+                    })
+                });
+            if valid {
+                out.entry(object_key(&v)).or_insert(v);
+            }
+        }
+    }
+    out
+}
+
+/// The cluster's objects as `k`'s job gives them: a var source fluxsim took from outside the
+/// cluster's objects (bootstrap, a file nothing applies, `fluxsim.toml`) rebuilt from the vars
+/// it gave, and each var fluxsim could not know (a source found nowhere, a SOPS-encrypted
+/// value) holding the placeholder fluxsim substituted, in the last source it may come from
+/// (a later `substituteFrom` entry wins).
+fn objects_for(
+    objects: &BTreeMap<(String, String, String), Value>,
+    k: &KustomizationRender,
+) -> Vec<Value> {
+    let ns = &k.kustomization.id.namespace;
+    let mut out = objects.clone();
+    for (name, v) in &k.vars {
+        let Some((kind, src)) = v
+            .source
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .split_once('/')
+        else {
+            continue;
+        };
+        let on_cluster = objects.contains_key(&(kind.to_string(), ns.clone(), src.to_string()));
+        // An encrypted value is what fluxsim substituted for it (a placeholder); a source not
+        // on the cluster is rebuilt from the vars it gave.
+        if v.encrypted || !on_cluster {
+            put(&mut out, kind, ns, src, name, &v.value);
+        }
+    }
+    for u in &k.unknown_vars {
+        let Some(last) = u.sources.last() else {
+            continue;
+        };
+        let parts: Vec<&str> = last.splitn(3, '/').collect();
+        if let [kind, namespace, name] = parts[..] {
+            put(&mut out, kind, namespace, name, &u.name, &u.placeholder);
+        }
+    }
+    out.into_values().collect()
+}
+
+/// Sets `key` of the ConfigMap or Secret `kind/namespace/name` of `out` (made when missing)
+/// to `value`.
+fn put(
+    out: &mut BTreeMap<(String, String, String), Value>,
+    kind: &str,
+    namespace: &str,
+    name: &str,
+    key: &str,
+    value: &str,
+) {
+    let entry = out
+        .entry((kind.to_string(), namespace.to_string(), name.to_string()))
+        .or_insert_with(|| {
             json!({
                 "apiVersion": "v1",
                 "kind": kind,
-                "metadata": {"name": name, "namespace": k.kustomization.id.namespace},
-                "data": data,
+                "metadata": {"name": name, "namespace": namespace},
             })
+        });
+    let obj = entry.as_object_mut().unwrap();
+    let data = obj.entry("data").or_insert_with(|| json!({}));
+    let value = if kind == "Secret" {
+        base64::engine::general_purpose::STANDARD.encode(value)
+    } else {
+        value.to_string()
+    };
+    data[key] = Value::from(value);
+    if let Some(sd) = obj.get_mut("stringData").and_then(Value::as_object_mut) {
+        sd.remove(key);
+    }
+}
+
+/// The Flux Kustomization as applied: the object its parent's artifact holds, else (the
+/// root) as fluxsim read it.
+fn applied_object(c: &ClusterRender, k: &KustomizationRender) -> Value {
+    let id = &k.kustomization.id;
+    let from_parent = k.parent.as_ref().and_then(|p| {
+        let parent = c.kustomizations.iter().find(|x| &x.kustomization.id == p)?;
+        parent.artifact.as_ref()?.objects.iter().find_map(|o| {
+            let v = &*o.object;
+            let ok = v["kind"] == "Kustomization"
+                && v["apiVersion"]
+                    .as_str()
+                    .is_some_and(|a| a.starts_with("kustomize.toolkit.fluxcd.io/"))
+                && v["metadata"]["name"] == id.name.as_str()
+                && v["metadata"]["namespace"]
+                    .as_str()
+                    .unwrap_or(&parent.kustomization.id.namespace)
+                    == id.namespace;
+            ok.then(|| v.clone())
         })
-        .collect()
+    });
+    from_parent.unwrap_or_else(|| kustomization_object(&k.kustomization))
 }
 
 fn run_oracle(oracle: &Path, jobs: &[Value]) -> Result<Vec<Value>, String> {

@@ -209,6 +209,7 @@ impl RenderFlags {
             allow_network: self.allow_network,
             network_from_config: true,
             build_ignore: None,
+            keep_sources: false,
         }
     }
 }

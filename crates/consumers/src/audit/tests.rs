@@ -53,6 +53,7 @@ fn render(name: &str, spec: &Value, yaml: &str, vars: &[(&str, &str)]) -> Kustom
         inputs: None,
         reused: false,
         strict: true,
+        source_tree: None,
     }
 }
 

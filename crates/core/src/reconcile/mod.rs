@@ -61,6 +61,9 @@ pub struct RenderOptions {
     pub allow_network: bool,
     /// `fluxsim build --ignore-paths` (see `RepoOptions::build_ignore`).
     pub build_ignore: Option<crate::kustomization_generator::IgnoreFor>,
+    /// Keep the trees of Kustomizations built from another source (see
+    /// `RepoOptions::keep_sources`).
+    pub keep_sources: bool,
 }
 
 /// How far a render is, for a progress line: the Kustomizations found so far on every

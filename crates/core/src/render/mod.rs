@@ -68,6 +68,10 @@ pub struct RepoOptions {
     /// `fluxsim build --ignore-paths`: the ignore rules Flux's generator applies to one
     /// Kustomization, as `flux build kustomization --ignore-paths` gives them.
     pub build_ignore: Option<crate::kustomization_generator::IgnoreFor>,
+    /// Keep, in each Kustomization built from another tree than the repository (a mapped
+    /// source, an ArtifactGenerator's artifact), that tree's files
+    /// (`KustomizationRender::source_tree`), for `scripts/oracle-check`.
+    pub keep_sources: bool,
 }
 
 impl Default for RepoOptions {
@@ -91,6 +95,7 @@ impl Default for RepoOptions {
             allow_network: false,
             network_from_config: true,
             build_ignore: None,
+            keep_sources: false,
         }
     }
 }
@@ -497,6 +502,7 @@ pub fn render_tree_with(
         progress: opts.progress.clone(),
         allow_network,
         build_ignore: opts.build_ignore.clone(),
+        keep_sources: opts.keep_sources,
     };
     let helm = opts
         .helm
