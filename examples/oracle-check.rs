@@ -43,6 +43,8 @@ use serde_json::{json, Value};
 
 struct Args {
     oracle: PathBuf,
+    /// `--helm BIN`: the helm oracle (oracle/helm), which HelmReleases are compared with.
+    helm: Option<PathBuf>,
     strict: bool,
     verbose: bool,
     sources: Vec<String>,
@@ -52,6 +54,7 @@ struct Args {
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         oracle: PathBuf::new(),
+        helm: None,
         strict: true,
         verbose: false,
         sources: Vec::new(),
@@ -62,6 +65,7 @@ fn parse_args() -> Result<Args, String> {
         match a.as_str() {
             "--oracle" => args.oracle = it.next().ok_or("--oracle needs a path")?.into(),
             "--no-strict" => args.strict = false,
+            "--helm" => args.helm = Some(it.next().ok_or("--helm needs the helm oracle")?.into()),
             "--verbose" => args.verbose = true,
             "--source" => args
                 .sources
@@ -147,6 +151,10 @@ fn check_repo(repo: &Path, args: &Args, tally: &mut Tally) -> Result<(), String>
         strict: args.strict,
         keep_sources: true,
         sources,
+        helm: args
+            .helm
+            .as_ref()
+            .map(|_| fluxsim::helm::HelmOptions::default()),
         ..RepoOptions::default()
     };
     let render = render_dir(repo, &opts).map_err(|e| e.to_string())?;
@@ -162,17 +170,30 @@ fn check_repo(repo: &Path, args: &Args, tally: &mut Tally) -> Result<(), String>
     let mut trees: BTreeMap<usize, (tempfile::TempDir, bool)> = BTreeMap::new();
     let mut jobs = Vec::new();
     let mut renders: Vec<(String, &KustomizationRender)> = Vec::new();
+    let mut helm_jobs = Vec::new();
+    let mut releases: Vec<(String, &KustomizationRender)> = Vec::new();
+    let config = fluxsim::config::Config::load(render.tree.fs()).map_err(|e| e.to_string())?;
     for c in &render.clusters {
         let objects = cluster_objects(c);
         for k in &c.kustomizations {
+            if fluxsim::model::is_release(k) {
+                if args.helm.is_none() {
+                    continue;
+                }
+                match helm_job(c, k, raw.path(), &objects, &config.helm_controller) {
+                    Ok(job) => {
+                        helm_jobs.push(job);
+                        releases.push((job_id(c, k), k));
+                    }
+                    Err(why) => *tally.skipped.entry(why).or_default() += 1,
+                }
+                continue;
+            }
             if let Some(why) = skip_reason(k) {
                 *tally.skipped.entry(why).or_default() += 1;
                 continue;
             }
-            let id = format!(
-                "{}: {}/{}",
-                c.name, k.kustomization.id.namespace, k.kustomization.id.name
-            );
+            let id = job_id(c, k);
             let (root, archive) = match &k.source_tree {
                 None => (
                     raw.path().to_path_buf(),
@@ -206,9 +227,166 @@ fn check_repo(repo: &Path, args: &Args, tally: &mut Tally) -> Result<(), String>
             renders.push((id, k));
         }
     }
-    let results = run_oracle(&args.oracle, &jobs)?;
-    for ((id, k), result) in renders.iter().zip(results) {
-        let verdict = judge(k, &result);
+    let mut results = run_oracle(&args.oracle, &jobs)?;
+    let mut judged: Vec<(String, &KustomizationRender, Verdict)> = renders
+        .into_iter()
+        .zip(results.drain(..))
+        .map(|((id, k), r)| {
+            let v = judge(k, &r);
+            (id, k, v)
+        })
+        .collect();
+    if let Some(helm) = &args.helm {
+        let results = run_oracle(helm, &helm_jobs)?;
+        for ((id, k), r) in releases.into_iter().zip(results) {
+            let v = judge_release(k, &r);
+            judged.push((id, k, v));
+        }
+    }
+    tell(repo, judged, args.verbose, tally);
+    Ok(())
+}
+
+fn job_id(c: &ClusterRender, k: &KustomizationRender) -> String {
+    format!(
+        "{}: {}/{}",
+        c.name, k.kustomization.id.namespace, k.kustomization.id.name
+    )
+}
+
+/// The helm oracle's job for a release of `--helm`: the HelmRelease as its Kustomization
+/// applies it, the chart folder of the raw tree (a chart from a GitRepository: what
+/// source-controller packages, the chart's own `.helmignore` applied by helm's loader), the
+/// cluster's objects (valuesFrom) and what `fluxsim.toml` tells Helm of the cluster; or why
+/// the release is not compared.
+fn helm_job(
+    c: &ClusterRender,
+    k: &KustomizationRender,
+    raw: &Path,
+    objects: &BTreeMap<(String, String, String), Value>,
+    config: &fluxsim::config::HelmConfig,
+) -> Result<Value, &'static str> {
+    match &k.status {
+        Status::Rendered | Status::Failed(_) => {}
+        Status::External(_) => {
+            return Err("release not rendered: its chart is not in the repository")
+        }
+        _ => return Err("release not rendered"),
+    }
+    // `<kustomization>/helm/<namespace>/<name>`.
+    let parts: Vec<&str> = k.kustomization.id.name.rsplitn(4, '/').collect();
+    let [name, namespace, "helm", _] = parts[..] else {
+        return Err("release entry without a HelmRelease name");
+    };
+    let parent = c
+        .kustomizations
+        .iter()
+        .find(|x| Some(&x.kustomization.id) == k.parent.as_ref())
+        .ok_or("release without its Kustomization")?;
+    let hr = parent
+        .artifact
+        .as_ref()
+        .and_then(|a| {
+            a.objects.iter().find(|o| {
+                o.object["kind"] == "HelmRelease"
+                    && o.object["metadata"]["name"] == name
+                    && o.object["metadata"]["namespace"] == namespace
+            })
+        })
+        .ok_or("release whose HelmRelease is not in its Kustomization's artifact")?;
+    let hr = (*hr.object).clone();
+    let spec = &hr["spec"]["chart"]["spec"];
+    if hr["spec"].get("chartRef").is_some() || spec["sourceRef"]["kind"] != "GitRepository" {
+        return Err("release whose chart is not in a GitRepository (not a local chart)");
+    }
+    if spec.get("valuesFiles").is_some_and(|v| !v.is_null()) {
+        return Err("release with spec.chart.spec.valuesFiles (source-controller's chart build is not in the helm oracle)");
+    }
+    let path = spec["chart"]
+        .as_str()
+        .unwrap_or_default()
+        .trim_start_matches("./");
+    let chart = raw.join(path);
+    if path.is_empty() || path.contains("..") || !chart.join("Chart.yaml").is_file() {
+        return Err("release whose chart folder is not in the raw tree");
+    }
+    let ns = namespace.to_string();
+    let objects: Vec<Value> = objects
+        .iter()
+        .filter(|((_, n, _), _)| *n == ns)
+        .map(|(_, v)| v.clone())
+        .collect();
+    Ok(json!({
+        "id": job_id(c, k),
+        "helmRelease": hr,
+        "chart": chart,
+        "objects": objects,
+        "kubeVersion": config.kube_version.clone().unwrap_or_default(),
+        "apiVersions": config.api_versions,
+    }))
+}
+
+/// A release against the helm oracle's: the same objects (by group, kind, namespace and
+/// name) with the same content, or both failing. The print is not compared: fluxsim prints
+/// a release as kustomize prints a build, helm-controller applies helm's manifest text.
+fn judge_release(k: &KustomizationRender, result: &Value) -> Verdict {
+    use fluxsim::flux::ObjectId;
+    let ok = result["ok"].as_bool().unwrap_or(false);
+    match (&k.status, &k.artifact, ok) {
+        (Status::Failed(_), _, false) => Verdict::BothFail,
+        (Status::Failed(e), _, true) => {
+            Verdict::Different(format!("  fluxsim fails, Flux installs: {e}"))
+        }
+        (_, _, false) => Verdict::Different(format!(
+            "  fluxsim renders, Flux fails: {}",
+            result["error"].as_str().unwrap_or_default()
+        )),
+        (Status::Rendered, Some(artifact), true) => {
+            let mut theirs: BTreeMap<ObjectId, Value> = result["objects"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|o| (ObjectId::of(o), o.clone()))
+                .collect();
+            let mut why = Vec::new();
+            for o in &artifact.objects {
+                match theirs.remove(&o.id) {
+                    None => why.push(format!("  only fluxsim has {:?}", o.id)),
+                    Some(t) if t != *o.object => {
+                        let pretty =
+                            |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default() + "\n";
+                        why.push(format!(
+                            "  {:?} differs:\n{}",
+                            o.id,
+                            similar::TextDiff::from_lines(pretty(&o.object), pretty(&t))
+                                .unified_diff()
+                                .header("fluxsim", "flux")
+                        ));
+                    }
+                    Some(_) => {}
+                }
+            }
+            for id in theirs.keys() {
+                why.push(format!("  only Flux has {id:?}"));
+            }
+            if why.is_empty() {
+                Verdict::Identical
+            } else {
+                Verdict::Different(why.join("\n"))
+            }
+        }
+        (status, _, _) => Verdict::Different(format!("  unexpected fluxsim state {status:?}")),
+    }
+}
+
+/// Counts and prints the verdicts of one repository.
+fn tell(
+    repo: &Path,
+    judged: Vec<(String, &KustomizationRender, Verdict)>,
+    verbose: bool,
+    tally: &mut Tally,
+) {
+    for (id, _, verdict) in judged {
         match &verdict {
             Verdict::Identical => tally.identical += 1,
             Verdict::BothFail => tally.both_fail += 1,
@@ -217,7 +395,7 @@ fn check_repo(repo: &Path, args: &Args, tally: &mut Tally) -> Result<(), String>
                 println!("DIFFERENT {}: {id}\n{why}", repo.display());
             }
         }
-        if args.verbose && !matches!(verdict, Verdict::Different(_)) {
+        if verbose && !matches!(verdict, Verdict::Different(_)) {
             let word = if matches!(verdict, Verdict::Identical) {
                 "identical"
             } else {
@@ -226,7 +404,6 @@ fn check_repo(repo: &Path, args: &Args, tally: &mut Tally) -> Result<(), String>
             println!("{word} {}: {id}", repo.display());
         }
     }
-    Ok(())
 }
 
 /// The files of `dir` as a clone holds them: those git tracks (with `untracked`, also the
@@ -375,20 +552,34 @@ fn cluster_objects(c: &ClusterRender) -> BTreeMap<(String, String, String), Valu
                     }
                 }
             }
-            // Go's base64 decoder (a []byte in JSON) skips line breaks.
-            let valid = !is_kind(&v, "Secret")
-                || v["data"].as_object().is_none_or(|m| {
-                    m.values().all(|x| {
-                        x.as_str()
-                            .is_some_and(|s| b64.decode(s.replace(['\n', '\r'], "")).is_ok())
-                    })
-                });
+            let valid = stored_as_is(&v);
             if valid {
                 out.entry(object_key(&v)).or_insert(v);
             }
         }
     }
     out
+}
+
+/// Whether the API server would store this ConfigMap or Secret: `data`, `binaryData` and
+/// `stringData` maps of strings, a Secret's `data` and a ConfigMap's `binaryData` base64
+/// (Go's decoder, for a `[]byte` in JSON, skips line breaks). One it refuses is on no
+/// cluster, and would fail the oracle's every read.
+fn stored_as_is(v: &Value) -> bool {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let base64 = |s: &str| b64.decode(s.replace(['\n', '\r'], "")).is_ok();
+    let secret = is_kind(v, "Secret");
+    let field_ok = |field: &str, encoded: bool| match v.get(field) {
+        None | Some(Value::Null) => true,
+        Some(Value::Object(m)) => m
+            .values()
+            .all(|x| x.as_str().is_some_and(|s| !encoded || base64(s))),
+        Some(_) => false,
+    };
+    v["metadata"]["name"].is_string()
+        && field_ok("data", secret)
+        && field_ok("stringData", false)
+        && field_ok("binaryData", true)
 }
 
 /// The cluster's objects as `k`'s job gives them: a var source fluxsim took from outside the
