@@ -1,17 +1,19 @@
 # syntax=docker/dockerfile:1
-# fluxsim with the kustomize Flux pins (v5.8.1), helm (v4.2.1, what helm-controller links)
-# and the Flux Operator's CLI (v0.59.0, which renders ResourceSets) beside it, on a distroless
-# base. git comes along: fluxsim reads revisions with it.
+# fluxsim with the kustomize Flux pins and the helm helm-controller links (versions.env:
+# KUSTOMIZE, HELM), and the Flux Operator's CLI (v0.59.0, which renders ResourceSets) beside
+# it, on a distroless base. git comes along: fluxsim reads revisions with it.
 #
 #   docker run --rm -v "$PWD:/repo" ghcr.io/fluxsim/fluxsim prove --base origin/main
 
 # kustomize, helm and flux-operator, built with `go install` (static: no cgo).
 FROM golang:1.26-bookworm AS tools
 ENV CGO_ENABLED=0 GOBIN=/out
+COPY versions.env /versions.env
 # helm's Makefile sets its version with -ldflags; `go install` alone reports `v4.2`.
-RUN go install sigs.k8s.io/kustomize/kustomize/v5@v5.8.1 \
- && go install -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=v4.2.1" \
-      helm.sh/helm/v4/cmd/helm@v4.2.1
+RUN . /versions.env \
+ && go install "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE" \
+ && go install -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$HELM" \
+      "helm.sh/helm/v4/cmd/helm@$HELM"
 # The flux-operator module needs Go 1.27 (fetched from the module proxy); `go install` names
 # its CLI `cli`.
 RUN GOTOOLCHAIN=go1.27.3 GOBIN=/tmp/operator go install -ldflags "-s -w -X main.VERSION=0.59.0" \

@@ -10,7 +10,7 @@
 pub mod cli;
 
 pub use fluxsim_consumers::{
-    audit, canary, compare, finding, graph, images, mask, report, review, validate,
+    audit, canary, compare, finding, graph, images, mask, oracle, report, review, validate,
 };
 pub use fluxsim_core::{
     cache, config, conformance, envsubst, flux, goyaml, helm, kustomize, manifest, model, notice,

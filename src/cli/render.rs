@@ -124,7 +124,7 @@ pub(crate) struct HelmFlags {
     /// Kustomization that applies it.
     #[arg(long)]
     pub(crate) helm: bool,
-    /// The helm binary (default: `helm` on PATH); helm-controller links helm v4.2.1.
+    /// The helm binary (default: `helm` on PATH); helm-controller links helm v4.2.4.
     #[arg(long, value_name = "PATH", requires = "helm")]
     pub(crate) helm_binary: Option<PathBuf>,
     /// Download charts of HelmRepositories over the network (kept in the cache folder);
@@ -214,6 +214,7 @@ impl RenderFlags {
             allow_network: self.allow_network,
             network_from_config: true,
             build_ignore: None,
+            keep_sources: false,
         }
     }
 }
@@ -375,7 +376,8 @@ pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
     if !args.ignore_paths.is_empty() {
         // The Kustomization's path is known once its cluster has rendered: the generator's
         // rules for it are made then, and the cluster renders again with them.
-        if let Some(rules) = build_ignore(args, &opts, &r)? {
+        let patterns = args.ignore_paths.join("\n");
+        if let Some(rules) = crate::render::ignore_for(&r, &opts, &args.kustomization, &patterns)? {
             opts.build_ignore = Some(rules);
             r = render_dir(&args.flags.repo, &opts)?;
         }
@@ -430,42 +432,6 @@ pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
             Status::Finding,
         ),
     })
-}
-
-/// `--ignore-paths`: the rules `flux build kustomization --ignore-paths` gives Flux's
-/// generator for the Kustomization `build` prints (flux2 v2.9.5 `internal/build/build.go`
-/// `generate`: the patterns joined one a line, `NewGeneratorWithIgnore`), made against the
-/// source its cluster's GitRepository shows; `None` when the first render has no such
-/// Kustomization (the error is reported as without the flag).
-fn build_ignore(
-    args: &BuildArgs,
-    opts: &RepoOptions,
-    r: &crate::model::RepoRender,
-) -> anyhow::Result<Option<crate::render::IgnoreFor>> {
-    let Some(c) = r.clusters.first() else {
-        return Ok(None);
-    };
-    let Some(k) = c.find(&args.kustomization) else {
-        return Ok(None);
-    };
-    let source_ignore = crate::render::clusters_of(r.tree.fs(), opts)?
-        .into_iter()
-        .find(|found| found.name == c.name)
-        .and_then(|found| found.source_ignore);
-    let tree = match &source_ignore {
-        Some(ignore) => r.tree.narrowed(ignore)?,
-        None => r.tree.reopen()?,
-    };
-    let dir = crate::source::spec_dir(tree.fs(), &k.kustomization.path)?;
-    let patterns = args.ignore_paths.join("\n");
-    let (rules, revealed) = tree.build_ignore(&dir, &patterns)?;
-    Ok(Some(crate::render::IgnoreFor {
-        cluster: c.name.clone(),
-        kustomization: args.kustomization.clone(),
-        patterns,
-        rules: std::sync::Arc::new(rules),
-        revealed: std::sync::Arc::new(revealed),
-    }))
 }
 
 #[cfg(test)]

@@ -77,7 +77,7 @@ fn a_chart_bump_shows_the_image_change_and_hides_the_label_and_checksum_churn_co
     );
     assert!(
         text.contains(
-            "-- HelmRelease apps/podinfo: changed\n   1 object changed\n~ Deployment podinfo\n\
+            "-- HelmRelease apps/podinfo: changed\n   1 object changed\n~ Deployment apps/podinfo\n\
              \x20 spec.template.spec.containers[name=podinfo].image\n\
              -   registry.example.net/mirror/podinfo:6.5.4\n\
              +   registry.example.net/mirror/podinfo:6.6.0\n"
@@ -111,7 +111,7 @@ fn a_chart_bump_shows_the_image_change_and_hides_the_label_and_checksum_churn_co
     for noise in [
         "metadata.labels.\"helm.sh/chart\"",
         "metadata.annotations.checksum/config",
-        "~ Service podinfo",
+        "~ Service apps/podinfo",
     ] {
         assert!(
             all.stdout.contains(noise),

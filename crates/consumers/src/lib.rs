@@ -1,7 +1,7 @@
 //! What fluxsim makes of a render: revision against revision and cluster against cluster
 //! (`compare`), positive controls (`canary`, for `prove`), substitution hazards (`audit`),
-//! the cold start (`graph`), container images (`images`), and every report printed
-//! (`report`).
+//! the cold start (`graph`), container images (`images`), a render against Flux's own code
+//! (`oracle`), and every report printed (`report`).
 
 pub mod audit;
 pub mod canary;
@@ -10,6 +10,7 @@ pub mod finding;
 pub mod graph;
 pub mod images;
 pub mod mask;
+pub mod oracle;
 pub mod report;
 pub mod validate;
 

@@ -238,7 +238,7 @@ fn not_a_string(spec: &Value, field: &str) -> Option<String> {
 }
 
 /// The values the CRD's schema allows in `spec.buildMetadata` (its `BuildMetadataOption`
-/// enum, kustomize-controller v1.9.4 `config/crd/bases`).
+/// enum, kustomize-controller v1.9.5 `config/crd/bases`).
 pub const BUILD_METADATA_OPTIONS: [&str; 2] = ["originAnnotations", "transformerAnnotations"];
 
 /// Why `spec.buildMetadata` breaks the CRD's schema (a list of strings from
@@ -460,7 +460,7 @@ mod tests {
         assert_eq!(with_path(serde_json::json!("./x")).invalid, None);
     }
 
-    // kustomize-controller v1.9.4 api (config/crd/bases): spec.buildMetadata is a list of
+    // kustomize-controller v1.9.5 api (config/crd/bases): spec.buildMetadata is a list of
     // `originAnnotations` and `transformerAnnotations`; the API server refuses anything else.
     #[test]
     fn spec_build_metadata_is_read_and_checked_against_the_crd_enum() {

@@ -227,6 +227,7 @@ mod tests {
             notes: Vec::new(),
             inputs: None,
             reused: false,
+            source_tree: None,
             strict: true,
         };
         k.artifact = Some(artifact);

@@ -120,6 +120,33 @@ pub struct KustomizationRender {
     /// Substituted strictly.
     #[serde(skip)]
     pub strict: bool,
+    /// The tree it was built from when that is not the cluster's own source (a mapped
+    /// source, an ArtifactGenerator's artifact), kept when `RepoOptions::keep_sources` asks
+    /// (`scripts/oracle-check` hands it to Flux's code).
+    #[serde(skip)]
+    pub source_tree: Option<std::sync::Arc<SourceSnapshot>>,
+}
+
+/// A tree a Kustomization was built from, other than the cluster's own source.
+#[derive(Debug)]
+pub struct SourceSnapshot {
+    /// How notes name it (`Note::BuiltFrom`).
+    pub label: String,
+    /// Where a mapped source was read (`None`: a tree fluxsim made, an ArtifactGenerator's).
+    pub read_from: Option<ReadFrom>,
+    /// Its files (path relative to its root, `/`-separated) and their bytes.
+    pub files: BTreeMap<String, Vec<u8>>,
+    /// Its folders (an empty one exists in an artifact).
+    pub dirs: BTreeSet<String>,
+}
+
+/// Where a mapped source's folder is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadFrom {
+    /// A folder of the repository (relative to its root; empty for the root).
+    Folder(String),
+    /// Another checkout.
+    Checkout(std::path::PathBuf),
 }
 
 /// A var whose value cannot be known offline, and the placeholder that stands for it.

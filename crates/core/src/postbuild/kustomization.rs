@@ -385,7 +385,7 @@ mod read_back_tests {
     use super::*;
     use serde_json::json;
 
-    // fluxcd/pkg/ssa v0.76.1 utils/object.go ReadObjects, utils/is.go: what the controller's
+    // fluxcd/pkg/ssa v0.76.2 utils/object.go ReadObjects, utils/is.go: what the controller's
     // read-back of a build makes of an object.
     #[test]
     fn read_back_follows_ssautil_read_objects() {

@@ -404,5 +404,6 @@ pub(super) fn unrendered(
         inputs: None,
         reused: false,
         strict: true,
+        source_tree: None,
     }
 }

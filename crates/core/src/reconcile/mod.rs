@@ -64,6 +64,9 @@ pub struct RenderOptions {
     pub build_ignore: Option<crate::kustomization_generator::IgnoreFor>,
     /// Runs `flux-operator build rset` for the render's ResourceSets.
     pub resourcesets: std::sync::Arc<crate::resourceset::Runner>,
+    /// Keep the trees of Kustomizations built from another source (see
+    /// `RepoOptions::keep_sources`).
+    pub keep_sources: bool,
 }
 
 /// How far a render is, for a progress line: the Kustomizations found so far on every

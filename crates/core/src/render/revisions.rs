@@ -224,6 +224,8 @@ fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
         allow_network: _,
         network_from_config: _,
         build_ignore,
+        // Kept trees are this run's, never stored (the field is skipped).
+        keep_sources: _,
     } = opts;
     let text = serde_json::json!([
         MAGIC,
@@ -382,6 +384,8 @@ fn encode_kustomization(k: &KustomizationRender) -> StoredKustomization {
         inputs,
         reused: _,
         strict,
+        // A tree kept for the oracle is this run's, never stored.
+        source_tree: _,
     } = k;
     let reason = match status {
         Status::Failed(r) | Status::Blocked(r) | Status::External(r) | Status::NeedsNetwork(r) => {
@@ -561,6 +565,7 @@ fn decode_kustomization(k: StoredKustomization) -> Option<KustomizationRender> {
         notes: k.notes,
         inputs: k.inputs,
         reused: false,
+        source_tree: None,
     })
 }
 

@@ -669,6 +669,8 @@ fn entry(
         notes,
         inputs: None,
         reused: false,
+        // A ResourceSet's objects come from the operator, not from a source tree.
+        source_tree: None,
         strict: parent.strict,
     }
 }
