@@ -1,48 +1,63 @@
 //! Compares fluxsim's render of each Flux Kustomization with Flux's own code (the Go
 //! program in `oracle/`), object for object and byte for byte.
 //!
-//! `cargo run --release --example oracle-check -- --oracle BIN [--no-strict] [--verbose] REPO...`
+//! `cargo run --release --example oracle-check -- --oracle BIN [--no-strict] [--verbose]
+//! [--source KIND/NAMESPACE/NAME=PATH]... REPO...`
 //!
 //! For each repository it renders every cluster as `fluxsim render` does, then hands each
-//! Kustomization that fluxsim rendered or that failed (at its path, build or substitution) to
-//! the oracle: the source as Flux would unpack it (a copy of what fluxsim's source view
-//! shows), the Kustomization as applied on the cluster, and the var sources fluxsim resolved
-//! for it, rebuilt as ConfigMaps and Secrets that give each var the value fluxsim chose.
-//! Both sides must agree: the same objects (by group, kind, namespace and name) with the
-//! same content and the same printed YAML, or both fail for the same reason (the stage that
-//! fails: path, generator, secure filesystem, build, object decoding, var name, strict
-//! unset var, envsubst, YAML re-read, UnmarshalJSON, var source). It ends with
-//! `N identical, M different, F both fail, S skipped` and exits 1 when M > 0 (2 on a usage
-//! or oracle error). Kustomizations not built by fluxsim (external, blocked) or built from
-//! another tree than the repository (mapped sources, ArtifactGenerators) are skipped.
+//! Kustomization to the oracle with what Flux itself would start from:
+//! - the raw tree: the files git tracks (every file when the folder is no git work tree),
+//!   before any ignore rule; the oracle applies source-controller's archive filter itself
+//!   (the `.sourceignore` files and the cluster's `GitRepository.spec.ignore`). A Kustomization
+//!   on a mapped source (`--source`, `fluxsim.toml`) gets the mapped folder's raw files, archived
+//!   without a `spec.ignore`; one on an ArtifactGenerator's artifact gets the tree fluxsim made
+//!   (source-watcher's module is not served by the Go module proxy: the copy itself is not
+//!   judged);
+//! - the Kustomization as applied: the object its parent's artifact holds (the root's, as
+//!   fluxsim read it);
+//! - the cluster's objects: every ConfigMap and Secret the cluster's Kustomizations apply, as
+//!   applied, so postBuild.substituteFrom finds what Flux would find (a wrong choice among
+//!   sources is caught); a source fluxsim took from elsewhere (a bootstrap object, a file
+//!   nothing applies, `fluxsim.toml`) is rebuilt from the vars it gave, and a var fluxsim
+//!   could not know offline (a source found nowhere, a SOPS-encrypted value) holds the
+//!   placeholder fluxsim substituted, so everything else is still compared.
 //!
-//! Known limit: the var sources are rebuilt from fluxsim's resolution (each var under the
-//! source it was taken from), so the oracle checks the substitution and everything after it
-//! with fluxsim's vars, not fluxsim's choice among several sources.
+//! Both sides must agree: the same objects (by group, kind, namespace and name) with the
+//! same content and the same printed YAML, or both fail at the same stage
+//! (`fluxsim::oracle::judge`). It ends with `N identical, M different, F both fail, S
+//! skipped` and the skips by reason, and exits 1 when M > 0 (2 on a usage or oracle error).
+//! Skipped: Kustomizations fluxsim does not render (an external source, the network,
+//! suspended, blocked by a failed dependency), those the API server refuses (a field its CRD
+//! schema rejects) and those failing on fluxsim's own size bound.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
 use base64::Engine as _;
-use fluxsim::flux::{Kustomization, ObjectId};
-use fluxsim::model::{KustomizationRender, Status};
+use fluxsim::model::{ClusterRender, KustomizationRender, ReadFrom, Status};
+use fluxsim::oracle::{judge, kustomization_object, Verdict};
 use fluxsim::render::{render_dir, RepoOptions};
 use serde_json::{json, Value};
 
 struct Args {
     oracle: PathBuf,
+    /// `--helm BIN`: the helm oracle (oracle/helm), which HelmReleases are compared with.
+    helm: Option<PathBuf>,
     strict: bool,
     verbose: bool,
+    sources: Vec<String>,
     repos: Vec<PathBuf>,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         oracle: PathBuf::new(),
+        helm: None,
         strict: true,
         verbose: false,
+        sources: Vec::new(),
         repos: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
@@ -50,13 +65,21 @@ fn parse_args() -> Result<Args, String> {
         match a.as_str() {
             "--oracle" => args.oracle = it.next().ok_or("--oracle needs a path")?.into(),
             "--no-strict" => args.strict = false,
+            "--helm" => args.helm = Some(it.next().ok_or("--helm needs the helm oracle")?.into()),
             "--verbose" => args.verbose = true,
+            "--source" => args
+                .sources
+                .push(it.next().ok_or("--source needs KIND/NAMESPACE/NAME=PATH")?),
             s if s.starts_with("--") => return Err(format!("unknown flag {s}")),
             s => args.repos.push(s.into()),
         }
     }
     if args.oracle.as_os_str().is_empty() || args.repos.is_empty() {
-        return Err("usage: oracle-check --oracle BIN [--no-strict] [--verbose] REPO...".into());
+        return Err(
+            "usage: oracle-check --oracle BIN [--no-strict] [--verbose] \
+                    [--source KIND/NAMESPACE/NAME=PATH]... REPO..."
+                .into(),
+        );
     }
     Ok(args)
 }
@@ -76,10 +99,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
+    let skipped: usize = tally.skipped.values().sum();
     println!(
-        "{} identical, {} different, {} both fail, {} skipped",
-        tally.identical, tally.different, tally.both_fail, tally.skipped
+        "{} identical, {} different, {} both fail, {skipped} skipped",
+        tally.identical, tally.different, tally.both_fail
     );
+    for (why, n) in &tally.skipped {
+        println!("  skipped {n}: {why}");
+    }
     if tally.different > 0 {
         ExitCode::from(1)
     } else {
@@ -92,82 +119,279 @@ struct Tally {
     identical: usize,
     different: usize,
     both_fail: usize,
-    skipped: usize,
+    /// By reason.
+    skipped: BTreeMap<&'static str, usize>,
+}
+
+/// Why a Kustomization is not compared, if it is not.
+fn skip_reason(k: &KustomizationRender) -> Option<&'static str> {
+    // A ResourceSet's entry is the Flux Operator's, not kustomize-controller's
+    // (scripts/resourceset-check compares it with the operator's CLI).
+    if fluxsim::model::is_resourceset_entry(k) {
+        return Some("a ResourceSet's entry (the Flux Operator's; scripts/resourceset-check)");
+    }
+    if k.kustomization.invalid.is_some() {
+        return Some(
+            "refused by the API server (a field its CRD schema rejects): no controller sees it",
+        );
+    }
+    match &k.status {
+        Status::Failed(e) if e.contains("fluxsim stops") => {
+            Some("fails on fluxsim's own size bound, which Flux does not have")
+        }
+        Status::Rendered | Status::Failed(_) => None,
+        Status::External(_) => Some("not rendered: an external source"),
+        Status::NeedsNetwork(_) => Some("not rendered: needs the network"),
+        Status::Suspended => Some("not rendered: suspended"),
+        Status::Blocked(_) => Some("not rendered: blocked (a dependency failed, or not reached)"),
+    }
 }
 
 fn check_repo(repo: &Path, args: &Args, tally: &mut Tally) -> Result<(), String> {
+    let mut sources = Vec::new();
+    for s in &args.sources {
+        sources.push(fluxsim::source::mapping::parse_arg(s, repo));
+    }
     let opts = RepoOptions {
         strict: args.strict,
+        keep_sources: true,
+        sources,
+        helm: args
+            .helm
+            .as_ref()
+            .map(|_| fluxsim::helm::HelmOptions::default()),
         ..RepoOptions::default()
     };
     let render = render_dir(repo, &opts).map_err(|e| e.to_string())?;
-    // The source as Flux would unpack it: only what fluxsim's view shows, narrowed by each
-    // cluster's GitRepository `spec.ignore` (one copy per distinct rule set).
+    let raw = copy_raw(repo, opts.include_untracked)?;
     let ignores: BTreeMap<String, Option<String>> =
         fluxsim::render::clusters_of(render.tree.fs(), &opts)
             .map_err(|e| e.to_string())?
             .into_iter()
             .map(|c| (c.name, c.source_ignore))
             .collect();
-    let mut sources: BTreeMap<Option<String>, tempfile::TempDir> = BTreeMap::new();
-    for ignore in ignores.values() {
-        if sources.contains_key(ignore) {
-            continue;
-        }
-        let narrowed = match ignore {
-            Some(rules) => Some(render.tree.narrowed(rules).map_err(|e| e.to_string())?),
-            None => None,
-        };
-        let tree = narrowed.as_ref().unwrap_or(&render.tree);
-        sources.insert(ignore.clone(), copy_source(tree)?);
-    }
+    // Trees other than the repository, written once each (the same label may name another
+    // tree in another cluster: by the snapshot itself).
+    let mut trees: BTreeMap<usize, (tempfile::TempDir, bool)> = BTreeMap::new();
     let mut jobs = Vec::new();
     let mut renders: Vec<(String, &KustomizationRender)> = Vec::new();
+    let mut helm_jobs = Vec::new();
+    let mut releases: Vec<(String, &KustomizationRender)> = Vec::new();
+    let config = fluxsim::config::Config::load(render.tree.fs()).map_err(|e| e.to_string())?;
     for c in &render.clusters {
+        let objects = cluster_objects(c);
         for k in &c.kustomizations {
-            // A render resting on placeholders (a var source nothing in the repository
-            // gives) has no Flux counterpart offline: skipped, and counted.
-            // So does one built from another tree than the repository (a mapped source, an
-            // ArtifactGenerator's ExternalArtifact): the oracle is handed the repository.
-            // And so does one that fails on fluxsim's own size bound (envsubst's
-            // OUTPUT_GROWTH_LIMIT, postbuild's KUSTOMIZATION_OUTPUT_LIMIT: "fluxsim stops"),
-            // where Flux has none.
-            // And so does one the API server refuses (a field its CRD's schema rejects):
-            // no controller ever sees it.
-            let refused = k.kustomization.invalid.is_some();
-            let bounded = matches!(&k.status, Status::Failed(e) if e.contains("fluxsim stops"));
-            let built = matches!(k.status, Status::Rendered | Status::Failed(_))
-                && !bounded
-                && !refused
-                && k.unknown_vars.is_empty()
-                && !k
-                    .notes
-                    .iter()
-                    .any(|n| matches!(n, fluxsim::model::Note::BuiltFrom(_)));
-            if !built {
-                tally.skipped += 1;
+            if fluxsim::model::is_release(k) {
+                if args.helm.is_none() {
+                    continue;
+                }
+                match helm_job(c, k, raw.path(), &objects, &config.helm_controller) {
+                    Ok(job) => {
+                        helm_jobs.push(job);
+                        releases.push((job_id(c, k), k));
+                    }
+                    Err(why) => *tally.skipped.entry(why).or_default() += 1,
+                }
                 continue;
             }
-            let id = format!(
-                "{}: {}/{}",
-                c.name, k.kustomization.id.namespace, k.kustomization.id.name
-            );
-            jobs.push(json!({
+            if let Some(why) = skip_reason(k) {
+                *tally.skipped.entry(why).or_default() += 1;
+                continue;
+            }
+            let id = job_id(c, k);
+            let (root, archive) = match &k.source_tree {
+                None => (
+                    raw.path().to_path_buf(),
+                    json!({"ignore": ignores.get(&c.name).cloned().flatten()}),
+                ),
+                Some(snap) => {
+                    let key = std::sync::Arc::as_ptr(snap) as usize;
+                    if let std::collections::btree_map::Entry::Vacant(e) = trees.entry(key) {
+                        e.insert(match &snap.read_from {
+                            Some(ReadFrom::Folder(f)) => (copy_raw_under(raw.path(), f)?, true),
+                            Some(ReadFrom::Checkout(p)) => (copy_raw(p, false)?, true),
+                            None => (write_snapshot(snap)?, false),
+                        });
+                    }
+                    let (dir, archived) = &trees[&key];
+                    let archive = if *archived { json!({}) } else { Value::Null };
+                    (dir.path().to_path_buf(), archive)
+                }
+            };
+            let mut job = json!({
                 "id": id,
-                "root": sources
-                    .get(ignores.get(&c.name).unwrap_or(&None))
-                    .ok_or_else(|| format!("no source for cluster {}", c.name))?
-                    .path(),
-                "kustomization": kustomization_object(&k.kustomization),
-                "objects": var_sources(k),
-                "strict": args.strict,
-            }));
+                "root": root,
+                "kustomization": applied_object(c, k),
+                "objects": objects_for(&objects, k),
+                "strict": k.strict,
+            });
+            if !archive.is_null() {
+                job["archive"] = archive;
+            }
+            jobs.push(job);
             renders.push((id, k));
         }
     }
-    let results = run_oracle(&args.oracle, &jobs)?;
-    for ((id, k), result) in renders.iter().zip(results) {
-        let verdict = judge(k, &result);
+    let mut results = run_oracle(&args.oracle, &jobs)?;
+    let mut judged: Vec<(String, &KustomizationRender, Verdict)> = renders
+        .into_iter()
+        .zip(results.drain(..))
+        .map(|((id, k), r)| {
+            let v = judge(k, &r);
+            (id, k, v)
+        })
+        .collect();
+    if let Some(helm) = &args.helm {
+        let results = run_oracle(helm, &helm_jobs)?;
+        for ((id, k), r) in releases.into_iter().zip(results) {
+            let v = judge_release(k, &r);
+            judged.push((id, k, v));
+        }
+    }
+    tell(repo, judged, args.verbose, tally);
+    Ok(())
+}
+
+fn job_id(c: &ClusterRender, k: &KustomizationRender) -> String {
+    format!(
+        "{}: {}/{}",
+        c.name, k.kustomization.id.namespace, k.kustomization.id.name
+    )
+}
+
+/// The helm oracle's job for a release of `--helm`: the HelmRelease as its Kustomization
+/// applies it, the chart folder of the raw tree (a chart from a GitRepository: what
+/// source-controller packages, the chart's own `.helmignore` applied by helm's loader), the
+/// cluster's objects (valuesFrom) and what `fluxsim.toml` tells Helm of the cluster; or why
+/// the release is not compared.
+fn helm_job(
+    c: &ClusterRender,
+    k: &KustomizationRender,
+    raw: &Path,
+    objects: &BTreeMap<(String, String, String), Value>,
+    config: &fluxsim::config::HelmConfig,
+) -> Result<Value, &'static str> {
+    match &k.status {
+        Status::Rendered | Status::Failed(_) => {}
+        Status::External(_) => {
+            return Err("release not rendered: its chart is not in the repository")
+        }
+        _ => return Err("release not rendered"),
+    }
+    // `<kustomization>/helm/<namespace>/<name>`.
+    let parts: Vec<&str> = k.kustomization.id.name.rsplitn(4, '/').collect();
+    let [name, namespace, "helm", _] = parts[..] else {
+        return Err("release entry without a HelmRelease name");
+    };
+    let parent = c
+        .kustomizations
+        .iter()
+        .find(|x| Some(&x.kustomization.id) == k.parent.as_ref())
+        .ok_or("release without its Kustomization")?;
+    let hr = parent
+        .artifact
+        .as_ref()
+        .and_then(|a| {
+            a.objects.iter().find(|o| {
+                o.object["kind"] == "HelmRelease"
+                    && o.object["metadata"]["name"] == name
+                    && o.object["metadata"]["namespace"] == namespace
+            })
+        })
+        .ok_or("release whose HelmRelease is not in its Kustomization's artifact")?;
+    let hr = (*hr.object).clone();
+    let spec = &hr["spec"]["chart"]["spec"];
+    if hr["spec"].get("chartRef").is_some() || spec["sourceRef"]["kind"] != "GitRepository" {
+        return Err("release whose chart is not in a GitRepository (not a local chart)");
+    }
+    if spec.get("valuesFiles").is_some_and(|v| !v.is_null()) {
+        return Err("release with spec.chart.spec.valuesFiles (source-controller's chart build is not in the helm oracle)");
+    }
+    let path = spec["chart"]
+        .as_str()
+        .unwrap_or_default()
+        .trim_start_matches("./");
+    let chart = raw.join(path);
+    if path.is_empty() || path.contains("..") || !chart.join("Chart.yaml").is_file() {
+        return Err("release whose chart folder is not in the raw tree");
+    }
+    let ns = namespace.to_string();
+    let objects: Vec<Value> = objects
+        .iter()
+        .filter(|((_, n, _), _)| *n == ns)
+        .map(|(_, v)| v.clone())
+        .collect();
+    Ok(json!({
+        "id": job_id(c, k),
+        "helmRelease": hr,
+        "chart": chart,
+        "objects": objects,
+        "kubeVersion": config.kube_version.clone().unwrap_or_default(),
+        "apiVersions": config.api_versions,
+    }))
+}
+
+/// A release against the helm oracle's: the same objects (by group, kind, namespace and
+/// name) with the same content, or both failing. The print is not compared: fluxsim prints
+/// a release as kustomize prints a build, helm-controller applies helm's manifest text.
+fn judge_release(k: &KustomizationRender, result: &Value) -> Verdict {
+    use fluxsim::flux::ObjectId;
+    let ok = result["ok"].as_bool().unwrap_or(false);
+    match (&k.status, &k.artifact, ok) {
+        (Status::Failed(_), _, false) => Verdict::BothFail,
+        (Status::Failed(e), _, true) => {
+            Verdict::Different(format!("  fluxsim fails, Flux installs: {e}"))
+        }
+        (_, _, false) => Verdict::Different(format!(
+            "  fluxsim renders, Flux fails: {}",
+            result["error"].as_str().unwrap_or_default()
+        )),
+        (Status::Rendered, Some(artifact), true) => {
+            let mut theirs: BTreeMap<ObjectId, Value> = result["objects"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|o| (ObjectId::of(o), o.clone()))
+                .collect();
+            let mut why = Vec::new();
+            for o in &artifact.objects {
+                match theirs.remove(&o.id) {
+                    None => why.push(format!("  only fluxsim has {:?}", o.id)),
+                    Some(t) if t != *o.object => {
+                        let pretty =
+                            |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default() + "\n";
+                        why.push(format!(
+                            "  {:?} differs:\n{}",
+                            o.id,
+                            similar::TextDiff::from_lines(pretty(&o.object), pretty(&t))
+                                .unified_diff()
+                                .header("fluxsim", "flux")
+                        ));
+                    }
+                    Some(_) => {}
+                }
+            }
+            for id in theirs.keys() {
+                why.push(format!("  only Flux has {id:?}"));
+            }
+            if why.is_empty() {
+                Verdict::Identical
+            } else {
+                Verdict::Different(why.join("\n"))
+            }
+        }
+        (status, _, _) => Verdict::Different(format!("  unexpected fluxsim state {status:?}")),
+    }
+}
+
+/// Counts and prints the verdicts of one repository.
+fn tell(
+    repo: &Path,
+    judged: Vec<(String, &KustomizationRender, Verdict)>,
+    verbose: bool,
+    tally: &mut Tally,
+) {
+    for (id, _, verdict) in judged {
         match &verdict {
             Verdict::Identical => tally.identical += 1,
             Verdict::BothFail => tally.both_fail += 1,
@@ -176,7 +400,7 @@ fn check_repo(repo: &Path, args: &Args, tally: &mut Tally) -> Result<(), String>
                 println!("DIFFERENT {}: {id}\n{why}", repo.display());
             }
         }
-        if args.verbose && !matches!(verdict, Verdict::Different(_)) {
+        if verbose && !matches!(verdict, Verdict::Different(_)) {
             let word = if matches!(verdict, Verdict::Identical) {
                 "identical"
             } else {
@@ -185,149 +409,277 @@ fn check_repo(repo: &Path, args: &Args, tally: &mut Tally) -> Result<(), String>
             println!("{word} {}: {id}", repo.display());
         }
     }
-    Ok(())
 }
 
-/// A temporary folder holding the files `tree` shows, as source-controller archives them.
-fn copy_source(tree: &fluxsim::source::Tree) -> Result<tempfile::TempDir, String> {
-    let out = tempfile::Builder::new()
+/// The files of `dir` as a clone holds them: those git tracks (with `untracked`, also the
+/// untracked ones git does not ignore), or every file when `dir` is no git work tree; only
+/// regular files (source-controller archives nothing else). Paths relative to `dir`.
+fn raw_files(dir: &Path, untracked: bool) -> Result<Vec<PathBuf>, String> {
+    let inside = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", "--is-inside-work-tree"])
+        .stderr(Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success() && o.stdout.starts_with(b"true"));
+    let mut out = Vec::new();
+    if inside {
+        let mut cmd = Command::new("git");
+        cmd.arg("-C").arg(dir).args(["ls-files", "-z", "--cached"]);
+        if untracked {
+            cmd.args(["--others", "--exclude-standard"]);
+        }
+        let o = cmd.output().map_err(|e| format!("git ls-files: {e}"))?;
+        if !o.status.success() {
+            return Err(String::from_utf8_lossy(&o.stderr).into_owned());
+        }
+        for p in o.stdout.split(|b| *b == 0).filter(|p| !p.is_empty()) {
+            out.push(PathBuf::from(String::from_utf8_lossy(p).into_owned()));
+        }
+    } else {
+        let mut stack = vec![PathBuf::new()];
+        while let Some(rel) = stack.pop() {
+            let entries = std::fs::read_dir(dir.join(&rel))
+                .map_err(|e| format!("{}: {e}", dir.join(&rel).display()))?;
+            for e in entries.flatten() {
+                if e.file_name() == ".git" {
+                    continue;
+                }
+                let p = rel.join(e.file_name());
+                match e.file_type() {
+                    Ok(t) if t.is_dir() => stack.push(p),
+                    Ok(t) if t.is_file() => out.push(p),
+                    _ => {}
+                }
+            }
+        }
+    }
+    out.retain(|p| std::fs::symlink_metadata(dir.join(p)).is_ok_and(|m| m.file_type().is_file()));
+    out.sort();
+    Ok(out)
+}
+
+fn tempdir() -> Result<tempfile::TempDir, String> {
+    tempfile::Builder::new()
         .prefix("fluxsim-oracle-source-")
         .tempdir()
-        .map_err(|e| e.to_string())?;
-    for f in tree.files() {
-        let from = tree.root().join(f);
-        let to = out.path().join(f);
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
-        }
-        let bytes = tree
-            .fs()
-            .read(&from)
-            .map_err(|e| format!("{}: {e}", from.display()))?;
-        std::fs::write(&to, bytes).map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())
+}
+
+fn write_file(to: &Path, bytes: &[u8]) -> Result<(), String> {
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+    }
+    std::fs::write(to, bytes).map_err(|e| format!("{}: {e}", to.display()))
+}
+
+/// A temporary copy of `dir`'s raw files ([`raw_files`]).
+fn copy_raw(dir: &Path, untracked: bool) -> Result<tempfile::TempDir, String> {
+    let out = tempdir()?;
+    for f in raw_files(dir, untracked)? {
+        let bytes = std::fs::read(dir.join(&f)).map_err(|e| format!("{}: {e}", f.display()))?;
+        write_file(&out.path().join(&f), &bytes)?;
     }
     Ok(out)
 }
 
-/// The Flux Kustomization object fluxsim simulated, with every field Flux's generator and
-/// postBuild read.
-fn kustomization_object(k: &Kustomization) -> Value {
-    let mut spec = serde_json::Map::new();
-    spec.insert("path".into(), json!(k.path));
-    spec.insert("prune".into(), json!(k.prune));
-    let mut put = |key: &str, v: Value| {
-        spec.insert(key.into(), v);
-    };
-    if let Some(ns) = &k.target_namespace {
-        put("targetNamespace", json!(ns));
-    }
-    if let Some(p) = &k.name_prefix {
-        put("namePrefix", json!(p));
-    }
-    if let Some(s) = &k.name_suffix {
-        put("nameSuffix", json!(s));
-    }
-    if !k.patches.is_empty() {
-        put("patches", json!(k.patches));
-    }
-    if !k.images.is_empty() {
-        put("images", json!(k.images));
-    }
-    if !k.components.is_empty() {
-        put("components", json!(k.components));
-    }
-    if !k.build_metadata.is_empty() {
-        put("buildMetadata", json!(k.build_metadata));
-    }
-    if k.ignore_missing_components {
-        put("ignoreMissingComponents", json!(true));
-    }
-    if !k.common_labels.is_empty() || !k.common_annotations.is_empty() {
-        let mut cm = serde_json::Map::new();
-        if !k.common_labels.is_empty() {
-            cm.insert("labels".into(), json!(k.common_labels));
+/// A temporary copy of the raw files under `folder` of the raw copy `raw`.
+fn copy_raw_under(raw: &Path, folder: &str) -> Result<tempfile::TempDir, String> {
+    let out = tempdir()?;
+    let from = raw.join(folder);
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(from.join(&rel)) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = rel.join(e.file_name());
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                std::fs::create_dir_all(out.path().join(&p)).map_err(|e| e.to_string())?;
+                stack.push(p);
+            } else {
+                let bytes = std::fs::read(from.join(&p)).map_err(|e| e.to_string())?;
+                write_file(&out.path().join(&p), &bytes)?;
+            }
         }
-        if !k.common_annotations.is_empty() {
-            cm.insert("annotations".into(), json!(k.common_annotations));
-        }
-        put("commonMetadata", Value::Object(cm));
     }
-    if let Some(pb) = &k.post_build {
-        let mut p = serde_json::Map::new();
-        if !pb.substitute.is_empty() {
-            p.insert("substitute".into(), json!(pb.substitute));
-        }
-        if !pb.substitute_from.is_empty() {
-            let refs: Vec<Value> = pb
-                .substitute_from
-                .iter()
-                .map(|r| json!({"kind": r.kind, "name": r.name, "optional": r.optional}))
-                .collect();
-            p.insert("substituteFrom".into(), Value::Array(refs));
-        }
-        if pb.always {
-            p.insert("substituteStrategy".into(), json!("Always"));
-        }
-        put("postBuild", Value::Object(p));
-    }
-    json!({
-        "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
-        "kind": "Kustomization",
-        "metadata": {"name": k.id.name, "namespace": k.id.namespace},
-        "spec": Value::Object(spec),
-    })
+    Ok(out)
 }
 
-/// ConfigMaps and Secrets that give each var the value fluxsim resolved, under the source
-/// it came from; every required source exists (empty when it gave no var), also for a
-/// Kustomization that failed after its vars were read, so the oracle finds what fluxsim
-/// found (scripts/oracle-fuzz found failures compared with a source missing on one side).
-fn var_sources(k: &KustomizationRender) -> Vec<Value> {
-    let Some(pb) = &k.kustomization.post_build else {
-        return Vec::new();
+/// A tree fluxsim made (an ArtifactGenerator's artifact), as it is.
+fn write_snapshot(snap: &fluxsim::model::SourceSnapshot) -> Result<tempfile::TempDir, String> {
+    let out = tempdir()?;
+    for d in &snap.dirs {
+        std::fs::create_dir_all(out.path().join(d)).map_err(|e| e.to_string())?;
+    }
+    for (f, bytes) in &snap.files {
+        write_file(&out.path().join(f), bytes)?;
+    }
+    Ok(out)
+}
+
+fn is_kind(o: &Value, kind: &str) -> bool {
+    o["kind"] == kind && o["apiVersion"] == "v1"
+}
+
+fn object_key(o: &Value) -> (String, String, String) {
+    let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    (
+        s(&o["kind"]),
+        s(&o["metadata"]["namespace"]),
+        s(&o["metadata"]["name"]),
+    )
+}
+
+/// The ConfigMaps and Secrets the cluster's Kustomizations apply, as applied (by kind,
+/// namespace and name; the first Kustomization to apply one, in the render's order, holds
+/// it). A SOPS-encrypted Secret is given its ciphertext as values (fluxsim has no keys; a var
+/// it gives is a placeholder, see [`objects_for`]); a Secret whose data is not base64, which
+/// the API server refuses, is left out.
+fn cluster_objects(c: &ClusterRender) -> BTreeMap<(String, String, String), Value> {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut out = BTreeMap::new();
+    for k in &c.kustomizations {
+        let Some(artifact) = &k.artifact else {
+            continue;
+        };
+        for o in &artifact.objects {
+            let v = &*o.object;
+            if !(is_kind(v, "ConfigMap") || is_kind(v, "Secret")) {
+                continue;
+            }
+            let mut v = v.clone();
+            if v.get("sops").is_some() {
+                v.as_object_mut().unwrap().remove("sops");
+                if let Some(m) = v.get_mut("data").and_then(Value::as_object_mut) {
+                    for x in m.values_mut() {
+                        *x = Value::from(b64.encode(x.as_str().unwrap_or_default()));
+                    }
+                }
+            }
+            let valid = stored_as_is(&v);
+            if valid {
+                out.entry(object_key(&v)).or_insert(v);
+            }
+        }
+    }
+    out
+}
+
+/// Whether the API server would store this ConfigMap or Secret: `data`, `binaryData` and
+/// `stringData` maps of strings, a Secret's `data` and a ConfigMap's `binaryData` base64
+/// (Go's decoder, for a `[]byte` in JSON, skips line breaks). One it refuses is on no
+/// cluster, and would fail the oracle's every read.
+fn stored_as_is(v: &Value) -> bool {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let base64 = |s: &str| b64.decode(s.replace(['\n', '\r'], "")).is_ok();
+    let secret = is_kind(v, "Secret");
+    let field_ok = |field: &str, encoded: bool| match v.get(field) {
+        None | Some(Value::Null) => true,
+        Some(Value::Object(m)) => m
+            .values()
+            .all(|x| x.as_str().is_some_and(|s| !encoded || base64(s))),
+        Some(_) => false,
     };
-    let mut by_source: BTreeMap<(String, String), BTreeMap<String, String>> = BTreeMap::new();
+    v["metadata"]["name"].is_string()
+        && field_ok("data", secret)
+        && field_ok("stringData", false)
+        && field_ok("binaryData", true)
+}
+
+/// The cluster's objects as `k`'s job gives them: a var source fluxsim took from outside the
+/// cluster's objects (bootstrap, a file nothing applies, `fluxsim.toml`) rebuilt from the vars
+/// it gave, and each var fluxsim could not know (a source found nowhere, a SOPS-encrypted
+/// value) holding the placeholder fluxsim substituted, in the last source it may come from
+/// (a later `substituteFrom` entry wins).
+fn objects_for(
+    objects: &BTreeMap<(String, String, String), Value>,
+    k: &KustomizationRender,
+) -> Vec<Value> {
+    let ns = &k.kustomization.id.namespace;
+    let mut out = objects.clone();
     for (name, v) in &k.vars {
-        let head = v.source.split_whitespace().next().unwrap_or_default();
-        if let Some((kind, src)) = head.split_once('/') {
-            by_source
-                .entry((kind.to_string(), src.to_string()))
-                .or_default()
-                .insert(name.clone(), v.value.clone());
+        let Some((kind, src)) = v
+            .source
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .split_once('/')
+        else {
+            continue;
+        };
+        let on_cluster = objects.contains_key(&(kind.to_string(), ns.clone(), src.to_string()));
+        // An encrypted value is what fluxsim substituted for it (a placeholder); a source not
+        // on the cluster is rebuilt from the vars it gave.
+        if v.encrypted || !on_cluster {
+            put(&mut out, kind, ns, src, name, &v.value);
         }
     }
-    // Every required source exists on the oracle's cluster, also when fluxsim failed after
-    // reading its vars (a source that gave no var is in no `vars` entry), unless fluxsim
-    // failed on a source itself.
-    let source_failed =
-        matches!(&k.status, Status::Failed(e) if fluxsim_failure(e) == Failure::VarSource);
-    let mut wanted: BTreeSet<(String, String)> = by_source.keys().cloned().collect();
-    if !source_failed {
-        for r in pb.substitute_from.iter().filter(|r| !r.optional) {
-            wanted.insert((r.kind.clone(), r.name.clone()));
+    for u in &k.unknown_vars {
+        let Some(last) = u.sources.last() else {
+            continue;
+        };
+        let parts: Vec<&str> = last.splitn(3, '/').collect();
+        if let [kind, namespace, name] = parts[..] {
+            put(&mut out, kind, namespace, name, &u.name, &u.placeholder);
         }
     }
-    wanted
-        .into_iter()
-        .map(|(kind, name)| {
-            let data = by_source
-                .remove(&(kind.clone(), name.clone()))
-                .unwrap_or_default();
-            let data: BTreeMap<String, String> = if kind == "Secret" {
-                data.into_iter()
-                    .map(|(k, v)| (k, base64::engine::general_purpose::STANDARD.encode(v)))
-                    .collect()
-            } else {
-                data
-            };
+    out.into_values().collect()
+}
+
+/// Sets `key` of the ConfigMap or Secret `kind/namespace/name` of `out` (made when missing)
+/// to `value`.
+fn put(
+    out: &mut BTreeMap<(String, String, String), Value>,
+    kind: &str,
+    namespace: &str,
+    name: &str,
+    key: &str,
+    value: &str,
+) {
+    let entry = out
+        .entry((kind.to_string(), namespace.to_string(), name.to_string()))
+        .or_insert_with(|| {
             json!({
                 "apiVersion": "v1",
                 "kind": kind,
-                "metadata": {"name": name, "namespace": k.kustomization.id.namespace},
-                "data": data,
+                "metadata": {"name": name, "namespace": namespace},
             })
+        });
+    let obj = entry.as_object_mut().unwrap();
+    let data = obj.entry("data").or_insert_with(|| json!({}));
+    let value = if kind == "Secret" {
+        base64::engine::general_purpose::STANDARD.encode(value)
+    } else {
+        value.to_string()
+    };
+    data[key] = Value::from(value);
+    if let Some(sd) = obj.get_mut("stringData").and_then(Value::as_object_mut) {
+        sd.remove(key);
+    }
+}
+
+/// The Flux Kustomization as applied: the object its parent's artifact holds, else (the
+/// root) as fluxsim read it.
+fn applied_object(c: &ClusterRender, k: &KustomizationRender) -> Value {
+    let id = &k.kustomization.id;
+    let from_parent = k.parent.as_ref().and_then(|p| {
+        let parent = c.kustomizations.iter().find(|x| &x.kustomization.id == p)?;
+        parent.artifact.as_ref()?.objects.iter().find_map(|o| {
+            let v = &*o.object;
+            let ok = v["kind"] == "Kustomization"
+                && v["apiVersion"]
+                    .as_str()
+                    .is_some_and(|a| a.starts_with("kustomize.toolkit.fluxcd.io/"))
+                && v["metadata"]["name"] == id.name.as_str()
+                && v["metadata"]["namespace"]
+                    .as_str()
+                    .unwrap_or(&parent.kustomization.id.namespace)
+                    == id.namespace;
+            ok.then(|| v.clone())
         })
-        .collect()
+    });
+    from_parent.unwrap_or_else(|| kustomization_object(&k.kustomization))
 }
 
 fn run_oracle(oracle: &Path, jobs: &[Value]) -> Result<Vec<Value>, String> {
@@ -362,201 +714,4 @@ fn run_oracle(oracle: &Path, jobs: &[Value]) -> Result<Vec<Value>, String> {
         ));
     }
     Ok(results)
-}
-
-enum Verdict {
-    Identical,
-    BothFail,
-    Different(String),
-}
-
-fn judge(k: &KustomizationRender, result: &Value) -> Verdict {
-    let oracle_ok = result["ok"].as_bool().unwrap_or(false);
-    let error = result["error"].as_str().unwrap_or_default();
-    match (&k.status, &k.artifact, oracle_ok) {
-        (Status::Failed(e), _, false) => {
-            let (ours, theirs) = (fluxsim_failure(e), flux_failure(error));
-            // An error neither side's wording names is never taken as the same reason.
-            if ours == theirs && ours != Failure::Other {
-                Verdict::BothFail
-            } else {
-                Verdict::Different(format!(
-                    "  both fail, for different reasons:\n    fluxsim ({ours:?}): {e}\n    flux    ({theirs:?}): {error}"
-                ))
-            }
-        }
-        (Status::Failed(e), _, true) => {
-            Verdict::Different(format!("  fluxsim failed, Flux renders: {e}"))
-        }
-        (Status::Rendered, _, false) => {
-            Verdict::Different(format!("  fluxsim renders, Flux fails: {error}"))
-        }
-        (Status::Rendered, Some(artifact), true) => {
-            let mut theirs: BTreeMap<ObjectId, (String, Value)> = BTreeMap::new();
-            for o in result["objects"].as_array().into_iter().flatten() {
-                let obj = o["object"].clone();
-                theirs.insert(
-                    ObjectId::of(&obj),
-                    (o["yaml"].as_str().unwrap_or_default().to_string(), obj),
-                );
-            }
-            let mut why = Vec::new();
-            for ours in &artifact.objects {
-                match theirs.remove(&ours.id) {
-                    None => why.push(format!("  only fluxsim has {}", show(&ours.id))),
-                    Some((yaml, obj)) => {
-                        if *ours.object != obj {
-                            let pretty = |v: &Value| {
-                                serde_json::to_string_pretty(v).unwrap_or_default() + "\n"
-                            };
-                            let text = if ours.yaml == yaml {
-                                diff(&pretty(&ours.object), &pretty(&obj))
-                            } else {
-                                diff(&ours.yaml, &yaml)
-                            };
-                            why.push(format!("  {} differs in content:\n{text}", show(&ours.id)));
-                        } else if ours.yaml != yaml {
-                            why.push(format!(
-                                "  {} is printed differently:\n{}",
-                                show(&ours.id),
-                                diff(&ours.yaml, &yaml)
-                            ));
-                        }
-                    }
-                }
-            }
-            for id in theirs.keys() {
-                why.push(format!("  only Flux has {}", show(id)));
-            }
-            if why.is_empty() {
-                Verdict::Identical
-            } else {
-                Verdict::Different(why.join("\n"))
-            }
-        }
-        (status, _, _) => Verdict::Different(format!("  unexpected fluxsim state {status:?}")),
-    }
-}
-
-/// Why a Kustomization fails, in the stages kustomize-controller goes through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Failure {
-    /// `spec.path` is not in the source (reconcile: "kustomization path not found").
-    PathNotFound,
-    /// Flux's generator (`kustomize create failed`).
-    Generate,
-    /// A read outside the source (Flux's secure filesystem, `fs-security-constraint`).
-    SecureFs,
-    /// `kustomize build` itself.
-    Build,
-    /// A built object without apiVersion, kind or name.
-    Decode,
-    /// A var name Flux refuses.
-    InvalidVarName,
-    /// A var unset and without default, in strict mode.
-    StrictUnset,
-    /// envsubst cannot parse or evaluate an expression.
-    Envsubst,
-    /// The substituted text does not read back as YAML (`YAMLToJSON`).
-    YamlReread,
-    /// The JSON cannot be set back into the resource (`UnmarshalJSON`).
-    Unmarshal,
-    /// A `substituteFrom` source cannot be read.
-    VarSource,
-    /// Reading the built objects back for the apply (`ssautil.ReadObjects`): an object
-    /// without a kind.
-    ReadBack,
-    /// Anything else (after the build: reading the objects back for the apply).
-    Other,
-}
-
-/// The stage the oracle's error (kustomize-controller's own wording) names.
-fn flux_failure(e: &str) -> Failure {
-    if e.starts_with("kustomization path not found") {
-        Failure::PathNotFound
-    } else if e.contains("fs-security-constraint") || e.contains("is not in or below") {
-        Failure::SecureFs
-    } else if e.starts_with("kustomize create failed") {
-        Failure::Generate
-    } else if e.starts_with("kustomize build failed") {
-        Failure::Build
-    } else if e.starts_with("failed to decode Kubernetes apiVersion, kind and name") {
-        Failure::Decode
-    } else if e.contains("Object 'Kind' is missing in") {
-        Failure::ReadBack
-    } else if e.starts_with("panic:") && e.contains("slice bounds out of range") {
-        // envsubst's toSubstr panics on a negative length (funcs.go); controller-runtime
-        // recovers the panic and fails the reconcile with it.
-        Failure::Envsubst
-    } else if e.starts_with("post build failed") {
-        if e.contains("var name is invalid") {
-            Failure::InvalidVarName
-        } else if e.contains("variable not set (strict mode)") {
-            Failure::StrictUnset
-        } else if e.contains("envsubst error: YAMLToJSON") {
-            Failure::YamlReread
-        } else if e.contains("UnmarshalJSON: ") {
-            // SubstituteVariables' own `res.UnmarshalJSON`, after varSubstitution.
-            Failure::Unmarshal
-        } else if e.contains("substitute from '") {
-            Failure::VarSource
-        } else if e.contains("variable substitution failed") {
-            Failure::Envsubst
-        } else {
-            Failure::Other
-        }
-    } else {
-        Failure::Other
-    }
-}
-
-/// The stage fluxsim's error names (its own wording: `src/generate`, `src/build`,
-/// `src/postbuild`, `src/reconcile`).
-fn fluxsim_failure(e: &str) -> Failure {
-    if e.contains("does not exist in the source") {
-        Failure::PathNotFound
-    } else if e.contains("fs-security-constraint") || e.contains("is not in or below") {
-        Failure::SecureFs
-    } else if e.contains("kustomize create failed")
-        || e.contains("failed to decode Kubernetes YAML from")
-        || e.contains("is not a directory")
-    {
-        Failure::Generate
-    } else if e.contains("kustomize build failed")
-        || (e.contains("component `") && e.contains("not found"))
-    {
-        // A missing component is kept in the kustomization by Flux's generator, and the
-        // build fails on it.
-        Failure::Build
-    } else if e.contains("var name is invalid") {
-        Failure::InvalidVarName
-    } else if e.contains("variable not set (strict mode)") {
-        Failure::StrictUnset
-    } else if e.contains("the substituted resource is not valid YAML") {
-        Failure::YamlReread
-    } else if e.contains("(UnmarshalJSON)") {
-        Failure::Unmarshal
-    } else if e.contains("substitute from '") {
-        Failure::VarSource
-    } else if e.contains("variable substitution failed") {
-        Failure::Envsubst
-    } else if e.contains("apiVersion, kind and name") {
-        Failure::Decode
-    } else if e.contains("Object 'Kind' is missing in") {
-        Failure::ReadBack
-    } else {
-        Failure::Other
-    }
-}
-
-fn show(id: &ObjectId) -> String {
-    format!("{}/{}/{}/{}", id.group, id.kind, id.namespace, id.name)
-}
-
-fn diff(ours: &str, theirs: &str) -> String {
-    similar::TextDiff::from_lines(ours, theirs)
-        .unified_diff()
-        .header("fluxsim", "flux")
-        .context_radius(2)
-        .to_string()
 }

@@ -1,6 +1,6 @@
 // Command patternvectors writes envsubst conformance vectors for the shell patterns of the
 // trim operators (`${V#p}`, `${V##p}`, `${V%p}`, `${V%%p}`), each run through
-// github.com/fluxcd/pkg/envsubst v1.7.0 (its own `path` matcher, where `*` and `?` match `/`):
+// github.com/fluxcd/pkg/envsubst v1.7.1 (its own `path` matcher, where `*` and `?` match `/`):
 //
 //	go run ./patternvectors > ../testdata/conformance/envsubst-patterns.jsonl
 //

@@ -9,11 +9,11 @@
 // `value` (what V holds) and `object` (the object SubstituteVariables leaves, as JSON) or
 // `object_error`.
 //
-// What runs, as kustomize-controller runs it (fluxcd/pkg/kustomize v1.39.0,
+// What runs, as kustomize-controller runs it (fluxcd/pkg/kustomize v1.35.6,
 // kustomize_varsub.go SubstituteVariables): the template object is loaded as a kustomize
 // resource and printed with res.AsYAML() (MarshalJSON, then sigs.k8s.io/yaml JSONToYAML:
 // the text `kustomize build` prints, and the text Flux substitutes); varSubstitution runs
-// envsubst.Eval (github.com/fluxcd/pkg/envsubst v1.7.0) and sigs.k8s.io/yaml v1.6.0
+// envsubst.Eval (github.com/fluxcd/pkg/envsubst v1.7.1) and sigs.k8s.io/yaml v1.6.0
 // YAMLToJSON (go.yaml.in/yaml/v2 v2.4.x, YAML 1.1); the JSON goes back into the resource
 // (res.UnmarshalJSON). varSubstitution is not exported, so its three steps are copied here
 // (the var-name check, the strict mapping, YAMLToJSON); SubstituteVariables itself runs too,

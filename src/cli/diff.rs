@@ -1,17 +1,18 @@
 //! `fluxsim diff`, `fluxsim compare` and `fluxsim prove`.
 
-use super::render::{HelmFlags, RenderFlags, SecretFlags};
+use super::render::{HelmFlags, ObjectFlags, RenderFlags, SecretFlags};
 use super::{Outcome, Output, Status};
 use crate::cache::BuildCache;
 use crate::canary;
-use crate::compare::{compare_clusters, diff_revisions, DiffOptions, DiffStyle, RevisionDiff};
+use crate::compare::{compare_clusters, diff_revisions, DiffOptions, RevisionDiff};
 use crate::model::RepoRender;
 use crate::render::revisions::{render_after, render_revision, RevisionRender, RevisionSlot};
 use crate::render::{build_cache, load_tree_known, make_builder, render_tree_cached, RepoOptions};
 use crate::report::diff as report;
 use crate::report::limit::Kind;
+use crate::review;
 
-/// Output formats of `diff`, `compare` and `prove`.
+/// Output formats of `compare` (and `images`).
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub(crate) enum Format {
     /// For people.
@@ -20,6 +21,34 @@ pub(crate) enum Format {
     Json,
     /// A pull-request summary.
     Markdown,
+}
+
+/// Output formats of `diff` and `prove`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum DiffFormat {
+    /// For people: the summary first, then each change (80 columns).
+    Text,
+    /// Stable JSON for programs, with each object's semantic changes.
+    Json,
+    /// GitHub Markdown: the summary first, then the details, folded.
+    Markdown,
+    /// GitLab Markdown (collapsible sections as GitLab renders them).
+    Gitlab,
+    /// Gitea and Forgejo Markdown.
+    Gitea,
+    /// One self-contained HTML page: a tree, a filter box, side-by-side views.
+    Html,
+}
+
+impl DiffFormat {
+    /// The Markdown flavour of the format (GitHub's for those that are not Markdown).
+    fn flavor(self) -> review::markdown::Flavor {
+        match self {
+            DiffFormat::Gitlab => review::markdown::Flavor::GitLab,
+            DiffFormat::Gitea => review::markdown::Flavor::Gitea,
+            _ => review::markdown::Flavor::GitHub,
+        }
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -44,9 +73,26 @@ pub(crate) struct DiffArgs {
         value_enum,
         default_value = "text"
     )]
-    pub(crate) format: Format,
+    pub(crate) format: DiffFormat,
     #[command(flatten)]
     pub(crate) fail: super::FailFlags,
+    /// Also write every report into DIR (text, Markdown, HTML, JSON, and comments that fit).
+    ///
+    /// `report.txt`, `report.md` (in the flavour of `--format`, GitHub's by default),
+    /// `report.html`, `report.json`, and the Markdown split into `comment-1.md`,
+    /// `comment-2.md` ... under `--comment-limit` (the summary whole in the first). DIR is
+    /// replaced only when it is empty or fluxsim wrote it.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: Option<std::path::PathBuf>,
+    /// The most bytes one `comment-N.md` of `--out` may hold; default: the forge's comment
+    /// limit (65,536 on GitHub and Gitea, 1,000,000 on GitLab) less 256 for the marker line a
+    /// CI script adds.
+    #[arg(long, value_name = "BYTES", hide_short_help = true)]
+    pub(crate) comment_limit: Option<usize>,
+    /// Where the whole report will be (the CI run's artifacts): linked from the summary of
+    /// `--out`'s comments.
+    #[arg(long, value_name = "URL", hide_short_help = true)]
+    pub(crate) report_url: Option<String>,
     /// Render again in head only the Kustomizations whose spec, vars or input files changed,
     /// taking the others from base (reported as skipped). The default: tests check it gives
     /// the same diff as `--full`.
@@ -64,57 +110,120 @@ pub(crate) struct DiffArgs {
     pub(crate) flags: RenderFlags,
     #[command(flatten)]
     pub(crate) helm: HelmFlags,
+    #[command(flatten)]
+    pub(crate) checks: super::validate::DiffValidate,
+}
+
+impl DiffArgs {
+    /// A diff of `flags`' repository between two revisions, with the defaults of every other
+    /// flag (what `images --diff` renders).
+    pub(crate) fn revisions(
+        flags: RenderFlags,
+        base: Option<String>,
+        head: Option<String>,
+        helm: HelmFlags,
+        fail: super::FailFlags,
+    ) -> Self {
+        Self {
+            flags,
+            base,
+            head,
+            format: DiffFormat::Text,
+            fail,
+            out: None,
+            comment_limit: None,
+            report_url: None,
+            changed_only: false,
+            full: false,
+            view: DiffView {
+                strip: Vec::new(),
+                strip_label: Vec::new(),
+                no_default_strip: false,
+                diff_style: DiffStyleFlag::Semantic,
+                objects: ObjectFlags {
+                    secrets: SecretFlags {
+                        show_secrets: false,
+                    },
+                    skip_secrets: false,
+                    skip_crds: false,
+                },
+            },
+            checks: super::validate::DiffValidate::default(),
+            helm,
+        }
+    }
 }
 
 /// How a diff compares and shows objects (`diff`, `prove`).
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct DiffView {
-    /// Drop this field from every object before comparing (repeatable): segments separated
-    /// by `.`, `*` for any key or list item, a segment with a dot in double quotes
-    /// (metadata.annotations."example.com/checksum").
-    #[arg(long = "strip-field", value_name = "PATH", hide_short_help = true)]
-    pub(crate) strip_field: Vec<String>,
+    /// Drop this field from every object before comparing and showing (repeatable; also
+    /// `[diff] strip` in the base's fluxsim.toml): segments separated by `.`, `*` for any
+    /// key or list item, a segment with a dot in double quotes
+    /// (metadata.annotations."example.com/checksum"), a list item as a report shows it
+    /// (spec.template.spec.containers[name=app].env, args[0]).
+    #[arg(
+        long = "strip",
+        visible_alias = "strip-field",
+        value_name = "PATH",
+        hide_short_help = true
+    )]
+    pub(crate) strip: Vec<String>,
     /// Drop this label from every object's (and pod template's) metadata before comparing
     /// (repeatable).
     #[arg(long = "strip-label", value_name = "KEY", hide_short_help = true)]
     pub(crate) strip_label: Vec<String>,
-    /// A changed object as a diff of its lines, or as the fields that changed.
+    /// Show what the default filters hide: the `helm.sh/chart`, `chart` and
+    /// `app.kubernetes.io/version` labels and `checksum/*` annotations that a chart bump
+    /// changes everywhere (hidden, and counted, by default; they never make a change
+    /// identical).
+    #[arg(long, hide_short_help = true)]
+    pub(crate) no_default_strip: bool,
+    /// A changed object as the fields that changed, or as a diff of its lines.
     ///
-    /// `lines`: a unified diff of the YAML; `fields`: the field paths that changed, with their
-    /// old and new values.
-    #[arg(long, value_enum, default_value = "lines")]
+    /// `semantic`: the paths that changed with their values before and after (list items
+    /// matched by their merge keys, a reorder as "order changed"); `lines`: a unified diff
+    /// of the YAML.
+    #[arg(long, value_enum, default_value = "semantic")]
     pub(crate) diff_style: DiffStyleFlag,
     #[command(flatten)]
-    pub(crate) secrets: SecretFlags,
+    pub(crate) objects: ObjectFlags,
 }
 
 /// Values of `--diff-style`.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum DiffStyleFlag {
+    /// Paths and values: `spec.template.spec.containers[name=app].image: a -> b`.
+    #[value(alias = "fields")]
+    Semantic,
     /// A unified diff of the YAML.
     Lines,
-    /// Changed field paths: `~ spec.replicas: 1 -> 3`.
-    Fields,
 }
 
 impl DiffView {
-    fn options(&self) -> anyhow::Result<DiffOptions> {
-        let fields = self
-            .strip_field
-            .iter()
-            .map(|p| crate::compare::strip::parse_path(p))
-            .collect::<Result<_, _>>()?;
+    /// The comparison's options: `extra` are the paths of the base's `[diff] strip`.
+    fn options(&self, extra: &[String]) -> anyhow::Result<DiffOptions> {
+        let paths: Vec<String> = extra.iter().chain(&self.strip).cloned().collect();
         Ok(DiffOptions {
-            present: self.secrets.presentation(),
-            strip: crate::compare::strip::Strip {
-                fields,
-                labels: self.strip_label.clone(),
-            },
-            style: match self.diff_style {
-                DiffStyleFlag::Lines => DiffStyle::Lines,
-                DiffStyleFlag::Fields => DiffStyle::Fields,
-            },
+            present: self.objects.presentation(),
+            strip: crate::compare::strip::Strip::new(&paths, &self.strip_label)?,
         })
+    }
+
+    /// What a review hides: the default set (unless `--no-default-strip`), then the same
+    /// paths and labels as [`Self::options`].
+    fn filters(&self, extra: &[String]) -> anyhow::Result<review::strip::Filters> {
+        let mut f = review::strip::Filters::new();
+        if self.no_default_strip {
+            f = f.without_defaults();
+        }
+        for p in extra.iter().chain(&self.strip) {
+            f.strip(p)?;
+        }
+        for l in &self.strip_label {
+            f.strip_label(l);
+        }
+        Ok(f)
     }
 }
 
@@ -224,6 +333,8 @@ pub(super) struct Pair {
     /// The options the head was rendered with (what renders of head copies, such as the
     /// canaries, must use too).
     pub(super) head_opts: RepoOptions,
+    /// The base's `[diff] strip` paths.
+    pub(super) config_strip: Vec<String>,
 }
 
 impl Pair {
@@ -257,8 +368,13 @@ pub(super) fn render_pair(
 ) -> anyhow::Result<Pair> {
     let repo = &args.flags.repo;
     let base_rev = base_of(args)?;
-    let diff_opts = args.view.options()?;
+    // Fail on a bad --strip before rendering anything.
+    args.view.options(&[])?;
     let mut base = render_revision(repo, &base_rev.rev, cache, opts)?;
+    // The base's `[diff] strip`: what the reviewers approved, never what the pull request
+    // says (a head that strips `spec` would hide its own change).
+    let config_strip = base_config_strip(repo, &base.commit)?;
+    let diff_opts = args.view.options(&config_strip)?;
     // The work tree as head is the change about to be committed: new files that git does
     // not ignore are part of it.
     let head_opts = RepoOptions {
@@ -298,6 +414,7 @@ pub(super) fn render_pair(
                 head: Head::Stored(stored.clusters),
                 diff,
                 head_opts,
+                config_strip,
             });
         }
     }
@@ -341,6 +458,7 @@ pub(super) fn render_pair(
         head: Head::Rendered(Box::new(head)),
         diff,
         head_opts: opts.clone(),
+        config_strip,
     })
 }
 
@@ -353,14 +471,136 @@ fn base_revision(base: &Base, commit: &str) -> crate::compare::Revision {
     }
 }
 
-/// How a diff names a revision: as given, with its commit when the name is not the commit.
+/// The most bytes of `fluxsim.toml` read from the base revision.
+const CONFIG_MAX: u64 = 1 << 20;
+
+/// The `[diff] strip` paths of `fluxsim.toml` at `commit` (none when the file is absent).
+fn base_config_strip(repo: &std::path::Path, commit: &str) -> anyhow::Result<Vec<String>> {
+    let file = crate::config::CONFIG_FILE;
+    let spec = format!("{commit}:./{file}");
+    let run = |args: &[&str]| {
+        crate::source::git::command(repo, args)
+            .output()
+            .map_err(|e| anyhow::anyhow!("running git: {e}"))
+    };
+    let size = run(&["cat-file", "-s", &spec])?;
+    if !size.status.success() {
+        // No fluxsim.toml in the base: nothing to strip.
+        return Ok(Vec::new());
+    }
+    let bytes: u64 = String::from_utf8_lossy(&size.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0);
+    if bytes > CONFIG_MAX {
+        anyhow::bail!("{file} in the base revision is {bytes} bytes, more than {CONFIG_MAX}");
+    }
+    let blob = run(&["cat-file", "blob", &spec])?;
+    let text = String::from_utf8_lossy(&blob.stdout);
+    let config = crate::config::Config::parse(&text, &format!("{file} (base revision)"))?;
+    for p in &config.diff.strip {
+        review::strip::Filters::none()
+            .strip(p)
+            .map_err(|e| anyhow::anyhow!("{file} (base revision): [diff] strip: {e}"))?;
+    }
+    Ok(config.diff.strip)
+}
+
+/// How a diff names a revision: as given, with its commit when the name is not the commit;
+/// a commit (given whole or in part) as its first 12 digits, as every other commit is shown.
 fn revision_label(rev: &str, commit: Option<&str>) -> String {
     match commit {
         Some(commit) if !commit.starts_with(rev) => {
             format!("{rev} ({})", &commit[..12.min(commit.len())])
         }
-        _ => rev.to_string(),
+        Some(commit) => commit[..12.min(commit.len())].to_string(),
+        None => rev.to_string(),
     }
+}
+
+/// The printers of `--diff-style lines` (the unified diffs), text and Markdown.
+struct Lines<'a> {
+    text: &'a dyn Fn() -> String,
+    markdown: &'a dyn Fn() -> String,
+}
+
+/// What `diff` and `prove` print in `args.format`, and write into `--out`.
+fn output(
+    args: &DiffArgs,
+    a: &review::analysis::Analysis,
+    json: &serde_json::Value,
+    lines: &Lines<'_>,
+    status: Status,
+) -> Outcome {
+    let semantic = args.view.diff_style == DiffStyleFlag::Semantic;
+    let flavor = args.format.flavor();
+    let (text, kind) = match args.format {
+        DiffFormat::Text if !semantic => ((lines.text)(), Kind::DiffText),
+        DiffFormat::Text => (review::text::report(a), Kind::DiffText),
+        DiffFormat::Json => (format!("{json:#}\n"), Kind::Json),
+        DiffFormat::Markdown if !semantic => ((lines.markdown)(), Kind::Markdown),
+        DiffFormat::Markdown | DiffFormat::Gitlab | DiffFormat::Gitea => {
+            (review::markdown::document(a, flavor), Kind::Markdown)
+        }
+        // Escaped where it is written (review::escape): printed as it is.
+        DiffFormat::Html => (review::html::report(a), Kind::Manifest),
+    };
+    if let Some(dir) = &args.out {
+        write_reports(args, dir, a, json, flavor)?;
+    }
+    Ok(Output::new(text, status).kind(kind))
+}
+
+/// Room a CI script keeps in each comment for its marker line (`<!-- fluxsim-comment: ... -->`).
+const MARKER_ROOM: usize = 256;
+
+/// `--out DIR`: every report, and the Markdown as comments that fit.
+fn write_reports(
+    args: &DiffArgs,
+    dir: &std::path::Path,
+    a: &review::analysis::Analysis,
+    json: &serde_json::Value,
+    flavor: review::markdown::Flavor,
+) -> anyhow::Result<()> {
+    use std::borrow::Cow;
+    let limit = args
+        .comment_limit
+        .unwrap_or(flavor.comment_limit() - MARKER_ROOM);
+    let opts = review::markdown::MarkdownOptions {
+        flavor,
+        limit,
+        report_url: args.report_url.clone(),
+    };
+    let comments = review::markdown::comments(a, &opts)
+        .map_err(|e| anyhow::anyhow!("--comment-limit: {e}"))?;
+    let mut files: Vec<(String, String)> = vec![
+        ("report.txt".into(), review::text::report(a)),
+        ("report.md".into(), review::markdown::document(a, flavor)),
+        ("report.html".into(), review::html::report(a)),
+        ("report.json".into(), format!("{json:#}\n")),
+    ];
+    for (i, c) in comments.into_iter().enumerate() {
+        files.push((format!("comment-{}.md", i + 1), c));
+    }
+    let files: Vec<crate::report::out::OutFile<'_>> = files
+        .into_iter()
+        .map(|(rel, text)| crate::report::out::OutFile {
+            sha256: Cow::Owned(fluxsim_core::digest::sha256_hex(text.as_bytes())),
+            rel,
+            bytes: Cow::Owned(text),
+        })
+        .collect();
+    crate::report::out::write_files(&files, dir, &args.flags.repo)?;
+    Ok(())
+}
+
+/// The image changes between the two renders of a pair.
+fn image_changes(
+    base: &[crate::model::ClusterRender],
+    head: &[crate::model::ClusterRender],
+) -> Vec<crate::images::ClusterImageDiff> {
+    use crate::images::{cluster_images, diff_images};
+    diff_images(&cluster_images(base), &cluster_images(head))
 }
 
 pub(crate) fn run_diff(args: &DiffArgs, layout: crate::report::layout::Layout) -> Outcome {
@@ -371,17 +611,40 @@ pub(crate) fn run_diff(args: &DiffArgs, layout: crate::report::layout::Layout) -
     let cache = build_cache(builder.as_ref(), &opts);
     let pair = render_pair(args, &opts, &cache, HeadUse::Render)?;
     let diff = &pair.diff;
-    let (text, kind) = match args.format {
-        Format::Text => (report::diff_text(diff, layout), Kind::DiffText),
-        Format::Json => (format!("{:#}\n", report::diff_json(diff)), Kind::Json),
-        Format::Markdown => (report::diff_markdown(diff), Kind::Markdown),
+    let images = image_changes(&pair.base.clusters, pair.head.clusters());
+    let filters = args.view.filters(&pair.config_strip)?;
+    // What the change brings at apply time (and, with --validate, the schema findings).
+    let head_render = match &pair.head {
+        Head::Rendered(r) => Some(r.as_ref()),
+        Head::Stored(_) => None,
     };
+    let checks = args
+        .checks
+        .run(&pair.base.clusters, pair.head.clusters(), head_render)?;
+    let mut summary = crate::report::review::diff_review(diff, &images);
+    checks.add_to_review(&mut summary);
+    let analysis = review::analysis::analyze(&summary, &filters);
+    let mut json = report::diff_json(diff);
+    crate::report::review::add_to_json(&mut json, diff, &analysis);
+    checks.add_to_json(&mut json);
     // What could not be compared is never taken for identical: a warning, an error when
-    // it fails in head.
-    let status = args.fail.status(crate::level::of_diff(diff));
+    // it fails in head; a finding of the change at its own level.
+    let status = args
+        .fail
+        .status(crate::level::of_diff(diff).max(checks.level()));
     let note = args.flags.subfolder_note(pair.head.clusters());
+    let out = output(
+        args,
+        &analysis,
+        &json,
+        &Lines {
+            text: &|| report::diff_text(diff, layout),
+            markdown: &|| report::diff_markdown(diff),
+        },
+        status,
+    );
     pair.finish();
-    Ok(Output::new(text, status).kind(kind).with_stderr(&note))
+    out.map(|o| o.with_stderr(&note))
 }
 
 pub(crate) fn run_prove(args: &ProveArgs, layout: crate::report::layout::Layout) -> Outcome {
@@ -391,15 +654,22 @@ pub(crate) fn run_prove(args: &ProveArgs, layout: crate::report::layout::Layout)
     let builder = make_builder(&opts)?;
     let cache = build_cache(builder.as_ref(), &opts);
     let Pair {
+        base,
         head,
         diff,
         head_opts: opts,
-        ..
+        config_strip,
     } = render_pair(&args.diff, &opts, &cache, HeadUse::Tree)?;
     let Head::Rendered(head) = head else {
         anyhow::bail!("internal: prove's head was not rendered");
     };
     let head = *head;
+    let images = image_changes(&base.clusters, &head.clusters);
+    let checks = args
+        .diff
+        .checks
+        .run(&base.clusters, &head.clusters, Some(&head))?;
+    drop(base);
     // Where to plant canaries, and what each must change, comes from kustomize's origin
     // annotations: one more render of head that tracks them. The diff and canary renders do
     // not, so they keep every build the native builder can do.
@@ -432,7 +702,12 @@ pub(crate) fn run_prove(args: &ProveArgs, layout: crate::report::layout::Layout)
     };
     let blind = report::blind_spots(&diff);
     let proof = report::Proof {
-        passed: expectation_met && canaries.passed() && (args.allow_blind || blind.is_empty()),
+        // A finding at error level (an immutable field changed, an object the API server
+        // rejects) means Flux's apply of head fails: the proof does not hold.
+        passed: expectation_met
+            && canaries.passed()
+            && (args.allow_blind || blind.is_empty())
+            && checks.errors() == 0,
         blind,
         allow_blind: args.allow_blind,
         diff: &diff,
@@ -444,13 +719,34 @@ pub(crate) fn run_prove(args: &ProveArgs, layout: crate::report::layout::Layout)
         expectation_met,
         canaries: &canaries,
     };
-    let (text, kind) = match args.diff.format {
-        Format::Text => (report::prove_text(&proof, layout), Kind::DiffText),
-        Format::Json => (format!("{:#}\n", report::prove_json(&proof)), Kind::Json),
-        Format::Markdown => (report::prove_markdown(&proof), Kind::Markdown),
-    };
-    let status = args.diff.fail.status(crate::level::of_proof(&proof));
-    Ok(Output::new(text, status).kind(kind))
+    let filters = args.diff.view.filters(&config_strip)?;
+    let mut summary = crate::report::review::prove_review(&proof, &images);
+    checks.add_to_review(&mut summary);
+    if checks.errors() > 0 {
+        summary.notes.insert(
+            0,
+            format!(
+                "{} at error level: Flux's apply of head fails (see the hazards)",
+                crate::report::plural(checks.errors(), "finding")
+            ),
+        );
+    }
+    let analysis = review::analysis::analyze(&summary, &filters);
+    let mut json = report::prove_json(&proof);
+    crate::report::review::add_to_json(&mut json["diff"], &diff, &analysis);
+    checks.add_to_json(&mut json);
+    output(
+        &args.diff,
+        &analysis,
+        &json,
+        &Lines {
+            text: &|| report::prove_text(&proof, layout),
+            markdown: &|| report::prove_markdown(&proof),
+        },
+        args.diff
+            .fail
+            .status(crate::level::of_proof(&proof).max(checks.level())),
+    )
 }
 
 pub(crate) fn run_compare(args: &CompareArgs, layout: crate::report::layout::Layout) -> Outcome {

@@ -77,6 +77,14 @@ Examples:
   # The images this branch changes
   fluxsim images --diff --base origin/main";
 
+/// `validate`.
+pub(crate) const VALIDATE: &str = "\
+Examples:
+  # Will every object of every cluster apply? (schemas of Kubernetes 1.36)
+  fluxsim validate
+  # prod against Kubernetes 1.35, with the CRDs of a folder, for code scanning
+  fluxsim validate --cluster prod --kube-version 1.35 --schema-dir crds/ -o sarif";
+
 /// `envsubst`.
 pub(crate) const ENVSUBST: &str = "\
 Examples:

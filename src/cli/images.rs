@@ -1,8 +1,8 @@
 //! `fluxsim images`: the container images every cluster runs, or what changed between two
 //! revisions.
 
-use super::diff::{render_pair, DiffArgs, DiffStyleFlag, DiffView, Format, HeadUse};
-use super::render::{RenderFlags, SecretFlags};
+use super::diff::{render_pair, DiffArgs, Format, HeadUse};
+use super::render::RenderFlags;
 use super::{Outcome, Output};
 use crate::images::{cluster_images, diff_images};
 use crate::render::{build_cache, make_builder, render_dir};
@@ -54,24 +54,13 @@ pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome
             .kind(kind)
             .with_stderr(&args.flags.subfolder_note(&r.clusters)));
     }
-    let diff_args = DiffArgs {
-        flags: args.flags.clone(),
-        base: args.base.clone(),
-        head: args.head.clone(),
-        format: args.format,
-        fail: args.fail,
-        changed_only: false,
-        full: false,
-        view: DiffView {
-            strip_field: Vec::new(),
-            strip_label: Vec::new(),
-            diff_style: DiffStyleFlag::Lines,
-            secrets: SecretFlags {
-                show_secrets: false,
-            },
-        },
-        helm: args.helm.clone(),
-    };
+    let diff_args = DiffArgs::revisions(
+        args.flags.clone(),
+        args.base.clone(),
+        args.head.clone(),
+        args.helm.clone(),
+        args.fail,
+    );
     let builder = make_builder(&opts)?;
     let cache = build_cache(builder.as_ref(), &opts);
     let pair = render_pair(&diff_args, &opts, &cache, HeadUse::Render)?;

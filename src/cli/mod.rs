@@ -9,6 +9,7 @@ mod graph;
 mod images;
 mod render;
 mod terminal;
+mod validate;
 pub mod vars;
 
 use std::process::ExitCode;
@@ -155,6 +156,20 @@ enum Command {
         after_long_help = examples::long(examples::IMAGES, "images")
     )]
     Images(images::Args),
+    /// Will it apply? Check every rendered object against its schema as the API server
+    /// checks Flux's server-side apply.
+    ///
+    /// Built-in kinds against the Kubernetes OpenAPI schemas of --kube-version (embedded),
+    /// custom resources against the CRDs of the same cluster's render and of --schema-dir
+    /// (structural schema and CEL rules); what has no schema is reported as not validated,
+    /// never as valid. Findings name the file and line of the field. Exit 1 when a finding
+    /// is at or above --fail-on (default: error) or a Kustomization fails to render, 2 on
+    /// errors.
+    #[command(
+        after_help = examples::VALIDATE,
+        after_long_help = examples::long(examples::VALIDATE, "validate")
+    )]
+    Validate(validate::Args),
     /// Print a shell completion script.
     #[command(after_help = examples::COMPLETIONS)]
     Completions {
@@ -321,6 +336,7 @@ fn run_command() -> ExitCode {
         Command::Prove(a) => a.diff.flags.resolve(),
         Command::Graph(a) => a.flags.resolve(),
         Command::Images(a) => a.flags.resolve(),
+        Command::Validate(a) => a.flags.resolve(),
         Command::Envsubst(_) | Command::Completions { .. } => None,
     };
     if let Some(note) = note {
@@ -341,6 +357,7 @@ fn run_command() -> ExitCode {
         Command::Prove(args) => diff::run_prove(&args, layout),
         Command::Graph(args) => graph::run(&args, layout),
         Command::Images(args) => images::run(&args, layout),
+        Command::Validate(args) => validate::run(&args, layout),
         Command::Completions { shell } => Ok(completions(shell)),
     };
     let present = Presentation {
@@ -378,6 +395,8 @@ fn asks_for_sarif(args: &[String]) -> bool {
 fn usage_error_sarif(raw: &[String], error: &str) -> Status {
     let rules = if raw.iter().any(|a| a == "graph") {
         crate::graph::RULES
+    } else if raw.iter().any(|a| a == "validate") {
+        &crate::validate::RULES[..]
     } else {
         crate::audit::RULES
     };
@@ -486,6 +505,7 @@ mod tests {
             examples::AUDIT,
             examples::GRAPH,
             examples::IMAGES,
+            examples::VALIDATE,
             examples::ENVSUBST,
             examples::COMPLETIONS,
         ];

@@ -107,11 +107,15 @@ pub(crate) struct RenderFlags {
     /// and nothing is fetched. For trusted repositories only (README, "Security model").
     #[arg(long, env = "FLUXSIM_ALLOW_NETWORK", hide_short_help = true)]
     pub(crate) allow_network: bool,
+    /// The Flux Operator CLI that renders ResourceSets (`flux-operator build rset`, v0.59.0);
+    /// default: `flux-operator` on PATH, looked for only when a ResourceSet is found.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) flux_operator: Option<PathBuf>,
 }
 
 /// `--cluster-root`: `NAME=PATH`, the name not empty.
 // The value parsers of clap: clap shows the String as the reason after the flag, so a
-// String is the type it asks for (these three are the only String errors left).
+// String is the type it asks for (a handful of String errors are left, each with a comment why).
 fn name_eq_path(arg: &str) -> Result<String, String> {
     match arg.split_once('=') {
         Some((name, _)) if !name.is_empty() => Ok(arg.to_string()),
@@ -160,7 +164,7 @@ pub(crate) struct HelmFlags {
     /// `<kustomization>/helm/<namespace>/<name>` of the Kustomization that applies it.
     #[arg(long)]
     pub(crate) helm: bool,
-    /// The helm binary (default: `helm` on PATH); helm-controller links helm v4.2.1.
+    /// The helm binary (default: `helm` on PATH); helm-controller links helm v4.2.4.
     #[arg(long, value_name = "PATH", requires = "helm", hide_short_help = true)]
     pub(crate) helm_binary: Option<PathBuf>,
     /// Download charts of HelmRepositories over the network (kept in the cache folder);
@@ -293,11 +297,13 @@ impl RenderFlags {
                 .map(|a| crate::source::mapping::parse_arg(a, &self.repo))
                 .collect(),
             helm: None,
+            flux_operator: self.flux_operator.clone(),
             progress: std::sync::Arc::default(),
             listener: std::sync::Arc::new(super::terminal::Terminal::default()),
             allow_network: self.allow_network,
             network_from_config: true,
             build_ignore: None,
+            keep_sources: false,
         }
     }
 }
@@ -310,15 +316,6 @@ pub(crate) struct SecretFlags {
     /// comparisons always use the real values.
     #[arg(long, hide_short_help = true)]
     pub(crate) show_secrets: bool,
-}
-
-impl SecretFlags {
-    pub(crate) fn presentation(self) -> crate::mask::Presentation {
-        crate::mask::Presentation {
-            show_secrets: self.show_secrets,
-            ..Default::default()
-        }
-    }
 }
 
 /// What a render prints of the objects: `--show-secrets`, `--skip-secrets`, `--skip-crds`.
@@ -375,18 +372,42 @@ pub(crate) struct RenderArgs {
     pub(crate) flags: RenderFlags,
     #[command(flatten)]
     pub(crate) helm: HelmFlags,
+    #[command(flatten)]
+    pub(crate) validate: super::validate::ValidateFlag,
 }
 
 pub(crate) fn run_render(args: &RenderArgs, layout: crate::report::layout::Layout) -> Outcome {
-    let r = render_dir(&args.flags.repo, &args.helm.apply(args.flags.options()))?;
+    let mut opts = args.helm.apply(args.flags.options());
+    // `--validate` points at files and lines through the origins kustomize records (never
+    // part of a digest).
+    opts.origins |= args.validate.validate;
+    let r = render_dir(&args.flags.repo, &opts)?;
     if let Some(out) = &args.out {
         crate::report::out::write_out(&r, out, &args.flags.repo, &args.objects.presentation())?;
     }
-    let (text, kind) = match args.format {
+    let (mut text, kind) = match args.format {
         Format::Text => (crate::report::render_table(&r, layout), Kind::Plain),
         Format::Json => (crate::report::render_json(&r), Kind::Json),
     };
-    let status = args.fail.status(crate::level::of_render(&r.clusters));
+    let mut level = crate::level::of_render(&r.clusters);
+    if let Some((more, value, found)) =
+        args.validate
+            .run(&r, matches!(args.format, Format::Json), layout)?
+    {
+        level = level.max(found);
+        match args.format {
+            Format::Text => {
+                text.push('\n');
+                text.push_str(&more);
+            }
+            Format::Json => {
+                let mut doc: serde_json::Value = serde_json::from_str(&text)?;
+                doc["validation"] = value;
+                text = serde_json::to_string_pretty(&doc)? + "\n";
+            }
+        }
+    }
+    let status = args.fail.status(level);
     Ok(Output::new(text, status)
         .kind(kind)
         .with_stderr(&args.flags.subfolder_note(&r.clusters)))
@@ -450,7 +471,8 @@ pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
     if !args.ignore_paths.is_empty() {
         // The Kustomization's path is known once its cluster has rendered: the generator's
         // rules for it are made then, and the cluster renders again with them.
-        if let Some(rules) = build_ignore(args, &opts, &r)? {
+        let patterns = args.ignore_paths.join("\n");
+        if let Some(rules) = crate::render::ignore_for(&r, &opts, &args.kustomization, &patterns)? {
             opts.build_ignore = Some(rules);
             r = render_dir(&args.flags.repo, &opts)?;
         }
@@ -509,42 +531,6 @@ pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
     Ok(Output::new(stdout, status)
         .kind(Kind::Manifest)
         .with_stderr(&stderr))
-}
-
-/// `--ignore-paths`: the rules `flux build kustomization --ignore-paths` gives Flux's
-/// generator for the Kustomization `build` prints (flux2 v2.9.5 `internal/build/build.go`
-/// `generate`: the patterns joined one a line, `NewGeneratorWithIgnore`), made against the
-/// source its cluster's GitRepository shows; `None` when the first render has no such
-/// Kustomization (the error is reported as without the flag).
-fn build_ignore(
-    args: &BuildArgs,
-    opts: &RepoOptions,
-    r: &crate::model::RepoRender,
-) -> anyhow::Result<Option<crate::render::IgnoreFor>> {
-    let Some(c) = r.clusters.first() else {
-        return Ok(None);
-    };
-    let Some(k) = c.find(&args.kustomization) else {
-        return Ok(None);
-    };
-    let source_ignore = crate::render::clusters_of(r.tree.fs(), opts)?
-        .into_iter()
-        .find(|found| found.name == c.name)
-        .and_then(|found| found.source_ignore);
-    let tree = match &source_ignore {
-        Some(ignore) => r.tree.narrowed(ignore)?,
-        None => r.tree.reopen()?,
-    };
-    let dir = crate::source::spec_dir(tree.fs(), &k.kustomization.path)?;
-    let patterns = args.ignore_paths.join("\n");
-    let (rules, revealed) = tree.build_ignore(&dir, &patterns)?;
-    Ok(Some(crate::render::IgnoreFor {
-        cluster: c.name.clone(),
-        kustomization: args.kustomization.clone(),
-        patterns,
-        rules: std::sync::Arc::new(rules),
-        revealed: std::sync::Arc::new(revealed),
-    }))
 }
 
 #[cfg(test)]

@@ -167,54 +167,89 @@ fn with_path(dir: &Path) -> String {
 }
 
 #[test]
-fn sticky_comment_is_posted_once_then_updated_in_place() {
+fn sticky_comments_are_edited_in_place_created_when_missing_and_deleted_when_the_report_shrinks() {
     let tmp = tempfile::tempdir().unwrap();
     let bin = tmp.path().join("bin");
     fs::create_dir(&bin).unwrap();
+    // The comment list answers `id first-line` lines, as post-comment's jq asks.
     fake_bin(
         &bin,
         "gh",
         r#"echo "$*" >> "$FAKE_GH_LOG"
 case "$*" in
-  *"--paginate"*) [ -n "$FAKE_GH_EXISTING" ] && echo "$FAKE_GH_EXISTING"; exit 0 ;;
+  *"--paginate"*) printf '%b' "$FAKE_GH_EXISTING"; exit 0 ;;
   *"-X PATCH"*|*"-X POST"*) echo "https://github.example/pr/7#comment" ;;
 esac
 "#,
     );
-    let body = tmp.path().join("comment.md");
-    fs::write(&body, "<!-- fluxsim-comment: fluxsim -->\nreport\n").unwrap();
+    let one = tmp.path().join("body-1.md");
+    fs::write(&one, "<!-- fluxsim-comment: fluxsim -->\nsummary\n").unwrap();
+    let two = tmp.path().join("body-2.md");
+    fs::write(&two, "<!-- fluxsim-comment: fluxsim part 2 -->\ndetails\n").unwrap();
     let log = tmp.path().join("gh.log");
     let path = with_path(&bin);
-    let env = |existing: &'static str| {
-        vec![
-            ("PATH", path.clone()),
-            ("GITHUB_REPOSITORY", "org/fleet".to_string()),
-            ("PR_NUMBER", "7".to_string()),
-            ("FAKE_GH_LOG", log.to_str().unwrap().to_string()),
-            ("FAKE_GH_EXISTING", existing.to_string()),
-        ]
+    let run = |existing: &str, bodies: &[&Path]| {
+        let _ = fs::remove_file(&log);
+        let env = [
+            ("PATH", path.as_str()),
+            ("GITHUB_REPOSITORY", "org/fleet"),
+            ("PR_NUMBER", "7"),
+            ("FAKE_GH_LOG", log.to_str().unwrap()),
+            ("FAKE_GH_EXISTING", existing),
+        ];
+        let args: Vec<&str> = bodies.iter().map(|b| b.to_str().unwrap()).collect();
+        let (code, out, err) = run_script("post-comment", &args, &env, None);
+        assert_eq!(code, 0, "{err}");
+        (out, fs::read_to_string(&log).unwrap())
     };
-    let run = |env: Vec<(&str, String)>| {
-        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        run_script("post-comment", &[body.to_str().unwrap()], &env, None)
-    };
-    let (code, out, err) = run(env(""));
-    assert_eq!(code, 0, "{err}");
-    assert!(out.starts_with("posted "), "{out}");
-    let (code, out, err) = run(env("4242"));
-    assert_eq!(code, 0, "{err}");
-    assert!(out.starts_with("updated "), "{out}");
-    let calls = fs::read_to_string(&log).unwrap();
+    // The first push: both parts are posted.
+    let (out, calls) = run("", &[&one, &two]);
+    assert_eq!(out.matches("posted ").count(), 2, "{out}");
     let lines: Vec<&str> = calls.lines().collect();
-    assert!(lines[0].contains("repos/org/fleet/issues/7/comments --jq .[] | select(.body | startswith(\"<!-- fluxsim-comment: fluxsim -->\")) | .id"), "{calls}");
     assert!(
-        lines[1].starts_with("api -X POST repos/org/fleet/issues/7/comments -F body=@"),
+        lines[0].starts_with("api --paginate repos/org/fleet/issues/7/comments --jq"),
         "{calls}"
     );
+    assert!(lines[1].starts_with("api -X POST repos/org/fleet/issues/7/comments -F body=@"));
+    assert!(lines[1].ends_with("body-1.md --jq .html_url"), "{calls}");
+    assert!(lines[2].ends_with("body-2.md --jq .html_url"), "{calls}");
+    // A later push whose report is shorter: part 1 edited, parts 2 and 3 of the earlier
+    // report deleted; a comment of someone else's and another job's marker kept.
+    let existing = "11 LGTM\\n4242 <!-- fluxsim-comment: fluxsim -->\\n\
+                    4300 <!-- fluxsim-comment: fluxsim part 2 -->\\n\
+                    4301 <!-- fluxsim-comment: fluxsim part 3 -->\\n\
+                    5000 <!-- fluxsim-comment: other part 2 -->\\n";
+    let (out, calls) = run(existing, &[&one]);
+    assert!(out.starts_with("updated "), "{out}");
+    let lines: Vec<&str> = calls.lines().collect();
     assert!(
-        lines[3].starts_with("api -X PATCH repos/org/fleet/issues/comments/4242 -F body=@"),
+        lines[1].starts_with("api -X PATCH repos/org/fleet/issues/comments/4242 -F body=@"),
         "{calls}"
     );
+    assert_eq!(
+        lines[2..],
+        [
+            "api -X DELETE repos/org/fleet/issues/comments/4300",
+            "api -X DELETE repos/org/fleet/issues/comments/4301"
+        ],
+        "{calls}"
+    );
+    // Parts of another marker are refused.
+    let other = tmp.path().join("other.md");
+    fs::write(&other, "<!-- fluxsim-comment: other part 2 -->\nx\n").unwrap();
+    let env = [
+        ("PATH", path.as_str()),
+        ("GITHUB_REPOSITORY", "o/r"),
+        ("PR_NUMBER", "1"),
+    ];
+    let (code, _, err) = run_script(
+        "post-comment",
+        &[one.to_str().unwrap(), other.to_str().unwrap()],
+        &env,
+        None,
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("does not carry the marker"), "{err}");
 }
 
 #[test]
@@ -245,10 +280,21 @@ fn sticky_comment_on_a_read_only_token_is_a_warning_not_a_failure() {
     );
 }
 
-#[test]
-fn gitlab_note_is_posted_once_then_updated_in_place() {
+fn has_jq() -> bool {
     if Command::new("jq").arg("--version").output().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "jq is not installed, and CI must run this test"
+        );
         eprintln!("jq is not installed: skipped");
+        return false;
+    }
+    true
+}
+
+#[test]
+fn gitlab_notes_are_sticky_and_extra_parts_are_deleted() {
+    if !has_jq() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -258,20 +304,24 @@ fn gitlab_note_is_posted_once_then_updated_in_place() {
         "curl",
         r#"echo "$*" >> "$FAKE_CURL_LOG"
 case "$*" in
-  *"-X PUT"*|*"-X POST"*) echo '{}' ;;
+  *"-X PUT"*|*"-X POST"*|*"-X DELETE"*) echo '{}' ;;
   *"page=1&"*) echo "$FAKE_NOTES" ;;
   *) echo '[]' ;;
 esac
 "#,
     );
-    let body = tmp.path().join("comment.md");
-    fs::write(&body, "<!-- fluxsim-comment: fluxsim -->\nreport\n").unwrap();
+    let one = tmp.path().join("body-1.md");
+    fs::write(&one, "<!-- fluxsim-comment: fluxsim -->\nreport\n").unwrap();
+    let two = tmp.path().join("body-2.md");
+    fs::write(&two, "<!-- fluxsim-comment: fluxsim part 2 -->\nmore\n").unwrap();
     let log = tmp.path().join("curl.log");
     let path = with_path(tmp.path());
-    let run = |notes: &str| {
-        run_script(
+    let run = |notes: &str, bodies: &[&Path]| {
+        let _ = fs::remove_file(&log);
+        let args: Vec<&str> = bodies.iter().map(|b| b.to_str().unwrap()).collect();
+        let (code, out, err) = run_script(
             "gitlab-note",
-            &[body.to_str().unwrap()],
+            &args,
             &[
                 ("PATH", &path),
                 ("CI_API_V4_URL", "https://gitlab.example/api/v4"),
@@ -282,25 +332,93 @@ esac
                 ("FAKE_NOTES", notes),
             ],
             None,
-        )
+        );
+        assert_eq!(code, 0, "{err}");
+        (out, fs::read_to_string(&log).unwrap())
     };
-    let (code, out, err) = run(r#"[{"id": 1, "body": "LGTM"}]"#);
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(out, "posted a note\n");
-    let (code, out, err) = run(
-        r#"[{"id": 1, "body": "LGTM"}, {"id": 99, "body": "<!-- fluxsim-comment: fluxsim -->\nold"}]"#,
-    );
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(out, "updated note 99\n");
-    let calls = fs::read_to_string(&log).unwrap();
+    let (out, calls) = run(r#"[{"id": 1, "body": "LGTM"}]"#, &[&one, &two]);
+    assert_eq!(out, "posted a note\nposted a note\n");
     assert!(
         calls.contains("-X POST -H PRIVATE-TOKEN: t0ken --data-urlencode body@"),
         "{calls}"
     );
+    let (out, calls) = run(
+        r#"[{"id": 1, "body": "LGTM"}, {"id": 99, "body": "<!-- fluxsim-comment: fluxsim -->\nold"},
+           {"id": 100, "body": "<!-- fluxsim-comment: fluxsim part 2 -->\nold"}]"#,
+        &[&one],
+    );
+    assert_eq!(out, "updated note 99\ndeleted note 100\n");
     assert!(
-        calls.contains("https://gitlab.example/api/v4/projects/12/merge_requests/3/notes/99"),
+        calls.contains("-X PUT -H PRIVATE-TOKEN: t0ken --data-urlencode body@"),
         "{calls}"
     );
+    assert!(
+        calls.contains("-X DELETE -H PRIVATE-TOKEN: t0ken https://gitlab.example/api/v4/projects/12/merge_requests/3/notes/100"),
+        "{calls}"
+    );
+}
+
+#[test]
+fn gitea_comments_are_sticky_and_extra_parts_are_deleted() {
+    if !has_jq() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // A fake curl: lists FAKE_COMMENTS; logs each call and the JSON it was sent.
+    fake_bin(
+        tmp.path(),
+        "curl",
+        r#"echo "$*" >> "$FAKE_CURL_LOG"
+case "$*" in
+  *"--data-binary @-"*) cat >> "$FAKE_CURL_LOG"; echo >> "$FAKE_CURL_LOG"; echo '{}' ;;
+  *"-X DELETE"*) ;;
+  *) echo "$FAKE_COMMENTS" ;;
+esac
+"#,
+    );
+    let one = tmp.path().join("body-1.md");
+    // A body with what JSON must escape.
+    fs::write(
+        &one,
+        "<!-- fluxsim-comment: fluxsim -->\n\"quoted\" \\ `x`\n",
+    )
+    .unwrap();
+    let log = tmp.path().join("curl.log");
+    let path = with_path(tmp.path());
+    let comments = r#"[{"id": 7, "body": "<!-- fluxsim-comment: fluxsim -->\nold"},
+                       {"id": 8, "body": "<!-- fluxsim-comment: fluxsim part 2 -->\nold"},
+                       {"id": 9, "body": "nice"}]"#;
+    let (code, out, err) = run_script(
+        "gitea-comment",
+        &[one.to_str().unwrap()],
+        &[
+            ("PATH", &path),
+            ("GITEA_API_URL", "https://codeberg.example/api/v1"),
+            ("GITHUB_REPOSITORY", "org/fleet"),
+            ("PR_NUMBER", "5"),
+            ("GITEA_TOKEN", "t0ken"),
+            ("FAKE_CURL_LOG", log.to_str().unwrap()),
+            ("FAKE_COMMENTS", comments),
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "updated comment 7\ndeleted comment 8\n");
+    let calls = fs::read_to_string(&log).unwrap();
+    assert!(
+        calls.contains("-X PATCH -H Authorization: token t0ken -H Content-Type: application/json --data-binary @- https://codeberg.example/api/v1/repos/org/fleet/issues/comments/7"),
+        "{calls}"
+    );
+    let sent = calls
+        .lines()
+        .find(|l| l.starts_with('{'))
+        .expect("the JSON sent");
+    let v: serde_json::Value = serde_json::from_str(sent).unwrap();
+    assert_eq!(
+        v["body"],
+        "<!-- fluxsim-comment: fluxsim -->\n\"quoted\" \\ `x`\n"
+    );
+    assert!(calls.contains("-X DELETE -H Authorization: token t0ken https://codeberg.example/api/v1/repos/org/fleet/issues/comments/8"), "{calls}");
 }
 
 /// A fleet repository served as `origin` and a clone of it with a pull-request branch of two
@@ -347,7 +465,7 @@ fn merge_base_of_a_pull_request_is_where_it_left_the_base_branch() {
 }
 
 #[test]
-fn action_steps_on_a_fixture_pull_request_produce_the_comment_body() {
+fn action_steps_on_a_fixture_pull_request_produce_the_comments_and_the_whole_report() {
     let (_origin, clone) = fixture_pr();
     let (code, base, err) = run_script("merge-base", &["main"], &[], Some(clone.path()));
     assert_eq!(code, 0, "{err}");
@@ -363,6 +481,10 @@ fn action_steps_on_a_fixture_pull_request_produce_the_comment_body() {
             ("EXPECT", "any"),
             ("ARGS", "--strip-label example.com/none"),
             ("SARIF", "true"),
+            (
+                "REPORT_URL",
+                "https://github.example/org/fleet/actions/runs/9",
+            ),
             ("FLUXSIM", env!("CARGO_BIN_EXE_fluxsim")),
             ("FLUXSIM_CACHE_DIR", cache.path().to_str().unwrap()),
             ("OUT", out.path().to_str().unwrap()),
@@ -378,22 +500,91 @@ fn action_steps_on_a_fixture_pull_request_produce_the_comment_body() {
     );
     assert_eq!(fs::read_to_string(&gh_output).unwrap(), "exit-code=0\n");
     let report = fs::read_to_string(out.path().join("report.md")).unwrap();
-    assert!(report.starts_with("## ✅ fluxsim prove: "), "{report}");
-    assert!(report.contains("orders-api:2.15.0"), "{report}");
-    // The image section that `images --diff` adds.
+    // The verdict in words, both revisions as short commits.
+    let head = git(clone.path(), &["rev-parse", "HEAD"]);
+    let title = format!(
+        "## ✅ fluxsim prove: `{}` → `HEAD ({})`: 4 Kustomizations change in 2 of 2 clusters, the proof holds\n",
+        &base.trim()[..12],
+        &head.trim()[..12]
+    );
+    assert!(report.starts_with(&title), "{report}");
+    // What the canaries prove, in one line of the summary.
     assert!(
-        report.contains(
-            "| `ghcr.io/example-org/orders-api:2.14.1` → `ghcr.io/example-org/orders-api:2.15.0` |"
-        ),
+        report.contains("🐤 The canaries prove this diff sees changes: "),
         "{report}"
+    );
+    // The image bump, in the summary and as a semantic change.
+    assert!(
+        report.contains("- `ghcr.io/example-org/orders-api`: `2.14.1` → `2.15.0` in `dev`"),
+        "{report}"
+    );
+    assert!(
+        report.contains("  spec.template.spec.containers[name=api].image\n-   ghcr.io/example-org/orders-api:2.14.1\n+   ghcr.io/example-org/orders-api:2.15.0\n"),
+        "{report}"
+    );
+    // Every report of the run, for the artifact.
+    for f in [
+        "report.html",
+        "report.json",
+        "report.txt",
+        "report.md",
+        "comment-1.md",
+    ] {
+        assert!(out.path().join("report").join(f).is_file(), "{f}");
+    }
+    let first = fs::read_to_string(out.path().join("report/comment-1.md")).unwrap();
+    assert!(
+        first.contains("[the HTML report](https://github.example/org/fleet/actions/runs/9)"),
+        "{first}"
     );
     let sarif: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(out.path().join("fluxsim.sarif")).unwrap())
             .unwrap();
     assert_eq!(sarif["version"], "2.1.0");
-    let body = comment_body(&report, &["--marker", "fluxsim"]);
-    assert!(body.starts_with("<!-- fluxsim-comment: fluxsim -->\n## ✅ fluxsim prove"));
+    let (code, listed, err) = run_script(
+        "comment-bodies",
+        &["--marker", "fluxsim", out.path().to_str().unwrap()],
+        &[],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        listed,
+        format!("{}\n", out.path().join("body-1.md").display())
+    );
+    let body = fs::read_to_string(out.path().join("body-1.md")).unwrap();
+    assert_eq!(body, format!("<!-- fluxsim-comment: fluxsim -->\n{first}"));
     assert!(body.len() <= GITHUB_LIMIT);
+}
+
+#[test]
+fn run_without_a_base_reports_that_it_could_not_run_and_exits_0() {
+    let out = tempfile::tempdir().unwrap();
+    let (code, _, err) = run_script(
+        "run",
+        &[],
+        &[
+            ("FLUXSIM", "/nonexistent/fluxsim"),
+            ("OUT", out.path().to_str().unwrap()),
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        fs::read_to_string(out.path().join("exit-code")).unwrap(),
+        "2\n"
+    );
+    let report = fs::read_to_string(out.path().join("report.md")).unwrap();
+    assert!(
+        report.starts_with("## ❌ fluxsim prove could not run (exit 2)"),
+        "{report}"
+    );
+    assert!(report.contains("BASE is not set"), "{report}");
+    // Its comment is that report.
+    let (code, _, err) = run_script("comment-bodies", &[out.path().to_str().unwrap()], &[], None);
+    assert_eq!(code, 0, "{err}");
+    let body = fs::read_to_string(out.path().join("body-1.md")).unwrap();
+    assert_eq!(body, format!("<!-- fluxsim-comment: fluxsim -->\n{report}"));
 }
 
 #[test]
@@ -649,7 +840,11 @@ fn action_calls_only_scripts_that_exist() {
 #[test]
 fn ci_recipes_are_copied_from_the_tested_files() {
     let page = fs::read_to_string(crate_path("docs/ci.md")).unwrap();
-    for file in ["docs/ci/github-workflow.yml", "docs/ci/gitlab-ci.yml"] {
+    for file in [
+        "docs/ci/github-workflow.yml",
+        "docs/ci/gitlab-ci.yml",
+        "docs/ci/gitea-workflow.yml",
+    ] {
         let text = fs::read_to_string(crate_path(file)).unwrap();
         assert!(
             page.contains(&format!("```yaml\n{text}```")),
@@ -667,14 +862,29 @@ fn ci_examples_use_the_action_and_the_tested_scripts() {
     assert!(workflow.contains("security-events: write"));
     assert!(workflow.contains("pull-requests: write"));
     assert!(workflow.contains("uses: fluxsim/fluxsim@v"), "{workflow}");
-    let gitlab = fs::read_to_string(crate_path("docs/ci/gitlab-ci.yml")).unwrap();
-    for name in ["merge-base", "run", "comment-body", "gitlab-note"] {
-        assert!(
-            gitlab.contains(&format!("/scripts/action/{name}")),
-            "the GitLab job does not call {name}"
-        );
-        assert!(script(name).is_file());
+    for (file, names) in [
+        (
+            "docs/ci/gitlab-ci.yml",
+            ["merge-base", "run", "comment-bodies", "gitlab-note"],
+        ),
+        (
+            "docs/ci/gitea-workflow.yml",
+            ["merge-base", "run", "comment-bodies", "gitea-comment"],
+        ),
+    ] {
+        let job = fs::read_to_string(crate_path(file)).unwrap();
+        for name in names {
+            assert!(
+                job.contains(&format!("/scripts/action/{name}")),
+                "{file} does not call {name}"
+            );
+            assert!(script(name).is_file());
+        }
     }
+    let gitlab = fs::read_to_string(crate_path("docs/ci/gitlab-ci.yml")).unwrap();
+    assert!(gitlab.contains("FORMAT: gitlab"), "{gitlab}");
+    let gitea = fs::read_to_string(crate_path("docs/ci/gitea-workflow.yml")).unwrap();
+    assert!(gitea.contains("FORMAT: gitea"), "{gitea}");
 }
 
 /// The examples pin the release this checkout is (so a version bump updates them).
@@ -686,9 +896,8 @@ fn ci_examples_pin_this_version() {
         workflow.contains(&format!("uses: fluxsim/fluxsim@{v}\n")),
         "{workflow}"
     );
-    let gitlab = fs::read_to_string(crate_path("docs/ci/gitlab-ci.yml")).unwrap();
-    assert!(
-        gitlab.contains(&format!("FLUXSIM_VERSION: {v}\n")),
-        "{gitlab}"
-    );
+    for file in ["docs/ci/gitlab-ci.yml", "docs/ci/gitea-workflow.yml"] {
+        let job = fs::read_to_string(crate_path(file)).unwrap();
+        assert!(job.contains(&format!("FLUXSIM_VERSION: {v}\n")), "{file}");
+    }
 }

@@ -51,7 +51,7 @@ fn all_flux_postbuild_vectors_match_flux() {
     run_mode("flux");
 }
 
-// fluxcd/pkg/envsubst v1.7.0 path/match.go: the trim operators' patterns are matched by
+// fluxcd/pkg/envsubst v1.7.1 path/match.go: the trim operators' patterns are matched by
 // Flux's own `path` matcher, where `*` and `?` match `/` (`${F##*/}` of `path/to/file` is
 // `file`); vectors made by that code (scripts/gen-pattern-vectors).
 #[test]

@@ -77,7 +77,15 @@ fn pure_refactor_proves_identical_with_every_canary_detected_and_restored() {
     commit_all(repo.path(), "refactor");
     let out = run(
         repo.path(),
-        &["prove", "--base", "HEAD~1", "--head", "HEAD"],
+        &[
+            "prove",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD~1",
+            "--head",
+            "HEAD",
+        ],
     );
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(
@@ -187,7 +195,16 @@ fn an_object_moved_between_kustomizations_is_a_move_with_the_prune_warning() {
     }
     let text = run(
         repo.path(),
-        &["diff", "--base", "HEAD", "--cluster", "dev", "--wide"],
+        &[
+            "diff",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--cluster",
+            "dev",
+            "--wide",
+        ],
     );
     assert!(
         text.stdout
@@ -206,6 +223,8 @@ fn a_blind_canary_fails_the_proof() {
         repo.path(),
         &[
             "prove",
+            "--diff-style",
+            "lines",
             "--base",
             "HEAD",
             "--canary-path",
@@ -260,7 +279,10 @@ fn prove_expecting_identical_fails_on_a_change_even_with_good_canaries() {
         "LOG_LEVEL: info",
         "LOG_LEVEL: warn",
     );
-    let out = run(repo.path(), &["prove", "--base", "HEAD"]);
+    let out = run(
+        repo.path(),
+        &["prove", "--diff-style", "lines", "--base", "HEAD"],
+    );
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout
@@ -270,7 +292,15 @@ fn prove_expecting_identical_fails_on_a_change_even_with_good_canaries() {
     );
     let ok = run(
         repo.path(),
-        &["prove", "--base", "HEAD", "--expect", "changed"],
+        &[
+            "prove",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--expect",
+            "changed",
+        ],
     );
     assert_eq!(ok.code, 0, "{}{}", ok.stdout, ok.stderr);
 }
@@ -314,7 +344,18 @@ fn a_head_that_fails_to_render_is_not_compared_naming_the_error() {
         "  - vippool.yaml\n",
         "  - missing.yaml\n",
     );
-    let out = run(repo.path(), &["diff", "--base", "HEAD", "--cluster", "dev"]);
+    let out = run(
+        repo.path(),
+        &[
+            "diff",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--cluster",
+            "dev",
+        ],
+    );
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout
@@ -362,7 +403,15 @@ fn markdown_summary_has_a_table_per_cluster_and_collapsed_diffs() {
     );
     let out = run(
         repo.path(),
-        &["diff", "--base", "HEAD", "--format", "markdown"],
+        &[
+            "diff",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--format",
+            "markdown",
+        ],
     );
     assert_eq!(out.code, 0);
     let md = &out.stdout;
@@ -434,8 +483,8 @@ fn compare_lists_exactly_the_cluster_vars_that_differ() {
         ],
     );
     assert!(
-        text.stdout.contains(
-            "prod vs dev run the same graph and templates; they differ only in these 8 values"
+        text.stdout.replace("\n  ", " ").contains(
+            "result: prod vs dev run the same graph and templates; they differ only in these 8 values"
         ),
         "{}",
         text.stdout
@@ -470,6 +519,75 @@ fn compare_reports_a_graph_and_template_difference() {
         .unwrap();
     assert_eq!(t["sameTemplate"], false);
     assert_eq!(json["agnostic"], false);
+    // Which objects differ, and how: the prefix renames every object of the template.
+    let objects = t["objects"].as_array().unwrap();
+    assert_eq!(objects.len(), 8, "{t:#}");
+    assert!(objects.iter().all(|o| o["cluster"] == "prod"));
+    assert!(objects
+        .iter()
+        .any(|o| o["object"]["name"] == "prod-web" && o["change"] == "added"));
+    let text = run(repo.path(), &["compare"]);
+    assert!(
+        text.stdout.starts_with(
+            "fluxsim compare: dev vs prod\nresult: dev vs prod differ in more than var values"
+        ),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout.contains("templates DIFFER in 8 objects\n")
+            && text
+                .stdout
+                .contains("    dev -> prod: Deployment web/prod-web added\n"),
+        "{}",
+        text.stdout
+    );
+    for line in text.stdout.lines() {
+        assert!(line.chars().count() <= 80, "{line}");
+    }
+    let md = run(repo.path(), &["compare", "--format", "markdown"]);
+    assert!(
+        md.stdout.contains(
+            "<details><summary><code>flux-system/apps-wave-2</code>: the templates differ in 8 objects</summary>"
+        ),
+        "{}",
+        md.stdout
+    );
+}
+
+#[test]
+fn compare_shows_how_a_templates_object_differs_between_clusters() {
+    let repo = repo_from("testdata/fleet");
+    // A prod-only patch of the web Deployment's template: the replicas and an env var.
+    edit(
+        repo.path(),
+        "clusters/prod/kustomization.yaml",
+        "patches:\n",
+        "patches:\n  - target:\n      kind: Kustomization\n      name: apps-wave-2\n    patch: |\n      - op: add\n        path: /spec/patches\n        value:\n          - target: {kind: Deployment}\n            patch: |\n              - op: add\n                path: /spec/minReadySeconds\n                value: 10\n",
+    );
+    let text = run(repo.path(), &["compare"]);
+    assert_eq!(text.code, 1, "{}{}", text.stdout, text.stderr);
+    assert!(
+        text.stdout.contains(
+            "    dev -> prod: Deployment web/edge-web changed\n      spec.minReadySeconds\n    +   10\n"
+        ),
+        "{}",
+        text.stdout
+    );
+    let json = run(repo.path(), &["compare", "--format", "json"]).json();
+    let t = json["kustomizations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kustomization"] == "flux-system/apps-wave-2")
+        .unwrap();
+    assert_eq!(
+        t["objects"][0]["changes"][0],
+        serde_json::json!({"path": "spec.minReadySeconds", "op": "added", "after": 10})
+    );
+    // No empty table: the same clusters' vars are listed, and no var table when none differs.
+    let md = run(repo.path(), &["compare", "--format", "markdown"]).stdout;
+    assert!(md.contains("+   10"), "{md}");
 }
 
 #[test]
@@ -788,7 +906,10 @@ fn fails_in_both() -> tempfile::TempDir {
 #[test]
 fn a_kustomization_failing_in_both_revisions_is_not_compared_and_fails_the_diff() {
     let repo = fails_in_both();
-    let out = run(repo.path(), &["diff", "--base", "HEAD"]);
+    let out = run(
+        repo.path(),
+        &["diff", "--diff-style", "lines", "--base", "HEAD"],
+    );
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout.contains(
@@ -839,7 +960,15 @@ fn a_kustomization_failing_in_both_revisions_is_not_compared_and_fails_the_diff(
 
     let md = run(
         repo.path(),
-        &["diff", "--base", "HEAD", "--format", "markdown"],
+        &[
+            "diff",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--format",
+            "markdown",
+        ],
     );
     assert_eq!(md.code, 1);
     assert!(
@@ -871,7 +1000,10 @@ fn a_change_next_to_a_kustomization_that_cannot_be_compared_is_reported_with_bot
         "flux-system/broken".into(),
         "not compared".into()
     )));
-    let text = run(repo.path(), &["diff", "--base", "HEAD"]);
+    let text = run(
+        repo.path(),
+        &["diff", "--diff-style", "lines", "--base", "HEAD"],
+    );
     assert!(
         text.stdout.contains("\nresult: changed; 2 not compared ("),
         "{}",
@@ -882,7 +1014,10 @@ fn a_change_next_to_a_kustomization_that_cannot_be_compared_is_reported_with_bot
 #[test]
 fn prove_is_blind_where_nothing_rendered_unless_allowed_and_then_lists_it() {
     let repo = fails_in_both();
-    let out = run(repo.path(), &["prove", "--base", "HEAD", "--wide"]);
+    let out = run(
+        repo.path(),
+        &["prove", "--diff-style", "lines", "--base", "HEAD", "--wide"],
+    );
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout.contains(
@@ -893,7 +1028,15 @@ fn prove_is_blind_where_nothing_rendered_unless_allowed_and_then_lists_it() {
     );
     let allowed = run(
         repo.path(),
-        &["prove", "--base", "HEAD", "--allow-blind", "--wide"],
+        &[
+            "prove",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--allow-blind",
+            "--wide",
+        ],
     );
     assert_eq!(allowed.code, 0, "{}{}", allowed.stdout, allowed.stderr);
     assert!(
@@ -973,6 +1116,8 @@ fn a_shared_canary_missing_from_an_artifact_prints_only_that_artifact_with_why()
         repo.path(),
         &[
             "prove",
+            "--diff-style",
+            "lines",
             "--base",
             "HEAD",
             "--canary-path",
@@ -1060,6 +1205,7 @@ fn a_value_changed_in_one_of_two_colliding_clusters_changes_only_that_cluster() 
 /// Kustomization below it is `not compared`, naming the failed parent, never `removed`
 /// (issue: "a failure never reads as a deletion"). The same when the base is the broken side.
 #[test]
+#[allow(clippy::too_many_lines)] // both revisions, each in every format: one story
 fn a_parent_failing_in_either_revision_makes_its_children_not_compared_not_removed() {
     let repo = repo_from("testdata/fleet");
     let base = git(repo.path(), &["rev-parse", "HEAD"]);
@@ -1130,7 +1276,20 @@ fn a_parent_failing_in_either_revision_makes_its_children_not_compared_not_remov
             assert_eq!(f["below"], below.len() / 2, "{f:#}");
             assert!(f["error"].as_str().unwrap().contains("apps.yaml"));
         }
-        let text = run(repo.path(), &["diff", ".", "--base", from, "--head", to]).stdout;
+        let text = run(
+            repo.path(),
+            &[
+                "diff",
+                "--diff-style",
+                "lines",
+                ".",
+                "--base",
+                from,
+                "--head",
+                to,
+            ],
+        )
+        .stdout;
         // After the verdict and the revisions, before any cluster.
         let failed = text
             .find(&format!(
@@ -1142,7 +1301,16 @@ fn a_parent_failing_in_either_revision_makes_its_children_not_compared_not_remov
         let md = run(
             repo.path(),
             &[
-                "diff", ".", "--base", from, "--head", to, "--format", "markdown",
+                "diff",
+                "--diff-style",
+                "lines",
+                ".",
+                "--base",
+                from,
+                "--head",
+                to,
+                "--format",
+                "markdown",
             ],
         )
         .stdout;
@@ -1151,7 +1319,16 @@ fn a_parent_failing_in_either_revision_makes_its_children_not_compared_not_remov
         let prove = run(
             repo.path(),
             &[
-                "prove", ".", "--base", from, "--head", to, "--format", "markdown",
+                "prove",
+                "--diff-style",
+                "lines",
+                ".",
+                "--base",
+                from,
+                "--head",
+                to,
+                "--format",
+                "markdown",
             ],
         )
         .stdout;
@@ -1188,7 +1365,10 @@ fn an_external_kustomization_unchanged_in_both_revisions_is_identical_and_the_pr
         repo.path().join("apps/web/sub/configmap.yaml"),
     )
     .unwrap();
-    let out = run(repo.path(), &["prove", "--base", "HEAD", "--wide"]);
+    let out = run(
+        repo.path(),
+        &["prove", "--diff-style", "lines", "--base", "HEAD", "--wide"],
+    );
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout
@@ -1247,7 +1427,18 @@ fn an_external_kustomization_whose_source_changed_is_not_compared_naming_the_cha
         kustomization_diff(&json, "flux-system/tenants")["change"],
         "external unchanged"
     );
-    let prove = run(repo.path(), &["prove", "--base", "HEAD", "--expect", "any"]);
+    let prove = run(
+        repo.path(),
+        &[
+            "prove",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--expect",
+            "any",
+        ],
+    );
     assert_eq!(prove.code, 1, "{}{}", prove.stdout, prove.stderr);
     assert!(
         prove

@@ -194,8 +194,11 @@ fn markdown_reports(repo: &Path) -> Vec<(&'static str, String)> {
         all.extend(["--format", "markdown"]);
         run(repo, &all).stdout
     };
+    let flavour = |f: &str| run(repo, &["diff", "--base", "HEAD", "--format", f]).stdout;
     vec![
         ("diff", md(&["diff", "--base", "HEAD"])),
+        ("diff --format gitlab", flavour("gitlab")),
+        ("diff --format gitea", flavour("gitea")),
         ("prove", md(&["prove", "--base", "HEAD", "--expect", "any"])),
         ("compare", md(&["compare"])),
         ("graph", md(&["graph"])),
@@ -273,11 +276,16 @@ fn assert_markdown_is_fluxsims(what: &str, md: &str) {
     assert_eq!(count("<summary>"), count("<details>"), "{what}:\n{md}");
     // A line that starts with HTML is one of fluxsim's.
     for line in outside.iter().filter(|l| l.starts_with('<')) {
-        if *line == "</details>" {
+        // GitLab's and Gitea's form: `<details>` alone, `<summary>` on the next line.
+        if matches!(*line, "</details>" | "<details>" | "<details open>") {
             continue;
         }
+        let summary = line
+            .strip_prefix("<details><summary>")
+            .or_else(|| line.strip_prefix("<details open><summary>"))
+            .or_else(|| line.strip_prefix("<summary>"));
         assert!(
-            line.starts_with("<details><summary>") && line.ends_with("</summary>"),
+            summary.is_some() && line.ends_with("</summary>"),
             "{what}: a line of HTML fluxsim did not write: {line:?}\n{md}"
         );
         assert_eq!(line.matches("<summary>").count(), 1, "{what}: {line}");
@@ -315,7 +323,15 @@ fn markdown_report_escapes_an_html_comment_in_a_kustomization_name() {
     let repo = hostile_repo();
     let md = run(
         repo.path(),
-        &["diff", "--base", "HEAD", "--format", "markdown"],
+        &[
+            "diff",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--format",
+            "markdown",
+        ],
     )
     .stdout;
     assert!(
@@ -349,11 +365,41 @@ fn markdown_reports_of_a_hostile_repository_open_no_comment_and_close_only_their
 }
 
 #[test]
+fn html_report_of_a_hostile_repository_holds_only_fluxsims_markup() {
+    let repo = hostile_repo();
+    for cmd in [
+        &["diff", "--base", "HEAD"][..],
+        &["prove", "--base", "HEAD", "--expect", "any"],
+    ] {
+        let mut args = cmd.to_vec();
+        args.extend(["--format", "html"]);
+        let html = run(repo.path(), &args).stdout;
+        assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+        // One script and one style, fluxsim's; no comment, no element of the repository's.
+        assert_eq!(html.matches("<script").count(), 1, "{cmd:?}");
+        assert_eq!(html.matches("<style").count(), 1, "{cmd:?}");
+        assert!(!html.contains("<!--"), "{cmd:?}");
+        assert!(!html.contains("<details>\u{1b}"), "{cmd:?}");
+        assert!(!html.contains('\u{1b}') && !html.contains('\r'), "{cmd:?}");
+        // The name is there, as text.
+        assert!(html.contains("&lt;/summary&gt;&lt;!--"), "{cmd:?}");
+    }
+}
+
+#[test]
 fn markdown_diff_fence_is_longer_than_the_repositorys_backtick_runs() {
     let repo = hostile_repo();
     let md = run(
         repo.path(),
-        &["diff", "--base", "HEAD", "--format", "markdown"],
+        &[
+            "diff",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--format",
+            "markdown",
+        ],
     )
     .stdout;
     // The ConfigMap's value holds a run of 8 backticks, shown in the diff: a fence of 9.
@@ -374,7 +420,15 @@ fn markdown_prove_escapes_paths_errors_and_file_names() {
     let md = run(
         repo.path(),
         &[
-            "prove", "--base", "HEAD", "--expect", "any", "--format", "markdown",
+            "prove",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--expect",
+            "any",
+            "--format",
+            "markdown",
         ],
     )
     .stdout;

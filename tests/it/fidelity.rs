@@ -43,7 +43,7 @@ fn images(objects: &[Value]) -> Vec<String> {
         .collect()
 }
 
-// fluxcd/pkg/kustomize v1.35.4 kustomize_generator.go GenerateManifest: a `spec.images`
+// fluxcd/pkg/kustomize v1.35.6 kustomize_generator.go GenerateManifest: a `spec.images`
 // entry whose name the kustomization's `images:` already lists is merged into it field by
 // field; `newTag` and `digest` are replaced together.
 #[test]
@@ -71,7 +71,7 @@ fn spec_images_merge_field_by_field_into_the_kustomizations_images() {
     );
 }
 
-// kustomize-controller v1.9.4 internal/controller/kustomization_controller.go `build`: every
+// kustomize-controller v1.9.5 internal/controller/kustomization_controller.go `build`: every
 // built object must have an apiVersion, a kind and a name ("check if resources conform to
 // the Kubernetes API conventions"), or the build fails, plain files (the generator lists
 // them) or an overlay alike (its testdata/invalid/{plain,overlay}).
@@ -147,7 +147,7 @@ fn annotation<'a>(o: &'a Value, key: &str) -> Option<&'a str> {
     o["metadata"]["annotations"][key].as_str()
 }
 
-// kustomize-controller API v1.9 `spec.buildMetadata` and fluxcd/pkg/kustomize v1.35.4
+// kustomize-controller API v1.9 `spec.buildMetadata` and fluxcd/pkg/kustomize v1.35.6
 // kustomize_generator.go GenerateManifest: the list replaces the kustomization's
 // `buildMetadata`, and an existing kustomization without `resources` gets
 // `[originAnnotations]` from the generator; kustomize then annotates every object. An origin
@@ -212,7 +212,7 @@ fn spec_build_metadata_annotates_objects_as_flux_builds_them() {
     }
 }
 
-// fluxcd/pkg/kustomize v1.35.4 kustomize_generator.go `Build` (resetOpenAPIWithBuiltins) and
+// fluxcd/pkg/kustomize v1.35.6 kustomize_generator.go `Build` (resetOpenAPIWithBuiltins) and
 // its test TestOpenAPIPathMergesBuiltins: an `openapi: {path: ...}` schema is read over the
 // built-in one, so a strategic-merge patch on a DaemonSet still merges `containers` by name
 // and `volumeMounts` by `mountPath` (the patch's entry has none: kyaml leaves the list
@@ -313,8 +313,8 @@ fn build_ignore_paths_come_after_the_paths_sourceignore_as_flux_build_applies_th
     );
 }
 
-// kustomize-controller v1.9.4 kustomization_controller.go `reconcile` reads the build back
-// with fluxcd/pkg/ssa v0.76.1 utils/object.go ReadObjects before applying: an object a var
+// kustomize-controller v1.9.5 kustomization_controller.go `reconcile` reads the build back
+// with fluxcd/pkg/ssa v0.76.2 utils/object.go ReadObjects before applying: an object a var
 // left without a kind fails the Kustomization (apimachinery's "Object 'Kind' is missing"),
 // and what is not a Kubernetes object it applies (no name, no apiVersion, a kustomize
 // Kustomization kept as a manifest) is left out without a word (utils/is.go).

@@ -6,7 +6,7 @@ use std::fs;
 
 use crate::common::{crate_path, fluxsim, repo_from};
 
-const COMMANDS: [&str; 10] = [
+const COMMANDS: [&str; 11] = [
     "render",
     "build",
     "diff",
@@ -15,6 +15,7 @@ const COMMANDS: [&str; 10] = [
     "audit",
     "graph",
     "images",
+    "validate",
     "envsubst",
     "completions",
 ];

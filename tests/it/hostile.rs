@@ -624,3 +624,185 @@ fn a_tool_dies_with_fluxsim_even_on_sigkill() {
     });
     assert!(gone, "the tool outlived fluxsim ({marker})");
 }
+
+/// A ResourceSet in the `healthy` app with `resources` as given (YAML list items).
+fn resourceset_yaml(name: &str, resources: &str) -> String {
+    format!(
+        "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSet\nmetadata:\n  name: {name:?}\n  \
+         namespace: flux-system\nspec:\n  inputs:\n    - tenant: a\n  resources:\n{resources}"
+    )
+}
+
+/// A ResourceSet's template that tries to read the machine's files, its environment or the
+/// network: flux-operator's template functions are slim-sprig's hermetic set (no `env`, no
+/// `readFile`, no network: internal/builder/resourceset.go), so the build fails with the
+/// operator's error, and nothing leaks; the rest of the repository renders.
+#[test]
+fn a_resourceset_template_cannot_read_files_the_environment_or_the_network() {
+    let server = Server::start();
+    let (_top, root) = hostile(&[], &[]);
+    let attempts = [
+        (
+            "files",
+            format!(
+                "<< readFile {:?} >>",
+                root.parent().unwrap().join("outside.yaml").display()
+            ),
+        ),
+        ("env", "<< env \"FLUXSIM_TEST_TOKEN\" >>".to_string()),
+        ("expandenv", "<< expandenv \"$GITHUB_TOKEN\" >>".to_string()),
+        ("http", format!("<< httpGet {:?} >>", server.url("x"))),
+    ];
+    let docs: Vec<String> = attempts
+        .iter()
+        .map(|(name, action)| {
+            resourceset_yaml(
+                name,
+                &format!(
+                    "    - apiVersion: v1\n      kind: ConfigMap\n      metadata:\n        \
+                     name: leak-{name}\n      data:\n        v: '{action}'\n"
+                ),
+            )
+        })
+        .collect();
+    fs::write(root.join("apps/healthy/rsets.yaml"), docs.join("---\n")).unwrap();
+    fs::write(
+        root.join("apps/healthy/kustomization.yaml"),
+        "resources: [configmap.yaml, rsets.yaml]\n",
+    )
+    .unwrap();
+    commit_all(&root, "templates that reach out");
+    let run = render(&root, &[]);
+    let json = run.json();
+    for (name, _) in &attempts {
+        let entry = kustomization(&json, "test", &format!("healthy/rset/flux-system/{name}"));
+        assert_eq!(entry["status"], "failed", "{entry:#}");
+        assert!(
+            entry["error"].as_str().unwrap().contains("not defined"),
+            "{entry:#}"
+        );
+    }
+    assert_eq!(
+        kustomization(&json, "test", "healthy")["status"],
+        "rendered"
+    );
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+    run.assert_nothing_leaked();
+}
+
+/// Names and values that look like the CLI's flags reach `flux-operator` only inside the
+/// files fluxsim writes (its arguments are fluxsim's own): a ResourceSet named
+/// `--inputs-from=...` and a provider named `-f` read nothing of the machine.
+#[test]
+fn resourceset_names_that_look_like_flags_are_never_read_as_flags() {
+    let (top, root) = hostile(&[], &[]);
+    let outside = top.path().join("outside.yaml");
+    let name = format!("--inputs-from={}", outside.display());
+    let rset = resourceset_yaml(
+        &name,
+        "    - apiVersion: v1\n      kind: ConfigMap\n      metadata:\n        name: << inputs.tenant >>\n",
+    )
+    .replace(
+        "  inputs:\n",
+        "  inputsFrom:\n    - name: \"-f\"\n  inputs:\n",
+    );
+    let provider = format!(
+        "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSetInputProvider\nmetadata:\n  \
+         name: \"-f\"\n  namespace: flux-system\nspec:\n  type: Static\n  defaultValues:\n    \
+         tenant: {:?}\n",
+        format!("--filename={}", outside.display())
+    );
+    fs::write(
+        root.join("apps/healthy/rset.yaml"),
+        format!("{rset}---\n{provider}"),
+    )
+    .unwrap();
+    fs::write(
+        root.join("apps/healthy/kustomization.yaml"),
+        "resources: [configmap.yaml, rset.yaml]\n",
+    )
+    .unwrap();
+    commit_all(&root, "flag-like names");
+    let run = render(&root, &[]);
+    let json = run.json();
+    let entry = json["clusters"][0]["kustomizations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"].as_str().unwrap().starts_with("healthy/rset/"))
+        .unwrap_or_else(|| panic!("no ResourceSet entry: {json:#}"));
+    assert_eq!(entry["status"], "rendered", "{entry:#}");
+    // The input and the name came through as data: the CLI built both inputs (the inline
+    // one and the provider's) and labelled them with the name as it is.
+    let written: String = run
+        .written
+        .iter()
+        .filter(|(p, _)| p.contains("/rset/"))
+        .map(|(_, t)| t.clone())
+        .collect();
+    assert!(
+        written.contains(&format!("resourceset.fluxcd.controlplane.io/name: {name}")),
+        "{written}"
+    );
+    assert!(written.contains("name: a\n"), "{written}");
+    run.assert_nothing_leaked();
+}
+
+/// `flux-operator` runs in the tool box: a fake one that prints its environment, working
+/// folder and what it can read shows none of fluxsim's environment, the repository or the
+/// machine's files.
+#[cfg(target_os = "linux")]
+#[test]
+fn flux_operator_runs_with_a_cleared_environment_outside_the_repository() {
+    use std::os::unix::fs::PermissionsExt;
+    let (top, root) = hostile(&[], &[]);
+    fs::write(
+        root.join("apps/healthy/rset.yaml"),
+        resourceset_yaml(
+            "boxed",
+            "    - apiVersion: v1\n      kind: ConfigMap\n      metadata:\n        name: x\n",
+        ),
+    )
+    .unwrap();
+    fs::write(
+        root.join("apps/healthy/kustomization.yaml"),
+        "resources: [configmap.yaml, rset.yaml]\n",
+    )
+    .unwrap();
+    commit_all(&root, "a resourceset");
+    let fake = top.path().join("flux-operator");
+    fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = version ]; then echo 'client: 0.59.0'; exit 0; fi\n\
+             printf -- '---\\napiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: box\\ndata:\\n'\n\
+             printf '  env: \"%s\"\\n' \"$(env | tr '\\n\"' ' _')\"\n\
+             printf '  pwd: \"%s\"\\n' \"$(pwd)\"\n\
+             printf '  git: \"%s\"\\n' \"$(cat {git} 2>&1 | tr '\\n\"' ' _')\"\n\
+             printf '  outside: \"%s\"\\n' \"$(cat {outside} 2>&1 | tr '\\n\"' ' _')\"\n",
+            git = root.join(".git/config").display(),
+            outside = top.path().join("outside.yaml").display(),
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
+    let run = render(&root, &["--flux-operator", fake.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let box_cm = run
+        .written
+        .iter()
+        .find(|(_, text)| text.contains("pwd: "))
+        .map(|(_, t)| t.clone())
+        .expect("the fake flux-operator's output");
+    assert!(!box_cm.contains(ENV_MARKER), "{box_cm}");
+    assert!(!box_cm.contains("GITHUB_TOKEN"), "{box_cm}");
+    let pwd = box_cm
+        .lines()
+        .find(|l| l.contains("pwd:"))
+        .unwrap_or_else(|| panic!("{box_cm}"));
+    assert!(!pwd.contains(&root.display().to_string()), "{pwd}");
+    if fluxsim::sandbox::isolation().landlock_abi >= 1 {
+        assert!(!box_cm.contains("git-token-marker"), "{box_cm}");
+        assert!(!box_cm.contains(OUTSIDE_MARKER), "{box_cm}");
+    }
+}

@@ -16,6 +16,8 @@ fn crates() -> BTreeMap<&'static str, PathBuf> {
     BTreeMap::from([
         ("fluxsim", root.join("src")),
         ("fluxsim-consumers", root.join("crates/consumers/src")),
+        ("fluxsim-review", root.join("crates/review/src")),
+        ("fluxsim-kubeschema", root.join("crates/kubeschema/src")),
         ("fluxsim-core", root.join("crates/core/src")),
         ("fluxsim-kustomize", root.join("crates/kustomize/src")),
         ("fluxsim-goyaml", root.join("crates/goyaml/src")),

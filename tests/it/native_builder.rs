@@ -435,8 +435,8 @@ const FLUX_ONLY_SCHEMA: &str = r##"{"definitions": {"com.example.v1.Thing": {
     "items": {"$ref": "#/definitions/io.k8s.api.core.v1.Container"}}}}}}}}
 "##;
 
-// Flux, not the binary: fluxcd/pkg kustomize/kustomize_generator.go (v1.39.0, which
-// kustomize-controller v1.9.x builds with) `Build` calls `resetOpenAPIWithBuiltins`
+// Flux, not the binary: fluxcd/pkg kustomize/kustomize_generator.go (v1.35.6, which
+// kustomize-controller v1.9.5 builds with) `Build` calls `resetOpenAPIWithBuiltins`
 // (`openapi.ResetOpenAPI()` then `openapi.Schema()`) before `krusty.MakeKustomizer(..).Run`,
 // so the built-in Kubernetes schema is parsed before the custom one, and kyaml's
 // `AddDefinitions` adds the custom definitions to it (its tests `TestOpenAPIPathMergesBuiltins`

@@ -271,8 +271,9 @@ fn a_signal_kills_kustomize_and_removes_every_temporary_folder() {
 
 // Substitution is bounded: an object may grow at most 16 MiB beyond its template
 // (envsubst::OUTPUT_GROWTH_LIMIT), so a var referenced until the object is huge fails that
-// Kustomization, not the machine; a negative substring length fails as Flux's Go code does
-// (envsubst/funcs.go toSubstr panics), and audit reports both (FS113).
+// Kustomization, not the machine; a substring whose end wraps past the largest int fails as
+// Flux's Go code does (envsubst v1.7.1 funcs.go toSubstr panics), and audit reports both
+// (FS113).
 #[test]
 fn runaway_substitution_fails_its_kustomization_and_audit_reports_it() {
     let repo = repo_from("testdata/hostile/unbounded");

@@ -114,11 +114,11 @@ fn diff_without_base_uses_the_merge_base_with_the_default_branch_and_says_so() {
     commit_all(repo.path(), "bump");
     let out = run(repo.path(), &["diff"]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
-    // The verdict, then the revisions.
-    let second = out.stdout.lines().nth(1).unwrap();
+    // The revisions, then the verdict (the review's text).
+    let first = out.stdout.lines().next().unwrap();
     assert!(
-        second.starts_with("base merge-base of HEAD and main ("),
-        "{second}"
+        first.starts_with("fluxsim diff: merge-base of HEAD and main ("),
+        "{first}"
     );
     // The merge-base is main itself: the whole branch is the change.
     assert!(out.stdout.contains("orders-api:2.15.0"), "{}", out.stdout);
@@ -137,7 +137,10 @@ fn diff_without_base_or_default_branch_says_what_to_give() {
 fn diff_prints_a_change_made_the_same_way_in_several_clusters_once() {
     let repo = repo_from("testdata/fleet");
     bump_orders(repo.path());
-    let out = run(repo.path(), &["diff", "--base", "HEAD"]);
+    let out = run(
+        repo.path(),
+        &["diff", "--diff-style", "lines", "--base", "HEAD"],
+    );
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout
@@ -161,7 +164,15 @@ fn diff_prints_a_change_made_the_same_way_in_several_clusters_once() {
     );
     let md = run(
         repo.path(),
-        &["diff", "--base", "HEAD", "--format", "markdown"],
+        &[
+            "diff",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--format",
+            "markdown",
+        ],
     );
     assert!(
         md.stdout.contains(
@@ -181,12 +192,17 @@ fn diff_strip_label_drops_noise_before_comparing() {
         "metadata:\n",
         "metadata:\n  labels:\n    example.com/build: \"42\"\n",
     );
-    let noisy = run(repo.path(), &["diff", "--base", "HEAD"]);
+    let noisy = run(
+        repo.path(),
+        &["diff", "--diff-style", "lines", "--base", "HEAD"],
+    );
     assert_eq!(noisy.code, 0, "{}{}", noisy.stdout, noisy.stderr);
     let quiet = run(
         repo.path(),
         &[
             "diff",
+            "--diff-style",
+            "lines",
             "--base",
             "HEAD",
             "--strip-label",
@@ -203,6 +219,8 @@ fn diff_strip_label_drops_noise_before_comparing() {
         repo.path(),
         &[
             "diff",
+            "--diff-style",
+            "lines",
             "--base",
             "HEAD",
             "--strip-field",
@@ -212,13 +230,21 @@ fn diff_strip_label_drops_noise_before_comparing() {
     assert_eq!(field.code, 0, "{}{}", field.stdout, field.stderr);
     let bad = run(
         repo.path(),
-        &["diff", "--base", "HEAD", "--strip-field", "a..b"],
+        &[
+            "diff",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--strip-field",
+            "a..b",
+        ],
     );
     assert_eq!(bad.code, 2, "{}", bad.stderr);
 }
 
 #[test]
-fn diff_style_fields_names_the_changed_field_paths() {
+fn diff_style_semantic_is_the_default_and_names_the_changed_field_paths() {
     let repo = repo_from("testdata/fleet");
     bump_orders(repo.path());
     let out = run(
@@ -234,13 +260,13 @@ fn diff_style_fields_names_the_changed_field_paths() {
         ],
     );
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
-    assert!(
-        out.stdout.contains(
-            "~ spec.template.spec.containers[name=api].image: \"ghcr.io/example-org/orders-api:2.14.1\" -> \"ghcr.io/example-org/orders-api:2.15.0\""
-        ),
-        "{}",
-        out.stdout
-    );
+    let semantic = "~ Deployment apps/orders\n  spec.template.spec.containers[name=api].image\n\
+                    -   ghcr.io/example-org/orders-api:2.14.1\n\
+                    +   ghcr.io/example-org/orders-api:2.15.0\n";
+    assert!(out.stdout.contains(semantic), "{}", out.stdout);
+    // `fields` is the old name of `semantic`, the default.
+    let default = run(repo.path(), &["diff", "--base", "HEAD", "--cluster", "dev"]);
+    assert_eq!(default.stdout, out.stdout);
 }
 
 #[test]
@@ -416,7 +442,18 @@ fn a_masked_secret_change_is_still_a_change_and_names_the_key() {
         "hostname: unifi",
         "hostname: unifi-2",
     );
-    let out = run(repo.path(), &["diff", "--base", "HEAD", "--cluster", "dev"]);
+    let out = run(
+        repo.path(),
+        &[
+            "diff",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--cluster",
+            "dev",
+        ],
+    );
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout
@@ -429,6 +466,8 @@ fn a_masked_secret_change_is_still_a_change_and_names_the_key() {
         repo.path(),
         &[
             "diff",
+            "--diff-style",
+            "lines",
             "--base",
             "HEAD",
             "--cluster",

@@ -210,6 +210,8 @@ fn prove_plants_canaries_in_a_mapped_folder_and_sees_them() {
     commit_all(repo.path(), "drop the escape");
     let r = fluxsim(&[
         "prove",
+        "--diff-style",
+        "lines",
         repo.path().to_str().unwrap(),
         "--base",
         "HEAD",
@@ -348,6 +350,8 @@ fn artifact_generator_change_in_a_copied_file_is_a_diff_and_canaries_see_through
     commit_all(repo.path(), "bump nginx");
     let r = fluxsim(&[
         "diff",
+        "--diff-style",
+        "lines",
         repo.path().to_str().unwrap(),
         "--base",
         "HEAD~1",
@@ -367,6 +371,8 @@ fn artifact_generator_change_in_a_copied_file_is_a_diff_and_canaries_see_through
     commit_all(repo.path(), "docs");
     let r = fluxsim(&[
         "prove",
+        "--diff-style",
+        "lines",
         repo.path().to_str().unwrap(),
         "--base",
         "HEAD~1",

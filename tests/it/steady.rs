@@ -299,6 +299,8 @@ fn refactor_of_an_external_secret_fed_kustomization_proves_identical_with_canari
     commit_all(repo.path(), "move the service, reorder resources");
     let r = fluxsim(&[
         "prove",
+        "--diff-style",
+        "lines",
         repo.path().to_str().unwrap(),
         "--base",
         "HEAD~1",
@@ -367,7 +369,14 @@ fn suspended_kustomization_is_reported_with_a_note_and_never_compared() {
         assert_eq!(change("flux-system/paused"), "not compared", "{base}");
         assert_eq!(change("flux-system/live"), "identical", "{base}");
     }
-    let prove = fluxsim(&["prove", repo.path().to_str().unwrap(), "--base", "HEAD"]);
+    let prove = fluxsim(&[
+        "prove",
+        "--diff-style",
+        "lines",
+        repo.path().to_str().unwrap(),
+        "--base",
+        "HEAD",
+    ]);
     assert_eq!(prove.code, 1, "{}", prove.stdout);
     assert!(
         prove

@@ -127,6 +127,8 @@ mod tests {
             fails_in_head,
             external: None,
             objects: Vec::new(),
+            left_out: 0,
+            order: None,
         }
     }
 
@@ -142,6 +144,7 @@ mod tests {
                 kustomizations,
                 moves: Vec::new(),
                 skipped: Vec::new(),
+                prune_deletions: Vec::new(),
             }],
         }
     }
@@ -183,6 +186,7 @@ mod tests {
             not_compared,
             failed,
             problems: Vec::new(),
+            objects: Vec::new(),
         }
     }
 

@@ -1,7 +1,7 @@
 //! What fluxsim makes of a render: revision against revision and cluster against cluster
 //! (`compare`), positive controls (`canary`, for `prove`), substitution hazards (`audit`),
-//! the cold start (`graph`), container images (`images`), and every report printed
-//! (`report`).
+//! the cold start (`graph`), container images (`images`), a render against Flux's own code
+//! (`oracle`), and every report printed (`report`).
 
 pub mod audit;
 pub mod canary;
@@ -11,7 +11,12 @@ pub mod graph;
 pub mod images;
 pub mod level;
 pub mod mask;
+pub mod oracle;
 pub mod report;
+pub mod validate;
+
+/// The reviewer's reports (`fluxsim-review`), which `report::review` feeds.
+pub use review;
 
 // What this crate reads of fluxsim-core, under the names the modules had when fluxsim was
 // one crate: the render model and what it is made of (`model`, `artifact`, `flux`, Helm's

@@ -5,7 +5,9 @@
 //! repository (`[sources]`), what Helm is told (`[helm_controller]`), the network
 //! (`[network]`), and what the graph check cannot see in the manifests: CRDs a controller
 //! registers at run time (`[[runtime_crds]]`), CRDs a Helm chart installs (`[[helm_crds]]`),
-//! CRDs the bootstrap installs (`[bootstrap] crd_groups`).
+//! CRDs the bootstrap installs (`[bootstrap] crd_groups`), what `diff` strips (`[diff]`), what
+//! `validate` checks against (`[validate]`), and the sample inputs of Flux Operator input
+//! providers that need a service (`[[resourceset.inputs]]`).
 //!
 //! ```toml
 //! # A manifest file of the repository that a bootstrap script applies.
@@ -53,6 +55,24 @@
 //! # The cluster's bootstrap installs these CRDs before Flux runs (outside any Kustomization).
 //! [bootstrap]
 //! crd_groups = ["external-secrets.io"]
+//!
+//! # What diff and prove drop from every object (as --strip; the base revision's file).
+//! [diff]
+//! strip = ["metadata.annotations.\"example.com/build-id\""]
+//!
+//! # What `fluxsim validate` checks against: a Kubernetes version, and CRD manifests of
+//! # custom resources whose CRD the render does not hold (folders of the repository).
+//! [validate]
+//! kube_version = "1.35"
+//! schema_dirs = ["schemas/crds"]
+//!
+//! # Two sample pull requests for a ResourceSetInputProvider of type GitHubPullRequest.
+//! [[resourceset.inputs]]
+//! provider = "flux-system/preview-prs"   # or: type = "GitHubPullRequest"
+//! inputs = [
+//!   { id = "101", sha = "0a1b2c3", branch = "feat-a", title = "Add A", author = "ana" },
+//!   { id = "102", sha = "4d5e6f7", branch = "feat-b", title = "Add B", author = "bo" },
+//! ]
 //! ```
 //!
 //! Tables other than these are left alone; unknown keys inside an entry are errors, so a
@@ -92,6 +112,70 @@ pub struct Config {
     /// installed (the graph check).
     #[serde(default)]
     pub helm_crds: Vec<HelmCrds>,
+    /// `[validate]`: what `fluxsim validate` and `--validate` check against.
+    #[serde(default)]
+    pub validate: Validate,
+    /// `[diff]`: how `diff` and `prove` show a change (`strip`).
+    #[serde(default)]
+    pub diff: DiffConfig,
+    /// `[resourceset]`: what the Flux Operator's ResourceSets are given that the repository
+    /// cannot hold (`[[resourceset.inputs]]`).
+    #[serde(default)]
+    pub resourceset: ResourceSetConfig,
+}
+
+/// The `[validate]` table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Validate {
+    /// The Kubernetes version of the built-in schemas (`"1.35"`), as `--kube-version`.
+    #[serde(default)]
+    pub kube_version: Option<String>,
+    /// Folders of the repository holding CRD manifests for custom resources whose CRD the
+    /// render does not hold (installed by a bootstrap, an operator, a chart without
+    /// `--helm`); relative to the repository root, never outside it.
+    #[serde(default)]
+    pub schema_dirs: Vec<String>,
+}
+
+/// The `[diff]` table: what `diff` and `prove` drop from every object before comparing and
+/// showing it (as `--strip PATH`). Read from the base revision, never the head's: a pull
+/// request cannot hide its own change.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiffConfig {
+    /// Field paths, as `--strip` takes them.
+    #[serde(default)]
+    pub strip: Vec<String>,
+}
+
+/// The `[resourceset]` table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResourceSetConfig {
+    /// `[[resourceset.inputs]]`: sample inputs of ResourceSetInputProviders that need a
+    /// service (pull requests, branches, tags, artifacts, external services).
+    #[serde(default)]
+    pub inputs: Vec<SampleInputs>,
+}
+
+/// One `[[resourceset.inputs]]` entry: the inputs a provider exports, as the operator would
+/// get them from its service, for one provider (`provider = "namespace/name"`) or every
+/// provider of a type (`type = "GitHubPullRequest"`); one naming the provider wins. The
+/// provider's `spec.defaultValues` fill in what an input lacks, as the operator fills them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SampleInputs {
+    /// The provider, `namespace/name`.
+    pub provider: Option<String>,
+    /// The provider type (`spec.type`).
+    #[serde(rename = "type")]
+    pub provider_type: Option<String>,
+    /// The clusters it applies to (by name); every cluster when empty.
+    #[serde(default)]
+    pub clusters: Vec<String>,
+    /// The input sets (each a table of values).
+    pub inputs: Vec<serde_json::Map<String, Value>>,
 }
 
 /// The `[network]` table.
@@ -286,6 +370,7 @@ impl Config {
                 ));
             }
         }
+        check_resourceset_inputs(&config, text, &err)?;
         for g in &config.kustomize_controller.feature_gates {
             if parse_gate(g).is_none() {
                 return Err(err(
@@ -402,6 +487,44 @@ impl Config {
     }
 }
 
+/// Each `[[resourceset.inputs]]` entry names exactly one of a provider (`namespace/name`)
+/// or a type.
+fn check_resourceset_inputs(
+    config: &Config,
+    text: &str,
+    err: &dyn Fn(usize, String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    for (i, r) in config.resourceset.inputs.iter().enumerate() {
+        let line = text
+            .match_indices("[[resourceset.inputs]]")
+            .nth(i)
+            .map_or(1, |(o, _)| crate::locate::line_col(text, o).0);
+        let named = r.provider.as_deref().map(|p| {
+            p.split_once('/')
+                .is_some_and(|(ns, n)| !ns.is_empty() && !n.is_empty() && !n.contains('/'))
+        });
+        match (named, &r.provider_type) {
+            (Some(true), None) => {}
+            (None, Some(t)) if !t.is_empty() => {}
+            (Some(false), _) => {
+                return Err(err(
+                    line,
+                    "a [[resourceset.inputs]] entry's `provider` is `namespace/name`".into(),
+                ))
+            }
+            _ => {
+                return Err(err(
+                    line,
+                    "a [[resourceset.inputs]] entry needs exactly one of `provider` \
+                     (`namespace/name`) or `type`"
+                        .into(),
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The config file's name, at the repository root.
 pub const CONFIG_FILE: &str = "fluxsim.toml";
 
@@ -485,6 +608,32 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.message.contains("ConfigMap"), "{e}");
+    }
+
+    #[test]
+    fn resourceset_inputs_name_a_provider_or_a_type() {
+        let c = Config::parse(
+            "[[resourceset.inputs]]\nprovider = \"flux-system/prs\"\n\
+             inputs = [{ id = \"1\", branch = \"a\" }, { id = \"2\", n = 3 }]\n",
+            "fluxsim.toml",
+        )
+        .unwrap();
+        let s = &c.resourceset.inputs[0];
+        assert_eq!(s.inputs.len(), 2);
+        assert_eq!(s.inputs[1]["n"], 3);
+        for bad in [
+            "[[resourceset.inputs]]\ninputs = []\n",
+            "[[resourceset.inputs]]\nprovider = \"prs\"\ninputs = []\n",
+            "[[resourceset.inputs]]\nprovider = \"a/b\"\ntype = \"Static\"\ninputs = []\n",
+        ] {
+            let e = Config::parse(&format!("[network]\n{bad}"), "fluxsim.toml").unwrap_err();
+            assert_eq!(e.line, 2, "{e}");
+        }
+        assert!(Config::parse(
+            "[[resourceset.inputs]]\ntype = \"GitHubPullRequest\"\ninputs = []\nextra = 1\n",
+            "fluxsim.toml"
+        )
+        .is_err());
     }
 
     #[test]

@@ -108,3 +108,32 @@ fn show(r: &Result<Vec<u8>, String>) -> String {
         Err(e) => format!("error: {e}"),
     }
 }
+
+/// A vector of Flux's sourceignore tests (`testdata/flux-suites/sourceignore.jsonl`, made by
+/// `oracle/suites` with `fluxcd/pkg/sourceignore`): a `pattern` vector gives
+/// `ParsePattern(line, domain).Match(path, dir)` as `NoMatch`, `Exclude` or `Include`; a
+/// `matcher` vector whether `NewMatcher(patterns)` (or `NewDefaultMatcher(patterns,
+/// defaults)`) matches `path`; an `archive` vector is a tree (see `tests/it/flux_suites.rs`).
+#[must_use]
+pub fn ignore_pattern_result(
+    line: &str,
+    domain: &[String],
+    path: &[String],
+    dir: bool,
+) -> &'static str {
+    let parts: Vec<&str> = path.iter().map(String::as_str).collect();
+    crate::source::pattern_result(line, domain, &parts, dir)
+}
+
+/// See [`ignore_pattern_result`]: each pattern is (line, domain); `defaults` is the domain of
+/// `NewDefaultMatcher`'s VCS and default patterns, `None` for `NewMatcher`.
+#[must_use]
+pub fn ignore_matcher_match(
+    patterns: &[(String, Vec<String>)],
+    defaults: Option<&[String]>,
+    path: &[String],
+    dir: bool,
+) -> bool {
+    let parts: Vec<&str> = path.iter().map(String::as_str).collect();
+    crate::source::matcher_match(patterns, defaults, &parts, dir)
+}

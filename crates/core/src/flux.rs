@@ -139,6 +139,10 @@ pub struct Kustomization {
     pub wait: bool,
     /// `spec.suspend`.
     pub suspend: bool,
+    /// `spec.force`: an object the API server refuses to update (an immutable field) is
+    /// deleted and created again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub force: bool,
     /// `spec.sourceRef`.
     pub source_ref: Option<SourceRef>,
     /// `spec.targetNamespace`.
@@ -170,6 +174,22 @@ pub struct Kustomization {
     /// a Kustomization, and discovery never takes it for a cluster root.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invalid: Option<String>,
+}
+
+/// The API group of the Flux Operator's kinds (`ResourceSet`, `ResourceSetInputProvider`,
+/// `FluxInstance`).
+pub const OPERATOR_GROUP: &str = "fluxcd.controlplane.io";
+
+/// Is this object a Flux Operator ResourceSet?
+#[must_use]
+pub fn is_resourceset(obj: &Value) -> bool {
+    is_resourceset_id(&ObjectId::of(obj))
+}
+
+/// Is this the id of a Flux Operator ResourceSet?
+#[must_use]
+pub fn is_resourceset_id(id: &ObjectId) -> bool {
+    id.group == OPERATOR_GROUP && id.kind == "ResourceSet"
 }
 
 /// Is this object a Flux Kustomization?
@@ -218,7 +238,7 @@ fn not_a_string(spec: &Value, field: &str) -> Option<String> {
 }
 
 /// The values the CRD's schema allows in `spec.buildMetadata` (its `BuildMetadataOption`
-/// enum, kustomize-controller v1.9.4 `config/crd/bases`).
+/// enum, kustomize-controller v1.9.5 `config/crd/bases`).
 pub const BUILD_METADATA_OPTIONS: [&str; 2] = ["originAnnotations", "transformerAnnotations"];
 
 /// Why `spec.buildMetadata` breaks the CRD's schema (a list of strings from
@@ -328,6 +348,7 @@ impl Kustomization {
             // `wait` defaults to false in the API.
             wait: b("wait"),
             suspend: b("suspend"),
+            force: b("force"),
             source_ref,
             target_namespace: s("targetNamespace").filter(|t| !t.is_empty()),
             name_prefix: s("namePrefix").filter(|t| !t.is_empty()),
@@ -439,7 +460,7 @@ mod tests {
         assert_eq!(with_path(serde_json::json!("./x")).invalid, None);
     }
 
-    // kustomize-controller v1.9.4 api (config/crd/bases): spec.buildMetadata is a list of
+    // kustomize-controller v1.9.5 api (config/crd/bases): spec.buildMetadata is a list of
     // `originAnnotations` and `transformerAnnotations`; the API server refuses anything else.
     #[test]
     fn spec_build_metadata_is_read_and_checked_against_the_crd_enum() {

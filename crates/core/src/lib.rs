@@ -22,6 +22,7 @@ pub mod notice;
 pub mod postbuild;
 pub mod reconcile;
 pub mod render;
+pub mod resourceset;
 pub mod sandbox;
 pub mod scratch;
 pub mod source;

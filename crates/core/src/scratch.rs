@@ -74,6 +74,9 @@ pub enum Kind {
     Postbuild,
     /// A chart and its values, for `helm template` (`src/helm`).
     Helm,
+    /// A ResourceSet and its inputs, for `flux-operator build rset`, or its objects printed
+    /// again (`resourceset`).
+    ResourceSet,
 }
 
 impl Kind {
@@ -84,6 +87,7 @@ impl Kind {
             Kind::Overlay => "fluxsim-overlay-",
             Kind::Postbuild => "fluxsim-postbuild-",
             Kind::Helm => "fluxsim-helm-",
+            Kind::ResourceSet => "fluxsim-rset-",
         }
     }
 }
@@ -104,7 +108,7 @@ pub fn scrub(message: &str) -> String {
     static RE: OnceLock<regex::Regex> = OnceLock::new();
     RE.get_or_init(|| {
         regex::Regex::new(
-            r"[^\s'\x22]*fluxsim-(?:source|view|overlay|postbuild|helm)-[A-Za-z0-9]+(?:\.virtual)?/",
+            r"[^\s'\x22]*fluxsim-(?:source|view|overlay|postbuild|helm|rset)-[A-Za-z0-9]+(?:\.virtual)?/",
         )
         .expect("static regex")
     })

@@ -15,7 +15,7 @@ pub(crate) enum EvalFailure {
         name: String,
         span: std::ops::Range<usize>,
     },
-    /// `${v:off:len}` with a negative length that slices out of range: Go panics here.
+    /// `${v:off:len}` whose end wraps past the largest int: Go's slice panics.
     SliceOutOfRange {
         span: std::ops::Range<usize>,
         start: i64,
@@ -154,8 +154,11 @@ fn atoi(b: &[u8]) -> Option<i64> {
     std::str::from_utf8(b).ok()?.parse::<i64>().ok()
 }
 
-/// `toSubstr`, including the version of Flux's envsubst that panics on a negative length
-/// that ends before the start (`${v:0:-1}`); the panic is returned as `Err((start, end))`.
+/// `toSubstr` of envsubst v1.7.1 (what kustomize-controller v1.9.5 builds with): a negative
+/// length counts back from the end of the value (`${v:1:-1}` drops the first and the last
+/// byte) and gives "" when that end comes before the offset (v1.7.0 panicked there). Go's
+/// slice still panics when `pos + length` wraps past the largest int
+/// (`${v:1:9223372036854775807}`): that panic is returned as `Err((start, end))`.
 fn substr(s: &[u8], args: &[Vec<u8>]) -> Result<Vec<u8>, (i64, i64)> {
     let Some(first) = args.first() else {
         return Ok(s.to_vec());
@@ -180,12 +183,20 @@ fn substr(s: &[u8], args: &[Vec<u8>]) -> Result<Vec<u8>, (i64, i64)> {
     let Some(length) = atoi(second) else {
         return Ok(s.to_vec());
     };
+    if length < 0 {
+        // len + length cannot overflow: len is non-negative and length negative.
+        let end = len + length;
+        if end < pos {
+            return Ok(Vec::new());
+        }
+        return Ok(s[pos as usize..end as usize].to_vec());
+    }
     // Go's int addition wraps.
     let end = pos.wrapping_add(length);
     if end >= len {
         return Ok(rest(pos));
     }
-    if end < pos || end < 0 {
+    if end < pos {
         return Err((pos, end));
     }
     Ok(s[pos as usize..end as usize].to_vec())

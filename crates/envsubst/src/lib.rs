@@ -50,7 +50,7 @@ pub enum ErrorKind {
         /// The variable's name.
         name: String,
     },
-    /// `${v:off:-n}` selecting an impossible range: Flux's Go code panics on it.
+    /// `${v:off:len}` whose end wraps past the largest int: Flux's Go code panics on it.
     SliceOutOfRange {
         /// The computed start offset.
         start: i64,
@@ -177,7 +177,8 @@ impl Error {
                  for a literal"
             ),
             ErrorKind::SliceOutOfRange { .. } => {
-                "the length is negative and ends before the offset; Flux's controller panics here"
+                "the offset plus the length wraps past the largest integer; Flux's controller panics \
+                 here"
                     .to_string()
             }
             ErrorKind::TooLarge { .. } => format!(

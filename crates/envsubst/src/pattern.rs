@@ -1,7 +1,8 @@
 //! Shell patterns for `${v#p}`, `${v%p}` and friends: the `path` package of
-//! `github.com/fluxcd/pkg/envsubst` v1.7.0 (`path/match.go`), Go's old `path.Match` changed
-//! so that no operator stops at `/`: `*` and `?` match it like any other character (so
-//! `${F##*/}` of `path/to/file` is `file`), and a trailing `*` matches whatever is left.
+//! `github.com/fluxcd/pkg/envsubst` v1.7.1 (`path/match.go`, unchanged since v1.7.0), Go's old
+//! `path.Match` changed so that no operator stops at `/`: `*` and `?` match it like any other
+//! character (so `${F##*/}` of `path/to/file` is `file`), and a trailing `*` matches whatever
+//! is left.
 //! Classes (`[a-z]`, `[^/]`), escapes (`\*`, also inside classes) and the errors of a
 //! malformed pattern (an empty or unclosed class, a trailing `\`) are Go's.
 
@@ -166,7 +167,7 @@ mod tests {
         path_match(p.as_bytes(), n.as_bytes())
     }
 
-    // fluxcd/pkg/envsubst v1.7.0 path/match.go: `*` and `?` match `/`.
+    // fluxcd/pkg/envsubst v1.7.1 path/match.go: `*` and `?` match `/`.
     #[test]
     fn star_and_question_mark_match_a_slash() {
         assert_eq!(m("*", "a/b"), Ok(true));

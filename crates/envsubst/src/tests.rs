@@ -180,19 +180,38 @@ fn substring_offsets() {
     assert_eq!(sub("${A:x}", &v), "alphabet");
 }
 
-// funcs.go (the controller's version) slices s[pos:pos+length] and panics when it is negative.
+// envsubst v1.7.1 funcs.go toSubstr (funcs_test.go TestSubstr): a negative length counts
+// back from the end of the value, and gives "" when that end comes before the offset.
 #[test]
-fn negative_substring_length_is_an_error_not_a_panic() {
-    let e = err("${A:0:-1}");
-    assert_eq!(e.kind, ErrorKind::SliceOutOfRange { start: 0, end: -1 });
-    assert_eq!(sub("${A:9:-1}", &[("A", "alpha")]), ""); // 8 >= len: no slice, no panic
+fn negative_substring_length_counts_back_from_the_end() {
+    let v = [("A", "hello world")];
+    assert_eq!(sub("${A:2:-1}", &v), "llo worl");
+    assert_eq!(sub("${A:0:-3}", &v), "hello wo");
+    assert_eq!(sub("${A:8:-8}", &v), "");
+    // TestSubstr's toSubstr("hello world", "-4", "-1") has no template: `${A:-4:-1}` is the
+    // default operator.
+    assert_eq!(sub("${A:-4:-1}", &v), "hello world");
+    assert_eq!(sub("${A:9:-1}", &[("A", "alpha")]), "");
+}
+
+// funcs.go slices s[pos:pos+length]; Go's int sum wraps, and a negative end panics.
+#[test]
+fn substring_end_wrapping_past_the_largest_int_is_an_error_not_a_panic() {
+    let e = err("${A:1:9223372036854775807}");
+    assert_eq!(
+        e.kind,
+        ErrorKind::SliceOutOfRange {
+            start: 1,
+            end: i64::MIN
+        }
+    );
 }
 
 #[test]
 fn remove_shortest_and_longest_prefix_and_suffix() {
     let v = [("P", "/path/to/file.tar.gz")];
     assert_eq!(sub("${P#*/}", &v), "path/to/file.tar.gz");
-    // Flux's `path` matcher (envsubst v1.7.0 path/match.go): `*` and `?` match `/`.
+    // Flux's `path` matcher (envsubst v1.7.1 path/match.go): `*` and `?` match `/`.
     assert_eq!(sub("${P##*.}", &v), "gz");
     assert_eq!(sub("${P##*/}", &v), "file.tar.gz");
     assert_eq!(sub("${P%%/*}", &v), "");

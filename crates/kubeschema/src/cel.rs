@@ -15,27 +15,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use cel::objects::{Key, Map};
-use cel::{Context, Env, Program};
+use cel::{Context, Env};
 use serde_json::Value;
 
-use crate::schema::{Additional, Arena, NodeId, Special, Type};
-
-/// One rule of `x-kubernetes-validations`.
-pub(crate) struct CelRule {
-    pub(crate) rule: String,
-    pub(crate) message: Option<String>,
-    pub(crate) reason: Option<String>,
-    pub(crate) field_path: Option<String>,
-    message_expression_source: Option<String>,
-    /// Compiled on first use: most rules of a CRD never meet an object in a render.
-    compiled: OnceLock<Compiled>,
-}
-
-struct Compiled {
-    program: Result<Program, String>,
-    message_expression: Option<Program>,
-    uses_old_self: bool,
-}
+// `CelRule` and its compiled form are declared beside the schema nodes that hold them
+// (so that the schema needs nothing of this module); their behaviour is here.
+use crate::schema::{Additional, Arena, CelRule, Compiled, NodeId, Special, Type};
 
 impl std::fmt::Debug for CelRule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

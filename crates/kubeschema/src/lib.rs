@@ -108,6 +108,7 @@
 mod catalog;
 mod cel;
 mod finding;
+mod flux;
 mod formats;
 pub mod hazards;
 mod path;
@@ -121,6 +122,7 @@ mod tests;
 
 pub use catalog::{KubeVersion, UnsupportedVersion};
 pub use finding::{Finding, ObjectId, Report, Rule, Severity, Unchecked};
+pub use flux::{flux_crds, FLUX_CRDS_SOURCE};
 pub use hazards::{change_hazards, compare_renders, deletion_hazards, Applied};
 pub use schema::SchemaError;
 pub use validator::{is_crd, CrdError, Validator};

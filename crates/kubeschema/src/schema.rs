@@ -11,7 +11,22 @@ use std::sync::{Arc, OnceLock};
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use crate::cel::CelRule;
+/// One rule of `x-kubernetes-validations`.
+pub(crate) struct CelRule {
+    pub(crate) rule: String,
+    pub(crate) message: Option<String>,
+    pub(crate) reason: Option<String>,
+    pub(crate) field_path: Option<String>,
+    pub(crate) message_expression_source: Option<String>,
+    /// Compiled on first use: most rules of a CRD never meet an object in a render.
+    pub(crate) compiled: OnceLock<Compiled>,
+}
+
+pub(crate) struct Compiled {
+    pub(crate) program: Result<::cel::Program, String>,
+    pub(crate) message_expression: Option<::cel::Program>,
+    pub(crate) uses_old_self: bool,
+}
 
 /// Index of a node in its [`Arena`].
 pub(crate) type NodeId = u32;

@@ -712,6 +712,7 @@ impl<'a> Walker<'a> {
 /// structured-merge-diff's scalar and container checks (`typed/validate.go`
 /// `validateScalar`, `helpers.go` `listValue`/`mapValue`), on the type kube-openapi's
 /// `schemaconv` gives the node.
+// The String is the finding's message in structured-merge-diff's wording, never matched on.
 fn smd_type(n: &Node, v: &Value) -> Result<(), String> {
     if n.special == Special::Quantity || n.int_or_string {
         return scalar_untyped(v);
@@ -750,6 +751,7 @@ fn smd_type(n: &Node, v: &Value) -> Result<(), String> {
     }
 }
 
+// String: see `smd_type`.
 fn scalar_untyped(v: &Value) -> Result<(), String> {
     match v {
         Value::Object(_) | Value::Array(_) => {

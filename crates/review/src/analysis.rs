@@ -8,7 +8,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::model::{
-    Cluster, Deletion, Failure, ImageBump, ObjectId, Presence, Review, Status, Unit, UnitKind,
+    Cluster, Deletion, Failure, ImageBump, ObjectId, Presence, Review, Section, Status, Unit,
+    UnitKind, Verdict,
 };
 use crate::semantic::{diff, FieldChange};
 use crate::strip::{hidden_between, Filters, Hidden};
@@ -39,6 +40,7 @@ impl ObjectChange {
 
 /// One object with something to show.
 #[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ObjectReview {
     /// Which object.
     pub object: ObjectId,
@@ -107,6 +109,7 @@ impl Outcome {
 
 /// One Kustomization or HelmRelease, reviewed.
 #[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct UnitReview {
     /// Kustomization or HelmRelease.
     pub kind: UnitKind,
@@ -146,6 +149,7 @@ impl UnitReview {
 
 /// How many units of a kind had each outcome.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Counts {
     /// Added in head.
     pub added: usize,
@@ -191,6 +195,7 @@ impl Counts {
 
 /// One cluster, reviewed.
 #[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ClusterReview {
     /// Its name.
     pub name: String,
@@ -232,6 +237,12 @@ impl ClusterReview {
             || !self.hazards.is_empty()
     }
 
+    /// Whether its only changes are in what the filters hide (not "unchanged").
+    #[must_use]
+    pub fn filtered_only(&self) -> bool {
+        !self.changed() && self.kustomizations.filtered + self.helm_releases.filtered > 0
+    }
+
     /// The counts of a kind.
     #[must_use]
     pub fn counts(&self, kind: UnitKind) -> &Counts {
@@ -253,6 +264,7 @@ pub struct FilterNote {
 
 /// A whole review, ready to print.
 #[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Analysis {
     /// The base revision.
     pub base: String,
@@ -262,6 +274,17 @@ pub struct Analysis {
     pub filters: FilterNote,
     /// Per cluster, sorted by name.
     pub clusters: Vec<ClusterReview>,
+    /// What the reports are called (`fluxsim review` when the review named nothing).
+    pub title: String,
+    /// The caller's verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+    /// The caller's sentences for the summary.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// The caller's sections after the details.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sections: Vec<Section>,
 }
 
 impl Analysis {
@@ -283,6 +306,14 @@ impl Analysis {
             t.merge(c.counts(kind));
         }
         t
+    }
+
+    /// Whether any cluster has a unit of this kind (in either revision).
+    #[must_use]
+    pub fn has(&self, kind: UnitKind) -> bool {
+        self.clusters
+            .iter()
+            .any(|c| c.units.iter().any(|u| u.kind == kind))
     }
 
     /// Whether anything at all is to be reported.
@@ -317,6 +348,14 @@ pub fn analyze(review: &Review, filters: &Filters) -> Analysis {
             user: filters.user_filters().to_vec(),
         },
         clusters,
+        title: if review.title.is_empty() {
+            "fluxsim review".to_string()
+        } else {
+            review.title.clone()
+        },
+        verdict: review.verdict.clone(),
+        notes: review.notes.clone(),
+        sections: review.sections.clone(),
     }
 }
 
@@ -461,6 +500,7 @@ mod tests {
                 }],
                 ..Cluster::default()
             }],
+            ..Review::default()
         }
     }
 

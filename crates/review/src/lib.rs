@@ -42,6 +42,7 @@
 //!         }],
 //!         ..Cluster::default()
 //!     }],
+//!     ..Review::default()
 //! };
 //! let mut filters = Filters::new(); // the default set: chart labels, checksum/* annotations
 //! filters.strip("spec.template.spec.containers[name=app].resources").unwrap(); // --strip

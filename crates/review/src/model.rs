@@ -11,6 +11,7 @@ use serde_json::Value;
 
 /// Everything under review: two revisions, per cluster.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Review {
     /// The base revision as the user named it (`main`).
     pub base: String,
@@ -18,6 +19,39 @@ pub struct Review {
     pub head: String,
     /// Every cluster of either revision.
     pub clusters: Vec<Cluster>,
+    /// What the reports are called (`fluxsim diff`); empty: `fluxsim review`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub title: String,
+    /// The verdict the caller reached (`prove`'s), first in every report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+    /// Sentences the summary adds after its counts (what the canaries prove, what was
+    /// taken from base), in which `` `...` `` marks code.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// Sections after the details (`prove`'s canaries), folded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sections: Vec<Section>,
+}
+
+/// A verdict: whether it passed, and in words.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// Passed (✅), failed (❌), or neither (a diff reports, it does not judge).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passed: Option<bool>,
+    /// `2 Kustomizations change, the proof holds`, a sentence where `` `...` `` marks code.
+    pub text: String,
+}
+
+/// A list after the details: its title (fluxsim's words) and its items (sentences where
+/// `` `...` `` marks code).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Section {
+    /// `Canaries`.
+    pub title: String,
+    /// One sentence each.
+    pub items: Vec<String>,
 }
 
 /// Whether a cluster is in both revisions or one.
@@ -35,6 +69,7 @@ pub enum Presence {
 
 /// One cluster's change.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Cluster {
     /// Its name (`prod`).
     pub name: String,
@@ -315,14 +350,14 @@ pub struct ImageBump {
     pub head: Option<String>,
 }
 
-/// An image reference split at its tag or digest: (`ghcr.io/x/podinfo`, `6.5.0`).
+/// An image reference split into its repository and the rest: its tag, its digest, or both
+/// (`ghcr.io/x/podinfo`, `6.5.0@sha256:...`).
 #[must_use]
 pub fn split_image(image: &str) -> (&str, &str) {
-    if let Some((repo, digest)) = image.split_once('@') {
-        return (repo, digest);
-    }
-    match image.rfind(':') {
-        Some(i) if !image[i..].contains('/') => (&image[..i], &image[i + 1..]),
+    let name = image.split_once('@').map_or(image, |(n, _)| n);
+    match name.rfind(':') {
+        Some(i) if !name[i..].contains('/') => (&image[..i], &image[i + 1..]),
+        _ if name.len() < image.len() => (name, &image[name.len() + 1..]),
         _ => (image, ""),
     }
 }
@@ -356,5 +391,9 @@ mod tests {
         );
         assert_eq!(split_image("localhost:5000/x"), ("localhost:5000/x", ""));
         assert_eq!(split_image("x@sha256:ab"), ("x", "sha256:ab"));
+        assert_eq!(
+            split_image("ghcr.io/x:1.0@sha256:ab"),
+            ("ghcr.io/x", "1.0@sha256:ab")
+        );
     }
 }

@@ -67,18 +67,40 @@ fn counts(c: &Counts) -> String {
 fn summary(a: &Analysis, out: &mut String) {
     let _ = writeln!(
         out,
-        "fluxsim review: {} -> {}",
+        "{}: {} -> {}",
+        one_line(&a.title),
         one_line(&a.base),
         one_line(&a.head)
     );
-    let changed = a.clusters.iter().filter(|c| c.changed()).count();
-    let _ = writeln!(
-        out,
-        "Kustomizations: {}\nHelmReleases: {}\n{changed} of {} changed",
-        counts(&a.totals(UnitKind::Kustomization)),
-        counts(&a.totals(UnitKind::HelmRelease)),
-        plural(a.clusters.len(), "cluster", "clusters")
-    );
+    if let Some(v) = &a.verdict {
+        let mark = match v.passed {
+            Some(true) => "PASS: ",
+            Some(false) => "FAIL: ",
+            None => "",
+        };
+        out.push_str(&wrap(mark, "  ", &one_line(&v.text)));
+    }
+    // A verdict says it in one line; the per-cluster lines below have the counts.
+    if a.verdict.is_none() {
+        let changed = a.clusters.iter().filter(|c| c.changed()).count();
+        let _ = writeln!(
+            out,
+            "Kustomizations: {}",
+            counts(&a.totals(UnitKind::Kustomization))
+        );
+        if a.has(UnitKind::HelmRelease) {
+            let _ = writeln!(
+                out,
+                "HelmReleases: {}",
+                counts(&a.totals(UnitKind::HelmRelease))
+            );
+        }
+        let _ = writeln!(
+            out,
+            "{changed} of {} changed",
+            plural(a.clusters.len(), "cluster", "clusters")
+        );
+    }
     for c in &a.clusters {
         for f in &c.failures {
             let _ = writeln!(
@@ -122,16 +144,53 @@ fn summary(a: &Analysis, out: &mut String) {
             );
         }
     }
-    let same: Vec<String> = a
-        .clusters
-        .iter()
-        .filter(|c| !c.changed())
-        .map(|c| one_line(&c.name).into_owned())
-        .collect();
-    if !same.is_empty() {
-        let _ = writeln!(out, "unchanged: {}", same.join(", "));
+    for (title, filtered) in [
+        ("unchanged", false),
+        ("changed only in filtered fields", true),
+    ] {
+        let names: Vec<String> = a
+            .clusters
+            .iter()
+            .filter(|c| !c.changed() && c.filtered_only() == filtered)
+            .map(|c| one_line(&c.name).into_owned())
+            .collect();
+        if !names.is_empty() {
+            out.push_str(&wrap(&format!("{title}: "), "  ", &names.join(", ")));
+        }
     }
     lists(a, out);
+}
+
+/// `repo: 1.0 -> 1.1`; before and after on their own lines when that is too long.
+fn image_change(before: Option<&str>, after: Option<&str>) -> String {
+    match (before, after) {
+        (Some(old), Some(new)) => {
+            let ((old_repo, old_tag), (new_repo, new_tag)) = (split_image(old), split_image(new));
+            let (repo, from, to) =
+                if old_repo == new_repo && !old_tag.is_empty() && !new_tag.is_empty() {
+                    (Some(old_repo), old_tag, new_tag)
+                } else {
+                    (None, old, new)
+                };
+            let line = match repo {
+                Some(r) => format!("{}: {} -> {}", one_line(r), one_line(from), one_line(to)),
+                None => format!("{} -> {}", one_line(from), one_line(to)),
+            };
+            if line.chars().count() + 4 > WIDTH {
+                format!(
+                    "{}\n      - {}\n      + {}",
+                    repo.map_or_else(|| "image".into(), one_line),
+                    one_line(from),
+                    one_line(to)
+                )
+            } else {
+                line
+            }
+        }
+        (None, Some(new)) => format!("{} added", one_line(new)),
+        (Some(old), None) => format!("{} removed", one_line(old)),
+        (None, None) => String::new(),
+    }
 }
 
 fn lists(a: &Analysis, out: &mut String) {
@@ -156,28 +215,20 @@ fn lists(a: &Analysis, out: &mut String) {
             image_groups(&c.image_bumps)
                 .into_iter()
                 .map(move |((before, after), uses)| {
-                    let change = match (&before, &after) {
-                        (Some(x), Some(y)) => {
-                            let ((rx, tx), (ry, ty)) = (split_image(x), split_image(y));
-                            if rx == ry && !tx.is_empty() && !ty.is_empty() {
-                                format!("{}: {} -> {}", one_line(rx), one_line(tx), one_line(ty))
-                            } else {
-                                format!("{} -> {}", one_line(x), one_line(y))
-                            }
-                        }
-                        (None, Some(y)) => format!("{} added", one_line(y)),
-                        (Some(x), None) => format!("{} removed", one_line(x)),
-                        (None, None) => String::new(),
-                    };
+                    let change = image_change(before.as_deref(), after.as_deref());
                     let more = if uses.len() > 1 {
                         format!(" and {} more", uses.len() - 1)
                     } else {
                         String::new()
                     };
-                    format!(
-                        "  ~ {change}\n      in {}: {}{more}",
+                    let place = format!(
+                        "{}: {}{more}",
                         one_line(&c.name),
                         one_line(&uses[0].object.to_string())
+                    );
+                    format!(
+                        "  ~ {change}\n{}",
+                        wrap("      in ", "        ", &place).trim_end()
                     )
                 })
         })
@@ -202,6 +253,12 @@ fn lists(a: &Analysis, out: &mut String) {
             for i in items {
                 let _ = writeln!(out, "{i}");
             }
+        }
+    }
+    if !a.notes.is_empty() {
+        out.push('\n');
+        for n in &a.notes {
+            out.push_str(&wrap("", "  ", &one_line(n)));
         }
     }
     let h = a.hidden();
@@ -290,11 +347,36 @@ fn unit(u: &UnitReview, out: &mut String) {
     }
 }
 
-/// The whole report as text.
+/// What a unit shows, as one string: two units with the same are printed once.
+fn signature(u: &UnitReview) -> String {
+    let objects: Vec<_> = u
+        .objects
+        .iter()
+        .map(|o| {
+            // A changed object shows its changes; an added or removed one its content.
+            let content = (o.change != ObjectChange::Changed).then_some((&o.base, &o.head));
+            (&o.object, o.change, &o.changes, content)
+        })
+        .collect();
+    serde_json::to_string(&(
+        u.kind,
+        &u.name,
+        &u.parent,
+        u.outcome,
+        &u.problem,
+        &u.reordered,
+        objects,
+    ))
+    .unwrap_or_default()
+}
+
+/// The whole report as text: the summary, then each cluster's changes (a change made the same
+/// way in several clusters is printed in the first, and named in the others).
 #[must_use]
 pub fn report(a: &Analysis) -> String {
     let mut out = String::new();
     summary(a, &mut out);
+    let mut seen: std::collections::HashMap<String, String> = std::collections::HashMap::new();
     for c in &a.clusters {
         let units: Vec<&UnitReview> = c.units.iter().filter(|u| u.outcome.shown()).collect();
         if units.is_empty() {
@@ -302,6 +384,24 @@ pub fn report(a: &Analysis) -> String {
         }
         let _ = writeln!(out, "\n== cluster {}", one_line(&c.name));
         for u in units {
+            // The same change in an earlier cluster (a shared base changed): said once.
+            let key = signature(u);
+            if let Some(first) = seen.get(&key) {
+                out.push('\n');
+                out.push_str(&wrap(
+                    "-- ",
+                    "   ",
+                    &format!(
+                        "{} {}: {} (the same as in {}, above)",
+                        u.kind.as_str(),
+                        one_line(&u.name),
+                        u.outcome.as_str(),
+                        one_line(first)
+                    ),
+                ));
+                continue;
+            }
+            seen.insert(key, c.name.clone());
             unit(u, &mut out);
         }
         let filtered = c
@@ -321,5 +421,65 @@ pub fn report(a: &Analysis) -> String {
             );
         }
     }
+    for s in &a.sections {
+        let _ = writeln!(out, "\n{} ({}):", one_line(&s.title), s.items.len());
+        for i in &s.items {
+            out.push_str(&wrap("  - ", "    ", &one_line(i)));
+        }
+    }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::analyze;
+    use crate::model::{Cluster, Object, ObjectId, Review, Unit};
+    use crate::strip::Filters;
+    use serde_json::json;
+
+    #[test]
+    fn a_change_made_the_same_way_in_two_clusters_is_printed_once() {
+        let cluster = |name: &str, replicas: (u64, u64), cluster_var: &str| {
+            let object = |n: u64| {
+                json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                       "metadata": {"name": "web", "namespace": "apps",
+                                    "annotations": {"cluster": cluster_var}},
+                       "spec": {"replicas": n}})
+            };
+            let (a, b) = (object(replicas.0), object(replicas.1));
+            Cluster {
+                name: name.into(),
+                units: vec![Unit {
+                    name: "flux-system/apps".into(),
+                    objects: vec![Object {
+                        id: ObjectId::of(&a),
+                        base: Some(a),
+                        head: Some(b),
+                    }],
+                    ..Unit::default()
+                }],
+                ..Cluster::default()
+            }
+        };
+        let review = Review {
+            base: "main".into(),
+            head: "pr".into(),
+            // dev and prod make the same change to objects that differ by a var; staging
+            // another.
+            clusters: vec![
+                cluster("dev", (2, 3), "dev"),
+                cluster("prod", (2, 3), "prod"),
+                cluster("staging", (2, 4), "staging"),
+            ],
+            ..Review::default()
+        };
+        let text = report(&analyze(&review, &Filters::new()));
+        assert_eq!(text.matches("  spec.replicas\n").count(), 2, "{text}");
+        assert!(
+            text.contains("== cluster prod\n\n-- Kustomization flux-system/apps: changed (the same as in dev, above)\n"),
+            "{text}"
+        );
+        assert!(text.contains("+   4\n"), "{text}");
+    }
 }

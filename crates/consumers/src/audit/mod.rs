@@ -7,11 +7,11 @@
 //! from, and returns findings under the rules of [`rules`]. It prints nothing.
 
 mod checks;
-mod context;
+pub(crate) mod context;
 mod expr;
 pub mod helm;
 mod leaves;
-mod place;
+pub(crate) mod place;
 pub mod rules;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -140,8 +140,13 @@ pub fn audit(render: &crate::model::RepoRender, opts: AuditOptions) -> Audit {
     audit_clusters(render.tree.fs(), &render.clusters, opts)
 }
 
-/// The objects to audit: the build before substitution.
+/// The objects to audit: the build before substitution; for a ResourceSet's entry, the
+/// objects it generates (nothing substitutes them: a `${...}` left in them ships verbatim,
+/// and they are var sources like any applied object).
 fn template_of(k: &KustomizationRender) -> Option<&Artifact> {
+    if crate::model::is_resourceset_entry(k) {
+        return k.artifact.as_ref();
+    }
     k.template.as_ref()
 }
 

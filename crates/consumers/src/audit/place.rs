@@ -304,3 +304,271 @@ mod tests {
         assert_eq!(nth_in_lines(text, n, 0, 2), Some((2, 4, false)));
     }
 }
+
+/// One step of a Kubernetes field path (`spec.containers[0].image`, map keys in brackets:
+/// `metadata.labels[app.kubernetes.io/name]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum FieldStep {
+    /// A field or a map key.
+    Key(String),
+    /// An element of a list.
+    Index(usize),
+}
+
+/// The steps of a field path as Kubernetes' `field.Path` prints it (and the validation
+/// findings carry it): `.` between fields, `[n]` for list elements, `[key]` for map keys.
+pub(crate) fn field_steps(path: &str) -> Vec<FieldStep> {
+    let mut steps = Vec::new();
+    let mut rest = path;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix('[') {
+            let end = after.find(']').unwrap_or(after.len());
+            let inner = &after[..end];
+            steps.push(match inner.parse::<usize>() {
+                Ok(i) => FieldStep::Index(i),
+                Err(_) => FieldStep::Key(inner.to_string()),
+            });
+            rest = after.get(end + 1..).unwrap_or("");
+        } else {
+            let rest_trimmed = rest.strip_prefix('.').unwrap_or(rest);
+            let end = rest_trimmed.find(['.', '[']).unwrap_or(rest_trimmed.len());
+            steps.push(FieldStep::Key(rest_trimmed[..end].to_string()));
+            rest = &rest_trimmed[end..];
+        }
+    }
+    steps
+}
+
+/// A line of a document as the field walk sees it: its 1-based number, the column its
+/// content starts at, and the content. `- a: 1` is two entries: the dash at its column and
+/// `a: 1` two columns further, on the same line.
+#[derive(Debug, Clone, Copy)]
+struct Token<'t> {
+    line: usize,
+    indent: usize,
+    text: &'t str,
+}
+
+fn tokens<'t>(lines: &[&'t str], start: usize, end: usize) -> Vec<Token<'t>> {
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate().take(end).skip(start) {
+        let mut indent = l.len() - l.trim_start_matches(' ').len();
+        let mut text = &l[indent..];
+        if text.is_empty() || text.starts_with('#') {
+            continue;
+        }
+        // `- - x` and `- key: v`: each dash, then what follows it.
+        while let Some(after) = text.strip_prefix('-') {
+            if !(after.is_empty() || after.starts_with(' ')) {
+                break;
+            }
+            out.push(Token {
+                line: i + 1,
+                indent,
+                text: "-",
+            });
+            let spaces = after.len() - after.trim_start_matches(' ').len();
+            indent += 1 + spaces;
+            text = &after[spaces..];
+            if text.is_empty() || text.starts_with('#') {
+                break;
+            }
+        }
+        if !text.is_empty() && !text.starts_with('#') {
+            out.push(Token {
+                line: i + 1,
+                indent,
+                text,
+            });
+        }
+    }
+    out
+}
+
+/// Whether `text` is the line of mapping key `key` (plain or quoted).
+fn is_key_line(text: &str, key: &str) -> bool {
+    [
+        format!("{key}:"),
+        format!("\"{key}\":"),
+        format!("'{key}':"),
+    ]
+    .iter()
+    .any(|k| {
+        text.strip_prefix(k.as_str())
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t']))
+    })
+}
+
+/// The line of the field `steps` leads to in the block `toks` (a document's lines, as
+/// tokens), walking the block structure of the YAML text as it is written: the deepest
+/// step found when the text does not hold the whole path (a field a patch or a generator
+/// added, a flow collection), `None` when not even the first step is there. This reads the
+/// text, not a YAML tree, because what is wanted is a line of the user's file, as written.
+fn walk_field(toks: &[Token<'_>], steps: &[FieldStep]) -> Option<usize> {
+    let mut block = toks;
+    let mut found = None;
+    for step in steps {
+        let Some(first) = block.first() else { break };
+        let indent = first.indent;
+        let at = match step {
+            FieldStep::Key(k) => block
+                .iter()
+                .position(|t| t.indent == indent && is_key_line(t.text, k)),
+            FieldStep::Index(n) => block
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.indent == indent && t.text == "-")
+                .nth(*n)
+                .map(|(i, _)| i),
+        };
+        let Some(at) = at else { break };
+        let tok = block[at];
+        found = Some(tok.line);
+        let rest = &block[at + 1..];
+        // The value's block: what is deeper than the token, and for a key, the dashes of a
+        // list written at the key's own column (`key:\n- a`) with what is under them.
+        let end = rest
+            .iter()
+            .position(|t| {
+                !(t.indent > tok.indent
+                    || (matches!(step, FieldStep::Key(_))
+                        && t.indent == tok.indent
+                        && t.text == "-"))
+            })
+            .unwrap_or(rest.len());
+        block = &rest[..end];
+    }
+    found
+}
+
+impl Sources<'_> {
+    /// The file and line of the field `path` (a Kubernetes field path) of an object: the
+    /// line of the field in the object's source document as written, the deepest part of the
+    /// path the document holds, or the object's own line.
+    pub(crate) fn find_field(&mut self, obj: ObjectRef<'_>, path: &str) -> Place {
+        let object = self.find(obj, None);
+        let Some(line) = object.location.line else {
+            return object;
+        };
+        let file = object.location.file.clone();
+        let Some(text) = self.text(&file) else {
+            return object;
+        };
+        let (start, end, _) = document_range(text, obj.kind, obj.names);
+        if !(start < line && line <= end) {
+            return object;
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        let toks = tokens(&lines, start, end.min(lines.len()));
+        match walk_field(&toks, &field_steps(path)) {
+            Some(l) => Place {
+                location: Location::at(file, l, 1),
+                quoted: false,
+            },
+            None => object,
+        }
+    }
+}
+
+#[cfg(test)]
+mod field_tests {
+    use super::*;
+
+    fn line_of(text: &str, path: &str) -> Option<usize> {
+        let lines: Vec<&str> = text.lines().collect();
+        walk_field(&tokens(&lines, 0, lines.len()), &field_steps(path))
+    }
+
+    const DEPLOYMENT: &str = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels:
+    app.kubernetes.io/name: web
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+      - name: init
+        image: busybox
+      -   name: web
+          image: nginx
+          ports:
+            - containerPort: 80
+              protocol: TCP
+            # a comment
+            - containerPort: 443
+  selector: {matchLabels: {app: web}}
+";
+
+    #[test]
+    fn field_steps_read_kubernetes_field_paths() {
+        assert_eq!(
+            field_steps("spec.containers[1].ports[0].containerPort"),
+            vec![
+                FieldStep::Key("spec".into()),
+                FieldStep::Key("containers".into()),
+                FieldStep::Index(1),
+                FieldStep::Key("ports".into()),
+                FieldStep::Index(0),
+                FieldStep::Key("containerPort".into()),
+            ]
+        );
+        assert_eq!(
+            field_steps("metadata.labels[app.kubernetes.io/name]"),
+            vec![
+                FieldStep::Key("metadata".into()),
+                FieldStep::Key("labels".into()),
+                FieldStep::Key("app.kubernetes.io/name".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn field_line_follows_maps_lists_at_the_key_column_and_indented_lists() {
+        assert_eq!(line_of(DEPLOYMENT, "spec.replicas"), Some(8));
+        assert_eq!(
+            line_of(DEPLOYMENT, "spec.template.spec.containers[0].image"),
+            Some(13)
+        );
+        assert_eq!(
+            line_of(DEPLOYMENT, "spec.template.spec.containers[1].name"),
+            Some(14)
+        );
+        assert_eq!(
+            line_of(
+                DEPLOYMENT,
+                "spec.template.spec.containers[1].ports[1].containerPort"
+            ),
+            Some(20)
+        );
+        assert_eq!(
+            line_of(
+                DEPLOYMENT,
+                "spec.template.spec.containers[1].ports[0].protocol"
+            ),
+            Some(18)
+        );
+        assert_eq!(
+            line_of(DEPLOYMENT, "metadata.labels[app.kubernetes.io/name]"),
+            Some(6)
+        );
+    }
+
+    #[test]
+    fn field_line_is_the_deepest_part_written_when_the_text_lacks_the_rest() {
+        // A flow mapping: the walk stops at the key that holds it.
+        assert_eq!(
+            line_of(DEPLOYMENT, "spec.selector.matchLabels.app"),
+            Some(21)
+        );
+        // A field a patch added: the nearest written parent.
+        assert_eq!(
+            line_of(DEPLOYMENT, "spec.template.spec.hostNetwork"),
+            Some(10)
+        );
+        assert_eq!(line_of(DEPLOYMENT, "status.replicas"), None);
+    }
+}

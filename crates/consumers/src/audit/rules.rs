@@ -148,11 +148,11 @@ pub const EVALUATION_FAILS: Rule = Rule {
     name: "evaluation-fails",
     severity: Severity::Error,
     summary: "An expression Flux's envsubst parses but cannot evaluate: a substring whose \
-              negative length ends before its offset (`${VAR:0:-1}`) panics in Flux's Go code, \
-              and a value that grows an object past fluxsim's bound cannot be applied: the \
-              whole Kustomization fails.",
-    help: "Flux's `${VAR:offset:length}` takes no negative length (unlike bash): compute the \
-           value in the var's source instead, or write `$${...}` to leave it to a shell.",
+              offset plus length wraps past the largest integer \
+              (`${VAR:1:9223372036854775807}`) panics in Flux's Go code, and a value that grows \
+              an object past fluxsim's bound cannot be applied: the whole Kustomization fails.",
+    help: "Give `${VAR:offset:length}` a length that fits (a negative one counts back from the \
+           end), or write `$${...}` to leave it to a shell.",
 };
 
 /// A `${...}` of a HelmRelease's values that reaches the release's manifests verbatim

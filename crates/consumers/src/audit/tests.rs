@@ -53,6 +53,7 @@ fn render(name: &str, spec: &Value, yaml: &str, vars: &[(&str, &str)]) -> Kustom
         inputs: None,
         reused: false,
         strict: true,
+        source_tree: None,
     }
 }
 
@@ -471,12 +472,13 @@ fn random_templates_and_values_never_panic() {
     }
 }
 
-// fluxcd/pkg envsubst/funcs.go toSubstr slices `s[pos:end]` with end = pos + length: a
-// negative length makes end < pos, and Go panics ("slice bounds out of range"); the
-// controller fails the Kustomization. It parses, so only evaluation finds it.
+// fluxcd/pkg envsubst v1.7.1 funcs.go toSubstr slices `s[pos:pos+length]`: a length that
+// wraps the sum past the largest int makes the end negative, and Go panics ("slice bounds out
+// of range"); the controller fails the Kustomization. It parses, so only evaluation finds it.
+// A negative length counts back from the end since v1.7.1 (v1.7.0 panicked on it).
 #[test]
-fn negative_substring_length_panics_flux_and_is_an_error() {
-    let yaml = configmap("  A: ${CLUSTER_NAME:0:-1}\n");
+fn wrapping_substring_length_panics_flux_and_is_an_error() {
+    let yaml = configmap("  A: ${CLUSTER_NAME:1:9223372036854775807}\n");
     let f = audit(&[cluster(
         "dev",
         vec![render("a", &substituting(), &yaml, VARS)],
@@ -487,8 +489,8 @@ fn negative_substring_length_panics_flux_and_is_an_error() {
         "{}",
         f[0].message
     );
-    // A non-negative length evaluates.
-    let yaml = configmap("  A: ${CLUSTER_NAME:0:1}\n");
+    // A length that does not wrap evaluates, a negative one too.
+    let yaml = configmap("  A: ${CLUSTER_NAME:0:1}${CLUSTER_NAME:0:-1}\n");
     let f = audit(&[cluster(
         "dev",
         vec![render("a", &substituting(), &yaml, VARS)],

@@ -6,9 +6,12 @@
 //! shared file used by the most Kustomizations. The tree is rendered again and each canary
 //! must show up in exactly the artifacts whose objects come from its file (kustomize's
 //! origin annotations say which), with nothing else changed; then the files are put back,
-//! the tree is rendered once more, and every digest must return to its value.
+//! the tree is rendered once more, and every digest must return to its value. With `--helm`
+//! a values canary reaches the releases (`helm`); when the render has Flux Operator
+//! ResourceSets, a template canary reaches the objects one generates (`resourceset`).
 
 pub mod helm;
+pub mod resourceset;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -58,6 +61,9 @@ pub enum Scope {
     /// In a values file that HelmReleases read (`--helm`): a suffix on one value, which
     /// must show up in the releases' output (`helm::canary`).
     Values,
+    /// In a Flux Operator ResourceSet's template: a suffix on one value, which must show up
+    /// in the objects it generates (`resourceset`).
+    Template,
 }
 
 /// A canary to plant.
@@ -203,6 +209,7 @@ fn nonce(file: &str, scope: &Scope) -> String {
         Scope::Overlay { cluster } => format!("overlay:{cluster}"),
         Scope::Shared => "shared".into(),
         Scope::Values => "values".into(),
+        Scope::Template => "template".into(),
     };
     sha256_hex(format!("{tag}\0{file}").as_bytes())[..10].to_string()
 }
@@ -298,7 +305,28 @@ pub fn plan(head: &RepoRender, canary_path: Option<&str>) -> Result<Vec<Plan>, C
     };
     plans.push(shared);
     plans.extend(values_plan(head));
+    plans.extend(template_plan(head));
     Ok(plans)
+}
+
+/// A canary in a ResourceSet's template, when the render has ResourceSets.
+fn template_plan(head: &RepoRender) -> Option<Plan> {
+    let t = resourceset::template_canary(head)?;
+    Some(Plan {
+        nonce: nonce(&t.file, &Scope::Template),
+        expected: t
+            .expected
+            .into_iter()
+            .map(|(cluster, kustomization)| Target {
+                cluster,
+                kustomization,
+            })
+            .collect(),
+        file: t.file,
+        scope: Scope::Template,
+        excluded: None,
+        line: Some(t.line),
+    })
 }
 
 /// With `--helm`, a canary in a values file that HelmReleases read.

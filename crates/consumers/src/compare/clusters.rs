@@ -56,6 +56,67 @@ pub struct TemplateRow {
     /// Per cluster, why it did not render there (`failed: ...`); `None` where it rendered or
     /// is not defined.
     pub problems: Vec<Option<String>>,
+    /// Where its templates differ: each object that differs between the first cluster's
+    /// template and another cluster's, with its semantic changes (empty when the templates
+    /// are the same, or not all built).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub objects: Vec<TemplateObjectDiff>,
+}
+
+/// One object of a template that differs between the first cluster and another.
+#[derive(Debug, Clone, Serialize)]
+pub struct TemplateObjectDiff {
+    /// The other cluster (the first is the base of the comparison).
+    pub cluster: String,
+    /// The object.
+    pub object: crate::flux::ObjectId,
+    /// `changed`, `added` (only in the other cluster) or `removed` (only in the first).
+    pub change: &'static str,
+    /// For a changed object: its changes (`path`, `op`, `before`, `after`), after the
+    /// review's default filters; Secret values masked.
+    pub changes: Vec<review::semantic::FieldChange>,
+}
+
+/// The objects that differ between two templates of a Kustomization, `first` against
+/// `other`, sorted by object.
+fn template_objects(
+    first: &crate::artifact::Artifact,
+    other: &crate::artifact::Artifact,
+    cluster: &str,
+) -> Vec<TemplateObjectDiff> {
+    let index =
+        |a: &crate::artifact::Artifact| -> BTreeMap<crate::flux::ObjectId, serde_json::Value> {
+            a.objects
+                .iter()
+                .map(|o| (o.id.clone(), (*o.object).clone()))
+                .collect()
+        };
+    let (a, b) = (index(first), index(other));
+    let filters = review::strip::Filters::new();
+    let ids: BTreeSet<&crate::flux::ObjectId> = a.keys().chain(b.keys()).collect();
+    let mut out = Vec::new();
+    for id in ids {
+        let (x, y) = crate::mask::mask_pair(a.get(id), b.get(id));
+        let (change, changes) = match (&x, &y) {
+            (Some(x), Some(y)) => {
+                let changes = review::semantic::diff(&filters.apply(x), &filters.apply(y));
+                if changes.is_empty() {
+                    continue;
+                }
+                ("changed", changes)
+            }
+            (None, Some(_)) => ("added", Vec::new()),
+            (Some(_), None) => ("removed", Vec::new()),
+            (None, None) => continue,
+        };
+        out.push(TemplateObjectDiff {
+            cluster: cluster.to_string(),
+            object: id.clone(),
+            change,
+            changes,
+        });
+    }
+    out
 }
 
 /// A var whose value differs between clusters.
@@ -167,7 +228,23 @@ pub fn compare_clusters(clusters: &[&ClusterRender]) -> ClusterComparison {
             .cloned()
             .collect();
         let problems: Vec<Option<String>> = ks.iter().map(|k| k.and_then(super::problem)).collect();
+        let root = ks.iter().flatten().any(|k| k.parent.is_none());
+        let mut objects = Vec::new();
+        let built: Vec<Option<&crate::artifact::Artifact>> = ks
+            .iter()
+            .map(|k| k.and_then(|k| k.template.as_ref()))
+            .collect();
+        if !all_same(&templates) && !root && problems.iter().all(Option::is_none) {
+            if let Some(Some(first)) = built.first() {
+                for (c, other) in clusters.iter().zip(&built).skip(1) {
+                    if let Some(other) = other {
+                        objects.extend(template_objects(first, other, &c.name));
+                    }
+                }
+            }
+        }
         rows.push(TemplateRow {
+            objects,
             not_compared: problems.iter().any(Option::is_some),
             failed: ks.iter().flatten().any(|k| {
                 matches!(
@@ -177,7 +254,7 @@ pub fn compare_clusters(clusters: &[&ClusterRender]) -> ClusterComparison {
             }),
             problems,
             kustomization: (*id).clone(),
-            root: ks.iter().flatten().any(|k| k.parent.is_none()),
+            root,
             same_template: all_same(&templates),
             same_artifact: all_same(&artifacts),
             templates,

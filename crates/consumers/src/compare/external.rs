@@ -10,7 +10,9 @@
 //! A source that no render holds (the Flux Operator makes the `flux-system` source from a
 //! `FluxInstance`'s `spec.sync`; source-watcher makes an ExternalArtifact from an
 //! `ArtifactGenerator`) is made on the cluster by an object of the repository: then every
-//! such maker must be identical too.
+//! such maker must be identical too. A ResourceSet whose entry rendered in both revisions is
+//! no such maker: what it generates is in the render (and so are the inputs its providers
+//! give it); when every ResourceSet of both revisions rendered, no input provider is either.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -37,6 +39,22 @@ fn objects(cluster: &ClusterRender) -> BTreeMap<&ObjectId, &ArtifactObject> {
         }
     }
     out
+}
+
+/// The ResourceSets of `cluster` whose entry rendered (their ids as objects).
+fn rendered_resourcesets(cluster: &ClusterRender) -> std::collections::BTreeSet<ObjectId> {
+    cluster
+        .kustomizations
+        .iter()
+        .filter(|k| k.status == Status::Rendered)
+        .filter_map(crate::model::resourceset_of)
+        .map(|r| ObjectId {
+            group: crate::flux::OPERATOR_GROUP.into(),
+            kind: "ResourceSet".into(),
+            namespace: r.namespace,
+            name: r.name,
+        })
+        .collect()
 }
 
 /// `Kind/namespace/name`, as the external messages name sources.
@@ -73,22 +91,27 @@ fn changes(old: &ArtifactObject, new: &ArtifactObject, show_secrets: bool) -> St
     out
 }
 
+/// Why an external Kustomization is not proven unchanged: what changed between base and head,
+/// or what could not be checked. A verdict shown to the user, not a failure of fluxsim.
+#[derive(Debug)]
+pub(super) struct Unproven(pub(super) String);
+
 /// One input of an external Kustomization, in base and head.
 fn same_object(
     what: &ObjectId,
     base: &BTreeMap<&ObjectId, &ArtifactObject>,
     head: &BTreeMap<&ObjectId, &ArtifactObject>,
     show_secrets: bool,
-) -> Result<bool, String> {
+) -> Result<bool, Unproven> {
     match (base.get(what), head.get(what)) {
         (Some(b), Some(h)) if b.yaml == h.yaml => Ok(true),
-        (Some(b), Some(h)) => Err(format!(
+        (Some(b), Some(h)) => Err(Unproven(format!(
             "{} changed: {}",
             short(what),
             changes(b, h, show_secrets)
-        )),
-        (Some(_), None) => Err(format!("{} is applied in base only", short(what))),
-        (None, Some(_)) => Err(format!("{} is applied in head only", short(what))),
+        ))),
+        (Some(_), None) => Err(Unproven(format!("{} is applied in base only", short(what)))),
+        (None, Some(_)) => Err(Unproven(format!("{} is applied in head only", short(what)))),
         (None, None) => Ok(false),
     }
 }
@@ -101,9 +124,9 @@ pub(super) fn external_unchanged(
     base: &ClusterRender,
     head: &ClusterRender,
     show_secrets: bool,
-) -> Result<String, String> {
+) -> Result<String, Unproven> {
     if !matches!(bk.status, Status::External(_)) || !matches!(hk.status, Status::External(_)) {
-        return Err("not external in both revisions".into());
+        return Err(Unproven("not external in both revisions".into()));
     }
     let (bo, ho) = (objects(base), objects(head));
     let ks = &bk.kustomization;
@@ -114,10 +137,10 @@ pub(super) fn external_unchanged(
         name: ks.id.name.clone(),
     };
     if !same_object(&own, &bo, &ho, show_secrets)? {
-        return Err(format!(
+        return Err(Unproven(format!(
             "{} is applied by no rendered Kustomization, so its spec cannot be compared",
             short(&own)
-        ));
+        )));
     }
     let mut checked = vec!["its Kustomization object".to_string()];
     // The object's bytes being the same, so is every field read below.
@@ -146,13 +169,30 @@ pub(super) fn external_unchanged(
             all.extend(makers(&ho));
             all.sort();
             all.dedup();
+            let (br, hr) = (rendered_resourcesets(base), rendered_resourcesets(head));
+            let every_rset_rendered =
+                |c: &ClusterRender, r: &std::collections::BTreeSet<ObjectId>| {
+                    objects(c)
+                        .keys()
+                        .filter(|id| crate::flux::is_resourceset_id(id))
+                        .all(|id| r.contains(*id))
+                };
+            let providers_known = every_rset_rendered(base, &br) && every_rset_rendered(head, &hr);
+            all.retain(|m| {
+                let rset = crate::flux::is_resourceset_id(m);
+                let provider =
+                    m.group == crate::flux::OPERATOR_GROUP && m.kind == "ResourceSetInputProvider";
+                let known =
+                    (rset && br.contains(m) && hr.contains(m)) || (provider && providers_known);
+                !known
+            });
             for m in &all {
-                same_object(m, &bo, &ho, show_secrets).map_err(|e| {
-                    format!(
+                same_object(m, &bo, &ho, show_secrets).map_err(|Unproven(e)| {
+                    Unproven(format!(
                         "{} is not in the repository and may be made by {}: {e}",
                         short(&source),
                         short(m)
-                    )
+                    ))
                 })?;
             }
             checked.push(if all.is_empty() {

@@ -27,28 +27,18 @@ use crate::flux::ObjectId;
 use crate::model::{ClusterRender, KustomizationRender, Status};
 
 pub use clusters::{
-    compare_clusters, ClusterComparison, GraphNode, GraphRow, TemplateRow, VarDiff,
+    compare_clusters, ClusterComparison, GraphNode, GraphRow, TemplateObjectDiff, TemplateRow,
+    VarDiff,
 };
-
-/// How object differences are shown.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum DiffStyle {
-    /// A unified diff of the YAML lines.
-    #[default]
-    Lines,
-    /// The changed field paths with their old and new values.
-    Fields,
-}
 
 /// How a revision diff compares and shows objects.
 #[derive(Debug, Clone, Default)]
 pub struct DiffOptions {
-    /// Secrets masked (unless shown) in the object diffs; never in the comparison.
+    /// Secrets masked (unless shown) in the object diffs, never in the comparison; Secrets
+    /// and CRDs left out of what is shown (`--skip-secrets`, `--skip-crds`).
     pub present: crate::mask::Presentation,
     /// Noise dropped from both sides before objects are compared.
     pub strip: strip::Strip,
-    /// Lines or fields.
-    pub style: DiffStyle,
 }
 
 /// What became of one thing between two revisions.
@@ -110,6 +100,12 @@ pub struct ObjectDiff {
     pub change: Change,
     /// A unified diff of the object's YAML (base → head); each hunk header names the object.
     pub diff: String,
+    /// The object in base as a review shows it (Secret values masked unless shown).
+    #[serde(skip)]
+    pub base: Option<serde_json::Value>,
+    /// The object in head as a review shows it.
+    #[serde(skip)]
+    pub head: Option<serde_json::Value>,
 }
 
 /// One Kustomization's artifact in base and head.
@@ -144,6 +140,22 @@ pub struct KustomizationDiff {
     pub external: Option<String>,
     /// Objects that differ, sorted by id.
     pub objects: Vec<ObjectDiff>,
+    /// Objects that differ but are not shown (`--skip-secrets`, `--skip-crds`).
+    #[serde(skip)]
+    pub left_out: usize,
+    /// The ids of its objects in each revision's order, for a changed artifact (a review
+    /// says "order changed" when only that differs).
+    #[serde(skip)]
+    pub order: Option<(Vec<ObjectId>, Vec<ObjectId>)>,
+}
+
+/// An object Flux's garbage collection deletes when head is applied.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct PruneDeletion {
+    /// The Kustomization whose inventory held it (`namespace/name`).
+    pub kustomization: String,
+    /// The object.
+    pub object: ObjectId,
 }
 
 /// An object that moved from one Kustomization to another.
@@ -174,6 +186,9 @@ pub struct ClusterDiff {
     /// (`--changed-only`); identical by construction.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<String>,
+    /// Objects Flux deletes when head is applied (see [`prune_deletions`]), sorted.
+    #[serde(skip)]
+    pub prune_deletions: Vec<PruneDeletion>,
 }
 
 impl ClusterDiff {
@@ -437,22 +452,26 @@ fn diff_cluster(
                         change = Change::ExternalUnchanged;
                         external = Some(checked);
                     }
-                    Err(why) => external = Some(why),
+                    Err(external::Unproven(why)) => external = Some(why),
                 }
             }
         }
-        let objects = if matches!(
+        let (objects, left_out) = if matches!(
             change,
             Change::Identical | Change::NotCompared | Change::ExternalUnchanged
         ) {
-            Vec::new()
+            (Vec::new(), 0)
         } else {
             diff_objects(ba, ha, opts)
         };
         // What differs only in stripped noise is not a change.
-        if change == Change::Changed && objects.is_empty() && !opts.strip.is_empty() {
+        let stripped_only = objects.is_empty() && left_out == 0 && !opts.strip.is_empty();
+        if change == Change::Changed && stripped_only {
             change = Change::Identical;
         }
+        let order = (change == Change::Changed)
+            .then(|| object_order(ba, ha))
+            .flatten();
         kustomizations.push(KustomizationDiff {
             kustomization: id.clone(),
             change,
@@ -464,9 +483,16 @@ fn diff_cluster(
             fails_in_head,
             external,
             objects,
+            left_out,
+            order,
         });
     }
     let moves = find_moves(&b, &h);
+    let prune_deletions = if base.is_some() && head.is_some() {
+        prune_deletions(&b, &h, &kustomizations)
+    } else {
+        Vec::new()
+    };
     let skipped = h
         .iter()
         .filter(|(_, k)| k.reused)
@@ -482,6 +508,7 @@ fn diff_cluster(
         },
         kustomizations,
         moves,
+        prune_deletions,
     }
 }
 
@@ -495,6 +522,66 @@ struct UnrenderedAncestor {
     /// It failed (or was blocked) there, rather than being external, suspended or in need
     /// of the network.
     failed: bool,
+}
+
+/// The ids of the objects of two artifacts, each in its order.
+fn object_order(
+    base: Option<&Artifact>,
+    head: Option<&Artifact>,
+) -> Option<(Vec<ObjectId>, Vec<ObjectId>)> {
+    let ids = |x: &Artifact| x.objects.iter().map(|o| o.id.clone()).collect();
+    Some((ids(base?), ids(head?)))
+}
+
+/// The objects Flux's garbage collection deletes when head is applied: those that leave a
+/// Kustomization with `prune: true` and are applied by no other Kustomization of head (an
+/// object that moves is a [`Move`]), and every object of a Kustomization that head no longer
+/// applies, when its parent prunes (it deletes the Kustomization) and it has `prune: true`
+/// (its finalizer then deletes its inventory). `fluxcd/kustomize-controller`
+/// `internal/controller/kustomization_controller.go` (`prune`, and `finalize`, which garbage
+/// collects only when `spec.prune` is set and the Kustomization is not suspended). What was
+/// not compared deletes nothing: Flux prunes nothing after a failed build.
+fn prune_deletions(
+    base: &BTreeMap<String, &KustomizationRender>,
+    head: &BTreeMap<String, &KustomizationRender>,
+    diffs: &[KustomizationDiff],
+) -> Vec<PruneDeletion> {
+    let in_head: BTreeSet<&ObjectId> = head
+        .values()
+        .flat_map(|k| k.artifact.iter().flat_map(|a| &a.objects))
+        .map(|o| &o.id)
+        .collect();
+    let mut out = Vec::new();
+    for d in diffs {
+        let Some(bk) = base.get(&d.kustomization) else {
+            continue;
+        };
+        let prunes = match d.change {
+            Change::Changed => bk.kustomization.prune,
+            Change::Removed => {
+                let parent_prunes = bk
+                    .parent
+                    .as_ref()
+                    .and_then(|p| base.get(&p.to_string()))
+                    .is_none_or(|p| p.kustomization.prune);
+                bk.kustomization.prune && !bk.kustomization.suspend && parent_prunes
+            }
+            _ => false,
+        };
+        if !prunes {
+            continue;
+        }
+        for o in bk.artifact.iter().flat_map(|a| &a.objects) {
+            if !in_head.contains(&o.id) {
+                out.push(PruneDeletion {
+                    kustomization: d.kustomization.clone(),
+                    object: o.id.clone(),
+                });
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 /// Why `k` (of the revision `here`) is missing from the revision `there` (named `side`)
@@ -531,12 +618,13 @@ fn unrendered_ancestor(
 }
 
 /// Object-by-object differences of two artifacts, sorted by object id: compared after
-/// `opts.strip`, shown masked and in `opts.style`.
+/// `opts.strip`, shown masked; and how many differ but are left out of what is shown
+/// (`--skip-secrets`, `--skip-crds`).
 fn diff_objects(
     base: Option<&Artifact>,
     head: Option<&Artifact>,
     opts: &DiffOptions,
-) -> Vec<ObjectDiff> {
+) -> (Vec<ObjectDiff>, usize) {
     use crate::artifact::ArtifactObject;
     fn index(a: Option<&Artifact>) -> BTreeMap<ObjectId, &ArtifactObject> {
         a.map(|a| a.objects.iter().map(|o| (o.id.clone(), o)).collect())
@@ -545,6 +633,7 @@ fn diff_objects(
     let (b, h) = (index(base), index(head));
     let ids: BTreeSet<&ObjectId> = b.keys().chain(h.keys()).collect();
     let mut out = Vec::new();
+    let mut left_out = 0;
     for id in ids {
         let (old, new) = (b.get(id).copied(), h.get(id).copied());
         let change = match (old, new) {
@@ -553,6 +642,14 @@ fn diff_objects(
             (Some(o), Some(n)) if o.yaml == n.yaml => continue,
             _ => Change::Changed,
         };
+        if !old
+            .into_iter()
+            .chain(new)
+            .all(|x| opts.present.shows(&x.object))
+        {
+            left_out += 1;
+            continue;
+        }
         let label = id.to_string();
         let diff = if let (Some(o), Some(n)) = (old, new) {
             let (so, sn) = (opts.strip.apply(&o.object), opts.strip.apply(&n.object));
@@ -572,13 +669,21 @@ fn diff_objects(
             };
             unified(&shown(old), &shown(new), &label)
         };
+        let (ob, oh) = (old.map(|o| &*o.object), new.map(|n| &*n.object));
+        let (base, head) = if opts.present.show_secrets {
+            (ob.cloned(), oh.cloned())
+        } else {
+            crate::mask::mask_pair(ob, oh)
+        };
         out.push(ObjectDiff {
             object: id.clone(),
             change,
             diff,
+            base,
+            head,
         });
     }
-    out
+    (out, left_out)
 }
 
 /// The shown difference of an object present on both sides (`vo`, `vn`: the objects once
@@ -595,36 +700,24 @@ fn changed_text(
 ) -> String {
     use crate::mask;
     let show = opts.present.show_secrets;
-    let secret = mask::is_secret(&o.object) || mask::is_sops(&o.object);
-    let mut text = match opts.style {
-        DiffStyle::Fields => {
-            let masked = |p: &str| {
-                !show
-                    && secret
-                    && (p.starts_with("data.")
-                        || p.starts_with("stringData.")
-                        || p.starts_with("sops"))
-            };
-            fields::field_changes(vo, vn, &masked)
-        }
-        DiffStyle::Lines if stripped => {
-            let print = |v: &serde_json::Value| {
-                let t = crate::artifact::print_object(v);
-                if show {
-                    t
-                } else {
-                    mask::mask_object(&t, v).into_owned()
-                }
-            };
-            unified(&print(vo), &print(vn), label)
-        }
-        DiffStyle::Lines => unified(
+    let mut text = if stripped {
+        let print = |v: &serde_json::Value| {
+            let t = crate::artifact::print_object(v);
+            if show {
+                t
+            } else {
+                mask::mask_object(&t, v).into_owned()
+            }
+        };
+        unified(&print(vo), &print(vn), label)
+    } else {
+        unified(
             &opts.present.object_text(o),
             &opts.present.object_text(n),
             label,
-        ),
+        )
     };
-    if !show && opts.style == DiffStyle::Lines {
+    if !show {
         let hidden = mask::changed_secret_keys(vo, vn);
         if !hidden.is_empty() {
             use std::fmt::Write as _;

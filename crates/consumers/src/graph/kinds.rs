@@ -170,7 +170,17 @@ pub enum FluxApis {
     /// The render carries Flux's CRDs (`gotk-components.yaml`, which `flux bootstrap` applies
     /// before the root reconciles): exactly these (group, kind) exist.
     Rendered(Vec<(String, String)>),
+    /// The Flux Operator bootstrapped the cluster: the root applies a `FluxInstance`, which
+    /// the operator (installed first, with its CRDs, by `flux-operator install` or its Helm
+    /// chart) reconciles into Flux's controllers. The operator's own kinds
+    /// ([`OPERATOR_GROUP`]: `FluxInstance`, `ResourceSet`, `ResourceSetInputProvider`) exist,
+    /// and every `*.fluxcd.io` kind is presumed (the instance's `spec.components` come from
+    /// an OCI distribution fluxsim does not read).
+    Operator,
 }
+
+/// The Flux Operator's API group.
+pub const OPERATOR_GROUP: &str = "fluxcd.controlplane.io";
 
 /// Whether the API server knows `group`/`kind` without any CRD.
 #[must_use]
@@ -205,6 +215,7 @@ pub fn exists_on_fresh_cluster(group: &str, kind: &str, flux: &FluxApis) -> bool
         || match flux {
             FluxApis::RootOnly => false,
             FluxApis::Presumed => is_flux(group),
+            FluxApis::Operator => is_flux(group) || group == OPERATOR_GROUP,
             FluxApis::Rendered(kinds) => kinds.iter().any(|(g, k)| g == group && k == kind),
         }
 }
@@ -244,6 +255,27 @@ mod tests {
             "VirtualMachine",
             &FluxApis::Presumed
         ));
+    }
+
+    // flux-operator docs (FluxInstance, "Flux Operator installation"): the operator and its
+    // CRDs are installed before a FluxInstance, which installs Flux's controllers.
+    #[test]
+    fn a_cluster_the_flux_operator_bootstraps_has_its_kinds_and_flux_s() {
+        for (g, k) in [
+            ("fluxcd.controlplane.io", "ResourceSet"),
+            ("fluxcd.controlplane.io", "ResourceSetInputProvider"),
+            ("helm.toolkit.fluxcd.io", "HelmRelease"),
+        ] {
+            assert!(
+                exists_on_fresh_cluster(g, k, &FluxApis::Operator),
+                "{g}/{k}"
+            );
+            assert_eq!(
+                exists_on_fresh_cluster(g, k, &FluxApis::Presumed),
+                g != OPERATOR_GROUP,
+                "{g}/{k}"
+            );
+        }
     }
 
     #[test]

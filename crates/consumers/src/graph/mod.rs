@@ -22,6 +22,16 @@
 //!   has applied it. The parent applies all its objects in one apply, so everything the
 //!   parent applies (its CRDs included) is on the cluster when the child first reconciles;
 //!   the parent need not be Ready (health checks run after the apply).
+//! - A Flux Operator **ResourceSet** is a node of its own (its render entry
+//!   `<parent>/rset/<namespace>/<name>`): it exists once its parent applied it, and applies
+//!   what it generates (the Kustomizations among them are its children) in one apply; it is
+//!   Ready after that apply, or once its objects are healthy with `spec.wait: true`. Its
+//!   `dependsOn` on a Kustomization or a ResourceSet of the cluster is a `dependsOn` edge
+//!   (the operator waits for the object, and for its Ready condition with `ready: true`:
+//!   `checkDependencies` in flux-operator's `resourceset_controller.go`; fluxsim takes both as
+//!   Ready); a dependency on another kind of object is not a node and is left out. A cluster
+//!   whose root applies a `FluxInstance` was bootstrapped by the Flux Operator: its kinds
+//!   and Flux's exist from the start ([`kinds::FluxApis::Operator`]).
 //! - A Kustomization reconciles only when each **`dependsOn`** target is Ready
 //!   (`checkDependencies` in kustomize-controller's `kustomization_controller.go`). A target
 //!   is Ready after its apply, and, with `wait: true` (or `healthChecks`), only once its

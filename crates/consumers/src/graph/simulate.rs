@@ -329,9 +329,10 @@ fn waves_of(
 }
 
 /// Which of Flux's kinds exist from the start (see [`FluxApis`]): the Flux CRDs the render
-/// carries when it carries any (`gotk-components.yaml`); otherwise every Flux kind when the
-/// root is the bootstrap Kustomization `flux-system/flux-system` (`flux bootstrap` installs
-/// Flux before it), else only the root's own.
+/// carries when it carries any (`gotk-components.yaml`); otherwise, when the root applies a
+/// Flux Operator `FluxInstance`, the operator's kinds and every Flux kind; otherwise every
+/// Flux kind when the root is the bootstrap Kustomization `flux-system/flux-system` (`flux
+/// bootstrap` installs Flux before it), else only the root's own.
 pub(crate) fn flux_apis(nodes: &[Node]) -> FluxApis {
     let rendered: Vec<(String, String)> = nodes
         .iter()
@@ -341,6 +342,14 @@ pub(crate) fn flux_apis(nodes: &[Node]) -> FluxApis {
         .collect();
     if !rendered.is_empty() {
         return FluxApis::Rendered(rendered);
+    }
+    let operator = nodes.iter().filter(|n| n.parent.is_none()).any(|n| {
+        n.objects
+            .iter()
+            .any(|o| o.id.group == kinds::OPERATOR_GROUP && o.id.kind == "FluxInstance")
+    });
+    if operator {
+        return FluxApis::Operator;
     }
     let bootstrapped = nodes.iter().any(|n| {
         n.parent.is_none() && n.id.namespace == "flux-system" && n.id.name == "flux-system"

@@ -15,6 +15,7 @@ use crate::report::layout::Layout;
 use crate::report::markdown::{
     md, plain_of, Code, Inline, Markdown, Message, Out, Plural, Text, Texts,
 };
+use crate::review;
 
 fn short(sha: Option<&String>) -> String {
     sha.map_or_else(|| "-".to_string(), |s| s[..12.min(s.len())].to_string())
@@ -241,7 +242,7 @@ fn failures_markdown(d: &RevisionDiff, doc: &mut Markdown) {
     }
 }
 
-fn problems(k: &KustomizationDiff) -> Vec<String> {
+pub(crate) fn problems(k: &KustomizationDiff) -> Vec<String> {
     // Below a failed parent: its error is printed first, with the parent.
     if k.blocked_by.is_some() {
         let short = |p: &String| {
@@ -646,7 +647,10 @@ fn template_verdict(c: &ClusterComparison, k: &crate::compare::TemplateRow) -> S
             .clusters
             .iter()
             .zip(&k.problems)
-            .filter_map(|(n, p)| p.as_ref().map(|p| format!("{}: {p}", OneLine(n))))
+            .filter_map(|(n, p)| {
+                p.as_ref()
+                    .map(|p| format!("{}: {}", OneLine(n), OneLine(p)))
+            })
             .collect();
         format!("not compared ({})", why.join("; "))
     } else if k.root {
@@ -654,7 +658,10 @@ fn template_verdict(c: &ClusterComparison, k: &crate::compare::TemplateRow) -> S
     } else if k.templates.iter().any(Option::is_none) {
         "not in every cluster".to_string()
     } else if !k.same_template {
-        "templates DIFFER".to_string()
+        format!(
+            "templates DIFFER in {}",
+            super::plural(k.objects.len(), "object")
+        )
     } else if k.same_artifact {
         "same template, same render".to_string()
     } else {
@@ -665,8 +672,83 @@ fn template_verdict(c: &ClusterComparison, k: &crate::compare::TemplateRow) -> S
     }
 }
 
-/// The cluster comparison for people: the verdict first, then the graphs, the templates and
-/// the vars that differ, then the verdict again (80 columns unless `--wide`).
+/// The graph section of `compare`'s text: one line when every cluster's is the same, else
+/// the Kustomizations whose graph differs, with each cluster's node.
+fn graph_text(c: &ClusterComparison, width: usize, layout: Layout, out: &mut String) {
+    let differing: Vec<&crate::compare::GraphRow> = c
+        .graph
+        .iter()
+        .filter(|g| !g.differences.is_empty())
+        .collect();
+    if differing.is_empty() {
+        out.push('\n');
+        out.push_str(&layout.wrap(
+            "",
+            &format!(
+                "graph: the same in every cluster ({})",
+                super::plural(c.graph.len(), "Kustomization")
+            ),
+            "  ",
+        ));
+        return;
+    }
+    let _ = writeln!(out, "\ngraph ({} differ):", differing.len());
+    for g in differing {
+        out.push_str(&compare_row(
+            &OneLine(&g.kustomization).to_string(),
+            width,
+            &format!("differs: {}", g.differences.join(", ")),
+            layout,
+        ));
+        for (name, n) in c.clusters.iter().zip(&g.nodes) {
+            let line = n.as_ref().map_or_else(
+                || "(not defined)".to_string(),
+                |n| {
+                    format!(
+                        "path={} dependsOn=[{}] wait={} prune={}",
+                        OneLine(&n.path),
+                        OneLine(n.depends_on.join(",")),
+                        n.wait,
+                        n.prune
+                    )
+                },
+            );
+            out.push_str(&layout.wrap("    ", &format!("{}: {line}", OneLine(name)), "      "));
+        }
+    }
+}
+
+/// The vars section of `compare`'s text: each var's values, then what uses it.
+fn vars_text(c: &ClusterComparison, layout: Layout, out: &mut String) {
+    if c.vars.is_empty() {
+        out.push_str("\nno var differs between the clusters\n");
+        return;
+    }
+    let _ = writeln!(out, "\nvars that differ ({}):", c.vars.len());
+    for v in &c.vars {
+        let values: Vec<String> = c
+            .clusters
+            .iter()
+            .zip(&v.values)
+            .map(|(n, val)| format!("{}={}", OneLine(n), OneLine(opt(val.as_ref()))))
+            .collect();
+        out.push_str(&layout.wrap(
+            "  ",
+            &format!("{:<24} {}", OneLine(&v.name), values.join("  ")),
+            "      ",
+        ));
+        let used = if v.used_by.is_empty() {
+            "unused".to_string()
+        } else {
+            format!("used by {}", OneLine(&plain_of(&Texts(&v.used_by))))
+        };
+        out.push_str(&layout.wrap("    ", &used, "      "));
+    }
+}
+
+/// The cluster comparison for people: the verdict first, then the graphs, the templates
+/// (and where they differ, each object's changes) and the vars that differ, then the
+/// verdict again (80 columns unless `--wide`).
 #[must_use]
 pub fn compare_text(c: &ClusterComparison, layout: Layout) -> String {
     let names = plain_of(&ClusterNames(&c.clusters));
@@ -691,37 +773,7 @@ pub fn compare_text(c: &ClusterComparison, layout: Layout) -> String {
     } else {
         longest.min(40)
     };
-    out.push_str("\ngraph:\n");
-    for g in &c.graph {
-        let verdict = if g.differences.is_empty() {
-            "identical".to_string()
-        } else {
-            format!("differs: {}", g.differences.join(", "))
-        };
-        out.push_str(&compare_row(
-            &OneLine(&g.kustomization).to_string(),
-            width,
-            &verdict,
-            layout,
-        ));
-        if !g.differences.is_empty() {
-            for (name, n) in c.clusters.iter().zip(&g.nodes) {
-                let line = n.as_ref().map_or_else(
-                    || "(not defined)".to_string(),
-                    |n| {
-                        format!(
-                            "path={} dependsOn=[{}] wait={} prune={}",
-                            OneLine(&n.path),
-                            OneLine(n.depends_on.join(",")),
-                            n.wait,
-                            n.prune
-                        )
-                    },
-                );
-                out.push_str(&layout.wrap("    ", &format!("{}: {line}", OneLine(name)), "      "));
-            }
-        }
-    }
+    graph_text(c, width, layout, &mut out);
     out.push_str("\ntemplates:\n");
     for k in &c.kustomizations {
         out.push_str(&compare_row(
@@ -730,35 +782,16 @@ pub fn compare_text(c: &ClusterComparison, layout: Layout) -> String {
             &template_verdict(c, k),
             layout,
         ));
+        template_objects_text(c, k, layout, &mut out);
     }
-    let _ = writeln!(out, "\nvars that differ ({}):", c.vars.len());
-    for v in &c.vars {
-        let values: Vec<String> = c
-            .clusters
-            .iter()
-            .zip(&v.values)
-            .map(|(n, val)| format!("{}={}", OneLine(n), OneLine(opt(val.as_ref()))))
-            .collect();
-        let used = if v.used_by.is_empty() {
-            "unused".to_string()
-        } else {
-            format!("used by {}", plain_of(&Texts(&v.used_by)))
-        };
-        out.push_str(&layout.wrap(
-            "  ",
-            &format!("{:<24} {}  ({used})", OneLine(&v.name), values.join("  ")),
-            "      ",
-        ));
-    }
+    vars_text(c, layout, &mut out);
     if c.not_compared > 0 {
         out.push('\n');
         out.push_str(&layout.wrap(
             "",
             &format!(
-                "{} Kustomization{} could not be compared: not rendered in every cluster (see \
-                 above)",
-                c.not_compared,
-                if c.not_compared == 1 { "" } else { "s" }
+                "{} could not be compared: not rendered in every cluster (see above)",
+                super::plural(c.not_compared, "Kustomization")
             ),
             "  ",
         ));
@@ -766,6 +799,44 @@ pub fn compare_text(c: &ClusterComparison, layout: Layout) -> String {
     out.push('\n');
     out.push_str(&layout.wrap("", &format!("result: {}", compare_outcome(c, &names)), "  "));
     out
+}
+
+/// Where a Kustomization's templates differ: each object, `first -> other`, with its
+/// semantic changes (as `diff` shows them).
+fn template_objects_text(
+    c: &ClusterComparison,
+    k: &crate::compare::TemplateRow,
+    layout: Layout,
+    out: &mut String,
+) {
+    let first = c.clusters.first().map_or("", String::as_str);
+    for o in &k.objects {
+        out.push_str(&layout.wrap(
+            "    ",
+            &format!(
+                "{} -> {}: {} {}",
+                OneLine(first),
+                OneLine(&o.cluster),
+                OneLine(&object_name(&o.object)),
+                o.change
+            ),
+            "      ",
+        ));
+        for line in review::lines::changes(&o.changes) {
+            let _ = writeln!(out, "    {}", OneLine(&line));
+        }
+    }
+}
+
+/// An object as a review names it: `Deployment apps/web`.
+fn object_name(o: &crate::flux::ObjectId) -> String {
+    review::model::ObjectId {
+        group: o.group.clone(),
+        kind: o.kind.clone(),
+        namespace: o.namespace.clone(),
+        name: o.name.clone(),
+    }
+    .to_string()
 }
 
 /// The verdict of a cluster comparison, in words.
@@ -888,6 +959,11 @@ pub fn compare_markdown(c: &ClusterComparison) -> String {
         }
         md!(doc, "\n");
     }
+    template_objects_markdown(c, &mut doc);
+    if c.vars.is_empty() {
+        md!(doc, "\nNo var differs between the clusters.\n");
+        return doc.finish();
+    }
     md!(
         doc,
         "\n| var | {} | used by |\n|---|",
@@ -905,6 +981,38 @@ pub fn compare_markdown(c: &ClusterComparison) -> String {
         md!(doc, " {} |\n", Texts(&v.used_by));
     }
     doc.finish()
+}
+
+/// Where templates differ, per Kustomization: its objects' changes in a folded block.
+fn template_objects_markdown(c: &ClusterComparison, doc: &mut Markdown) {
+    let first = c.clusters.first().map_or("", String::as_str);
+    for k in c.kustomizations.iter().filter(|k| !k.objects.is_empty()) {
+        let mut body = String::new();
+        for o in &k.objects {
+            let _ = writeln!(
+                body,
+                "# {first} -> {}: {} {}",
+                o.cluster,
+                object_name(&o.object),
+                o.change
+            );
+            for line in review::lines::changes(&o.changes) {
+                let _ = writeln!(body, "{line}");
+            }
+        }
+        md!(doc, "\n");
+        doc.details(
+            |s| {
+                md!(
+                    s,
+                    "{}: the templates differ in {}",
+                    Code(&k.kustomization),
+                    Plural(k.objects.len(), "object")
+                );
+            },
+            |b| b.fenced("diff", &body),
+        );
+    }
 }
 
 /// `compare` on a repository of fewer than two clusters, as a pull-request summary.
@@ -991,7 +1099,7 @@ pub struct Proof<'a> {
 }
 
 /// `dev: 9/9 artifacts identical; canaries 2/2 detected, 2/2 restored`.
-struct CanarySummary<'a>(&'a Proof<'a>, &'a ClusterDiff);
+pub(crate) struct CanarySummary<'a>(pub(crate) &'a Proof<'a>, pub(crate) &'a ClusterDiff);
 
 impl Inline for CanarySummary<'_> {
     fn put(&self, w: &mut Out<'_>) {
@@ -1013,7 +1121,7 @@ impl Inline for CanarySummary<'_> {
 }
 
 /// One line of what the canaries found.
-enum CanaryLine<'a> {
+pub(crate) enum CanaryLine<'a> {
     /// A canary: where it was planted and whether it was seen where expected, and undone.
     Canary(&'a crate::canary::Outcome),
     /// An artifact that changed though no canary should have changed it.
@@ -1024,7 +1132,7 @@ enum CanaryLine<'a> {
     NonePlanted,
 }
 
-fn canary_lines<'a>(p: &'a Proof<'_>) -> Vec<CanaryLine<'a>> {
+pub(crate) fn canary_lines<'a>(p: &'a Proof<'_>) -> Vec<CanaryLine<'a>> {
     let c = p.canaries;
     let none = c.canaries.is_empty().then_some(CanaryLine::NonePlanted);
     none.into_iter()
@@ -1059,6 +1167,7 @@ fn canary_line(w: &mut Out<'_>, c: &crate::canary::Outcome) {
         Scope::Overlay { cluster } => md!(w, "overlay of {}", Text(cluster)),
         Scope::Shared => md!(w, "shared"),
         Scope::Values => md!(w, "values of a HelmRelease"),
+        Scope::Template => md!(w, "template of a ResourceSet"),
     }
     md!(w, ") in {}: ", Text(&c.plan.file));
     if c.detected && c.restored {
@@ -1128,7 +1237,7 @@ impl Inline for BlindLine<'_> {
 }
 
 /// `PASS`, or `FAIL:` and why.
-struct Verdict<'a>(&'a Proof<'a>);
+pub(crate) struct Verdict<'a>(&'a Proof<'a>);
 
 impl Inline for Verdict<'_> {
     fn put(&self, w: &mut Out<'_>) {
@@ -1315,10 +1424,15 @@ mod tests {
                         },
                         change: Change::Changed,
                         diff,
+                        base: None,
+                        head: None,
                     }],
+                    left_out: 0,
+                    order: None,
                 }],
                 moves: Vec::new(),
                 skipped: Vec::new(),
+                prune_deletions: Vec::new(),
             }],
         }
     }

@@ -11,6 +11,8 @@ pub mod layout;
 pub mod limit;
 pub mod markdown;
 pub mod out;
+pub mod review;
+pub mod validate;
 
 use std::fmt::Write as _;
 
@@ -33,6 +35,9 @@ pub fn render_table(r: &RepoRender, layout: layout::Layout) -> String {
     let mut out = layout.wrap("", &verdict_line(r), "  ");
     if let Some(helm) = &r.helm_summary {
         out.push_str(&layout.wrap("", helm, "  "));
+    }
+    if let Some(tool) = &r.resourceset_summary {
+        out.push_str(&layout.wrap("", &OneLine(resourceset_line(r, tool)).to_string(), "  "));
     }
     out.push_str(&if layout.wide {
         wide_rows(r, layout)
@@ -83,7 +88,7 @@ fn verdict_line(r: &RepoRender) -> String {
         r.clusters
             .iter()
             .flat_map(|c| &c.kustomizations)
-            .filter(|k| !crate::model::is_release(k))
+            .filter(|k| is_kustomization_entry(k))
     };
     let total = ks().count();
     let ok = ks().filter(|k| k.status == Status::Rendered).count();
@@ -186,13 +191,13 @@ fn summary_line(r: &RepoRender) -> String {
         .clusters
         .iter()
         .flat_map(|c| &c.kustomizations)
-        .filter(|k| !crate::model::is_release(k))
+        .filter(|k| is_kustomization_entry(k))
         .count();
     let ok: usize = r
         .clusters
         .iter()
         .flat_map(|c| &c.kustomizations)
-        .filter(|k| k.status == Status::Rendered && !crate::model::is_release(k))
+        .filter(|k| k.status == Status::Rendered && is_kustomization_entry(k))
         .count();
     let cached = if r.stored_hits > 0 {
         format!(", {} from the build cache", r.stored_hits)
@@ -207,7 +212,7 @@ fn summary_line(r: &RepoRender) -> String {
         r.clusters
             .iter()
             .flat_map(|c| &c.kustomizations)
-            .filter(|k| k.status.as_str() == what && !crate::model::is_release(k))
+            .filter(|k| k.status.as_str() == what && is_kustomization_entry(k))
             .count()
     };
     let mut others = String::new();
@@ -243,6 +248,38 @@ fn summary_line(r: &RepoRender) -> String {
         plural(r.clusters.len(), "cluster"),
         if total == 1 { "" } else { "s" },
         r.builder
+    )
+}
+
+/// Whether an entry of the render is a Flux Kustomization (not a Helm release's or a
+/// ResourceSet's entry, counted on lines of their own).
+fn is_kustomization_entry(k: &KustomizationRender) -> bool {
+    !crate::model::is_release(k) && !crate::model::is_resourceset_entry(k)
+}
+
+/// `3/3 ResourceSets rendered (flux-operator v0.59.0; ...)`.
+fn resourceset_line(r: &RepoRender, tool: &str) -> String {
+    let entries: Vec<&KustomizationRender> = r
+        .clusters
+        .iter()
+        .flat_map(|c| &c.kustomizations)
+        .filter(|k| crate::model::is_resourceset_entry(k))
+        .collect();
+    let ok = entries
+        .iter()
+        .filter(|k| k.status == Status::Rendered)
+        .count();
+    let mut others = String::new();
+    for what in ["failed", "suspended"] {
+        let n = entries.iter().filter(|k| k.status.as_str() == what).count();
+        if n > 0 {
+            let _ = write!(others, ", {n} {what}");
+        }
+    }
+    format!(
+        "{ok}/{} ResourceSet{} rendered{others} ({tool})",
+        entries.len(),
+        if entries.len() == 1 { "" } else { "s" }
     )
 }
 

@@ -1,5 +1,5 @@
 //! What Helm would fetch while it validates values against a chart's `values.schema.json`
-//! (helm v4.2.1 `pkg/chart/common/util/jsonschema.go`): its compiler loads `file://`,
+//! (helm v4.2.4 `pkg/chart/common/util/jsonschema.go`): its compiler loads `file://`,
 //! `http://` and `https://` references, resolved against `file:///values.schema.json`, so a
 //! `$ref` that is not a fragment of the same document reads a file of the machine (a relative
 //! `other.json` is `/other.json`) or the network, and an unknown `$schema` is fetched too.
@@ -144,7 +144,7 @@ mod tests {
         ]
     }
 
-    // helm v4.2.1 pkg/chart/common/util/jsonschema.go: SchemeURLLoader{file, http, https}.
+    // helm v4.2.4 pkg/chart/common/util/jsonschema.go: SchemeURLLoader{file, http, https}.
     #[test]
     fn a_schema_ref_to_a_url_needs_the_network_and_one_to_a_file_is_refused() {
         let net = chart(r#"{"properties": {"a": {"$ref": "http://127.0.0.1:9/x.json"}}}"#);

@@ -75,6 +75,7 @@ pub(super) fn release_entry(
         inputs: None,
         reused: false,
         strict: parent.strict,
+        source_tree: None,
     }
 }
 

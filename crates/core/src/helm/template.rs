@@ -1,4 +1,4 @@
-//! `helm template` as a subprocess (helm-controller links `helm.sh/helm/v4` v4.2.1; the
+//! `helm template` as a subprocess (helm-controller links `helm.sh/helm/v4` v4.2.4; the
 //! binary of that version templates as the controller does), in its own process group with
 //! a timeout, with Helm's home folders pointed into the scratch folder so that nothing of
 //! the user's Helm configuration is read.
@@ -6,8 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// The helm version helm-controller links.
-pub const REPRODUCED_HELM: &str = "v4.2.1";
+/// The helm version helm-controller links (versions.env `HELM`; tests/it/versions.rs checks
+/// they agree).
+pub const REPRODUCED_HELM: &str = "v4.2.4";
 
 /// The `helm` binary.
 #[derive(Debug, Clone)]
@@ -90,7 +91,7 @@ impl HelmBinary {
         self.warning.as_deref()
     }
 
-    /// What `helm version` says (`v4.2.1`; a `go install` build says `v4.2`).
+    /// What `helm version` says (`v4.2.4`; a `go install` build says `v4.2`).
     #[must_use]
     pub fn version(&self) -> &str {
         &self.version
@@ -162,7 +163,7 @@ fn flag(name: &str, value: impl AsRef<std::ffi::OsStr>) -> std::ffi::OsString {
 }
 
 /// A warning when `helm version` is not the Helm helm-controller links (a `go install`
-/// build of v4.2.1 reports `v4.2`, so that is taken as it).
+/// build of v4.2.x reports `v4.2`, so that is taken as it).
 #[must_use]
 pub fn version_warning(program: &Path, reported: &str) -> Option<String> {
     if reported == REPRODUCED_HELM || reported == "v4.2" {
@@ -204,12 +205,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_helm_other_than_v4_2_1_is_warned_about() {
+    fn a_helm_other_than_the_reproduced_one_is_warned_about() {
         let p = Path::new("/usr/bin/helm");
-        assert_eq!(version_warning(p, "v4.2.1"), None);
+        assert_eq!(version_warning(p, REPRODUCED_HELM), None);
         assert_eq!(version_warning(p, "v4.2"), None);
         let w = version_warning(p, "v3.16.2").unwrap();
-        assert!(w.contains("helm `v3.16.2`, not v4.2.1"), "{w}");
+        assert!(
+            w.contains(&format!("helm `v3.16.2`, not {REPRODUCED_HELM}")),
+            "{w}"
+        );
     }
 
     #[test]

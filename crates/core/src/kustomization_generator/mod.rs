@@ -729,7 +729,7 @@ mod tests {
         assert!(prepare(&fs, &ks("./empty"), false).is_ok());
     }
 
-    // kustomize_generator.go GenerateManifest (fluxcd/pkg/kustomize v1.35.4), the cases of its
+    // kustomize_generator.go GenerateManifest (fluxcd/pkg/kustomize v1.35.6), the cases of its
     // Test_Images: spec.images merge into an entry of the same name field by field.
     #[test]
     fn spec_images_merge_into_an_existing_entry_field_by_field() {

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use super::{BuildError, Builder, Built, Job, Maker};
 
-/// The kustomize version fluxsim reproduces: the one kustomize-controller v1.9.x builds with
+/// The kustomize version fluxsim reproduces (versions.env `KUSTOMIZE`; tests/it/versions.rs
+/// checks they agree): the one kustomize-controller v1.9.5 builds with
 /// (`sigs.k8s.io/kustomize/api` v0.21.1), which `scripts/install-tools` installs.
 pub const REPRODUCED_KUSTOMIZE: &str = "v5.8.1";
 

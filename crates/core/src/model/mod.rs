@@ -120,6 +120,33 @@ pub struct KustomizationRender {
     /// Substituted strictly.
     #[serde(skip)]
     pub strict: bool,
+    /// The tree it was built from when that is not the cluster's own source (a mapped
+    /// source, an ArtifactGenerator's artifact), kept when `RepoOptions::keep_sources` asks
+    /// (`scripts/oracle-check` hands it to Flux's code).
+    #[serde(skip)]
+    pub source_tree: Option<std::sync::Arc<SourceSnapshot>>,
+}
+
+/// A tree a Kustomization was built from, other than the cluster's own source.
+#[derive(Debug)]
+pub struct SourceSnapshot {
+    /// How notes name it (`Note::BuiltFrom`).
+    pub label: String,
+    /// Where a mapped source was read (`None`: a tree fluxsim made, an ArtifactGenerator's).
+    pub read_from: Option<ReadFrom>,
+    /// Its files (path relative to its root, `/`-separated) and their bytes.
+    pub files: BTreeMap<String, Vec<u8>>,
+    /// Its folders (an empty one exists in an artifact).
+    pub dirs: BTreeSet<String>,
+}
+
+/// Where a mapped source's folder is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadFrom {
+    /// A folder of the repository (relative to its root; empty for the root).
+    Folder(String),
+    /// Another checkout.
+    Checkout(std::path::PathBuf),
 }
 
 /// A var whose value cannot be known offline, and the placeholder that stands for it.
@@ -157,6 +184,9 @@ pub struct RepoRender {
     pub views: Vec<Tree>,
     /// What the helm step did (`--helm`), for the summary line.
     pub helm_summary: Option<String>,
+    /// What the ResourceSets step did (the flux-operator CLI, placeholder inputs), for the
+    /// summary line, when the render found any.
+    pub resourceset_summary: Option<String>,
 }
 
 /// One cluster's render.
@@ -215,6 +245,10 @@ impl Maker {
     }
 }
 
+/// How every placeholder for a var fluxsim cannot read offline starts
+/// (`fluxsim-unknown:Secret/ns/name:KEY`): consumers treat a value holding it as unknown.
+pub const PLACEHOLDER_PREFIX: &str = "fluxsim-unknown:";
+
 /// The apiVersion of a Helm release's entry in a cluster's render (`--helm`).
 pub const RELEASE_API_VERSION: &str = "helm.toolkit.fluxcd.io/v2";
 
@@ -222,4 +256,39 @@ pub const RELEASE_API_VERSION: &str = "helm.toolkit.fluxcd.io/v2";
 #[must_use]
 pub fn is_release(k: &KustomizationRender) -> bool {
     k.kustomization.api_version == RELEASE_API_VERSION
+}
+
+/// The apiVersion of a ResourceSet's entry in a cluster's render (the Flux Operator's
+/// `fluxcd.controlplane.io/v1`).
+pub const RSET_API_VERSION: &str = "fluxcd.controlplane.io/v1";
+
+/// Whether a render entry is a Flux Operator ResourceSet's (its generated objects, a child
+/// artifact `<parent>/rset/<namespace>/<name>`), not a Kustomization.
+#[must_use]
+pub fn is_resourceset_entry(k: &KustomizationRender) -> bool {
+    k.kustomization.api_version == RSET_API_VERSION
+}
+
+/// The id of the entry of ResourceSet `rset` applied by `parent`:
+/// `<parent namespace>/<parent name>/rset/<namespace>/<name>`.
+#[must_use]
+pub fn resourceset_entry_id(parent: &NamespacedName, rset: &NamespacedName) -> NamespacedName {
+    NamespacedName {
+        namespace: parent.namespace.clone(),
+        name: format!("{}/rset/{}/{}", parent.name, rset.namespace, rset.name),
+    }
+}
+
+/// The ResourceSet (namespace and name) a ResourceSet entry renders, read from its id.
+#[must_use]
+pub fn resourceset_of(entry: &KustomizationRender) -> Option<NamespacedName> {
+    if !is_resourceset_entry(entry) {
+        return None;
+    }
+    let (_, rest) = entry.kustomization.id.name.split_once("/rset/")?;
+    let (namespace, name) = rest.split_once('/')?;
+    Some(NamespacedName {
+        namespace: namespace.into(),
+        name: name.into(),
+    })
 }

@@ -94,6 +94,51 @@ pub enum Note {
     },
     /// A HelmRelease's `spec.commonMetadata`, which fluxsim does not apply.
     HelmCommonMetadataIgnored,
+    /// A ResourceSetInputProvider that needs a service took its inputs from fluxsim.toml.
+    ResourceSetSampleInputs {
+        /// The provider (`namespace/name`).
+        provider: String,
+        /// Its `spec.type`.
+        provider_type: String,
+        /// The `[[resourceset.inputs]]` entry that gave them.
+        from: String,
+    },
+    /// A ResourceSetInputProvider that needs a service, with no inputs in fluxsim.toml:
+    /// placeholders of the fields its type exports stood in.
+    ResourceSetPlaceholderInputs {
+        /// The provider (`namespace/name`).
+        provider: String,
+        /// Its `spec.type`.
+        provider_type: String,
+    },
+    /// The ResourceSet's template may read `inputs.provider` of inputs that fluxsim combined
+    /// (the CLI gives them the ResourceSet's own provider metadata).
+    ResourceSetProviderMetadata {
+        /// The providers whose inputs fluxsim combined.
+        providers: Vec<String>,
+    },
+    /// A `fluxcd.controlplane.io/copyFrom` source that no object of the render is: the
+    /// object is shown as templated.
+    CopyFromNotInRender {
+        /// The object that copies (`Kind/namespace/name`).
+        object: String,
+        /// The source (`Kind/namespace/name`).
+        source: String,
+    },
+    /// A `fluxcd.controlplane.io/checksumFrom` reference that no object of the render is:
+    /// the checksum is not set.
+    ChecksumFromNotInRender {
+        /// The reference (`Kind/namespace/name`).
+        reference: String,
+    },
+    /// An annotation the operator acts on with the cluster's objects that fluxsim does not
+    /// reproduce.
+    ResourceSetNotReproduced {
+        /// The object (`Kind/namespace/name`).
+        object: String,
+        /// The annotation.
+        what: String,
+    },
 }
 
 /// What became of a dependency that never becomes Ready.
@@ -121,6 +166,7 @@ impl fmt::Display for DependencyState {
 }
 
 impl fmt::Display for Note {
+    #[allow(clippy::too_many_lines)] // One sentence per note, read top to bottom.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Note::Suspended => f.write_str(
@@ -210,6 +256,47 @@ impl fmt::Display for Note {
             Note::HelmCommonMetadataIgnored => f.write_str(
                 "spec.commonMetadata is not applied by fluxsim: its labels and annotations are \
                  missing from the release's objects",
+            ),
+            Note::ResourceSetSampleInputs {
+                provider,
+                provider_type,
+                from,
+            } => write!(
+                f,
+                "inputs of {provider_type} provider {provider} taken from fluxsim.toml \
+                 ({from}): samples, not what the service returns"
+            ),
+            Note::ResourceSetPlaceholderInputs {
+                provider,
+                provider_type,
+            } => write!(
+                f,
+                "placeholder inputs for {provider_type} provider {provider} (it needs a \
+                 service; give sample inputs with [[resourceset.inputs]] in fluxsim.toml)"
+            ),
+            Note::ResourceSetProviderMetadata { providers } => write!(
+                f,
+                "the template may read `inputs.provider`: for the inputs of {} fluxsim hands \
+                 flux-operator build rset the combined inputs, which it gives the \
+                 ResourceSet's own provider metadata, so what reads it may differ from the \
+                 operator's render",
+                providers.join(", ")
+            ),
+            Note::CopyFromNotInRender { object, source } => write!(
+                f,
+                "{object} copies its data from {source} (fluxcd.controlplane.io/copyFrom), \
+                 which is not in the render: shown as templated (declare it with \
+                 [[bootstrap.objects]] in fluxsim.toml)"
+            ),
+            Note::ChecksumFromNotInRender { reference } => write!(
+                f,
+                "fluxcd.controlplane.io/checksumFrom names {reference}, which is not in the \
+                 render: its checksum annotation is not set"
+            ),
+            Note::ResourceSetNotReproduced { object, what } => write!(
+                f,
+                "{object}: {what} reads the cluster and is not reproduced by fluxsim: shown as \
+                 templated"
             ),
         }
     }

@@ -187,15 +187,22 @@ pub fn referenced_undefined(
 /// substitution (`app: ${UNSET}` → null) becomes `""`, and one that became a number drops
 /// every other label of the object. Found by the Go oracle (scripts/oracle-fuzz).
 pub(crate) fn apply_time_changes(obj: &mut Value, ks: &Kustomization) -> bool {
+    let common = set_common_metadata(obj, &ks.common_labels, &ks.common_annotations);
+    fold_string_data(obj) || common
+}
+
+/// fluxcd/pkg `ssa/utils/meta.go` SetCommonMetadata (see [`apply_time_changes`]); true when
+/// changed.
+pub(crate) fn set_common_metadata(
+    obj: &mut Value,
+    labels: &BTreeMap<String, String>,
+    annotations: &BTreeMap<String, String>,
+) -> bool {
     let mut changed = false;
-    let has_common_metadata = !ks.common_labels.is_empty() || !ks.common_annotations.is_empty();
-    for (field, extra) in [
-        ("labels", &ks.common_labels),
-        ("annotations", &ks.common_annotations),
-    ] {
-        if !has_common_metadata {
-            break;
-        }
+    if labels.is_empty() && annotations.is_empty() {
+        return false;
+    }
+    for (field, extra) in [("labels", labels), ("annotations", annotations)] {
         let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
             continue;
         };
@@ -217,32 +224,39 @@ pub(crate) fn apply_time_changes(obj: &mut Value, ks: &Kustomization) -> bool {
             changed = true;
         }
     }
+    changed
+}
+
+/// A Secret's `stringData` folded into `data`, as the API server stores it (fluxcd/pkg
+/// `ssa/normalize` normalizeSecret before an apply); SOPS-encrypted Secrets are left alone.
+/// True when changed.
+pub(crate) fn fold_string_data(obj: &mut Value) -> bool {
     let is_secret = ObjectId::of(obj).kind == "Secret" && ObjectId::of(obj).group.is_empty();
     let encrypted = obj.get("sops").is_some();
-    if is_secret && !encrypted {
-        if let Some(Value::Object(string_data)) =
-            obj.as_object_mut().and_then(|o| o.remove("stringData"))
-        {
-            let data = obj.as_object_mut().map(|o| {
-                o.entry("data")
-                    .or_insert_with(|| Value::Object(serde_json::Map::new()))
-            });
-            if let Some(Value::Object(data)) = data {
-                for (k, v) in string_data {
-                    let text = match v {
-                        Value::String(s) => s,
-                        other => other.to_string(),
-                    };
-                    data.insert(
-                        k,
-                        Value::String(base64::engine::general_purpose::STANDARD.encode(text)),
-                    );
-                }
-            }
-            changed = true;
+    if !is_secret || encrypted {
+        return false;
+    }
+    let Some(Value::Object(string_data)) = obj.as_object_mut().and_then(|o| o.remove("stringData"))
+    else {
+        return false;
+    };
+    let data = obj.as_object_mut().map(|o| {
+        o.entry("data")
+            .or_insert_with(|| Value::Object(serde_json::Map::new()))
+    });
+    if let Some(Value::Object(data)) = data {
+        for (k, v) in string_data {
+            let text = match v {
+                Value::String(s) => s,
+                other => other.to_string(),
+            };
+            data.insert(
+                k,
+                Value::String(base64::engine::general_purpose::STANDARD.encode(text)),
+            );
         }
     }
-    changed
+    true
 }
 
 /// apimachinery's `NestedNullCoercingStringMap` as `Unstructured.GetLabels` uses it: a map
@@ -371,7 +385,7 @@ mod read_back_tests {
     use super::*;
     use serde_json::json;
 
-    // fluxcd/pkg/ssa v0.76.1 utils/object.go ReadObjects, utils/is.go: what the controller's
+    // fluxcd/pkg/ssa v0.76.2 utils/object.go ReadObjects, utils/is.go: what the controller's
     // read-back of a build makes of an object.
     #[test]
     fn read_back_follows_ssautil_read_objects() {

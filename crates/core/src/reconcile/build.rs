@@ -55,6 +55,9 @@ pub(super) fn render_kustomization(
         Choice::Own => *ctx,
         Choice::Tree(tree) => {
             r.notes.push(Note::BuiltFrom(tree.label.clone()));
+            if ctx.opts.keep_sources {
+                r.source_tree = Some(tree.snapshot());
+            }
             Ctx {
                 fs: &tree.fs,
                 map: &tree.map,

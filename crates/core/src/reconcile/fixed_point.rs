@@ -36,13 +36,18 @@ pub(super) fn applied_kustomizations(
     fs: &SourceFs,
     cluster: &Cluster,
     renders: &BTreeMap<NamespacedName, (Key, KustomizationRender)>,
+    entries: &super::resourcesets::Entries,
     boot_children: &[Kustomization],
 ) -> BTreeMap<NamespacedName, (Kustomization, Option<NamespacedName>)> {
     let mut known = BTreeMap::new();
     known.insert(cluster.root.id.clone(), (cluster.root.clone(), None));
-    for (id, (key, r)) in renders {
-        // The files of a render from another tree are not this tree's.
-        let fs = matches!(key.source, Choice::Own).then_some(fs);
+    // The files of a render from another tree are not this tree's; a ResourceSet's objects
+    // come from no file.
+    let all = renders
+        .iter()
+        .map(|(id, (key, r))| (id, r, matches!(key.source, Choice::Own).then_some(fs)))
+        .chain(entries.iter().map(|(id, m)| (id, &m.render, None)));
+    for (id, r, fs) in all {
         for o in r.artifact.iter().flat_map(|a| &a.objects) {
             if is_kustomization(&o.object) {
                 if let Ok(child) = Kustomization::from_json(&o.object) {
@@ -187,6 +192,7 @@ pub(super) fn fail_unsettled(
 /// Kustomization still waits on a source, the fixed point settles: sources on no cluster
 /// object are looked up in the repository's files, else are unknown (placeholders). What
 /// still changes after [`MAX_ROUNDS`] steps fails, named.
+#[allow(clippy::too_many_lines)] // The fixed point's one loop, read top to bottom.
 pub(super) fn render_cluster(
     fs: &SourceFs,
     cluster: &Cluster,
@@ -213,6 +219,7 @@ pub(super) fn render_cluster(
     let home = sources::home_of(fs, cluster);
     let (boot, boot_children, boot_notes) = bootstrap_state(&ctx, cluster, outside);
     let mut renders: BTreeMap<NamespacedName, (Key, KustomizationRender)> = BTreeMap::new();
+    let mut entries = super::resourcesets::Entries::new();
     let mut waves = Vec::new();
     let mut settled = false;
     let mut converged = false;
@@ -221,10 +228,13 @@ pub(super) fn render_cluster(
     let mut cluster_strict = opts.strict;
     let mut seen: std::collections::BTreeSet<NamespacedName> = std::collections::BTreeSet::new();
     for _ in 0..MAX_ROUNDS {
-        let world = world_of(&boot, &renders);
-        let known = applied_kustomizations(fs, cluster, &renders, &boot_children);
-        opts.progress.found_among(&mut seen, known.keys());
+        let world = world_of(&boot, &renders, &entries);
+        let known = applied_kustomizations(fs, cluster, &renders, &entries, &boot_children);
         renders.retain(|id, _| known.contains_key(id));
+        let rsets = super::resourcesets::found(fs, &renders, &entries);
+        entries.retain(|id, _| rsets.contains_key(id));
+        opts.progress
+            .found_among(&mut seen, known.keys().chain(rsets.keys()));
         let (strict, from) = strictness(opts, outside, &world);
         strict_from = from;
         cluster_strict = strict;
@@ -268,7 +278,15 @@ pub(super) fn render_cluster(
                 todo.push((ks.clone(), parent.clone(), key));
             }
         }
-        if todo.is_empty() {
+        let made = super::resourcesets::render_round(
+            &ctx,
+            &rsets,
+            &renders,
+            &mut entries,
+            &world,
+            &outside.config.resourceset.inputs,
+        );
+        if todo.is_empty() && made.is_empty() {
             if waiting && !settled {
                 settled = true;
                 continue;
@@ -277,17 +295,16 @@ pub(super) fn render_cluster(
             break;
         }
         last_round = render_round(&ctx, todo, &mut renders);
+        last_round.extend(made);
+        last_round.sort();
         waves.push(last_round.clone());
     }
-    let mut done: BTreeMap<NamespacedName, KustomizationRender> =
-        renders.into_iter().map(|(id, (_, r))| (id, r)).collect();
-    if !converged {
-        fail_unsettled(&mut done, &last_round);
-    }
-    if let Some(r) = done.get_mut(&cluster.root.id) {
-        r.notes.extend(boot_notes);
-    }
-    note_dependencies(&mut done);
+    let done = settle(
+        renders,
+        entries,
+        if converged { &[] } else { &last_round },
+        (&cluster.root.id, boot_notes),
+    );
     ClusterRender {
         name: cluster.name.clone(),
         kustomizations: done.into_values().collect(),
@@ -295,6 +312,29 @@ pub(super) fn render_cluster(
         strict: cluster_strict,
         strict_from,
     }
+}
+
+/// The cluster's renders once the fixed point is done: the Kustomizations' and the
+/// ResourceSets' (their `dependsOn` resolved), what changed in the last round failed when it
+/// never settled (`unsettled`), the root's bootstrap notes, the notes on dependencies.
+fn settle(
+    renders: BTreeMap<NamespacedName, (Key, KustomizationRender)>,
+    mut entries: super::resourcesets::Entries,
+    unsettled: &[NamespacedName],
+    (root, boot_notes): (&NamespacedName, Vec<Note>),
+) -> BTreeMap<NamespacedName, KustomizationRender> {
+    super::resourcesets::resolve_dependencies(&mut entries);
+    let mut done: BTreeMap<NamespacedName, KustomizationRender> = renders
+        .into_iter()
+        .map(|(id, (_, r))| (id, r))
+        .chain(entries.into_iter().map(|(id, m)| (id, m.render)))
+        .collect();
+    fail_unsettled(&mut done, unsettled);
+    if let Some(r) = done.get_mut(root) {
+        r.notes.extend(boot_notes);
+    }
+    note_dependencies(&mut done);
+    done
 }
 
 /// Notes on each Kustomization whose `dependsOn` names one that failed, is suspended, is
@@ -364,5 +404,6 @@ pub(super) fn unrendered(
         inputs: None,
         reused: false,
         strict: true,
+        source_tree: None,
     }
 }

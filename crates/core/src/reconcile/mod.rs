@@ -10,6 +10,7 @@ mod artifact_generator;
 mod build;
 mod error;
 mod fixed_point;
+mod resourcesets;
 pub mod sources;
 pub mod trees;
 mod world;
@@ -61,6 +62,11 @@ pub struct RenderOptions {
     pub allow_network: bool,
     /// `fluxsim build --ignore-paths` (see `RepoOptions::build_ignore`).
     pub build_ignore: Option<crate::kustomization_generator::IgnoreFor>,
+    /// Runs `flux-operator build rset` for the render's ResourceSets.
+    pub resourcesets: std::sync::Arc<crate::resourceset::Runner>,
+    /// Keep the trees of Kustomizations built from another source (see
+    /// `RepoOptions::keep_sources`).
+    pub keep_sources: bool,
 }
 
 /// How far a render is, for a progress line: the Kustomizations found so far on every
@@ -172,6 +178,7 @@ mod tests {
         }
     }
 
+    // String: see `resolve_with`.
     /// Resolves at the settled step of the fixed point, without `--strict-sources`.
     fn resolve_vars(
         k: &Kustomization,
@@ -184,6 +191,8 @@ mod tests {
         })
     }
 
+    // The String is the Kustomization's failure message, as the controller words it: kept in the
+    // fixed point's state, cloned into the status, never matched on.
     fn resolve_with(
         k: &Kustomization,
         w: &World,

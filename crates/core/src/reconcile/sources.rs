@@ -20,8 +20,8 @@ use crate::flux::{str_at, Kustomization, ObjectId, SubstituteFrom};
 use crate::model::{Note, VarSource};
 use crate::source::SourceFs;
 
-/// The prefix of every placeholder: no real value starts with it.
-pub const PLACEHOLDER_PREFIX: &str = "fluxsim-unknown:";
+// The prefix of every placeholder (no real value starts with it) is the model's: consumers read it.
+pub use crate::model::PLACEHOLDER_PREFIX;
 
 /// The placeholder for var `key` of the sources `sources` (`Secret/ns/name`, in
 /// `substituteFrom` order): `fluxsim-unknown:Secret/ns/name:KEY`, several sources joined

@@ -4,6 +4,7 @@
 //! value ([`SourceFs`]), so nothing is copied, and each says how its paths map back to the
 //! repository's, so that inputs, origins and build paths are the repository's own.
 
+use crate::model::{ReadFrom, SourceSnapshot};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
@@ -76,6 +77,8 @@ pub(crate) struct SourceTree {
     /// How a note names it.
     pub(crate) label: String,
     listing: OnceLock<Listing>,
+    /// Its files, read once when a render keeps them (`RenderOptions::keep_sources`).
+    snapshot: OnceLock<Arc<SourceSnapshot>>,
     /// Keeps the tree's folders (a view's name) while it is read.
     _tree: Option<Tree>,
 }
@@ -99,6 +102,7 @@ impl SourceTree {
             map: PathMap::Same,
             label: "the cluster's own GitRepository".into(),
             listing: OnceLock::new(),
+            snapshot: OnceLock::new(),
             _tree: None,
         }
     }
@@ -111,8 +115,37 @@ impl SourceTree {
             map,
             label,
             listing: OnceLock::new(),
+            snapshot: OnceLock::new(),
             _tree: Some(tree),
         }
+    }
+
+    /// Its files and folders, and where a mapped tree was read (for the oracle).
+    pub(crate) fn snapshot(&self) -> Arc<SourceSnapshot> {
+        self.snapshot
+            .get_or_init(|| {
+                let mut files = BTreeMap::new();
+                let mut dirs = BTreeSet::new();
+                for (path, is_dir) in self.listing().walk(".") {
+                    if is_dir {
+                        dirs.insert(path);
+                    } else if let Ok(bytes) = self.fs.read(&self.fs.root().join(&path)) {
+                        files.insert(path, bytes);
+                    }
+                }
+                let read_from = match &self.map {
+                    PathMap::Folder(f) => Some(ReadFrom::Folder(f.clone())),
+                    PathMap::Outside => Some(ReadFrom::Checkout(self.fs.root().to_path_buf())),
+                    PathMap::Same | PathMap::Files { .. } => None,
+                };
+                Arc::new(SourceSnapshot {
+                    label: self.label.clone(),
+                    read_from,
+                    files,
+                    dirs,
+                })
+            })
+            .clone()
     }
 
     /// Its files and folders, read through its value once.

@@ -15,13 +15,19 @@ use crate::flux::{is_kustomization, Kustomization, NamespacedName, ObjectId};
 use crate::model::{KustomizationRender, Note, Status};
 
 /// The cluster's objects: what exists before Flux runs, then every current render's
-/// objects (a later id wins when two Kustomizations apply the same object).
+/// objects, the Kustomizations' then the ResourceSets' (a later id wins when two apply the
+/// same object).
 pub(super) fn world_of(
     boot: &World,
     renders: &BTreeMap<NamespacedName, (Key, KustomizationRender)>,
+    entries: &super::resourcesets::Entries,
 ) -> World {
     let mut objects = boot.objects.clone();
-    for (id, (_, r)) in renders {
+    let all = renders
+        .iter()
+        .map(|(id, (_, r))| (id, r))
+        .chain(entries.iter().map(|(id, m)| (id, &m.render)));
+    for (id, r) in all {
         for o in r.artifact.iter().flat_map(|a| &a.objects) {
             objects.insert(
                 o.id.clone(),

@@ -53,6 +53,9 @@ pub struct RepoOptions {
     pub sources: Vec<Result<SourceMapping, crate::source::mapping::MappingError>>,
     /// `--helm`: render HelmReleases as child artifacts of their Kustomizations.
     pub helm: Option<crate::helm::HelmOptions>,
+    /// `--flux-operator PATH`: the Flux Operator CLI that renders ResourceSets (default:
+    /// `flux-operator` on PATH, looked for when a ResourceSet is found).
+    pub flux_operator: Option<PathBuf>,
     /// Counts for a progress line (see [`crate::reconcile::Progress`]), shared with whoever
     /// watches the render.
     pub progress: std::sync::Arc<crate::reconcile::Progress>,
@@ -68,6 +71,10 @@ pub struct RepoOptions {
     /// `fluxsim build --ignore-paths`: the ignore rules Flux's generator applies to one
     /// Kustomization, as `flux build kustomization --ignore-paths` gives them.
     pub build_ignore: Option<crate::kustomization_generator::IgnoreFor>,
+    /// Keep, in each Kustomization built from another tree than the repository (a mapped
+    /// source, an ArtifactGenerator's artifact), that tree's files
+    /// (`KustomizationRender::source_tree`), for `scripts/oracle-check`.
+    pub keep_sources: bool,
 }
 
 impl Default for RepoOptions {
@@ -86,11 +93,13 @@ impl Default for RepoOptions {
             builder: BuilderChoice::Auto,
             sources: Vec::new(),
             helm: None,
+            flux_operator: None,
             progress: std::sync::Arc::default(),
             listener: std::sync::Arc::new(crate::notice::Quiet),
             allow_network: false,
             network_from_config: true,
             build_ignore: None,
+            keep_sources: false,
         }
     }
 }
@@ -159,6 +168,43 @@ pub enum RenderError {
     /// `--helm` was asked for and helm cannot be run.
     #[error("{0}")]
     Helm(String),
+}
+
+/// `fluxsim build --ignore-paths`: the rules `flux build kustomization --ignore-paths` gives
+/// Flux's generator for `kustomization` of the first cluster of `r` (flux2 v2.9.5
+/// `internal/build/build.go` `generate`: the patterns, one a line, to
+/// `NewGeneratorWithIgnore`), made against the source that cluster's GitRepository shows;
+/// `None` when the render has no such Kustomization. Render again with them in
+/// `RepoOptions::build_ignore`.
+pub fn ignore_for(
+    r: &RepoRender,
+    opts: &RepoOptions,
+    kustomization: &str,
+    patterns: &str,
+) -> Result<Option<IgnoreFor>, RenderError> {
+    let Some(c) = r.clusters.first() else {
+        return Ok(None);
+    };
+    let Some(k) = c.find(kustomization) else {
+        return Ok(None);
+    };
+    let source_ignore = clusters_of(r.tree.fs(), opts)?
+        .into_iter()
+        .find(|found| found.name == c.name)
+        .and_then(|found| found.source_ignore);
+    let tree = match &source_ignore {
+        Some(ignore) => r.tree.narrowed(ignore)?,
+        None => r.tree.reopen()?,
+    };
+    let dir = crate::source::spec_dir(tree.fs(), &k.kustomization.path)?;
+    let (rules, revealed) = tree.build_ignore(&dir, patterns)?;
+    Ok(Some(IgnoreFor {
+        cluster: c.name.clone(),
+        kustomization: kustomization.to_string(),
+        patterns: patterns.to_string(),
+        rules: Arc::new(rules),
+        revealed: Arc::new(revealed),
+    }))
 }
 
 /// Makes the builder the options ask for (locating the kustomize binary unless `native`).
@@ -460,6 +506,8 @@ pub fn render_tree_with(
         progress: opts.progress.clone(),
         allow_network,
         build_ignore: opts.build_ignore.clone(),
+        resourcesets: Arc::new(crate::resourceset::Runner::new(opts.flux_operator.clone())),
+        keep_sources: opts.keep_sources,
     };
     let helm = opts
         .helm
@@ -540,6 +588,7 @@ pub fn render_tree_with(
         facts,
         discovered,
         helm_summary,
+        resourceset_summary: ropts.resourcesets.summary(),
     })
 }
 

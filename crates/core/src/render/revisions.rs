@@ -213,8 +213,10 @@ fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
         kustomize: _,
         timeout: _,
         cache_dir: _,
-        // A render with HelmReleases is never stored (see render_revision).
+        // A render with HelmReleases is never stored (see render_revision), nor one with
+        // ResourceSets (see `storable`).
         helm: _,
+        flux_operator: _,
         progress: _,
         listener: _,
         // A render that needed the network is never stored, whether it was allowed (its
@@ -222,6 +224,8 @@ fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
         allow_network: _,
         network_from_config: _,
         build_ignore,
+        // Kept trees are this run's, never stored (the field is skipped).
+        keep_sources: _,
     } = opts;
     let text = serde_json::json!([
         MAGIC,
@@ -252,6 +256,9 @@ fn storable(render: &RepoRender) -> bool {
         .iter()
         .flat_map(|c| &c.kustomizations)
         .all(|k| match k.status {
+            // What a ResourceSet makes depends on the flux-operator binary and, for a
+            // failure, on whether it could run: not the tree's alone.
+            _ if crate::resourceset::is_entry(k) => false,
             Status::Rendered => k.inputs.is_some(),
             // The build ran; what failed after it (substitution, a var source) is fluxsim's
             // own work on its output and on earlier renders.
@@ -377,6 +384,8 @@ fn encode_kustomization(k: &KustomizationRender) -> StoredKustomization {
         inputs,
         reused: _,
         strict,
+        // A tree kept for the oracle is this run's, never stored.
+        source_tree: _,
     } = k;
     let reason = match status {
         Status::Failed(r) | Status::Blocked(r) | Status::External(r) | Status::NeedsNetwork(r) => {
@@ -556,6 +565,7 @@ fn decode_kustomization(k: StoredKustomization) -> Option<KustomizationRender> {
         notes: k.notes,
         inputs: k.inputs,
         reused: false,
+        source_tree: None,
     })
 }
 

@@ -265,6 +265,48 @@ impl Matcher {
     }
 }
 
+/// go-git's `ParsePattern(line, domain).Match(path, is_dir)` as its name (`NoMatch`,
+/// `Exclude`, `Include`): the `pattern` vectors of Flux's sourceignore tests
+/// (`testdata/flux-suites/sourceignore.jsonl`).
+pub(crate) fn pattern_result(
+    line: &str,
+    domain: &[String],
+    path: &[&str],
+    is_dir: bool,
+) -> &'static str {
+    match Pattern::parse(line, domain, PatternSource::SpecIgnore).matches(path, is_dir) {
+        MatchResult::NoMatch => "NoMatch",
+        MatchResult::Exclude => "Exclude",
+        MatchResult::Include => "Include",
+    }
+}
+
+/// Whether `sourceignore.NewMatcher(ps)` (or `NewDefaultMatcher(ps, domain)` when `defaults`
+/// holds the domain) matches `path`: the `matcher` vectors of Flux's sourceignore tests.
+pub(crate) fn matcher_match(
+    patterns: &[(String, Vec<String>)],
+    defaults: Option<&[String]>,
+    path: &[&str],
+    is_dir: bool,
+) -> bool {
+    let user: Vec<Pattern> = patterns
+        .iter()
+        .map(|(line, domain)| Pattern::parse(line, domain, PatternSource::SpecIgnore))
+        .collect();
+    let m = match defaults {
+        Some(domain) => Matcher::with_defaults(domain, user),
+        None => Matcher { patterns: user },
+    };
+    for pattern in m.patterns.iter().rev() {
+        match pattern.matches(path, is_dir) {
+            MatchResult::NoMatch => {}
+            MatchResult::Exclude => return true,
+            MatchResult::Include => return false,
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

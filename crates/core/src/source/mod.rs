@@ -46,6 +46,7 @@ use tempfile::TempDir;
 pub use error::SourceError;
 pub use fluxsim_kustomize::bounded::{read_bounded, read_bounded_to, MAX_FILE_BYTES};
 pub use ignore::PatternSource;
+pub(crate) use ignore::{matcher_match, pattern_result};
 pub use secure_join::secure_join;
 pub use view::{DirEntry, SourceFs};
 

@@ -42,6 +42,7 @@ pub(crate) fn set_images(
 
 /// `findFieldsFilter.walk` with `checkImageTagsFn`: every `image` of every element of a
 /// `containers` or `initContainers` list, depth first.
+// The callback's String is the refusal's reason, wrapped in `Unsupported` by the walk.
 fn walk_containers(
     node: &mut Node,
     f: &mut dyn FnMut(&mut Node) -> Result<(), String>,

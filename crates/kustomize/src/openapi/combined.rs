@@ -2,7 +2,7 @@
 //! `openapi: {path: ...}` file: the built-in definitions with the file's laid over them, as
 //! one schema, so that the binary reads what Flux reads.
 //!
-//! Flux preloads kyaml's built-in schema before every build (`fluxcd/pkg/kustomize` v1.35.4
+//! Flux preloads kyaml's built-in schema before every build (`fluxcd/pkg/kustomize` v1.35.6
 //! `kustomize_generator.go` `resetOpenAPIWithBuiltins`), so a custom schema *adds to* it
 //! (`AddDefinitions` over the maps already there; its test `TestOpenAPIPathMergesBuiltins`);
 //! `kustomize build` starts empty, so the same file *replaces* it (see the module above). The
@@ -187,7 +187,7 @@ mod tests {
             .collect()
     }
 
-    // fluxcd/pkg/kustomize v1.35.4 kustomize_generator.go resetOpenAPIWithBuiltins, kyaml
+    // fluxcd/pkg/kustomize v1.35.6 kustomize_generator.go resetOpenAPIWithBuiltins, kyaml
     // openapi.go AddDefinitions: the file's definitions over the built-in ones.
     #[test]
     fn a_custom_schema_is_laid_over_the_built_in_definitions() {

@@ -30,7 +30,7 @@
 //! - **`kustomize build`** starts with empty maps, so a custom schema *replaces* the built-in
 //!   one: a patch on a Deployment in a kustomization whose schema does not define Deployment
 //!   replaces `containers` instead of merging it by name.
-//! - **Flux** (`fluxcd/pkg/kustomize` v1.39.0, which kustomize-controller v1.9.x builds with)
+//! - **Flux** (`fluxcd/pkg/kustomize` v1.35.6, which kustomize-controller v1.9.5 builds with)
 //!   calls, in `kustomize_generator.go` `Build`, under its build mutex, `openapi.ResetOpenAPI()`
 //!   then `openapi.Schema()` (`resetOpenAPIWithBuiltins`) before every build, and
 //!   `defer openapi.ResetOpenAPI()` after it: the built-in definitions are parsed first, so a
@@ -44,7 +44,7 @@
 //! first custom schema after a restart stayed for every later build (fluxcd/pkg#1237); v1.9.0
 //! reset before each build, which made `openapi.path` replace the built-in schema as in the
 //! binary (fluxcd/flux2#5972: DaemonSets with containers lost); fluxcd/pkg#1260 (backported to
-//! the v2.9 line as #1261) added the preload above, which `fluxcd/pkg/kustomize` v1.39.0 has.
+//! the v2.9 line as #1261) added the preload above, which `fluxcd/pkg/kustomize` v1.35.6 has.
 //!
 //! fluxsim follows Flux. `openapi: {version: v1.21.2}` is the built-in schema itself; any other
 //! version fails as kustomize does (`the specified OpenAPI version is not built in`).

@@ -123,16 +123,35 @@ fn totals_text(c: &Counts) -> String {
 
 fn summary(a: &Analysis, out: &mut String) {
     out.push_str("<section id=\"summary\"><h2>Summary</h2>\n");
+    if let Some(v) = &a.verdict {
+        let (class, mark) = match v.passed {
+            Some(true) => ("verdict pass", "✅ "),
+            Some(false) => ("verdict fail", "❌ "),
+            None => ("verdict", ""),
+        };
+        let _ = writeln!(
+            out,
+            "<p class=\"{class}\" id=\"verdict\"><strong>{mark}{}</strong></p>",
+            html_message(&v.text)
+        );
+    }
     if !a.changed() {
         out.push_str("<p><strong>No change</strong>: every Kustomization renders the same.</p>\n");
     }
     let changed: Vec<&ClusterReview> = a.clusters.iter().filter(|c| c.changed()).collect();
     if !changed.is_empty() {
+        let helm = if a.has(UnitKind::HelmRelease) {
+            format!(
+                " · <strong>HelmReleases</strong>: {}",
+                totals_text(&a.totals(UnitKind::HelmRelease))
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "<p><strong>Kustomizations</strong>: {} · <strong>HelmReleases</strong>: {} · in {} of {}</p>",
+            "<p><strong>Kustomizations</strong>: {}{helm} · in {} of {}</p>",
             totals_text(&a.totals(UnitKind::Kustomization)),
-            totals_text(&a.totals(UnitKind::HelmRelease)),
             changed.len(),
             plural(a.clusters.len(), "cluster", "clusters")
         );
@@ -159,17 +178,43 @@ fn summary(a: &Analysis, out: &mut String) {
         }
         out.push_str("</tbody></table>\n");
     }
-    let same: Vec<String> = a
-        .clusters
-        .iter()
-        .filter(|c| !c.changed())
-        .map(|c| format!("<code>{}</code>", h(&c.name)))
-        .collect();
-    if !same.is_empty() {
-        let _ = writeln!(out, "<p class=\"note\">Unchanged: {}.</p>", same.join(", "));
+    for (title, filtered) in [
+        ("Unchanged", false),
+        ("Changed only in what the filters hide", true),
+    ] {
+        let same: Vec<String> = a
+            .clusters
+            .iter()
+            .filter(|c| !c.changed() && c.filtered_only() == filtered)
+            .map(|c| format!("<code>{}</code>", h(&c.name)))
+            .collect();
+        if !same.is_empty() {
+            let _ = writeln!(out, "<p class=\"note\">{title}: {}.</p>", same.join(", "));
+        }
     }
     summary_lists(a, out);
+    for n in &a.notes {
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", html_message(n));
+    }
     out.push_str("</section>\n");
+}
+
+/// The caller's sections (`prove`'s canaries), after the details.
+fn sections(a: &Analysis, out: &mut String) {
+    for s in &a.sections {
+        let items: Vec<String> = s
+            .items
+            .iter()
+            .map(|i| format!("<li>{}</li>", html_message(i)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "<section class=\"extra\"><h2>{} ({})</h2><ul class=\"list\">{}</ul></section>",
+            h(&s.title),
+            s.items.len(),
+            items.join("\n")
+        );
+    }
 }
 
 /// The summary's lists: failures, prune deletions, image changes, hazards, what the filters
@@ -486,7 +531,8 @@ pub fn report(a: &Analysis) -> String {
     let (mut nav, mut main) = (String::new(), String::new());
     summary(a, &mut main);
     body(a, &mut nav, &mut main);
-    let title = format!("fluxsim review: {} → {}", a.base, a.head);
+    sections(a, &mut main);
+    let title = format!("{}: {} → {}", a.title, a.base, a.head);
     let mut out = String::with_capacity(nav.len() + main.len() + CSS.len() + JS.len() + 2048);
     let _ = write!(
         out,
@@ -500,13 +546,14 @@ pub fn report(a: &Analysis) -> String {
     );
     let _ = writeln!(
         out,
-        "<header class=\"top\"><h1>fluxsim review <span class=\"rev\">{}</span> → <span class=\"rev\">{}</span></h1>\
+        "<header class=\"top\"><h1>{} <span class=\"rev\">{}</span> → <span class=\"rev\">{}</span></h1>\
          <div class=\"tools\"><input id=\"filter\" type=\"search\" placeholder=\"Filter objects (press /)\" aria-label=\"Filter objects\" autocomplete=\"off\">\
          <span id=\"count\" class=\"count\"></span>\
          <span role=\"group\" aria-label=\"View\"><button id=\"view-split\" type=\"button\" aria-pressed=\"true\">Side by side</button> \
          <button id=\"view-unified\" type=\"button\" aria-pressed=\"false\">Unified</button></span>\
          <button id=\"theme\" type=\"button\">Theme: auto</button>\
          <span class=\"keys\"><kbd>j</kbd>/<kbd>k</kbd> next/previous · <kbd>/</kbd> filter · <kbd>u</kbd> view · <kbd>t</kbd> theme</span></div></header>",
+        h(&a.title),
         h(&a.base),
         h(&a.head)
     );

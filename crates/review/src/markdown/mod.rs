@@ -122,8 +122,8 @@ fn report_link(url: &str) -> String {
 #[must_use]
 pub fn document(a: &Analysis, flavor: Flavor) -> String {
     let mut out = summary::summary(a, flavor, summary::LEVELS[0], None);
-    for b in details::details(a) {
-        pack::render(flavor, &b, &mut out);
+    for b in details::details(a).iter().chain(&summary::sections(a)) {
+        pack::render(flavor, b, &mut out);
     }
     out
 }
@@ -159,7 +159,7 @@ pub fn comments(a: &Analysis, opts: &MarkdownOptions) -> Result<Vec<String>, Lim
     };
     let mut packer = Packer::new(opts.flavor, budget);
     packer.start(&text);
-    for b in &details {
+    for b in details.iter().chain(&summary::sections(a)) {
         packer.place(b);
     }
     if let Some(rest) = summary::overflow(a, level) {
@@ -173,7 +173,8 @@ pub fn comments(a: &Analysis, opts: &MarkdownOptions) -> Result<Vec<String>, Lim
                 p.insert_str(
                     0,
                     &format!(
-                        "**fluxsim review** — part {} of {n}, continued from the previous comment\n\n",
+                        "**{}** — part {} of {n}, continued from the previous comment\n\n",
+                        crate::escape::md_text(&a.title),
                         i + 1
                     ),
                 );

@@ -214,13 +214,31 @@ fn push_list(out: &mut String, flavor: Flavor, title: &str, items: &[String], ca
     }
 }
 
-/// The report's title line.
+/// The report's title line: the verdict's mark, the revisions, the verdict.
 pub(crate) fn title(a: &Analysis) -> String {
+    let mark = match a.verdict.as_ref().and_then(|v| v.passed) {
+        Some(true) => "✅ ",
+        Some(false) => "❌ ",
+        None => "",
+    };
+    let verdict = a
+        .verdict
+        .as_ref()
+        .map(|v| format!(": {}", md_message(&first_line(&v.text))))
+        .unwrap_or_default();
     format!(
-        "## fluxsim review: {} → {}\n\n",
+        "## {mark}{}: {} → {}{verdict}\n\n",
+        md_text(&a.title),
         md_code(&a.base),
         md_code(&a.head)
     )
+}
+
+/// The caller's sentences, one paragraph each.
+fn notes(a: &Analysis, out: &mut String) {
+    for n in &a.notes {
+        let _ = write!(out, "{}\n\n", md_message(&n.replace('\n', " ")));
+    }
 }
 
 /// The totals: one line per kind, and the counts of the lists.
@@ -231,11 +249,15 @@ fn totals(a: &Analysis, l: &Lists, out: &mut String) {
         a.totals(UnitKind::HelmRelease),
     );
     if a.changed() {
+        let helm = if a.has(UnitKind::HelmRelease) {
+            format!(" · **HelmReleases**: {}", counts_text(&h))
+        } else {
+            String::new()
+        };
         let _ = write!(
             out,
-            "**Kustomizations**: {} · **HelmReleases**: {} · in {} of {}\n\n",
+            "**Kustomizations**: {}{helm} · in {} of {}\n\n",
             counts_text(&k),
-            counts_text(&h),
             changed,
             plural(a.clusters.len(), "cluster", "clusters")
         );
@@ -324,19 +346,24 @@ fn table(a: &Analysis, rows: usize, out: &mut String) {
             plural(changed.len() - rows, "cluster", "clusters")
         );
     }
-    let same: Vec<String> = a
-        .clusters
-        .iter()
-        .filter(|c| !c.changed())
-        .map(|c| md_code(&c.name))
-        .collect();
-    if !same.is_empty() {
-        let listed = same.iter().take(rows.min(30)).cloned().collect::<Vec<_>>();
-        let _ = write!(out, "Unchanged: {}", listed.join(", "));
-        if same.len() > listed.len() {
-            let _ = write!(out, " and {} more", same.len() - listed.len());
+    for (title, filtered) in [
+        ("Unchanged", false),
+        ("Changed only in what the filters hide", true),
+    ] {
+        let same: Vec<String> = a
+            .clusters
+            .iter()
+            .filter(|c| !c.changed() && c.filtered_only() == filtered)
+            .map(|c| md_code(&c.name))
+            .collect();
+        if !same.is_empty() {
+            let listed = same.iter().take(rows.min(30)).cloned().collect::<Vec<_>>();
+            let _ = write!(out, "{title}: {}", listed.join(", "));
+            if same.len() > listed.len() {
+                let _ = write!(out, " and {} more", same.len() - listed.len());
+            }
+            out.push_str(".\n\n");
         }
-        out.push_str(".\n\n");
     }
 }
 
@@ -399,11 +426,34 @@ pub(crate) fn summary(a: &Analysis, flavor: Flavor, level: Level, link: Option<&
     );
     push_list(&mut out, flavor, "Image changes", &l.images, level.items);
     push_list(&mut out, flavor, "⚠️ Hazards", &l.hazards, level.items);
+    notes(a, &mut out);
     hidden_note(a, &mut out);
     if let Some(link) = link {
         out.push_str(link);
     }
     out
+}
+
+/// The caller's sections (`prove`'s canaries), folded, after the details.
+pub(crate) fn sections(a: &Analysis) -> Vec<Block> {
+    a.sections
+        .iter()
+        .map(|s| Block::Fold {
+            summary: format!(
+                "{} ({})",
+                crate::escape::html(&s.title, true),
+                s.items.len()
+            ),
+            open: false,
+            children: vec![Block::Lines(
+                s.items
+                    .iter()
+                    .map(|i| format!("- {}\n", md_message(&first_line(i))))
+                    .chain(std::iter::once("\n".to_string()))
+                    .collect(),
+            )],
+        })
+        .collect()
 }
 
 /// What the summary at `level` left out of its lists and table: the same, in full, as a

@@ -254,6 +254,7 @@ pub fn demo(hostile: bool) -> Review {
             "renovate/podinfo-6.x".into()
         },
         clusters: vec![prod, staging, dev],
+        ..Review::default()
     }
 }
 
@@ -347,6 +348,7 @@ pub fn generated(units: usize, clusters: usize) -> Review {
         base: "main".into(),
         head: "big-change".into(),
         clusters: out,
+        ..Review::default()
     }
 }
 

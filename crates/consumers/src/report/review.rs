@@ -1,0 +1,505 @@
+//! The input of the reviewer's reports (`fluxsim-review`: the semantic object diff, the
+//! summary-first Markdown split into comments, the HTML page) made from what `diff` and
+//! `prove` computed: the revision diff, the image changes, the proof. Values only: the
+//! review crate knows nothing of fluxsim's types.
+//!
+//! Also what `--format json` gains from a review: each object's semantic changes, what the
+//! filters hid, the prune deletions, image changes and hazards of each cluster (camelCase
+//! keys, added beside the diff's own).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use review::analysis::{Analysis, UnitReview};
+use review::model::{
+    Cluster, Deletion, Failure, ImageBump, Object, ObjectId as ReviewId, Order, Presence, Review,
+    Section, Status, Unit, UnitKind, Verdict,
+};
+use serde_json::{json, Value};
+
+use crate::compare::{Change, ClusterDiff, KustomizationDiff, RevisionDiff};
+use crate::flux::ObjectId;
+use crate::images::ClusterImageDiff;
+use crate::report::diff::{canary_lines, problems, CanarySummary, Proof};
+use crate::report::markdown::plain_of;
+use crate::text::plural;
+
+/// What a `--helm` release entry's name holds between its Kustomization and the release.
+const HELM_SEPARATOR: &str = "/helm/";
+
+fn id(o: &ObjectId) -> ReviewId {
+    ReviewId {
+        group: o.group.clone(),
+        kind: o.kind.clone(),
+        namespace: o.namespace.clone(),
+        name: o.name.clone(),
+    }
+}
+
+/// (kind, name, parent) of a diff's entry: a `--helm` entry
+/// `<kustomization>/helm/<namespace>/<name>` is the HelmRelease `<namespace>/<name>` applied
+/// by `<kustomization>`.
+fn unit_name(entry: &str) -> (UnitKind, String, Option<String>) {
+    match entry.split_once(HELM_SEPARATOR) {
+        Some((parent, release)) => (
+            UnitKind::HelmRelease,
+            release.to_string(),
+            Some(parent.to_string()),
+        ),
+        None => (UnitKind::Kustomization, entry.to_string(), None),
+    }
+}
+
+/// The diff's name of a reviewed unit (inverse of [`unit_name`]).
+fn entry_name(u: &UnitReview) -> String {
+    match (&u.kind, &u.parent) {
+        (UnitKind::HelmRelease, Some(parent)) => format!("{parent}{HELM_SEPARATOR}{}", u.name),
+        _ => u.name.clone(),
+    }
+}
+
+fn unit(k: &KustomizationDiff) -> Unit {
+    let (kind, name, parent) = unit_name(&k.kustomization);
+    let status = match k.change {
+        Change::Identical | Change::ExternalUnchanged => Status::Identical,
+        Change::Changed => Status::Changed,
+        Change::Added => Status::Added,
+        Change::Removed => Status::Removed,
+        Change::NotCompared => Status::NotCompared,
+    };
+    let why = problems(k);
+    Unit {
+        kind,
+        name,
+        parent,
+        status,
+        problem: (status == Status::NotCompared && !why.is_empty()).then(|| why.join("; ")),
+        objects: k
+            .objects
+            .iter()
+            .map(|o| Object {
+                id: id(&o.object),
+                base: o.base.clone(),
+                head: o.head.clone(),
+            })
+            .collect(),
+        order: k.order.as_ref().map(|(b, h)| Order {
+            base: b.iter().map(id).collect(),
+            head: h.iter().map(id).collect(),
+        }),
+    }
+}
+
+/// What deleting this kind takes with it, when prune deletes one.
+fn deletion_hazard(cluster: &str, d: &crate::compare::PruneDeletion) -> Option<String> {
+    let o = &d.object;
+    let what = match (o.group.as_str(), o.kind.as_str()) {
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+            "deletes every custom resource of that definition in the cluster"
+        }
+        ("", "Namespace") => "deletes everything in that namespace",
+        ("", "PersistentVolumeClaim") => {
+            "may delete its volume and the data on it (reclaim policy `Delete`)"
+        }
+        ("", "PersistentVolume") => "may delete the data on it",
+        _ => return None,
+    };
+    let _ = cluster;
+    Some(format!(
+        "`{}` prunes `{}`: this {what}",
+        d.kustomization,
+        display(o)
+    ))
+}
+
+fn display(o: &ObjectId) -> String {
+    id(o).to_string()
+}
+
+fn cluster(c: &ClusterDiff, d: &RevisionDiff, images: &[ClusterImageDiff]) -> Cluster {
+    let mut hazards = Vec::new();
+    for m in c.moves.iter().filter(|m| m.prune_outage) {
+        hazards.push(format!(
+            "`{}` moves from `{}` to `{}`; `{}` has `prune: true`, so Flux deletes it when `{}` \
+             reconciles and `{}` recreates it: a transient outage",
+            display(&m.object),
+            m.from,
+            m.to,
+            m.from,
+            m.from,
+            m.to
+        ));
+    }
+    hazards.extend(
+        c.prune_deletions
+            .iter()
+            .filter_map(|p| deletion_hazard(&c.cluster, p)),
+    );
+    Cluster {
+        name: c.cluster.clone(),
+        presence: match c.presence {
+            crate::compare::Presence::Both => Presence::Both,
+            crate::compare::Presence::Added => Presence::Added,
+            crate::compare::Presence::Removed => Presence::Removed,
+        },
+        units: c.kustomizations.iter().map(unit).collect(),
+        failures: d
+            .failures()
+            .into_iter()
+            .filter(|f| f.cluster == c.cluster)
+            .map(|f| Failure {
+                unit: f.kustomization,
+                side: f.side.to_string(),
+                error: f.error,
+                below: f.below,
+            })
+            .collect(),
+        prune_deletions: c
+            .prune_deletions
+            .iter()
+            .map(|p| Deletion {
+                unit: p.kustomization.clone(),
+                object: id(&p.object),
+            })
+            .collect(),
+        image_bumps: images
+            .iter()
+            .filter(|i| i.cluster == c.cluster)
+            .flat_map(|i| &i.changes)
+            .map(|i| ImageBump {
+                unit: i.kustomization.clone(),
+                object: id(&i.object),
+                path: i.path.clone(),
+                base: i.base.clone(),
+                head: i.head.clone(),
+            })
+            .collect(),
+        hazards,
+    }
+}
+
+/// `2 Kustomizations and 1 HelmRelease`: how many entries of the diff changed (added,
+/// changed, removed), by kind; `None` when none did.
+fn changed_entries(d: &RevisionDiff) -> Option<String> {
+    let mut counts: BTreeMap<UnitKind, usize> = BTreeMap::new();
+    for k in d.clusters.iter().flat_map(|c| &c.kustomizations) {
+        if matches!(k.change, Change::Changed | Change::Added | Change::Removed) {
+            *counts.entry(unit_name(&k.kustomization).0).or_default() += 1;
+        }
+    }
+    let parts: Vec<String> = counts
+        .iter()
+        .map(|(kind, n)| {
+            let word = if *n == 1 {
+                kind.as_str()
+            } else {
+                kind.plural()
+            };
+            format!("{n} {word}")
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(" and "))
+}
+
+/// `4 Kustomizations change in 2 of 3 clusters`, `nothing changes in 3 clusters`.
+fn what_changes(d: &RevisionDiff) -> String {
+    let clusters = d.clusters.iter().filter(|c| c.changed()).count();
+    match changed_entries(d) {
+        Some(what) => format!(
+            "{what} {} in {clusters} of {}",
+            if what.starts_with("1 ") && !what.contains(" and ") {
+                "changes"
+            } else {
+                "change"
+            },
+            plural(d.clusters.len(), "cluster")
+        ),
+        None if d.changed() => "objects move between Kustomizations".to_string(),
+        None => format!("nothing changes in {}", plural(d.clusters.len(), "cluster")),
+    }
+}
+
+/// The diff's verdict in words: what changes, where, and what could not be compared.
+fn diff_verdict(d: &RevisionDiff) -> String {
+    let not_compared = d.not_compared();
+    if not_compared == 0 {
+        let what = what_changes(d);
+        return if d.changed() {
+            what
+        } else {
+            format!("identical: {what}")
+        };
+    }
+    let what = if d.changed() {
+        what_changes(d)
+    } else {
+        "nothing else changes".to_string()
+    };
+    format!(
+        "{} not compared; {what}",
+        plural(not_compared, "Kustomization")
+    )
+}
+
+/// The summary's sentences every diff may add: moves without an outage, what head took from
+/// base, external Kustomizations found unchanged, objects left out of what is shown.
+fn diff_notes(d: &RevisionDiff) -> Vec<String> {
+    let mut notes = Vec::new();
+    for c in &d.clusters {
+        for m in c.moves.iter().filter(|m| !m.prune_outage) {
+            notes.push(format!(
+                "`{}`: `{}` moves from `{}` to `{}` (`{}` does not prune: no outage).",
+                c.cluster,
+                display(&m.object),
+                m.from,
+                m.to,
+                m.from
+            ));
+        }
+    }
+    let skipped: usize = d.clusters.iter().map(|c| c.skipped.len()).sum();
+    if skipped > 0 {
+        let total: usize = d.clusters.iter().map(|c| c.kustomizations.len()).sum();
+        notes.push(format!(
+            "{skipped} of {total} Kustomizations taken from base: nothing they read changed \
+             (`--full` renders them again)."
+        ));
+    }
+    let external = d.external_unchanged();
+    if external > 0 {
+        notes.push(format!(
+            "{} external and unchanged: not rendered, but their Kustomization, source and var \
+             source objects are identical in base and head.",
+            plural(external, "Kustomization")
+        ));
+    }
+    let left_out: usize = d
+        .clusters
+        .iter()
+        .flat_map(|c| &c.kustomizations)
+        .map(|k| k.left_out)
+        .sum();
+    if left_out > 0 {
+        notes.push(format!(
+            "{} changed but not shown (`--skip-secrets`, `--skip-crds`).",
+            plural(left_out, "object")
+        ));
+    }
+    notes
+}
+
+/// The review of a diff (`fluxsim diff`).
+#[must_use]
+pub fn diff_review(d: &RevisionDiff, images: &[ClusterImageDiff]) -> Review {
+    Review {
+        base: d.base.clone(),
+        head: d.head.clone(),
+        clusters: d.clusters.iter().map(|c| cluster(c, d, images)).collect(),
+        title: "fluxsim diff".into(),
+        verdict: Some(Verdict {
+            passed: None,
+            text: diff_verdict(d),
+        }),
+        notes: diff_notes(d),
+        sections: Vec::new(),
+    }
+}
+
+/// The proof's verdict in words: what changes, and whether the proof holds (and if not, why).
+fn prove_verdict(p: &Proof<'_>) -> String {
+    let what = what_changes(p.diff);
+    if p.passed {
+        let mut text = format!("{what}, the proof holds");
+        if !p.blind.is_empty() {
+            let _ = write!(
+                text,
+                " (blind to {}, allowed)",
+                plural(p.blind.len(), "Kustomization")
+            );
+        }
+        return text;
+    }
+    let mut why = Vec::new();
+    if !p.expectation_met {
+        why.push(format!("expected {}", p.expect));
+    }
+    if !p.canaries.passed() {
+        why.push("the canaries did not all pass: the diff cannot be trusted".to_string());
+    }
+    if !p.blind.is_empty() && !p.allow_blind {
+        why.push(format!(
+            "blind to {} that did not render (`--allow-blind` to accept)",
+            plural(p.blind.len(), "Kustomization")
+        ));
+    }
+    format!("{what}; the proof fails: {}", why.join("; "))
+}
+
+/// The one line that says what the canaries prove.
+fn canary_note(p: &Proof<'_>) -> String {
+    let c = p.canaries;
+    if c.canaries.is_empty() {
+        return "🐤 No canary could be planted (nothing of head rendered from a file of the \
+                repository): nothing shows that this diff would see a change."
+            .to_string();
+    }
+    let n = c.canaries.len();
+    if c.passed() {
+        use crate::canary::Scope;
+        let count = |f: fn(&Scope) -> bool| c.canaries.iter().filter(|x| f(&x.plan.scope)).count();
+        let mut where_ = Vec::new();
+        for (k, one, many) in [
+            (
+                count(|s| matches!(s, Scope::Overlay { .. })),
+                "cluster overlay",
+                "cluster overlays",
+            ),
+            (
+                count(|s| matches!(s, Scope::Shared)),
+                "shared file",
+                "shared files",
+            ),
+            (
+                count(|s| matches!(s, Scope::Values)),
+                "values file",
+                "values files",
+            ),
+        ] {
+            if k > 0 {
+                where_.push(format!("{k} {}", if k == 1 { one } else { many }));
+            }
+        }
+        format!(
+            "🐤 The canaries prove this diff sees changes: {} planted in head ({}) {} seen in \
+             exactly the artifacts expected and undone cleanly.",
+            plural(n, "change"),
+            where_.join(", "),
+            if n == 1 { "was" } else { "were" }
+        )
+    } else {
+        let seen = c
+            .canaries
+            .iter()
+            .filter(|x| x.detected && x.restored)
+            .count();
+        format!(
+            "🐤 The canaries failed ({seen} of {n} seen where expected and undone): this diff \
+             may miss changes; see the canaries below."
+        )
+    }
+}
+
+/// The review of a proof (`fluxsim prove`): the diff's, with the verdict first, what the
+/// canaries prove in the summary, and each canary after the details.
+#[must_use]
+pub fn prove_review(p: &Proof<'_>, images: &[ClusterImageDiff]) -> Review {
+    let mut r = diff_review(p.diff, images);
+    r.title = "fluxsim prove".into();
+    r.verdict = Some(Verdict {
+        passed: Some(p.passed),
+        text: prove_verdict(p),
+    });
+    r.notes.insert(0, canary_note(p));
+    let mut items: Vec<String> = canary_lines(p).iter().map(|l| plain_of(l)).collect();
+    items.extend(
+        p.diff
+            .clusters
+            .iter()
+            .map(|c| plain_of(&CanarySummary(p, c))),
+    );
+    r.sections.push(Section {
+        title: "Canaries".into(),
+        items,
+    });
+    r
+}
+
+/// `json` (the diff's JSON, `diff_json`'s shape) with what the review adds, in camelCase:
+/// per object its semantic `changes` (`path`, `op`, `before`, `after`) and `hiddenChanges`,
+/// per Kustomization `orderChanged`, per cluster `pruneDeletions`, `imageChanges` and
+/// `hazards`, and at the top `review` (the filters, what they hid, the verdict).
+pub fn add_to_json(json: &mut Value, diff: &RevisionDiff, analysis: &Analysis) {
+    let Some(clusters) = json.get_mut("clusters").and_then(Value::as_array_mut) else {
+        return;
+    };
+    // The JSON is the diff serialized: its arrays are the diff's, in its order.
+    for (cj, cd) in clusters.iter_mut().zip(&diff.clusters) {
+        let Some(cluster) = analysis.clusters.iter().find(|x| x.name == cd.cluster) else {
+            continue;
+        };
+        cj["pruneDeletions"] = json!(cluster
+            .prune_deletions
+            .iter()
+            .map(|d| json!({"kustomization": d.unit, "object": d.object}))
+            .collect::<Vec<_>>());
+        cj["imageChanges"] = json!(cluster
+            .image_bumps
+            .iter()
+            .map(
+                |b| json!({"kustomization": b.unit, "object": b.object, "path": b.path,
+                            "before": b.base, "after": b.head})
+            )
+            .collect::<Vec<_>>());
+        cj["hazards"] = json!(cluster.hazards);
+        let units: BTreeMap<String, &UnitReview> =
+            cluster.units.iter().map(|u| (entry_name(u), u)).collect();
+        let Some(ks) = cj.get_mut("kustomizations").and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for (kj, kd) in ks.iter_mut().zip(&cd.kustomizations) {
+            let Some(u) = units.get(&kd.kustomization) else {
+                continue;
+            };
+            kj["outcome"] = json!(u.outcome);
+            if let Some((before, after)) = &u.reordered {
+                kj["orderChanged"] = json!({"before": before, "after": after});
+            }
+            let Some(objects) = kj.get_mut("objects").and_then(Value::as_array_mut) else {
+                continue;
+            };
+            for (oj, od) in objects.iter_mut().zip(&kd.objects) {
+                let wanted = id(&od.object);
+                match u.objects.iter().find(|o| o.object == wanted) {
+                    Some(o) => {
+                        oj["changes"] = json!(o.changes);
+                        oj["hiddenChanges"] = json!(o.hidden.total());
+                    }
+                    // Changed only in what the filters hide.
+                    None => oj["changes"] = json!([]),
+                }
+            }
+        }
+    }
+    let hidden = analysis.hidden();
+    json["review"] = json!({
+        "title": analysis.title,
+        "verdict": analysis.verdict,
+        "filters": {"defaults": analysis.filters.defaults, "user": analysis.filters.user},
+        "hiddenChanges": {"byDefaultFilters": hidden.default, "byStrip": hidden.user},
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_helm_entry_is_a_helm_release_applied_by_its_kustomization() {
+        assert_eq!(
+            unit_name("flux-system/apps/helm/podinfo/podinfo"),
+            (
+                UnitKind::HelmRelease,
+                "podinfo/podinfo".to_string(),
+                Some("flux-system/apps".to_string())
+            )
+        );
+        assert_eq!(
+            unit_name("flux-system/apps"),
+            (
+                UnitKind::Kustomization,
+                "flux-system/apps".to_string(),
+                None
+            )
+        );
+    }
+}

@@ -1,0 +1,414 @@
+//! Will it apply? Every rendered object checked against its schema as the API server checks
+//! kustomize-controller's server-side apply (built-in kinds against the Kubernetes version
+//! asked for, custom resources against the CRDs of the same cluster's render and of
+//! `--schema-dir`), and the apply-time hazards of a change between two renders (immutable
+//! fields, prune of state, ...). The checks are `fluxsim-kubeschema`'s; this module feeds it
+//! a render and turns its findings into fluxsim's (rule ids FS300–FS332, the file and line
+//! of the field in the user's repository, the cluster and the Kustomization).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::LazyLock;
+
+use kubeschema::{Applied, Validator};
+
+/// The Kubernetes versions whose schemas are embedded (`--kube-version`).
+pub use kubeschema::KubeVersion;
+use serde_json::Value;
+
+use crate::audit::context::source_names;
+use crate::audit::place::{ObjectRef, Sources};
+use crate::finding::{Finding, Location, Rule, Severity};
+use crate::model::{ClusterRender, KustomizationRender, RepoRender};
+
+/// The rules of validation and apply-time hazards, as fluxsim's rules (for SARIF's rule list
+/// and the docs' table): `kubeschema::rules::RULES` with fluxsim's severity type.
+pub static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
+    kubeschema::rules::RULES
+        .iter()
+        .map(|r| Rule {
+            id: r.id,
+            name: r.name,
+            severity: severity(r.severity),
+            summary: r.summary,
+            help: r.help,
+        })
+        .collect()
+});
+
+fn severity(s: kubeschema::Severity) -> Severity {
+    match s {
+        kubeschema::Severity::Info => Severity::Info,
+        kubeschema::Severity::Warning => Severity::Warning,
+        kubeschema::Severity::Error => Severity::Error,
+    }
+}
+
+fn rule(id: &str) -> &'static Rule {
+    RULES
+        .iter()
+        .find(|r| r.id == id)
+        .unwrap_or_else(|| &RULES[0])
+}
+
+/// What to validate against.
+#[derive(Debug, Clone, Default)]
+pub struct ValidateOptions {
+    /// The Kubernetes version of the built-in schemas (`--kube-version`).
+    pub kube_version: Option<KubeVersion>,
+    /// CRDs that the render does not hold (`--schema-dir`, `[validate] schema_dirs`), with
+    /// the file each came from.
+    pub extra_crds: Vec<(String, Value)>,
+}
+
+/// What validation found in a render.
+#[derive(Debug, Clone, Default)]
+pub struct Validation {
+    /// The Kubernetes release whose schemas were used (`1.36.3`).
+    pub kube_release: String,
+    /// Objects validated.
+    pub objects: usize,
+    /// Objects, fields or rules that could not be checked (counted in FS300 findings).
+    pub unchecked: usize,
+    /// Findings, in printing order.
+    pub findings: Vec<Finding>,
+}
+
+/// The prefix of fluxsim's placeholder for a var it cannot read offline: such a value is
+/// unknown, never validated.
+const UNKNOWN_MARKER: &str = crate::model::PLACEHOLDER_PREFIX;
+
+/// Builds the validator of one cluster: its render's CRDs, then the extra ones (a CRD the
+/// render holds wins over a file's of the same name, as the cluster's own is what applies).
+fn validator_for(c: &ClusterRender, opts: &ValidateOptions) -> (Validator, Vec<Finding>) {
+    let mut v = Validator::new(opts.kube_version.unwrap_or(KubeVersion::DEFAULT));
+    v.set_unknown_marker(UNKNOWN_MARKER);
+    // Flux's own CRDs first, then the files', then the render's: a later CRD of the same
+    // name replaces an earlier one, and the cluster's own is what applies.
+    let _ = v.add_crds(kubeschema::flux_crds());
+    let mut problems = Vec::new();
+    for (file, crd) in &opts.extra_crds {
+        if let Err(e) = v.add_crd(crd) {
+            problems.push(
+                Finding::new(rule("FS300"), format!("CRD not read: {e}"))
+                    .in_cluster(&c.name)
+                    .at(Location::file(file.clone())),
+            );
+        }
+    }
+    for k in &c.kustomizations {
+        for o in k.artifact.iter().flat_map(|a| &a.objects) {
+            if kubeschema::is_crd(&o.object) {
+                if let Err(e) = v.add_crd(&o.object) {
+                    problems.push(
+                        Finding::new(rule("FS300"), format!("CRD not read: {e}"))
+                            .in_cluster(&c.name)
+                            .in_kustomization(k.kustomization.id.to_string()),
+                    );
+                }
+            }
+        }
+    }
+    (v, problems)
+}
+
+/// Validates every object of every rendered Kustomization (and HelmRelease) of `render`.
+#[must_use]
+pub fn validate(render: &RepoRender, opts: &ValidateOptions) -> Validation {
+    validate_clusters(Some(render.tree.fs()), &render.clusters, opts)
+}
+
+/// [`validate`] of clusters whose source is `fs` (`None`: a revision's render from the store,
+/// located by the Kustomizations' folders only).
+#[must_use]
+pub fn validate_clusters(
+    fs: Option<&crate::source::SourceFs>,
+    clusters: &[ClusterRender],
+    opts: &ValidateOptions,
+) -> Validation {
+    use rayon::prelude::*;
+    let none = crate::source::SourceFs::empty("/nonexistent".into());
+    let mut files = Sources::new(fs.unwrap_or(&none));
+    let mut out = Validation::default();
+    for c in clusters {
+        let (validator, problems) = validator_for(c, opts);
+        out.kube_release = validator.kube_release().to_string();
+        out.findings.extend(problems);
+        // Objects in parallel (the validator is Sync); locating stays on this thread, as
+        // `Sources` reads each file once.
+        let reports: Vec<(usize, usize, kubeschema::Report)> = c
+            .kustomizations
+            .iter()
+            .enumerate()
+            .flat_map(|(ki, k)| {
+                k.artifact
+                    .iter()
+                    .flat_map(|a| a.objects.iter().enumerate())
+                    .map(move |(oi, _)| (ki, oi))
+            })
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .map(|(ki, oi)| {
+                let o = &c.kustomizations[ki]
+                    .artifact
+                    .as_ref()
+                    .expect("listed")
+                    .objects[oi];
+                (ki, oi, validator.validate(&o.object))
+            })
+            .collect();
+        // FS300 is counted per cluster and reason, not printed per object: a repository whose
+        // CRDs come from outside would otherwise print one line per custom resource.
+        let mut unchecked: BTreeMap<String, (usize, String, usize, usize)> = BTreeMap::new();
+        for (ki, oi, report) in reports {
+            out.objects += 1;
+            let k = &c.kustomizations[ki];
+            let o = &k.artifact.as_ref().expect("listed").objects[oi];
+            for f in report.findings {
+                let place = locate(&mut files, k, o, &f.path);
+                out.findings.push(convert(&c.name, k, f, place));
+            }
+            for u in report.unchecked {
+                out.unchecked += 1;
+                let what = if u.path.is_empty() {
+                    u.object.to_string()
+                } else {
+                    format!("{} {}", u.object, u.path)
+                };
+                let e = unchecked.entry(u.reason).or_insert((0, what, ki, oi));
+                e.0 += 1;
+            }
+        }
+        for (reason, (n, first, ki, oi)) in unchecked {
+            let k = &c.kustomizations[ki];
+            let o = &k.artifact.as_ref().expect("listed").objects[oi];
+            let place = locate(&mut files, k, o, "");
+            let message = if n == 1 {
+                format!("not validated: {reason} (`{first}`)")
+            } else {
+                format!("not validated: {reason} ({n} places, the first `{first}`)")
+            };
+            out.findings.push(
+                Finding::new(rule("FS300"), message)
+                    .in_cluster(&c.name)
+                    .in_kustomization(k.kustomization.id.to_string())
+                    .at(place),
+            );
+        }
+    }
+    crate::finding::normalize(&mut out.findings);
+    out
+}
+
+/// The place of field `path` of object `o` in the user's files.
+fn locate(
+    files: &mut Sources<'_>,
+    k: &KustomizationRender,
+    o: &crate::artifact::ArtifactObject,
+    path: &str,
+) -> Location {
+    let names = source_names(k, &o.id.name);
+    let obj = ObjectRef {
+        origin: o.origin.as_ref(),
+        kind: &o.id.kind,
+        names: &names,
+        fallback_dir: k.build_path.as_deref().unwrap_or(&k.kustomization.path),
+    };
+    if path.is_empty() {
+        files.find(obj, None).location
+    } else {
+        files.find_field(obj, path).location
+    }
+}
+
+/// A kubeschema finding as fluxsim's.
+fn convert(
+    cluster: &str,
+    k: &KustomizationRender,
+    f: kubeschema::Finding,
+    at: Location,
+) -> Finding {
+    let mut out = Finding::new(rule(f.rule.id), f.message)
+        .with_severity(severity(f.severity))
+        .in_cluster(cluster)
+        .in_kustomization(k.kustomization.id.to_string())
+        .at(at)
+        .about("object", f.object.to_string());
+    if !f.path.is_empty() {
+        out = out.about("field", f.path);
+    }
+    if !f.schema_path.is_empty() {
+        out = out.about("schema", f.schema_path);
+    }
+    out
+}
+
+/// The objects a cluster applies, each with the settings of the Kustomization that applies
+/// it (HelmRelease entries apply their release's objects: neither `force` nor prune by a
+/// Kustomization reaches them, helm uninstalls what a release drops).
+fn applied<'c>(c: &'c ClusterRender, owners: &'c [String]) -> Vec<(Applied<'c>, usize, usize)> {
+    let mut out = Vec::new();
+    for (ki, k) in c.kustomizations.iter().enumerate() {
+        let release = crate::model::is_release(k);
+        for (oi, o) in k.artifact.iter().flat_map(|a| a.objects.iter().enumerate()) {
+            out.push((
+                Applied {
+                    object: &o.object,
+                    force: !release && k.kustomization.force,
+                    prune: !release && k.kustomization.prune,
+                    owner: &owners[ki],
+                },
+                ki,
+                oi,
+            ));
+        }
+    }
+    out
+}
+
+/// A stable name for each entry of a cluster's render: the Kustomization's `namespace/name`,
+/// `helm:namespace/name` for a HelmRelease entry (the two may share a name).
+fn owner_names(c: &ClusterRender) -> Vec<String> {
+    c.kustomizations
+        .iter()
+        .map(|k| {
+            if crate::model::is_release(k) {
+                format!("helm:{}", k.kustomization.id)
+            } else {
+                k.kustomization.id.to_string()
+            }
+        })
+        .collect()
+}
+
+/// The apply-time hazards of going from `base` to `head`, per cluster present in both
+/// (a cluster added or removed applies or deletes everything; that is not a change of an
+/// object). Only Kustomizations rendered in both revisions are compared: an object of one
+/// that failed or was not rendered is neither changed nor deleted.
+/// `head_fs` is head's source, when the caller has it (objects are then located at their
+/// line when the render tracked origins); objects deleted are located by their base
+/// Kustomization's folder.
+#[must_use]
+pub fn change_hazards(
+    base: &[ClusterRender],
+    head: &[ClusterRender],
+    head_fs: Option<&crate::source::SourceFs>,
+) -> Vec<Finding> {
+    let none = crate::source::SourceFs::empty("/nonexistent".into());
+    let mut files = Sources::new(head_fs.unwrap_or(&none));
+    let mut base_files = Sources::new(&none);
+    let mut out = Vec::new();
+    for hc in head {
+        let Some(bc) = base.iter().find(|c| c.name == hc.name) else {
+            continue;
+        };
+        let (b_owners, h_owners) = (owner_names(bc), owner_names(hc));
+        let rendered = |c: &ClusterRender, owners: &[String]| -> BTreeSet<String> {
+            c.kustomizations
+                .iter()
+                .zip(owners)
+                .filter(|(k, _)| k.artifact.is_some())
+                .map(|(_, o)| o.clone())
+                .collect()
+        };
+        let both: BTreeSet<String> = rendered(bc, &b_owners)
+            .intersection(&rendered(hc, &h_owners))
+            .cloned()
+            .collect();
+        let mut b = applied(bc, &b_owners);
+        b.retain(|(a, _, _)| both.contains(a.owner));
+        let mut h = applied(hc, &h_owners);
+        h.retain(|(a, _, _)| both.contains(a.owner));
+        let b_objs: Vec<Applied<'_>> = b.iter().map(|x| x.0).collect();
+        let h_objs: Vec<Applied<'_>> = h.iter().map(|x| x.0).collect();
+        for f in kubeschema::compare_renders(&b_objs, &h_objs) {
+            // Located in head when the object is there, else (a deletion) in base.
+            let id = &f.object;
+            let find = |side: &[(Applied<'_>, usize, usize)]| {
+                side.iter()
+                    .find(|(a, _, _)| kubeschema::ObjectId::of(a.object).same_object(id))
+                    .map(|(_, ki, oi)| (*ki, *oi))
+            };
+            let (k, place) = if let Some((ki, oi)) = find(&h) {
+                let k = &hc.kustomizations[ki];
+                let o = &k.artifact.as_ref().expect("rendered").objects[oi];
+                (k, locate(&mut files, k, o, &f.path))
+            } else if let Some((ki, oi)) = find(&b) {
+                let k = &bc.kustomizations[ki];
+                let o = &k.artifact.as_ref().expect("rendered").objects[oi];
+                (k, locate(&mut base_files, k, o, ""))
+            } else {
+                continue;
+            };
+            out.push(convert(&hc.name, k, f, place));
+        }
+    }
+    crate::finding::normalize(&mut out);
+    out
+}
+
+/// What identifies a finding across two revisions, whatever its line: the rule, cluster,
+/// Kustomization, object, field and message.
+fn identity(f: &Finding) -> impl Ord + '_ {
+    (
+        f.rule,
+        f.cluster.as_deref(),
+        f.kustomization.as_deref(),
+        f.related("object"),
+        f.related("field"),
+        &f.message,
+    )
+}
+
+/// The findings of `head` that `base` does not have (a finding moved to another line is
+/// the same finding): what a change introduces.
+#[must_use]
+pub fn new_findings(base: &[Finding], head: &[Finding]) -> Vec<Finding> {
+    let old: BTreeSet<_> = base.iter().map(identity).collect();
+    head.iter()
+        .filter(|f| !old.contains(&identity(f)))
+        .cloned()
+        .collect()
+}
+
+/// A CRD file that cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}:{line}: {message}")]
+pub struct SchemaFileError {
+    /// The file, as the user named it (relative to the repository for `[validate]`).
+    pub file: String,
+    /// The 1-based line of the document that failed.
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// How many schema files a folder may hold: the walk stops with an error beyond it.
+pub const MAX_SCHEMA_FILES: usize = 10_000;
+
+/// Whether a file name is one the schema folders are read for.
+#[must_use]
+pub fn is_schema_file(name: &str) -> bool {
+    [".yaml", ".yml", ".json"].iter().any(|e| name.ends_with(e))
+}
+
+/// The CRDs of the files `(name, text)` (multi-document YAML or JSON; objects that are not
+/// CRDs are skipped): a document that is not YAML is an error naming its file and line.
+pub fn crds_of_files(files: &[(String, String)]) -> Result<Vec<(String, Value)>, SchemaFileError> {
+    let mut out = Vec::new();
+    for (file, text) in files {
+        for doc in crate::goyaml::stream::split_documents(text) {
+            // The documents are slices of the text: where one starts is its line.
+            let offset = doc.as_ptr() as usize - text.as_ptr() as usize;
+            let start = crate::locate::line_col(text, offset).0;
+            let value = crate::manifest::parse_object(doc).map_err(|e| SchemaFileError {
+                file: file.clone(),
+                line: start,
+                message: e.to_string(),
+            })?;
+            if kubeschema::is_crd(&value) {
+                out.push((file.clone(), value));
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,388 @@
+//! `fluxsim validate`: will it apply? Every rendered object checked against its schema as
+//! the API server checks kustomize-controller's server-side apply.
+
+use std::path::{Path, PathBuf};
+
+use crate::validate::KubeVersion;
+use anyhow::Context as _;
+
+use super::audit::Format;
+use super::render::{HelmFlags, RenderFlags};
+use super::{Outcome, Output};
+use crate::model::RepoRender;
+use crate::render::render_dir;
+use crate::validate::{self, ValidateOptions};
+
+/// The flags that say what objects are validated against (`validate`, `--validate`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct SchemaFlags {
+    /// The Kubernetes version of the built-in schemas: 1.34, 1.35 or 1.36 (default: 1.36,
+    /// the newest Flux v2.9 supports, or `[validate] kube_version` of fluxsim.toml).
+    #[arg(long, value_name = "VERSION", value_parser = kube_version)]
+    pub(crate) kube_version: Option<KubeVersion>,
+    /// A folder of CRD manifests (YAML or JSON, read recursively) for custom resources whose
+    /// CRD the render does not hold. Repeatable; adds to `[validate] schema_dirs`.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) schema_dir: Vec<PathBuf>,
+}
+
+fn kube_version(s: &str) -> Result<KubeVersion, String> {
+    KubeVersion::parse(s).map_err(|_| {
+        format!(
+            "no schemas for Kubernetes `{s}`: one of {}",
+            KubeVersion::ALL.map(KubeVersion::as_str).join(", ")
+        )
+    })
+}
+
+impl SchemaFlags {
+    /// What to validate `r` against: the flags, then the repository's `[validate]` table.
+    pub(crate) fn options(&self, r: &RepoRender) -> anyhow::Result<ValidateOptions> {
+        let fs = r.tree.fs();
+        let config = crate::config::Config::load(fs)?;
+        let kube_version = match (self.kube_version, &config.validate.kube_version) {
+            (Some(v), _) => Some(v),
+            (None, Some(v)) => Some(KubeVersion::parse(v).map_err(|_| {
+                anyhow::anyhow!(
+                    "{}: [validate] kube_version `{}`: no schemas for it (one of {})",
+                    crate::config::CONFIG_FILE,
+                    crate::report::escape::OneLine(v),
+                    KubeVersion::ALL.map(KubeVersion::as_str).join(", ")
+                )
+            })?),
+            (None, None) => None,
+        };
+        let mut files = Vec::new();
+        for dir in &config.validate.schema_dirs {
+            repo_schema_files(fs, dir, &mut files)?;
+        }
+        for dir in &self.schema_dir {
+            user_schema_files(dir, dir, &mut files)?;
+        }
+        let extra_crds = validate::crds_of_files(&files)?;
+        Ok(ValidateOptions {
+            kube_version,
+            extra_crds,
+        })
+    }
+}
+
+/// The schema files of a `[validate] schema_dirs` folder: repository content, so read
+/// through the source tree (never outside it), hidden folders skipped.
+fn repo_schema_files(
+    fs: &crate::source::SourceFs,
+    dir: &str,
+    out: &mut Vec<(String, String)>,
+) -> anyhow::Result<()> {
+    let rel = dir.trim_start_matches("./").trim_end_matches('/');
+    let inside = Path::new(rel).components().all(|c| {
+        matches!(
+            c,
+            std::path::Component::Normal(_) | std::path::Component::CurDir
+        )
+    });
+    let path = fs.root().join(rel);
+    if !inside || !fs.is_dir(&path) {
+        anyhow::bail!(
+            "{}: [validate] schema_dirs: `{}` is not a folder of the repository",
+            crate::config::CONFIG_FILE,
+            crate::report::escape::OneLine(dir)
+        );
+    }
+    let mut stack = vec![rel.to_string()];
+    while let Some(d) = stack.pop() {
+        let mut entries = fs.read_dir(&fs.root().join(&d))?;
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        for e in entries {
+            let name = e.name.to_string_lossy().into_owned();
+            let child = if d.is_empty() {
+                name.clone()
+            } else {
+                format!("{d}/{name}")
+            };
+            if e.is_dir {
+                if !name.starts_with('.') {
+                    stack.push(child);
+                }
+            } else if validate::is_schema_file(&name) {
+                if out.len() >= validate::MAX_SCHEMA_FILES {
+                    anyhow::bail!(
+                        "{}: [validate] schema_dirs: more than {} schema files",
+                        crate::config::CONFIG_FILE,
+                        validate::MAX_SCHEMA_FILES
+                    );
+                }
+                let text = fs
+                    .read_to_string(&fs.root().join(&child))
+                    .with_context(|| child.clone())?;
+                out.push((child, text));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The schema files of a `--schema-dir` folder: the user's, read where the user said, each
+/// read bounded; symbolic links are not followed.
+fn user_schema_files(
+    top: &Path,
+    dir: &Path,
+    out: &mut Vec<(String, String)>,
+) -> anyhow::Result<()> {
+    let meta = std::fs::symlink_metadata(dir)
+        .with_context(|| format!("--schema-dir {}", dir.display()))?;
+    if !meta.is_dir() {
+        anyhow::bail!("--schema-dir {}: not a folder", dir.display());
+    }
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .with_context(|| format!("--schema-dir {}", dir.display()))?
+        .collect::<Result<_, _>>()?;
+    entries.sort_by_key(std::fs::DirEntry::file_name);
+    for e in entries {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let ty = e.file_type()?;
+        let path = e.path();
+        if ty.is_dir() {
+            if !name.starts_with('.') {
+                user_schema_files(top, &path, out)?;
+            }
+        } else if ty.is_file() && validate::is_schema_file(&name) {
+            if out.len() >= validate::MAX_SCHEMA_FILES {
+                anyhow::bail!(
+                    "--schema-dir {}: more than {} schema files",
+                    top.display(),
+                    validate::MAX_SCHEMA_FILES
+                );
+            }
+            let bytes =
+                crate::source::read_bounded(&path).with_context(|| path.display().to_string())?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| anyhow::anyhow!("{}: not UTF-8", path.display()))?;
+            out.push((path.display().to_string(), text));
+        }
+    }
+    Ok(())
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    #[command(flatten)]
+    pub(crate) schema: SchemaFlags,
+    /// Output format.
+    #[arg(
+        long,
+        short = 'o',
+        visible_alias = "output",
+        value_enum,
+        default_value = "text"
+    )]
+    pub(crate) format: Format,
+    #[command(flatten)]
+    pub(crate) fail: super::FailFlags,
+    #[command(flatten)]
+    pub(crate) flags: RenderFlags,
+    #[command(flatten)]
+    pub(crate) helm: HelmFlags,
+}
+
+pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
+    let outcome = outcome(args, layout);
+    match args.format {
+        Format::Sarif => super::sarif_on_error(outcome, &validate::RULES),
+        _ => outcome,
+    }
+}
+
+fn outcome(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
+    let mut opts = args.helm.apply(args.flags.options());
+    // Findings point at files and lines through the origins kustomize records.
+    opts.origins = true;
+    let r = render_dir(&args.flags.repo, &opts)?;
+    let v = validate::validate(&r, &args.schema.options(&r)?);
+    let text = match args.format {
+        Format::Text => crate::report::validate::validate_text(&r, &v, layout),
+        Format::Json => {
+            serde_json::to_string_pretty(&crate::report::validate::validate_json(&r, &v))? + "\n"
+        }
+        Format::Sarif => {
+            serde_json::to_string_pretty(&crate::report::findings::findings_sarif(
+                &validate::RULES,
+                &v.findings,
+                &super::git::prefix_in_work_tree(&args.flags.repo),
+            ))? + "\n"
+        }
+    };
+    // A Kustomization that fails applies nothing: the cluster does not converge (an error,
+    // as for `render`).
+    let status = args
+        .fail
+        .status(crate::level::of_render(&r.clusters).max(crate::level::of_findings(&v.findings)));
+    let kind = match args.format {
+        Format::Text => crate::report::limit::Kind::Plain,
+        Format::Json | Format::Sarif => crate::report::limit::Kind::Json,
+    };
+    Ok(Output::new(text, status)
+        .kind(kind)
+        .with_stderr(&args.flags.subfolder_note(&r.clusters)))
+}
+
+/// `--validate` on `render`: validation of what was rendered, after the table.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct ValidateFlag {
+    /// Also check every rendered object against its schema (as `fluxsim validate`); errors
+    /// make the exit status 1.
+    #[arg(long)]
+    pub(crate) validate: bool,
+    #[command(flatten)]
+    pub(crate) schema: SchemaFlags,
+}
+
+impl ValidateFlag {
+    /// Validates `r` when asked: the text or JSON to add, and the level of what was found.
+    pub(crate) fn run(
+        &self,
+        r: &RepoRender,
+        json: bool,
+        layout: crate::report::layout::Layout,
+    ) -> anyhow::Result<Option<(String, serde_json::Value, Option<crate::finding::Severity>)>> {
+        if !self.validate {
+            return Ok(None);
+        }
+        let v = validate::validate(r, &self.schema.options(r)?);
+        let level = crate::level::of_findings(&v.findings);
+        let (text, value) = if json {
+            (
+                String::new(),
+                crate::report::validate::validation_json(r, &v),
+            )
+        } else {
+            (
+                crate::report::validate::validate_text(r, &v, layout),
+                serde_json::Value::Null,
+            )
+        };
+        Ok(Some((text, value, level)))
+    }
+}
+
+/// `--validate` and `--all-findings` on `diff` and `prove`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct DiffValidate {
+    /// Also check both revisions' objects against their schemas (as `fluxsim validate`) and
+    /// report the findings head brings; those base has too are left out (--all-findings).
+    #[arg(long)]
+    pub(crate) validate: bool,
+    /// With --validate: every finding of head, not only those base does not have.
+    #[arg(long, requires = "validate")]
+    pub(crate) all_findings: bool,
+    #[command(flatten)]
+    pub(crate) schema: SchemaFlags,
+}
+
+/// What a change brings at apply time: the hazards of going from base to head (always), and
+/// with `--validate` the schema findings of head (new ones unless `--all-findings`).
+#[derive(Debug, Default)]
+pub(crate) struct ChangeChecks {
+    pub(crate) hazards: Vec<crate::finding::Finding>,
+    pub(crate) validation: Option<Vec<crate::finding::Finding>>,
+}
+
+/// The rules whose findings the review already states in its own words (prune of state and
+/// moves under prune): not repeated.
+const SAID_BY_REVIEW: [&str; 4] = ["FS320", "FS321", "FS322", "FS323"];
+
+impl DiffValidate {
+    /// Checks the change from `base` to `head`; `head_render` is head's render when this run
+    /// made it (its tree locates findings and holds `fluxsim.toml`).
+    pub(crate) fn run(
+        &self,
+        base: &[crate::model::ClusterRender],
+        head: &[crate::model::ClusterRender],
+        head_render: Option<&RepoRender>,
+    ) -> anyhow::Result<ChangeChecks> {
+        let fs = head_render.map(|r| r.tree.fs());
+        let hazards = validate::change_hazards(base, head, fs);
+        let validation = if self.validate {
+            let opts = match head_render {
+                Some(r) => self.schema.options(r)?,
+                None => ValidateOptions {
+                    kube_version: self.schema.kube_version,
+                    ..ValidateOptions::default()
+                },
+            };
+            let h = validate::validate_clusters(fs, head, &opts);
+            Some(if self.all_findings {
+                h.findings
+            } else {
+                let b = validate::validate_clusters(None, base, &opts);
+                validate::new_findings(&b.findings, &h.findings)
+            })
+        } else {
+            None
+        };
+        Ok(ChangeChecks {
+            hazards,
+            validation,
+        })
+    }
+}
+
+impl ChangeChecks {
+    /// Findings at error level: the apply of head fails.
+    pub(crate) fn errors(&self) -> usize {
+        self.hazards
+            .iter()
+            .chain(self.validation.iter().flatten())
+            .filter(|f| f.severity == crate::finding::Severity::Error)
+            .count()
+    }
+
+    /// The level of what the change brings (`--fail-on`): its worst finding.
+    pub(crate) fn level(&self) -> Option<crate::finding::Severity> {
+        self.hazards
+            .iter()
+            .chain(self.validation.iter().flatten())
+            .map(|f| f.severity)
+            .max()
+    }
+
+    /// Adds the findings to the review's hazards of their cluster, as sentences.
+    pub(crate) fn add_to_review(&self, review: &mut crate::review::model::Review) {
+        let shown = self
+            .hazards
+            .iter()
+            .filter(|f| !SAID_BY_REVIEW.contains(&f.rule))
+            .chain(
+                self.validation
+                    .iter()
+                    .flatten()
+                    .filter(|f| f.severity >= crate::finding::Severity::Warning),
+            );
+        for f in shown {
+            let Some(c) = review
+                .clusters
+                .iter_mut()
+                .find(|c| Some(c.name.as_str()) == f.cluster.as_deref())
+            else {
+                continue;
+            };
+            // Backticks mark code in these sentences: the repository's text must not.
+            let message = f.message.replace('`', "'");
+            let at = f
+                .location
+                .as_ref()
+                .map(|l| format!(" at `{}`", l.to_string().replace('`', "'")))
+                .unwrap_or_default();
+            c.hazards
+                .push(format!("{} `{}`{at}: {message}", f.severity, f.rule));
+        }
+    }
+
+    /// Adds `applyHazards` and, with `--validate`, `validation` to a diff's JSON.
+    pub(crate) fn add_to_json(&self, json: &mut serde_json::Value) {
+        json["applyHazards"] = crate::report::findings::findings_json(&self.hazards);
+        if let Some(v) = &self.validation {
+            json["validation"] = crate::report::findings::findings_json(v);
+        }
+    }
+}

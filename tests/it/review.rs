@@ -1,0 +1,745 @@
+//! `diff` and `prove` as a reviewer reads them (issue 26), through the binary: the semantic
+//! diff by default (a chart bump shows its image and hides, counting, its label and
+//! checksum churn; a list reordered reads "order changed"), `--strip` and the base's
+//! `[diff] strip`, `--skip-secrets`/`--skip-crds`, what prune deletes and the hazards it
+//! brings, the JSON's semantic changes, the GitLab and Gitea flavours, `--out` with comments
+//! that fit (a generated change of 500 Kustomizations), and the HTML report in headless
+//! Chromium.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common::{commit_all, fluxsim_in, repo_from, Output};
+
+fn edit(repo: &Path, file: &str, from: &str, to: &str) {
+    let path = repo.join(file);
+    let text = fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{file} does not contain {from:?}");
+    fs::write(&path, text.replacen(from, to, 1)).unwrap();
+}
+
+/// `fluxsim diff --base HEAD ARGS` in `repo` (its work tree is the head).
+fn diff(repo: &Path, args: &[&str]) -> Output {
+    let all: Vec<&str> = ["diff", "--base", "HEAD"]
+        .iter()
+        .chain(args)
+        .copied()
+        .collect();
+    fluxsim_in(Some(repo), &all)
+}
+
+/// The fleet with a checksum annotation in its podinfo chart (committed), then a chart bump
+/// as Renovate makes it: the chart's version and appVersion, and the release's image tag.
+fn chart_bump() -> tempfile::TempDir {
+    let repo = repo_from("testdata/fleet");
+    edit(
+        repo.path(),
+        "charts/podinfo/templates/deployment.yaml",
+        "  name: {{ include \"podinfo.fullname\" . }}\n  labels:",
+        "  name: {{ include \"podinfo.fullname\" . }}\n  annotations:\n    checksum/config: {{ .Chart.Version | sha256sum }}\n  labels:",
+    );
+    commit_all(repo.path(), "a checksum annotation");
+    edit(
+        repo.path(),
+        "charts/podinfo/Chart.yaml",
+        "version: 6.5.0",
+        "version: 6.6.0",
+    );
+    edit(
+        repo.path(),
+        "charts/podinfo/Chart.yaml",
+        "appVersion: \"6.5.0\"",
+        "appVersion: \"6.6.0\"",
+    );
+    edit(
+        repo.path(),
+        "apps/helm/podinfo.yaml",
+        "tag: 6.5.4",
+        "tag: 6.6.0",
+    );
+    repo
+}
+
+#[test]
+fn a_chart_bump_shows_the_image_change_and_hides_the_label_and_checksum_churn_counted() {
+    let repo = chart_bump();
+    let out = diff(repo.path(), &["--helm", "--cluster", "dev"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let text = &out.stdout;
+    assert!(
+        text.starts_with("fluxsim diff: HEAD (")
+            && text.contains(
+                ") -> work tree\n1 Kustomization and 1 HelmRelease change in 1 of 1 cluster\n"
+            ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "-- HelmRelease apps/podinfo: changed\n   1 object changed\n~ Deployment apps/podinfo\n\
+             \x20 spec.template.spec.containers[name=podinfo].image\n\
+             -   registry.example.net/mirror/podinfo:6.5.4\n\
+             +   registry.example.net/mirror/podinfo:6.6.0\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("  ~ registry.example.net/mirror/podinfo: 6.5.4 -> 6.6.0\n"),
+        "{text}"
+    );
+    // The chart and version labels of the Deployment and the Service, and the checksum.
+    assert!(
+        text.contains(
+            "\n5 changes hidden by the default filters (--no-default-strip shows them)\n"
+        ),
+        "{text}"
+    );
+    for noise in [
+        "helm.sh/chart",
+        "checksum/config",
+        "app.kubernetes.io/version",
+        "Service",
+    ] {
+        assert!(!text.contains(noise), "{noise} is shown:\n{text}");
+    }
+    // Shown on request, and still a change of the Service without the filters.
+    let all = diff(
+        repo.path(),
+        &["--helm", "--cluster", "dev", "--no-default-strip"],
+    );
+    for noise in [
+        "metadata.labels.\"helm.sh/chart\"",
+        "metadata.annotations.checksum/config",
+        "~ Service apps/podinfo",
+    ] {
+        assert!(
+            all.stdout.contains(noise),
+            "{noise} is not shown:\n{}",
+            all.stdout
+        );
+    }
+    assert!(!all.stdout.contains("hidden by the default filters"));
+}
+
+#[test]
+fn a_change_only_in_filtered_fields_is_a_change_that_the_report_says_it_hid() {
+    let repo = repo_from("testdata/fleet");
+    edit(
+        repo.path(),
+        "charts/podinfo/Chart.yaml",
+        "version: 6.5.0",
+        "version: 6.5.1",
+    );
+    let out = diff(repo.path(), &["--helm", "--cluster", "dev"]);
+    // The bytes changed: a change (exit 1), never "identical".
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("changed only in filtered fields: dev\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("2 changes hidden by the default filters"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("identical"), "{}", out.stdout);
+}
+
+/// A ClusterRole beside the fleet's apps (committed), then its `resources:` list reordered.
+fn role_reorder() -> tempfile::TempDir {
+    let repo = repo_from("testdata/fleet");
+    fs::write(
+        repo.path().join("apps/wave-0/redis/role.yaml"),
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: redis-reader\n\
+         rules:\n  - apiGroups: [\"\"]\n    resources: [pods, services, endpoints]\n    verbs: [get, list]\n",
+    )
+    .unwrap();
+    commit_all(repo.path(), "a role");
+    edit(
+        repo.path(),
+        "apps/wave-0/redis/role.yaml",
+        "[pods, services, endpoints]",
+        "[endpoints, pods, services]",
+    );
+    repo
+}
+
+#[test]
+fn a_list_reordered_in_an_object_reads_order_changed_and_nothing_else() {
+    let repo = role_reorder();
+    let out = diff(repo.path(), &["--cluster", "dev"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let details = &out.stdout[out.stdout.find("== cluster dev").expect(&out.stdout)..];
+    assert_eq!(
+        details,
+        "== cluster dev\n\n-- Kustomization flux-system/apps-wave-0: changed\n   1 object changed\n\
+         ~ ClusterRole redis-reader\n  rules[0].resources: order changed\n\
+         \x20     before: pods, services, endpoints\n      after:  endpoints, pods, services\n",
+        "{}",
+        out.stdout
+    );
+    // The line diff of the same change: a line moved.
+    let lines = diff(repo.path(), &["--cluster", "dev", "--diff-style", "lines"]);
+    assert!(
+        lines.stdout.contains("+  - endpoints") && lines.stdout.contains("-  - endpoints"),
+        "{}",
+        lines.stdout
+    );
+}
+
+#[test]
+fn a_resources_list_reordered_in_a_kustomization_file_changes_nothing() {
+    let repo = repo_from("testdata/fleet");
+    // The kustomization's own `resources:` in another order: kustomize prints objects in its
+    // legacy order, so Flux applies the same (DESIGN.md, artifact).
+    let file = repo.path().join("apps/wave-0/postgres/kustomization.yaml");
+    let text = fs::read_to_string(&file).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let start = lines.iter().position(|l| *l == "resources:").unwrap() + 1;
+    let end = (start..lines.len())
+        .find(|&i| !lines[i].starts_with("  - "))
+        .unwrap_or(lines.len());
+    assert!(end - start >= 2, "{text}");
+    lines[start..end].reverse();
+    fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let out = diff(repo.path(), &[]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("\nidentical: nothing changes in 2 clusters\n"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn default_text_fits_80_columns() {
+    for repo in [chart_bump(), role_reorder()] {
+        let out = diff(repo.path(), &["--helm"]);
+        for line in out.stdout.lines() {
+            // Values and paths are copied, never wrapped; fluxsim's own lines fit.
+            let value = line.starts_with(['+', '-', ' ']) && line.len() > 4;
+            assert!(
+                value || line.chars().count() <= 80,
+                "{} columns: {line}",
+                line.chars().count()
+            );
+        }
+    }
+}
+
+#[test]
+fn strip_hides_a_path_and_the_bases_config_strips_what_head_cannot_unstrip() {
+    let repo = repo_from("testdata/fleet");
+    fs::write(
+        repo.path().join("fluxsim.toml"),
+        "[diff]\nstrip = [\"spec.replicas\"]\n",
+    )
+    .unwrap();
+    commit_all(repo.path(), "strip replicas");
+    edit(
+        repo.path(),
+        "apps/helm/values.yaml",
+        "replicaCount: 2",
+        "replicaCount: 4",
+    );
+    // A pull request that also strips the image: the base's file is the one read.
+    fs::write(
+        repo.path().join("fluxsim.toml"),
+        "[diff]\nstrip = [\"spec.template.spec.containers\"]\n",
+    )
+    .unwrap();
+    edit(
+        repo.path(),
+        "apps/helm/podinfo.yaml",
+        "tag: 6.5.4",
+        "tag: 6.6.0",
+    );
+    let out = diff(repo.path(), &["--helm", "--cluster", "dev"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("spec.template.spec.containers[name=podinfo].image\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("spec.replicas"), "{}", out.stdout);
+    assert!(out.stdout.contains("hidden by --strip"), "{}", out.stdout);
+    // --strip on the command line, in the syntax a report shows.
+    let out = diff(
+        repo.path(),
+        &[
+            "--helm",
+            "--cluster",
+            "dev",
+            "--strip",
+            "spec.template.spec.containers[name=podinfo].image",
+        ],
+    );
+    assert!(
+        !out.stdout.contains("containers[name=podinfo].image"),
+        "{}",
+        out.stdout
+    );
+    // A bad path is an error naming it, before anything renders.
+    let bad = diff(repo.path(), &["--strip", "a..b"]);
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("--strip `a..b`"), "{}", bad.stderr);
+}
+
+#[test]
+fn skip_secrets_and_skip_crds_leave_them_out_and_say_how_many() {
+    let repo = repo_from("testdata/fleet");
+    fs::write(
+        repo.path().join("apps/wave-0/redis/secret.yaml"),
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: redis-auth\nstringData:\n  password: hunter2\n",
+    )
+    .unwrap();
+    commit_all(repo.path(), "a secret");
+    edit(
+        repo.path(),
+        "apps/wave-0/redis/secret.yaml",
+        "hunter2",
+        "hunter3",
+    );
+    let shown = diff(repo.path(), &["--cluster", "dev"]);
+    // Which key changed, never the value.
+    assert!(
+        shown
+            .stdout
+            .contains("  data.password\n-   \"**SECRET**\"\n+   \"**SECRET** (changed)\"\n"),
+        "{}",
+        shown.stdout
+    );
+    assert!(!shown.stdout.contains("hunter"), "{}", shown.stdout);
+    let skipped = diff(repo.path(), &["--cluster", "dev", "--skip-secrets"]);
+    assert_eq!(skipped.code, 1, "still a change: {}", skipped.stdout);
+    assert!(
+        !skipped.stdout.contains("Secret redis-auth"),
+        "{}",
+        skipped.stdout
+    );
+    assert!(
+        skipped
+            .stdout
+            .contains("1 object changed but not shown (`--skip-secrets`, `--skip-crds`)."),
+        "{}",
+        skipped.stdout
+    );
+}
+
+#[test]
+fn objects_pruned_and_the_hazards_they_bring_lead_the_summary() {
+    let repo = repo_from("testdata/fleet");
+    fs::write(
+        repo.path().join("apps/wave-0/redis/extra.yaml"),
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: redis-data\nspec:\n  resources:\n    requests:\n      storage: 1Gi\n",
+    )
+    .unwrap();
+    commit_all(repo.path(), "a claim");
+    fs::remove_file(repo.path().join("apps/wave-0/redis/extra.yaml")).unwrap();
+    let out = diff(repo.path(), &["--cluster", "dev", "--format", "markdown"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let summary = &out.stdout[..out.stdout.find("### Cluster").expect(&out.stdout)];
+    assert!(
+        summary.contains("**1 object** deleted by prune"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("(pruned by `flux-system/apps-wave-0`)"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("prunes `PersistentVolumeClaim"),
+        "{summary}"
+    );
+    // In JSON too, camelCase.
+    let json = diff(repo.path(), &["--cluster", "dev", "--format", "json"]).json();
+    let deletions = &json["clusters"][0]["pruneDeletions"];
+    assert_eq!(
+        deletions[0]["kustomization"], "flux-system/apps-wave-0",
+        "{deletions:#}"
+    );
+    assert_eq!(deletions[0]["object"]["kind"], "PersistentVolumeClaim");
+}
+
+#[test]
+fn json_gains_each_objects_semantic_changes() {
+    let repo = chart_bump();
+    let json = diff(
+        repo.path(),
+        &["--helm", "--cluster", "dev", "--format", "json"],
+    )
+    .json();
+    let release = json["clusters"][0]["kustomizations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kustomization"] == "flux-system/apps-helm/helm/apps/podinfo")
+        .unwrap();
+    let deployment = release["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["object"]["kind"] == "Deployment")
+        .unwrap();
+    assert_eq!(
+        deployment["changes"],
+        serde_json::json!([{
+            "path": "spec.template.spec.containers[name=podinfo].image",
+            "op": "changed",
+            "before": "registry.example.net/mirror/podinfo:6.5.4",
+            "after": "registry.example.net/mirror/podinfo:6.6.0"
+        }])
+    );
+    assert_eq!(deployment["hiddenChanges"], 3);
+    // The Service changed only in what the filters hide: no change to show.
+    let service = release["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["object"]["kind"] == "Service")
+        .unwrap();
+    assert_eq!(service["changes"], serde_json::json!([]));
+    assert_eq!(json["review"]["hiddenChanges"]["byDefaultFilters"], 5);
+    assert_eq!(
+        json["clusters"][0]["imageChanges"][0]["after"],
+        "registry.example.net/mirror/podinfo:6.6.0"
+    );
+}
+
+#[test]
+fn gitlab_and_gitea_flavours_fold_as_their_forges_render() {
+    let repo = chart_bump();
+    let gitlab = diff(
+        repo.path(),
+        &["--helm", "--cluster", "dev", "--format", "gitlab"],
+    );
+    assert_eq!(gitlab.code, 1, "{}", gitlab.stderr);
+    // GitLab's collapsible section: `<summary>` on its own line after `<details>`.
+    assert!(
+        gitlab.stdout.contains("<details open>\n<summary>"),
+        "{}",
+        gitlab.stdout
+    );
+    assert!(!gitlab.stdout.contains("<details open><summary>"));
+    let gitea = diff(
+        repo.path(),
+        &["--helm", "--cluster", "dev", "--format", "gitea"],
+    );
+    assert!(
+        gitea.stdout.contains("<details open>\n<summary>"),
+        "{}",
+        gitea.stdout
+    );
+    let github = diff(
+        repo.path(),
+        &["--helm", "--cluster", "dev", "--format", "markdown"],
+    );
+    assert!(
+        github.stdout.contains("<details open><summary>"),
+        "{}",
+        github.stdout
+    );
+    for md in [&gitlab.stdout, &gitea.stdout, &github.stdout] {
+        check_markdown(md).unwrap();
+        assert!(md.starts_with("## fluxsim diff: `HEAD ("), "{md}");
+    }
+}
+
+/// What makes a comment valid Markdown on its own: every fenced code block closed, every
+/// `<details>` and `<summary>` closed outside them, never before it opens.
+fn check_markdown(md: &str) -> Result<(), String> {
+    let mut fence = 0;
+    let mut details: i64 = 0;
+    for (n, line) in md.lines().enumerate() {
+        let trimmed = line.trim_start_matches(' ');
+        let ticks = trimmed.len() - trimmed.trim_start_matches('`').len();
+        let rest = &trimmed[ticks..];
+        if fence > 0 {
+            if ticks >= fence && rest.trim().is_empty() {
+                fence = 0;
+            }
+            continue;
+        }
+        if ticks >= 3 && !rest.contains('`') {
+            fence = ticks;
+            continue;
+        }
+        details +=
+            (line.matches("<details>").count() + line.matches("<details open>").count()) as i64;
+        details -= line.matches("</details>").count() as i64;
+        if details < 0 {
+            return Err(format!("line {}: closed before it opened: {line}", n + 1));
+        }
+        if line.matches("<summary>").count() != line.matches("</summary>").count() {
+            return Err(format!("line {}: <summary> not closed on its line", n + 1));
+        }
+    }
+    if fence > 0 {
+        return Err("a code block is not closed".into());
+    }
+    if details != 0 {
+        return Err(format!("{details} <details> not closed"));
+    }
+    Ok(())
+}
+
+/// A repository of one cluster whose root applies `n` Kustomizations, each of one
+/// Deployment and one ConfigMap.
+fn many_kustomizations(n: usize, tag: &str) -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("fluxsim-test-many-")
+        .tempdir()
+        .unwrap();
+    let root = dir.path();
+    let flux = root.join("clusters/prod/flux-system");
+    fs::create_dir_all(&flux).unwrap();
+    let mut ks = String::new();
+    for i in 0..n {
+        let _ = write!(
+            ks,
+            "---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: app-{i:03}\n  namespace: flux-system\n\
+             spec:\n  interval: 10m\n  path: ./apps/app-{i:03}\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n"
+        );
+        let app = root.join(format!("apps/app-{i:03}"));
+        fs::create_dir_all(&app).unwrap();
+        fs::write(
+            app.join("app.yaml"),
+            format!(
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app-{i:03}\n  namespace: apps\n  labels:\n    helm.sh/chart: app-{tag}\n\
+                 spec:\n  selector:\n    matchLabels: {{app: app-{i:03}}}\n  template:\n    metadata:\n      labels: {{app: app-{i:03}}}\n\
+                 \x20   spec:\n      containers:\n        - name: app\n          image: ghcr.io/example/app-{i:03}:{tag}\n\
+                 ---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-{i:03}-config\n  namespace: apps\ndata:\n  config.yaml: |\n    version: {tag}\n    name: app-{i:03}\n    replicas: 2\n"
+            ),
+        )
+        .unwrap();
+    }
+    fs::write(root.join("clusters/prod/apps.yaml"), ks).unwrap();
+    fs::write(
+        flux.join("gotk-sync.yaml"),
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n  namespace: flux-system\n\
+         spec:\n  interval: 1m\n  url: https://example.invalid/fleet\n  ref:\n    branch: main\n---\n\
+         apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: flux-system\n  namespace: flux-system\n\
+         spec:\n  interval: 10m\n  path: ./clusters/prod\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n",
+    )
+    .unwrap();
+    fs::write(
+        flux.join("kustomization.yaml"),
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - gotk-sync.yaml\n",
+    )
+    .unwrap();
+    crate::common::git(root, &["init", "-q", "-b", "main"]);
+    commit_all(root, "base");
+    dir
+}
+
+#[test]
+fn a_500_kustomization_change_is_split_into_comments_with_the_whole_summary_first() {
+    const N: usize = 500;
+    let repo = many_kustomizations(N, "1.0.0");
+    // Every app bumped: a new image, a new chart label, a new line of config.
+    for i in 0..N {
+        let f = format!("apps/app-{i:03}/app.yaml");
+        let text = fs::read_to_string(repo.path().join(&f)).unwrap();
+        fs::write(repo.path().join(&f), text.replace("1.0.0", "1.1.0")).unwrap();
+    }
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("report");
+    let run = diff(
+        repo.path(),
+        &[
+            "--format",
+            "markdown",
+            "--out",
+            out.to_str().unwrap(),
+            "--report-url",
+            "https://ci.example/runs/1",
+        ],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let mut parts = Vec::new();
+    while let Ok(p) = fs::read_to_string(out.join(format!("comment-{}.md", parts.len() + 1))) {
+        parts.push(p);
+    }
+    assert!(parts.len() > 3, "{} comments", parts.len());
+    for (i, p) in parts.iter().enumerate() {
+        assert!(
+            p.len() <= 65_536 - 256,
+            "comment {} is {} bytes",
+            i + 1,
+            p.len()
+        );
+        check_markdown(p).unwrap_or_else(|e| panic!("comment {}: {e}", i + 1));
+    }
+    // The whole summary in the first: the verdict, the counts, every image bump, the link.
+    let first = &parts[0];
+    assert!(
+        first.starts_with(&format!(
+            "## fluxsim diff: `HEAD ({})` → `work tree`: 500 Kustomizations change in 1 of 1 cluster\n",
+            &crate::common::git(repo.path(), &["rev-parse", "HEAD"]).trim()[..12]
+        )),
+        "{}",
+        &first[..300.min(first.len())]
+    );
+    assert!(
+        first.contains("| `prod` | Kustomizations | · | 500 | · | · |"),
+        "{first}"
+    );
+    assert!(first.contains("**500 image changes**"), "{first}");
+    assert!(
+        first.contains("_500 changes hidden by the default filters"),
+        "{first}"
+    );
+    assert!(
+        first.contains("[the HTML report](https://ci.example/runs/1)"),
+        "{first}"
+    );
+    // Nothing lost: every Kustomization's details are in some comment, and the whole
+    // report (Markdown and HTML) in the folder.
+    let all = parts.join("\n");
+    let whole = fs::read_to_string(out.join("report.md")).unwrap();
+    let html = fs::read_to_string(out.join("report.html")).unwrap();
+    for i in 0..N {
+        let name = format!("flux-system/app-{i:03}");
+        assert!(all.contains(&format!("<code>{name}</code>")), "{name}");
+        assert!(whole.contains(&format!("<code>{name}</code>")), "{name}");
+        assert!(html.contains(&format!("<code>{name}</code>")), "{name}");
+    }
+    // stdout is the whole report.
+    assert_eq!(run.stdout, whole);
+}
+
+fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    [
+        "/usr/bin/chromium",
+        "/usr/bin/chromium-browser",
+        "/usr/bin/google-chrome",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|p| p.exists())
+}
+
+/// Headless Chromium on `url` in a new empty profile, nothing fetched: its stdout.
+fn browse(browser: &Path, url: &str, args: &[&str]) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let output = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(args)
+        .arg(url)
+        .output()
+        .expect("chromium runs");
+    assert!(
+        output.status.success(),
+        "chromium: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// The leaves of the report's navigation tree: (shown, hidden).
+fn leaves(dom: &str) -> (usize, usize) {
+    let mut counts = (0, 0);
+    for li in dom.split("<li class=\"leaf").skip(1) {
+        if li.split('>').next().unwrap_or_default().contains(" hidden") {
+            counts.1 += 1;
+        } else {
+            counts.0 += 1;
+        }
+    }
+    counts
+}
+
+#[test]
+fn the_html_report_of_a_diff_lists_every_changed_object_and_filters_in_a_browser() {
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var_os("FLUXSIM_REQUIRE_BROWSER").is_none(),
+            "FLUXSIM_REQUIRE_BROWSER is set and no Chromium was found (apt-get install chromium)"
+        );
+        eprintln!("skipped: no Chromium (apt-get install chromium, or set CHROMIUM)");
+        return;
+    };
+    let repo = chart_bump();
+    edit(
+        repo.path(),
+        "apps/helm/values.yaml",
+        "replicaCount: 2",
+        "replicaCount: 3",
+    );
+    let out = diff(repo.path(), &["--helm", "--format", "html"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stdout.starts_with("<!DOCTYPE html>"));
+    // One file: nothing to fetch.
+    for fetch in ["src=\"http", "href=\"http", "<link", "url("] {
+        assert!(!out.stdout.contains(fetch), "{fetch}");
+    }
+    // Where the test leaves what it saw.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("diff-html");
+    fs::create_dir_all(&dir).unwrap();
+    let page = dir.join("report.html");
+    fs::write(&page, &out.stdout).unwrap();
+    let url = format!("file://{}", page.display());
+    // What changed, from the JSON of the same diff: (cluster, unit, object) shown.
+    let json = diff(repo.path(), &["--helm", "--format", "json"]).json();
+    let mut objects = Vec::new();
+    for c in json["clusters"].as_array().unwrap() {
+        for k in c["kustomizations"].as_array().unwrap() {
+            for o in k["objects"].as_array().unwrap() {
+                if !o["changes"].as_array().is_some_and(Vec::is_empty) {
+                    objects.push(o["object"]["name"].as_str().unwrap().to_string());
+                }
+            }
+        }
+    }
+    assert!(objects.len() >= 4, "{objects:?}");
+    let dom = browse(&browser, &url, &["--dump-dom"]);
+    let (shown, hidden) = leaves(&dom);
+    assert_eq!((shown, hidden), (objects.len(), 0), "{objects:?}");
+    assert!(
+        dom.contains(&format!("{shown} of {shown} shown")),
+        "the script did not run"
+    );
+    for name in &objects {
+        assert!(dom.contains(name), "{name} is not in the page");
+    }
+    // The filter, as a link gives it: only the Deployments of podinfo stay.
+    let filtered = browse(
+        &browser,
+        &format!("{url}#q=deployment%20podinfo"),
+        &["--dump-dom"],
+    );
+    let (kept, _) = leaves(&filtered);
+    assert_eq!(kept, 2, "one per cluster");
+    assert!(filtered.contains(&format!("2 of {shown} shown")));
+    let shot = dir.join("report.png");
+    let _ = fs::remove_file(&shot);
+    browse(
+        &browser,
+        &url,
+        &[
+            &format!("--screenshot={}", shot.display()),
+            "--window-size=1400,1000",
+        ],
+    );
+    let png = fs::read(&shot).expect("a screenshot");
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 20_000);
+}
