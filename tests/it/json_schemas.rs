@@ -19,13 +19,13 @@ fn validator(schema: &str) -> jsonschema::Validator {
 }
 
 /// Every key of `v`, at any depth, except those of a map whose keys are the repository's
-/// (a render's `vars`, by var name).
+/// (a render's `vars`, by var name; a change's values `before` and `after`).
 fn keys(v: &Value, out: &mut Vec<String>) {
     match v {
         Value::Object(m) => {
             for (k, x) in m {
                 out.push(k.clone());
-                if k != "vars" {
+                if !["vars", "before", "after"].contains(&k.as_str()) {
                     keys(x, out);
                 }
             }
@@ -84,6 +84,8 @@ fn every_report_conforms_to_its_schema_on_every_shape() {
         conforms(r, &["graph"], "graph", "GraphReport");
         conforms(r, &["images"], "images", "ImagesReport");
         conforms(r, &["compare"], "compare", "CompareReport");
+        conforms(r, &["validate"], "validate", "ValidateReport");
+        conforms(r, &["render", "--validate"], "render", "RenderReport");
     }
 }
 
@@ -109,6 +111,31 @@ fn diffs_conform_to_their_schemas_with_changes_failures_and_revisions() {
         "prove",
         "ProveReport",
     );
+    // The review's additions and the change's findings (`--validate`) conform too.
+    conforms(
+        r,
+        &["diff", "--base", "HEAD", "--validate", "--all-findings"],
+        "diff",
+        "DiffReport",
+    );
+    conforms(
+        r,
+        &["prove", "--base", "HEAD", "--expect", "any", "--validate"],
+        "prove",
+        "ProveReport",
+    );
+    let json = fluxsim_in(Some(r), &["diff", "--base", "HEAD", "-o", "json"]).json();
+    assert!(json["review"]["title"].is_string(), "{json:#}");
+    assert!(json["applyHazards"].is_array(), "{json:#}");
+    let object = json["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["kustomizations"].as_array().unwrap())
+        .flat_map(|k| k["objects"].as_array().unwrap())
+        .next()
+        .expect("a changed object");
+    assert_eq!(object["changes"][0]["op"], "changed", "{object:#}");
     commit_all(r, "scale orders");
     conforms(
         r,

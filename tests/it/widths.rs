@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::common::{commit_all, fluxsim_in, repo_from};
 
-const REPORTS: [&str; 5] = ["render", "audit", "graph", "images", "compare"];
+const REPORTS: [&str; 6] = ["render", "audit", "graph", "images", "compare", "validate"];
 
 const SHAPES: [&str; 9] = [
     "testdata/fleet",
@@ -39,6 +39,32 @@ fn fits(what: &str, command: &str, out: &crate::common::Output) {
     );
 }
 
+/// The review's text (`diff` and `prove` by default, `--diff-style semantic`): at most 80
+/// columns a line, the revisions first and the verdict right after them.
+fn fits_review(what: &str, command: &str, out: &crate::common::Output) {
+    assert!(out.code <= 1, "{what}: {}", out.stderr);
+    for line in out.stdout.lines() {
+        assert!(
+            line.chars().count() <= 80,
+            "{what}: a line of {} columns:\n{line}\n\n{}",
+            line.chars().count(),
+            out.stdout
+        );
+    }
+    let mut lines = out.stdout.lines();
+    let first = lines.next().unwrap_or_default();
+    assert!(
+        first.starts_with(&format!("fluxsim {command}: ")),
+        "{what}: the revisions first, not {first:?}"
+    );
+    let second = lines.next().unwrap_or_default();
+    assert!(
+        !second.trim().is_empty(),
+        "{what}: then the verdict\n{}",
+        out.stdout
+    );
+}
+
 #[test]
 fn every_report_fits_80_columns_and_leads_with_its_verdict() {
     for shape in SHAPES {
@@ -66,7 +92,24 @@ fn diffs_fit_80_columns_and_say_their_counts_first_and_last() {
         "WEB_REPLICAS: \"3\"",
         "WEB_REPLICAS: \"4\"",
     );
-    let diff = fluxsim_in(Some(repo.path()), &["diff", "--base", "HEAD"]);
+    // The review's text, the default.
+    let review = fluxsim_in(Some(repo.path()), &["diff", "--base", "HEAD"]);
+    fits_review("diff", "diff", &review);
+    assert!(
+        review.stdout.starts_with("fluxsim diff: HEAD ("),
+        "{}",
+        review.stdout
+    );
+    let review = fluxsim_in(
+        Some(repo.path()),
+        &["prove", "--base", "HEAD", "--expect", "changed"],
+    );
+    fits_review("prove", "prove", &review);
+    // The unified diffs: the counts first and last.
+    let diff = fluxsim_in(
+        Some(repo.path()),
+        &["diff", "--diff-style", "lines", "--base", "HEAD"],
+    );
     fits("diff", "diff", &diff);
     assert!(
         diff.stdout
@@ -83,7 +126,15 @@ fn diffs_fit_80_columns_and_say_their_counts_first_and_last() {
     // prove leads with its own verdict, not the diff's.
     let prove = fluxsim_in(
         Some(repo.path()),
-        &["prove", "--base", "HEAD", "--expect", "changed"],
+        &[
+            "prove",
+            "--diff-style",
+            "lines",
+            "--base",
+            "HEAD",
+            "--expect",
+            "changed",
+        ],
     );
     fits("prove", "prove", &prove);
     assert!(
@@ -112,7 +163,11 @@ fn diffs_fit_80_columns_and_say_their_counts_first_and_last() {
         &["prove", "--base", "HEAD", "--expect", "any"],
     ] {
         let out = fluxsim_in(Some(repo.path()), args);
-        fits(&format!("{args:?} on a failing parent"), args[0], &out);
+        fits_review(&format!("{args:?} on a failing parent"), args[0], &out);
+        let mut lines = args.to_vec();
+        lines.extend(["--diff-style", "lines"]);
+        let out = fluxsim_in(Some(repo.path()), &lines);
+        fits(&format!("{lines:?} on a failing parent"), args[0], &out);
     }
 }
 

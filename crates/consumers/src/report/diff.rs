@@ -871,9 +871,26 @@ pub fn compare_json(c: &ClusterComparison) -> Value {
             json_doc::kustomization_refs(n, "dependsOn");
         });
     });
-    json_doc::each(&mut v, "kustomizations", |k| {
-        json_doc::kustomization_refs(k, "kustomization");
-    });
+    // The objects' changes as they are: their values are the repository's (a map's keys
+    // are never camel-cased).
+    for (kv, k) in v
+        .get_mut("kustomizations")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .zip(&c.kustomizations)
+    {
+        json_doc::kustomization_refs(kv, "kustomization");
+        for (ov, o) in kv
+            .get_mut("objects")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .zip(&k.objects)
+        {
+            ov["changes"] = serde_json::to_value(&o.changes).unwrap_or(Value::Null);
+        }
+    }
     json_doc::each(&mut v, "vars", |var| {
         json_doc::kustomization_refs(var, "usedBy");
     });

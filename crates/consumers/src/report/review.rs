@@ -21,6 +21,7 @@ use crate::compare::{Change, ClusterDiff, KustomizationDiff, RevisionDiff};
 use crate::flux::ObjectId;
 use crate::images::ClusterImageDiff;
 use crate::report::diff::{canary_lines, problems, CanarySummary, Proof};
+use crate::report::json as json_doc;
 use crate::report::markdown::plain_of;
 use crate::text::plural;
 
@@ -422,22 +423,30 @@ pub fn add_to_json(json: &mut Value, diff: &RevisionDiff, analysis: &Analysis) {
     let Some(clusters) = json.get_mut("clusters").and_then(Value::as_array_mut) else {
         return;
     };
-    // The JSON is the diff serialized: its arrays are the diff's, in its order.
-    for (cj, cd) in clusters.iter_mut().zip(&diff.clusters) {
+    // The JSON is the diff serialized (`report::diff::diff_json`): a cluster is found by its
+    // `name`, its Kustomizations are the diff's, in its order.
+    for cj in clusters.iter_mut() {
+        let Some(cd) = diff
+            .clusters
+            .iter()
+            .find(|c| cj.get("name").and_then(Value::as_str) == Some(c.cluster.as_str()))
+        else {
+            continue;
+        };
         let Some(cluster) = analysis.clusters.iter().find(|x| x.name == cd.cluster) else {
             continue;
         };
         cj["pruneDeletions"] = json!(cluster
             .prune_deletions
             .iter()
-            .map(|d| json!({"kustomization": d.unit, "object": d.object}))
+            .map(|d| json!({"kustomization": json_doc::kustomization(&d.unit), "object": d.object}))
             .collect::<Vec<_>>());
         cj["imageChanges"] = json!(cluster
             .image_bumps
             .iter()
             .map(
-                |b| json!({"kustomization": b.unit, "object": b.object, "path": b.path,
-                            "before": b.base, "after": b.head})
+                |b| json!({"kustomization": json_doc::kustomization(&b.unit), "object": b.object,
+                            "path": b.path, "before": b.base, "after": b.head})
             )
             .collect::<Vec<_>>());
         cj["hazards"] = json!(cluster.hazards);
