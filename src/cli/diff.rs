@@ -76,7 +76,7 @@ pub(crate) struct DiffArgs {
     pub(crate) format: DiffFormat,
     #[command(flatten)]
     pub(crate) fail: super::FailFlags,
-    /// Also write every report into DIR (text, Markdown, HTML, JSON, and comments that fit).
+    /// Also write every report, and comments that fit, into DIR.
     ///
     /// `report.txt`, `report.md` (in the flavour of `--format`, GitHub's by default),
     /// `report.html`, `report.json`, and the Markdown split into `comment-1.md`,

@@ -75,7 +75,10 @@ enum Command {
     /// with its SHA-256. Exit 1 when any Kustomization fails, 2 when nothing could run.
     #[command(
         after_help = examples::RENDER,
-        after_long_help = examples::long(examples::RENDER, "render")
+        after_long_help = examples::long(examples::RENDER, "render"),
+        // The schemas' options in the long help only: --validate is enough to start.
+        mut_arg("kube_version", |a| a.hide_short_help(true)),
+        mut_arg("schema_dir", |a| a.hide_short_help(true))
     )]
     Render(render::RenderArgs),
     /// Print one Kustomization's rendered artifact (like `flux build kustomization`).
@@ -105,7 +108,10 @@ enum Command {
     /// (`--fail-on info`: when anything changed), 2 when the diff could not run.
     #[command(
         after_help = examples::DIFF,
-        after_long_help = examples::long(examples::DIFF, "diff")
+        after_long_help = examples::long(examples::DIFF, "diff"),
+        // The schemas' options in the long help only: --validate is enough to start.
+        mut_arg("kube_version", |a| a.hide_short_help(true)),
+        mut_arg("schema_dir", |a| a.hide_short_help(true))
     )]
     Diff(diff::DiffArgs),
     /// Compare clusters: their Kustomization graphs, templates, and the vars that differ.
@@ -126,7 +132,11 @@ enum Command {
     /// --allow-blind). Exit 1 when it fails, 2 when it could not run.
     #[command(
         after_help = examples::PROVE,
-        after_long_help = examples::long(examples::PROVE, "prove")
+        after_long_help = examples::long(examples::PROVE, "prove"),
+        // The schemas' options in the long help only: --validate is enough to start.
+        mut_arg("kube_version", |a| a.hide_short_help(true)),
+        mut_arg("schema_dir", |a| a.hide_short_help(true)),
+        mut_arg("full", |a| a.hide_short_help(true))
     )]
     Prove(diff::ProveArgs),
     /// Simulate a cold start of each cluster: can every Kustomization become Ready, and in

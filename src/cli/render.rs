@@ -107,9 +107,11 @@ pub(crate) struct RenderFlags {
     /// and nothing is fetched. For trusted repositories only (README, "Security model").
     #[arg(long, env = "FLUXSIM_ALLOW_NETWORK", hide_short_help = true)]
     pub(crate) allow_network: bool,
-    /// The Flux Operator CLI that renders ResourceSets (`flux-operator build rset`, v0.59.0);
-    /// default: `flux-operator` on PATH, looked for only when a ResourceSet is found.
-    #[arg(long, value_name = "PATH")]
+    /// The Flux Operator CLI that renders ResourceSets [default: `flux-operator` on PATH].
+    ///
+    /// It runs `flux-operator build rset` (v0.59.0); looked for only when a ResourceSet is
+    /// found.
+    #[arg(long, value_name = "PATH", hide_short_help = true)]
     pub(crate) flux_operator: Option<PathBuf>,
 }
 

@@ -228,9 +228,11 @@ fn outcome(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
 
 /// `--validate` on `render`: validation of what was rendered, after the table.
 #[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = "Validation options")]
 pub(crate) struct ValidateFlag {
-    /// Also check every rendered object against its schema (as `fluxsim validate`); errors
-    /// make the exit status 1.
+    /// Also check every rendered object against its schema (as `fluxsim validate`).
+    ///
+    /// Its findings count at their level for --fail-on (an error: exit 1 by default).
     #[arg(long)]
     pub(crate) validate: bool,
     #[command(flatten)]
@@ -267,13 +269,16 @@ impl ValidateFlag {
 
 /// `--validate` and `--all-findings` on `diff` and `prove`.
 #[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = "Validation options")]
 pub(crate) struct DiffValidate {
-    /// Also check both revisions' objects against their schemas (as `fluxsim validate`) and
-    /// report the findings head brings; those base has too are left out (--all-findings).
+    /// Also check the objects against their schemas.
+    ///
+    /// As `fluxsim validate` does. Both revisions are checked and the findings head brings are reported; those base
+    /// has too are left out (--all-findings).
     #[arg(long)]
     pub(crate) validate: bool,
     /// With --validate: every finding of head, not only those base does not have.
-    #[arg(long, requires = "validate")]
+    #[arg(long, requires = "validate", hide_short_help = true)]
     pub(crate) all_findings: bool,
     #[command(flatten)]
     pub(crate) schema: SchemaFlags,

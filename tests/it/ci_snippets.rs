@@ -19,7 +19,10 @@
 //! `scripts/action/run`; the job fails when the exit code it records is not 0, unless
 //! `fail: false`); other actions (`actions/checkout`, `upload-sarif`) are not run. A GitLab
 //! job runs its `script:` lines in one `bash -e`, with this checkout as `/opt/fluxsim`, its
-//! `variables:`, and a fake `curl` answering GitLab's API.
+//! `variables:`, and a fake `curl` answering GitLab's API. A Forgejo or Gitea workflow's
+//! steps that run `/opt/fluxsim`'s scripts run the same way, with the job's and the step's
+//! `env:` (the step that installs fluxsim from the network is not run: this build is on
+//! PATH), the fake `curl` answering Gitea's API.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -36,6 +39,12 @@ enum Step {
     Run(String),
     /// `uses: fluxsim/fluxsim@...` with its `with:` inputs.
     Action(serde_json::Map<String, Value>),
+    /// A `run:` step of a workflow that runs fluxsim's scripts from a clone in `/opt/fluxsim`
+    /// (Forgejo and Gitea Actions): the script, and the job's and the step's `env:`.
+    Forge {
+        script: String,
+        env: Vec<(String, String)>,
+    },
     /// A GitLab CI job: its `script:` lines and `variables:`.
     Gitlab {
         script: Vec<String>,
@@ -87,8 +96,33 @@ fn yaml_blocks(text: &str) -> Vec<(usize, String)> {
     out
 }
 
-fn github_step(step: &Value) -> Option<Step> {
+/// A map of `env:` (or `variables:`) as pairs, the values as strings.
+fn env_of(v: Option<&Value>) -> Vec<(String, String)> {
+    v.and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A step of a job whose `env:` is `job_env`.
+fn github_step(step: &Value, job_env: &[(String, String)]) -> Option<Step> {
     if let Some(run) = step.get("run").and_then(Value::as_str) {
+        if run.contains("/opt/fluxsim") {
+            // Installing fluxsim from the network is not run: this build is on PATH and
+            // this checkout stands for the clone.
+            if run.contains("scripts/action/install") {
+                return None;
+            }
+            let mut env = job_env.to_vec();
+            env.extend(env_of(step.get("env")));
+            return Some(Step::Forge {
+                script: run.to_string(),
+                env,
+            });
+        }
         return Some(Step::Run(run.to_string()));
     }
     let uses = step.get("uses").and_then(Value::as_str)?;
@@ -118,11 +152,11 @@ fn steps_of(doc: &Value) -> Vec<Step> {
     if let Some(jobs) = doc.get("jobs").and_then(Value::as_object) {
         return jobs
             .values()
-            .flat_map(|j| strings_or_steps(j.get("steps")))
+            .flat_map(|j| strings_or_steps(j.get("steps"), &env_of(j.get("env"))))
             .collect();
     }
     if doc.is_array() {
-        return strings_or_steps(Some(doc));
+        return strings_or_steps(Some(doc), &[]);
     }
     doc.as_object()
         .map(|jobs| {
@@ -145,9 +179,9 @@ fn steps_of(doc: &Value) -> Vec<Step> {
         .unwrap_or_default()
 }
 
-fn strings_or_steps(v: Option<&Value>) -> Vec<Step> {
+fn strings_or_steps(v: Option<&Value>, job_env: &[(String, String)]) -> Vec<Step> {
     v.and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(github_step).collect())
+        .map(|a| a.iter().filter_map(|s| github_step(s, job_env)).collect())
         .unwrap_or_default()
 }
 
@@ -258,11 +292,13 @@ fn pull_request(src: &Path) -> (tempfile::TempDir, tempfile::TempDir) {
 fn bin_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fluxsim"), dir.path().join("fluxsim")).unwrap();
-    // GitLab's API: the notes list is empty, a new note is accepted.
+    // GitLab's and Gitea's APIs: the notes (comments) list is empty, a new one is accepted
+    // (what is sent on stdin read, as curl reads it).
     let curl = dir.path().join("curl");
     fs::write(
         &curl,
-        "#!/usr/bin/env bash\ncase \"$*\" in *\"-X POST\"*) echo '{}' ;; *) echo '[]' ;; esac\n",
+        "#!/usr/bin/env bash\ncase \"$*\" in *@-*) cat > /dev/null ;; esac\n\
+         case \"$*\" in *\"-X POST\"*) echo '{}' ;; *) echo '[]' ;; esac\n",
     )
     .unwrap();
     let mut perm = fs::metadata(&curl).unwrap().permissions();
@@ -327,6 +363,24 @@ fn run_step(step: &Step, dir: &Path, env: &[(&str, String)]) -> Result<(), Strin
             }
             Ok(())
         }
+        Step::Forge { script, env: vars } => {
+            let fluxsim_checkout = crate_path("").display().to_string();
+            let body = script.replace("/opt/fluxsim", fluxsim_checkout.trim_end_matches('/'));
+            let mut env = env.to_vec();
+            for (k, v) in vars {
+                // The workflow's expressions, as a pull request into main would give them.
+                let v = if v.contains("github.base_ref") {
+                    "main".to_string()
+                } else if v.contains("${{") {
+                    format!("https://forge.example/{k}")
+                } else {
+                    v.clone()
+                };
+                env.push((k.as_str(), v));
+            }
+            env.push(("GITHUB_REPOSITORY", "owner/fleet".to_string()));
+            bash(&body, dir, &env).map(drop)
+        }
         Step::Gitlab { script, variables } => {
             let fluxsim_checkout = crate_path("").display().to_string();
             let fluxsim_checkout = fluxsim_checkout.trim_end_matches('/');
@@ -373,11 +427,8 @@ fn snippets_pass_on(repo: &Path) {
     let mut failed = Vec::new();
     for s in snippets() {
         for step in &s.steps {
-            if matches!(step, Step::Gitlab { .. }) && !gitlab_runs {
-                eprintln!(
-                    "{}: jq is not installed: the GitLab job is not run",
-                    s.place
-                );
+            if matches!(step, Step::Gitlab { .. } | Step::Forge { .. }) && !gitlab_runs {
+                eprintln!("{}: jq is not installed: the job is not run", s.place);
                 continue;
             }
             if let Err(e) = run_step(step, clone.path(), &env) {

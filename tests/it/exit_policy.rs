@@ -41,7 +41,7 @@ fn every_command_that_finds_something_takes_fail_on_with_the_default_error() {
     let commands = table_commands();
     assert_eq!(
         commands,
-        ["render", "diff", "prove", "compare", "audit", "graph", "images"],
+        ["render", "diff", "prove", "compare", "audit", "graph", "validate", "images"],
         "the table lists every command that finds something"
     );
     for c in &commands {
@@ -100,9 +100,9 @@ fn clusters_that_differ_beyond_values_are_info_for_compare() {
 }
 
 #[test]
-fn a_failed_render_is_an_error_for_render_audit_and_images() {
+fn a_failed_render_is_an_error_for_render_audit_images_and_validate() {
     let repo = repo_from("testdata/bad/missing-path");
-    for c in ["render", "audit", "images"] {
+    for c in ["render", "audit", "images", "validate"] {
         let out = run(repo.path(), &[c]);
         assert_eq!(out.code, 1, "{c}: {}{}", out.stdout, out.stderr);
         let never = run(repo.path(), &[c, "--fail-on", "never"]);
@@ -136,8 +136,29 @@ fn a_graph_warning_fails_only_with_fail_on_warning() {
 
 #[test]
 fn could_not_run_is_2_whatever_fail_on_says() {
-    for c in ["render", "audit", "graph", "images", "compare"] {
+    for c in ["render", "audit", "graph", "images", "compare", "validate"] {
         let out = fluxsim(&[c, "/nonexistent/fluxsim-repo", "--fail-on", "never"]);
         assert_eq!(out.code, 2, "{c}: {}", out.stderr);
     }
+}
+
+#[test]
+fn a_schema_error_is_an_error_for_validate_and_render_validate() {
+    // testdata/validate/fleet: objects the API server rejects (FS301 errors).
+    let repo = repo_from("testdata/validate/fleet");
+    for args in [&["validate"][..], &["render", "--validate"]] {
+        let out = run(repo.path(), args);
+        assert_eq!(out.code, 1, "{args:?}: {}{}", out.stdout, out.stderr);
+        assert!(
+            out.stdout.contains("error[FS301]"),
+            "{args:?}: {}",
+            out.stdout
+        );
+        let mut never = args.to_vec();
+        never.extend(["--fail-on", "never"]);
+        let out = run(repo.path(), &never);
+        assert_eq!(out.code, 0, "{never:?}: {}", out.stderr);
+    }
+    // Without --validate, render does not look at schemas.
+    assert_eq!(run(repo.path(), &["render"]).code, 0);
 }

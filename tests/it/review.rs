@@ -66,7 +66,8 @@ fn chart_bump() -> tempfile::TempDir {
 fn a_chart_bump_shows_the_image_change_and_hides_the_label_and_checksum_churn_counted() {
     let repo = chart_bump();
     let out = diff(repo.path(), &["--helm", "--cluster", "dev"]);
-    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    // A change is info: exit 0 under the default --fail-on error.
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let text = &out.stdout;
     assert!(
         text.starts_with("fluxsim diff: HEAD (")
@@ -131,8 +132,11 @@ fn a_change_only_in_filtered_fields_is_a_change_that_the_report_says_it_hid() {
         "version: 6.5.0",
         "version: 6.5.1",
     );
-    let out = diff(repo.path(), &["--helm", "--cluster", "dev"]);
-    // The bytes changed: a change (exit 1), never "identical".
+    let out = diff(
+        repo.path(),
+        &["--helm", "--cluster", "dev", "--fail-on", "info"],
+    );
+    // The bytes changed: a change (exit 1 at --fail-on info), never "identical".
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout
@@ -172,7 +176,8 @@ fn role_reorder() -> tempfile::TempDir {
 fn a_list_reordered_in_an_object_reads_order_changed_and_nothing_else() {
     let repo = role_reorder();
     let out = diff(repo.path(), &["--cluster", "dev"]);
-    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    // A change is info: exit 0 under the default --fail-on error.
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let details = &out.stdout[out.stdout.find("== cluster dev").expect(&out.stdout)..];
     assert_eq!(
         details,
@@ -260,7 +265,8 @@ fn strip_hides_a_path_and_the_bases_config_strips_what_head_cannot_unstrip() {
         "tag: 6.6.0",
     );
     let out = diff(repo.path(), &["--helm", "--cluster", "dev"]);
-    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    // A change is info: exit 0 under the default --fail-on error.
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout
             .contains("spec.template.spec.containers[name=podinfo].image\n"),
@@ -316,7 +322,10 @@ fn skip_secrets_and_skip_crds_leave_them_out_and_say_how_many() {
         shown.stdout
     );
     assert!(!shown.stdout.contains("hunter"), "{}", shown.stdout);
-    let skipped = diff(repo.path(), &["--cluster", "dev", "--skip-secrets"]);
+    let skipped = diff(
+        repo.path(),
+        &["--cluster", "dev", "--skip-secrets", "--fail-on", "info"],
+    );
     assert_eq!(skipped.code, 1, "still a change: {}", skipped.stdout);
     assert!(
         !skipped.stdout.contains("Secret redis-auth"),
@@ -343,7 +352,8 @@ fn objects_pruned_and_the_hazards_they_bring_lead_the_summary() {
     commit_all(repo.path(), "a claim");
     fs::remove_file(repo.path().join("apps/wave-0/redis/extra.yaml")).unwrap();
     let out = diff(repo.path(), &["--cluster", "dev", "--format", "markdown"]);
-    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    // A change is info: exit 0 under the default --fail-on error.
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let summary = &out.stdout[..out.stdout.find("### Cluster").expect(&out.stdout)];
     assert!(
         summary.contains("**1 object** deleted by prune"),
@@ -357,11 +367,12 @@ fn objects_pruned_and_the_hazards_they_bring_lead_the_summary() {
         summary.contains("prunes `PersistentVolumeClaim"),
         "{summary}"
     );
-    // In JSON too, camelCase.
+    // In JSON too, in fluxsim's convention (camelCase, a Kustomization as {namespace, name}).
     let json = diff(repo.path(), &["--cluster", "dev", "--format", "json"]).json();
     let deletions = &json["clusters"][0]["pruneDeletions"];
     assert_eq!(
-        deletions[0]["kustomization"], "flux-system/apps-wave-0",
+        deletions[0]["kustomization"],
+        serde_json::json!({"namespace": "flux-system", "name": "apps-wave-0"}),
         "{deletions:#}"
     );
     assert_eq!(deletions[0]["object"]["kind"], "PersistentVolumeClaim");
@@ -379,7 +390,9 @@ fn json_gains_each_objects_semantic_changes() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|k| k["kustomization"] == "flux-system/apps-helm/helm/apps/podinfo")
+        .find(|k| {
+            crate::common::ks(&k["kustomization"]) == "flux-system/apps-helm/helm/apps/podinfo"
+        })
         .unwrap();
     let deployment = release["objects"]
         .as_array()
@@ -410,6 +423,11 @@ fn json_gains_each_objects_semantic_changes() {
         json["clusters"][0]["imageChanges"][0]["after"],
         "registry.example.net/mirror/podinfo:6.6.0"
     );
+    // Named as every Kustomization of fluxsim's JSON is.
+    assert_eq!(
+        crate::common::ks(&json["clusters"][0]["imageChanges"][0]["kustomization"]),
+        "flux-system/apps-helm/helm/apps/podinfo"
+    );
 }
 
 #[test]
@@ -419,7 +437,8 @@ fn gitlab_and_gitea_flavours_fold_as_their_forges_render() {
         repo.path(),
         &["--helm", "--cluster", "dev", "--format", "gitlab"],
     );
-    assert_eq!(gitlab.code, 1, "{}", gitlab.stderr);
+    // A change is info: exit 0 under the default --fail-on error.
+    assert_eq!(gitlab.code, 0, "{}", gitlab.stderr);
     // GitLab's collapsible section: `<summary>` on its own line after `<details>`.
     assert!(
         gitlab.stdout.contains("<details open>\n<summary>"),
@@ -561,7 +580,8 @@ fn a_500_kustomization_change_is_split_into_comments_with_the_whole_summary_firs
             "https://ci.example/runs/1",
         ],
     );
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    // A change is info: exit 0 under the default --fail-on error.
+    assert_eq!(run.code, 0, "{}", run.stderr);
     let mut parts = Vec::new();
     while let Ok(p) = fs::read_to_string(out.join(format!("comment-{}.md", parts.len() + 1))) {
         parts.push(p);
@@ -686,7 +706,8 @@ fn the_html_report_of_a_diff_lists_every_changed_object_and_filters_in_a_browser
         "replicaCount: 3",
     );
     let out = diff(repo.path(), &["--helm", "--format", "html"]);
-    assert_eq!(out.code, 1, "{}", out.stderr);
+    // A change is info: exit 0 under the default --fail-on error.
+    assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.starts_with("<!DOCTYPE html>"));
     // One file: nothing to fetch.
     for fetch in ["src=\"http", "href=\"http", "<link", "url("] {

@@ -93,8 +93,9 @@ fn a_diff_of_a_folder_below_the_top_of_the_work_tree_reads_its_revisions() {
             &["diff", repo, "--base", "HEAD", "--diff-style", "fields"],
         );
         assert_eq!(out.code, 0, "{repo}: {}", out.stderr);
+        // `fields` is the old name of `semantic`: the path, then the values before and after.
         assert!(
-            out.stdout.contains("~ spec.replicas: 2 -> 3"),
+            out.stdout.contains("  spec.replicas\n-   2\n+   3\n"),
             "{repo}: {}",
             out.stdout
         );

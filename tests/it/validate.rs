@@ -386,7 +386,7 @@ fn diff_reports_exactly_the_one_immutable_field_change_and_prove_fails_on_it() {
     assert_eq!(prove.code, 1, "{prove:?}");
     assert_eq!(prove.json()["passed"], false);
     assert_eq!(
-        prove.json()["expectation_met"],
+        prove.json()["expectationMet"],
         true,
         "it fails on the hazard alone"
     );

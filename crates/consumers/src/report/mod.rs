@@ -334,8 +334,22 @@ fn kustomization_json(k: &KustomizationRender) -> serde_json::Value {
         "builtBy": k.built_by.map(crate::model::Maker::as_str),
         "delegated": k.delegated,
         "sha256": k.artifact.as_ref().map(|a| a.sha256.clone()),
-        "objects": k.artifact.as_ref().map(|a| a.objects.clone()).unwrap_or_default(),
+        "objects": k
+            .artifact
+            .as_ref()
+            .map(|a| a.objects.iter().map(object_json).collect::<Vec<_>>())
+            .unwrap_or_default(),
     })
+}
+
+/// An object of a render's JSON: its fields as the artifact holds them, the origin
+/// (`--validate`) in camelCase.
+fn object_json(o: &crate::artifact::ArtifactObject) -> serde_json::Value {
+    let mut v = serde_json::to_value(o).unwrap_or_default();
+    if let Some(origin) = v.get_mut("origin") {
+        *origin = json::camel_keys(origin.take());
+    }
+    v
 }
 
 /// The render as stable JSON.
