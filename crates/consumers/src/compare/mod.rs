@@ -397,6 +397,31 @@ fn by_id(c: Option<&ClusterRender>) -> BTreeMap<String, &KustomizationRender> {
     .unwrap_or_default()
 }
 
+/// A Kustomization external on both sides is the same when what it is a function of is:
+/// then `change` becomes `ExternalUnchanged`. What was checked, or why it is unproven.
+fn external_both(
+    bk: Option<&KustomizationRender>,
+    hk: Option<&KustomizationRender>,
+    base: Option<&ClusterRender>,
+    head: Option<&ClusterRender>,
+    opts: &DiffOptions,
+    change: &mut Change,
+) -> Option<String> {
+    let (Some(bk), Some(hk), Some(bc), Some(hc)) = (bk, hk, base, head) else {
+        return None;
+    };
+    if !matches!(bk.status, Status::External(_)) || !matches!(hk.status, Status::External(_)) {
+        return None;
+    }
+    match external::external_unchanged(bk, hk, bc, hc, opts.present.show_secrets) {
+        Ok(checked) => {
+            *change = Change::ExternalUnchanged;
+            Some(checked)
+        }
+        Err(external::Unproven(why)) => Some(why),
+    }
+}
+
 fn diff_cluster(
     name: &str,
     base: Option<&ClusterRender>,
@@ -442,20 +467,7 @@ fn diff_cluster(
             _ if ba.map(|a| &a.sha256) == ha.map(|a| &a.sha256) && bp == hp => Change::Identical,
             _ => Change::Changed,
         };
-        // External on both sides: the same when what it is a function of is.
-        let mut external = None;
-        if let (Some(bk), Some(hk), Some(bc), Some(hc)) = (bk, hk, base, head) {
-            if matches!(bk.status, Status::External(_)) && matches!(hk.status, Status::External(_))
-            {
-                match external::external_unchanged(bk, hk, bc, hc, opts.present.show_secrets) {
-                    Ok(checked) => {
-                        change = Change::ExternalUnchanged;
-                        external = Some(checked);
-                    }
-                    Err(external::Unproven(why)) => external = Some(why),
-                }
-            }
-        }
+        let external = external_both(bk, hk, base, head, opts, &mut change);
         let (objects, left_out) = if matches!(
             change,
             Change::Identical | Change::NotCompared | Change::ExternalUnchanged
