@@ -26,11 +26,16 @@ pub(crate) struct SchemaFlags {
     pub(crate) schema_dir: Vec<PathBuf>,
 }
 
+/// The Kubernetes versions with embedded schemas, as errors list them (`1.34, 1.35, 1.36`).
+fn supported_versions() -> String {
+    KubeVersion::ALL.map(KubeVersion::as_str).join(", ")
+}
+
 fn kube_version(s: &str) -> Result<KubeVersion, String> {
     KubeVersion::parse(s).map_err(|_| {
         format!(
             "no schemas for Kubernetes `{s}`: one of {}",
-            KubeVersion::ALL.map(KubeVersion::as_str).join(", ")
+            supported_versions()
         )
     })
 }
@@ -47,7 +52,7 @@ impl SchemaFlags {
                     "{}: [validate] kube_version `{}`: no schemas for it (one of {})",
                     crate::config::CONFIG_FILE,
                     crate::report::escape::OneLine(v),
-                    KubeVersion::ALL.map(KubeVersion::as_str).join(", ")
+                    supported_versions()
                 )
             })?),
             (None, None) => None,

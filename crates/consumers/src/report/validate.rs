@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::escape::OneLine;
 use super::findings::{counts, findings_json, findings_text};
 use super::layout::Layout;
-use crate::model::{RepoRender, Status};
+use crate::model::RepoRender;
 use crate::validate::Validation;
 
 /// Kustomizations of the render whose objects were not validated (not rendered), each as
@@ -29,17 +29,6 @@ fn not_validated(r: &RepoRender) -> Vec<(&str, String, &'static str)> {
                 })
         })
         .collect()
-}
-
-/// Kustomizations that failed to render: they apply nothing, which is a failure of the
-/// cluster, not a blind spot of validation.
-#[must_use]
-pub fn failed(r: &RepoRender) -> usize {
-    r.clusters
-        .iter()
-        .flat_map(|c| &c.kustomizations)
-        .filter(|k| matches!(k.status, Status::Failed(_)))
-        .count()
 }
 
 /// The verdict line: how many objects of how many clusters, against which Kubernetes, and
