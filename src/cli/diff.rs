@@ -594,13 +594,18 @@ fn write_reports(
     Ok(())
 }
 
-/// The image changes between the two renders of a pair.
+/// The image changes between the two renders of a pair, but for what `diff` could not
+/// compare (unknown, never removed).
 fn image_changes(
     base: &[crate::model::ClusterRender],
     head: &[crate::model::ClusterRender],
+    diff: &RevisionDiff,
 ) -> Vec<crate::images::ClusterImageDiff> {
-    use crate::images::{cluster_images, diff_images};
-    diff_images(&cluster_images(base), &cluster_images(head))
+    use crate::images::{cluster_images, diff_images, only_compared};
+    only_compared(
+        diff_images(&cluster_images(base), &cluster_images(head)),
+        diff,
+    )
 }
 
 pub(crate) fn run_diff(args: &DiffArgs, layout: crate::report::layout::Layout) -> Outcome {
@@ -611,7 +616,7 @@ pub(crate) fn run_diff(args: &DiffArgs, layout: crate::report::layout::Layout) -
     let cache = build_cache(builder.as_ref(), &opts);
     let pair = render_pair(args, &opts, &cache, HeadUse::Render)?;
     let diff = &pair.diff;
-    let images = image_changes(&pair.base.clusters, pair.head.clusters());
+    let images = image_changes(&pair.base.clusters, pair.head.clusters(), &pair.diff);
     let filters = args.view.filters(&pair.config_strip)?;
     // What the change brings at apply time (and, with --validate, the schema findings).
     let head_render = match &pair.head {
@@ -664,7 +669,7 @@ pub(crate) fn run_prove(args: &ProveArgs, layout: crate::report::layout::Layout)
         anyhow::bail!("internal: prove's head was not rendered");
     };
     let head = *head;
-    let images = image_changes(&base.clusters, &head.clusters);
+    let images = image_changes(&base.clusters, &head.clusters, &diff);
     let checks = args
         .diff
         .checks

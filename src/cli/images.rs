@@ -64,9 +64,13 @@ pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome
     let builder = make_builder(&opts)?;
     let cache = build_cache(builder.as_ref(), &opts);
     let pair = render_pair(&diff_args, &opts, &cache, HeadUse::Render)?;
-    let changes = diff_images(
-        &cluster_images(&pair.base.clusters),
-        &cluster_images(pair.head.clusters()),
+    // What could not be compared is unknown, never an image removed or added.
+    let changes = crate::images::only_compared(
+        diff_images(
+            &cluster_images(&pair.base.clusters),
+            &cluster_images(pair.head.clusters()),
+        ),
+        &pair.diff,
     );
     let (base, head) = (pair.diff.base.clone(), pair.diff.head.clone());
     let (base_rev, head_rev) = (
@@ -92,7 +96,18 @@ pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome
             Kind::Markdown,
         ),
     };
+    // What was not compared is said, never taken for "no image changed".
+    let not_compared = pair.diff.not_compared();
+    let note = if not_compared > 0 {
+        format!(
+            "fluxsim images: {} not compared (not rendered in base or head): their images \
+             are not compared\n",
+            crate::report::plural(not_compared, "Kustomization")
+        )
+    } else {
+        String::new()
+    };
     pair.finish();
     let status = args.fail.status(level);
-    Ok(Output::new(text, status).kind(kind))
+    Ok(Output::new(text, status).kind(kind).with_stderr(&note))
 }

@@ -1484,3 +1484,30 @@ fn an_external_kustomization_whose_source_maker_or_var_source_changed_is_not_com
         "ConfigMap/flux-system/cluster-vars changed: data.cluster_name: \"dev\" -> \"dev-1\""
     );
 }
+
+// Flux applies nothing from a failed build and prunes nothing (`fluxcd/kustomize-controller`
+// `internal/controller/kustomization_controller.go`: `reconcile` returns before `apply` and
+// `prune`): the images below a parent that fails in head keep running. Neither `diff`'s
+// review nor `images --diff` calls them removed; `images --diff` says they were not compared.
+#[test]
+fn a_parent_failing_in_head_removes_no_image() {
+    let repo = repo_from("testdata/fleet");
+    let path = repo.path().join("clusters/base/apps.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replacen("interval: ", "interval: [", 1)).unwrap();
+    let json = run(repo.path(), &["diff", "--base", "HEAD", "--format", "json"]).json();
+    for c in json["clusters"].as_array().unwrap() {
+        assert_eq!(c["imageChanges"], serde_json::json!([]), "{c:#}");
+    }
+    let text = run(repo.path(), &["diff", "--base", "HEAD"]).stdout;
+    assert!(!text.contains("image changes"), "{text}");
+    let images = run(repo.path(), &["images", "--diff", "--base", "HEAD"]);
+    assert!(!images.stdout.contains("- docker.io/"), "{}", images.stdout);
+    assert!(
+        images.stderr.contains("18 Kustomizations not compared"),
+        "{}",
+        images.stderr
+    );
+    // A failure in head is an error for both.
+    assert_eq!(images.code, 1, "{}", images.stderr);
+}

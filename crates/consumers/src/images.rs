@@ -235,6 +235,33 @@ pub struct ClusterImageDiff {
     pub changes: Vec<ImageChange>,
 }
 
+/// `changes` without those of Kustomizations that `diff` could not compare: what one that
+/// did not render in a revision runs there is unknown, never added or removed (Flux applies
+/// nothing from a failed build and prunes nothing: `fluxcd/kustomize-controller`
+/// `internal/controller/kustomization_controller.go`, `reconcile` returns before `apply`
+/// and `prune`). A cluster left without a change is dropped.
+#[must_use]
+pub fn only_compared(
+    changes: Vec<ClusterImageDiff>,
+    diff: &crate::compare::RevisionDiff,
+) -> Vec<ClusterImageDiff> {
+    changes
+        .into_iter()
+        .filter_map(|mut c| {
+            let not_compared: BTreeSet<&str> = diff
+                .clusters
+                .iter()
+                .filter(|d| d.cluster == c.cluster)
+                .flat_map(crate::compare::ClusterDiff::not_compared)
+                .map(|k| k.kustomization.as_str())
+                .collect();
+            c.changes
+                .retain(|i| !not_compared.contains(i.kustomization.as_str()));
+            (!c.changes.is_empty()).then_some(c)
+        })
+        .collect()
+}
+
 /// What changed in each cluster's images between `base` and `head` (clusters of either);
 /// an image is matched by its object and its place in it, whichever Kustomization applies it.
 #[must_use]
