@@ -348,3 +348,35 @@ fn built_objects_are_read_back_as_the_controller_reads_them_before_the_apply() {
          \"metadata\":{\"name\":\"typed-by-a-var\"}}'\n"
     );
 }
+
+// fluxcd/pkg/ssa v0.76.2 utils/object.go ReadObjects: an object with a top-level `items` list
+// is read back as a List (apimachinery's Unstructured.IsList) and its items are applied in
+// its place (EachListItem), commonMetadata and a Secret's stringData folding included; an
+// item that is not an object the API server can name fails the Kustomization at the apply
+// (the `sequence-of-maps` YAML re-read vectors).
+#[test]
+fn an_object_with_an_items_list_is_applied_as_its_items() {
+    let repo = fixture("read-back");
+    let objects = {
+        let r = build(repo.path(), "list", &["--show-secrets"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        yaml_objects(&r.stdout)
+    };
+    assert_eq!(names(&objects), ["item-a", "item-b", "plain"]);
+    assert_eq!(find(&objects, "ConfigMap", "item-a")["data"]["k"], "hello");
+    assert_eq!(
+        find(&objects, "ConfigMap", "item-a")["metadata"]["labels"]["team"],
+        "a"
+    );
+    assert_eq!(
+        find(&objects, "Secret", "item-b")["data"]["token"],
+        "dDBrZW4="
+    );
+    let r = build(repo.path(), "list-of-maps", &[]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stderr,
+        "fluxsim: flux-system/list-of-maps failed: apply: an item of a List without apiVersion, \
+         kind or name: {\"name\":true,\"v\":1}\n"
+    );
+}
