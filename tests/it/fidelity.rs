@@ -174,6 +174,14 @@ fn spec_build_metadata_annotates_objects_as_flux_builds_them() {
         assert!(
             annotation(&both, ORIGIN).is_some() && annotation(&both, TRANSFORMATIONS).is_some()
         );
+        // Substituted and given commonMetadata, objects keep them: Flux substitutes without
+        // building again (found by scripts/oracle-fuzz).
+        let substituted = one("both-substituted");
+        assert_eq!(annotation(&substituted, ORIGIN), annotation(&both, ORIGIN));
+        assert_eq!(
+            annotation(&substituted, TRANSFORMATIONS),
+            annotation(&both, TRANSFORMATIONS)
+        );
         // No `resources`: the generator asks for origin annotations.
         let generated = one("generators-only");
         assert!(annotation(&generated, ORIGIN)
