@@ -114,27 +114,22 @@ pub fn substitute_kustomization(
             }
             ReadBack::LeftOut(why) => left_out.push((pieces.len(), why)),
             ReadBack::List => {
-                // ssautil.ReadObjects: Unstructured.IsList, then EachListItem: the items are
-                // applied in the List's place, with what the apply changes.
                 r.notes
                     .push(Note::ReadBackAsList(ObjectId::of(&obj).to_string()));
-                let items = obj["items"].as_array().cloned().unwrap_or_default();
-                if items.iter().any(|i| !i.is_object()) {
+                match list_items(&obj, ks, &mut apply_error) {
                     // Null marks it: the first document that does not read wins.
-                    kindless.get_or_insert(Value::Null);
-                    continue;
-                }
-                for mut item in items {
-                    if !conforms(&item) && apply_error.is_none() {
-                        apply_error =
-                            Some(PostBuildError::ListItemNotAnObject(go_json_text(&item)));
+                    None => {
+                        kindless.get_or_insert(Value::Null);
                     }
-                    apply_time_changes(&mut item, ks);
-                    piece_ids.push(ObjectId::of(&item));
-                    pieces.push((true, super::reprint::object_text(&item)));
-                    piece_from.push(index);
+                    Some(items) => {
+                        for item in items {
+                            piece_ids.push(ObjectId::of(&item));
+                            pieces.push((true, super::reprint::object_text(&item)));
+                            piece_from.push(index);
+                        }
+                        changed = true;
+                    }
                 }
-                changed = true;
                 continue;
             }
         }
@@ -182,14 +177,26 @@ pub fn substitute_kustomization(
     if !changed {
         return Ok(template);
     }
-    // kustomize prints the rebuilt objects as it prints resources read from JSON.
-    let reprinted = super::reprint::reprint(cache, &pieces).map_err(PostBuildError::Reprint)?;
-    let mut artifact = Artifact::from_kustomize_output_reading(reprinted, &template)?;
+    reprinted(cache, &pieces, &piece_ids, &piece_from, &template, origins)
+}
+
+/// The artifact of the pieces printed again as kustomize prints resources read from JSON,
+/// each object with the origin of the template object it comes from (substitution may
+/// rename objects, so origins follow each piece's final id).
+fn reprinted(
+    cache: &BuildCache<'_>,
+    pieces: &[(bool, String)],
+    piece_ids: &[ObjectId],
+    piece_from: &[usize],
+    template: &Artifact,
+    origins: &[Option<Origin>],
+) -> Result<Artifact, PostBuildError> {
+    let reprinted = super::reprint::reprint(cache, pieces).map_err(PostBuildError::Reprint)?;
+    let mut artifact = Artifact::from_kustomize_output_reading(reprinted, template)?;
     if !origins.is_empty() {
-        // Substitution may rename objects, so origins follow each piece's final id.
         let by_id: BTreeMap<&ObjectId, &Option<Origin>> = piece_ids
             .iter()
-            .zip(&piece_from)
+            .zip(piece_from)
             .filter_map(|(id, i)| Some((id, origins.get(*i)?)))
             .collect();
         for o in &mut artifact.objects {
@@ -197,6 +204,33 @@ pub fn substitute_kustomization(
         }
     }
     Ok(artifact)
+}
+
+/// The items of an object read back as a List (ssautil.ReadObjects: `Unstructured.IsList`,
+/// then `EachListItem`), each with what the apply changes; `None` when one is not a map
+/// (the read-back fails). The first item the apply cannot send (no apiVersion, kind or
+/// name) is kept in `apply_error`.
+fn list_items(
+    obj: &Value,
+    ks: &Kustomization,
+    apply_error: &mut Option<PostBuildError>,
+) -> Option<Vec<Value>> {
+    let items = obj["items"].as_array().cloned().unwrap_or_default();
+    if items.iter().any(|i| !i.is_object()) {
+        return None;
+    }
+    Some(
+        items
+            .into_iter()
+            .map(|mut item| {
+                if !conforms(&item) && apply_error.is_none() {
+                    *apply_error = Some(PostBuildError::ListItemNotAnObject(go_json_text(&item)));
+                }
+                apply_time_changes(&mut item, ks);
+                item
+            })
+            .collect(),
+    )
 }
 
 /// The var names that the substituted objects of a build output reference without a default
