@@ -316,13 +316,13 @@ func fakeClient(objects []map[string]interface{}) (client.Client, error) {
 		case "ConfigMap":
 			var cm corev1.ConfigMap
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o, &cm); err != nil {
-				return nil, fmt.Errorf("ConfigMap/%s: %w", u.GetName(), err)
+				continue
 			}
 			objs = append(objs, &cm)
 		case "Secret":
 			var s corev1.Secret
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o, &s); err != nil {
-				return nil, fmt.Errorf("Secret/%s: %w", u.GetName(), err)
+				continue
 			}
 			for k, v := range s.StringData {
 				if s.Data == nil {

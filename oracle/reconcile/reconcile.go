@@ -27,6 +27,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/kustomize/api/provider"
 	"sigs.k8s.io/kustomize/api/resource"
 )
 
@@ -165,35 +166,61 @@ func run(j Job) (objs []Object, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build failed: %w", err)
 	}
-	read, err := ssautil.ReadObjects(bytes.NewReader(resources))
-	if err != nil {
+	// The whole stream must read back (a document that does not fails the Kustomization).
+	if _, err := ssautil.ReadObjects(bytes.NewReader(resources)); err != nil {
 		return nil, err
 	}
-	// ReadObjects leaves out, silently, what is not a Kubernetes object it applies (no name
-	// or apiVersion, a kustomize Kustomization): the resources it keeps, in order.
-	var kept []*resource.Resource
+	// What ReadObjects made of each resource, in order (each resource's print read back on
+	// its own, which is what reading the whole stream does document by document): nothing
+	// for what is not a Kubernetes object it applies (no name or apiVersion, a kustomize
+	// Kustomization), the object itself, or for a List (a top-level `items` list,
+	// Unstructured.IsList) its items in its place (EachListItem).
 	for _, res := range m.Resources() {
+		y, err := res.AsYAML()
+		if err != nil {
+			return nil, err
+		}
+		read, err := ssautil.ReadObjects(bytes.NewReader(y))
+		if err != nil {
+			return nil, err
+		}
 		content, err := res.Map()
 		if err != nil {
 			return nil, err
 		}
-		u := &unstructured.Unstructured{Object: content}
-		if ssautil.IsKubernetesObject(u) && !ssautil.IsKustomization(u) {
-			kept = append(kept, res)
+		if (&unstructured.Unstructured{Object: content}).IsList() {
+			for _, item := range read {
+				// The apply sends each item to the API server, which refuses one that is not
+				// an object it can name: offline, the Kustomization fails here.
+				if item.GetAPIVersion() == "" || item.GetKind() == "" || item.GetName() == "" {
+					b, _ := json.Marshal(item.Object)
+					return nil, fmt.Errorf("apply: an item of a List without apiVersion, kind or name: %s", b)
+				}
+				itemRes, err := factory.FromMap(item.Object)
+				if err != nil {
+					return nil, err
+				}
+				o, err := applied(itemRes, item, u)
+				if err != nil {
+					return nil, err
+				}
+				objs = append(objs, o)
+			}
+			continue
 		}
-	}
-	if len(read) != len(kept) {
-		return nil, fmt.Errorf("%d objects printed, %d read back", len(kept), len(read))
-	}
-	for i, res := range kept {
-		o, err := applied(res, read[i], u)
-		if err != nil {
-			return nil, err
+		for _, obj := range read {
+			o, err := applied(res, obj, u)
+			if err != nil {
+				return nil, err
+			}
+			objs = append(objs, o)
 		}
-		objs = append(objs, o)
 	}
 	return objs, nil
 }
+
+// factory makes kustomize resources of the items of a List (printed as kustomize prints).
+var factory = provider.NewDefaultDepProvider().GetResourceFactory()
 
 // applied is one object as the controller hands it to the apply: the build's object
 // `obj` (build: m.AsYaml, read back by ssautil.ReadObjects), with Secret `stringData` folded into
@@ -266,13 +293,15 @@ func fakeClient(objects []map[string]interface{}) (client.Client, error) {
 		case "ConfigMap":
 			var cm corev1.ConfigMap
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o, &cm); err != nil {
-				return nil, fmt.Errorf("ConfigMap/%s: %w", u.GetName(), err)
+				// One the API server cannot store (a field of the wrong type) is on no
+				// cluster: substituteFrom does not find it.
+				continue
 			}
 			objs = append(objs, &cm)
 		case "Secret":
 			var s corev1.Secret
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o, &s); err != nil {
-				return nil, fmt.Errorf("Secret/%s: %w", u.GetName(), err)
+				continue
 			}
 			// The API server stores stringData in data (k8s.io/kubernetes
 			// pkg/apis/core/v1 conversion); the fake client does not.

@@ -174,6 +174,14 @@ fn spec_build_metadata_annotates_objects_as_flux_builds_them() {
         assert!(
             annotation(&both, ORIGIN).is_some() && annotation(&both, TRANSFORMATIONS).is_some()
         );
+        // Substituted and given commonMetadata, objects keep them: Flux substitutes without
+        // building again (found by scripts/oracle-fuzz).
+        let substituted = one("both-substituted");
+        assert_eq!(annotation(&substituted, ORIGIN), annotation(&both, ORIGIN));
+        assert_eq!(
+            annotation(&substituted, TRANSFORMATIONS),
+            annotation(&both, TRANSFORMATIONS)
+        );
         // No `resources`: the generator asks for origin annotations.
         let generated = one("generators-only");
         assert!(annotation(&generated, ORIGIN)
@@ -346,5 +354,37 @@ fn built_objects_are_read_back_as_the_controller_reads_them_before_the_apply() {
         "fluxsim: flux-system/kindless failed: error unmarshaling JSON: while decoding JSON: \
          Object 'Kind' is missing in '{\"apiVersion\":\"v1\",\"data\":{\"a\":\"b\"},\"kind\":null,\
          \"metadata\":{\"name\":\"typed-by-a-var\"}}'\n"
+    );
+}
+
+// fluxcd/pkg/ssa v0.76.2 utils/object.go ReadObjects: an object with a top-level `items` list
+// is read back as a List (apimachinery's Unstructured.IsList) and its items are applied in
+// its place (EachListItem), commonMetadata and a Secret's stringData folding included; an
+// item that is not an object the API server can name fails the Kustomization at the apply
+// (the `sequence-of-maps` YAML re-read vectors).
+#[test]
+fn an_object_with_an_items_list_is_applied_as_its_items() {
+    let repo = fixture("read-back");
+    let objects = {
+        let r = build(repo.path(), "list", &["--show-secrets"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        yaml_objects(&r.stdout)
+    };
+    assert_eq!(names(&objects), ["item-a", "item-b", "plain"]);
+    assert_eq!(find(&objects, "ConfigMap", "item-a")["data"]["k"], "hello");
+    assert_eq!(
+        find(&objects, "ConfigMap", "item-a")["metadata"]["labels"]["team"],
+        "a"
+    );
+    assert_eq!(
+        find(&objects, "Secret", "item-b")["data"]["token"],
+        "dDBrZW4="
+    );
+    let r = build(repo.path(), "list-of-maps", &[]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stderr,
+        "fluxsim: flux-system/list-of-maps failed: apply: an item of a List without apiVersion, \
+         kind or name: {\"name\":true,\"v\":1}\n"
     );
 }

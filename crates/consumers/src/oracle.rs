@@ -205,7 +205,10 @@ pub fn flux_failure(e: &str) -> Failure {
         Failure::Build
     } else if e.starts_with("failed to decode Kubernetes apiVersion, kind and name") {
         Failure::Decode
-    } else if e.contains("Object 'Kind' is missing in") {
+    } else if e.contains("Object 'Kind' is missing in")
+        || e.contains("items member is not an object")
+        || e.starts_with("apply: an item of a List")
+    {
         Failure::ReadBack
     } else if e.starts_with("panic:") && e.contains("slice bounds out of range") {
         // envsubst's toSubstr panics on a negative length (funcs.go); controller-runtime
@@ -266,7 +269,10 @@ pub fn fluxsim_failure(e: &str) -> Failure {
         Failure::Envsubst
     } else if e.contains("apiVersion, kind and name") {
         Failure::Decode
-    } else if e.contains("Object 'Kind' is missing in") {
+    } else if e.contains("Object 'Kind' is missing in")
+        || e.contains("items member is not an object")
+        || e.contains("apply: an item of a List")
+    {
         Failure::ReadBack
     } else {
         Failure::Other

@@ -235,8 +235,8 @@ impl fmt::Display for Note {
             Note::ReadBackAsList(object) => write!(
                 f,
                 "{object} has a top-level `items` list: kustomize-controller reads it back as a \
-                 List and applies its items in its place (ssautil.ReadObjects); fluxsim shows \
-                 the object as built"
+                 List and applies its items in its place (ssautil.ReadObjects), as fluxsim \
+                 shows them"
             ),
             Note::NotApplied { object, why } => write!(
                 f,

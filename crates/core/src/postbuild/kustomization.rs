@@ -42,6 +42,15 @@ pub enum PostBuildError {
     /// JSON.
     #[error("error unmarshaling JSON: while decoding JSON: Object 'Kind' is missing in '{0}'")]
     NotAnObject(String),
+    /// An object with a top-level `items` list whose items are not all maps: reading the
+    /// build back fails as apimachinery's `EachListItem` fails (Go's `%T` of the map type).
+    #[error("items member is not an object: map[string]interface {{}}")]
+    ListItemNotAMap,
+    /// An item of such a List without `apiVersion`, `kind` or `metadata.name`: the apply
+    /// sends it to the API server, which refuses it (offline, the exact answer is not known;
+    /// the object as JSON).
+    #[error("apply: an item of a List without apiVersion, kind or name: {0}")]
+    ListItemNotAnObject(String),
 }
 
 /// postBuild and the apply: each object substituted on its own text as kustomize printed
@@ -68,9 +77,13 @@ pub fn substitute_kustomization(
     // What reading the output back for the apply finds (see `read_back`): the first object
     // without a kind, and the objects it leaves out.
     let mut kindless: Option<Value> = None;
+    // The first failure of the apply (an item of a List it cannot send), after the read-back.
+    let mut apply_error: Option<PostBuildError> = None;
     let mut left_out: Vec<(usize, String)> = Vec::new();
+    // Which template object each piece comes from (for its origin).
+    let mut piece_from: Vec<usize> = Vec::new();
     // The template's objects are the output's documents, in order, already read.
-    for object in &template.objects {
+    for (index, object) in template.objects.iter().enumerate() {
         if !conforms(&object.object) {
             return Err(PostBuildError::NotConforming(go_json_text(&object.object)));
         }
@@ -100,9 +113,25 @@ pub fn substitute_kustomization(
                 kindless.get_or_insert_with(|| obj.clone());
             }
             ReadBack::LeftOut(why) => left_out.push((pieces.len(), why)),
-            ReadBack::List => r
-                .notes
-                .push(Note::ReadBackAsList(ObjectId::of(&obj).to_string())),
+            ReadBack::List => {
+                r.notes
+                    .push(Note::ReadBackAsList(ObjectId::of(&obj).to_string()));
+                match list_items(&obj, ks, &mut apply_error) {
+                    // Null marks it: the first document that does not read wins.
+                    None => {
+                        kindless.get_or_insert(Value::Null);
+                    }
+                    Some(items) => {
+                        for item in items {
+                            piece_ids.push(ObjectId::of(&item));
+                            pieces.push((true, super::reprint::object_text(&item)));
+                            piece_from.push(index);
+                        }
+                        changed = true;
+                    }
+                }
+                continue;
+            }
         }
         // What happens at apply time: commonMetadata is added to every object, and the API
         // server folds a Secret's stringData into data.
@@ -112,6 +141,7 @@ pub fn substitute_kustomization(
         }
         piece_ids.push(ObjectId::of(&obj));
         pieces.push(piece);
+        piece_from.push(index);
     }
     // Vars of encrypted sources that the objects use are placeheld too.
     for (name, v) in &r.vars {
@@ -124,8 +154,15 @@ pub fn substitute_kustomization(
         }
     }
     r.unknown_vars.sort_by(|a, b| a.name.cmp(&b.name));
-    if let Some(obj) = kindless {
-        return Err(PostBuildError::NotAnObject(go_json_text(&obj)));
+    // Reading the whole build back fails on its first document that does not read (an
+    // object without a kind, a List item that is no map); the apply comes after.
+    match kindless {
+        Some(Value::Null) => return Err(PostBuildError::ListItemNotAMap),
+        Some(obj) => return Err(PostBuildError::NotAnObject(go_json_text(&obj))),
+        None => {}
+    }
+    if let Some(e) = apply_error {
+        return Err(e);
     }
     for (i, why) in left_out.iter().rev() {
         r.notes.push(Note::NotApplied {
@@ -134,22 +171,66 @@ pub fn substitute_kustomization(
         });
         pieces.remove(*i);
         piece_ids.remove(*i);
+        piece_from.remove(*i);
         changed = true;
     }
     if !changed {
         return Ok(template);
     }
-    // kustomize prints the rebuilt objects as it prints resources read from JSON.
-    let reprinted = super::reprint::reprint(cache, &pieces).map_err(PostBuildError::Reprint)?;
-    let mut artifact = Artifact::from_kustomize_output_reading(reprinted, &template)?;
+    reprinted(cache, &pieces, &piece_ids, &piece_from, &template, origins)
+}
+
+/// The artifact of the pieces printed again as kustomize prints resources read from JSON,
+/// each object with the origin of the template object it comes from (substitution may
+/// rename objects, so origins follow each piece's final id).
+fn reprinted(
+    cache: &BuildCache<'_>,
+    pieces: &[(bool, String)],
+    piece_ids: &[ObjectId],
+    piece_from: &[usize],
+    template: &Artifact,
+    origins: &[Option<Origin>],
+) -> Result<Artifact, PostBuildError> {
+    let reprinted = super::reprint::reprint(cache, pieces).map_err(PostBuildError::Reprint)?;
+    let mut artifact = Artifact::from_kustomize_output_reading(reprinted, template)?;
     if !origins.is_empty() {
-        // Substitution may rename objects, so origins follow each piece's final id.
-        let by_id: BTreeMap<&ObjectId, &Option<Origin>> = piece_ids.iter().zip(origins).collect();
+        let by_id: BTreeMap<&ObjectId, &Option<Origin>> = piece_ids
+            .iter()
+            .zip(piece_from)
+            .filter_map(|(id, i)| Some((id, origins.get(*i)?)))
+            .collect();
         for o in &mut artifact.objects {
             o.origin = by_id.get(&o.id).and_then(|x| (*x).clone());
         }
     }
     Ok(artifact)
+}
+
+/// The items of an object read back as a List (ssautil.ReadObjects: `Unstructured.IsList`,
+/// then `EachListItem`), each with what the apply changes; `None` when one is not a map
+/// (the read-back fails). The first item the apply cannot send (no apiVersion, kind or
+/// name) is kept in `apply_error`.
+fn list_items(
+    obj: &Value,
+    ks: &Kustomization,
+    apply_error: &mut Option<PostBuildError>,
+) -> Option<Vec<Value>> {
+    let items = obj["items"].as_array().cloned().unwrap_or_default();
+    if items.iter().any(|i| !i.is_object()) {
+        return None;
+    }
+    Some(
+        items
+            .into_iter()
+            .map(|mut item| {
+                if !conforms(&item) && apply_error.is_none() {
+                    *apply_error = Some(PostBuildError::ListItemNotAnObject(go_json_text(&item)));
+                }
+                apply_time_changes(&mut item, ks);
+                item
+            })
+            .collect(),
+    )
 }
 
 /// The var names that the substituted objects of a build output reference without a default
@@ -307,8 +388,7 @@ enum ReadBack {
     NoKind,
     /// Not a Kubernetes object it applies (why): left out without a word.
     LeftOut(String),
-    /// A top-level `items` list: read as a List, whose items are applied in its place. Not
-    /// reproduced (the items need not be objects kustomize can print): noted.
+    /// A top-level `items` list: read as a List, whose items are applied in its place.
     List,
 }
 

@@ -42,8 +42,69 @@ crate::message_error! {
     pub struct ReprintError;
 }
 
-/// Prints objects the way kustomize prints resources read back from JSON, in legacy order.
+/// The annotations kustomize writes for `buildMetadata` (`originAnnotations`,
+/// `transformerAnnotations`) and takes off every object of a build that does not ask for
+/// them (kustomize api `resmap` `RemoveOriginAnnotations`, `RemoveTransformerAnnotations`).
+/// Flux substitutes without building again, so an object keeps those its build gave it; the
+/// reprint build would take them off: they go through it under another key
+/// ([`protected_key`]).
+const BUILD_ANNOTATIONS: [&str; 2] = [
+    "config.kubernetes.io/origin",
+    "alpha.config.kubernetes.io/transformations",
+];
+
+/// The key a build annotation goes through the reprint under: the same key with a `!`,
+/// which kustomize keeps and which sorts where the key sorts (go-yaml v2's key order puts a
+/// key before its extensions, and `!` before any character an annotation key may continue
+/// with).
+fn protected_key(key: &str) -> String {
+    format!("{key}!")
+}
+
+/// `text` with each build annotation key (`key:` in YAML, `"key":` in JSON) renamed
+/// ([`protected_key`]).
+fn protect(text: &str) -> String {
+    let mut out = text.to_string();
+    for k in BUILD_ANNOTATIONS {
+        let p = protected_key(k);
+        out = out
+            .replace(&format!("{k}:"), &format!("{p}:"))
+            .replace(&format!("\"{k}\":"), &format!("\"{p}\":"));
+    }
+    out
+}
+
+/// The reprint's output with the build annotations under their own keys again.
+fn unprotect(text: &str) -> String {
+    let mut out = text.to_string();
+    for k in BUILD_ANNOTATIONS {
+        out = out.replace(&format!("{}:", protected_key(k)), &format!("{k}:"));
+    }
+    out
+}
+
+/// Prints objects the way kustomize prints resources read back from JSON, in legacy order,
+/// build annotations kept.
 pub fn reprint(cache: &BuildCache<'_>, pieces: &[(bool, String)]) -> Result<String, ReprintError> {
+    // A text that holds a protected key already cannot be told apart after the build: those
+    // pieces go through as they are (the annotations then go, as kustomize takes them off).
+    let clash = pieces.iter().any(|(_, t)| {
+        BUILD_ANNOTATIONS
+            .iter()
+            .any(|k| t.contains(&protected_key(k)))
+    });
+    if clash {
+        return reprint_as_is(cache, pieces);
+    }
+    let protected: Vec<(bool, String)> = pieces.iter().map(|(j, t)| (*j, protect(t))).collect();
+    Ok(unprotect(&reprint_as_is(cache, &protected)?))
+}
+
+/// [`reprint`] without keeping the build annotations.
+fn reprint_as_is(
+    cache: &BuildCache<'_>,
+    pieces: &[(bool, String)],
+) -> Result<String, ReprintError> {
     let key = crate::digest::sha256_hex(
         pieces
             .iter()
