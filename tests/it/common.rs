@@ -220,17 +220,20 @@ pub(crate) fn path_with_git_only() -> tempfile::TempDir {
     bin
 }
 
-/// A Kustomization as fluxsim's JSON names it (`{namespace, name}`, with `helmRelease` for
-/// a release's artifact) in the `namespace/name` form its text uses; "" when it is none.
+/// A Kustomization as fluxsim's JSON names it (`{namespace, name}`, with `resourceSet` for
+/// a ResourceSet's entry and `helmRelease` for a release's artifact) in the `namespace/name`
+/// form its text uses; "" when it is none.
 pub(crate) fn ks(v: &Value) -> String {
     let (Some(ns), Some(name)) = (v["namespace"].as_str(), v["name"].as_str()) else {
         return String::new();
     };
-    match (
-        v["helmRelease"]["namespace"].as_str(),
-        v["helmRelease"]["name"].as_str(),
-    ) {
-        (Some(rns), Some(rname)) => format!("{ns}/{name}/helm/{rns}/{rname}"),
-        _ => format!("{ns}/{name}"),
+    let mut id = format!("{ns}/{name}");
+    for (field, word) in [("resourceSet", "rset"), ("helmRelease", "helm")] {
+        if let (Some(ens), Some(ename)) =
+            (v[field]["namespace"].as_str(), v[field]["name"].as_str())
+        {
+            id = format!("{id}/{word}/{ens}/{ename}");
+        }
     }
+    id
 }

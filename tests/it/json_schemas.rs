@@ -64,7 +64,7 @@ fn conforms(repo: &Path, args: &[&str], schema: &str, kind: &str) {
     }
 }
 
-const SHAPES: [&str; 7] = [
+const SHAPES: [&str; 9] = [
     "testdata/fleet",
     "testdata/shapes/env-overlays",
     "testdata/shapes/oci-fleet",
@@ -72,6 +72,8 @@ const SHAPES: [&str; 7] = [
     "testdata/bad/missing-path",
     "testdata/bad/external-sources",
     "testdata/graph/crds",
+    "testdata/operator-fleet",
+    "testdata/resourcesets",
 ];
 
 #[test]
@@ -86,6 +88,68 @@ fn every_report_conforms_to_its_schema_on_every_shape() {
         conforms(r, &["compare"], "compare", "CompareReport");
         conforms(r, &["validate"], "validate", "ValidateReport");
         conforms(r, &["render", "--validate"], "render", "RenderReport");
+    }
+}
+
+/// A Helm release's entry (`--helm`) and a ResourceSet's entry name what they are: the
+/// render keeps the whole entry id as `name` and adds `helmRelease` / `resourceSet`; a
+/// document that names the Kustomization (`images`) splits it.
+#[test]
+fn release_and_resourceset_entries_say_what_they_are() {
+    let fleet = repo_from("testdata/fleet");
+    conforms(
+        fleet.path(),
+        &["render", "--helm"],
+        "render",
+        "RenderReport",
+    );
+    conforms(
+        fleet.path(),
+        &["images", "--helm"],
+        "images",
+        "ImagesReport",
+    );
+    let json = fluxsim_in(Some(fleet.path()), &["render", "--helm", "-o", "json"]).json();
+    let release = json["clusters"][0]["kustomizations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"].as_str().unwrap().contains("/helm/"))
+        .expect("a release entry");
+    let name = release["name"].as_str().unwrap();
+    let (_, rest) = name.split_once("/helm/").unwrap();
+    assert_eq!(
+        format!(
+            "{}/{}",
+            release["helmRelease"]["namespace"].as_str().unwrap(),
+            release["helmRelease"]["name"].as_str().unwrap()
+        ),
+        rest
+    );
+    assert!(release.get("resourceSet").is_none());
+
+    let ops = repo_from("testdata/resourcesets");
+    let json = fluxsim_in(Some(ops.path()), &["render", "-o", "json"]).json();
+    let entries: Vec<&Value> = json["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["kustomizations"].as_array().unwrap())
+        .filter(|k| k["name"].as_str().unwrap().contains("/rset/"))
+        .collect();
+    assert!(
+        !entries.is_empty(),
+        "testdata/resourcesets has ResourceSets"
+    );
+    for e in entries {
+        let (_, rset) = e["name"].as_str().unwrap().split_once("/rset/").unwrap();
+        let said = format!(
+            "{}/{}",
+            e["resourceSet"]["namespace"].as_str().unwrap(),
+            e["resourceSet"]["name"].as_str().unwrap()
+        );
+        assert_eq!(said, rset);
+        assert!(e.get("helmRelease").is_none());
     }
 }
 

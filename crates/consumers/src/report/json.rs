@@ -1,8 +1,9 @@
 //! One JSON convention for every command, as Kubernetes writes its own: keys in camelCase;
 //! every document says what it is (`schemaVersion`, `kind`); a cluster is `{name, ...}`; a
 //! Kustomization named in a document is `{namespace, name}` (a Helm release rendered below
-//! one, `--helm`, adds `helmRelease: {namespace, name}`); an object is `{group, kind,
-//! namespace, name}`; a revision is `{ref, commit}` (`workTree: true`, and both null, for the
+//! one, `--helm`, adds `helmRelease: {namespace, name}`; a ResourceSet's entry adds
+//! `resourceSet: {namespace, name}`); an object is `{group, kind, namespace, name}`; a
+//! revision is `{ref, commit}` (`workTree: true`, and both null, for the
 //! work tree). `docs/schemas/` holds a JSON Schema per document, which the tests check every
 //! command's output against. Fields are only ever added within a `schemaVersion`.
 
@@ -30,21 +31,48 @@ pub fn document(kind: &str, body: Value) -> Value {
 }
 
 /// `flux-system/apps` as `{namespace, name}`; a Helm release's artifact
-/// (`flux-system/apps/helm/web/podinfo`) as the Kustomization with `helmRelease`.
+/// (`flux-system/apps/helm/web/podinfo`) as the Kustomization with `helmRelease`; a
+/// ResourceSet's entry (`flux-system/apps/rset/tenants/team-a`) as the Kustomization that
+/// applies the ResourceSet with `resourceSet` (both when a ResourceSet makes a HelmRelease).
 #[must_use]
 pub fn kustomization(id: &str) -> Value {
     let (namespace, name) = id.split_once('/').unwrap_or(("", id));
-    match name.split_once("/helm/") {
+    let mut out = Map::new();
+    let name = match name.split_once("/helm/") {
         Some((name, release)) => {
-            let (rns, rname) = release.split_once('/').unwrap_or(("", release));
-            json!({
-                "namespace": namespace,
-                "name": name,
-                "helmRelease": { "namespace": rns, "name": rname },
-            })
+            out.insert("helmRelease".into(), namespaced(release));
+            name
         }
-        None => json!({ "namespace": namespace, "name": name }),
-    }
+        None => name,
+    };
+    let name = match name.split_once("/rset/") {
+        Some((name, rset)) => {
+            out.insert("resourceSet".into(), namespaced(rset));
+            name
+        }
+        None => name,
+    };
+    out.insert("namespace".into(), json!(namespace));
+    out.insert("name".into(), json!(name));
+    Value::Object(out)
+}
+
+/// The `helmRelease` and `resourceSet` fields of `id` (see [`kustomization`]), for a
+/// document that names the entry whole.
+#[must_use]
+pub fn entry_of(id: &str) -> Map<String, Value> {
+    let Value::Object(mut m) = kustomization(id) else {
+        return Map::new();
+    };
+    m.remove("namespace");
+    m.remove("name");
+    m
+}
+
+/// `web/podinfo` as `{namespace, name}`.
+fn namespaced(id: &str) -> Value {
+    let (namespace, name) = id.split_once('/').unwrap_or(("", id));
+    json!({ "namespace": namespace, "name": name })
 }
 
 /// A revision: `{ref, commit}`, or the work tree.
@@ -146,6 +174,30 @@ mod tests {
                 "name": "apps-helm",
                 "helmRelease": {"namespace": "apps", "name": "podinfo"}
             })
+        );
+        assert_eq!(
+            kustomization("flux-system/tenants/rset/flux-system/team-a"),
+            json!({
+                "namespace": "flux-system",
+                "name": "tenants",
+                "resourceSet": {"namespace": "flux-system", "name": "team-a"}
+            })
+        );
+        assert_eq!(
+            kustomization("flux-system/tenants/rset/apps/team-a/helm/apps/podinfo"),
+            json!({
+                "namespace": "flux-system",
+                "name": "tenants",
+                "resourceSet": {"namespace": "apps", "name": "team-a"},
+                "helmRelease": {"namespace": "apps", "name": "podinfo"}
+            })
+        );
+        assert_eq!(
+            entry_of("flux-system/tenants/rset/apps/team-a"),
+            json!({"resourceSet": {"namespace": "apps", "name": "team-a"}})
+                .as_object()
+                .unwrap()
+                .clone()
         );
         assert_eq!(
             revision(&Revision::default()),

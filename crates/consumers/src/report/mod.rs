@@ -317,7 +317,7 @@ fn kustomization_json(k: &KustomizationRender) -> serde_json::Value {
             (k.status.as_str(), Some(e.clone()))
         }
     };
-    json!({
+    let mut v = json!({
         "name": k.kustomization.id.name,
         "namespace": k.kustomization.id.namespace,
         "path": k.kustomization.path,
@@ -339,7 +339,12 @@ fn kustomization_json(k: &KustomizationRender) -> serde_json::Value {
             .as_ref()
             .map(|a| a.objects.iter().map(object_json).collect::<Vec<_>>())
             .unwrap_or_default(),
-    })
+    });
+    // A release's or a ResourceSet's entry keeps its whole id as `name` and says what it is.
+    if let Some(m) = v.as_object_mut() {
+        m.extend(json::entry_of(&k.kustomization.id.to_string()));
+    }
+    v
 }
 
 /// An object of a render's JSON: its fields as the artifact holds them, the origin
