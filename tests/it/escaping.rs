@@ -1,6 +1,7 @@
 //! A pull request cannot write markup into fluxsim's reports, nor escape sequences into a
 //! terminal: a repository whose Kustomization names, namespaces, paths, cluster folders,
 //! file names and ConfigMap values hold `<!--`, `</summary>`, backtick runs, `|`, `@mentions`,
+//! `#12` references,
 //! newlines and ESC (none of which is checked offline: the API server would refuse most of
 //! them, fluxsim reads them raw), and every report printed from it.
 
@@ -15,8 +16,9 @@ use crate::common::{commit_all, fluxsim_in, git, Output};
 const NAME: &str = "web`</code></summary><!--|@octocat <details>\u{1b}[2J\r";
 /// [`NAME`] as a YAML double-quoted scalar.
 const NAME_YAML: &str = r#""web`</code></summary><!--|@octocat <details>\e[2J\r""#;
-/// A cluster folder.
-const CLUSTER: &str = "prod`<!--|@octocat";
+/// A cluster folder: markup, a mention, and references a forge links and notifies (an
+/// issue or pull request `#12`, a GitLab merge request `!3`).
+const CLUSTER: &str = "prod`<!--|@octocat #12 !3";
 /// A `spec.path` that does not exist: its error quotes it, newlines and all.
 const PATH_YAML: &str = r#""./apps/<!--\n\n```\n</details>""#;
 /// A Kustomization name that is a path out of `render --out`'s folder.
@@ -316,6 +318,14 @@ fn assert_markdown_is_fluxsims(what: &str, md: &str) {
         !prose.contains("@octocat"),
         "{what}: a mention outside code:\n{prose}"
     );
+    // (`&#124;` holds `#12` too: a character reference is not one.)
+    for reference in ["#12", "!3"] {
+        let raw = prose
+            .match_indices(reference)
+            .filter(|(at, _)| !prose[..*at].ends_with('&'))
+            .count();
+        assert_eq!(raw, 0, "{what}: {reference} would link an issue:\n{prose}");
+    }
 }
 
 #[test]
@@ -340,12 +350,12 @@ fn markdown_report_escapes_an_html_comment_in_a_kustomization_name() {
     );
     assert!(
         md.contains(&format!(
-            "<details><summary>{NAME_SUMMARY} in dev, prod`&lt;!--|@\u{2060}octocat: 2 objects</summary>"
+            "<details><summary>{NAME_SUMMARY} in dev, prod`&lt;!--|@\u{2060}octocat &#35;12 &#33;3: 2 objects</summary>"
         )),
         "the summary:\n{md}"
     );
     assert!(
-        md.contains("### <code>prod&#96;&lt;!--&#124;@octocat</code>\n"),
+        md.contains("### <code>prod&#96;&lt;!--&#124;@octocat &#35;12 &#33;3</code>\n"),
         "the cluster's heading:\n{md}"
     );
     assert!(
@@ -459,7 +469,7 @@ fn markdown_graph_escapes_mermaid_labels_and_finding_messages() {
         "{md}"
     );
     assert!(
-        md.contains("  subgraph c1[\"prod#96;#lt;!--|@octocat\"]\n"),
+        md.contains("  subgraph c1[\"prod#96;#lt;!--|@octocat #35;12 !3\"]\n"),
         "{md}"
     );
     assert_markdown_is_fluxsims("graph", &md);
@@ -611,7 +621,7 @@ fn render_out_writes_every_file_inside_its_folder() {
     assert!(dir
         .join("dev/flux-system/%2E%2E/%2E%2E/%2E%2E/%2E%2E/pwned.yaml")
         .is_file());
-    assert!(dir.join("prod`<!--|@octocat/ns<!--/other.yaml").is_file());
+    assert!(dir.join(format!("{CLUSTER}/ns<!--/other.yaml")).is_file());
     // One line of SHA256SUMS per file, whatever the names hold.
     let sums = fs::read_to_string(dir.join("SHA256SUMS")).unwrap();
     let files = walk(&dir)

@@ -2,13 +2,12 @@
 //! of Markdown (heading, list item, table cell), a `<summary>`, a fenced code block, HTML text
 //! or attribute.
 //!
-//! Copied from fluxsim's `src/report/escape.rs` (`is_hidden`, `push_visible`, `one_line`,
-//! `terminal`, `md_text`, `md_code`, `md_cell`, `html_text`, `fence`, `fenced`) and
-//! `src/report/markdown.rs` (`message_parts`, the code spans of a pipeline message), so that
-//! this crate depends on nothing of fluxsim; keep the two in step, or make this crate the one
-//! both use. What is added here: the references a forge links or notifies on (`#12`, `!12`,
-//! GitLab's `%milestone` and `{+inline diff+}`), written as character references in every
-//! flavour, and [`html`], the escaper of the HTML report (which keeps spaces and lines).
+//! The one implementation of these escapes: fluxsim-consumers' reports (`render`, `compare`,
+//! `prove`, `audit`, `graph`, `images` in every format) call these functions too, and add only
+//! what they alone print (JSON on a terminal, `--out` paths, Mermaid and Graphviz labels).
+//! Beyond Markdown's own markup, the references a forge links or notifies on (`#12`, `!12`,
+//! GitLab's `%milestone` and `{+inline diff+}`) are written as character references in every
+//! flavour; [`html`] is the escaper of the HTML report (which keeps spaces and lines).
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -18,7 +17,8 @@ use std::fmt::Write as _;
 /// zero-width characters, the line and paragraph separators). Tab and newline are decided by
 /// the caller. The word joiner (U+2060) is left alone: it is what is written after an `@`
 /// ([`MENTION_BREAK`]), and it neither reorders nor splits text.
-fn is_hidden(c: char) -> bool {
+#[must_use]
+pub fn is_hidden(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
@@ -32,7 +32,7 @@ fn is_hidden(c: char) -> bool {
 }
 
 /// Writes `c` as a visible escape: `\n`, `\r`, `\t`, `\x1b` (ASCII), `\u{202e}` (others).
-fn push_visible(out: &mut String, c: char) {
+pub fn push_visible(out: &mut String, c: char) {
     match c {
         '\n' => out.push_str("\\n"),
         '\r' => out.push_str("\\r"),
@@ -145,7 +145,7 @@ pub fn md_text(s: &str) -> String {
 }
 
 /// [`md_text`] for text that follows other text on its line (`at_start` false).
-pub(crate) fn push_md_text(out: &mut String, s: &str, at_start: bool) {
+pub fn push_md_text(out: &mut String, s: &str, at_start: bool) {
     let chars: Vec<char> = s.chars().collect();
     let ordinal = at_start && {
         let digits = chars.iter().take_while(|c| c.is_ascii_digit()).count();
@@ -390,7 +390,51 @@ mod tests {
     }
 
     #[test]
+    fn terminal_shows_controls_and_keeps_lines_and_tabs() {
+        assert_eq!(
+            terminal("a\x1b[31mred\r\tb\n\u{9b}c\u{202e}d\x7f"),
+            "a\\x1b[31mred\\r\tb\n\\u{9b}c\\u{202e}d\\x7f"
+        );
+        assert!(matches!(terminal("plain -./é\n"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn one_line_shows_newlines_and_tabs_too() {
+        assert_eq!(one_line("a\nb\tc\r"), "a\\nb\\tc\\r");
+        assert_eq!(one_line("flux-system/apps"), "flux-system/apps");
+    }
+
+    #[test]
+    fn md_text_escapes_what_would_start_a_block_and_keeps_its_line() {
+        assert_eq!(md_text("- item"), "&#45; item");
+        assert_eq!(md_text("> quote"), "&gt; quote");
+        assert_eq!(md_text("    code"), "&#32;   code");
+        assert_eq!(md_text("_em_ snake_case"), "&#95;em&#95; snake_case");
+        assert_eq!(md_text("a @ b"), "a @ b");
+        assert_eq!(md_text("a\n\n<!--\r"), "a\\n\\n&lt;!--\\r");
+        let mut mid = String::new();
+        push_md_text(&mut mid, " - not a block", false);
+        assert_eq!(mid, " - not a block");
+    }
+
+    #[test]
+    fn md_cell_escapes_the_pipes_left() {
+        assert_eq!(md_cell("`a` | b"), "`a` \\| b");
+        assert_eq!(md_cell(&md_text("a|b")), "a&#124;b");
+    }
+
+    #[test]
     fn md_code_holds_any_text() {
+        assert_eq!(md_code("@octocat"), "`@octocat`");
+        assert_eq!(md_code("``` x"), "<code>&#96;&#96;&#96; x</code>");
+        assert_eq!(md_code(" pad"), "<code> pad</code>");
+        assert_eq!(md_code("a\nb\x1b"), "<code>a\\nb\\x1b</code>");
+        // Inside `<code>`, Markdown is still read: emphasis marks are references too.
+        assert_eq!(
+            md_code("*b* _i_ |"),
+            "<code>&#42;b&#42; &#95;i&#95; &#124;</code>"
+        );
+        assert_eq!(md_code("*b* _i_"), "`*b* _i_`");
         assert_eq!(md_code("flux-system/apps"), "`flux-system/apps`");
         assert_eq!(
             md_code("a`</code><!--|#1"),

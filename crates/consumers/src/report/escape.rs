@@ -12,85 +12,19 @@
 //!
 //! Ordinary names need no escaping and get none: `flux-system/apps`, `./clusters/prod`,
 //! `cluster_vars` come out as they went in.
+//!
+//! The escapes of a terminal, of Markdown and of HTML text are the review crate's
+//! (`review::escape`, re-exported here), one implementation for every report and
+//! comment: what is here is what only these reports print (JSON on a terminal, HTML
+//! attributes, fenced blocks, `--out` paths, Mermaid and Graphviz labels).
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-/// Characters shown as an escape in every format: C0 and C1 controls, DEL, and the invisible
-/// characters that reorder or hide text (bidirectional marks, overrides and isolates,
-/// zero-width characters, the line and paragraph separators). Tab and newline are decided by
-/// the caller. The word joiner (U+2060) is left alone: it is what fluxsim itself writes after
-/// an `@` ([`MENTION_BREAK`]), and it neither reorders nor splits text.
-fn is_hidden(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{061C}'
-                | '\u{180E}'
-                | '\u{200B}'..='\u{200F}'
-                | '\u{2028}'..='\u{202E}'
-                | '\u{2061}'..='\u{206F}'
-                | '\u{FEFF}'
-        )
-}
-
-/// Writes `c` as a visible escape: `\n`, `\r`, `\t`, `\x1b` (ASCII), `\u{202e}` (others).
-fn push_visible(out: &mut String, c: char) {
-    match c {
-        '\n' => out.push_str("\\n"),
-        '\r' => out.push_str("\\r"),
-        '\t' => out.push_str("\\t"),
-        c if c.is_ascii() => {
-            let _ = write!(out, "\\x{:02x}", c as u32);
-        }
-        c => {
-            let _ = write!(out, "\\u{{{:x}}}", c as u32);
-        }
-    }
-}
-
-/// Whether `s` holds nothing the terminal would act on (the common case: no copy).
-fn keeps(s: &str, keep: impl Fn(char) -> bool) -> bool {
-    s.chars().all(|c| keep(c) || !is_hidden(c))
-}
-
-/// Text for a terminal or a log: every control character (ESC, `\r`, the other C0 and C1
-/// controls) and invisible reordering character shown as an escape (`\x1b`, `\u{202e}`);
-/// newlines and tabs are kept, so that reports and diffs keep their lines.
-#[must_use]
-pub fn terminal(s: &str) -> Cow<'_, str> {
-    let keep = |c: char| c == '\n' || c == '\t';
-    if keeps(s, keep) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 16);
-    for c in s.chars() {
-        if is_hidden(c) && !keep(c) {
-            push_visible(&mut out, c);
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
-}
-
-/// One line of text (a name, a path, a message in a sentence): [`terminal`], and newlines
-/// and tabs shown as `\n` and `\t` too, so that the value stays on its line.
-#[must_use]
-pub fn one_line(s: &str) -> Cow<'_, str> {
-    if keeps(s, |_| false) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 16);
-    for c in s.chars() {
-        if is_hidden(c) {
-            push_visible(&mut out, c);
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
-}
+pub use review::escape::{
+    fence, html_text, md_cell, md_code, md_text, one_line, push_md_text, terminal,
+};
+use review::escape::{is_hidden, push_visible};
 
 /// A value (a name, a path, an id) shown on one line of a text report ([`one_line`]): a
 /// `Display` for format strings, widths (`{:<12}`) included.
@@ -109,7 +43,7 @@ impl<T: std::fmt::Display> std::fmt::Display for OneLine<T> {
 /// is unchanged.
 #[must_use]
 pub fn json_text(s: &str) -> Cow<'_, str> {
-    if keeps(s, |c| (c as u32) < 0x20) {
+    if !s.chars().any(|c| is_hidden(c) && (c as u32) >= 0x20) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 16);
@@ -121,155 +55,6 @@ pub fn json_text(s: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
-}
-
-/// `c` as a numeric character reference (`&#96;`): read as the character itself in Markdown
-/// text, in a table cell and in HTML, and never as markup.
-fn push_entity(out: &mut String, c: char) {
-    match c {
-        '&' => out.push_str("&amp;"),
-        '<' => out.push_str("&lt;"),
-        '>' => out.push_str("&gt;"),
-        '"' => out.push_str("&quot;"),
-        c => {
-            let _ = write!(out, "&#{};", c as u32);
-        }
-    }
-}
-
-/// Characters with a meaning anywhere in a line of GitHub or GitLab Markdown: code spans,
-/// emphasis, links, raw HTML and entities, table cells, strikethrough, math, backslash
-/// escapes. (`>` means something only after a `<`, or at the start of a line.)
-fn is_inline_markup(c: char) -> bool {
-    matches!(
-        c,
-        '`' | '*' | '[' | ']' | '<' | '&' | '\\' | '|' | '~' | '$'
-    )
-}
-
-/// An `@` that starts a user name notifies that user on GitHub and GitLab, even escaped (the
-/// mention is found in the rendered text): a word joiner (U+2060, invisible) after it keeps
-/// the text as it reads and notifies nobody.
-const MENTION_BREAK: char = '\u{2060}';
-
-fn starts_name(next: Option<char>) -> bool {
-    next.is_some_and(|n| n.is_alphanumeric() || n == '_' || n == '-')
-}
-
-/// Text in a line of Markdown (a heading, a list item, a paragraph, a table cell): every
-/// character with a meaning in Markdown or HTML as a character reference (`&#96;`, `&lt;`,
-/// `&#124;`), so that it reads as written and never as markup; an `_` inside a word (which
-/// is not emphasis) and `-`, `.`, `/` are left alone. A value that starts a list item may
-/// start a block (`# `, `> `, `- `, `1. `): its first character is escaped too. Controls and
-/// newlines are shown as escapes ([`one_line`]); an `@` is kept from mentioning anyone.
-#[must_use]
-pub fn md_text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 8);
-    push_md_text(&mut out, s, true);
-    out
-}
-
-/// [`md_text`] for text that follows other text on its line (`at_start` false: a leading
-/// `#` or `-` is not a block there).
-pub(crate) fn push_md_text(out: &mut String, s: &str, at_start: bool) {
-    let chars: Vec<char> = s.chars().collect();
-    // `1. ` or `1) ` at the start is an ordered list item.
-    let ordinal = at_start && {
-        let digits = chars.iter().take_while(|c| c.is_ascii_digit()).count();
-        digits > 0
-            && matches!(chars.get(digits), Some('.' | ')'))
-            && chars.get(digits + 1).is_none_or(|c| c.is_whitespace())
-    };
-    for (i, &c) in chars.iter().enumerate() {
-        let prev = i.checked_sub(1).map(|p| chars[p]);
-        let next = chars.get(i + 1).copied();
-        let first = at_start && i == 0;
-        if is_hidden(c) {
-            push_visible(out, c);
-        } else if is_inline_markup(c)
-            || (c == '_'
-                && !(prev.is_some_and(char::is_alphanumeric)
-                    && next.is_some_and(char::is_alphanumeric)))
-            || (first && matches!(c, '#' | '-' | '+' | '=' | '>' | ' '))
-            || (ordinal && matches!(c, '.' | ')') && prev.is_some_and(|p| p.is_ascii_digit()))
-        {
-            push_entity(out, c);
-        } else if c == '@' && starts_name(next) {
-            out.push('@');
-            out.push(MENTION_BREAK);
-        } else {
-            out.push(c);
-        }
-    }
-}
-
-/// Whether `s` can stand between single backticks as it is: no backtick, nothing a naive
-/// reader of the Markdown would take for HTML (`<`, `>`, `&`), no `|` (a table cell would end
-/// there), no control, and no space at either end (a code span trims one).
-fn tame_code(s: &str) -> bool {
-    !s.is_empty()
-        && !s.starts_with(' ')
-        && !s.ends_with(' ')
-        && !s
-            .chars()
-            .any(|c| is_hidden(c) || matches!(c, '`' | '<' | '>' | '&' | '|'))
-}
-
-/// Code in a line of Markdown (a heading, a list item, a table cell): `` `name` `` when the
-/// value is tame (all ordinary names are); else `<code>` with every character that means
-/// something in Markdown or HTML as a character reference, which holds any text (a backtick
-/// run, `|`, `</code>`, `<!--`) and keeps the raw Markdown free of the repository's `<`.
-#[must_use]
-pub fn md_code(s: &str) -> String {
-    if tame_code(s) {
-        return format!("`{s}`");
-    }
-    let mut out = String::from("<code>");
-    for c in s.chars() {
-        if is_hidden(c) {
-            push_visible(&mut out, c);
-        } else if is_inline_markup(c) || matches!(c, '>' | '_' | '"') {
-            push_entity(&mut out, c);
-        } else {
-            out.push(c);
-        }
-    }
-    out.push_str("</code>");
-    out
-}
-
-/// A table cell of Markdown made of already escaped Markdown (`md_text`, `md_code`, literal
-/// markup): those hold no `|` of the repository (it is `&#124;`), so the only `|` left are
-/// fluxsim's, written as `\|` so that they stay in the cell.
-#[must_use]
-pub fn md_cell(markdown: &str) -> Cow<'_, str> {
-    if markdown.contains('|') {
-        Cow::Owned(markdown.replace('|', "\\|"))
-    } else {
-        Cow::Borrowed(markdown)
-    }
-}
-
-/// Text inside an HTML element (`<summary>`, `<code>` in an HTML block, where Markdown is
-/// not read): `&`, `<`, `>` as entities, controls and newlines shown as escapes (a blank line
-/// would end the HTML block), an `@` kept from mentioning anyone.
-#[must_use]
-pub fn html_text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 8);
-    let chars: Vec<char> = s.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        if is_hidden(c) {
-            push_visible(&mut out, c);
-        } else if matches!(c, '&' | '<' | '>') {
-            push_entity(&mut out, c);
-        } else if c == '@' && starts_name(chars.get(i + 1).copied()) {
-            out.push('@');
-            out.push(MENTION_BREAK);
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// An HTML attribute value, to be written between double quotes: [`html_text`] and the
@@ -285,15 +70,6 @@ pub fn html_attr(s: &str) -> String {
         }
     }
     out
-}
-
-/// The fence of a fenced code block holding `body`: a backtick run longer than any in the
-/// body (and at least three), so that no line of it can close the block (CommonMark: a
-/// closing fence is at least as long as the opening one).
-#[must_use]
-pub fn fence(body: &str) -> String {
-    let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    "`".repeat((longest + 1).max(3))
 }
 
 /// A whole fenced code block: the fence of [`fence`], the info string (fluxsim's own word:
@@ -399,21 +175,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn terminal_shows_controls_and_keeps_lines_and_tabs() {
-        assert_eq!(
-            terminal("a\x1b[31mred\r\tb\n\u{9b}c\u{202e}d\x7f"),
-            "a\\x1b[31mred\\r\tb\n\\u{9b}c\\u{202e}d\\x7f"
-        );
-        assert!(matches!(terminal("plain -./é\n"), Cow::Borrowed(_)));
-    }
-
-    #[test]
-    fn one_line_shows_newlines_and_tabs_too() {
-        assert_eq!(one_line("a\nb\tc\r"), "a\\nb\\tc\\r");
-        assert_eq!(one_line("flux-system/apps"), "flux-system/apps");
-    }
-
-    #[test]
     fn one_line_display_pads_the_shown_value() {
         assert_eq!(format!("{:<6}|", OneLine("a\nb")), "a\\nb  |");
     }
@@ -429,102 +190,8 @@ mod tests {
     }
 
     #[test]
-    fn md_text_leaves_ordinary_names_alone() {
-        for s in [
-            "flux-system/apps",
-            "./clusters/prod",
-            "cluster_vars",
-            "dev",
-            "1.2.3",
-        ] {
-            assert_eq!(md_text(s), s);
-        }
-    }
-
-    #[test]
-    fn md_text_makes_markup_characters_references() {
-        assert_eq!(
-            md_text("<!-- x --> `a` *b* [c](d) a|b ~s~ $m$ \\"),
-            "&lt;!-- x --> &#96;a&#96; &#42;b&#42; &#91;c&#93;(d) a&#124;b &#126;s&#126; &#36;m&#36; &#92;"
-        );
-        assert_eq!(md_text("_em_ snake_case"), "&#95;em&#95; snake_case");
-        assert_eq!(
-            md_text("</details></summary> a -> b"),
-            "&lt;/details>&lt;/summary> a -> b"
-        );
-    }
-
-    #[test]
-    fn md_text_escapes_what_would_start_a_block() {
-        assert_eq!(md_text("# title"), "&#35; title");
-        assert_eq!(md_text("- item"), "&#45; item");
-        assert_eq!(md_text("> quote"), "&gt; quote");
-        assert_eq!(md_text("1. one"), "1&#46; one");
-        assert_eq!(md_text("    code"), "&#32;   code");
-        let mut mid = String::new();
-        push_md_text(&mut mid, " - not a block", false);
-        assert_eq!(mid, " - not a block");
-    }
-
-    #[test]
-    fn md_text_keeps_a_value_on_its_line() {
-        assert_eq!(md_text("a\n\n<!--\r"), "a\\n\\n&lt;!--\\r");
-    }
-
-    #[test]
-    fn md_text_mentions_nobody() {
-        assert_eq!(md_text("ping @octocat"), "ping @\u{2060}octocat");
-        assert_eq!(md_text("a @ b"), "a @ b");
-    }
-
-    #[test]
-    fn md_code_is_a_code_span_for_tame_values() {
-        assert_eq!(md_code("flux-system/apps"), "`flux-system/apps`");
-        assert_eq!(md_code("@octocat"), "`@octocat`");
-    }
-
-    #[test]
-    fn md_code_holds_any_text_as_html_code() {
-        assert_eq!(
-            md_code("a`</code></summary><!--|"),
-            "<code>a&#96;&lt;/code&gt;&lt;/summary&gt;&lt;!--&#124;</code>"
-        );
-        assert_eq!(md_code("``` x"), "<code>&#96;&#96;&#96; x</code>");
-        assert_eq!(md_code(" pad"), "<code> pad</code>");
-        assert_eq!(md_code("a\nb\x1b"), "<code>a\\nb\\x1b</code>");
-        // Inside `<code>`, Markdown is still read: emphasis marks are references too.
-        assert_eq!(
-            md_code("*b* _i_ |"),
-            "<code>&#42;b&#42; &#95;i&#95; &#124;</code>"
-        );
-        assert_eq!(md_code("*b* _i_"), "`*b* _i_`");
-    }
-
-    #[test]
-    fn md_cell_escapes_the_pipes_left() {
-        assert_eq!(md_cell("`a` | b"), "`a` \\| b");
-        assert_eq!(md_cell(&md_text("a|b")), "a&#124;b");
-    }
-
-    #[test]
-    fn html_text_escapes_tags_entities_and_lines() {
-        assert_eq!(
-            html_text("</summary><!-- & \n\n@me"),
-            "&lt;/summary&gt;&lt;!-- &amp; \\n\\n@\u{2060}me"
-        );
-        assert_eq!(html_text("flux-system/apps"), "flux-system/apps");
-    }
-
-    #[test]
     fn html_attr_escapes_quotes_too() {
         assert_eq!(html_attr("a\"b'c<"), "a&quot;b&#39;c&lt;");
-    }
-
-    #[test]
-    fn fence_is_longer_than_any_backtick_run() {
-        assert_eq!(fence("no ticks"), "```");
-        assert_eq!(fence("a ``` b"), "````");
-        assert_eq!(fence("`````"), "``````");
     }
 
     #[test]

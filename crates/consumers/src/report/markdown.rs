@@ -114,18 +114,9 @@ impl<T: fmt::Display> Inline for Code<T> {
     }
 }
 
+/// `<code>` in HTML (the review crate's: no mention break inside code).
 fn html_code(buf: &mut String, s: &str) {
-    buf.push_str("<code>");
-    // No mention inside code: only what HTML reads.
-    for c in escape::one_line(s).chars() {
-        match c {
-            '&' => buf.push_str("&amp;"),
-            '<' => buf.push_str("&lt;"),
-            '>' => buf.push_str("&gt;"),
-            c => buf.push(c),
-        }
-    }
-    buf.push_str("</code>");
+    buf.push_str(&review::escape::html_code(s));
 }
 
 /// A word or words in a sentence, shown as text.
@@ -149,44 +140,8 @@ impl<T: fmt::Display> Inline for Text<T> {
 /// shown in the wrong style, never as markup.
 pub struct Message<T>(pub T);
 
-/// The parts of a message: (is code, text).
-fn message_parts(message: &str) -> Vec<(bool, &str)> {
-    let run_at = |at: usize| message[at..].len() - message[at..].trim_start_matches('`').len();
-    let mut parts = Vec::new();
-    let (mut text_start, mut pos) = (0, 0);
-    while let Some(off) = message[pos..].find('`') {
-        let open = pos + off;
-        let len = run_at(open);
-        // The next run of exactly `len` backticks closes it.
-        let mut from = open + len;
-        let close = loop {
-            let Some(found) = message[from..].find('`') else {
-                break None;
-            };
-            let at = from + found;
-            let run = run_at(at);
-            if run == len {
-                break Some(at);
-            }
-            from = at + run;
-        };
-        if let Some(close) = close {
-            if open > text_start {
-                parts.push((false, &message[text_start..open]));
-            }
-            parts.push((true, &message[open + len..close]));
-            pos = close + len;
-            text_start = pos;
-        } else {
-            // No closer: the run is text.
-            pos = open + len;
-        }
-    }
-    if text_start < message.len() {
-        parts.push((false, &message[text_start..]));
-    }
-    parts
-}
+/// The parts of a message: (is code, text), as the review crate finds them.
+use review::escape::message_parts;
 
 impl<T: fmt::Display> Inline for Message<T> {
     fn put(&self, out: &mut Out<'_>) {
