@@ -67,7 +67,7 @@ fn graph_outcome(args: &Args, layout: crate::report::layout::Layout) -> Outcome 
     // `--config` names.
     let mut config = match &args.config {
         Some(path) => Config::load_file(path)?,
-        None => Config::load(render.tree.fs())?,
+        None => render.config.clone(),
     };
     // `--helm`: the CRDs the charts at hand install, after what fluxsim.toml declares.
     config

@@ -44,7 +44,7 @@ impl SchemaFlags {
     /// What to validate `r` against: the flags, then the repository's `[validate]` table.
     pub(crate) fn options(&self, r: &RepoRender) -> anyhow::Result<ValidateOptions> {
         let fs = r.tree.fs();
-        let config = crate::config::Config::load(fs)?;
+        let config = &r.config;
         let kube_version = match (self.kube_version, &config.validate.kube_version) {
             (Some(v), _) => Some(v),
             (None, Some(v)) => Some(KubeVersion::parse(v).map_err(|_| {

@@ -187,6 +187,10 @@ pub struct RepoRender {
     /// What the ResourceSets step did (the flux-operator CLI, placeholder inputs), for the
     /// summary line, when the render found any.
     pub resourceset_summary: Option<String>,
+    /// The repository's `fluxsim.toml` as the render read it (through the source tree: what
+    /// git tracks), so that what reads it after the render (`graph`, `validate`) reads it
+    /// once.
+    pub config: crate::config::Config,
 }
 
 /// One cluster's render.

@@ -493,7 +493,7 @@ pub fn render_tree_with(
         .collect();
     let mapped = crate::reconcile::trees::Mapped::read(&tree, &mappings)?;
     let outside = crate::reconcile::sources::Outside {
-        config,
+        config: config.clone(),
         declared,
         files: crate::reconcile::sources::RepoObjects::new(tree.fs(), yaml_files),
         mapped,
@@ -589,6 +589,7 @@ pub fn render_tree_with(
         discovered,
         helm_summary,
         resourceset_summary: ropts.resourcesets.summary(),
+        config,
     })
 }
 
