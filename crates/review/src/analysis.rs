@@ -331,6 +331,67 @@ impl Analysis {
     }
 }
 
+/// What the details of a cluster show, in order: a unit, or the units not compared for the
+/// same reason (the Kustomizations below one failed parent: dozens of them, each with the
+/// same sentence, would bury the change), said once with their names.
+#[derive(Debug)]
+pub enum Shown<'a> {
+    /// One unit, shown whole.
+    One(&'a UnitReview),
+    /// Two or more units of `kind`, not compared because of `problem`, with nothing else to
+    /// show, listed where the first of them stands.
+    NotCompared {
+        /// Kustomization or HelmRelease.
+        kind: UnitKind,
+        /// Why, as each of them says it.
+        problem: &'a str,
+        /// Their names, in the cluster's order.
+        names: Vec<&'a str>,
+    },
+}
+
+impl ClusterReview {
+    /// The units shown ([`Outcome::shown`]), those not compared for the same reason and with
+    /// nothing else to show gathered in one [`Shown::NotCompared`].
+    #[must_use]
+    pub fn shown(&self) -> Vec<Shown<'_>> {
+        let bare = |u: &UnitReview| {
+            u.outcome == Outcome::NotCompared
+                && u.objects.is_empty()
+                && u.reordered.is_none()
+                && u.hidden.total() == 0
+                && u.problem.is_some()
+        };
+        let key = |u: &'_ UnitReview| (u.kind, u.problem.clone().unwrap_or_default());
+        let mut same: BTreeMap<(UnitKind, String), usize> = BTreeMap::new();
+        for u in self.units.iter().filter(|u| bare(u)) {
+            *same.entry(key(u)).or_default() += 1;
+        }
+        let mut out: Vec<Shown<'_>> = Vec::new();
+        let mut at: BTreeMap<(UnitKind, String), usize> = BTreeMap::new();
+        for u in self.units.iter().filter(|u| u.outcome.shown()) {
+            let k = key(u);
+            if !bare(u) || same[&k] < 2 {
+                out.push(Shown::One(u));
+                continue;
+            }
+            if let Some(&i) = at.get(&k) {
+                if let Shown::NotCompared { names, .. } = &mut out[i] {
+                    names.push(&u.name);
+                }
+            } else {
+                at.insert(k, out.len());
+                out.push(Shown::NotCompared {
+                    kind: u.kind,
+                    problem: u.problem.as_deref().unwrap_or_default(),
+                    names: vec![&u.name],
+                });
+            }
+        }
+        out
+    }
+}
+
 /// Reads `review` with `filters`: the one entry point every report starts from.
 #[must_use]
 pub fn analyze(review: &Review, filters: &Filters) -> Analysis {

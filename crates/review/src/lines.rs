@@ -47,6 +47,53 @@ pub fn cut(s: &str) -> String {
     format!("{}… ({} more bytes)", &s[..end], s.len() - end)
 }
 
+/// The most of one error a comment shows: its start and its end (where kustomize and Flux
+/// put the cause), with how much of the middle was left out.
+pub const MAX_ERROR: usize = 4096;
+
+/// An error as the lines of a code block: its long lines folded at spaces to 100 columns
+/// instead of cut (the file that failed is at the end of kustomize's one-line errors); an
+/// error longer than [`MAX_ERROR`] keeps its first quarter and its end.
+#[must_use]
+pub fn error_lines(error: &str) -> Vec<String> {
+    let error = if error.len() > MAX_ERROR {
+        let mut head = MAX_ERROR / 4;
+        while !error.is_char_boundary(head) {
+            head -= 1;
+        }
+        let mut tail = error.len() - (MAX_ERROR - head);
+        while !error.is_char_boundary(tail) {
+            tail += 1;
+        }
+        format!(
+            "{} … ({} bytes left out) … {}",
+            &error[..head],
+            tail - head,
+            &error[tail..]
+        )
+    } else {
+        error.to_string()
+    };
+    let mut out = Vec::new();
+    for line in error.lines() {
+        if line.chars().count() <= 100 {
+            out.push(line.to_string());
+            continue;
+        }
+        let indent = line.len() - line.trim_start().len();
+        let rest = " ".repeat(indent + 2);
+        let opts = textwrap::Options::new(100)
+            .subsequent_indent(&rest)
+            .break_words(true);
+        out.extend(
+            textwrap::wrap(line, opts)
+                .into_iter()
+                .map(|l| l.into_owned()),
+        );
+    }
+    out
+}
+
 fn values(sign: char, v: &Value, out: &mut Vec<String>) {
     for line in yaml::lines(v) {
         out.push(cut(&format!("{sign}   {line}")));
@@ -138,6 +185,27 @@ pub fn content(v: &Value) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_is_folded_not_cut_and_keeps_its_end() {
+        let long = format!(
+            "{} in File: ./apps/ks.yaml",
+            "accumulating resources: ".repeat(30)
+        );
+        let lines = error_lines(&long);
+        assert!(lines.len() > 1);
+        assert!(lines.iter().all(|l| l.chars().count() <= 100), "{lines:?}");
+        assert!(lines.last().unwrap().ends_with("in File: ./apps/ks.yaml"));
+        let words = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(words(&lines.join(" ")), words(&long));
+
+        let huge = format!("start {} cause at the end", "x".repeat(10_000));
+        let lines = error_lines(&huge).join("\n");
+        assert!(lines.starts_with("start\n"));
+        assert!(lines.ends_with("cause at the end"));
+        assert!(lines.contains("bytes left out"));
+        assert!(lines.len() < MAX_ERROR + 200, "{}", lines.len());
+    }
     use crate::semantic::diff;
     use serde_json::json;
 

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::analysis::{image_groups, Analysis, Counts, ObjectChange, Outcome, UnitReview};
+use crate::analysis::{image_groups, Analysis, Counts, ObjectChange, Outcome, Shown, UnitReview};
 use crate::escape::{one_line, terminal};
 use crate::lines;
 use crate::model::{split_image, Presence, UnitKind};
@@ -378,12 +378,35 @@ pub fn report(a: &Analysis) -> String {
     summary(a, &mut out);
     let mut seen: std::collections::HashMap<String, String> = std::collections::HashMap::new();
     for c in &a.clusters {
-        let units: Vec<&UnitReview> = c.units.iter().filter(|u| u.outcome.shown()).collect();
-        if units.is_empty() {
+        let shown = c.shown();
+        if shown.is_empty() {
             continue;
         }
         let _ = writeln!(out, "\n== cluster {}", one_line(&c.name));
-        for u in units {
+        for s in shown {
+            let u = match s {
+                Shown::One(u) => u,
+                Shown::NotCompared {
+                    kind,
+                    problem,
+                    names,
+                } => {
+                    out.push('\n');
+                    out.push_str(&wrap(
+                        "-- ",
+                        "   ",
+                        &format!(
+                            "{} not compared: {}",
+                            plural(names.len(), kind.as_str(), &format!("{}s", kind.as_str())),
+                            one_line(problem)
+                        ),
+                    ));
+                    let names: Vec<String> =
+                        names.iter().map(|n| one_line(n).into_owned()).collect();
+                    out.push_str(&wrap("   ", "   ", &names.join(", ")));
+                    continue;
+                }
+            };
             // The same change in an earlier cluster (a shared base changed): said once.
             let key = signature(u);
             if let Some(first) = seen.get(&key) {
@@ -481,5 +504,58 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("+   4\n"), "{text}");
+    }
+
+    #[test]
+    fn kustomizations_not_compared_for_one_reason_are_listed_once_with_the_reason() {
+        use crate::model::Status;
+        let blocked = |name: &str| Unit {
+            name: name.into(),
+            status: Status::NotCompared,
+            problem: Some(
+                "head: parent flux-system/apps failed in head (its error is above)".into(),
+            ),
+            ..Unit::default()
+        };
+        let mut units: Vec<Unit> = ["apps/a", "apps/b", "apps/c"].map(blocked).to_vec();
+        // Another reason, alone: shown as itself.
+        units.push(Unit {
+            name: "apps/suspended".into(),
+            status: Status::NotCompared,
+            problem: Some("head: suspended".into()),
+            ..Unit::default()
+        });
+        let review = Review {
+            base: "main".into(),
+            head: "pr".into(),
+            clusters: vec![Cluster {
+                name: "dev".into(),
+                units,
+                ..Cluster::default()
+            }],
+            ..Review::default()
+        };
+        let text = report(&analyze(&review, &Filters::new()));
+        assert!(
+            text.contains(
+                "-- 3 Kustomizations not compared: head: parent flux-system/apps failed in head\n   (its error is above)\n   apps/a, apps/b, apps/c\n"
+            ),
+            "{text}"
+        );
+        assert_eq!(text.matches("its error is above").count(), 1, "{text}");
+        assert!(
+            text.contains("-- Kustomization apps/suspended: not compared\n"),
+            "{text}"
+        );
+        let md = crate::markdown::document(
+            &analyze(&review, &Filters::new()),
+            crate::markdown::Flavor::GitHub,
+        );
+        assert!(
+            md.contains("<summary>3 Kustomizations: not compared</summary>"),
+            "{md}"
+        );
+        assert!(md.contains("`apps/a`, `apps/b`, `apps/c`\n"), "{md}");
+        assert_eq!(md.matches("its error is above").count(), 1, "{md}");
     }
 }

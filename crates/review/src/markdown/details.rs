@@ -4,9 +4,12 @@
 
 use std::fmt::Write as _;
 
-use crate::analysis::{Analysis, ClusterReview, ObjectChange, ObjectReview, Outcome, UnitReview};
+use crate::analysis::{
+    Analysis, ClusterReview, ObjectChange, ObjectReview, Outcome, Shown, UnitReview,
+};
 use crate::escape::{html_code, md_code, md_message, md_text};
 use crate::lines;
+use crate::model::UnitKind;
 
 use super::pack::Block;
 
@@ -143,6 +146,25 @@ fn unit(u: &UnitReview, open: bool) -> Block {
     }
 }
 
+/// Units not compared for the same reason, in one fold: the reason once, then their names.
+fn not_compared(kind: UnitKind, problem: &str, names: &[&str]) -> Block {
+    let many = format!("{}s", kind.as_str());
+    // A piece per name, so that a long list can be cut between names to fit a comment.
+    let mut lines = vec![format!("**Not compared**: {}\n\n", md_message(problem))];
+    for (i, n) in names.iter().enumerate() {
+        let end = if i + 1 == names.len() { "\n\n" } else { ", " };
+        lines.push(format!("{}{end}", md_code(n)));
+    }
+    Block::Fold {
+        summary: format!(
+            "{}: not compared",
+            plural(names.len(), kind.as_str(), &many)
+        ),
+        open: false,
+        children: vec![Block::Lines(lines)],
+    }
+}
+
 fn failures(c: &ClusterReview) -> Option<Block> {
     if c.failures.is_empty() {
         return None;
@@ -156,7 +178,7 @@ fn failures(c: &ClusterReview) -> Option<Block> {
         )]));
         children.push(Block::Code {
             info: "text",
-            lines: f.error.lines().map(lines::cut).collect(),
+            lines: lines::error_lines(&f.error),
         });
     }
     Some(Block::Fold {
@@ -174,8 +196,15 @@ pub(crate) fn details(a: &Analysis) -> Vec<Block> {
     let mut out = Vec::new();
     for c in &a.clusters {
         let mut children: Vec<Block> = failures(c).into_iter().collect();
-        for u in c.units.iter().filter(|u| u.outcome.shown()) {
-            children.push(unit(u, open));
+        for s in c.shown() {
+            children.push(match s {
+                Shown::One(u) => unit(u, open),
+                Shown::NotCompared {
+                    kind,
+                    problem,
+                    names,
+                } => not_compared(kind, problem, &names),
+            });
         }
         let filtered: Vec<String> = c
             .units
