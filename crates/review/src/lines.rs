@@ -88,7 +88,7 @@ pub fn error_lines(error: &str) -> Vec<String> {
         out.extend(
             textwrap::wrap(line, opts)
                 .into_iter()
-                .map(|l| l.into_owned()),
+                .map(std::borrow::Cow::into_owned),
         );
     }
     out
