@@ -100,6 +100,44 @@ fn pure_refactor_proves_identical_with_every_canary_detected_and_restored() {
     assert!(out.stdout.ends_with("prove: PASS\n"), "{}", out.stdout);
 }
 
+/// A proof that holds over a change says what changes in the comment's heading, in the
+/// line diff style too: a bare "PASS" over two changed Kustomizations reads as "nothing
+/// changes".
+#[test]
+fn a_passing_proof_over_a_change_heads_its_markdown_with_what_changes() {
+    let repo = repo_from("testdata/fleet");
+    edit(
+        repo.path(),
+        "apps/wave-2/web/deployment.yaml",
+        "nginx-unprivileged:1.27.2-alpine",
+        "nginx-unprivileged:1.27.3-alpine",
+    );
+    for style in ["lines", "semantic"] {
+        let out = run(
+            repo.path(),
+            &[
+                "prove",
+                "--base",
+                "HEAD",
+                "--expect",
+                "any",
+                "--diff-style",
+                style,
+                "-o",
+                "markdown",
+            ],
+        );
+        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+        let heading = out.stdout.lines().next().unwrap_or_default();
+        assert!(
+            heading.starts_with("## ✅ fluxsim prove: ")
+                && heading
+                    .ends_with(": 2 Kustomizations change in 2 of 2 clusters, the proof holds"),
+            "{style}: {heading}"
+        );
+    }
+}
+
 #[test]
 fn one_value_change_changes_exactly_one_artifact_with_the_right_diff() {
     let repo = repo_from("testdata/fleet");

@@ -1378,12 +1378,18 @@ pub fn prove_markdown(p: &Proof<'_>) -> String {
     let mark = if p.passed { "✅" } else { "❌" };
     md!(
         doc,
-        "## {} fluxsim prove: {} → {}: {}\n\n",
+        "## {} fluxsim prove: {} → {}: ",
         mark,
         Code(&p.diff.base),
-        Code(&p.diff.head),
-        Verdict(p)
+        Code(&p.diff.head)
     );
+    // A proof that holds says what changes (a bare "PASS" over a change reads as "nothing
+    // changes"); one that fails says why, as the text does.
+    if p.passed {
+        md!(doc, "{}\n\n", Message(super::review::prove_verdict(p)));
+    } else {
+        md!(doc, "{}\n\n", Verdict(p));
+    }
     for c in &p.diff.clusters {
         md!(doc, "- {}\n", CanarySummary(p, c));
     }

@@ -307,7 +307,7 @@ pub fn diff_review(d: &RevisionDiff, images: &[ClusterImageDiff]) -> Review {
 }
 
 /// The proof's verdict in words: what changes, and whether the proof holds (and if not, why).
-fn prove_verdict(p: &Proof<'_>) -> String {
+pub(crate) fn prove_verdict(p: &Proof<'_>) -> String {
     let what = what_changes(p.diff);
     if p.passed {
         let mut text = format!("{what}, the proof holds");
