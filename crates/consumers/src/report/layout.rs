@@ -56,6 +56,22 @@ impl Layout {
         if self.wide || columns(s) <= max || max < 5 {
             return s.to_string();
         }
+        // An entry below a Kustomization (`apps/helm/web/podinfo`, `tenants/rset/ns/team`):
+        // what it is and its name stay whole, the parent's name is shortened.
+        if let Some(at) = ["/helm/", "/rset/"].iter().filter_map(|m| s.rfind(m)).max() {
+            let entry = &s[at..];
+            let room = max.saturating_sub(columns(entry));
+            let parent: Vec<char> = s[..at].chars().collect();
+            if room >= 6 && parent.len() >= room {
+                let keep = room - 1;
+                let head = keep.div_ceil(2);
+                let mut out: String = parent[..head].iter().collect();
+                out.push('…');
+                out.extend(&parent[parent.len() - (keep - head)..]);
+                out.push_str(entry);
+                return out;
+            }
+        }
         let chars: Vec<char> = s.chars().collect();
         let keep = max - 1;
         let head = keep.div_ceil(2);
@@ -145,6 +161,17 @@ mod tests {
         );
         assert_eq!(columns(&l.fit("actions-runner-system/controller", 20)), 20);
         assert_eq!(l.fit("short", 20), "short");
+        // A ResourceSet's or a release's entry keeps what it is and its name.
+        let entry = "flux-system/flux-system/rset/flux-system/flux-operator";
+        assert_eq!(
+            l.fit(entry, 46),
+            "flux-sy…-system/rset/flux-system/flux-operator"
+        );
+        assert_eq!(columns(&l.fit(entry, 46)), 46);
+        assert_eq!(
+            l.fit("flux-system/apps-helm/helm/apps/podinfo", 30),
+            "flux-s…-helm/helm/apps/podinfo"
+        );
         let rows = vec![
             vec!["NAME".to_string(), "SHA256".to_string()],
             vec!["n".repeat(100), "0123456789ab".to_string()],
