@@ -226,6 +226,21 @@ fn text_leads_with_the_verdict_and_groups_by_cluster_with_counts_when_verbose() 
         "{}",
         planted_text.stdout
     );
+    // In each cluster, errors come first, then warnings, then info: the hazards the verdict
+    // counts are not below the notes.
+    let rank = |l: &str| {
+        ["error[", "warning[", "info["]
+            .iter()
+            .position(|w| l.contains(w))
+    };
+    for cluster in planted_text.stdout.split("\ncluster ").skip(1) {
+        let ranks: Vec<usize> = cluster.lines().filter_map(rank).collect();
+        assert!(ranks.len() > 2, "{cluster}");
+        assert!(
+            ranks.windows(2).all(|w| w[0] <= w[1]),
+            "{ranks:?}\n{cluster}"
+        );
+    }
 }
 
 #[test]

@@ -215,6 +215,35 @@ fn yaml11_boolean_in_configmap_data_fails_the_apply_but_integer_replicas_is_fine
     );
 }
 
+/// A value that turns a field into a list is an error, unless the template's default is a
+/// list too (`${EXT:=[]}`, or a default var holding `[]`): the structure is the template's
+/// design, as in a real repository's `extensions: ${EXTENSIONS:=${emptyArray}}`.
+#[test]
+fn a_list_value_is_a_structure_change_unless_the_default_is_a_list_too() {
+    let db = |field: &str| {
+        format!(
+            "apiVersion: postgresql.cnpg.io/v1\nkind: Database\nmetadata:\n  name: d\nspec:\n  extensions: {field}\n"
+        )
+    };
+    let list = [("EXT", "[{name: vchord}]"), ("emptyArray", "[]")];
+    for (field, expected) in [
+        ("${EXT}", vec![("FS105", Severity::Error)]),
+        ("${EXT:=none}", vec![("FS105", Severity::Error)]),
+        ("${EXT:=[]}", vec![]),
+        ("${EXT:=${emptyArray}}", vec![]),
+    ] {
+        let f = audit(&[cluster(
+            "dev",
+            vec![render("a", &substituting(), &db(field), &list)],
+        )]);
+        let found: Vec<_> = rules(&f)
+            .into_iter()
+            .filter(|(r, _)| *r == "FS105")
+            .collect();
+        assert_eq!(found, expected, "{field}: {f:#?}");
+    }
+}
+
 #[test]
 fn value_that_breaks_the_document_is_an_error() {
     let yaml = configmap("  A: ${V}\n");

@@ -61,6 +61,10 @@ pub fn audit_text(a: &Audit, layout: Layout) -> String {
         verdict.push_str(" (--no-strict)");
     }
     let mut out = layout.wrap("", &verdict, "  ");
+    // Errors first, then warnings, then info (in file order within each): the hazard the
+    // verdict counts is not below dozens of notes.
+    let mut by_severity: Vec<&Finding> = a.findings.iter().collect();
+    by_severity.sort_by_key(|f| std::cmp::Reverse(f.severity));
     let of = |f: &Finding, cluster: &str, ks: Option<&str>| {
         f.cluster.as_deref() == Some(cluster)
             && ks.is_none_or(|k| f.kustomization.as_deref() == Some(k))
@@ -83,8 +87,7 @@ pub fn audit_text(a: &Audit, layout: Layout) -> String {
                 }
                 line.push(')');
                 out.push_str(&layout.wrap("  ", &line, "    "));
-                for f in a
-                    .findings
+                for f in by_severity
                     .iter()
                     .filter(|f| of(f, cluster, Some(&p.kustomization)))
                 {
@@ -92,7 +95,7 @@ pub fn audit_text(a: &Audit, layout: Layout) -> String {
                 }
             }
         } else {
-            for f in a.findings.iter().filter(|f| of(f, cluster, None)) {
+            for f in by_severity.iter().filter(|f| of(f, cluster, None)) {
                 out.push_str(&finding_text(f, &f.message, "  ", layout));
             }
         }

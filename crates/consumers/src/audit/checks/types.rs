@@ -77,6 +77,13 @@ impl ClusterCtx<'_> {
             let text = crate::envsubst::eval(leaf.value.as_bytes(), &values, false)
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
                 .unwrap_or_default();
+            // A list or mapping where the default is one too (`${EXT:=[]}`,
+            // `${EXT:=${emptyArray}}`): the template means a structure there.
+            if matches!(got, Some(Value::Array(_) | Value::Object(_)))
+                && default_shape(&leaf.value, refs, &values).is_some_and(|d| same_shape(d, got))
+            {
+                continue;
+            }
             let place = place_in(files, k, o, needles.first().copied());
             let Some((severity, why)) = judge(&o.id.kind, &leaf.path, got, place.quoted, &text)
             else {
@@ -213,6 +220,28 @@ fn yaml_special(v: &str) -> bool {
             '*', '&', '!', '|', '>', '[', ']', '{', '}', '%', '@', '`', '"', '\'', '#', ',', '?',
         ])
         || v.starts_with("- ")
+}
+
+/// What `leaf` reads as with its vars that have a default unset (each default in their
+/// place), when it is YAML.
+fn default_shape(leaf: &str, refs: &[Ref], values: &BTreeMap<String, String>) -> Option<Value> {
+    if !refs.iter().any(|r| r.has_default) {
+        return None;
+    }
+    let mut unset = values.clone();
+    for r in refs.iter().filter(|r| r.has_default) {
+        unset.remove(&r.name);
+    }
+    let out = crate::envsubst::eval(leaf.as_bytes(), &unset, false).ok()?;
+    crate::goyaml::yaml_json::yaml_to_value(&String::from_utf8(out).ok()?).ok()
+}
+
+/// Both lists, or both mappings.
+fn same_shape(a: Value, b: Option<&Value>) -> bool {
+    matches!(
+        (a, b),
+        (Value::Array(_), Some(Value::Array(_))) | (Value::Object(_), Some(Value::Object(_)))
+    )
 }
 
 /// Whether a substituted scalar's type is a hazard, and why.
