@@ -462,6 +462,81 @@ pub(super) fn render_pair(
     })
 }
 
+/// What the change brings at apply time, and with `--validate` the schema findings, with
+/// `--audit` the substitution hazards, of head.
+fn change_checks(
+    args: &DiffArgs,
+    pair: &Pair,
+    opts: &RepoOptions,
+) -> anyhow::Result<super::validate::ChangeChecks> {
+    let trees = audit_trees(args, pair, opts)?;
+    let sides = trees
+        .as_ref()
+        .map(|t| t.sides(&pair.head, opts.strict))
+        .transpose()?;
+    let head_render = match &pair.head {
+        Head::Rendered(r) => Some(r.as_ref()),
+        Head::Stored(_) => None,
+    };
+    args.checks.run(
+        &pair.base.clusters,
+        pair.head.clusters(),
+        head_render,
+        sides.as_ref(),
+    )
+}
+
+/// What `--audit` reads besides the renders: base's files (its render may come from the
+/// store, without its tree) and head's when its render came from the store.
+pub(super) struct AuditTreesOwned {
+    base: crate::source::Tree,
+    head: Option<crate::source::Tree>,
+}
+
+impl AuditTreesOwned {
+    /// The trees as the audit takes them, with head's own tree when this run rendered it.
+    fn sides<'a>(
+        &'a self,
+        head: &'a Head,
+        strict: bool,
+    ) -> anyhow::Result<super::validate::AuditTrees<'a>> {
+        let head = match (head, &self.head) {
+            (_, Some(t)) => t.fs(),
+            (Head::Rendered(r), None) => r.tree.fs(),
+            (Head::Stored(_), None) => anyhow::bail!("internal: --audit without head's tree"),
+        };
+        Ok(super::validate::AuditTrees {
+            base: self.base.fs(),
+            head,
+            strict,
+        })
+    }
+}
+
+/// `--audit`: base's tree (and head's, when its render was stored) read again, for the
+/// audit's file and line lookups; `None` without `--audit`.
+fn audit_trees(
+    args: &DiffArgs,
+    pair: &Pair,
+    opts: &RepoOptions,
+) -> anyhow::Result<Option<AuditTreesOwned>> {
+    if !args.checks.audit {
+        return Ok(None);
+    }
+    let repo = &args.flags.repo;
+    let base = load_tree_known(repo, Some(&pair.base.commit), opts, Some(&pair.base.known))?;
+    let head = match &pair.head {
+        Head::Rendered(_) => None,
+        Head::Stored(_) => Some(load_tree_known(
+            repo,
+            args.head.as_deref(),
+            &pair.head_opts,
+            None,
+        )?),
+    };
+    Ok(Some(AuditTreesOwned { base, head }))
+}
+
 /// The base as programs read it: the name given (or `merge-base of HEAD and main`), and
 /// its commit.
 fn base_revision(base: &Base, commit: &str) -> crate::compare::Revision {
@@ -611,21 +686,16 @@ fn image_changes(
 pub(crate) fn run_diff(args: &DiffArgs, layout: crate::report::layout::Layout) -> Outcome {
     // Two revisions: most build outputs are the same texts.
     crate::manifest::share_readings();
-    let opts = args.helm.apply(args.flags.options());
+    let mut opts = args.helm.apply(args.flags.options());
+    // `--audit`: findings point at files and lines through the origins kustomize records.
+    opts.origins |= args.checks.audit;
     let builder = make_builder(&opts)?;
     let cache = build_cache(builder.as_ref(), &opts);
     let pair = render_pair(args, &opts, &cache, HeadUse::Render)?;
     let diff = &pair.diff;
     let images = image_changes(&pair.base.clusters, pair.head.clusters(), &pair.diff);
     let filters = args.view.filters(&pair.config_strip)?;
-    // What the change brings at apply time (and, with --validate, the schema findings).
-    let head_render = match &pair.head {
-        Head::Rendered(r) => Some(r.as_ref()),
-        Head::Stored(_) => None,
-    };
-    let checks = args
-        .checks
-        .run(&pair.base.clusters, pair.head.clusters(), head_render)?;
+    let checks = change_checks(args, &pair, &opts)?;
     let mut summary = crate::report::review::diff_review(diff, &images);
     checks.add_to_review(&mut summary);
     let analysis = review::analysis::analyze(&summary, &filters);
@@ -655,25 +725,24 @@ pub(crate) fn run_diff(args: &DiffArgs, layout: crate::report::layout::Layout) -
 pub(crate) fn run_prove(args: &ProveArgs, layout: crate::report::layout::Layout) -> Outcome {
     // Head, the planning render and the canary renders: most build outputs repeat.
     crate::manifest::share_readings();
-    let opts = args.diff.helm.apply(args.diff.flags.options());
+    let mut opts = args.diff.helm.apply(args.diff.flags.options());
+    opts.origins |= args.diff.checks.audit;
     let builder = make_builder(&opts)?;
     let cache = build_cache(builder.as_ref(), &opts);
+    let pair = render_pair(&args.diff, &opts, &cache, HeadUse::Tree)?;
+    let checks = change_checks(&args.diff, &pair, &opts)?;
     let Pair {
         base,
         head,
         diff,
         head_opts: opts,
         config_strip,
-    } = render_pair(&args.diff, &opts, &cache, HeadUse::Tree)?;
+    } = pair;
     let Head::Rendered(head) = head else {
         anyhow::bail!("internal: prove's head was not rendered");
     };
     let head = *head;
     let images = image_changes(&base.clusters, &head.clusters, &diff);
-    let checks = args
-        .diff
-        .checks
-        .run(&base.clusters, &head.clusters, Some(&head))?;
     drop(base);
     // Where to plant canaries, and what each must change, comes from kustomize's origin
     // annotations: one more render of head that tracks them. The diff and canary renders do

@@ -285,16 +285,39 @@ pub(crate) struct DiffValidate {
     /// With --validate: every finding of head, not only those base does not have.
     #[arg(long, requires = "validate", hide_short_help = true)]
     pub(crate) all_findings: bool,
+    /// Also audit the substitutions of both revisions (as `fluxsim audit`) and report the
+    /// hazards head brings.
+    ///
+    /// Both revisions are rendered with kustomize's origins, so that each finding names its
+    /// file and line (slower: fewer builds stay native). Those base has too are left out.
+    #[arg(long, hide_short_help = true)]
+    pub(crate) audit: bool,
     #[command(flatten)]
     pub(crate) schema: SchemaFlags,
 }
 
-/// What a change brings at apply time: the hazards of going from base to head (always), and
-/// with `--validate` the schema findings of head (new ones unless `--all-findings`).
+/// The trees the audit of a change reads: base's and head's files, where the origins of
+/// their renders point.
+pub(crate) struct AuditTrees<'a> {
+    pub(crate) base: &'a crate::source::SourceFs,
+    pub(crate) head: &'a crate::source::SourceFs,
+    /// Substitution judged as strict (the default), or not (`--no-strict`).
+    pub(crate) strict: bool,
+}
+
+/// Rules the audit of a change leaves to the diff, which says them in its own words: a
+/// Kustomization that failed or never reconciled (FS100) is a failure or "not compared".
+const SAID_BY_DIFF: [&str; 1] = ["FS100"];
+
+/// What a change brings at apply time: the hazards of going from base to head (always),
+/// with `--validate` the schema findings of head (new ones unless `--all-findings`), and with
+/// `--audit` the substitution hazards head brings.
 #[derive(Debug, Default)]
 pub(crate) struct ChangeChecks {
     pub(crate) hazards: Vec<crate::finding::Finding>,
     pub(crate) validation: Option<Vec<crate::finding::Finding>>,
+    /// With `--audit`: the substitution hazards (warning and error) head brings.
+    pub(crate) audit: Option<Vec<crate::finding::Finding>>,
 }
 
 /// The rules whose findings the review already states in its own words (prune of state and
@@ -309,6 +332,7 @@ impl DiffValidate {
         base: &[crate::model::ClusterRender],
         head: &[crate::model::ClusterRender],
         head_render: Option<&RepoRender>,
+        audit: Option<&AuditTrees<'_>>,
     ) -> anyhow::Result<ChangeChecks> {
         let fs = head_render.map(|r| r.tree.fs());
         let hazards = validate::change_hazards(base, head, fs);
@@ -330,9 +354,22 @@ impl DiffValidate {
         } else {
             None
         };
+        let audit = audit.map(|t| {
+            let opts = crate::audit::AuditOptions { strict: t.strict };
+            let b = crate::audit::audit_clusters(t.base, base, opts);
+            let h = crate::audit::audit_clusters(t.head, head, opts);
+            validate::new_findings(&b.findings, &h.findings)
+                .into_iter()
+                .filter(|f| {
+                    f.severity >= crate::finding::Severity::Warning
+                        && !SAID_BY_DIFF.contains(&f.rule)
+                })
+                .collect()
+        });
         Ok(ChangeChecks {
             hazards,
             validation,
+            audit,
         })
     }
 }
@@ -343,6 +380,7 @@ impl ChangeChecks {
         self.hazards
             .iter()
             .chain(self.validation.iter().flatten())
+            .chain(self.audit.iter().flatten())
             .filter(|f| f.severity == crate::finding::Severity::Error)
             .count()
     }
@@ -352,6 +390,7 @@ impl ChangeChecks {
         self.hazards
             .iter()
             .chain(self.validation.iter().flatten())
+            .chain(self.audit.iter().flatten())
             .map(|f| f.severity)
             .max()
     }
@@ -367,7 +406,8 @@ impl ChangeChecks {
                     .iter()
                     .flatten()
                     .filter(|f| f.severity >= crate::finding::Severity::Warning),
-            );
+            )
+            .chain(self.audit.iter().flatten());
         for f in shown {
             let Some(c) = review
                 .clusters
@@ -388,11 +428,15 @@ impl ChangeChecks {
         }
     }
 
-    /// Adds `applyHazards` and, with `--validate`, `validation` to a diff's JSON.
+    /// Adds `applyHazards` and, with `--validate`, `validation`, with `--audit`, `audit` to a
+    /// diff's JSON.
     pub(crate) fn add_to_json(&self, json: &mut serde_json::Value) {
         json["applyHazards"] = crate::report::findings::findings_json(&self.hazards);
         if let Some(v) = &self.validation {
             json["validation"] = crate::report::findings::findings_json(v);
+        }
+        if let Some(a) = &self.audit {
+            json["audit"] = crate::report::findings::findings_json(a);
         }
     }
 }

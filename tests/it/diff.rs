@@ -100,6 +100,81 @@ fn pure_refactor_proves_identical_with_every_canary_detected_and_restored() {
     assert!(out.stdout.ends_with("prove: PASS\n"), "{}", out.stdout);
 }
 
+/// `diff --audit`: the substitution hazards head brings (as `fluxsim audit` finds them), each
+/// with its file and line, in the JSON and in the review's hazards; one base has too is not
+/// repeated; a warning does not fail the diff unless `--fail-on warning`; without `--audit`,
+/// nothing of it.
+#[test]
+fn diff_audit_reports_the_substitution_hazards_head_brings_with_file_and_line() {
+    let repo = repo_from("testdata/fleet");
+    let file = "apps/wave-2/web/deployment.yaml";
+    // A hazard base already has (`:?` is a plain default in Flux).
+    edit(
+        repo.path(),
+        file,
+        "value: ${TIMEZONE}",
+        "value: ${TIMEZONE:?tz}",
+    );
+    commit_all(repo.path(), "base hazard");
+    // Head brings another one, on line 23.
+    edit(
+        repo.path(),
+        file,
+        "value: ${WEB_HOSTNAME}.${CLUSTER_DOMAIN}",
+        "value: ${WEB_HOSTNAME:+www}.${CLUSTER_DOMAIN}",
+    );
+    let out = run(
+        repo.path(),
+        &["diff", "--base", "HEAD", "--audit", "-o", "json"],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let json = out.json();
+    let audit = json["audit"].as_array().expect("audit");
+    let said: BTreeSet<(String, String, String, u64)> = audit
+        .iter()
+        .map(|f| {
+            let expr = f["related"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["role"] == "expression")
+                .map(|r| r["value"].as_str().unwrap().to_string())
+                .unwrap_or_default();
+            (
+                f["cluster"].as_str().unwrap().to_string(),
+                expr,
+                f["location"]["file"].as_str().unwrap().to_string(),
+                f["location"]["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let expected: BTreeSet<_> = ["dev", "prod"]
+        .iter()
+        .map(|c| {
+            (
+                c.to_string(),
+                "${WEB_HOSTNAME:+www}".to_string(),
+                file.to_string(),
+                23,
+            )
+        })
+        .collect();
+    assert_eq!(said, expected, "{json:#}");
+    let text = run(repo.path(), &["diff", "--base", "HEAD", "--audit"]).stdout;
+    assert!(
+        text.contains(&format!("warning `FS102` at `{file}:23:")),
+        "{text}"
+    );
+    assert!(!text.contains("TIMEZONE:?tz"), "base's own hazard: {text}");
+    let strict = run(
+        repo.path(),
+        &["diff", "--base", "HEAD", "--audit", "--fail-on", "warning"],
+    );
+    assert_eq!(strict.code, 1, "{}", strict.stdout);
+    let plain = run(repo.path(), &["diff", "--base", "HEAD", "-o", "json"]).json();
+    assert!(plain.get("audit").is_none(), "{plain:#}");
+}
+
 /// A proof that holds over a change says what changes in the comment's heading, in the
 /// line diff style too: a bare "PASS" over two changed Kustomizations reads as "nothing
 /// changes".

@@ -153,6 +153,38 @@ fn release_and_resourceset_entries_say_what_they_are() {
     }
 }
 
+/// The substitution hazards a change brings (`--audit`) conform too: a `${A:+x}` is one.
+#[test]
+fn audited_diffs_conform_to_their_schemas() {
+    let repo = repo_from("testdata/fleet");
+    let r = repo.path();
+    let path = r.join("apps/wave-2/web/deployment.yaml");
+    let text = fs::read_to_string(&path).unwrap();
+    fs::write(
+        &path,
+        text.replacen("value: ${TIMEZONE}", "value: ${TIMEZONE:+UTC}", 1),
+    )
+    .unwrap();
+    conforms(
+        r,
+        &["diff", "--base", "HEAD", "--audit"],
+        "diff",
+        "DiffReport",
+    );
+    conforms(
+        r,
+        &["prove", "--base", "HEAD", "--expect", "any", "--audit"],
+        "prove",
+        "ProveReport",
+    );
+    let audit = fluxsim_in(
+        Some(r),
+        &["diff", "--base", "HEAD", "--audit", "-o", "json"],
+    )
+    .json();
+    assert!(!audit["audit"].as_array().unwrap().is_empty(), "{audit:#}");
+}
+
 #[test]
 fn diffs_conform_to_their_schemas_with_changes_failures_and_revisions() {
     let repo = repo_from("testdata/fleet");
