@@ -800,7 +800,8 @@ pub(crate) fn run_prove(args: &ProveArgs, layout: crate::report::layout::Layout)
         summary.notes.insert(
             0,
             format!(
-                "{} at error level: Flux's apply of head fails (see the hazards)",
+                "{} at error level: Flux's apply of head fails, or applies what the \
+                 repository did not mean (see the hazards)",
                 crate::report::plural(checks.errors(), "finding")
             ),
         );
