@@ -691,3 +691,80 @@ fn inputs_fluxsim_combines_are_the_ones_the_operator_combines() {
     ));
     assert_eq!(ours, expected);
 }
+
+/// `compare` judges a ResourceSet's entry by the ResourceSet object as its Kustomization's
+/// template holds it: the operator fleet's clusters share `tenants/` (same template, renders
+/// that differ by their vars); a staging copy of `tenants/` with another registry makes the
+/// `policies` entry's templates differ, and compare shows the ResourceSet's changed field.
+#[test]
+fn compare_judges_a_resourceset_entry_by_its_resourceset_object() {
+    let repo = tempfile::Builder::new()
+        .prefix("fluxsim-test-operator-")
+        .tempdir()
+        .unwrap();
+    let root = repo.path();
+    copy_dir(&crate_path(OPERATOR_FLEET), root);
+    let compare = |root: &Path| {
+        let run = fluxsim_in(
+            Some(root),
+            &[
+                "compare",
+                ".",
+                "--source",
+                "OCIRepository/flux-system/flux-system=.",
+                "--wide",
+            ],
+        );
+        assert!(run.code <= 1, "{}{}", run.stdout, run.stderr);
+        run.stdout
+    };
+    let row = |out: &str, entry: &str| {
+        out.lines()
+            .find(|l| l.trim_start().starts_with(entry))
+            .unwrap_or_else(|| panic!("no {entry}:\n{out}"))
+            .to_string()
+    };
+    let policies = "flux-system/tenants/rset/flux-system/policies ";
+    let shared = compare(root);
+    assert!(
+        row(&shared, policies).contains("same template, same render"),
+        "{shared}"
+    );
+    assert!(
+        row(&shared, "flux-system/tenants/rset/flux-system/apps ")
+            .contains("same template; renders differ by vars"),
+        "{shared}"
+    );
+    // Staging's own copy of the tenants, with another registry in the policies ResourceSet.
+    copy_dir(&root.join("tenants"), &root.join("tenants-staging"));
+    let file = root.join("tenants-staging/policies.yaml");
+    let text = fs::read_to_string(&file).unwrap();
+    fs::write(
+        &file,
+        text.replace("registry.example.com", "staging.example.com"),
+    )
+    .unwrap();
+    let ks = root.join("clusters/staging/tenants.yaml");
+    let text = fs::read_to_string(&ks).unwrap();
+    fs::write(
+        &ks,
+        text.replace("path: ./tenants", "path: ./tenants-staging"),
+    )
+    .unwrap();
+    let split = compare(root);
+    assert!(
+        row(&split, policies).contains("templates DIFFER in 1 object"),
+        "{split}"
+    );
+    assert!(
+        split.contains("spec.inputs[name=restrict-registries].registry"),
+        "{split}"
+    );
+    // The apps ResourceSet is the same in both: its entry still differs by vars alone.
+    assert!(
+        row(&split, "flux-system/tenants/rset/flux-system/apps ")
+            .contains("same template; renders differ by vars"),
+        "{split}"
+    );
+    assert!(split.contains("staging.example.com"), "{split}");
+}

@@ -643,14 +643,19 @@ fn compare_row(name: &str, width: usize, verdict: &str, layout: Layout) -> Strin
 /// What `compare` says of a Kustomization's templates across the clusters.
 fn template_verdict(c: &ClusterComparison, k: &crate::compare::TemplateRow) -> String {
     if k.not_compared {
-        let why: Vec<String> = c
-            .clusters
-            .iter()
-            .zip(&k.problems)
-            .filter_map(|(n, p)| {
-                p.as_ref()
-                    .map(|p| format!("{}: {}", OneLine(n), OneLine(p)))
-            })
+        // Each reason once, with the clusters it holds in (an external source is most often
+        // external in every cluster).
+        let mut why: Vec<(Vec<String>, &str)> = Vec::new();
+        for (n, p) in c.clusters.iter().zip(&k.problems) {
+            let Some(p) = p else { continue };
+            match why.iter_mut().find(|(_, q)| *q == p.as_str()) {
+                Some((names, _)) => names.push(OneLine(n).to_string()),
+                None => why.push((vec![OneLine(n).to_string()], p)),
+            }
+        }
+        let why: Vec<String> = why
+            .into_iter()
+            .map(|(names, p)| format!("{}: {}", names.join(", "), OneLine(p)))
             .collect();
         format!("not compared ({})", why.join("; "))
     } else if k.root {

@@ -675,10 +675,31 @@ fn entry(
     }
 }
 
-/// What an entry is made from before substitution: the template of the Kustomization that
-/// applies the ResourceSet, and the inputs fluxsim.toml gave; two clusters with the same
-/// differ in it only through their vars (`compare`).
+/// What an entry is made from before substitution: the ResourceSet object as the template
+/// of the Kustomization that applies it holds it, and the inputs fluxsim.toml gave; two
+/// clusters with the same differ in the entry only through their vars (`compare`, which
+/// shows how the objects differ where they do). A ResourceSet that another ResourceSet
+/// makes (no template object to find) stands for its parent's template whole.
 fn template(parent: &KustomizationRender, id: &NamespacedName, samples: &str) -> Artifact {
+    let declared = parent.template.iter().flat_map(|a| &a.objects).find(|o| {
+        crate::flux::is_resourceset(&o.object)
+            && o.id.name == id.name
+            && (o.id.namespace == id.namespace
+                || (o.id.namespace.is_empty() && id.namespace == "default"))
+    });
+    if let Some(o) = declared {
+        let yaml = format!("{}# inputs from fluxsim.toml {samples}\n", o.yaml);
+        // Without its origin: the entry's artifact is not built from that file the way a
+        // Kustomization's objects are (prove's canaries plan from origins; the ResourceSet's
+        // own template canary reads the parent's template).
+        let mut o = o.clone();
+        o.origin = None;
+        return Artifact {
+            sha256: crate::digest::sha256_hex(yaml.as_bytes()),
+            objects: vec![o],
+            yaml,
+        };
+    }
     let text = format!(
         "resourceset {id}\nkustomization template {}\ninputs from fluxsim.toml {samples}\n",
         parent.template.as_ref().map_or("-", |t| t.sha256.as_str()),
