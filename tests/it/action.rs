@@ -641,6 +641,68 @@ fn run_with_failing_fluxsim(stderr: &str) -> (String, String) {
     (err, report)
 }
 
+/// The action's `helm`, `fetch-charts` and `audit` inputs reach fluxsim as its flags (a fake
+/// fluxsim writes the arguments it was given); off by default.
+#[test]
+fn run_passes_the_helm_fetch_charts_and_audit_inputs_as_flags() {
+    let args_of = |env: &[(&str, &str)]| {
+        let tmp = tempfile::tempdir().unwrap();
+        let seen = tmp.path().join("args.txt");
+        fake_bin(
+            tmp.path(),
+            "fluxsim",
+            &format!(
+                "printf '%s\\n' \"$@\" > '{}'\necho report\nexit 0\n",
+                seen.display()
+            ),
+        );
+        let out = tmp.path().join("out");
+        let fluxsim = tmp.path().join("fluxsim");
+        let mut all = vec![
+            ("BASE", "main"),
+            ("FLUXSIM", fluxsim.to_str().unwrap()),
+            ("OUT", out.to_str().unwrap()),
+        ];
+        all.extend_from_slice(env);
+        let (code, _, err) = run_script("run", &[], &all, Some(tmp.path()));
+        assert_eq!(code, 0, "{err}");
+        fs::read_to_string(&seen)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let has = |args: &[String], flag: &str| args.iter().any(|a| a == flag);
+    let plain = args_of(&[]);
+    for flag in ["--helm", "--fetch-charts", "--audit"] {
+        assert!(!has(&plain, flag), "{flag} by default: {plain:?}");
+    }
+    let audit = args_of(&[("AUDIT", "true")]);
+    assert!(
+        has(&audit, "--audit") && !has(&audit, "--helm"),
+        "{audit:?}"
+    );
+    let helm = args_of(&[("HELM", "true")]);
+    assert!(
+        has(&helm, "--helm") && !has(&helm, "--fetch-charts"),
+        "{helm:?}"
+    );
+    let fetch = args_of(&[
+        ("HELM", "true"),
+        ("FETCH_CHARTS", "true"),
+        ("AUDIT", "true"),
+    ]);
+    assert_eq!(
+        fetch.iter().filter(|a| *a == "--helm").count(),
+        1,
+        "{fetch:?}"
+    );
+    assert!(
+        has(&fetch, "--fetch-charts") && has(&fetch, "--audit"),
+        "{fetch:?}"
+    );
+}
+
 /// What a pull request can make fluxsim's error say: workflow commands, and a fence.
 const HOSTILE_STDERR: &str = "fluxsim: error: spec.path `./apps/x`:\n::add-mask::the-job-log\n\
                               ::error file=README.md::pwned\n````\n<!--\n";
