@@ -40,11 +40,13 @@ pub fn finding_text(
     indent: &str,
     layout: super::layout::Layout,
 ) -> String {
+    // A finding of no file (a cluster missing a Kustomization) starts with its severity.
     let place = f
         .location
         .as_ref()
-        .map_or_else(|| "-".to_string(), |l| OneLine(l).to_string());
-    let mut text = format!("{place}: {}[{}]: {message}", f.severity, f.rule);
+        .map(|l| format!("{}: ", OneLine(l)))
+        .unwrap_or_default();
+    let mut text = format!("{place}{}[{}]: {message}", f.severity, f.rule);
     match (&f.cluster, &f.kustomization) {
         (Some(c), Some(k)) => {
             let _ = write!(text, " ({}, {})", OneLine(c), OneLine(k));
@@ -198,6 +200,23 @@ mod tests {
         assert_eq!(p["artifactLocation"]["uri"], "deploy/fleet/apps/x.yaml");
         assert_eq!(p["region"]["startLine"], 4);
         assert_eq!(p["region"]["startColumn"], 9);
+    }
+
+    #[test]
+    fn a_finding_text_starts_with_its_place_or_with_its_severity() {
+        let layout = crate::report::layout::Layout::default();
+        let at = Finding::new(&R, "boom")
+            .in_cluster("dev")
+            .at(Location::at("apps/x.yaml", 4, 9));
+        assert_eq!(
+            finding_text(&at, "boom", "", layout),
+            "apps/x.yaml:4:9: error[FS000]: boom (dev)\n"
+        );
+        let nowhere = Finding::new(&R, "boom").in_cluster("dev");
+        assert_eq!(
+            finding_text(&nowhere, "boom", "  ", layout),
+            "  error[FS000]: boom (dev)\n"
+        );
     }
 
     #[test]
