@@ -318,8 +318,37 @@ pub fn run() -> ExitCode {
     status
 }
 
+/// `flux build kustomization NAME` (or `ks NAME`), as flux users type it, read as
+/// `build -k NAME`: only right after `build`, when the name is not a flag and `-k` is not
+/// given too (a folder named `ks` is still a repository).
+fn flux_build_form(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let is = |a: Option<&std::ffi::OsString>, words: &[&str]| {
+        a.and_then(|a| a.to_str())
+            .is_some_and(|a| words.contains(&a))
+    };
+    let given_k = args.iter().any(|a| {
+        a.to_str().is_some_and(|a| {
+            a == "-k"
+                || a.starts_with("--kustomization")
+                || (a.starts_with("-k") && !a.starts_with("--"))
+        })
+    });
+    let name_ok = args
+        .get(3)
+        .and_then(|a| a.to_str())
+        .is_some_and(|a| !a.starts_with('-'));
+    if is(args.get(1), &["build"])
+        && is(args.get(2), &["kustomization", "ks"])
+        && name_ok
+        && !given_k
+    {
+        args[2] = "-k".into();
+    }
+    args
+}
+
 fn run_command() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(flux_build_form(std::env::args_os().collect())) {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help and version to stdout with success, usage errors to stderr.

@@ -91,6 +91,42 @@ fn o_and_output_are_format_as_kubectl_and_flux_spell_it() {
     }
 }
 
+/// `fluxsim build kustomization NAME` and `build ks NAME`, as `flux build` takes them, print
+/// what `build -k NAME` prints; with `-k` given, or a flag after `ks`, the words keep their
+/// clap meaning (a folder named `ks` is a repository).
+#[test]
+fn build_takes_the_kustomization_as_flux_build_does() {
+    let repo = repo_from("testdata/fleet");
+    let dir = repo.path().to_str().unwrap();
+    let k = fluxsim(&[
+        "build",
+        "-k",
+        "apps-wave-0",
+        "--cluster",
+        "dev",
+        "--path",
+        dir,
+    ]);
+    assert_eq!(k.code, 0, "{}", k.stderr);
+    assert!(k.stdout.contains("kind: "), "{}", k.stdout);
+    for word in ["kustomization", "ks"] {
+        let out = fluxsim(&[
+            "build",
+            word,
+            "apps-wave-0",
+            "--cluster",
+            "dev",
+            "--path",
+            dir,
+        ]);
+        assert_eq!(out.code, 0, "{word}: {}", out.stderr);
+        assert_eq!(out.stdout, k.stdout, "{word}");
+    }
+    // `-k` given too: `ks` is the repository argument, which does not exist.
+    let both = fluxsim(&["build", "ks", "-k", "apps-wave-0", "--cluster", "dev"]);
+    assert_eq!(both.code, 2, "{}{}", both.stdout, both.stderr);
+}
+
 #[test]
 fn build_takes_several_clusters_comma_separated_as_its_help_says() {
     let repo = repo_from("testdata/fleet");
