@@ -463,7 +463,7 @@ pub(super) fn render_pair(
 }
 
 /// What the change brings at apply time, and with `--validate` the schema findings, with
-/// `--audit` the substitution hazards, of head.
+/// `--audit` the substitution hazards, with `--graph` the cold-start findings, of head.
 fn change_checks(
     args: &DiffArgs,
     pair: &Pair,
@@ -486,8 +486,8 @@ fn change_checks(
     )
 }
 
-/// What `--audit` reads besides the renders: base's files (its render may come from the
-/// store, without its tree) and head's when its render came from the store.
+/// What `--audit` and `--graph` read besides the renders: base's files (its render may come
+/// from the store, without its tree) and head's when its render came from the store.
 pub(super) struct AuditTreesOwned {
     base: crate::source::Tree,
     head: Option<crate::source::Tree>,
@@ -513,14 +513,14 @@ impl AuditTreesOwned {
     }
 }
 
-/// `--audit`: base's tree (and head's, when its render was stored) read again, for the
-/// audit's file and line lookups; `None` without `--audit`.
+/// `--audit`, `--graph`: base's tree (and head's, when its render was stored) read again,
+/// for their file and line lookups; `None` without them.
 fn audit_trees(
     args: &DiffArgs,
     pair: &Pair,
     opts: &RepoOptions,
 ) -> anyhow::Result<Option<AuditTreesOwned>> {
-    if !args.checks.audit {
+    if !args.checks.reads_trees() {
         return Ok(None);
     }
     let repo = &args.flags.repo;
@@ -687,8 +687,8 @@ pub(crate) fn run_diff(args: &DiffArgs, layout: crate::report::layout::Layout) -
     // Two revisions: most build outputs are the same texts.
     crate::manifest::share_readings();
     let mut opts = args.helm.apply(args.flags.options());
-    // `--audit`: findings point at files and lines through the origins kustomize records.
-    opts.origins |= args.checks.audit;
+    // `--audit`, `--graph`: findings point at files and lines through kustomize's origins.
+    opts.origins |= args.checks.reads_trees();
     let builder = make_builder(&opts)?;
     let cache = build_cache(builder.as_ref(), &opts);
     let pair = render_pair(args, &opts, &cache, HeadUse::Render)?;
@@ -726,7 +726,7 @@ pub(crate) fn run_prove(args: &ProveArgs, layout: crate::report::layout::Layout)
     // Head, the planning render and the canary renders: most build outputs repeat.
     crate::manifest::share_readings();
     let mut opts = args.diff.helm.apply(args.diff.flags.options());
-    opts.origins |= args.diff.checks.audit;
+    opts.origins |= args.diff.checks.reads_trees();
     let builder = make_builder(&opts)?;
     let cache = build_cache(builder.as_ref(), &opts);
     let pair = render_pair(&args.diff, &opts, &cache, HeadUse::Tree)?;

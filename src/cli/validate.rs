@@ -292,12 +292,27 @@ pub(crate) struct DiffValidate {
     /// file and line (slower: fewer builds stay native). Those base has too are left out.
     #[arg(long, hide_short_help = true)]
     pub(crate) audit: bool,
+    /// Also check the cold start of both revisions (as `fluxsim graph`) and report the
+    /// findings head brings.
+    ///
+    /// A Kustomization that can never become Ready, a custom resource whose CRD nothing
+    /// installs before it, a dependency cycle. Rendered with origins, as --audit. Those base
+    /// has too are left out.
+    #[arg(long, hide_short_help = true)]
+    pub(crate) graph: bool,
     #[command(flatten)]
     pub(crate) schema: SchemaFlags,
 }
 
-/// The trees the audit of a change reads: base's and head's files, where the origins of
-/// their renders point.
+impl DiffValidate {
+    /// Whether a check reads the revisions' files and needs the renders' origins.
+    pub(crate) fn reads_trees(&self) -> bool {
+        self.audit || self.graph
+    }
+}
+
+/// The trees the audit and the graph of a change read: base's and head's files, where the
+/// origins of their renders point.
 pub(crate) struct AuditTrees<'a> {
     pub(crate) base: &'a crate::source::SourceFs,
     pub(crate) head: &'a crate::source::SourceFs,
@@ -310,14 +325,16 @@ pub(crate) struct AuditTrees<'a> {
 const SAID_BY_DIFF: [&str; 1] = ["FS100"];
 
 /// What a change brings at apply time: the hazards of going from base to head (always),
-/// with `--validate` the schema findings of head (new ones unless `--all-findings`), and with
-/// `--audit` the substitution hazards head brings.
+/// with `--validate` the schema findings of head (new ones unless `--all-findings`), with
+/// `--audit` the substitution hazards and with `--graph` the cold-start findings head brings.
 #[derive(Debug, Default)]
 pub(crate) struct ChangeChecks {
     pub(crate) hazards: Vec<crate::finding::Finding>,
     pub(crate) validation: Option<Vec<crate::finding::Finding>>,
     /// With `--audit`: the substitution hazards (warning and error) head brings.
     pub(crate) audit: Option<Vec<crate::finding::Finding>>,
+    /// With `--graph`: the cold-start findings (warning and error) head brings.
+    pub(crate) graph: Option<Vec<crate::finding::Finding>>,
 }
 
 /// The rules whose findings the review already states in its own words (prune of state and
@@ -332,7 +349,7 @@ impl DiffValidate {
         base: &[crate::model::ClusterRender],
         head: &[crate::model::ClusterRender],
         head_render: Option<&RepoRender>,
-        audit: Option<&AuditTrees<'_>>,
+        trees: Option<&AuditTrees<'_>>,
     ) -> anyhow::Result<ChangeChecks> {
         let fs = head_render.map(|r| r.tree.fs());
         let hazards = validate::change_hazards(base, head, fs);
@@ -354,7 +371,26 @@ impl DiffValidate {
         } else {
             None
         };
-        let audit = audit.map(|t| {
+        let graph = match trees.filter(|_| self.graph) {
+            Some(t) => {
+                // Each revision's own fluxsim.toml (its bootstrap CRDs, its dependencies).
+                let base_config = crate::config::Config::load(t.base)?;
+                let head_config = match head_render {
+                    Some(r) => r.config.clone(),
+                    None => crate::config::Config::load(t.head)?,
+                };
+                let b = crate::graph::findings(t.base, base, &base_config);
+                let h = crate::graph::findings(t.head, head, &head_config);
+                Some(
+                    validate::new_findings(&b, &h)
+                        .into_iter()
+                        .filter(|f| f.severity >= crate::finding::Severity::Warning)
+                        .collect(),
+                )
+            }
+            None => None,
+        };
+        let audit = trees.filter(|_| self.audit).map(|t| {
             let opts = crate::audit::AuditOptions { strict: t.strict };
             let b = crate::audit::audit_clusters(t.base, base, opts);
             let h = crate::audit::audit_clusters(t.head, head, opts);
@@ -370,6 +406,7 @@ impl DiffValidate {
             hazards,
             validation,
             audit,
+            graph,
         })
     }
 }
@@ -381,6 +418,7 @@ impl ChangeChecks {
             .iter()
             .chain(self.validation.iter().flatten())
             .chain(self.audit.iter().flatten())
+            .chain(self.graph.iter().flatten())
             .filter(|f| f.severity == crate::finding::Severity::Error)
             .count()
     }
@@ -391,6 +429,7 @@ impl ChangeChecks {
             .iter()
             .chain(self.validation.iter().flatten())
             .chain(self.audit.iter().flatten())
+            .chain(self.graph.iter().flatten())
             .map(|f| f.severity)
             .max()
     }
@@ -407,7 +446,8 @@ impl ChangeChecks {
                     .flatten()
                     .filter(|f| f.severity >= crate::finding::Severity::Warning),
             )
-            .chain(self.audit.iter().flatten());
+            .chain(self.audit.iter().flatten())
+            .chain(self.graph.iter().flatten());
         for f in shown {
             let Some(c) = review
                 .clusters
@@ -428,8 +468,8 @@ impl ChangeChecks {
         }
     }
 
-    /// Adds `applyHazards` and, with `--validate`, `validation`, with `--audit`, `audit` to a
-    /// diff's JSON.
+    /// Adds `applyHazards` and, with `--validate`, `validation`, with `--audit`, `audit`, with
+    /// `--graph`, `graph` to a diff's JSON.
     pub(crate) fn add_to_json(&self, json: &mut serde_json::Value) {
         json["applyHazards"] = crate::report::findings::findings_json(&self.hazards);
         if let Some(v) = &self.validation {
@@ -437,6 +477,9 @@ impl ChangeChecks {
         }
         if let Some(a) = &self.audit {
             json["audit"] = crate::report::findings::findings_json(a);
+        }
+        if let Some(g) = &self.graph {
+            json["graph"] = crate::report::findings::findings_json(g);
         }
     }
 }

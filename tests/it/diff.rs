@@ -175,6 +175,74 @@ fn diff_audit_reports_the_substitution_hazards_head_brings_with_file_and_line() 
     assert!(plain.get("audit").is_none(), "{plain:#}");
 }
 
+/// `diff --graph`: the cold-start findings head brings (as `fluxsim graph` finds them), with
+/// file and line: a custom resource whose CRD nothing installs; one base has too is not
+/// repeated; without `--graph`, nothing of it.
+#[test]
+fn diff_graph_reports_the_cold_start_findings_head_brings() {
+    let repo = repo_from("testdata/fleet");
+    let dir = "apps/wave-2/web";
+    let add = |file: &str, kind: &str| {
+        let text = format!(
+            "apiVersion: cert-manager.io/v1\nkind: {kind}\nmetadata:\n  name: web\n  namespace: web\nspec: {{}}\n"
+        );
+        fs::write(repo.path().join(dir).join(file), text).unwrap();
+        edit(
+            repo.path(),
+            &format!("{dir}/kustomization.yaml"),
+            "  - ingress.yaml\n",
+            &format!("  - ingress.yaml\n  - {file}\n"),
+        );
+    };
+    // Base already has one custom resource without its CRD.
+    add("certificate.yaml", "Certificate");
+    commit_all(repo.path(), "a certificate");
+    // Head adds another.
+    add("issuer.yaml", "Issuer");
+    let json = run(
+        repo.path(),
+        &["diff", "--base", "HEAD", "--graph", "-o", "json"],
+    )
+    .json();
+    let said: BTreeSet<(String, String, String, u64)> = json["graph"]
+        .as_array()
+        .expect("graph")
+        .iter()
+        .map(|f| {
+            (
+                f["cluster"].as_str().unwrap().to_string(),
+                f["rule"].as_str().unwrap().to_string(),
+                f["location"]["file"].as_str().unwrap().to_string(),
+                f["location"]["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // Line 4: the object's name, where `fluxsim graph` points.
+    let expected: BTreeSet<_> = ["dev", "prod"]
+        .iter()
+        .map(|c| {
+            (
+                c.to_string(),
+                "FS215".to_string(),
+                format!("{dir}/issuer.yaml"),
+                4,
+            )
+        })
+        .collect();
+    assert_eq!(said, expected, "{json:#}");
+    let text = run(repo.path(), &["diff", "--base", "HEAD", "--graph"]).stdout;
+    assert!(
+        text.contains(&format!("warning `FS215` at `{dir}/issuer.yaml:4`")),
+        "{text}"
+    );
+    assert!(
+        !text.contains("certificate.yaml"),
+        "base's own finding: {text}"
+    );
+    let plain = run(repo.path(), &["diff", "--base", "HEAD", "-o", "json"]).json();
+    assert!(plain.get("graph").is_none(), "{plain:#}");
+}
+
 /// A proof that holds over a change says what changes in the comment's heading, in the
 /// line diff style too: a bare "PASS" over two changed Kustomizations reads as "nothing
 /// changes".

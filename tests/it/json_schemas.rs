@@ -153,7 +153,8 @@ fn release_and_resourceset_entries_say_what_they_are() {
     }
 }
 
-/// The substitution hazards a change brings (`--audit`) conform too: a `${A:+x}` is one.
+/// The substitution hazards (`--audit`) and cold-start findings (`--graph`) a change brings
+/// conform too: a `${A:+x}` is one.
 #[test]
 fn audited_diffs_conform_to_their_schemas() {
     let repo = repo_from("testdata/fleet");
@@ -173,7 +174,15 @@ fn audited_diffs_conform_to_their_schemas() {
     );
     conforms(
         r,
-        &["prove", "--base", "HEAD", "--expect", "any", "--audit"],
+        &["diff", "--base", "HEAD", "--audit", "--graph"],
+        "diff",
+        "DiffReport",
+    );
+    conforms(
+        r,
+        &[
+            "prove", "--base", "HEAD", "--expect", "any", "--audit", "--graph",
+        ],
         "prove",
         "ProveReport",
     );

@@ -233,25 +233,60 @@ fn missing_crd_groups(
 /// Simulates a cold start of every cluster of `render` and checks the graphs.
 #[must_use]
 pub fn check(render: &RepoRender, config: &Config) -> GraphReport {
-    let mut files = nodes::Files::new(render.tree.fs());
+    // The render's own discovery of the tree (read once, not again here).
+    let root_file = |r: &crate::model::KustomizationRender| {
+        render
+            .discovered
+            .iter()
+            .find(|d| d.root.id == r.kustomization.id && d.root.path == r.kustomization.path)
+            .and_then(|d| d.file.clone())
+    };
+    let (mut clusters, findings) = analyse(render.tree.fs(), &render.clusters, &root_file, config);
+    clusters.sort_by(|a, b| a.name.cmp(&b.name));
+    let sources = bootstrap::sources(render.tree.fs(), render.tree.files());
+    let missing_crd_groups = missing_crd_groups(&findings, &sources);
+    GraphReport {
+        clusters,
+        findings,
+        missing_crd_groups,
+    }
+}
+
+/// The findings of `clusters` as [`check`] finds them, without the report's graphs and
+/// hints: what `diff --graph` compares between two revisions. `fs` is the tree the clusters
+/// were rendered from; the files of the cluster roots are not known (a root's finding has no
+/// file).
+#[must_use]
+pub fn findings(
+    fs: &crate::source::SourceFs,
+    clusters: &[crate::model::ClusterRender],
+    config: &Config,
+) -> Vec<Finding> {
+    analyse(fs, clusters, &|_| None, config).1
+}
+
+/// Each cluster's graph and every finding, normalised.
+fn analyse(
+    fs: &crate::source::SourceFs,
+    clusters: &[crate::model::ClusterRender],
+    root_file: &dyn Fn(&crate::model::KustomizationRender) -> Option<String>,
+    config: &Config,
+) -> (Vec<ClusterGraph>, Vec<Finding>) {
+    let mut files = nodes::Files::new(fs);
     let mut per_cluster: Vec<(String, Vec<nodes::Node>)> = Vec::new();
-    for c in &render.clusters {
-        let root_ks = c.kustomizations.iter().find(|k| k.parent.is_none());
-        // The render's own discovery of the tree (read once, not again here).
-        let root_file = root_ks.and_then(|r| {
-            render
-                .discovered
-                .iter()
-                .find(|d| d.root.id == r.kustomization.id && d.root.path == r.kustomization.path)
-                .and_then(|d| d.file.clone())
-        });
+    for c in clusters {
+        let root = c
+            .kustomizations
+            .iter()
+            .find(|k| k.parent.is_none())
+            .and_then(root_file);
         per_cluster.push((
             c.name.clone(),
-            nodes::nodes_of(c, root_file.as_deref(), &mut files),
+            nodes::nodes_of(c, root.as_deref(), &mut files),
         ));
     }
     let mut findings = Vec::new();
-    let mut clusters = Vec::new();
+    let mut graphs = Vec::new();
     for (name, nodes) in &per_cluster {
         let order = nodes::Order::new(nodes);
         let sim = simulate::simulate(nodes, &order, config);
@@ -264,7 +299,7 @@ pub fn check(render: &RepoRender, config: &Config) -> GraphReport {
             }
             .run(&mut files),
         );
-        clusters.push(cluster_graph(name, nodes, &sim));
+        graphs.push(cluster_graph(name, nodes, &sim));
     }
     let pairs: Vec<(&str, &[nodes::Node])> = per_cluster
         .iter()
@@ -272,14 +307,7 @@ pub fn check(render: &RepoRender, config: &Config) -> GraphReport {
         .collect();
     findings.extend(checks::compare_clusters(&pairs));
     normalize(&mut findings);
-    clusters.sort_by(|a, b| a.name.cmp(&b.name));
-    let sources = bootstrap::sources(render.tree.fs(), render.tree.files());
-    let missing_crd_groups = missing_crd_groups(&findings, &sources);
-    GraphReport {
-        clusters,
-        findings,
-        missing_crd_groups,
-    }
+    (graphs, findings)
 }
 
 fn cluster_graph(name: &str, nodes: &[nodes::Node], sim: &simulate::Simulation) -> ClusterGraph {
