@@ -1132,6 +1132,42 @@ fn symlinks_out_of_the_repository_are_not_followed() {
     assert_eq!(status(kustomization(&json, "test", "healthy")), "rendered");
 }
 
+/// `diff --audit --graph` read both revisions' files again for their file and line lookups:
+/// symlinks out of the repository stay unread there too, in the work tree and in a revision.
+#[test]
+fn diff_audit_and_graph_do_not_follow_symlinks_out_of_the_repository() {
+    let (repo, _outside) = symlink_fixture();
+    for args in [
+        &["diff", "--base", "HEAD", "--audit", "--graph", "-o", "json"][..],
+        &[
+            "diff", "--base", "HEAD~1", "--head", "HEAD", "--audit", "--graph", "-o", "json",
+        ][..],
+        &[
+            "prove",
+            "--base",
+            "HEAD~1",
+            "--audit",
+            "--graph",
+            "--allow-blind",
+            "-o",
+            "json",
+        ][..],
+    ] {
+        let r = crate::common::fluxsim_in(Some(repo.path()), args);
+        assert!(r.code <= 1, "{args:?}: {}{}", r.stdout, r.stderr);
+        for leak in ["OUTSIDE-CONTENT", "outside-file", "outside-dir"] {
+            assert!(
+                !r.stdout.contains(leak) && !r.stderr.contains(leak),
+                "{args:?} read {leak}:\n{}{}",
+                r.stdout,
+                r.stderr
+            );
+        }
+        assert!(r.json()["audit"].is_array(), "{args:?}: {}", r.stdout);
+        assert!(r.json()["graph"].is_array(), "{args:?}: {}", r.stdout);
+    }
+}
+
 #[test]
 fn a_kustomize_binary_that_does_not_exist_exits_2_naming_what_to_install() {
     let r = fluxsim(&[
