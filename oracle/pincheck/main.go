@@ -20,49 +20,16 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/fluxsim/oracle/pins"
 )
-
-// Pins reads versions.env: NAME=value lines, comments and blank lines ignored.
-func Pins(path string) (map[string]string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	pins := map[string]string{}
-	for i, line := range strings.Split(string(b), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		name, value, ok := strings.Cut(line, "=")
-		if !ok || name == "" || value == "" || strings.ContainsAny(value, " \"'") {
-			return nil, fmt.Errorf("%s:%d: not NAME=value: %q", path, i+1, line)
-		}
-		pins[name] = value
-	}
-	return pins, nil
-}
-
-// modDir downloads module@version through the module proxy and gives its folder.
-func modDir(module, version string) (string, error) {
-	cmd := exec.Command("go", "mod", "download", "-json", module+"@"+version)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	var info struct{ Dir, Error string }
-	if jerr := json.Unmarshal(out, &info); jerr != nil || info.Error != "" || err != nil {
-		return "", fmt.Errorf("go mod download %s@%s: %v %s", module, version, err, info.Error)
-	}
-	return info.Dir, nil
-}
 
 // GoMod is what a go.mod requires, after its replace directives (module -> version).
 type GoMod struct {
@@ -187,13 +154,13 @@ func (c *checker) sameAsController(oracleMod, label string, controller GoMod) {
 func main() {
 	root := flag.String("root", "..", "the repository root (where versions.env is)")
 	flag.Parse()
-	pins, err := Pins(filepath.Join(*root, "versions.env"))
+	pinned, err := pins.Read(filepath.Join(*root, "versions.env"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pincheck:", err)
 		os.Exit(2)
 	}
 	need := func(name string) string {
-		v, ok := pins[name]
+		v, ok := pinned[name]
 		if !ok {
 			fmt.Fprintf(os.Stderr, "pincheck: versions.env has no %s\n", name)
 			os.Exit(2)
@@ -209,7 +176,7 @@ func main() {
 	}
 	var c checker
 
-	flux := must(modDir("github.com/fluxcd/flux2/v2", need("FLUX")))
+	flux := must(pins.ModDir("github.com/fluxcd/flux2/v2", need("FLUX")))
 	for _, p := range []struct{ component, pin string }{
 		{"kustomize-controller", "KUSTOMIZE_CONTROLLER"},
 		{"source-controller", "SOURCE_CONTROLLER"},
@@ -225,7 +192,7 @@ func main() {
 	}
 
 	read := func(dir string) GoMod { return must2(ReadGoMod(filepath.Join(dir, "go.mod"))) }
-	kc := read(must(modDir("github.com/fluxcd/kustomize-controller", need("KUSTOMIZE_CONTROLLER"))))
+	kc := read(must(pins.ModDir("github.com/fluxcd/kustomize-controller", need("KUSTOMIZE_CONTROLLER"))))
 	label := "kustomize-controller " + need("KUSTOMIZE_CONTROLLER")
 	for _, p := range []struct{ module, pin string }{
 		{"github.com/fluxcd/pkg/kustomize", "FLUXCD_PKG_KUSTOMIZE"},
@@ -236,15 +203,15 @@ func main() {
 	} {
 		c.expect(label+" builds with "+p.module, kc.Version(p.module), need(p.pin))
 	}
-	sc := read(must(modDir("github.com/fluxcd/source-controller", need("SOURCE_CONTROLLER"))))
+	sc := read(must(pins.ModDir("github.com/fluxcd/source-controller", need("SOURCE_CONTROLLER"))))
 	c.expect("source-controller "+need("SOURCE_CONTROLLER")+" builds with github.com/fluxcd/pkg/sourceignore",
 		sc.Version("github.com/fluxcd/pkg/sourceignore"), need("FLUXCD_PKG_SOURCEIGNORE"))
-	hc := read(must(modDir("github.com/fluxcd/helm-controller", need("HELM_CONTROLLER"))))
+	hc := read(must(pins.ModDir("github.com/fluxcd/helm-controller", need("HELM_CONTROLLER"))))
 	hlabel := "helm-controller " + need("HELM_CONTROLLER")
 	c.expect(hlabel+" builds with github.com/fluxcd/pkg/chartutil", hc.Version("github.com/fluxcd/pkg/chartutil"), need("FLUXCD_PKG_CHARTUTIL"))
 	c.expect(hlabel+" builds with helm.sh/helm/v4", hc.Version("helm.sh/helm/v4"), need("HELM"))
 	c.expect(hlabel+" builds with sigs.k8s.io/kustomize/api", hc.Version("sigs.k8s.io/kustomize/api"), need("KUSTOMIZE_API"))
-	kz := read(must(modDir("sigs.k8s.io/kustomize/kustomize/v5", need("KUSTOMIZE"))))
+	kz := read(must(pins.ModDir("sigs.k8s.io/kustomize/kustomize/v5", need("KUSTOMIZE"))))
 	c.expect("kustomize "+need("KUSTOMIZE")+" is built on sigs.k8s.io/kustomize/api", kz.Version("sigs.k8s.io/kustomize/api"), need("KUSTOMIZE_API"))
 
 	c.sameAsController("go.mod", label, kc)

@@ -28,11 +28,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/fluxsim/oracle/pins"
 )
 
 // entry is one case of index.json.
@@ -59,18 +60,18 @@ func main() {
 }
 
 func run(root string) error {
-	pins, err := readPins(filepath.Join(root, "versions.env"))
+	pinned, err := pins.Read(filepath.Join(root, "versions.env"))
 	if err != nil {
 		return err
 	}
 	out := filepath.Join(root, "testdata", "flux-suites")
 	var index []entry
 
-	dir, err := modDir("github.com/fluxcd/pkg/envsubst", pins["FLUXCD_PKG_ENVSUBST"])
+	dir, err := pins.ModDir("github.com/fluxcd/pkg/envsubst", pinned["FLUXCD_PKG_ENVSUBST"])
 	if err != nil {
 		return err
 	}
-	vectors, entries, err := envsubstSuite(dir, pins["FLUXCD_PKG_ENVSUBST"])
+	vectors, entries, err := envsubstSuite(dir, pinned["FLUXCD_PKG_ENVSUBST"])
 	if err != nil {
 		return fmt.Errorf("envsubst: %w", err)
 	}
@@ -79,10 +80,10 @@ func run(root string) error {
 	}
 	index = append(index, entries...)
 
-	if dir, err = modDir("github.com/fluxcd/pkg/sourceignore", pins["FLUXCD_PKG_SOURCEIGNORE"]); err != nil {
+	if dir, err = pins.ModDir("github.com/fluxcd/pkg/sourceignore", pinned["FLUXCD_PKG_SOURCEIGNORE"]); err != nil {
 		return err
 	}
-	ivs, entries, err := sourceignoreSuite(dir, pins["FLUXCD_PKG_SOURCEIGNORE"])
+	ivs, entries, err := sourceignoreSuite(dir, pinned["FLUXCD_PKG_SOURCEIGNORE"])
 	if err != nil {
 		return fmt.Errorf("sourceignore: %w", err)
 	}
@@ -99,11 +100,11 @@ func run(root string) error {
 		{"controller", "github.com/fluxcd/kustomize-controller", "KUSTOMIZE_CONTROLLER", controllerCases},
 		{"flux2", "github.com/fluxcd/flux2/v2", "FLUX", flux2Cases},
 	} {
-		dir, err := modDir(s.module, pins[s.pin])
+		dir, err := pins.ModDir(s.module, pinned[s.pin])
 		if err != nil {
 			return err
 		}
-		cases, limits, err := s.cases(dir, pins[s.pin])
+		cases, limits, err := s.cases(dir, pinned[s.pin])
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.suite, err)
 		}
@@ -148,38 +149,4 @@ func writeJSONL[T any](path string, items []T) error {
 		b.Write(line.Bytes())
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
-}
-
-// readPins reads versions.env: NAME=value lines.
-func readPins(path string) (map[string]string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	pins := map[string]string{}
-	for _, line := range strings.Split(string(b), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if name, value, ok := strings.Cut(line, "="); ok {
-			pins[name] = value
-		}
-	}
-	return pins, nil
-}
-
-// modDir downloads module@version through the module proxy and gives its folder.
-func modDir(module, version string) (string, error) {
-	if version == "" {
-		return "", fmt.Errorf("versions.env pins no version of %s", module)
-	}
-	cmd := exec.Command("go", "mod", "download", "-json", module+"@"+version)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	var info struct{ Dir, Error string }
-	if jerr := json.Unmarshal(out, &info); jerr != nil || info.Error != "" || err != nil {
-		return "", fmt.Errorf("go mod download %s@%s: %v %s", module, version, err, info.Error)
-	}
-	return info.Dir, nil
 }
