@@ -303,7 +303,9 @@ func defaultNamespaces(objs, crds []map[string]interface{}, namespace string) {
 }
 
 // fakeClient holds the ConfigMaps and Secrets valuesFrom may read, as the API server
-// stores them (a Secret's stringData in data).
+// stores them (a Secret's stringData in data). The twin of oracle/reconcile's fakeClient,
+// kept apart on purpose: this program is built inside helm-controller's module, where the
+// oracle's packages cannot be imported without pulling the oracle's module versions in.
 func fakeClient(objects []map[string]interface{}) (client.Client, error) {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {

@@ -280,7 +280,8 @@ func encodedBytes(b []byte) string {
 	return strings.Trim(string(out), `"`)
 }
 
-// fakeClient holds the job's ConfigMaps and Secrets, as the cluster would for LoadVariables.
+// fakeClient holds the job's ConfigMaps and Secrets, as the cluster would for LoadVariables
+// (oracle/helm has its twin: see there why it is not shared).
 func fakeClient(objects []map[string]interface{}) (client.Client, error) {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
