@@ -63,23 +63,10 @@ impl Layout {
             let room = max.saturating_sub(columns(entry));
             let parent: Vec<char> = s[..at].chars().collect();
             if room >= 6 && parent.len() >= room {
-                let keep = room - 1;
-                let head = keep.div_ceil(2);
-                let mut out: String = parent[..head].iter().collect();
-                out.push('…');
-                out.extend(&parent[parent.len() - (keep - head)..]);
-                out.push_str(entry);
-                return out;
+                return shortened(&parent, room) + entry;
             }
         }
-        let chars: Vec<char> = s.chars().collect();
-        let keep = max - 1;
-        let head = keep.div_ceil(2);
-        let tail = keep - head;
-        let mut out: String = chars[..head].iter().collect();
-        out.push('…');
-        out.extend(&chars[chars.len() - tail..]);
-        out
+        shortened(&s.chars().collect::<Vec<_>>(), max)
     }
 
     /// A table: each row's cells padded to the column's width, the columns separated by two
@@ -127,6 +114,17 @@ impl Layout {
         }
         out
     }
+}
+
+/// `chars` in `max` characters: its start and its end around a `…` (`max` is less than its
+/// length).
+fn shortened(chars: &[char], max: usize) -> String {
+    let keep = max - 1;
+    let head = keep.div_ceil(2);
+    let mut out: String = chars[..head].iter().collect();
+    out.push('…');
+    out.extend(&chars[chars.len() - (keep - head)..]);
+    out
 }
 
 #[cfg(test)]
