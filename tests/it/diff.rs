@@ -176,29 +176,46 @@ fn diff_audit_reports_the_substitution_hazards_head_brings_with_file_and_line() 
 }
 
 /// `diff --graph`: the cold-start findings head brings (as `fluxsim graph` finds them), with
-/// file and line: a custom resource whose CRD nothing installs; one base has too is not
-/// repeated; without `--graph`, nothing of it.
+/// file and line: a custom resource whose CRD only a dependent applies (a deadlock); one base
+/// has too is not repeated; without `--graph`, nothing of it.
 #[test]
 fn diff_graph_reports_the_cold_start_findings_head_brings() {
     let repo = repo_from("testdata/fleet");
-    let dir = "apps/wave-2/web";
-    let add = |file: &str, kind: &str| {
+    let dir = "apps/wave-1/orders";
+    // A custom resource of `group` in apps-wave-1, its CRD in apps-wave-2, which depends on
+    // apps-wave-1.
+    let add = |file: &str, group: &str| {
         let text = format!(
-            "apiVersion: cert-manager.io/v1\nkind: {kind}\nmetadata:\n  name: web\n  namespace: web\nspec: {{}}\n"
+            "apiVersion: {group}/v1\nkind: Widget\nmetadata:\n  name: orders\nspec: {{}}\n"
         );
         fs::write(repo.path().join(dir).join(file), text).unwrap();
         edit(
             repo.path(),
             &format!("{dir}/kustomization.yaml"),
+            "  - service.yaml\n",
+            &format!("  - service.yaml\n  - {file}\n"),
+        );
+        let crd = format!(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  \
+             name: widgets.{group}\nspec:\n  group: {group}\n  names:\n    kind: Widget\n    \
+             plural: widgets\n  scope: Namespaced\n  versions:\n    - name: v1\n      \
+             served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n          \
+             type: object\n          x-kubernetes-preserve-unknown-fields: true\n"
+        );
+        fs::write(repo.path().join("apps/wave-2/web").join(file), crd).unwrap();
+        edit(
+            repo.path(),
+            "apps/wave-2/web/kustomization.yaml",
             "  - ingress.yaml\n",
             &format!("  - ingress.yaml\n  - {file}\n"),
         );
     };
-    // Base already has one custom resource without its CRD.
-    add("certificate.yaml", "Certificate");
-    commit_all(repo.path(), "a certificate");
+    // Base already has one.
+    add("widget-a.yaml", "a.example.io");
+    commit_all(repo.path(), "a widget");
     // Head adds another.
-    add("issuer.yaml", "Issuer");
+    add("widget-b.yaml", "b.example.io");
+    let file = "widget-b.yaml";
     let json = run(
         repo.path(),
         &["diff", "--base", "HEAD", "--graph", "-o", "json"],
@@ -223,8 +240,8 @@ fn diff_graph_reports_the_cold_start_findings_head_brings() {
         .map(|c| {
             (
                 c.to_string(),
-                "FS215".to_string(),
-                format!("{dir}/issuer.yaml"),
+                "FS204".to_string(),
+                format!("{dir}/{file}"),
                 4,
             )
         })
@@ -232,11 +249,11 @@ fn diff_graph_reports_the_cold_start_findings_head_brings() {
     assert_eq!(said, expected, "{json:#}");
     let text = run(repo.path(), &["diff", "--base", "HEAD", "--graph"]).stdout;
     assert!(
-        text.contains(&format!("warning `FS215` at `{dir}/issuer.yaml:4`")),
+        text.contains(&format!("error `FS204` at `{dir}/{file}:4`")),
         "{text}"
     );
     assert!(
-        !text.contains("certificate.yaml"),
+        !text.contains("widget-a.yaml"),
         "base's own finding: {text}"
     );
     let plain = run(repo.path(), &["diff", "--base", "HEAD", "-o", "json"]).json();

@@ -265,6 +265,7 @@ const CONSUMERS_READ: &[&str] = &[
     "scratch",
     "source",
     "text",
+    "versions",
 ];
 
 #[test]

@@ -16,6 +16,7 @@ mod escaping;
 mod exit_policy;
 mod fidelity;
 mod flux_suites;
+mod flux_versions;
 mod git_errors;
 mod graph;
 mod helm;

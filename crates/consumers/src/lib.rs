@@ -3,6 +3,7 @@
 //! the cold start (`graph`), container images (`images`), a render against Flux's own code
 //! (`oracle`), and every report printed (`report`).
 
+pub mod admission;
 pub mod audit;
 pub mod canary;
 pub mod compare;
@@ -26,6 +27,7 @@ pub use review;
 // `postbuild`, `render`): tests/it/layers.rs fails the build's tests when one is named.
 use fluxsim_core::{
     artifact, config, envsubst, flux, goyaml, helm, locate, manifest, model, scratch, source, text,
+    versions,
 };
 // A unit test renders a repository to check what a consumer makes of it.
 #[cfg(test)]

@@ -131,6 +131,7 @@ pub fn validate_clusters(
     let mut out = Validation::default();
     for c in clusters {
         let (validator, problems) = validator_for(c, opts);
+        let mutators = crate::admission::Mutators::of(c);
         out.kube_release = validator.kube_release().to_string();
         out.findings.extend(problems);
         // Objects in parallel (the validator is Sync); locating stays on this thread, as
@@ -165,7 +166,17 @@ pub fn validate_clusters(
             let o = &k.artifact.as_ref().expect("listed").objects[oi];
             for f in report.findings {
                 let place = locate(&mut files, k, o, &f.path);
-                out.findings.push(convert(&c.name, k, f, place));
+                let webhook = mutated(&mutators, &o.object, &f);
+                let mut finding = convert(&c.name, k, f, place);
+                if let Some(who) = webhook {
+                    finding.message = format!(
+                        "{}; presumed set on create by {who}, which matches this kind \
+                         (mutating admission runs before validation)",
+                        finding.message
+                    );
+                    finding = finding.with_severity(Severity::Info);
+                }
+                out.findings.push(finding);
             }
             for u in report.unchecked {
                 out.unchecked += 1;
@@ -197,6 +208,21 @@ pub fn validate_clusters(
     }
     crate::finding::normalize(&mut out.findings);
     out
+}
+
+/// The mutator of the cluster that may set the field whose absence `f` reports (a required
+/// field: `Required value`), if any.
+fn mutated<'m>(
+    mutators: &'m crate::admission::Mutators,
+    obj: &Value,
+    f: &kubeschema::Finding,
+) -> Option<&'m str> {
+    if mutators.is_empty() || f.rule.id != "FS301" || !f.message.ends_with("Required value") {
+        return None;
+    }
+    let api = obj.get("apiVersion").and_then(Value::as_str)?;
+    let kind = obj.get("kind").and_then(Value::as_str)?;
+    mutators.setting(api, kind, &f.path)
 }
 
 /// The place of field `path` of object `o` in the user's files.

@@ -122,6 +122,69 @@ pub struct Config {
     /// cannot hold (`[[resourceset.inputs]]`).
     #[serde(default)]
     pub resourceset: ResourceSetConfig,
+    /// `[versions]`: the Flux and Kubernetes versions the clusters run, over what the
+    /// repository shows (`crate::versions`).
+    #[serde(default)]
+    pub versions: VersionsConfig,
+}
+
+/// The `[versions]` table: `flux = "2.4"`, `kubernetes = "1.31"`, and the same keys per
+/// cluster under `[versions.clusters.NAME]` (a cluster's own wins).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VersionsConfig {
+    /// The Flux release every cluster runs (`2.4`, `v2.4.1`).
+    pub flux: Option<String>,
+    /// The Kubernetes release every cluster runs (`1.31`).
+    pub kubernetes: Option<String>,
+    /// Per cluster, by name.
+    #[serde(default)]
+    pub clusters: BTreeMap<String, ClusterVersionsConfig>,
+}
+
+/// `[versions.clusters.NAME]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterVersionsConfig {
+    /// The Flux release this cluster runs.
+    pub flux: Option<String>,
+    /// The Kubernetes release this cluster runs.
+    pub kubernetes: Option<String>,
+}
+
+impl VersionsConfig {
+    /// The Flux version `[versions]` sets for `cluster`, with the key that sets it.
+    #[must_use]
+    pub fn flux_for(&self, cluster: &str) -> Option<(crate::versions::FluxVersion, String)> {
+        let own = self.clusters.get(cluster).and_then(|c| c.flux.as_deref());
+        match own {
+            Some(v) => crate::versions::FluxVersion::parse(v)
+                .map(|f| (f, format!("[versions.clusters.{cluster}] flux"))),
+            None => self
+                .flux
+                .as_deref()
+                .and_then(crate::versions::FluxVersion::parse)
+                .map(|f| (f, "[versions] flux".to_string())),
+        }
+    }
+
+    /// The Kubernetes version `[versions]` sets for `cluster`, with the key that sets it.
+    #[must_use]
+    pub fn kube_for(&self, cluster: &str) -> Option<(crate::versions::KubeVersion, String)> {
+        let own = self
+            .clusters
+            .get(cluster)
+            .and_then(|c| c.kubernetes.as_deref());
+        match own {
+            Some(v) => crate::versions::KubeVersion::parse(v)
+                .map(|k| (k, format!("[versions.clusters.{cluster}] kubernetes"))),
+            None => self
+                .kubernetes
+                .as_deref()
+                .and_then(crate::versions::KubeVersion::parse)
+                .map(|k| (k, "[versions] kubernetes".to_string())),
+        }
+    }
 }
 
 /// The `[validate]` table.
@@ -371,6 +434,7 @@ impl Config {
             }
         }
         check_resourceset_inputs(&config, text, &err)?;
+        check_versions(&config.versions, text, &err)?;
         for g in &config.kustomize_controller.feature_gates {
             if parse_gate(g).is_none() {
                 return Err(err(
@@ -485,6 +549,60 @@ impl Config {
             .map(|(_, on)| on)
             .next_back()
     }
+}
+
+/// Every `[versions]` value reads as a Flux 2.x (a minor fluxsim knows) or Kubernetes 1.x
+/// release.
+fn check_versions(
+    v: &VersionsConfig,
+    text: &str,
+    err: &dyn Fn(usize, String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    let line_of = |value: &str| {
+        text.find(&format!("\"{value}\""))
+            .or_else(|| text.find("[versions"))
+            .map_or(1, |at| crate::locate::line_col(text, at).0)
+    };
+    let fluxes = v
+        .flux
+        .iter()
+        .chain(v.clusters.values().filter_map(|c| c.flux.as_ref()));
+    for f in fluxes {
+        match crate::versions::FluxVersion::parse(f) {
+            Some(version) if version.is_known() => {}
+            Some(version) => {
+                return Err(err(
+                    line_of(f),
+                    format!(
+                        "[versions] flux `{f}`: fluxsim knows Flux v2.{}–v2.{} (not {version})",
+                        crate::versions::OLDEST_FLUX_MINOR,
+                        crate::versions::NEWEST_FLUX_MINOR
+                    ),
+                ))
+            }
+            None => {
+                return Err(err(
+                    line_of(f),
+                    format!("[versions] flux `{f}`: expected a Flux 2.x release, e.g. \"2.4\""),
+                ))
+            }
+        }
+    }
+    let kubes = v
+        .kubernetes
+        .iter()
+        .chain(v.clusters.values().filter_map(|c| c.kubernetes.as_ref()));
+    for k in kubes {
+        if crate::versions::KubeVersion::parse(k).is_none() {
+            return Err(err(
+                line_of(k),
+                format!(
+                    "[versions] kubernetes `{k}`: expected a Kubernetes 1.x release, e.g. \"1.31\""
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Each `[[resourceset.inputs]]` entry names exactly one of a provider (`namespace/name`)
@@ -665,5 +783,28 @@ mod tests {
             "fluxsim.toml"
         )
         .is_err());
+    }
+
+    #[test]
+    fn versions_table_sets_flux_and_kubernetes_per_cluster_and_rejects_what_it_cannot_read() {
+        let c = Config::parse(
+            "[versions]\nflux = \"2.4\"\nkubernetes = \"1.31\"\n\n\
+             [versions.clusters.prod]\nflux = \"v2.3.2\"\n",
+            "fluxsim.toml",
+        )
+        .unwrap();
+        let (dev, key) = c.versions.flux_for("dev").unwrap();
+        assert_eq!((dev.minor, key.as_str()), (4, "[versions] flux"));
+        let (prod, key) = c.versions.flux_for("prod").unwrap();
+        assert_eq!((prod.minor, prod.patch), (3, Some(2)));
+        assert_eq!(key, "[versions.clusters.prod] flux");
+        assert_eq!(c.versions.kube_for("prod").unwrap().0.minor, 31);
+        let e = Config::parse("\n[versions]\nflux = \"1.4\"\n", "fluxsim.toml").unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        assert!(e.message.contains("Flux 2.x"), "{e}");
+        let e = Config::parse("[versions]\nflux = \"2.42\"\n", "fluxsim.toml").unwrap_err();
+        assert!(e.message.contains("knows Flux v2.0"), "{e}");
+        assert!(Config::parse("[versions]\nkubernetes = \"latest\"\n", "f").is_err());
+        assert!(Config::parse("[versions]\nflx = \"2.4\"\n", "f").is_err());
     }
 }

@@ -30,3 +30,4 @@ pub mod store;
 #[cfg(test)]
 mod testutil;
 pub mod text;
+pub mod versions;

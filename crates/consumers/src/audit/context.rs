@@ -134,6 +134,12 @@ impl<'c> ClusterCtx<'c> {
         }
     }
 
+    /// Whether this cluster's kustomize-controller substitutes strictly (its gate, else its
+    /// Flux version's default), unless `--no-strict` said otherwise.
+    pub(crate) fn strict(&self) -> bool {
+        self.opts.strict && self.cluster.flux_strict
+    }
+
     /// Whether the `index`th Kustomization's vars are all known (every substituteFrom source
     /// is applied by something in the repository).
     pub(crate) fn vars_known(&self, index: usize) -> bool {

@@ -70,6 +70,8 @@ fn cluster(name: &str, kustomizations: Vec<KustomizationRender>) -> ClusterRende
         waves: Vec::new(),
         strict: true,
         strict_from: None,
+        flux_strict: true,
+        versions: crate::versions::ClusterVersions::default(),
     }
 }
 
@@ -131,7 +133,7 @@ fn colon_question_and_colon_plus_are_plain_defaults() {
 
 // fluxcd/pkg envsubst (strict mode, the StrictPostBuildSubstitutions gate on by default since
 // kustomize-controller v1.9.0): an unset var without a default is an error; without strict
-// mode it is an empty string.
+// mode it is an empty string, which a repository may mean: a warning.
 #[test]
 fn undefined_var_without_default_fails_strict_and_empties_otherwise() {
     let yaml = configmap("  A: ${NOPE}\n  B: ${ALSO_NOPE:=fine}\n");
@@ -145,8 +147,13 @@ fn undefined_var_without_default_fails_strict_and_empties_otherwise() {
     assert_eq!(strict[0].related("object"), ["ConfigMap/c"]);
     assert!(strict[0].message.contains("fails"));
     let lax = audit_with(&c, false);
-    assert_eq!(rules(&lax), [("FS103", Severity::Error)]);
+    assert_eq!(rules(&lax), [("FS103", Severity::Warning)]);
     assert!(lax[0].message.contains("empty string"));
+    // A cluster whose Flux substitutes without strict mode (its gate off, or a release
+    // before v2.9) is judged so even when the audit is strict.
+    let mut old = c.clone();
+    old[0].flux_strict = false;
+    assert_eq!(rules(&audit(&old)), [("FS103", Severity::Warning)]);
 }
 
 // envsubst substitutes every `${...}`, scripts included; only `$${` is an escape

@@ -159,13 +159,11 @@ pub fn flux_extra_component(group: &str) -> Option<&'static str> {
 /// Which of Flux's kinds a cluster has before any Kustomization runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FluxApis {
-    /// Not bootstrapped (the root is not `flux-system/flux-system`) and no Flux CRD in the
-    /// render: only the groups the root itself needs ([`FLUX_CORE_GROUPS`]).
-    RootOnly,
-    /// Bootstrapped, but the render carries none of Flux's CRDs (`gotk-components.yaml` is
-    /// the placeholder a repository has before `flux bootstrap` writes it, or lies outside
-    /// the root's path): the components are whatever the bootstrap command installs, which
-    /// the repository does not say, so every `*.fluxcd.io` kind is presumed to exist.
+    /// The render carries none of Flux's CRDs (`gotk-components.yaml` is the placeholder a
+    /// repository has before `flux bootstrap` writes it, or lies outside the root's path, or
+    /// Flux was installed by a helmfile, a script, a chart): a cluster whose root reconciles
+    /// runs Flux, and its components are whatever installed it, which the repository does
+    /// not say, so every `*.fluxcd.io` kind is presumed to exist.
     Presumed,
     /// The render carries Flux's CRDs (`gotk-components.yaml`, which `flux bootstrap` applies
     /// before the root reconciles): exactly these (group, kind) exist.
@@ -213,7 +211,6 @@ pub fn exists_on_fresh_cluster(group: &str, kind: &str, flux: &FluxApis) -> bool
         || is_builtin_group(group)
         || FLUX_CORE_GROUPS.contains(&group)
         || match flux {
-            FluxApis::RootOnly => false,
             FluxApis::Presumed => is_flux(group),
             FluxApis::Operator => is_flux(group) || group == OPERATOR_GROUP,
             FluxApis::Rendered(kinds) => kinds.iter().any(|(g, k)| g == group && k == kind),
@@ -276,20 +273,6 @@ mod tests {
                 "{g}/{k}"
             );
         }
-    }
-
-    #[test]
-    fn without_bootstrap_only_the_roots_own_flux_kinds_exist() {
-        assert!(exists_on_fresh_cluster(
-            "source.toolkit.fluxcd.io",
-            "GitRepository",
-            &FluxApis::RootOnly
-        ));
-        assert!(!exists_on_fresh_cluster(
-            "helm.toolkit.fluxcd.io",
-            "HelmRelease",
-            &FluxApis::RootOnly
-        ));
     }
 
     // flux2 optional-components docs: extras are installed only with --components-extra;

@@ -202,8 +202,9 @@ fn missing_crd_groups(
     let mut groups: std::collections::BTreeMap<String, MissingCrdGroup> =
         std::collections::BTreeMap::new();
     for f in findings {
-        if f.rule != rules::CRD_MISSING.id && f.rule != rules::CRD_PRESUMED_FROM_HELM_NOT_AWAITED.id
-        {
+        // Only what nothing can provide: a group presumed from a chart or the bootstrap is
+        // said by its own (info) finding.
+        if f.rule != rules::CRD_MISSING.id {
             continue;
         }
         let Some((kind, group)) = f.related("kind").first().and_then(|k| k.split_once('.')) else {
@@ -241,10 +242,16 @@ pub fn check(render: &RepoRender, config: &Config) -> GraphReport {
             .find(|d| d.root.id == r.kustomization.id && d.root.path == r.kustomization.path)
             .and_then(|d| d.file.clone())
     };
-    let (mut clusters, findings) = analyse(render.tree.fs(), &render.clusters, &root_file, config);
+    let boot = bootstrap::BootstrapEvidence::read(render.tree.fs(), render.tree.files());
+    let (mut clusters, findings) = analyse(
+        render.tree.fs(),
+        &render.clusters,
+        &root_file,
+        config,
+        &boot,
+    );
     clusters.sort_by(|a, b| a.name.cmp(&b.name));
-    let sources = bootstrap::sources(render.tree.fs(), render.tree.files());
-    let missing_crd_groups = missing_crd_groups(&findings, &sources);
+    let missing_crd_groups = missing_crd_groups(&findings, &boot.sources);
     GraphReport {
         clusters,
         findings,
@@ -262,7 +269,10 @@ pub fn findings(
     clusters: &[crate::model::ClusterRender],
     config: &Config,
 ) -> Vec<Finding> {
-    analyse(fs, clusters, &|_| None, config).1
+    let files: Vec<std::path::PathBuf> =
+        fs.file_paths().map(std::path::Path::to_path_buf).collect();
+    let boot = bootstrap::BootstrapEvidence::read(fs, &files);
+    analyse(fs, clusters, &|_| None, config, &boot).1
 }
 
 /// Each cluster's graph and every finding, normalised.
@@ -271,6 +281,7 @@ fn analyse(
     clusters: &[crate::model::ClusterRender],
     root_file: &dyn Fn(&crate::model::KustomizationRender) -> Option<String>,
     config: &Config,
+    boot: &bootstrap::BootstrapEvidence,
 ) -> (Vec<ClusterGraph>, Vec<Finding>) {
     let mut files = nodes::Files::new(fs);
     let mut per_cluster: Vec<(String, Vec<nodes::Node>)> = Vec::new();
@@ -289,13 +300,15 @@ fn analyse(
     let mut graphs = Vec::new();
     for (name, nodes) in &per_cluster {
         let order = nodes::Order::new(nodes);
-        let sim = simulate::simulate(nodes, &order, config);
+        let sim = simulate::simulate(nodes, &order, config, boot);
         findings.extend(
             checks::ClusterCheck {
                 cluster: name,
                 nodes,
                 order: &order,
                 config,
+                boot,
+                sim: &sim,
             }
             .run(&mut files),
         );

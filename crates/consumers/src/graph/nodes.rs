@@ -39,6 +39,9 @@ pub(crate) struct Obj {
     pub(crate) cluster_scoped: bool,
     /// For a Flux `HelmRelease`: what it installs.
     pub(crate) helm: Option<HelmChart>,
+    /// The Secret a controller makes from this object at run time, in its namespace (an
+    /// ExternalSecret's target, a SealedSecret ...: [`made_secret`]).
+    pub(crate) makes: Option<String>,
 }
 
 /// The chart a `HelmRelease` installs, as far as the render tells.
@@ -50,6 +53,10 @@ pub(crate) struct HelmChart {
     pub(crate) chart: String,
     /// `spec.install.crds` (`Create` when unset: helm-controller's default on install).
     pub(crate) install_crds: String,
+    /// The namespace `spec.install.createNamespace: true` makes on install: the release's
+    /// `spec.targetNamespace`, else the HelmRelease's own (helm-controller
+    /// `internal/action/install.go` passes `CreateNamespace` for the target namespace).
+    pub(crate) creates_namespace: Option<String>,
 }
 
 /// Whether `o` is an object that makes a declared CRD exist.
@@ -88,6 +95,13 @@ pub(crate) struct Node {
     pub(crate) location: Option<Location>,
     /// `spec.namePrefix` and `spec.nameSuffix`, to find a renamed object in its file.
     pub(crate) affixes: (Option<String>, Option<String>),
+    /// Where the steady-state render found each `substituteFrom` source that no
+    /// Kustomization applies (`ConfigMap/name` → `file x (...)`, `bootstrap: ...`,
+    /// `fluxsim.toml`): what exists before Flux runs.
+    pub(crate) outside_sources: BTreeMap<String, String>,
+    /// How long a failed attempt waits for the next: `spec.retryInterval`, else
+    /// `spec.interval` (kustomize-controller requeues a failure after `GetRetryInterval`).
+    pub(crate) retry_interval: Option<String>,
 }
 
 impl Node {
@@ -108,6 +122,8 @@ impl Node {
             substitute_from: Vec::new(),
             location: None,
             affixes: (None, None),
+            outside_sources: BTreeMap::new(),
+            retry_interval: None,
         }
     }
 
@@ -262,20 +278,8 @@ pub(crate) fn nodes_of(
             .get(&declaring.kustomization.id)
             .and_then(|held| held.get(&ks.id))
             .copied();
-        let health_checks: Vec<(String, String)> = declared
-            .and_then(|o| o.object.get("spec"))
-            .and_then(|s| s.get("healthChecks"))
-            .and_then(serde_json::Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|h| {
-                        Some((
-                            str_at(h, &["kind"])?.to_string(),
-                            str_at(h, &["name"])?.to_string(),
-                        ))
-                    })
-                    .collect()
-            })
+        let health_checks = declared
+            .map(|o| health_checks_of(&o.object))
             .unwrap_or_default();
         let file = declared
             .and_then(|o| o.origin.as_ref())
@@ -302,8 +306,11 @@ pub(crate) fn nodes_of(
                 defines: crd_defines(&o.id, &o.object),
                 cluster_scoped: str_at(&o.object, &["spec", "scope"]) == Some("Cluster"),
                 helm: is_helm_release(&o.id).then(|| helm_chart(&o.id, &o.object, &oci_charts)),
+                makes: made_secret(&o.id, &o.object),
             })
             .collect();
+        let retry_interval = declared.and_then(|o| retry_interval_of(&o.object));
+        let outside_sources = outside_sources_of(k);
         nodes.push(Node {
             id: ks.id.clone(),
             parent: k.parent.clone(),
@@ -322,10 +329,53 @@ pub(crate) fn nodes_of(
                 .unwrap_or_default(),
             location,
             affixes: (ks.name_prefix.clone(), ks.name_suffix.clone()),
+            outside_sources,
+            retry_interval,
         });
     }
     nodes.sort_by(|a, b| a.id.cmp(&b.id));
     nodes
+}
+
+/// `spec.healthChecks` of a Flux Kustomization object, as (kind, name).
+fn health_checks_of(obj: &serde_json::Value) -> Vec<(String, String)> {
+    obj.get("spec")
+        .and_then(|s| s.get("healthChecks"))
+        .and_then(serde_json::Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|h| {
+                    Some((
+                        str_at(h, &["kind"])?.to_string(),
+                        str_at(h, &["name"])?.to_string(),
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `spec.retryInterval`, else `spec.interval`, of a Flux Kustomization object.
+fn retry_interval_of(obj: &serde_json::Value) -> Option<String> {
+    let spec = obj.get("spec")?;
+    str_at(spec, &["retryInterval"])
+        .or_else(|| str_at(spec, &["interval"]))
+        .map(str::to_string)
+}
+
+/// The substituteFrom sources the steady state found outside every Kustomization: a file
+/// nothing applies (presumed applied before Flux), the root's folder applied at bootstrap,
+/// fluxsim.toml's `[[bootstrap.objects]]`; by `Kind/name`, with where.
+fn outside_sources_of(k: &KustomizationRender) -> BTreeMap<String, String> {
+    k.vars
+        .values()
+        .filter(|v| {
+            v.from.starts_with("file ")
+                || v.from.starts_with("bootstrap")
+                || v.from.starts_with(crate::config::CONFIG_FILE)
+        })
+        .map(|v| (v.source.clone(), v.from.clone()))
+        .collect()
 }
 
 /// For each `OCIRepository` the cluster renders, by (namespace, name), the last path segment
@@ -365,11 +415,49 @@ fn helm_chart(
     } else {
         String::new()
     };
+    let creates = obj
+        .pointer("/spec/install/createNamespace")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
     HelmChart {
         chart,
         install_crds: str_at(obj, &["spec", "install", "crds"])
             .unwrap_or("Create")
             .to_string(),
+        creates_namespace: creates.then(|| {
+            str_at(obj, &["spec", "targetNamespace"])
+                .filter(|t| !t.is_empty())
+                .unwrap_or(&id.namespace)
+                .to_string()
+        }),
+    }
+}
+
+/// The Secret a controller makes at run time from `obj`, in `obj`'s namespace: an
+/// ExternalSecret's `spec.target.name`, default its own name (external-secrets.io, the
+/// `ExternalSecret` API); a SealedSecret's (bitnami.com: the unsealed Secret takes the
+/// SealedSecret's name); a 1Password `OnePasswordItem`'s (onepassword.com: a Secret of its
+/// name); a Vault Secrets Operator `VaultStaticSecret`/`VaultDynamicSecret`/`VaultPKISecret`'s
+/// `spec.destination.name` (secrets.hashicorp.com).
+pub(crate) fn made_secret(id: &ObjectId, obj: &serde_json::Value) -> Option<String> {
+    let named = |path: &[&str]| {
+        str_at(obj, path)
+            .filter(|n| !n.is_empty())
+            .map(str::to_string)
+    };
+    match (id.group.as_str(), id.kind.as_str()) {
+        ("external-secrets.io", "ExternalSecret") => {
+            named(&["spec", "target", "name"]).or_else(|| Some(id.name.clone()))
+        }
+        ("bitnami.com", "SealedSecret") => {
+            named(&["spec", "template", "metadata", "name"]).or_else(|| Some(id.name.clone()))
+        }
+        ("onepassword.com", "OnePasswordItem") => Some(id.name.clone()),
+        (
+            "secrets.hashicorp.com",
+            "VaultStaticSecret" | "VaultDynamicSecret" | "VaultPKISecret",
+        ) => named(&["spec", "destination", "name"]),
+        _ => None,
     }
 }
 
@@ -405,6 +493,12 @@ pub(crate) struct Order<'a> {
     core: BTreeMap<String, Vec<&'a Node>>,
     /// Namespace objects by name (whatever namespace field they carry), likewise.
     namespaces: BTreeMap<&'a str, Vec<&'a Node>>,
+    /// Secrets made at run time, by [`core_key`] (kind `Secret`), with the nodes that apply
+    /// what makes them.
+    made: BTreeMap<String, Vec<&'a Node>>,
+    /// Namespaces a HelmRelease's `install.createNamespace` makes, with the nodes that apply
+    /// the HelmRelease.
+    release_namespaces: BTreeMap<&'a str, Vec<&'a Node>>,
 }
 
 impl<'a> Order<'a> {
@@ -456,7 +550,21 @@ impl<'a> Order<'a> {
                 holders.push(n);
             }
         };
+        let mut made: BTreeMap<String, Vec<&Node>> = BTreeMap::new();
+        let mut release_namespaces: BTreeMap<&str, Vec<&Node>> = BTreeMap::new();
         for n in nodes {
+            for o in &n.objects {
+                if let Some(secret) = &o.makes {
+                    once(
+                        made.entry(core_key("Secret", &o.id.namespace, secret))
+                            .or_default(),
+                        n,
+                    );
+                }
+                if let Some(ns) = o.helm.as_ref().and_then(|h| h.creates_namespace.as_deref()) {
+                    once(release_namespaces.entry(ns).or_default(), n);
+                }
+            }
             for o in n.objects.iter().filter(|o| o.id.group.is_empty()) {
                 once(
                     core.entry(core_key(&o.id.kind, &o.id.namespace, &o.id.name))
@@ -476,6 +584,8 @@ impl<'a> Order<'a> {
             cluster_scoped,
             core,
             namespaces,
+            made,
+            release_namespaces,
         }
     }
 
@@ -501,6 +611,18 @@ impl<'a> Order<'a> {
     /// The nodes that apply a Namespace named `name`, in node order.
     pub(crate) fn namespace_holders(&self, name: &str) -> &[&'a Node] {
         self.namespaces.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// The nodes that apply what makes the Secret `namespace/name` at run time.
+    pub(crate) fn secret_makers(&self, namespace: &str, name: &str) -> &[&'a Node] {
+        self.made
+            .get(&core_key("Secret", namespace, name))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// The nodes that apply a HelmRelease whose install creates Namespace `name`.
+    pub(crate) fn release_namespace_holders(&self, name: &str) -> &[&'a Node] {
+        self.release_namespaces.get(name).map_or(&[], Vec::as_slice)
     }
 
     /// The nodes that apply the core-group object `kind` `namespace/name`, in node order.

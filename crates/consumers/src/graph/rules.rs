@@ -49,14 +49,16 @@ pub const CRD_APPLIED_LATER: Rule = Rule {
            `dependsOn` edge.",
 };
 
-/// A custom resource whose CRD is applied by an unrelated Kustomization (a race).
+/// A custom resource whose CRD is applied by an unrelated Kustomization (a race that
+/// converges after retries).
 pub const CRD_UNORDERED: Rule = Rule {
     id: "FS205",
     name: "crd-unordered",
-    severity: Severity::Warning,
+    severity: Severity::Info,
     summary: "A custom resource's CRD is applied by a Kustomization that is not ordered before \
-              this one: on a cold cluster the apply fails until the other one happens to run.",
-    help: "Add a `dependsOn` on the Kustomization that applies the CRD.",
+              this one: on a cold cluster the apply fails until the other one has run, then a \
+              retry succeeds (a slower cold start, not a deadlock).",
+    help: "Add a `dependsOn` on the Kustomization that applies the CRD to save the retries.",
 };
 
 /// A custom resource of a CRD that a controller creates at run time, deadlocked.
@@ -71,14 +73,16 @@ pub const RUNTIME_CRD_DEADLOCK: Rule = Rule {
            one depend on it.",
 };
 
-/// A custom resource of a runtime CRD whose trigger nobody waits for.
+/// A custom resource of a runtime CRD whose trigger nobody waits for (converges after
+/// retries).
 pub const RUNTIME_CRD_NOT_AWAITED: Rule = Rule {
     id: "FS207",
     name: "runtime-crd-not-awaited",
-    severity: Severity::Warning,
+    severity: Severity::Info,
     summary: "A custom resource's CRD is created at run time once a trigger object is ready, \
               but no `dependsOn` edge waits for a `wait: true` Kustomization that applies the \
-              trigger: the apply fails until the controller happens to catch up.",
+              trigger: the apply fails until the controller has caught up, then a retry \
+              succeeds.",
     help: "Set `wait: true` on the Kustomization that applies the trigger and depend on it.",
 };
 
@@ -87,9 +91,10 @@ pub const SUBSTITUTE_FROM_NOT_BEFORE: Rule = Rule {
     id: "FS208",
     name: "substitute-from-not-before",
     severity: Severity::Error,
-    summary: "A `substituteFrom` ConfigMap or Secret is applied by no Kustomization ordered \
-              before this one: on a cold cluster the build fails until it appears (or never, \
-              when it comes from a dependent).",
+    summary: "A `substituteFrom` ConfigMap or Secret is applied (or made) by no Kustomization \
+              ordered before this one: on a cold cluster the build fails forever when nothing \
+              makes it or only a dependent does (an error), or until it appears when an \
+              unordered Kustomization makes it (info: it converges after retries).",
     help: "Apply the ConfigMap/Secret in a Kustomization this one depends on (or in its parent).",
 };
 
@@ -143,7 +148,8 @@ pub const NAMESPACE_NOT_CREATED_BEFORE: Rule = Rule {
     severity: Severity::Error,
     summary: "An object's Namespace is created by no Kustomization that runs before (or with) \
               its own, so its apply fails with `namespaces not found` on a cold cluster \
-              (a warning when the creating Kustomization is merely unordered: a race).",
+              (info when what creates it is merely unordered, or a HelmRelease's \
+              `install.createNamespace`: it converges after retries).",
     help: "Create the Namespace in the same Kustomization (Flux applies Namespaces first) or in \
            one this Kustomization depends on.",
 };
@@ -161,17 +167,31 @@ pub const CRD_PRESUMED_FROM_HELM: Rule = Rule {
            checks the order exactly instead of presuming.",
 };
 
-/// A custom resource whose CRD can only come from a Helm chart nothing waits for.
+/// A custom resource whose CRD can only come from a Helm chart nothing waits for (converges
+/// after retries, if a chart carries it).
 pub const CRD_PRESUMED_FROM_HELM_NOT_AWAITED: Rule = Rule {
     id: "FS215",
     name: "crd-presumed-from-helm-not-awaited",
-    severity: Severity::Warning,
+    severity: Severity::Info,
     summary: "A custom resource's CRD is in no rendered manifest and no fluxsim.toml entry; the \
               HelmReleases that might install it are applied by Kustomizations this one does \
               not wait for (unordered, its parent, or a `dependsOn` target without `wait`): on \
               a cold cluster its apply fails until helm-controller has installed the chart.",
     help: "Depend on the Kustomization that applies the chart's HelmRelease and give that one \
            `wait: true`; declare the chart under `[[helm_crds]]` in fluxsim.toml.",
+};
+
+/// What the cluster's bootstrap presumably puts there before Flux runs, relied upon.
+pub const PRESUMED_FROM_BOOTSTRAP: Rule = Rule {
+    id: "FS216",
+    name: "presumed-from-bootstrap",
+    severity: Severity::Info,
+    summary: "A CRD, Namespace or `substituteFrom` source that no Kustomization provides in \
+              time is presumed to exist from the start, because the repository's bootstrap \
+              (a helmfile, a `bootstrap/` folder, a Taskfile or script, a Talos inline \
+              manifest, a file no Kustomization applies) provides it.",
+    help: "Nothing to do if the bootstrap runs as the repository says; to make it exact, \
+           declare it in fluxsim.toml (`[bootstrap] crd_groups`, `[[bootstrap.objects]]`).",
 };
 
 /// Every rule of the graph check, in id order (for SARIF's rule table).
@@ -191,6 +211,7 @@ pub const RULES: &[Rule] = &[
     NAMESPACE_NOT_CREATED_BEFORE,
     CRD_PRESUMED_FROM_HELM,
     CRD_PRESUMED_FROM_HELM_NOT_AWAITED,
+    PRESUMED_FROM_BOOTSTRAP,
 ];
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use super::bootstrap::BootstrapEvidence;
 use super::kinds::{self, FluxApis};
 use super::nodes::{is_trigger, Node, NodeState, Order};
 use crate::config::Config;
@@ -127,13 +128,56 @@ pub(crate) fn core_providers<'a>(
 }
 
 /// The Kustomizations (`n` among them, when it does) that apply `n`'s substituteFrom source
-/// `s`: a ConfigMap or Secret in `n`'s namespace.
+/// `s`: a ConfigMap or Secret in `n`'s namespace, or what a controller makes the Secret from
+/// at run time (an ExternalSecret ...).
 pub(crate) fn var_source_providers<'a>(
     n: &Node,
     s: &crate::flux::SubstituteFrom,
     order: &Order<'a>,
 ) -> Vec<&'a Node> {
-    core_providers(&s.kind, &n.id.namespace, &s.name, order)
+    let mut out = core_providers(&s.kind, &n.id.namespace, &s.name, order);
+    if s.kind == "Secret" {
+        for m in order.secret_makers(&n.id.namespace, &s.name) {
+            if !out.iter().any(|o| std::ptr::eq(*o, *m)) {
+                out.push(m);
+            }
+        }
+    }
+    out
+}
+
+/// Why `n`'s substituteFrom source `s` exists before Flux runs, when it does: the
+/// steady-state render found it outside every Kustomization (a file nothing applies, the
+/// root's folder applied at bootstrap, fluxsim.toml), or the bootstrap applies it.
+pub(crate) fn var_source_outside(
+    n: &Node,
+    s: &crate::flux::SubstituteFrom,
+    boot: &BootstrapEvidence,
+) -> Option<String> {
+    let label = format!("{}/{}", s.kind, s.name);
+    if let Some(from) = n.outside_sources.get(&label) {
+        return Some(from.clone());
+    }
+    boot.object(&s.kind, &n.id.namespace, &s.name)
+}
+
+/// Whether the only Kustomization that applies `n`'s source `s` is `n` itself and `n` is the
+/// cluster's root: the root is made by the bootstrap, which is presumed to apply the source
+/// first (the cluster could never have converged otherwise).
+pub(crate) fn root_reads_its_own(
+    n: &Node,
+    s: &crate::flux::SubstituteFrom,
+    order: &Order<'_>,
+) -> bool {
+    n.parent.is_none() && {
+        let p = var_source_providers(n, s, order);
+        !p.is_empty() && p.iter().all(|m| m.id == n.id)
+    }
+}
+
+/// The namespaces `n` needs that the bootstrap presumably creates, with why.
+pub(crate) fn namespace_from_bootstrap(ns: &str, boot: &BootstrapEvidence) -> Option<String> {
+    boot.namespace(ns)
 }
 
 fn needs(
@@ -142,10 +186,15 @@ fn needs(
     order: &Order<'_>,
     config: &Config,
     flux: &FluxApis,
+    boot: &BootstrapEvidence,
 ) -> Vec<Need> {
     let others = || nodes.iter().filter(|m| m.id != n.id);
     let mut out = Vec::new();
     for (g, k, _) in needed_kinds(n, flux, config) {
+        // The bootstrap presumably installs it before Flux runs (FS216).
+        if boot.crd_group(g).is_some() {
+            continue;
+        }
         let mut providers: Vec<NamespacedName> = others()
             .filter(|m| m.crds().any(|(cg, ck)| cg == g && ck == k))
             .map(|m| m.id.clone())
@@ -172,15 +221,29 @@ fn needs(
         });
     }
     for (ns, _) in needed_namespaces(n, order) {
+        if namespace_from_bootstrap(ns, boot).is_some() {
+            continue;
+        }
+        // A HelmRelease's `install.createNamespace` makes it once the release installs (one
+        // in `n` itself never helps: `n`'s apply fails first).
+        let releases = order
+            .release_namespace_holders(ns)
+            .iter()
+            .filter(|m| m.id != n.id)
+            .map(|m| m.id.clone());
         out.push(Need::Namespace {
             name: ns.to_string(),
             providers: namespace_providers(ns, n, order)
                 .iter()
                 .map(|m| m.id.clone())
+                .chain(releases)
                 .collect(),
         });
     }
     for s in n.substitute_from.iter().filter(|s| !s.optional) {
+        if var_source_outside(n, s, boot).is_some() || root_reads_its_own(n, s, order) {
+            continue;
+        }
         let providers = var_source_providers(n, s, order)
             .iter()
             .filter(|m| m.id != n.id)
@@ -195,11 +258,16 @@ fn needs(
 }
 
 /// Runs the cold start of one cluster.
-pub(crate) fn simulate(nodes: &[Node], order: &Order<'_>, config: &Config) -> Simulation {
+pub(crate) fn simulate(
+    nodes: &[Node],
+    order: &Order<'_>,
+    config: &Config,
+    boot: &BootstrapEvidence,
+) -> Simulation {
     let flux = flux_apis(nodes);
     let all_needs: BTreeMap<&NamespacedName, Vec<Need>> = nodes
         .iter()
-        .map(|n| (&n.id, needs(n, nodes, order, config, &flux)))
+        .map(|n| (&n.id, needs(n, nodes, order, config, &flux, boot)))
         .collect();
     let (waves, wave_of) = waves_of(nodes, &all_needs);
     let mut never = BTreeMap::new();
@@ -331,8 +399,8 @@ fn waves_of(
 /// Which of Flux's kinds exist from the start (see [`FluxApis`]): the Flux CRDs the render
 /// carries when it carries any (`gotk-components.yaml`); otherwise, when the root applies a
 /// Flux Operator `FluxInstance`, the operator's kinds and every Flux kind; otherwise every
-/// Flux kind when the root is the bootstrap Kustomization `flux-system/flux-system` (`flux
-/// bootstrap` installs Flux before it), else only the root's own.
+/// Flux kind: a cluster whose root reconciles runs Flux, whoever installed it (`flux
+/// bootstrap`, the Flux Operator, a helmfile, a script).
 pub(crate) fn flux_apis(nodes: &[Node]) -> FluxApis {
     let rendered: Vec<(String, String)> = nodes
         .iter()
@@ -351,14 +419,7 @@ pub(crate) fn flux_apis(nodes: &[Node]) -> FluxApis {
     if operator {
         return FluxApis::Operator;
     }
-    let bootstrapped = nodes.iter().any(|n| {
-        n.parent.is_none() && n.id.namespace == "flux-system" && n.id.name == "flux-system"
-    });
-    if bootstrapped {
-        FluxApis::Presumed
-    } else {
-        FluxApis::RootOnly
-    }
+    FluxApis::Presumed
 }
 
 fn blocked_by_state(n: &Node) -> Option<String> {
@@ -386,6 +447,7 @@ mod tests {
             defines: None,
             cluster_scoped: false,
             helm: None,
+            makes: None,
         }
     }
 
@@ -413,7 +475,12 @@ mod tests {
             Node::bare("root"),
         ];
         let o = Order::new(&nodes);
-        let s = simulate(&nodes, &o, &Config::default());
+        let s = simulate(
+            &nodes,
+            &o,
+            &Config::default(),
+            &BootstrapEvidence::default(),
+        );
         assert_eq!(
             s.waves,
             vec![vec![nn("root")], vec![nn("infra")], vec![nn("apps")]]
@@ -429,7 +496,12 @@ mod tests {
         a.objects = vec![crd("x.io", "Widget"), obj("x.io", "Widget", "w")];
         let nodes = vec![a, Node::bare("root")];
         let o = Order::new(&nodes);
-        let s = simulate(&nodes, &o, &Config::default());
+        let s = simulate(
+            &nodes,
+            &o,
+            &Config::default(),
+            &BootstrapEvidence::default(),
+        );
         assert_eq!(s.wave_of[&nn("a")], 1);
     }
 
@@ -441,7 +513,12 @@ mod tests {
         b.objects = vec![crd("x.io", "Widget")];
         let nodes = vec![a, b, Node::bare("root")];
         let o = Order::new(&nodes);
-        let s = simulate(&nodes, &o, &Config::default());
+        let s = simulate(
+            &nodes,
+            &o,
+            &Config::default(),
+            &BootstrapEvidence::default(),
+        );
         assert!(s.never[&nn("a")].contains("Widget.x.io"), "{:?}", s.never);
         assert!(s.never[&nn("b")].contains("`a`"), "{:?}", s.never);
     }

@@ -69,6 +69,21 @@ pub fn entry_of(id: &str) -> Map<String, Value> {
     m
 }
 
+/// The versions a cluster runs: `{flux: {version, basis}, kubernetes: {version, basis} |
+/// null}`, each basis `{kind: "config", key}`, `{kind: "evidence", what, file}` or
+/// `{kind: "presumed", why}`; versions written as Flux and Kubernetes write them (`v2.4`,
+/// `1.31.2`).
+#[must_use]
+pub fn versions(v: &crate::versions::ClusterVersions) -> Value {
+    let basis = |b: &crate::versions::Basis| serde_json::to_value(b).unwrap_or(Value::Null);
+    json!({
+        "flux": {"version": v.flux.version.to_string(), "basis": basis(&v.flux.basis)},
+        "kubernetes": v.kubernetes.as_ref().map(|k| json!({
+            "version": k.version.to_string(), "basis": basis(&k.basis),
+        })),
+    })
+}
+
 /// `web/podinfo` as `{namespace, name}`.
 fn namespaced(id: &str) -> Value {
     let (namespace, name) = id.split_once('/').unwrap_or(("", id));

@@ -368,6 +368,7 @@ pub fn render_json(r: &RepoRender) -> String {
                 "name": c.name,
                 "strict": c.strict,
                 "strictFrom": c.strict_from,
+                "versions": json::versions(&c.versions),
                 "waves": c.waves.iter().map(|w| w.iter().map(|id| json::kustomization(&id.to_string())).collect::<Vec<_>>()).collect::<Vec<_>>(),
                 "kustomizations": c.kustomizations.iter().map(kustomization_json).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),

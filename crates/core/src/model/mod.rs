@@ -207,6 +207,11 @@ pub struct ClusterRender {
     pub strict: bool,
     /// Where the cluster's `StrictPostBuildSubstitutions` gate was read, when it sets one.
     pub strict_from: Option<String>,
+    /// Whether the cluster's kustomize-controller substitutes strictly (its gate, else the
+    /// default of its Flux version), whatever `--no-strict` asked of the render.
+    pub flux_strict: bool,
+    /// The Flux and Kubernetes versions the cluster runs, and where each comes from.
+    pub versions: crate::versions::ClusterVersions,
 }
 
 impl ClusterRender {

@@ -120,21 +120,24 @@ pub(super) fn invalid_where(
     ks
 }
 
-/// Whether the cluster substitutes strictly, and what says so: `--no-strict`, else
-/// fluxsim.toml, else the controller's `StrictPostBuildSubstitutions` feature gate as the
-/// repository sets it, else on (kustomize-controller's default since v1.9.0).
-pub(super) fn strictness(
-    opts: &RenderOptions,
+/// Whether the cluster's kustomize-controller substitutes strictly, and what says so when a
+/// gate does: fluxsim.toml, else the controller's `StrictPostBuildSubstitutions` feature gate
+/// as the repository sets it, else the default of the Flux version the cluster runs (on
+/// since kustomize-controller v1.9.0, Flux v2.9). `--no-strict` is the caller's.
+pub(super) fn flux_strictness(
     outside: &Outside,
     world: &World,
+    versions: &crate::versions::ClusterVersions,
 ) -> (bool, Option<String>) {
     let gate = outside
         .config
         .strict_gate()
         .map(|on| (on, crate::config::CONFIG_FILE.to_string()))
         .or_else(|| world.strict_gate());
-    let strict = opts.strict && gate.as_ref().is_none_or(|(on, _)| *on);
-    (strict, gate.filter(|_| opts.strict).map(|(_, from)| from))
+    match gate {
+        Some((on, from)) => (on, Some(from)),
+        None => (versions.flux.version.strict_by_default(), None),
+    }
 }
 
 /// Renders `todo` in parallel into `renders`; the ids rendered, in order.
@@ -226,6 +229,8 @@ pub(super) fn render_cluster(
     let mut last_round: Vec<NamespacedName> = Vec::new();
     let mut strict_from = None;
     let mut cluster_strict = opts.strict;
+    let mut flux_strict = true;
+    let mut versions = crate::versions::ClusterVersions::default();
     let mut seen: std::collections::BTreeSet<NamespacedName> = std::collections::BTreeSet::new();
     for _ in 0..MAX_ROUNDS {
         let world = world_of(&boot, &renders, &entries);
@@ -235,9 +240,12 @@ pub(super) fn render_cluster(
         entries.retain(|id, _| rsets.contains_key(id));
         opts.progress
             .found_among(&mut seen, known.keys().chain(rsets.keys()));
-        let (strict, from) = strictness(opts, outside, &world);
-        strict_from = from;
+        versions = world.versions(outside, &cluster.name, &home);
+        let (on, from) = flux_strictness(outside, &world, &versions);
+        let strict = opts.strict && on;
+        strict_from = from.filter(|_| opts.strict);
         cluster_strict = strict;
+        flux_strict = on;
         let lookup = Lookup {
             outside,
             settled,
@@ -311,6 +319,8 @@ pub(super) fn render_cluster(
         waves,
         strict: cluster_strict,
         strict_from,
+        flux_strict,
+        versions,
     }
 }
 

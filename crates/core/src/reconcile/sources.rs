@@ -133,6 +133,8 @@ pub struct Outside {
     pub files: RepoObjects,
     /// Sources mapped to folders (`--source`, `[sources]`).
     pub mapped: super::trees::Mapped,
+    /// What the repository's files say of Flux and Kubernetes versions.
+    pub versions: crate::versions::FileEvidence,
 }
 
 impl Outside {
@@ -144,6 +146,7 @@ impl Outside {
             declared: Vec::new(),
             files: RepoObjects::new(fs, Vec::new()),
             mapped: super::trees::Mapped::default(),
+            versions: crate::versions::FileEvidence::default(),
         }
     }
 }
@@ -165,6 +168,59 @@ pub(crate) struct World {
 }
 
 impl World {
+    /// The versions the cluster runs, as fluxsim.toml, the objects on the cluster and the
+    /// repository's files (`outside`) say, for cluster `cluster` whose folder is `home`.
+    pub(crate) fn versions(
+        &self,
+        outside: &Outside,
+        cluster: &str,
+        home: &str,
+    ) -> crate::versions::ClusterVersions {
+        use crate::versions::{Assumed, Basis, Seen};
+        let seen = || {
+            self.objects.iter().map(|(id, p)| Seen {
+                id,
+                object: &p.object,
+                from: &p.from,
+            })
+        };
+        let flux = outside
+            .config
+            .versions
+            .flux_for(cluster)
+            .map(|(version, key)| Assumed {
+                version,
+                basis: Basis::Config { key },
+            })
+            .or_else(|| crate::versions::flux_from_objects(seen()))
+            .or_else(|| outside.versions.flux_for(home))
+            .unwrap_or_else(crate::versions::presumed_newest);
+        let validate_key = outside
+            .config
+            .validate
+            .kube_version
+            .as_deref()
+            .and_then(crate::versions::KubeVersion::parse)
+            .map(|version| Assumed {
+                version,
+                basis: Basis::Config {
+                    key: "[validate] kube_version".into(),
+                },
+            });
+        let kubernetes = outside
+            .config
+            .versions
+            .kube_for(cluster)
+            .map(|(version, key)| Assumed {
+                version,
+                basis: Basis::Config { key },
+            })
+            .or(validate_key)
+            .or_else(|| crate::versions::kube_from_objects(seen()))
+            .or_else(|| outside.versions.kube_for(home, cluster));
+        crate::versions::ClusterVersions { flux, kubernetes }
+    }
+
     /// kustomize-controller's `StrictPostBuildSubstitutions` gate as the cluster sets it:
     /// the `--feature-gates` argument of a `kustomize-controller` Deployment on the cluster
     /// (a `gotk-components.yaml` patch shows there), or a Flux Operator `FluxInstance`'s

@@ -492,11 +492,17 @@ pub fn render_tree_with(
         .map(|p| p.to_string_lossy().replace('\\', "/"))
         .collect();
     let mapped = crate::reconcile::trees::Mapped::read(&tree, &mappings)?;
+    let all_files: Vec<String> = tree
+        .files()
+        .iter()
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .collect();
     let outside = crate::reconcile::sources::Outside {
         config: config.clone(),
         declared,
         files: crate::reconcile::sources::RepoObjects::new(tree.fs(), yaml_files),
         mapped,
+        versions: crate::versions::FileEvidence::read(tree.fs(), &all_files),
     };
     let ropts = RenderOptions {
         strict: opts.strict,

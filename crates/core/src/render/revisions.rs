@@ -35,7 +35,7 @@ use crate::source::Tree;
 use crate::source::{resolve_rev, Digests};
 use crate::store::Store;
 
-const MAGIC: &str = "fluxsim-revision-render v3";
+const MAGIC: &str = "fluxsim-revision-render v4";
 
 /// The store's folder for revision renders.
 const SECTION: &str = "revisions";
@@ -288,6 +288,8 @@ struct StoredCluster {
     waves: Vec<Vec<NamespacedName>>,
     strict: bool,
     strict_from: Option<String>,
+    flux_strict: bool,
+    versions: crate::versions::ClusterVersions,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -352,6 +354,8 @@ fn encode_cluster(c: &ClusterRender) -> StoredCluster {
         waves,
         strict,
         strict_from,
+        flux_strict,
+        versions,
     } = c;
     StoredCluster {
         name: name.clone(),
@@ -359,6 +363,8 @@ fn encode_cluster(c: &ClusterRender) -> StoredCluster {
         waves: waves.clone(),
         strict: *strict,
         strict_from: strict_from.clone(),
+        flux_strict: *flux_strict,
+        versions: versions.clone(),
     }
 }
 
@@ -494,6 +500,8 @@ fn decode(body: &str) -> Option<Decoded> {
                 waves: c.waves,
                 strict: c.strict,
                 strict_from: c.strict_from,
+                flux_strict: c.flux_strict,
+                versions: c.versions,
             })
         })
         .collect::<Option<_>>()?;

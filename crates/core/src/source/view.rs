@@ -305,6 +305,11 @@ impl SourceFs {
         }
     }
 
+    /// Every file the tree shows, relative to its root, sorted.
+    pub fn file_paths(&self) -> impl Iterator<Item = &Path> {
+        self.0.files.iter().map(PathBuf::as_path)
+    }
+
     /// The entries of the folder `path`, sorted by name.
     pub fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
         let Some(rel) = self.rel(path).filter(|rel| self.has_dir(rel)) else {

@@ -34,9 +34,10 @@ impl ClusterCtx<'_> {
         let (_, errors) = expr::scan(&o.yaml);
         let mut blocking = !errors.is_empty();
         self.unparsable(k, o, &leaves, &errors, files);
-        let consequence = if self.opts.strict {
+        let strict = self.strict();
+        let consequence = if strict {
             "the Kustomization fails (strict substitution, the default since \
-             kustomize-controller v1.9.0)"
+             kustomize-controller v1.9.0, Flux v2.9)"
         } else {
             "Flux replaces it with an empty string (strict substitution is off)"
         };
@@ -53,6 +54,7 @@ impl ClusterCtx<'_> {
                         in_script: leaf.script,
                         defined: k.vars.contains_key(&r.name),
                         known,
+                        strict,
                     },
                 );
                 let Some(v) = verdict else {
@@ -220,6 +222,9 @@ pub(crate) struct Context {
     pub(crate) defined: bool,
     /// Every var source of the Kustomization is known (none is made at run time).
     pub(crate) known: bool,
+    /// The cluster's kustomize-controller substitutes strictly (its gate, else its Flux
+    /// version's default).
+    pub(crate) strict: bool,
 }
 
 /// Why a reference is a hazard (the message is written from this and the reference).
@@ -297,8 +302,16 @@ pub(crate) fn classify(r: &Ref, at: Context) -> Option<Verdict> {
     if r.op == ":?" || r.op == ":+" {
         return verdict(&BASH_OPERATOR, Severity::Warning, Why::BashOperator, false);
     }
+    // Strict substitution fails the Kustomization (an error); before Flux v2.9 (or with the
+    // gate off) envsubst empties the value, which older repositories use for optional vars:
+    // a warning (kustomize-controller internal/features/features.go).
     if !at.defined && !r.has_default && at.known {
-        return verdict(&UNDEFINED_VAR, Severity::Error, Why::Undefined, true);
+        let severity = if at.strict {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        return verdict(&UNDEFINED_VAR, severity, Why::Undefined, at.strict);
     }
     None
 }
@@ -318,6 +331,7 @@ mod tests {
             in_script,
             defined,
             known,
+            strict: true,
         }
     }
 
@@ -388,5 +402,20 @@ mod tests {
             None
         );
         assert_eq!(classify(&r, at(false, true, true)), None);
+    }
+
+    // kustomize-controller v1.7.3 internal/features/features.go: StrictPostBuildSubstitutions
+    // off by default, so envsubst empties an unset var; on from v1.9.0.
+    #[test]
+    fn an_undefined_var_is_a_warning_where_the_cluster_substitutes_without_strict_mode() {
+        let r = reference("${NOPE}");
+        let lenient = Context {
+            strict: false,
+            ..at(false, false, true)
+        };
+        assert_eq!(
+            rule_and_why(classify(&r, lenient)),
+            Some(("FS103", Severity::Warning, Why::Undefined, false))
+        );
     }
 }

@@ -50,6 +50,22 @@ impl ClusterCheck<'_> {
         {
             return None;
         }
+        // What the cluster's bootstrap installs exists from the start, whatever else
+        // applies the CRD later.
+        if !kinds::is_flux(group) {
+            if let Some(why) = self.boot.crd_group(group) {
+                return Some(self.finding(
+                    &rules::PRESUMED_FROM_BOOTSTRAP,
+                    n,
+                    format!(
+                        "{what} in `{}` needs a CRD of `{group}` that no Kustomization applies \
+                         before it; presumed installed by the cluster's bootstrap before Flux \
+                         runs: {why}",
+                        n.id.name
+                    ),
+                ));
+            }
+        }
         let blocked = self.blocked_list(&n.id);
         if !providers.is_empty() {
             let unordered: Vec<&NamespacedName> = providers
@@ -63,10 +79,11 @@ impl ClusterCheck<'_> {
                     n,
                     format!(
                         "{what} in `{}` needs a CRD applied by {}, which is not ordered \
-                         before it: on a cold cluster `{}` fails until that one has run",
+                         before it: on a cold cluster `{}` fails until that one has run; {}",
                         n.id.name,
                         names(unordered),
-                        n.id.name
+                        n.id.name,
+                        self.retries(n)
                     ),
                 ));
             }
@@ -90,6 +107,7 @@ impl ClusterCheck<'_> {
         };
         self.runtime_crd(n, t, what, &blocked)
     }
+
     /// FS205-FS207: a kind whose CRD an operator makes at run time (fluxsim.toml's
     /// `[[runtime_crds]]`, `[[helm_crds]]`): is what triggers it applied and awaited first?
     fn runtime_crd(&self, n: &Node, t: Trigger<'_>, what: &str, blocked: &str) -> Option<Finding> {
@@ -159,10 +177,11 @@ impl ClusterCheck<'_> {
             format!(
                 "{what} in `{}` needs a CRD that {makes}, but no dependsOn of `{}` waits for \
                  a `wait: true` Kustomization that applies it ({}): on a cold cluster the apply \
-                 fails until the controller catches up",
+                 fails until the controller catches up; {}",
                 n.id.name,
                 n.id.name,
-                names(triggers.iter().filter(|m| m.id != n.id).map(|m| &m.id))
+                names(triggers.iter().filter(|m| m.id != n.id).map(|m| &m.id)),
+                self.retries(n)
             ),
         ))
     }
@@ -187,8 +206,7 @@ impl ClusterCheck<'_> {
             )
         } else {
             format!(
-                "is a Flux kind, but cluster `{}` is not bootstrapped (its root is not \
-                 `flux-system/flux-system`) and no Kustomization applies Flux's CRDs",
+                "is a Flux kind that the Flux cluster `{}` runs does not serve",
                 self.cluster
             )
         };
@@ -261,11 +279,12 @@ impl ClusterCheck<'_> {
                      defines; if a Helm chart installs it, it is one of {}, none of which `{}` \
                      waits for (no dependsOn on a `wait: true` Kustomization that applies it): \
                      on a cold cluster the apply fails until helm-controller has installed the \
-                     chart, then a retry succeeds{}; declare {} in fluxsim.toml to check the \
-                     order exactly{bootstrap}",
+                     chart, then a retry succeeds ({}){}; declare {} in fluxsim.toml to check \
+                     the order exactly{bootstrap}",
                     n.id.name,
                     candidates(&mut racy),
                     n.id.name,
+                    self.retries(n),
                     self.likeliest(n, &racy, &[&never]),
                     declare(&[racy.as_slice(), &never].concat()),
                 ),
@@ -460,6 +479,7 @@ mod tests {
             defines: None,
             cluster_scoped: false,
             helm: None,
+            makes: None,
         };
         let mut cdi = dep("cdi", &[]);
         let mut crd = obj("CustomResourceDefinition", "cdis.cdi.kubevirt.io");
@@ -479,11 +499,15 @@ mod tests {
         .unwrap();
         let order = Order::new(&nodes);
         let mut files = Files::new(&crate::source::SourceFs::empty("/nonexistent".into()));
+        let boot = crate::graph::bootstrap::BootstrapEvidence::default();
+        let sim = crate::graph::simulate::simulate(&nodes, &order, &config, &boot);
         ClusterCheck {
             cluster: "test",
             nodes: &nodes,
             order: &order,
             config: &config,
+            boot: &boot,
+            sim: &sim,
         }
         .run(&mut files)
     }
@@ -518,16 +542,19 @@ mod tests {
             defines: None,
             cluster_scoped: false,
             helm: None,
+            makes: None,
         };
         let infra = dep("infra", &[]);
         let (a, b) = (release("app"), release("cert-manager"));
         let plain = HelmChart {
             chart: "app".into(),
             install_crds: "Create".into(),
+            creates_namespace: None,
         };
         let skip = HelmChart {
             chart: "cert-manager".into(),
             install_crds: "Skip".into(),
+            creates_namespace: None,
         };
         let mut c = [
             Candidate::new(&infra, &a, &plain, "cert-manager.io"),

@@ -8,7 +8,9 @@ mod namespaces;
 mod readiness;
 mod substitute_from;
 
+use super::bootstrap::BootstrapEvidence;
 use super::nodes::{Files, Node, Order};
+use super::simulate::Simulation;
 use crate::config::Config;
 use crate::finding::{Finding, Location, Rule};
 use crate::flux::NamespacedName;
@@ -22,6 +24,10 @@ pub(crate) struct ClusterCheck<'a> {
     pub(crate) nodes: &'a [Node],
     pub(crate) order: &'a Order<'a>,
     pub(crate) config: &'a Config,
+    /// What the repository shows of the cluster's bootstrap.
+    pub(crate) boot: &'a BootstrapEvidence,
+    /// The cold start, simulated (for how many retries a race costs).
+    pub(crate) sim: &'a Simulation,
 }
 
 impl ClusterCheck<'_> {
@@ -33,6 +39,36 @@ impl ClusterCheck<'_> {
             f = f.at(l.clone());
         }
         f
+    }
+
+    /// How many failed attempts a Kustomization that waits on a race makes before it
+    /// converges, as the simulation places it: the waves between the one its parent and
+    /// `dependsOn` allow and the one it becomes Ready in (at least one), each a
+    /// `retryInterval` (else `interval`) apart (kustomize-controller requeues a failed
+    /// reconcile after `GetRetryInterval`).
+    fn retries(&self, n: &Node) -> String {
+        let wave = |id: &NamespacedName| self.sim.wave_of.get(id).copied();
+        let natural = n
+            .parent
+            .iter()
+            .chain(&n.depends_on)
+            .filter_map(wave)
+            .max()
+            .map_or(0, |w| w + 1);
+        let every = n
+            .retry_interval
+            .as_deref()
+            .map_or_else(|| "its retry interval".to_string(), |i| format!("`{i}`"));
+        match wave(&n.id) {
+            Some(w) => {
+                let extra = w.saturating_sub(natural).max(1);
+                format!(
+                    "it converges after about {extra} failed attempt{}, {every} apart",
+                    if extra == 1 { "" } else { "s" }
+                )
+            }
+            None => "it does not converge while what it waits for does not".to_string(),
+        }
     }
 
     /// `, nor does what waits for it: `a`, `b``, or nothing when nothing waits for `id`.
