@@ -991,3 +991,77 @@ fn a_crd_group_from_a_bootstrap_helmfile_is_presumed_installed_before_flux() {
         out.stdout
     );
 }
+
+// Flux's cold start as the real repositories run it: a bootstrap script applies Flux,
+// the vars the root reads (and applies itself) and a namespace; a chart brings CRDs with no
+// `dependsOn`; a HelmRelease's `install.createNamespace` makes a namespace a sibling uses.
+// None of it is a deadlock: presumed from the bootstrap (FS216) or converging after
+// retries (FS215, FS213 as info), and `graph` exits 0.
+#[test]
+fn a_bootstrap_script_s_vars_and_namespaces_are_present_and_chart_crds_converge_after_retries() {
+    let (json, f) = findings("script-bootstrap");
+    assert!(f.iter().all(|x| x["severity"] == "info"), "{f:#?}");
+    let presumed = of_rule(&f, "FS216");
+    let sources: Vec<&str> = presumed
+        .iter()
+        .flat_map(|x| x["related"].as_array().unwrap())
+        .filter(|r| r["role"] == "source")
+        .map(|r| r["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        sources,
+        ["ConfigMap/cluster-settings", "Secret/cluster-secrets"],
+        "{presumed:#?}"
+    );
+    assert!(
+        presumed
+            .iter()
+            .all(|x| message(x).contains("`Taskfile.yaml`")),
+        "{presumed:#?}"
+    );
+    assert!(
+        presumed
+            .iter()
+            .any(|x| message(x).contains("namespace `observability`")),
+        "{presumed:#?}"
+    );
+    let chart = of_rule(&f, "FS215");
+    assert_eq!(chart.len(), 1, "{f:#?}");
+    assert!(message(chart[0]).contains("converges after about 1 failed attempt, `2m` apart"));
+    let ns = of_rule(&f, "FS213");
+    assert_eq!(ns.len(), 1, "{f:#?}");
+    assert!(
+        message(ns[0]).contains("install.createNamespace"),
+        "{:#}",
+        ns[0]
+    );
+    assert_eq!(waves(&json, "flux").len(), 4, "{json:#}");
+    assert_eq!(graph("script-bootstrap", &[]).code, 0);
+    // Without the Taskfile nothing says the root's own vars come first: a warning, since the
+    // bootstrap that makes the root is presumed to apply them, never an error.
+    let repo = repo_from("testdata/graph/script-bootstrap");
+    std::fs::remove_file(repo.path().join("Taskfile.yaml")).unwrap();
+    crate::common::commit_all(repo.path(), "no Taskfile");
+    let f = findings_in(&repo);
+    let own = of_rule(&f, "FS208");
+    assert_eq!(own.len(), 2, "{f:#?}");
+    assert!(own.iter().all(|x| x["severity"] == "warning"), "{own:#?}");
+    assert!(message(own[0]).contains("only it applies"), "{:#}", own[0]);
+}
+
+// A chart's CRDs cannot arrive when the only HelmRelease that could bring them waits on the
+// custom resource's Kustomization: a real deadlock, an error.
+#[test]
+fn a_chart_whose_release_waits_on_its_custom_resource_deadlocks() {
+    let (json, f) = findings("chart-deadlock");
+    let missing = of_rule(&f, "FS203");
+    assert_eq!(missing.len(), 1, "{f:#?}");
+    assert_eq!(missing[0]["severity"], "error");
+    assert!(
+        message(missing[0]).contains("`widget-operator`"),
+        "{:#}",
+        missing[0]
+    );
+    assert_eq!(waves(&json, "test"), vec![w(&["flux-system"])]);
+    assert_eq!(graph("chart-deadlock", &[]).code, 1);
+}
