@@ -76,7 +76,8 @@ pub const VERBATIM_LITERAL: Rule = Rule {
     name: "ships-verbatim",
     severity: Severity::Warning,
     summary: "`${...}` in a Kustomization that does not substitute (no postBuild, or no var \
-              defined): it ships verbatim.",
+              defined): it ships verbatim (a warning when it names one of the cluster's vars, \
+              which says Flux was meant to substitute it; else a note).",
     help: "Add `spec.postBuild` to the Kustomization if the reference is meant for Flux; \
            otherwise nothing to do (a `$${VAR}` escape, though, also ships as it is).",
 };

@@ -269,13 +269,32 @@ fn reference_in_a_path_that_does_not_substitute_ships_verbatim() {
     let yaml = configmap("  A: ${CLUSTER_NAME}\n");
     let none = render("a", &json!({"path": "./a"}), &yaml, &[]);
     let empty = render("b", &substituting(), &yaml, &[]);
-    let f = audit(&[cluster("dev", vec![none, empty])]);
+    // Another Kustomization of the cluster receives CLUSTER_NAME: Flux was meant to
+    // substitute it (a warning).
+    let vars = render(
+        "c",
+        &substituting(),
+        &configmap("  B: x\n"),
+        &[("CLUSTER_NAME", "dev")],
+    );
+    let f = audit(&[cluster("dev", vec![none.clone(), empty.clone(), vars])]);
     assert_eq!(
         rules(&f),
         [("FS106", Severity::Warning), ("FS106", Severity::Warning)]
     );
     assert!(f.iter().any(|x| x.message.contains("has no postBuild")));
     assert!(f.iter().any(|x| x.message.contains("defines no var")));
+    // No Kustomization has a var of that name: presumably the application's own syntax.
+    let f = audit(&[cluster("dev", vec![none, empty])]);
+    assert_eq!(
+        rules(&f),
+        [("FS106", Severity::Info), ("FS106", Severity::Info)]
+    );
+    assert!(
+        f[0].message.contains("application's own"),
+        "{}",
+        f[0].message
+    );
 }
 
 // kustomize_varsub.go skips objects labelled or annotated

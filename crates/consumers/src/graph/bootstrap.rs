@@ -122,6 +122,7 @@ fn command_file(path: &Path) -> bool {
     lower.starts_with("taskfile")
         || (in_taskfiles && is_yaml(path))
         || lower == "justfile"
+        || lower == ".justfile"
         || lower == "makefile"
         || matches!(ext.as_deref(), Some("just" | "mk" | "sh"))
 }

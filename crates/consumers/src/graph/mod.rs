@@ -3,21 +3,22 @@
 //!
 //! What "runs before" means on a cold cluster (nothing but Flux's controllers and CRDs):
 //!
-//! - The root Kustomization exists from bootstrap (`flux bootstrap` applies Flux's own CRDs
-//!   and controllers first). Which Flux kinds exist ([`kinds::FluxApis`]): when the render
-//!   carries Flux's CRDs (the repository's `flux-system/gotk-components.yaml`, written by
-//!   `flux bootstrap`), exactly those; when it carries none but the root is the bootstrap
-//!   Kustomization `flux-system/flux-system` (the file is still the placeholder
-//!   `flux bootstrap` replaces, or lies outside the root's path), every `*.fluxcd.io` kind,
-//!   `*.toolkit.fluxcd.io` and `*.extensions.fluxcd.io` alike: the default `--components`
+//! - The root Kustomization exists from bootstrap (`flux bootstrap`, the Flux Operator, a
+//!   helmfile or a script installs Flux's CRDs and controllers first). Which Flux kinds exist
+//!   ([`kinds::FluxApis`]): when the render carries Flux's CRDs (the repository's
+//!   `flux-system/gotk-components.yaml`, written by `flux bootstrap`), exactly those;
+//!   otherwise every `*.fluxcd.io` kind, `*.toolkit.fluxcd.io` and `*.extensions.fluxcd.io`
+//!   alike: a cluster whose root reconciles runs Flux, and the default `--components`
 //!   (source-, kustomize-, helm-, notification-controller) are always installed, the extras
 //!   (image-reflector/image-automation-controller, source-watcher's `ArtifactGenerator`)
-//!   only with `--components-extra`, and the command line is not in the repository, so a
-//!   repository that uses an extra kind is taken to be bootstrapped with it
+//!   only with `--components-extra`, which the repository does not say, so a repository that
+//!   uses an extra kind is taken to be installed with it
 //!   (fluxcd.io/flux/installation/configuration/optional-components/; fluxcd/source-watcher
 //!   README). A rendered gotk-components.yaml without an extra kind the cluster uses is
-//!   FS203, naming the `--components-extra` value. Otherwise (not bootstrapped) only the
-//!   `kustomize` and `source` groups the root itself needs exist.
+//!   FS203, naming the `--components-extra` value.
+//! - What the cluster's bootstrap puts there before Flux runs ([`bootstrap`]: helmfiles,
+//!   `bootstrap/` folders, Taskfile and script commands, Talos inline manifests, files no
+//!   Kustomization applies) exists from the start, presumed and said (FS216).
 //! - A Kustomization exists once its **parent** (the Kustomization whose artifact holds it)
 //!   has applied it. The parent applies all its objects in one apply, so everything the
 //!   parent applies (its CRDs included) is on the cluster when the child first reconciles;
@@ -63,9 +64,10 @@
 //!   waits for it (`wait: true` or `healthChecks` naming it: Ready means installed) and is
 //!   Ready before the custom resource's Kustomization: FS214 (info), the CRD exists from
 //!   then on. Only `HelmRelease`s nothing waits for (an unordered Kustomization, the parent,
-//!   a `dependsOn` target with `wait: false`): FS215 (warning), the apply fails until
+//!   a `dependsOn` target with `wait: false`): FS215 (info), the apply fails until
 //!   helm-controller has installed the chart, and kustomize-controller retries at
-//!   `retryInterval` (or `interval`), so it converges late. Only `HelmRelease`s in the same
+//!   `retryInterval` (or `interval`), so it converges late: a slower cold start, not a
+//!   deadlock. Only `HelmRelease`s in the same
 //!   Kustomization or in one that runs after it: FS203, for the dry-run of every object
 //!   comes before any apply (`ApplyAll`, above), so a `HelmRelease` beside the custom
 //!   resource is never applied on a cold cluster. No `HelmRelease` at all: FS203. Candidates

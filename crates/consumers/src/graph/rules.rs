@@ -120,13 +120,15 @@ pub const CLUSTER_GRAPHS_DIFFER: Rule = Rule {
            the difference is intended.",
 };
 
-/// `wait: true` depending on `wait: false`.
+/// `wait: true` depending on `wait: false`: a note, since it presumes the dependent needs
+/// the dependency's objects healthy, not only applied.
 pub const WAIT_ON_UNWAITED: Rule = Rule {
     id: "FS211",
     name: "wait-on-unwaited-dependency",
-    severity: Severity::Warning,
+    severity: Severity::Info,
     summary: "A `wait: true` Kustomization depends on a `wait: false` one, whose Ready only \
-              means applied, not healthy.",
+              means applied, not healthy (a note: it matters only if the dependent needs those \
+              objects healthy, not only there).",
     help: "Set `wait: true` (or `healthChecks`) on the dependency, or depend on the \
            Kustomization that waits for what you need.",
 };

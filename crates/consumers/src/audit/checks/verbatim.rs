@@ -51,9 +51,29 @@ impl ClusterCtx<'_> {
                     ks.id
                 )
             };
+            // Evidence that Flux was meant to substitute it: a name that is one of the
+            // cluster's vars (some Kustomization of the cluster receives it). Otherwise the
+            // reference is presumably the application's own (a runner's, a chart's
+            // template), shipped verbatim on purpose: a note.
+            let cluster_var = snippets.iter().any(|s| {
+                expr::scan(s).0.iter().any(|r| {
+                    self.cluster
+                        .kustomizations
+                        .iter()
+                        .any(|k| k.vars.contains_key(&r.name))
+                })
+            });
+            let why = if cluster_var || all_script {
+                why
+            } else {
+                format!(
+                    "{why}, and no Kustomization of the cluster has a var of that name: \
+                     presumably the application's own syntax"
+                )
+            };
             (
                 &VERBATIM_LITERAL,
-                if all_script {
+                if all_script || !cluster_var {
                     Severity::Info
                 } else {
                     Severity::Warning
