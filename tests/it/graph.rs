@@ -1044,9 +1044,8 @@ fn a_bootstrap_script_s_vars_and_namespaces_are_present_and_chart_crds_converge_
     let taskfile = repo.path().join("Taskfile.yaml");
     let text = std::fs::read_to_string(&taskfile).unwrap();
     let kept: String = text
-        .lines()
+        .split_inclusive('\n')
         .filter(|l| !l.contains("/flux/vars/"))
-        .map(|l| format!("{l}\n"))
         .collect();
     std::fs::write(&taskfile, kept).unwrap();
     crate::common::commit_all(repo.path(), "the Taskfile applies no vars");
