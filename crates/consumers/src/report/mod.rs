@@ -127,7 +127,11 @@ fn network_count(r: &RepoRender) -> Option<String> {
     }
     let hidden: std::collections::BTreeSet<(&str, &str)> = needs
         .iter()
-        .flat_map(|(c, k)| k.offline.iter().flat_map(move |o| o.hides.iter().map(move |h| (*c, h.as_str()))))
+        .flat_map(|(c, k)| {
+            k.offline
+                .iter()
+                .flat_map(move |o| o.hides.iter().map(move |h| (*c, h.as_str())))
+        })
         .collect();
     let n = needs.len();
     let (verb, they, them) = if n == 1 {

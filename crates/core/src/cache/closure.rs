@@ -637,6 +637,30 @@ mod tests {
         ));
     }
 
+    // The cache stays conservative (the folder a `namespace:` names counts as an input, a
+    // cache miss at worst), the network decision does not: kustomize never reads that
+    // folder, so its URL makes nothing uncacheable (`remote.rs`).
+    #[test]
+    fn a_folder_only_a_non_file_field_names_is_an_input_but_its_url_is_never_fetched() {
+        let t = tree(&[
+            (
+                "apps/kustomization.yaml",
+                "namespace: tekton-operator\nresources: [cm.yaml]\n",
+            ),
+            ("apps/cm.yaml", "kind: ConfigMap\n"),
+            (
+                "apps/tekton-operator/kustomization.yaml",
+                "resources:\n- https://github.com/tektoncd/operator/releases/download/v0.70.0/release.yaml\nhelmCharts:\n- name: c\n",
+            ),
+        ]);
+        let c = closure(&t.path().join("apps")).unwrap();
+        assert!(
+            c.files.contains_key("tekton-operator/kustomization.yaml"),
+            "{:?}",
+            c.files
+        );
+    }
+
     #[test]
     fn remote_bases_and_helm_charts_are_uncacheable() {
         let t = tree(&[

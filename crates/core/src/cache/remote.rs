@@ -82,8 +82,7 @@ impl Fetches {
                         if let Some(o) = doc.get_mut("openapi").and_then(Value::as_object_mut) {
                             o.remove("path");
                         }
-                    } else if let Some(list) = doc.get_mut(*field).and_then(Value::as_array_mut)
-                    {
+                    } else if let Some(list) = doc.get_mut(*field).and_then(Value::as_array_mut) {
                         if *i < list.len() {
                             list.remove(*i);
                         }
@@ -159,7 +158,10 @@ fn strings<'v>(v: Option<&'v Value>) -> impl Iterator<Item = (usize, &'v str)> {
 
 /// The entries of a list of objects, with their index.
 fn entries<'v>(v: Option<&'v Value>) -> impl Iterator<Item = (usize, &'v Value)> {
-    v.and_then(Value::as_array).into_iter().flatten().enumerate()
+    v.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
 }
 
 impl Walk<'_> {
@@ -197,7 +199,13 @@ impl Walk<'_> {
         Entry::Nothing
     }
 
-    fn flag(&mut self, kpath: &Path, doc: &Arc<Value>, at: (&'static str, usize), entry: RemoteEntry) {
+    fn flag(
+        &mut self,
+        kpath: &Path,
+        doc: &Arc<Value>,
+        at: (&'static str, usize),
+        entry: RemoteEntry,
+    ) {
         self.out.remote.push(entry);
         self.out
             .drops
@@ -495,7 +503,10 @@ fn repo_path_parts(n: &str, all_segments: bool) -> bool {
     let split = if let Some(i) = n.find("_git/") {
         let after = &n[i + "_git/".len()..];
         let (first, rest) = after.split_once('/').unwrap_or((after, ""));
-        Some((format!("{}{first}", &n[..i + "_git/".len()]), rest.to_string()))
+        Some((
+            format!("{}{first}", &n[..i + "_git/".len()]),
+            rest.to_string(),
+        ))
     } else if let Some(i) = n.find("//") {
         Some((n[..i].to_string(), n[i + 2..].to_string()))
     } else if let Some(i) = n.find(".git") {
@@ -557,7 +568,11 @@ mod tests {
     // api/internal/loader/fileloader.go IsRemoteFile: url.Parse gives http or https.
     #[test]
     fn a_remote_file_is_an_http_or_https_url() {
-        for yes in [URL, "HTTP://example.com/a", "https://raw.githubusercontent.com/o/r/v1/a.json"] {
+        for yes in [
+            URL,
+            "HTTP://example.com/a",
+            "https://raw.githubusercontent.com/o/r/v1/a.json",
+        ] {
             assert!(is_remote_file(yes), "{yes}");
         }
         for no in [
@@ -617,7 +632,10 @@ mod tests {
                 ("resources", URL.to_string()),
                 ("resources", "github.com/org/repo/base?ref=v1".to_string()),
                 ("bases", "git@github.com:org/repo".to_string()),
-                ("components", "https://github.com/org/repo//comp?ref=v1".to_string()),
+                (
+                    "components",
+                    "https://github.com/org/repo//comp?ref=v1".to_string()
+                ),
             ]
         );
     }
@@ -739,7 +757,10 @@ mod tests {
         ];
         assert_eq!(
             remote_of(&files, "app"),
-            vec![("resources", "https://github.com/org/repo//deploy?ref=v1".into())]
+            vec![(
+                "resources",
+                "https://github.com/org/repo//deploy?ref=v1".into()
+            )]
         );
     }
 
@@ -748,7 +769,10 @@ mod tests {
     #[test]
     fn a_resource_file_of_the_tree_is_read_before_it_is_taken_for_a_base() {
         let files = [
-            ("k/kustomization.yaml", "resources: [github.com/org/repo.yaml]\n"),
+            (
+                "k/kustomization.yaml",
+                "resources: [github.com/org/repo.yaml]\n",
+            ),
             ("k/github.com/org/repo.yaml", "kind: ConfigMap\n"),
         ];
         assert_eq!(remote_of(&files, "k"), vec![]);
@@ -762,16 +786,18 @@ mod tests {
         let t = tree(&[
             ("app/kustomization.yaml", &k),
             ("app/cm.yaml", "kind: ConfigMap\n"),
-            ("base/kustomization.yaml", "resources:\n- github.com/org/repo\n- x.yaml\n"),
+            (
+                "base/kustomization.yaml",
+                "resources:\n- github.com/org/repo\n- x.yaml\n",
+            ),
             ("base/x.yaml", "kind: ConfigMap\n"),
         ]);
         let fs = source_fs(t.path());
         let f = fetches(&fs, &fs.root().join("app"), None, &BTreeMap::new());
         assert_eq!(f.remote.len(), 5, "{:?}", f.remote);
         let stripped = f.stripped();
-        let read = |p: &str| -> Value {
-            serde_json::from_str(&stripped[&fs.root().join(p)]).unwrap()
-        };
+        let read =
+            |p: &str| -> Value { serde_json::from_str(&stripped[&fs.root().join(p)]).unwrap() };
         let app = read("app/kustomization.yaml");
         assert_eq!(app["namespace"], "a");
         assert_eq!(app["resources"], serde_json::json!(["cm.yaml", "../base"]));
@@ -779,7 +805,10 @@ mod tests {
         assert!(app["patches"][0]["patch"].is_string());
         assert_eq!(app["configMapGenerator"][0]["name"], "local");
         assert_eq!(app["openapi"], serde_json::json!({}));
-        assert_eq!(read("base/kustomization.yaml")["resources"], serde_json::json!(["x.yaml"]));
+        assert_eq!(
+            read("base/kustomization.yaml")["resources"],
+            serde_json::json!(["x.yaml"])
+        );
         // Read again with the stripped files over the tree, nothing is fetched.
         let again = fetches(&fs, &fs.root().join("app"), None, &stripped);
         assert!(again.remote.is_empty(), "{:?}", again.remote);

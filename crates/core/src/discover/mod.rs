@@ -475,9 +475,11 @@ impl<'a> Reach<'a> {
                 continue;
             }
             if let Some((component, entries)) = facts.0.iter().find_map(kustomize_entries) {
-                kustomizations
-                    .entry(parent_dir(file))
-                    .or_insert((file.clone(), component, entries));
+                kustomizations.entry(parent_dir(file)).or_insert((
+                    file.clone(),
+                    component,
+                    entries,
+                ));
             }
         }
         Reach {
@@ -567,8 +569,15 @@ pub fn kustomizations_below(
         }
         let (_, flux) = reach.reach(&d);
         for file in flux {
-            let docs = facts.get(file.as_str()).map(|f| f.0.as_slice()).unwrap_or_default();
-            for ks in docs.iter().filter(|v| is_kustomization(v)).filter_map(applicable) {
+            let docs = facts
+                .get(file.as_str())
+                .map(|f| f.0.as_slice())
+                .unwrap_or_default();
+            for ks in docs
+                .iter()
+                .filter(|v| is_kustomization(v))
+                .filter_map(applicable)
+            {
                 queue.extend(spec_folders(fs, &ks, mapped, &folders));
                 out.insert((file.clone(), ks.id));
             }

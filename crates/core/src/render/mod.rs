@@ -618,7 +618,8 @@ fn note_offline(
             .collect();
         for k in &mut c.kustomizations {
             if let Some(parent) = k.parent.as_ref().filter(|p| offline.contains(*p)) {
-                k.notes.push(crate::model::Note::FoundOffline(parent.to_string()));
+                k.notes
+                    .push(crate::model::Note::FoundOffline(parent.to_string()));
             }
             let Some(o) = k.offline.as_mut() else {
                 continue;
