@@ -134,7 +134,7 @@ fn network_count(r: &RepoRender) -> Option<String> {
         })
         .collect();
     let n = needs.len();
-    let (verb, they, them) = if n == 1 {
+    let (verb, subject, object) = if n == 1 {
         ("needs", "it hides", "it")
     } else {
         ("need", "they hide", "them")
@@ -143,7 +143,7 @@ fn network_count(r: &RepoRender) -> Option<String> {
         format!("{n} {verb} the network (--allow-network)")
     } else {
         format!(
-            "{n} {verb} the network (--allow-network; {they} {} below {them})",
+            "{n} {verb} the network (--allow-network; {subject} {} below {object})",
             plural(hidden.len(), "Kustomization")
         )
     })

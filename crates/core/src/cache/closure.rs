@@ -333,7 +333,7 @@ fn visit_dir(
 }
 
 /// The files the plugin configurations of the kustomization `doc` (in `dir`) name in their
-/// file fields ([`plugin_references`]): inline configurations, configuration files, and the
+/// file fields ([`super::remote::plugin_references`]): inline configurations, configuration files, and the
 /// files of a folder listed there (a kustomization of configurations, every file under it
 /// taken as one). Paths are as written, relative to `dir`.
 fn plugin_config_files(fs: &SourceFs, dir: &Path, doc: &Value) -> Vec<String> {
@@ -347,7 +347,7 @@ fn plugin_config_files(fs: &SourceFs, dir: &Path, doc: &Value) -> Vec<String> {
             .flatten();
         for entry in entries.filter_map(Value::as_str) {
             if entry.contains('\n') {
-                plugin_references(entry, &mut take);
+                super::remote::plugin_references(entry, &mut take);
                 continue;
             }
             if is_remote(entry) || entry.len() > 4096 || entry.contains('\0') {
@@ -365,7 +365,7 @@ fn plugin_config_files(fs: &SourceFs, dir: &Path, doc: &Value) -> Vec<String> {
             }
             for f in files {
                 if let Ok(text) = fs.read_to_string(&f) {
-                    plugin_references(&text, &mut take);
+                    super::remote::plugin_references(&text, &mut take);
                 }
             }
         }
@@ -415,48 +415,6 @@ fn is_remote(s: &str) -> bool {
     let head = s.split('/').next().unwrap_or_default();
     head.split_once('@')
         .is_some_and(|(user, host)| !user.is_empty() && host.contains(':'))
-}
-
-/// The file fields of kustomize's built-in plugins (`PatchTransformer.path`,
-/// `PatchStrategicMergeTransformer.paths`, a generator's `files`, `envs`, `env`,
-/// `ReplacementTransformer.replacements[].path`, `HelmChartInflationGenerator.valuesFile`),
-/// in each document of a plugin configuration.
-pub(super) fn plugin_references(text: &str, take: &mut impl FnMut(&str)) {
-    const FILE_FIELDS: &[&str] = &[
-        "path",
-        "paths",
-        "files",
-        "envs",
-        "env",
-        "valuesFile",
-        "additionalValuesFiles",
-    ];
-    fn walk(v: &Value, take: &mut impl FnMut(&str)) {
-        match v {
-            Value::Object(m) => {
-                for (k, v) in m {
-                    if FILE_FIELDS.contains(&k.as_str()) {
-                        match v {
-                            Value::String(s) => take(s),
-                            Value::Array(a) => {
-                                a.iter().filter_map(Value::as_str).for_each(&mut *take);
-                            }
-                            _ => walk(v, take),
-                        }
-                    } else {
-                        walk(v, take);
-                    }
-                }
-            }
-            Value::Array(a) => a.iter().for_each(|x| walk(x, take)),
-            _ => {}
-        }
-    }
-    for doc in crate::manifest::split_documents(text) {
-        if let Ok(v) = crate::manifest::parse_object(doc) {
-            walk(&v, take);
-        }
-    }
 }
 
 fn collect_strings(v: &Value, out: &mut Vec<String>) {

@@ -60,9 +60,12 @@ pub struct Fetches {
     /// The first kustomization file with `helmCharts`, relative to the built folder.
     pub helm: Option<String>,
     /// Each kustomization file holding a remote entry (its path in the source): its
-    /// reading, and the entries to leave out (top-level field, index in it).
-    drops: BTreeMap<PathBuf, (Arc<Value>, BTreeSet<(&'static str, usize)>)>,
+    /// reading, and the entries to leave out.
+    drops: BTreeMap<PathBuf, (Arc<Value>, BTreeSet<Drop>)>,
 }
+
+/// An entry to leave out: the top-level field of the kustomization, and its index there.
+type Drop = (&'static str, usize);
 
 impl Fetches {
     /// Each kustomization file that holds a remote entry (by its path in the source), with
@@ -148,7 +151,7 @@ fn join(rel: &str, name: &str) -> String {
 
 /// The strings of a list field (a kustomization's lists are `[]string`; anything else
 /// fails kustomize's decoding, so it names nothing), with their index.
-fn strings<'v>(v: Option<&'v Value>) -> impl Iterator<Item = (usize, &'v str)> {
+fn strings(v: Option<&Value>) -> impl Iterator<Item = (usize, &str)> {
     v.and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -157,7 +160,7 @@ fn strings<'v>(v: Option<&'v Value>) -> impl Iterator<Item = (usize, &'v str)> {
 }
 
 /// The entries of a list of objects, with their index.
-fn entries<'v>(v: Option<&'v Value>) -> impl Iterator<Item = (usize, &'v Value)> {
+fn entries(v: Option<&Value>) -> impl Iterator<Item = (usize, &Value)> {
     v.and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -221,21 +224,20 @@ impl Walk<'_> {
         if !self.seen.insert(dir.to_path_buf()) {
             return;
         }
-        let (name, text) = match file {
-            Some((name, content)) => (name.to_string(), content.to_string()),
-            None => {
-                let Some(name) = KUSTOMIZATION_FILES
-                    .iter()
-                    .find(|f| self.is_file(&dir.join(f)))
-                else {
-                    // A folder without a kustomization: kustomize cannot build it.
-                    return;
-                };
-                let Some(text) = self.read(&dir.join(name)) else {
-                    return;
-                };
-                ((*name).to_string(), text)
-            }
+        let (name, text) = if let Some((name, content)) = file {
+            (name.to_string(), content.to_string())
+        } else {
+            let Some(name) = KUSTOMIZATION_FILES
+                .iter()
+                .find(|f| self.is_file(&dir.join(f)))
+            else {
+                // A folder without a kustomization: kustomize cannot build it.
+                return;
+            };
+            let Some(text) = self.read(&dir.join(name)) else {
+                return;
+            };
+            ((*name).to_string(), text)
         };
         let kpath = dir.join(&name);
         let krel = join(rel, &name);
@@ -414,13 +416,55 @@ fn is_inline_config(e: &str) -> bool {
 /// field.
 fn plugin_remote(text: &str) -> Option<String> {
     let mut found = None;
-    super::closure::plugin_references(text, &mut |r| {
+    plugin_references(text, &mut |r| {
         let r = r.split_once('=').map_or(r, |(_, p)| p);
         if found.is_none() && is_remote_file(r) {
             found = Some(r.to_string());
         }
     });
     found
+}
+
+/// The file fields of kustomize's built-in plugins (`PatchTransformer.path`,
+/// `PatchStrategicMergeTransformer.paths`, a generator's `files`, `envs`, `env`,
+/// `ReplacementTransformer.replacements[].path`, `HelmChartInflationGenerator.valuesFile`),
+/// in each document of a plugin configuration.
+pub(super) fn plugin_references(text: &str, take: &mut impl FnMut(&str)) {
+    const FILE_FIELDS: &[&str] = &[
+        "path",
+        "paths",
+        "files",
+        "envs",
+        "env",
+        "valuesFile",
+        "additionalValuesFiles",
+    ];
+    fn walk(v: &Value, take: &mut impl FnMut(&str)) {
+        match v {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    if FILE_FIELDS.contains(&k.as_str()) {
+                        match v {
+                            Value::String(s) => take(s),
+                            Value::Array(a) => {
+                                a.iter().filter_map(Value::as_str).for_each(&mut *take);
+                            }
+                            _ => walk(v, take),
+                        }
+                    } else {
+                        walk(v, take);
+                    }
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|x| walk(x, take)),
+            _ => {}
+        }
+    }
+    for doc in crate::manifest::split_documents(text) {
+        if let Ok(v) = crate::manifest::parse_object(doc) {
+            walk(&v, take);
+        }
+    }
 }
 
 /// kustomize's `IsRemoteFile` (`fileloader.go`): Go's `url.Parse` gives the scheme `http` or

@@ -597,12 +597,12 @@ fn apply_sets(
     roots: &BTreeMap<String, Cluster>,
     mapped: &[SourceMapping],
 ) -> Vec<(String, String)> {
-    let reacher = Reach::new(fs, files);
-    let reach = |dir: &str| reacher.reach(dir);
-    let kustomizations = &reacher.kustomizations;
-    let declares = &reacher.declares;
-    let yaml = &reacher.yaml;
-    let folders = folders_of(&yaml);
+    let texts = Reach::new(fs, files);
+    let reach = |dir: &str| texts.reach(dir);
+    let kustomizations = &texts.kustomizations;
+    let declares = &texts.declares;
+    let yaml = &texts.yaml;
+    let folders = folders_of(yaml);
     // Every folder some Flux Kustomization (or cluster root) builds, or builds from, and the
     // Flux Kustomizations those builds apply.
     let mut reached: BTreeSet<String> = BTreeSet::new();

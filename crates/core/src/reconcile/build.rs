@@ -104,50 +104,59 @@ fn declared_offline(
     r: &KustomizationRender,
 ) -> crate::model::Offline {
     let mut offline = crate::model::Offline::default();
-    let built = (|| -> Result<Vec<crate::artifact::ArtifactObject>, String> {
-        let ignore = ctx
-            .opts
-            .build_ignore
-            .as_ref()
-            .filter(|_| *ctx.map == PathMap::Same)
-            .and_then(|b| b.for_kustomization(ctx.cluster, ks));
-        let prepared =
-            crate::kustomization_generator::prepare_ignoring(ctx.fs, ks, ctx.opts.origins, ignore)
-                .map_err(|e| e.to_string())?;
-        let (local, left_out) = prepared
-            .without_remote()
-            .ok_or_else(|| "no remote entry was found to leave out".to_string())?;
-        offline.left_out = left_out
-            .iter()
-            .map(|e| {
-                let folder = ctx
-                    .map
-                    .folder(&prepared.rel_path)
-                    .unwrap_or_else(|| prepared.rel_path.clone());
-                let file = crate::source::clean_relative(&format!("{folder}/{}", e.kustomization))
-                    .unwrap_or_else(|| e.kustomization.clone());
-                format!("{file}: {} `{}`", e.field, e.url)
-            })
-            .collect();
-        let closure = local.closure().map_err(|e| match e {
-            crate::cache::closure::Uncacheable::Network { kustomization, url } => {
-                format!("{kustomization} still reads `{url}`")
-            }
-            other => other
-                .security_error()
-                .unwrap_or_else(|| "its inputs cannot be pinned down (helmCharts)".to_string()),
-        })?;
-        let mut scratch = r.clone();
-        let artifact = render_prepared(ctx, ks, key, &mut scratch, &local, Some(&closure))
-            .map_err(|e| e.to_string())?;
-        Ok(artifact
-            .objects
-            .into_iter()
-            .filter(|o| crate::model::read_offline(&o.id))
-            .collect())
-    })();
-    offline.declared = built;
+    offline.declared = build_offline(ctx, ks, key, r, &mut offline.left_out);
     offline
+}
+
+/// [`declared_offline`]'s build: the objects kept, or why it could not be made; the remote
+/// entries left out go to `left_out` (`file: field `url``, the file as the repository names
+/// it).
+fn build_offline(
+    ctx: &Ctx<'_>,
+    ks: &Kustomization,
+    key: &Key,
+    r: &KustomizationRender,
+    left_out: &mut Vec<String>,
+) -> Result<Vec<crate::artifact::ArtifactObject>, String> {
+    let ignore = ctx
+        .opts
+        .build_ignore
+        .as_ref()
+        .filter(|_| *ctx.map == PathMap::Same)
+        .and_then(|b| b.for_kustomization(ctx.cluster, ks));
+    let prepared =
+        crate::kustomization_generator::prepare_ignoring(ctx.fs, ks, ctx.opts.origins, ignore)
+            .map_err(|e| e.to_string())?;
+    let (local, entries) = prepared
+        .without_remote()
+        .ok_or_else(|| "no remote entry was found to leave out".to_string())?;
+    let folder = ctx
+        .map
+        .folder(&prepared.rel_path)
+        .unwrap_or_else(|| prepared.rel_path.clone());
+    left_out.extend(entries.iter().map(|e| {
+        let named = format!("{folder}/{}", e.kustomization);
+        let file = crate::source::clean_relative(&named).unwrap_or(named);
+        format!("{file}: {} `{}`", e.field, e.url)
+    }));
+    let closure = local.closure().map_err(|e| match e {
+        crate::cache::closure::Uncacheable::Network { kustomization, url } => {
+            format!("{kustomization} still reads `{url}`")
+        }
+        other => other
+            .security_error()
+            .unwrap_or_else(|| "its inputs cannot be pinned down (helmCharts)".to_string()),
+    })?;
+    // Only the objects are taken: the vars, notes and template of this build are not the
+    // Kustomization's.
+    let mut scratch = r.clone();
+    let artifact = render_prepared(ctx, ks, key, &mut scratch, &local, Some(&closure))
+        .map_err(|e| e.to_string())?;
+    Ok(artifact
+        .objects
+        .into_iter()
+        .filter(|o| crate::model::read_offline(&o.id))
+        .collect())
 }
 
 /// What `render_inner` produced.
@@ -355,7 +364,6 @@ pub(super) fn input_closure(
             let named = format!("{}{kustomization}", folder());
             Err(Error::NeedsNetwork {
                 path: ks.path.clone(),
-                file: String::new(),
                 kustomization: crate::source::clean_relative(&named).unwrap_or(named),
                 url,
             })
