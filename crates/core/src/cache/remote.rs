@@ -61,11 +61,11 @@ pub struct Fetches {
     pub helm: Option<String>,
     /// Each kustomization file holding a remote entry (its path in the source): its
     /// reading, and the entries to leave out.
-    drops: BTreeMap<PathBuf, (Arc<Value>, BTreeSet<Drop>)>,
+    drops: BTreeMap<PathBuf, (Arc<Value>, BTreeSet<Omitted>)>,
 }
 
 /// An entry to leave out: the top-level field of the kustomization, and its index there.
-type Drop = (&'static str, usize);
+type Omitted = (&'static str, usize);
 
 impl Fetches {
     /// Each kustomization file that holds a remote entry (by its path in the source), with
@@ -202,13 +202,7 @@ impl Walk<'_> {
         Entry::Nothing
     }
 
-    fn flag(
-        &mut self,
-        kpath: &Path,
-        doc: &Arc<Value>,
-        at: (&'static str, usize),
-        entry: RemoteEntry,
-    ) {
+    fn flag(&mut self, kpath: &Path, doc: &Arc<Value>, at: Omitted, entry: RemoteEntry) {
         self.out.remote.push(entry);
         self.out
             .drops
