@@ -274,6 +274,46 @@ fn remote_resources_and_urls_in_file_fields_need_the_network_and_reach_nothing()
     );
 }
 
+/// A Kustomization whose build reads URLs (a remote resource, a generator's file, a patch)
+/// is read offline with them left out, for the Flux Kustomizations its own files declare:
+/// those render, and still nothing reaches the server, whichever builder runs.
+#[test]
+fn what_a_kustomization_that_needs_the_network_declares_is_read_without_reaching_it() {
+    let server = Server::start();
+    let parent = format!(
+        "resources:\n- child.yaml\n- {}\n- ../base\npatches:\n- path: {}\nconfigMapGenerator:\n- name: g\n  files:\n  - f.json={}\n",
+        server.url("r.yaml"),
+        server.url("p.yaml"),
+        server.url("f.json"),
+    );
+    let base = format!("resources:\n- {}\n- cm.yaml\n", server.url("b.yaml"));
+    let child = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: child\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./apps/child\n  prune: true\n  sourceRef: {kind: GitRepository, name: flux-system}\n";
+    let (_top, root) = hostile(
+        &[
+            ("apps/parent/kustomization.yaml", &parent),
+            ("apps/parent/child.yaml", child),
+            ("apps/base/kustomization.yaml", &base),
+            ("apps/base/cm.yaml", &HEALTHY.replace("healthy", "base")),
+            ("apps/child/cm.yaml", &HEALTHY.replace("healthy", "child")),
+        ],
+        &["parent"],
+    );
+    for builder in ["auto", "kustomize", "native"] {
+        let run = render(&root, &["--builder", builder]);
+        let json = run.json();
+        assert_eq!(
+            kustomization(&json, "test", "parent")["status"],
+            "needs-network",
+            "{builder}"
+        );
+        let k = kustomization(&json, "test", "child");
+        assert_eq!(k["status"], "rendered", "{builder}: {k:#}\n{}", run.stderr);
+        assert_eq!(run.code, 0, "{builder}: {}", run.stderr);
+        run.assert_nothing_leaked();
+        assert_eq!(server.requests(), Vec::<String>::new(), "{builder}");
+    }
+}
+
 /// `[network] allow = true` in fluxsim.toml opens the network for a render of the tree, and
 /// for a diff only when the base has the same file: a pull request cannot add it.
 #[test]

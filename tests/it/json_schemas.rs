@@ -64,7 +64,7 @@ fn conforms(repo: &Path, args: &[&str], schema: &str, kind: &str) {
     }
 }
 
-const SHAPES: [&str; 9] = [
+const SHAPES: [&str; 11] = [
     "testdata/fleet",
     "testdata/shapes/env-overlays",
     "testdata/shapes/oci-fleet",
@@ -74,6 +74,9 @@ const SHAPES: [&str; 9] = [
     "testdata/graph/crds",
     "testdata/operator-fleet",
     "testdata/resourcesets",
+    // Kustomizations that need the network: `hides`, what their own files declare.
+    "testdata/network/child-url",
+    "testdata/network/hidden",
 ];
 
 #[test]

@@ -27,6 +27,7 @@ mod json_schemas;
 mod kustomize_version;
 mod layers;
 mod native_builder;
+mod network;
 mod origins;
 mod render;
 mod resourcesets;

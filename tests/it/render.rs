@@ -1407,15 +1407,17 @@ fn triples(want: &[(&str, &str, &str)]) -> BTreeSet<(String, String, String)> {
 
 // Reachability is read on the kustomization files' text, whatever a build does: cluster-1's
 // root lists a remote base beside `../../overlays/cluster-1` (so it needs the network and is
-// not built), and `clusters/kustomization.yaml` and `overlays/kustomization.yaml` only gather
-// the clusters' folders (for CI). Neither is a cluster: every Flux Kustomization they reach
-// is applied by a real cluster's root already.
+// not built; its own files, read with the remote base left out, still give `apps`), and
+// `clusters/kustomization.yaml` and `overlays/kustomization.yaml` only gather the clusters'
+// folders (for CI). Neither is a cluster: every Flux Kustomization they reach is applied by
+// a real cluster's root already.
 #[test]
 fn a_kustomization_gathering_the_clusters_folders_is_no_cluster_even_when_a_build_needs_the_network(
 ) {
     assert_eq!(
         discovered("gathering", &[]),
         triples(&[
+            ("cluster-1", "flux-system/apps", "rendered"),
             ("cluster-1", "flux-system/flux-system", "needs-network"),
             ("cluster-2", "flux-system/apps", "rendered"),
             ("cluster-2", "flux-system/flux-system", "rendered"),

@@ -8,7 +8,7 @@ use crate::common::{commit_all, fluxsim_in, repo_from};
 
 const REPORTS: [&str; 6] = ["render", "audit", "graph", "images", "compare", "validate"];
 
-const SHAPES: [&str; 9] = [
+const SHAPES: [&str; 11] = [
     "testdata/fleet",
     "testdata/shapes/env-overlays",
     "testdata/shapes/oci-fleet",
@@ -18,6 +18,8 @@ const SHAPES: [&str; 9] = [
     "testdata/bad/external-sources",
     "testdata/graph/crds",
     "testdata/graph/cycle",
+    "testdata/network/child-url",
+    "testdata/network/hidden",
 ];
 
 /// Every line of `out` at most 80 columns (characters: fluxsim prints no wide ones of its

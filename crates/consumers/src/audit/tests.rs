@@ -54,6 +54,7 @@ fn render(name: &str, spec: &Value, yaml: &str, vars: &[(&str, &str)]) -> Kustom
         reused: false,
         strict: true,
         source_tree: None,
+        offline: None,
     }
 }
 

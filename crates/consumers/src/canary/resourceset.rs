@@ -228,6 +228,7 @@ mod tests {
             inputs: None,
             reused: false,
             source_tree: None,
+            offline: None,
             strict: true,
         };
         k.artifact = Some(artifact);

@@ -348,8 +348,19 @@ pub fn problem(k: &KustomizationRender) -> Option<String> {
     match &k.status {
         Status::Rendered => None,
         Status::Suspended => Some(k.status.as_str().to_string()),
-        Status::Failed(e) | Status::Blocked(e) | Status::External(e) | Status::NeedsNetwork(e) => {
+        Status::Failed(e) | Status::Blocked(e) | Status::External(e) => {
             Some(format!("{}: {e}", k.status.as_str()))
+        }
+        Status::NeedsNetwork(e) => {
+            let hides = k.offline.as_ref().map_or(0, |o| o.hides.len());
+            Some(match hides {
+                0 => format!("{}: {e}", k.status.as_str()),
+                n => format!(
+                    "{}: {e}; it hides {} declared below it",
+                    k.status.as_str(),
+                    crate::text::plural(n, "Kustomization")
+                ),
+            })
         }
     }
 }

@@ -93,17 +93,13 @@ fn verdict_line(r: &RepoRender) -> String {
     let total = ks().count();
     let ok = ks().filter(|k| k.status == Status::Rendered).count();
     let mut others = Vec::new();
-    for (what, says) in [
-        ("failed", "failed"),
-        ("external", "external"),
-        ("suspended", "suspended"),
-        ("needs-network", "need the network (--allow-network)"),
-    ] {
+    for what in ["failed", "external", "suspended"] {
         let n = ks().filter(|k| k.status.as_str() == what).count();
         if n > 0 {
-            others.push(format!("{n} {says}"));
+            others.push(format!("{n} {what}"));
         }
     }
+    others.extend(network_count(r));
     let mut line = format!(
         "render: {ok}/{total} Kustomization{} rendered in {}",
         if total == 1 { "" } else { "s" },
@@ -113,6 +109,44 @@ fn verdict_line(r: &RepoRender) -> String {
         let _ = write!(line, "; {}", others.join(", "));
     }
     line
+}
+
+/// `1 needs the network (--allow-network)`, and, when what they declare below them could not
+/// all be found offline, how many Kustomizations that hides (`2 need the network
+/// (--allow-network; they hide 97 Kustomizations below them)`), each hidden one counted once per
+/// cluster. `None` when none needs it.
+fn network_count(r: &RepoRender) -> Option<String> {
+    let needs: Vec<(&str, &KustomizationRender)> = r
+        .clusters
+        .iter()
+        .flat_map(|c| c.kustomizations.iter().map(move |k| (c.name.as_str(), k)))
+        .filter(|(_, k)| matches!(k.status, Status::NeedsNetwork(_)) && is_kustomization_entry(k))
+        .collect();
+    if needs.is_empty() {
+        return None;
+    }
+    let hidden: std::collections::BTreeSet<(&str, &str)> = needs
+        .iter()
+        .flat_map(|(c, k)| {
+            k.offline
+                .iter()
+                .flat_map(move |o| o.hides.iter().map(move |h| (*c, h.as_str())))
+        })
+        .collect();
+    let n = needs.len();
+    let (verb, subject, object) = if n == 1 {
+        ("needs", "it hides", "it")
+    } else {
+        ("need", "they hide", "them")
+    };
+    Some(if hidden.is_empty() {
+        format!("{n} {verb} the network (--allow-network)")
+    } else {
+        format!(
+            "{n} {verb} the network (--allow-network; {subject} {} below {object})",
+            plural(hidden.len(), "Kustomization")
+        )
+    })
 }
 
 /// Per cluster, a header and a row per Kustomization: name, objects, status, digest.
@@ -216,16 +250,14 @@ fn summary_line(r: &RepoRender) -> String {
             .count()
     };
     let mut others = String::new();
-    for (what, says) in [
-        ("failed", "failed"),
-        ("external", "external"),
-        ("suspended", "suspended"),
-        ("needs-network", "need the network (--allow-network)"),
-    ] {
+    for what in ["failed", "external", "suspended"] {
         let n = count(what);
         if n > 0 {
-            let _ = write!(others, ", {n} {says}");
+            let _ = write!(others, ", {n} {what}");
         }
+    }
+    if let Some(network) = network_count(r) {
+        let _ = write!(others, ", {network}");
     }
     // "kustomize builds" only when a kustomize process made some of them: the native
     // builder's are builds all the same.
@@ -340,6 +372,11 @@ fn kustomization_json(k: &KustomizationRender) -> serde_json::Value {
             .map(|a| a.objects.iter().map(object_json).collect::<Vec<_>>())
             .unwrap_or_default(),
     });
+    if let (Some(m), Some(o)) = (v.as_object_mut(), &k.offline) {
+        // Needs the network: the Kustomizations declared below it that the render does not
+        // hold (what it hides; those its own files declare were found and rendered).
+        m.insert("hides".into(), json!(o.hides));
+    }
     // A release's or a ResourceSet's entry keeps its whole id as `name` and says what it is.
     if let Some(m) = v.as_object_mut() {
         m.extend(json::entry_of(&k.kustomization.id.to_string()));

@@ -2,13 +2,17 @@
 //! the kustomization files, and its digest, which keys the content-addressed build cache.
 //!
 //! Written by hand because it is fluxsim's own (kustomize has no "list my inputs"). It is
-//! deliberately conservative: every string anywhere in a kustomization file that names an
-//! existing file or folder next to it counts as an input (so `resources`, `components`,
-//! patches' `path`, generator `files`/`envs`, `configurations`, `openapi.path`, replacements
-//! and transformer files are all covered without listing fields); a folder with a
-//! kustomization file is followed, a folder without one counts with everything under it.
-//! What cannot be read offline and byte-stably — a remote base (`https://`, `git@`,
-//! `github.com/...`) or `helmCharts` (charts are downloaded) — makes the build uncacheable.
+//! deliberately conservative, for the cache's sake: every string anywhere in a kustomization
+//! file that names an existing file or folder next to it counts as an input (so `resources`,
+//! `components`, patches' `path`, generator `files`/`envs`, `configurations`, `openapi.path`,
+//! replacements and transformer files are all covered without listing fields); a folder with
+//! a kustomization file is followed, a folder without one counts with everything under it.
+//! An input too many only costs a cache miss; one too few would serve a stale build.
+//!
+//! What a build fetches is decided apart, exactly, on the fields kustomize reads
+//! ([`super::remote`]): a remote entry there makes the build [`Uncacheable::Network`], and
+//! `helmCharts` (charts are downloaded) [`Uncacheable::Remote`]; a string elsewhere (a
+//! `namespace:` beside a folder of that name holding a URL) never does.
 //!
 //! The closure is also the security check for builds handed to the kustomize binary, which
 //! reads the disk itself: a path named by a kustomization that leaves the source root (a
@@ -17,7 +21,7 @@
 //! runs, as Flux's secure file system fails it (fluxcd/pkg `kustomize/filesys/fs_secure.go`).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::source::view::clean;
 use crate::source::SourceFs;
@@ -129,11 +133,23 @@ impl Uncacheable {
 /// Finds the input closure of building `dir` of the source `fs` as if its kustomization file
 /// were `file` (name, content): the closure of a generated overlay, found without making the
 /// overlay. Everything must stay in the source root ([`Uncacheable::Outside`] otherwise); a
-/// remote input makes it [`Uncacheable::Remote`] once every local path has been checked.
+/// remote input makes it [`Uncacheable::Network`] (or `helmCharts`
+/// [`Uncacheable::Remote`]) once every local path has been checked.
 pub fn closure_in(
     fs: &SourceFs,
     dir: &Path,
     file: Option<(&str, &str)>,
+) -> Result<Closure, Uncacheable> {
+    closure_with(fs, dir, file, &BTreeMap::new())
+}
+
+/// [`closure_in`], each kustomization file of `overrides` (by its path in the source) read as
+/// the content there instead of the file's (a build with its remote entries left out).
+pub fn closure_with(
+    fs: &SourceFs,
+    dir: &Path,
+    file: Option<(&str, &str)>,
+    overrides: &BTreeMap<PathBuf, String>,
 ) -> Result<Closure, Uncacheable> {
     let mut c = Closure {
         files: BTreeMap::new(),
@@ -141,16 +157,19 @@ pub fn closure_in(
     };
     let mut walk = Walk {
         fs,
+        overrides,
         seen: BTreeSet::new(),
-        remote: None,
-        network: None,
         bytes: 0,
     };
     visit_dir(dir, "", file, &mut c, &mut walk)?;
-    if let Some((kustomization, url)) = walk.network {
-        return Err(Uncacheable::Network { kustomization, url });
+    let fetched = super::remote::fetches(fs, dir, file, overrides);
+    if let Some(first) = fetched.remote.into_iter().next() {
+        return Err(Uncacheable::Network {
+            kustomization: first.kustomization,
+            url: first.url,
+        });
     }
-    match walk.remote {
+    match fetched.helm {
         Some(why) => Err(Uncacheable::Remote(why)),
         None => Ok(c),
     }
@@ -160,12 +179,10 @@ pub fn closure_in(
 struct Walk<'a> {
     /// The source, whose root nothing may leave.
     fs: &'a SourceFs,
+    /// Kustomization files read as this content instead of the file's (by path, cleaned).
+    overrides: &'a BTreeMap<PathBuf, String>,
     /// Folders already visited (resolved).
     seen: BTreeSet<std::path::PathBuf>,
-    /// The first `helmCharts` found.
-    remote: Option<String>,
-    /// The first input kustomize would fetch (kustomization file, reference).
-    network: Option<(String, String)>,
     /// The bytes of the files added so far.
     bytes: u64,
 }
@@ -201,9 +218,11 @@ fn add_file(
         return Ok(());
     }
     // An unreadable file counts with an empty digest: the build will fail on it anyway.
-    let sha = walk
-        .fs
-        .read(path)
+    let bytes = match walk.overrides.get(&clean(path)) {
+        Some(text) => Ok(text.clone().into_bytes()),
+        None => walk.fs.read(path),
+    };
+    let sha = bytes
         .map(|b| {
             walk.bytes += b.len() as u64;
             hex(&Sha256::digest(&b))
@@ -243,14 +262,15 @@ fn visit_dir(
         (name.to_string(), content.to_string())
     } else if let Some(kfile) = KUSTOMIZATION_FILES
         .iter()
-        .find(|f| fs.is_file(&dir.join(f)))
+        .find(|f| fs.is_file(&dir.join(f)) || walk.overrides.contains_key(&clean(&dir.join(f))))
     {
         let kpath = dir.join(kfile);
         add_file(walk, &kpath, &join(kfile), c)?;
-        (
-            (*kfile).to_string(),
-            fs.read_to_string(&kpath).unwrap_or_default(),
-        )
+        let text = match walk.overrides.get(&clean(&kpath)) {
+            Some(text) => text.clone(),
+            None => fs.read_to_string(&kpath).unwrap_or_default(),
+        };
+        ((*kfile).to_string(), text)
     } else {
         // A folder without a kustomization: everything under it counts.
         for e in fs.read_dir(dir).unwrap_or_default() {
@@ -268,22 +288,6 @@ fn visit_dir(
     let Ok(doc) = crate::manifest::parse_shared(&text) else {
         return Ok(());
     };
-    if doc.get("helmCharts").is_some() || doc.get("helmChartInflationGenerator").is_some() {
-        walk.remote
-            .get_or_insert_with(|| format!("{}: helmCharts", join(kfile)));
-    }
-    if walk.network.is_none() {
-        let fetched = fetched_references(&doc, |name| {
-            let p = dir.join(name);
-            (walk.fs.is_file(&p) && !walk.leaves_root(dir, name))
-                .then(|| walk.fs.read_to_string(&p).ok())
-                .flatten()
-        });
-        // A resource that names a file or folder of the source is read from it first.
-        if let Some(url) = fetched.into_iter().find(|u| !fs.exists(&dir.join(u))) {
-            walk.network = Some((join(kfile), url));
-        }
-    }
     if let Some(schema) = doc
         .get("openapi")
         .and_then(|o| o.get("path"))
@@ -329,7 +333,7 @@ fn visit_dir(
 }
 
 /// The files the plugin configurations of the kustomization `doc` (in `dir`) name in their
-/// file fields ([`plugin_references`]): inline configurations, configuration files, and the
+/// file fields ([`super::remote::plugin_references`]): inline configurations, configuration files, and the
 /// files of a folder listed there (a kustomization of configurations, every file under it
 /// taken as one). Paths are as written, relative to `dir`.
 fn plugin_config_files(fs: &SourceFs, dir: &Path, doc: &Value) -> Vec<String> {
@@ -343,7 +347,7 @@ fn plugin_config_files(fs: &SourceFs, dir: &Path, doc: &Value) -> Vec<String> {
             .flatten();
         for entry in entries.filter_map(Value::as_str) {
             if entry.contains('\n') {
-                plugin_references(entry, &mut take);
+                super::remote::plugin_references(entry, &mut take);
                 continue;
             }
             if is_remote(entry) || entry.len() > 4096 || entry.contains('\0') {
@@ -361,7 +365,7 @@ fn plugin_config_files(fs: &SourceFs, dir: &Path, doc: &Value) -> Vec<String> {
             }
             for f in files {
                 if let Ok(text) = fs.read_to_string(&f) {
-                    plugin_references(&text, &mut take);
+                    super::remote::plugin_references(&text, &mut take);
                 }
             }
         }
@@ -381,19 +385,12 @@ fn files_under(fs: &SourceFs, dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
+/// Whether the closure takes `s` for a URL rather than a path of the tree: a URL of any
+/// scheme, a go-getter `git::` or `ext::` prefix, an SCP-style `user@host:path`, or GitHub's
+/// `github.com/org/repo` shorthand. Such a string is never read from the disk nor checked
+/// as a path leaving the root. Deliberately wider than kustomize's own parse; whether a
+/// build fetches it is [`super::remote`]'s exact decision, on kustomize's fields.
 fn is_remote(s: &str) -> bool {
-    remote_reference(s)
-}
-
-/// Whether kustomize would fetch `s` instead of reading it from the source: a URL of any
-/// scheme (`https://`, `ssh://`, `file://`: kustomize's loader fetches `http(s)` files with
-/// its HTTP client and clones the rest with git), a go-getter `git::` or `ext::` prefix, an
-/// SCP-style `user@host:path`, or GitHub's `github.com/org/repo` shorthand
-/// (`api/internal/loader/fileloader.go` `IsRemoteFile`, `api/internal/git/repospec.go`
-/// `NewRepoSpecFromURL`). Deliberately wider than kustomize's own parse: what it takes for
-/// a URL is never read from the disk here.
-#[must_use]
-pub fn remote_reference(s: &str) -> bool {
     let s = s.trim();
     if s.contains('\n') {
         return false;
@@ -418,112 +415,6 @@ pub fn remote_reference(s: &str) -> bool {
     let head = s.split('/').next().unwrap_or_default();
     head.split_once('@')
         .is_some_and(|(user, host)| !user.is_empty() && host.contains(':'))
-}
-
-/// Every string of a kustomization that kustomize hands to its loader (a file or folder to
-/// read, which it fetches when it is remote), filtered to those [`remote_reference`] takes
-/// for remote. Plugin configurations listed in `generators`, `transformers` and
-/// `validators` (inline, or a file of the source that `read` gives) are searched too, for
-/// the file fields of kustomize's built-in plugins.
-fn fetched_references(doc: &Value, read: impl Fn(&str) -> Option<String>) -> Vec<String> {
-    let strings = |v: Option<&Value>| -> Vec<String> {
-        match v {
-            Some(Value::String(s)) => vec![s.clone()],
-            Some(Value::Array(a)) => a
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect(),
-            _ => Vec::new(),
-        }
-    };
-    let entries = |field: &str| {
-        doc.get(field)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-    };
-    let mut named: Vec<String> = Vec::new();
-    for field in [
-        "resources",
-        "bases",
-        "components",
-        "crds",
-        "configurations",
-        "patchesStrategicMerge",
-    ] {
-        named.extend(strings(doc.get(field)));
-    }
-    for field in ["patches", "patchesJson6902", "replacements"] {
-        named.extend(entries(field).flat_map(|e| strings(e.get("path"))));
-    }
-    named.extend(strings(doc.get("openapi").and_then(|o| o.get("path"))));
-    for field in ["configMapGenerator", "secretGenerator"] {
-        for entry in entries(field) {
-            for key in ["files", "envs", "env"] {
-                named.extend(strings(entry.get(key)));
-            }
-        }
-    }
-    for field in ["generators", "transformers", "validators"] {
-        for s in strings(doc.get(field)) {
-            if s.contains('\n') {
-                plugin_references(&s, &mut |r| named.push(r.to_string()));
-            } else {
-                if let Some(text) = read(&s) {
-                    plugin_references(&text, &mut |r| named.push(r.to_string()));
-                }
-                named.push(s);
-            }
-        }
-    }
-    // Generator entries are `key=path` or `path`.
-    named.retain(|s| {
-        remote_reference(s) || s.split_once('=').is_some_and(|(_, p)| remote_reference(p))
-    });
-    named
-}
-
-/// The file fields of kustomize's built-in plugins (`PatchTransformer.path`,
-/// `PatchStrategicMergeTransformer.paths`, a generator's `files`, `envs`, `env`,
-/// `ReplacementTransformer.replacements[].path`, `HelmChartInflationGenerator.valuesFile`),
-/// in each document of a plugin configuration.
-fn plugin_references(text: &str, take: &mut impl FnMut(&str)) {
-    const FILE_FIELDS: &[&str] = &[
-        "path",
-        "paths",
-        "files",
-        "envs",
-        "env",
-        "valuesFile",
-        "additionalValuesFiles",
-    ];
-    fn walk(v: &Value, take: &mut impl FnMut(&str)) {
-        match v {
-            Value::Object(m) => {
-                for (k, v) in m {
-                    if FILE_FIELDS.contains(&k.as_str()) {
-                        match v {
-                            Value::String(s) => take(s),
-                            Value::Array(a) => {
-                                a.iter().filter_map(Value::as_str).for_each(&mut *take);
-                            }
-                            _ => walk(v, take),
-                        }
-                    } else {
-                        walk(v, take);
-                    }
-                }
-            }
-            Value::Array(a) => a.iter().for_each(|x| walk(x, take)),
-            _ => {}
-        }
-    }
-    for doc in crate::manifest::split_documents(text) {
-        if let Ok(v) = crate::manifest::parse_object(doc) {
-            walk(&v, take);
-        }
-    }
 }
 
 fn collect_strings(v: &Value, out: &mut Vec<String>) {
@@ -702,6 +593,30 @@ mod tests {
             closure_in(&fs, &fs.root().join("k"), None),
             Err(Uncacheable::Outside { .. })
         ));
+    }
+
+    // The cache stays conservative (the folder a `namespace:` names counts as an input, a
+    // cache miss at worst), the network decision does not: kustomize never reads that
+    // folder, so its URL makes nothing uncacheable (`remote.rs`).
+    #[test]
+    fn a_folder_only_a_non_file_field_names_is_an_input_but_its_url_is_never_fetched() {
+        let t = tree(&[
+            (
+                "apps/kustomization.yaml",
+                "namespace: tekton-operator\nresources: [cm.yaml]\n",
+            ),
+            ("apps/cm.yaml", "kind: ConfigMap\n"),
+            (
+                "apps/tekton-operator/kustomization.yaml",
+                "resources:\n- https://github.com/tektoncd/operator/releases/download/v0.70.0/release.yaml\nhelmCharts:\n- name: c\n",
+            ),
+        ]);
+        let c = closure(&t.path().join("apps")).unwrap();
+        assert!(
+            c.files.contains_key("tekton-operator/kustomization.yaml"),
+            "{:?}",
+            c.files
+        );
     }
 
     #[test]

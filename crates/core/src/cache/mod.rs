@@ -3,6 +3,7 @@
 //! the digest of its input closure ([`closure`]) and the builder's identity.
 
 pub mod closure;
+pub mod remote;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

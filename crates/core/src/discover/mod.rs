@@ -452,43 +452,52 @@ fn join_rel(dir: &str, entry: &str) -> Option<String> {
     })
 }
 
-/// The apply sets of the tree (see the module's doc): (folder, its kustomization file).
-///
-/// Reachability is read on the text of the kustomization files and of the Flux objects,
-/// never on what a build gives: a build may fail offline (a remote base beside a local
-/// folder) or not be tried, and what its kustomization lists is reached all the same.
-#[allow(
-    clippy::too_many_lines,
-    reason = "one pass, read top to bottom: what is listed, what is reached, what is left"
-)]
-fn apply_sets(
-    fs: &SourceFs,
-    files: &[(String, FileFacts)],
-    roots: &BTreeMap<String, Cluster>,
-    mapped: &[SourceMapping],
-) -> Vec<(String, String)> {
-    // Each folder's kustomization (kustomize reads the first of its file names that exists).
-    let mut kustomizations: BTreeMap<String, (String, bool, Vec<&str>)> = BTreeMap::new();
-    for (file, facts) in files {
-        let name = file.rsplit('/').next().unwrap_or(file);
-        if !fluxsim_kustomize::KUSTOMIZATION_FILES.contains(&name) {
-            continue;
+/// What a build of a folder reaches, read on the text of the tree's kustomization files and
+/// Flux objects (never on a build): the folders it reads and the files declaring Flux
+/// Kustomizations it applies.
+struct Reach<'a> {
+    fs: &'a SourceFs,
+    /// Each folder's kustomization (kustomize reads the first of its file names that
+    /// exists): its file, whether it is a Component, its local entries.
+    kustomizations: BTreeMap<String, (String, bool, Vec<&'a str>)>,
+    /// The files that declare Flux Kustomizations.
+    declares: BTreeSet<&'a str>,
+    /// Every YAML file of the tree.
+    yaml: Vec<&'a str>,
+}
+
+impl<'a> Reach<'a> {
+    fn new(fs: &'a SourceFs, files: &'a [(String, FileFacts)]) -> Reach<'a> {
+        let mut kustomizations: BTreeMap<String, (String, bool, Vec<&str>)> = BTreeMap::new();
+        for (file, facts) in files {
+            let name = file.rsplit('/').next().unwrap_or(file);
+            if !fluxsim_kustomize::KUSTOMIZATION_FILES.contains(&name) {
+                continue;
+            }
+            if let Some((component, entries)) = facts.0.iter().find_map(kustomize_entries) {
+                kustomizations.entry(parent_dir(file)).or_insert((
+                    file.clone(),
+                    component,
+                    entries,
+                ));
+            }
         }
-        if let Some((component, entries)) = facts.0.iter().find_map(kustomize_entries) {
-            kustomizations
-                .entry(parent_dir(file))
-                .or_insert((file.clone(), component, entries));
+        Reach {
+            fs,
+            kustomizations,
+            declares: files
+                .iter()
+                .filter(|(_, f)| f.0.iter().any(is_kustomization))
+                .map(|(file, _)| file.as_str())
+                .collect(),
+            yaml: files.iter().map(|(f, _)| f.as_str()).collect(),
         }
     }
-    let declares: BTreeSet<&str> = files
-        .iter()
-        .filter(|(_, f)| f.0.iter().any(is_kustomization))
-        .map(|(file, _)| file.as_str())
-        .collect();
-    let yaml: Vec<&str> = files.iter().map(|(f, _)| f.as_str()).collect();
-    // The folders a build of `dir` reads, and the files declaring Flux Kustomizations it
-    // applies.
-    let reach = |dir: &str| -> (BTreeSet<String>, BTreeSet<String>) {
+
+    /// The folders a build of `dir` reads, and the files declaring Flux Kustomizations it
+    /// applies.
+    fn reach(&self, dir: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+        let (fs, kustomizations, declares) = (self.fs, &self.kustomizations, &self.declares);
         let mut seen = BTreeSet::new();
         let mut flux = BTreeSet::new();
         let mut queue = vec![dir.to_string()];
@@ -513,7 +522,7 @@ fn apply_sets(
                 } else {
                     format!("{d}/")
                 };
-                for f in yaml.iter().filter(|f| f.starts_with(&prefix)) {
+                for f in self.yaml.iter().filter(|f| f.starts_with(&prefix)) {
                     // The outermost folder between `d` and the file with a kustomization.
                     let mut nested = None;
                     let mut at = parent_dir(f);
@@ -534,8 +543,66 @@ fn apply_sets(
             }
         }
         (seen, flux)
-    };
-    let folders = folders_of(&yaml);
+    }
+}
+
+/// The Flux Kustomizations declared below the folder `dir` (relative to the root): in the
+/// files a build of it applies, as discovery reads them ([`Reach`]), and in turn in those a
+/// build of each one's `spec.path` applies. By file and name (`namespace/name` as written,
+/// the namespace possibly empty), sorted; read on the text alone, as discovery reads it.
+#[must_use]
+pub fn kustomizations_below(
+    fs: &SourceFs,
+    files: &[(String, FileFacts)],
+    mapped: &[SourceMapping],
+    dir: &str,
+) -> BTreeSet<(String, NamespacedName)> {
+    let reach = Reach::new(fs, files);
+    let facts: BTreeMap<&str, &FileFacts> = files.iter().map(|(f, x)| (f.as_str(), x)).collect();
+    let folders = folders_of(&reach.yaml);
+    let mut out = BTreeSet::new();
+    let mut done = BTreeSet::new();
+    let mut queue = vec![dir.to_string()];
+    while let Some(d) = queue.pop() {
+        if !done.insert(d.clone()) {
+            continue;
+        }
+        let (_, flux) = reach.reach(&d);
+        for file in flux {
+            let docs = facts
+                .get(file.as_str())
+                .map(|f| f.0.as_slice())
+                .unwrap_or_default();
+            for ks in docs
+                .iter()
+                .filter(|v| is_kustomization(v))
+                .filter_map(applicable)
+            {
+                queue.extend(spec_folders(fs, &ks, mapped, &folders));
+                out.insert((file.clone(), ks.id));
+            }
+        }
+    }
+    out
+}
+
+/// The apply sets of the tree (see the module's doc): (folder, its kustomization file).
+///
+/// Reachability is read on the text of the kustomization files and of the Flux objects,
+/// never on what a build gives: a build may fail offline (a remote base beside a local
+/// folder) or not be tried, and what its kustomization lists is reached all the same.
+fn apply_sets(
+    fs: &SourceFs,
+    files: &[(String, FileFacts)],
+    roots: &BTreeMap<String, Cluster>,
+    mapped: &[SourceMapping],
+) -> Vec<(String, String)> {
+    let texts = Reach::new(fs, files);
+    let reach = |dir: &str| texts.reach(dir);
+    let kustomizations = &texts.kustomizations;
+    let declares = &texts.declares;
+    let yaml = &texts.yaml;
+    let folders = folders_of(yaml);
     // Every folder some Flux Kustomization (or cluster root) builds, or builds from, and the
     // Flux Kustomizations those builds apply.
     let mut reached: BTreeSet<String> = BTreeSet::new();

@@ -76,6 +76,7 @@ pub(super) fn release_entry(
         reused: false,
         strict: parent.strict,
         source_tree: None,
+        offline: None,
     }
 }
 

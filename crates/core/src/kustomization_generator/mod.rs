@@ -102,6 +102,9 @@ pub struct Prepared {
     /// The kustomization file fluxsim writes for the build (name, content), when it writes
     /// one: it goes into a private overlay folder, made only when a build must run.
     pub file: Option<(String, String)>,
+    /// Kustomization files of the tree that the build reads as this content instead (by
+    /// their path in the source): the files of [`Self::without_remote`]. Empty otherwise.
+    overrides: std::collections::BTreeMap<PathBuf, String>,
     /// The source, which the overlay mirrors.
     fs: SourceFs,
     /// The overlay, once made (kept alive as long as the `Prepared`).
@@ -184,7 +187,11 @@ impl Prepared {
             }
             // A file the closure lists but cannot read is left out: the build fails on it
             // as it would in place.
-            if let Ok(bytes) = self.fs.read(&self.fs.root().join(&rel)) {
+            let read = match self.overrides.get(&self.fs.root().join(&rel)) {
+                Some(text) => Ok(text.clone().into_bytes()),
+                None => self.fs.read(&self.fs.root().join(&rel)),
+            };
+            if let Ok(bytes) = read {
                 // An `openapi: {path: ...}` schema is read by Flux over the built-in one, by
                 // the binary alone: the binary gets the two laid over each other.
                 let laid_over = schemas
@@ -206,20 +213,52 @@ impl Prepared {
     #[must_use]
     pub fn memory_files(&self) -> crate::kustomize::native::vfs::Vfs {
         let mut vfs = crate::kustomize::native::vfs::Vfs::source(self.fs.clone());
+        for (path, content) in &self.overrides {
+            vfs.insert(path, content.clone());
+        }
         if let Some((name, content)) = &self.file {
             vfs.insert(&self.source_dir.join(name), content.clone());
         }
         vfs
     }
 
+    /// The same build with every entry kustomize would fetch left out of the kustomization
+    /// files that name one ([`crate::cache::remote::Fetches::stripped`]), with those
+    /// entries; `None` when it fetches nothing. What such a build gives is what the
+    /// Kustomization's own files declare, presuming the remote entries add nothing to it.
+    #[must_use]
+    pub fn without_remote(&self) -> Option<(Prepared, Vec<crate::cache::remote::RemoteEntry>)> {
+        let file = self.file.as_ref().map(|(n, c)| (n.as_str(), c.as_str()));
+        let fetched =
+            crate::cache::remote::fetches(&self.fs, &self.source_dir, file, &self.overrides);
+        if fetched.remote.is_empty() {
+            return None;
+        }
+        let mut edits = fetched.stripped();
+        let mut local = Prepared {
+            key: format!("{}#without-remote", self.key),
+            overlay: std::sync::OnceLock::new(),
+            ..self.clone()
+        };
+        if let Some((name, _)) = &self.file {
+            let top = crate::source::view::clean(&self.source_dir.join(name));
+            if let Some(content) = edits.remove(&top) {
+                local.file = Some((name.clone(), content));
+            }
+        }
+        local.overrides.extend(edits);
+        Some((local, fetched.remote))
+    }
+
     /// The input closure of the build, found without making the overlay.
     pub fn closure(
         &self,
     ) -> Result<crate::cache::closure::Closure, crate::cache::closure::Uncacheable> {
-        crate::cache::closure::closure_in(
+        crate::cache::closure::closure_with(
             &self.fs,
             &self.source_dir,
             self.file.as_ref().map(|(n, c)| (n.as_str(), c.as_str())),
+            &self.overrides,
         )
     }
 }
@@ -400,6 +439,7 @@ pub fn prepare_ignoring(
             user_origins: false,
             file: None,
             fs: fs.clone(),
+            overrides: std::collections::BTreeMap::new(),
             overlay: std::sync::OnceLock::new(),
         });
     }
@@ -464,6 +504,7 @@ pub fn prepare_ignoring(
         user_origins,
         file: Some((file_name, content)),
         fs: fs.clone(),
+        overrides: std::collections::BTreeMap::new(),
         overlay: std::sync::OnceLock::new(),
     })
 }

@@ -125,6 +125,63 @@ pub struct KustomizationRender {
     /// (`scripts/oracle-check` hands it to Flux's code).
     #[serde(skip)]
     pub source_tree: Option<std::sync::Arc<SourceSnapshot>>,
+    /// For a Kustomization that needs the network (and may not reach it): what its own files
+    /// declare, read with the remote entries left out. `None` for any other.
+    #[serde(skip)]
+    pub offline: Option<Offline>,
+}
+
+impl KustomizationRender {
+    /// The objects the cluster's simulation takes this Kustomization to apply: its
+    /// artifact's, or, for one that needs the network, those its own files declare
+    /// ([`Offline::declared`]).
+    pub fn applied_objects(&self) -> impl Iterator<Item = &crate::artifact::ArtifactObject> {
+        self.artifact.iter().flat_map(|a| &a.objects).chain(
+            self.offline
+                .iter()
+                .filter_map(|o| o.declared.as_ref().ok())
+                .flatten(),
+        )
+    }
+}
+
+/// What a Kustomization that needs the network declares in its own files, found without it:
+/// its build with every remote entry left out of its kustomization files, substituted as its
+/// own build would be. It presumes that the remote entries add no Flux object, var source
+/// or Kustomization and change none; the Kustomization itself stays not rendered (never
+/// compared), and what this finds is rendered as the cluster's (each child with a note).
+#[derive(Debug, Clone)]
+pub struct Offline {
+    /// The objects found ([`read_offline`]), or why that build failed (then nothing below
+    /// the Kustomization is found through it).
+    pub declared: Result<Vec<crate::artifact::ArtifactObject>, String>,
+    /// The remote entries left out (`file: field `url``), in the order the build meets them.
+    pub left_out: Vec<String>,
+    /// The Flux Kustomizations declared in the files below it (as discovery reads them)
+    /// that the cluster's render does not hold, by name, sorted: what it hides.
+    pub hides: Vec<String>,
+}
+
+impl Default for Offline {
+    fn default() -> Self {
+        Offline {
+            declared: Ok(Vec::new()),
+            left_out: Vec::new(),
+            hides: Vec::new(),
+        }
+    }
+}
+
+/// Whether an object found offline ([`Offline`]) is kept: what the simulation of the
+/// cluster reads of what a Kustomization applies. Flux objects (Kustomizations, sources,
+/// ArtifactGenerators: groups `*.fluxcd.io`, the Flux Operator's `fluxcd.controlplane.io`),
+/// and the var sources: ConfigMaps, Secrets, and ExternalSecrets (which make Secrets).
+#[must_use]
+pub fn read_offline(id: &crate::flux::ObjectId) -> bool {
+    id.group.ends_with(".fluxcd.io")
+        || id.group == "fluxcd.controlplane.io"
+        || (id.group.is_empty() && matches!(id.kind.as_str(), "ConfigMap" | "Secret"))
+        || (id.group == "external-secrets.io" && id.kind == "ExternalSecret")
 }
 
 /// A tree a Kustomization was built from, other than the cluster's own source.

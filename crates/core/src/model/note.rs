@@ -131,6 +131,21 @@ pub enum Note {
         /// The reference (`Kind/namespace/name`).
         reference: String,
     },
+    /// A Kustomization that needs the network: what its own files declare, read with its
+    /// remote entries left out (`model::Offline`).
+    DeclaredOffline {
+        /// How many remote entries were left out.
+        left_out: usize,
+        /// How many Flux Kustomizations its own files declare and how many other objects the
+        /// cluster reads (sources, ConfigMaps, Secrets), or why they could not be built.
+        found: Result<(usize, usize), String>,
+        /// The Flux Kustomizations declared below it that the render does not hold (names,
+        /// sorted).
+        hides: Vec<String>,
+    },
+    /// Applied by a Kustomization that needs the network (`namespace/name`): found in its
+    /// own files, read with its remote entries left out.
+    FoundOffline(String),
     /// An annotation the operator acts on with the cluster's objects that fluxsim does not
     /// reproduce.
     ResourceSetNotReproduced {
@@ -293,12 +308,73 @@ impl fmt::Display for Note {
                 "fluxcd.controlplane.io/checksumFrom names {reference}, which is not in the \
                  render: its checksum annotation is not set"
             ),
+            Note::DeclaredOffline {
+                left_out,
+                found,
+                hides,
+            } => {
+                let entries = if *left_out == 1 {
+                    "its remote entry".to_string()
+                } else {
+                    format!("its {left_out} remote entries")
+                };
+                match found {
+                    Ok((n, others)) => {
+                        let others = match others {
+                            0 => String::new(),
+                            1 => " and 1 other object the cluster reads (a source, ConfigMap or \
+                                  Secret)"
+                                .to_string(),
+                            m => format!(
+                                " and {m} other objects the cluster reads (sources, ConfigMaps, \
+                                 Secrets)"
+                            ),
+                        };
+                        write!(
+                            f,
+                            "its own files, read with {entries} left out, declare {}{others}, \
+                             taken as this cluster's (this presumes the remote entries declare \
+                             no Flux object and change none)",
+                            crate::text::plural(*n, "Kustomization")
+                        )?;
+                    }
+                    Err(why) => write!(
+                        f,
+                        "its own files could not be built with {entries} left out ({why}): \
+                         nothing they declare is rendered"
+                    )?,
+                }
+                if !hides.is_empty() {
+                    write!(
+                        f,
+                        "; it hides {} declared below it: {}",
+                        crate::text::plural(hides.len(), "Kustomization"),
+                        names_cut(hides, 5)
+                    )?;
+                }
+                Ok(())
+            }
+            Note::FoundOffline(parent) => write!(
+                f,
+                "applied by {parent}, which needs the network: found in its own files, read \
+                 with its remote entries left out (this presumes they change nothing of this \
+                 Kustomization)"
+            ),
             Note::ResourceSetNotReproduced { object, what } => write!(
                 f,
                 "{object}: {what} reads the cluster and is not reproduced by fluxsim: shown as \
                  templated"
             ),
         }
+    }
+}
+
+/// The first `keep` names, each in backticks, and how many more.
+fn names_cut(names: &[String], keep: usize) -> String {
+    let shown: Vec<String> = names.iter().take(keep).map(|n| format!("`{n}`")).collect();
+    match names.len().saturating_sub(keep) {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
     }
 }
 

@@ -80,10 +80,83 @@ pub(super) fn render_kustomization(
             r.status = Status::Rendered;
         }
         Ok(Rendered::Reused(base)) => return *base,
-        Err(e @ Error::NeedsNetwork { .. }) => r.status = Status::NeedsNetwork(e.to_string()),
+        Err(e @ Error::NeedsNetwork { .. }) => {
+            r.status = Status::NeedsNetwork(e.to_string());
+            r.offline = Some(declared_offline(ctx, ks, key, &r));
+        }
         Err(e) => r.status = Status::Failed(e.to_string()),
     }
     r
+}
+
+/// What a Kustomization that needs the network (and may not reach it) declares in its own
+/// files: the same build with every remote entry left out of its kustomization files
+/// ([`crate::kustomization_generator::Prepared::without_remote`]), substituted as its own
+/// build would be, of which only the objects the cluster's simulation reads are kept (Flux
+/// objects, ConfigMaps, Secrets, ExternalSecrets: [`crate::model::read_offline`]). It
+/// presumes that the remote entries add no such object and change none (a patch fetched from
+/// a URL could); the Kustomization itself stays not rendered. Nothing reaches the network:
+/// the build's closure holds no remote entry any more, or it is not built.
+fn declared_offline(
+    ctx: &Ctx<'_>,
+    ks: &Kustomization,
+    key: &Key,
+    r: &KustomizationRender,
+) -> crate::model::Offline {
+    let mut offline = crate::model::Offline::default();
+    offline.declared = build_offline(ctx, ks, key, r, &mut offline.left_out);
+    offline
+}
+
+/// [`declared_offline`]'s build: the objects kept, or why it could not be made; the remote
+/// entries left out go to `left_out` (`file: field `url``, the file as the repository names
+/// it).
+fn build_offline(
+    ctx: &Ctx<'_>,
+    ks: &Kustomization,
+    key: &Key,
+    r: &KustomizationRender,
+    left_out: &mut Vec<String>,
+) -> Result<Vec<crate::artifact::ArtifactObject>, String> {
+    let ignore = ctx
+        .opts
+        .build_ignore
+        .as_ref()
+        .filter(|_| *ctx.map == PathMap::Same)
+        .and_then(|b| b.for_kustomization(ctx.cluster, ks));
+    let prepared =
+        crate::kustomization_generator::prepare_ignoring(ctx.fs, ks, ctx.opts.origins, ignore)
+            .map_err(|e| e.to_string())?;
+    let (local, entries) = prepared
+        .without_remote()
+        .ok_or_else(|| "no remote entry was found to leave out".to_string())?;
+    let folder = ctx
+        .map
+        .folder(&prepared.rel_path)
+        .unwrap_or_else(|| prepared.rel_path.clone());
+    left_out.extend(entries.iter().map(|e| {
+        let named = format!("{folder}/{}", e.kustomization);
+        let file = crate::source::clean_relative(&named).unwrap_or(named);
+        format!("{file}: {} `{}`", e.field, e.url)
+    }));
+    let closure = local.closure().map_err(|e| match e {
+        crate::cache::closure::Uncacheable::Network { kustomization, url } => {
+            format!("{kustomization} still reads `{url}`")
+        }
+        other => other
+            .security_error()
+            .unwrap_or_else(|| "its inputs cannot be pinned down (helmCharts)".to_string()),
+    })?;
+    // Only the objects are taken: the vars, notes and template of this build are not the
+    // Kustomization's.
+    let mut scratch = r.clone();
+    let artifact = render_prepared(ctx, ks, key, &mut scratch, &local, Some(&closure))
+        .map_err(|e| e.to_string())?;
+    Ok(artifact
+        .objects
+        .into_iter()
+        .filter(|o| crate::model::read_offline(&o.id))
+        .collect())
 }
 
 /// What `render_inner` produced.
@@ -201,10 +274,24 @@ pub(super) fn render_inner(
             return Ok(Rendered::Reused(base));
         }
     }
-    let (output, maker, delegated) = build(ctx, ks, &prepared, closure.as_ref())?;
+    render_prepared(ctx, ks, key, r, &prepared, closure.as_ref()).map(Rendered::Artifact)
+}
+
+/// The stages after the generator: the build of `prepared` (whose input closure is
+/// `closure`), then postBuild (vars, substitution, what the apply changes).
+fn render_prepared(
+    ctx: &Ctx<'_>,
+    ks: &Kustomization,
+    key: &Key,
+    r: &mut KustomizationRender,
+    prepared: &crate::kustomization_generator::Prepared,
+    closure: Option<&crate::cache::closure::Closure>,
+) -> Result<Artifact, Error> {
+    let Ctx { map, opts, .. } = *ctx;
+    let (output, maker, delegated) = build(ctx, ks, prepared, closure)?;
     r.built_by = Some(maker);
     r.delegated = delegated;
-    let (output, origins) = take_origins(output, opts, &prepared, map);
+    let (output, origins) = take_origins(output, opts, prepared, map);
     let mut template = Artifact::from_kustomize_output(output.clone())?;
     for (o, origin) in template.objects.iter_mut().zip(&origins) {
         o.origin.clone_from(origin);
@@ -237,7 +324,7 @@ pub(super) fn render_inner(
         Some(pb) => postbuild_vars(pb, key, &output, r)?,
         None => None,
     };
-    let artifact = postbuild::kustomization::substitute_kustomization(
+    Ok(postbuild::kustomization::substitute_kustomization(
         ctx.cache,
         ks,
         key.strict,
@@ -245,8 +332,7 @@ pub(super) fn render_inner(
         template,
         &origins,
         substitute_with.as_ref(),
-    )?;
-    Ok(Rendered::Artifact(artifact))
+    )?)
 }
 
 /// The build's input closure; a path leaving the source root fails here, before any
@@ -274,10 +360,11 @@ pub(super) fn input_closure(
         Err(crate::cache::closure::Uncacheable::Network { kustomization, url })
             if !allow_network =>
         {
+            // `apps/x/../base/kustomization.yaml` as `apps/base/kustomization.yaml`.
+            let named = format!("{}{kustomization}", folder());
             Err(Error::NeedsNetwork {
                 path: ks.path.clone(),
-                file: folder(),
-                kustomization,
+                kustomization: crate::source::clean_relative(&named).unwrap_or(named),
                 url,
             })
         }

@@ -22,15 +22,14 @@ pub enum Error {
     /// The build reads something over the network and the network is not allowed: not
     /// built (`Status::NeedsNetwork`).
     #[error(
-        "spec.path `{path}`: {file}{kustomization} reads `{url}` over the network; \
+        "spec.path `{path}`: {kustomization} reads `{url}` over the network; \
          --allow-network (or `[network] allow = true` in fluxsim.toml) fetches it"
     )]
     NeedsNetwork {
         /// `spec.path`.
         path: String,
-        /// The folder whose kustomization names it (`apps/x/`), or empty for the root.
-        file: String,
-        /// The kustomization file.
+        /// The kustomization file naming it, as the repository names it
+        /// (`apps/base/kustomization.yaml`).
         kustomization: String,
         /// What it reads.
         url: String,

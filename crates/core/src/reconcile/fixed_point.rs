@@ -48,7 +48,8 @@ pub(super) fn applied_kustomizations(
         .map(|(id, (key, r))| (id, r, matches!(key.source, Choice::Own).then_some(fs)))
         .chain(entries.iter().map(|(id, m)| (id, &m.render, None)));
     for (id, r, fs) in all {
-        for o in r.artifact.iter().flat_map(|a| &a.objects) {
+        // A Kustomization that needs the network applies what its own files declare.
+        for o in r.applied_objects() {
             if is_kustomization(&o.object) {
                 if let Ok(child) = Kustomization::from_json(&o.object) {
                     let child = invalid_where(child, fs, r, o);
@@ -415,5 +416,6 @@ pub(super) fn unrendered(
         reused: false,
         strict: true,
         source_tree: None,
+        offline: None,
     }
 }

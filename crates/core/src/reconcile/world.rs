@@ -37,6 +37,17 @@ pub(super) fn world_of(
                 },
             );
         }
+        // A Kustomization that needs the network: what its own files declare.
+        let offline = r.offline.iter().filter_map(|o| o.declared.as_ref().ok());
+        for o in offline.flatten() {
+            objects.insert(
+                o.id.clone(),
+                Placed {
+                    object: o.object.clone(),
+                    from: format!("declared in the files of {id} (it needs the network)"),
+                },
+            );
+        }
     }
     World {
         objects,

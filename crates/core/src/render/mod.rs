@@ -284,7 +284,7 @@ fn discover_tree(
     tree: &Tree,
     known: Option<&Known>,
     mappings: &[SourceMapping],
-) -> (Discovery, BTreeMap<String, FileFacts>) {
+) -> (Discovery, Vec<(String, FileFacts)>) {
     use rayon::prelude::*;
     let (fs, root) = (tree.fs(), tree.root());
     let paths: Vec<&PathBuf> = tree
@@ -308,9 +308,7 @@ fn discover_tree(
             (rel, facts)
         })
         .collect();
-    let found = discover_files_with(fs, &files, mappings);
-    let facts = files.into_iter().filter(|(_, f)| !f.is_empty()).collect();
-    (found, facts)
+    (discover_files_with(fs, &files, mappings), files)
 }
 
 /// The clusters `opts` asks for among those discovered.
@@ -444,7 +442,7 @@ pub fn render_tree_with(
     let config = crate::config::Config::load(tree.fs())?;
     // Sources mapped to folders: the command line's, then fluxsim.toml's.
     let mappings = source_mappings(opts, &config)?;
-    let (found, facts) = pool.install(|| discover_tree(&tree, prior.known.as_ref(), &mappings));
+    let (found, files) = pool.install(|| discover_tree(&tree, prior.known.as_ref(), &mappings));
     let discovered = found.clusters.clone();
     let clusters = clusters_found(tree.fs(), found, opts)?;
     // What each cluster's GitRepository shows of the tree: the tree itself, or a view of it
@@ -559,6 +557,7 @@ pub fn render_tree_with(
                 &ropts,
                 &outside,
             );
+            note_offline(&mut renders, tree.fs(), &files, &mappings);
             let helm = helm.as_ref().map(|h| {
                 helm_step(
                     &mut renders,
@@ -583,6 +582,7 @@ pub fn render_tree_with(
     });
     let (mut renders, helm_summary) = renders;
     renders.sort_by(|a, b| a.name.cmp(&b.name));
+    let facts = files.into_iter().filter(|(_, f)| !f.is_empty()).collect();
     Ok(RepoRender {
         builder,
         builder_stats: cache.builder().stats(),
@@ -597,6 +597,66 @@ pub fn render_tree_with(
         resourceset_summary: ropts.resourcesets.summary(),
         config,
     })
+}
+
+/// What each Kustomization that needs the network hides ([`crate::model::Offline::hides`]:
+/// the Flux Kustomizations declared below its folder, read as discovery reads the tree, that
+/// the cluster's render does not hold, matched by name since a build may set their
+/// namespace), its note saying what its own files gave, and a note on each Kustomization
+/// found through them.
+fn note_offline(
+    renders: &mut [crate::model::ClusterRender],
+    fs: &SourceFs,
+    files: &[(String, FileFacts)],
+    mappings: &[SourceMapping],
+) {
+    for c in renders {
+        let names: std::collections::BTreeSet<String> = c
+            .kustomizations
+            .iter()
+            .map(|k| k.kustomization.id.name.clone())
+            .collect();
+        let offline: std::collections::BTreeSet<crate::flux::NamespacedName> = c
+            .kustomizations
+            .iter()
+            .filter(|k| k.offline.is_some())
+            .map(|k| k.kustomization.id.clone())
+            .collect();
+        for k in &mut c.kustomizations {
+            if let Some(parent) = k.parent.as_ref().filter(|p| offline.contains(*p)) {
+                k.notes
+                    .push(crate::model::Note::FoundOffline(parent.to_string()));
+            }
+            let Some(o) = k.offline.as_mut() else {
+                continue;
+            };
+            if let Some(dir) = &k.build_path {
+                let below = crate::discover::kustomizations_below(fs, files, mappings, dir);
+                let hidden: std::collections::BTreeSet<String> = below
+                    .into_iter()
+                    .map(|(_, id)| id.name)
+                    .filter(|n| !names.contains(n))
+                    .collect();
+                o.hides = hidden.into_iter().collect();
+            }
+            let found = o.declared.as_ref().map(|objects| {
+                let n = objects
+                    .iter()
+                    .filter(|x| crate::flux::is_kustomization(&x.object))
+                    .count();
+                (n, objects.len() - n)
+            });
+            // No Kustomization found and none hidden: nothing to say beyond its status (a
+            // var source it declares says where it comes from).
+            if !matches!(found, Ok((0, _))) || !o.hides.is_empty() {
+                k.notes.push(crate::model::Note::DeclaredOffline {
+                    left_out: o.left_out.len(),
+                    found: found.map_err(Clone::clone),
+                    hides: o.hides.clone(),
+                });
+            }
+        }
+    }
 }
 
 /// `--helm`: each cluster's HelmReleases templated and added as child artifacts; gives the

@@ -392,6 +392,9 @@ fn encode_kustomization(k: &KustomizationRender) -> StoredKustomization {
         strict,
         // A tree kept for the oracle is this run's, never stored.
         source_tree: _,
+        // Only a Kustomization that needs the network has it, and such a render is never
+        // stored (`storable`).
+        offline: _,
     } = k;
     let reason = match status {
         Status::Failed(r) | Status::Blocked(r) | Status::External(r) | Status::NeedsNetwork(r) => {
@@ -574,6 +577,7 @@ fn decode_kustomization(k: StoredKustomization) -> Option<KustomizationRender> {
         inputs: k.inputs,
         reused: false,
         source_tree: None,
+        offline: None,
     })
 }
 

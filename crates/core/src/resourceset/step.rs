@@ -671,6 +671,7 @@ fn entry(
         reused: false,
         // A ResourceSet's objects come from the operator, not from a source tree.
         source_tree: None,
+        offline: None,
         strict: parent.strict,
     }
 }
