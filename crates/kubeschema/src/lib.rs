@@ -120,9 +120,12 @@ mod validator;
 #[cfg(test)]
 mod tests;
 
-pub use catalog::{KubeVersion, UnsupportedVersion};
+pub use catalog::{kube_api, KubeApiLifecycle, KubeVersion, Nearest, UnsupportedVersion};
 pub use finding::{Finding, ObjectId, Report, Rule, Severity, Unchecked};
-pub use flux::{flux_crds, FLUX_CRDS_SOURCE};
+pub use flux::{
+    flux_api, flux_crds, flux_crds_for, ApiLifecycle, CrdOrigin, FluxController, FluxMinor,
+    FluxNearest, FluxRelease, UnsupportedFluxVersion, FLUX_CRDS_SOURCE,
+};
 pub use hazards::{change_hazards, compare_renders, deletion_hazards, Applied};
 pub use schema::SchemaError;
 pub use validator::{is_crd, CrdError, Validator};
