@@ -189,29 +189,65 @@ pub enum CrdOrigin {
     Unavailable,
 }
 
-/// The embedded CRDs of the newest minor ([`FluxMinor::NEWEST`]), descriptions stripped.
+/// The CRDs fluxsim validated Flux's objects against before every minor was embedded, and
+/// still does by default: those of kustomize-, source- and helm-controller of the newest minor
+/// ([`FluxMinor::NEWEST`]), descriptions stripped. [`flux_crds_for`] has every controller's;
+/// the others are left out here because a cluster the Flux Operator installs widens the
+/// Alert CRD (its `eventSources[].kind` enum takes `FluxInstance`, `ResourceSet`,
+/// `ResourceSetInputProvider`), which upstream notification-controller's does not list.
 pub fn flux_crds() -> &'static [Value] {
-    flux_crds_for(FluxMinor::NEWEST)
+    static CRDS: OnceLock<Vec<Value>> = OnceLock::new();
+    CRDS.get_or_init(|| {
+        flux_crds_of(
+            FluxMinor::NEWEST,
+            &[
+                "helm-controller",
+                "kustomize-controller",
+                "source-controller",
+            ],
+        )
+    })
 }
 
-/// The embedded CRDs of a minor's controllers, by name, descriptions stripped.
+/// The embedded CRDs of some of a minor's controllers (by name, `kustomize-controller`), by
+/// CRD name, descriptions stripped.
+pub fn flux_crds_of(minor: FluxMinor, controllers: &[&str]) -> Vec<Value> {
+    let d = data();
+    let digests: Vec<&str> = d.release_crds[minor.index()]
+        .iter()
+        .filter(|(c, _)| controllers.contains(&c.as_str()))
+        .map(|(_, digest)| digest.as_str())
+        .collect();
+    parse_sorted(&digests)
+}
+
+/// The CRDs of these digests, parsed, by name.
+fn parse_sorted(digests: &[&str]) -> Vec<Value> {
+    let d = data();
+    let mut crds: Vec<Value> = digests
+        .iter()
+        .map(|digest| {
+            serde_json::from_str(d.crds[*digest].get()).expect("embedded Flux CRD is JSON")
+        })
+        .collect();
+    crds.sort_by(|a, b| {
+        a["metadata"]["name"]
+            .as_str()
+            .cmp(&b["metadata"]["name"].as_str())
+    });
+    crds
+}
+
+/// The embedded CRDs of all of a minor's controllers, by name, descriptions stripped.
 pub fn flux_crds_for(minor: FluxMinor) -> &'static [Value] {
     static PER_MINOR: [OnceLock<Vec<Value>>; FluxMinor::ALL.len()] =
         [const { OnceLock::new() }; FluxMinor::ALL.len()];
     PER_MINOR[minor.index()].get_or_init(|| {
-        let d = data();
-        let mut crds: Vec<Value> = d.release_crds[minor.index()]
+        let digests: Vec<&str> = data().release_crds[minor.index()]
             .iter()
-            .map(|(_, digest)| {
-                serde_json::from_str(d.crds[digest].get()).expect("embedded Flux CRD is JSON")
-            })
+            .map(|(_, digest)| digest.as_str())
             .collect();
-        crds.sort_by(|a, b| {
-            a["metadata"]["name"]
-                .as_str()
-                .cmp(&b["metadata"]["name"].as_str())
-        });
-        crds
+        parse_sorted(&digests)
     })
 }
 
@@ -498,6 +534,57 @@ mod tests {
         }
         let mut v = Validator::new(KubeVersion::DEFAULT);
         assert!(v.add_crds(flux_crds()).is_empty());
+    }
+
+    // What fluxsim validated against before every minor was embedded: the CRDs of
+    // kustomize-controller v1.9.5, source-controller v1.9.5 and helm-controller v1.6.4.
+    #[test]
+    fn flux_crds_are_the_newest_kustomize_source_and_helm_controller_crds() {
+        let names: Vec<&str> = flux_crds()
+            .iter()
+            .map(|c| c["metadata"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "buckets.source.toolkit.fluxcd.io",
+                "externalartifacts.source.toolkit.fluxcd.io",
+                "gitrepositories.source.toolkit.fluxcd.io",
+                "helmcharts.source.toolkit.fluxcd.io",
+                "helmreleases.helm.toolkit.fluxcd.io",
+                "helmrepositories.source.toolkit.fluxcd.io",
+                "kustomizations.kustomize.toolkit.fluxcd.io",
+                "ocirepositories.source.toolkit.fluxcd.io",
+            ]
+        );
+        let all = flux_crds_for(FluxMinor::NEWEST);
+        assert_eq!(all.len(), 15);
+        assert!(flux_crds().iter().all(|c| all.contains(c)));
+    }
+
+    // notification-controller api v1.9.4 `CrossNamespaceObjectReference.Kind` lists Flux's own
+    // kinds only; the Flux Operator widens the Alert CRD it installs (flux-operator #131:
+    // `FluxInstance` events, #224: `ResourceSet`), so an Alert on a FluxInstance is refused by
+    // the upstream CRD and accepted on an operator-installed cluster.
+    #[test]
+    fn the_upstream_alert_crd_refuses_flux_operator_event_sources() {
+        let alert = json!({
+            "apiVersion": "notification.toolkit.fluxcd.io/v1beta3", "kind": "Alert",
+            "metadata": {"name": "flux", "namespace": "flux-system"},
+            "spec": {"providerRef": {"name": "alertmanager"},
+                     "eventSources": [{"kind": "FluxInstance", "name": "flux"}]}
+        });
+        let v = validator_of(FluxMinor::NEWEST);
+        let r = v.validate(&alert);
+        let found: Vec<_> = r
+            .findings
+            .iter()
+            .map(|f| (f.rule.id, f.path.as_str()))
+            .collect();
+        assert_eq!(found, [("FS301", "spec.eventSources[0].kind")]);
+        let mut ok = alert.clone();
+        ok["spec"]["eventSources"][0]["kind"] = json!("Kustomization");
+        assert!(v.validate(&ok).findings.is_empty());
     }
 
     #[test]

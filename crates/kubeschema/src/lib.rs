@@ -35,8 +35,9 @@
 //! - [`Validator::add_crds`] / [`Validator::add_crd`]: the CRDs of the cluster's render and of
 //!   `--schema-dir` files ([`is_crd`] tells which objects are CRDs), and the embedded CRDs of a
 //!   Flux release: [`flux_crds_for`]`(`[`FluxMinor`]`)` (v2.0 to v2.9; [`FluxMinor::parse`]
-//!   reads `2.4`, `v2.4.1`, `2.4.x`; [`flux_crds`] is [`FluxMinor::NEWEST`]'s), with
-//!   [`FluxMinor::release`] saying which release and controllers they come from.
+//!   reads `2.4`, `v2.4.1`, `2.4.x`; [`flux_crds_of`] for some controllers; [`flux_crds`],
+//!   the default, is kustomize-, source- and helm-controller's of [`FluxMinor::NEWEST`]),
+//!   with [`FluxMinor::release`] saying which release and controllers they come from.
 //! - [`flux_api`] / [`kube_api`]`(group, version, kind)`: which embedded Flux minors or
 //!   Kubernetes versions serve an API, deprecate it (Flux), store which version (Flux), and
 //!   which first stops serving it.
@@ -130,8 +131,8 @@ mod tests;
 pub use catalog::{kube_api, KubeApiLifecycle, KubeVersion, Nearest, UnsupportedVersion};
 pub use finding::{Finding, ObjectId, Report, Rule, Severity, Unchecked};
 pub use flux::{
-    flux_api, flux_crds, flux_crds_for, ApiLifecycle, CrdOrigin, FluxController, FluxMinor,
-    FluxNearest, FluxRelease, UnsupportedFluxVersion, FLUX_CRDS_SOURCE,
+    flux_api, flux_crds, flux_crds_for, flux_crds_of, ApiLifecycle, CrdOrigin, FluxController,
+    FluxMinor, FluxNearest, FluxRelease, UnsupportedFluxVersion, FLUX_CRDS_SOURCE,
 };
 pub use hazards::{change_hazards, compare_renders, deletion_hazards, Applied};
 pub use schema::SchemaError;
