@@ -16,8 +16,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-/// Where the newest embedded CRDs come from (the Flux release of [`FluxMinor::NEWEST`] and its
-/// controllers), as [`FluxRelease`]'s `Display` words it.
+/// The release and controllers of [`FluxMinor::NEWEST`], as [`FluxRelease`]'s `Display`
+/// words it (a test checks it against the embedded file).
 pub const FLUX_CRDS_SOURCE: &str = "v2.9.5: helm-controller v1.6.4, \
      image-automation-controller v1.2.5, image-reflector-controller v1.2.5, \
      kustomize-controller v1.9.5, notification-controller v1.9.4, source-controller v1.9.5, \
