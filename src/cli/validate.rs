@@ -16,8 +16,8 @@ use crate::validate::{self, ValidateOptions};
 /// The flags that say what objects are validated against (`validate`, `--validate`).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub(crate) struct SchemaFlags {
-    /// The Kubernetes version of the built-in schemas: 1.34, 1.35 or 1.36 (default: 1.36,
-    /// the newest Flux v2.9 supports, or `[validate] kube_version` of fluxsim.toml).
+    /// The Kubernetes version of the built-in schemas: 1.24 to 1.36 (default: 1.36, the
+    /// newest Flux v2.9 supports, or `[validate] kube_version` of fluxsim.toml).
     #[arg(long, value_name = "VERSION", value_parser = kube_version)]
     pub(crate) kube_version: Option<KubeVersion>,
     /// A folder of CRD manifests (YAML or JSON, read recursively) for custom resources whose
@@ -26,7 +26,7 @@ pub(crate) struct SchemaFlags {
     pub(crate) schema_dir: Vec<PathBuf>,
 }
 
-/// The Kubernetes versions with embedded schemas, as errors list them (`1.34, 1.35, 1.36`).
+/// The Kubernetes versions with embedded schemas, as errors list them (`1.24, 1.25, ..., 1.36`).
 fn supported_versions() -> String {
     KubeVersion::ALL.map(KubeVersion::as_str).join(", ")
 }

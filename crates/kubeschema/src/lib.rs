@@ -30,9 +30,17 @@
 //!
 //! - [`Validator::new`]`(`[`KubeVersion`]`)`: built-in kinds of one Kubernetes version
 //!   ([`KubeVersion::parse`] reads `--kube-version`; [`KubeVersion::DEFAULT`] is 1.36, the
-//!   newest Flux v2.9 supports; 1.34 and 1.35 are embedded too).
+//!   newest Flux v2.9 supports; 1.24 to 1.35 are embedded too; [`KubeVersion::nearest`] maps a
+//!   detected version outside them to the oldest or newest, saying it is not exact).
 //! - [`Validator::add_crds`] / [`Validator::add_crd`]: the CRDs of the cluster's render and of
-//!   `--schema-dir` files ([`is_crd`] tells which objects are CRDs).
+//!   `--schema-dir` files ([`is_crd`] tells which objects are CRDs), and the embedded CRDs of a
+//!   Flux release: [`flux_crds_for`]`(`[`FluxMinor`]`)` (v2.0 to v2.9; [`FluxMinor::parse`]
+//!   reads `2.4`, `v2.4.1`, `2.4.x`; [`flux_crds_of`] for some controllers; [`flux_crds`],
+//!   the default, is kustomize-, source- and helm-controller's of [`FluxMinor::NEWEST`]),
+//!   with [`FluxMinor::release`] saying which release and controllers they come from.
+//! - [`flux_api`] / [`kube_api`]`(group, version, kind)`: which embedded Flux minors or
+//!   Kubernetes versions serve an API, deprecate it (Flux), store which version (Flux), and
+//!   which first stops serving it.
 //! - [`Validator::set_unknown_marker`]`("fluxsim-unknown:")`: values holding fluxsim's
 //!   placeholder of a var it cannot read are reported unchecked, never validated.
 //! - [`Validator::validate`]`(&object) -> `[`Report`]: findings (`FS301`–`FS306`) and
@@ -120,9 +128,12 @@ mod validator;
 #[cfg(test)]
 mod tests;
 
-pub use catalog::{KubeVersion, UnsupportedVersion};
+pub use catalog::{kube_api, KubeApiLifecycle, KubeVersion, Nearest, UnsupportedVersion};
 pub use finding::{Finding, ObjectId, Report, Rule, Severity, Unchecked};
-pub use flux::{flux_crds, FLUX_CRDS_SOURCE};
+pub use flux::{
+    flux_api, flux_crds, flux_crds_for, flux_crds_of, ApiLifecycle, CrdOrigin, FluxController,
+    FluxMinor, FluxNearest, FluxRelease, UnsupportedFluxVersion, FLUX_CRDS_SOURCE,
+};
 pub use hazards::{change_hazards, compare_renders, deletion_hazards, Applied};
 pub use schema::SchemaError;
 pub use validator::{is_crd, CrdError, Validator};

@@ -74,7 +74,78 @@ fn every_embedded_version_loads_and_serves_apps_v1_deployment() {
 fn kube_version_reads_minor_versions_and_rejects_others() {
     assert_eq!(KubeVersion::parse("v1.35.2"), Ok(KubeVersion::V1_35));
     assert_eq!(KubeVersion::parse("1.34"), Ok(KubeVersion::V1_34));
-    assert!(KubeVersion::parse("1.29").is_err());
+    assert_eq!(KubeVersion::parse("1.24"), Ok(KubeVersion::V1_24));
+    assert_eq!(KubeVersion::parse("v1.29.15"), Ok(KubeVersion::V1_29));
+    for s in ["1.23", "1.37", "2.30", "1", "1.x", "1.30.1.2", "kube"] {
+        assert!(KubeVersion::parse(s).is_err(), "{s}");
+    }
+    assert_eq!(
+        KubeVersion::parse("1.20").unwrap_err().to_string(),
+        "Kubernetes version `1.20` has no embedded schemas (supported: 1.24 to 1.36)"
+    );
+    let minors: Vec<u32> = KubeVersion::ALL.iter().map(|v| v.minor()).collect();
+    assert_eq!(minors, (24..=36).collect::<Vec<_>>());
+    assert!(KubeVersion::ALL.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(KubeVersion::DEFAULT, KubeVersion::V1_36);
+}
+
+#[test]
+fn kube_version_nearest_clamps_a_detected_version_to_the_embedded_range() {
+    let n = KubeVersion::nearest("v1.22.3").unwrap();
+    assert_eq!((n.version, n.exact), (KubeVersion::V1_24, false));
+    let n = KubeVersion::nearest("1.38").unwrap();
+    assert_eq!((n.version, n.exact), (KubeVersion::V1_36, false));
+    let n = KubeVersion::nearest("v1.30.14").unwrap();
+    assert_eq!((n.version, n.exact), (KubeVersion::V1_30, true));
+    assert!(KubeVersion::nearest("v2.0.0").is_err());
+}
+
+// Kubernetes deprecation guide (kubernetes.io/docs/reference/using-api/deprecation-guide):
+// v1.26 stops serving autoscaling/v2beta2 HorizontalPodAutoscaler, v1.25 batch/v1beta1
+// CronJob and policy/v1beta1 PodSecurityPolicy, v1.32 flowcontrol.apiserver.k8s.io/v1beta3
+// (served from v1.26); the published specs of each release agree.
+#[test]
+fn kube_api_reports_the_release_that_stops_serving_an_api() {
+    let hpa = crate::kube_api("autoscaling", "v2beta2", "HorizontalPodAutoscaler").unwrap();
+    assert_eq!(hpa.served, [KubeVersion::V1_24, KubeVersion::V1_25]);
+    assert_eq!(hpa.removed_in, Some(KubeVersion::V1_26));
+    let fs = crate::kube_api("flowcontrol.apiserver.k8s.io", "v1beta3", "FlowSchema").unwrap();
+    assert_eq!(fs.first_served(), Some(KubeVersion::V1_26));
+    assert_eq!(fs.served.last(), Some(&KubeVersion::V1_31));
+    assert_eq!(fs.removed_in, Some(KubeVersion::V1_32));
+    for (group, kind) in [("batch", "CronJob"), ("policy", "PodSecurityPolicy")] {
+        let api = crate::kube_api(group, "v1beta1", kind).unwrap();
+        assert_eq!(api.removed_in, Some(KubeVersion::V1_25), "{group}/{kind}");
+    }
+    let deploy = crate::kube_api("apps", "v1", "Deployment").unwrap();
+    assert_eq!(deploy.served, KubeVersion::ALL);
+    assert_eq!(deploy.removed_in, None);
+    assert!(crate::kube_api("", "v1", "ConfigMap")
+        .unwrap()
+        .served_in(KubeVersion::V1_24));
+    assert!(crate::kube_api("apps", "v1beta1", "Deployment").is_none());
+    // The meta types are no resources.
+    assert!(crate::kube_api("apps", "v1", "DeleteOptions").is_none());
+}
+
+// What the table says is what the catalogs serve: an object of an API the table says is gone
+// gets `no matches for kind` (FS303) from that version's catalog.
+#[test]
+fn an_api_kube_removed_is_not_served_by_that_versions_catalog() {
+    let hpa = json!({
+        "apiVersion": "autoscaling/v2beta2", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web", "namespace": "apps"},
+        "spec": {"maxReplicas": 3, "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}}
+    });
+    let ids_of = |v: KubeVersion| -> Vec<&'static str> {
+        check(&Validator::new(v), &hpa)
+            .findings
+            .iter()
+            .map(|f| f.rule.id)
+            .collect()
+    };
+    assert_eq!(ids_of(KubeVersion::V1_25), Vec::<&str>::new());
+    assert_eq!(ids_of(KubeVersion::V1_26), ["FS303"]);
 }
 
 // structured-merge-diff typed/validate.go visitMapItems: a key with no field and no element
