@@ -10,11 +10,12 @@
 pub mod cli;
 
 pub use fluxsim_consumers::{
-    audit, canary, compare, finding, graph, images, level, mask, oracle, report, review, validate,
+    admission, audit, canary, compare, finding, graph, images, level, mask, oracle, report, review,
+    validate,
 };
 pub use fluxsim_core::{
     cache, config, conformance, envsubst, flux, goyaml, helm, kustomize, manifest, model, notice,
-    postbuild, render, resourceset, sandbox, scratch, source, store,
+    postbuild, render, resourceset, sandbox, scratch, source, store, versions,
 };
 
 /// Runs the command line and returns the process exit status.

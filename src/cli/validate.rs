@@ -45,18 +45,20 @@ impl SchemaFlags {
     pub(crate) fn options(&self, r: &RepoRender) -> anyhow::Result<ValidateOptions> {
         let fs = r.tree.fs();
         let config = &r.config;
-        let kube_version = match (self.kube_version, &config.validate.kube_version) {
-            (Some(v), _) => Some(v),
-            (None, Some(v)) => Some(KubeVersion::parse(v).map_err(|_| {
-                anyhow::anyhow!(
-                    "{}: [validate] kube_version `{}`: no schemas for it (one of {})",
+        // `[validate] kube_version` is read with the cluster's other versions (the render's
+        // `versions`, taken to the nearest embedded schemas); it must still name a 1.x release.
+        if let Some(v) = &config.validate.kube_version {
+            if crate::versions::KubeVersion::parse(v).is_none() {
+                anyhow::bail!(
+                    "{}: [validate] kube_version `{}`: expected a Kubernetes 1.x release (schemas \
+                     embedded: {})",
                     crate::config::CONFIG_FILE,
                     crate::report::escape::OneLine(v),
                     supported_versions()
-                )
-            })?),
-            (None, None) => None,
-        };
+                );
+            }
+        }
+        let kube_version = self.kube_version;
         let mut files = Vec::new();
         for dir in &config.validate.schema_dirs {
             repo_schema_files(fs, dir, &mut files)?;

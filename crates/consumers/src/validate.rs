@@ -60,11 +60,29 @@ pub struct ValidateOptions {
     pub extra_crds: Vec<(String, Value)>,
 }
 
+/// The versions one cluster was validated against, and why each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The cluster.
+    pub cluster: String,
+    /// The Flux minor whose CRDs validated Flux's kinds.
+    pub flux: kubeschema::FluxMinor,
+    /// Why that minor (`kustomize-controller image ... in ...`, `presumed: ...`).
+    pub flux_basis: String,
+    /// The Kubernetes minor whose schemas validated the built-in kinds.
+    pub kube: KubeVersion,
+    /// Why that minor.
+    pub kube_basis: String,
+}
+
 /// What validation found in a render.
 #[derive(Debug, Clone, Default)]
 pub struct Validation {
-    /// The Kubernetes release whose schemas were used (`1.36.3`).
+    /// The Kubernetes release whose schemas were used (`1.36.3`; the last cluster's, when
+    /// clusters differ).
     pub kube_release: String,
+    /// Per cluster, the versions validated against.
+    pub targets: Vec<Target>,
     /// Objects validated.
     pub objects: usize,
     /// Objects, fields or rules that could not be checked (counted in FS300 findings).
@@ -77,14 +95,101 @@ pub struct Validation {
 /// unknown, never validated.
 const UNKNOWN_MARKER: &str = crate::model::PLACEHOLDER_PREFIX;
 
+/// The versions cluster `c` is validated against: `--kube-version`, else what the render
+/// read of the cluster's versions (its evidence, `[versions]`, `[validate] kube_version`, or
+/// what the render presumed: `crate::versions`), each taken to the nearest embedded minor.
+#[must_use]
+pub fn target_of(c: &ClusterRender, opts: &ValidateOptions) -> Target {
+    let v = &c.versions;
+    let (flux, flux_basis) = match kubeschema::FluxMinor::nearest(&v.flux.version.to_string()) {
+        Ok(n) if n.exact => (n.minor, v.flux.basis.to_string()),
+        Ok(n) => (
+            n.minor,
+            format!(
+                "{}; newer than fluxsim knows, {}'s CRDs used",
+                v.flux.basis, n.minor
+            ),
+        ),
+        Err(_) => (kubeschema::FluxMinor::NEWEST, v.flux.basis.to_string()),
+    };
+    let (kube, kube_basis) = match (opts.kube_version, &v.kubernetes) {
+        (Some(k), _) => (k, "--kube-version".to_string()),
+        (None, Some(k)) => match KubeVersion::nearest(&k.version.to_string()) {
+            Ok(n) if n.exact => (n.version, k.basis.to_string()),
+            Ok(n) => (
+                n.version,
+                format!(
+                    "{}: Kubernetes {}; the nearest embedded schemas, {}, used",
+                    k.basis, k.version, n.version
+                ),
+            ),
+            Err(_) => (KubeVersion::DEFAULT, k.basis.to_string()),
+        },
+        (None, None) => (
+            KubeVersion::DEFAULT,
+            format!(
+                "presumed: nothing in the repository says which Kubernetes runs; {}, the \
+                 newest Flux {} supports (set `[versions] kubernetes` in fluxsim.toml)",
+                KubeVersion::DEFAULT,
+                kubeschema::FluxMinor::NEWEST
+            ),
+        ),
+    };
+    Target {
+        cluster: c.name.clone(),
+        flux,
+        flux_basis,
+        kube,
+        kube_basis,
+    }
+}
+
+/// Whether the cluster's Flux is installed by the Flux Operator, which widens upstream's
+/// Alert CRD (its `eventSources` take the operator's kinds: flux-operator #131, #224).
+fn operator_installed(c: &ClusterRender) -> bool {
+    c.kustomizations
+        .iter()
+        .flat_map(|k| k.artifact.iter().flat_map(|a| &a.objects))
+        .any(|o| {
+            (o.id.group == "fluxcd.controlplane.io" && o.id.kind == "FluxInstance")
+                || (o.id.kind == "HelmRelease"
+                    && o.id.group == "helm.toolkit.fluxcd.io"
+                    && (o.id.name == "flux-instance"
+                        || crate::flux::str_at(&o.object, &["spec", "chart", "spec", "chart"])
+                            == Some("flux-instance")))
+        })
+}
+
+/// The Flux CRDs of `minor` a cluster's objects are checked against (a rendered CRD of the
+/// same name replaces one: the cluster's own is what applies).
+fn flux_crds(c: &ClusterRender, minor: kubeschema::FluxMinor) -> Vec<Value> {
+    if operator_installed(c) {
+        let controllers: Vec<&str> = minor
+            .release()
+            .controllers
+            .iter()
+            .map(|k| k.name.as_str())
+            .filter(|n| *n != "notification-controller")
+            .collect();
+        kubeschema::flux_crds_of(minor, &controllers)
+    } else {
+        kubeschema::flux_crds_for(minor).to_vec()
+    }
+}
+
 /// Builds the validator of one cluster: its render's CRDs, then the extra ones (a CRD the
 /// render holds wins over a file's of the same name, as the cluster's own is what applies).
-fn validator_for(c: &ClusterRender, opts: &ValidateOptions) -> (Validator, Vec<Finding>) {
-    let mut v = Validator::new(opts.kube_version.unwrap_or(KubeVersion::DEFAULT));
+fn validator_for(
+    c: &ClusterRender,
+    opts: &ValidateOptions,
+    target: &Target,
+) -> (Validator, Vec<Finding>) {
+    let mut v = Validator::new(target.kube);
     v.set_unknown_marker(UNKNOWN_MARKER);
-    // Flux's own CRDs first, then the files', then the render's: a later CRD of the same
-    // name replaces an earlier one, and the cluster's own is what applies.
-    let _ = v.add_crds(kubeschema::flux_crds());
+    // Flux's own CRDs first (those of the minor the cluster runs), then the files', then
+    // the render's: a later CRD of the same name replaces an earlier one, and the cluster's
+    // own is what applies.
+    let _ = v.add_crds(&flux_crds(c, target.flux));
     let mut problems = Vec::new();
     for (file, crd) in &opts.extra_crds {
         if let Err(e) = v.add_crd(crd) {
@@ -130,7 +235,8 @@ pub fn validate_clusters(
     let mut files = Sources::new(fs.unwrap_or(&none));
     let mut out = Validation::default();
     for c in clusters {
-        let (validator, problems) = validator_for(c, opts);
+        let target = target_of(c, opts);
+        let (validator, problems) = validator_for(c, opts, &target);
         let mutators = crate::admission::Mutators::of(c);
         out.kube_release = validator.kube_release().to_string();
         out.findings.extend(problems);
@@ -167,7 +273,13 @@ pub fn validate_clusters(
             for f in report.findings {
                 let place = locate(&mut files, k, o, &f.path);
                 let webhook = mutated(&mutators, &o.object, &f);
+                let served = (f.rule.id == "FS303")
+                    .then(|| served_by(&target, &o.object))
+                    .flatten();
                 let mut finding = convert(&c.name, k, f, place);
+                if let Some(when) = served {
+                    finding.message = format!("{}; {when}", finding.message);
+                }
                 if let Some(who) = webhook {
                     finding.message = format!(
                         "{}; presumed set on create by {who}, which matches this kind \
@@ -177,6 +289,16 @@ pub fn validate_clusters(
                     finding = finding.with_severity(Severity::Info);
                 }
                 out.findings.push(finding);
+            }
+            if let Some(f) = lifecycle(&target, &o.object) {
+                let place = locate(&mut files, k, o, "apiVersion");
+                out.findings.push(
+                    Finding::new(rule("FS307"), f)
+                        .in_cluster(&c.name)
+                        .in_kustomization(k.kustomization.id.to_string())
+                        .at(place)
+                        .about("object", o.id.to_string()),
+                );
             }
             for u in report.unchecked {
                 out.unchecked += 1;
@@ -189,6 +311,7 @@ pub fn validate_clusters(
                 e.0 += 1;
             }
         }
+        out.targets.push(target);
         for (reason, (n, first, ki, oi)) in unchecked {
             let k = &c.kustomizations[ki];
             let o = &k.artifact.as_ref().expect("listed").objects[oi];
@@ -208,6 +331,78 @@ pub fn validate_clusters(
     }
     crate::finding::normalize(&mut out.findings);
     out
+}
+
+/// FS307: an API version the cluster's Flux (or Kubernetes) serves that a later release
+/// fluxsim knows removes (or that its own release deprecates): the upgrade breaks the apply.
+fn lifecycle(t: &Target, obj: &Value) -> Option<String> {
+    let api = obj.get("apiVersion").and_then(Value::as_str)?;
+    let kind = obj.get("kind").and_then(Value::as_str)?;
+    let (group, version) = api.rsplit_once('/').unwrap_or(("", api));
+    if group.ends_with(".fluxcd.io") {
+        let life = kubeschema::flux_api(group, version, kind)?;
+        if !life.served_in(t.flux) {
+            return None;
+        }
+        let to = life
+            .storage_in(kubeschema::FluxMinor::NEWEST)
+            .filter(|v| *v != version)
+            .map(|v| format!(": move it to `{group}/{v}`"))
+            .unwrap_or_default();
+        let deprecated = life
+            .deprecated
+            .first()
+            .filter(|d| **d <= t.flux)
+            .map(|d| format!(", deprecated since {d}"))
+            .unwrap_or_default();
+        return match life.removed_in {
+            Some(r) if r > t.flux => Some(format!(
+                "`{api}` {kind} is served by Flux {} (what cluster `{}` runs){deprecated}, \
+                 and Flux {r} removes it{to}",
+                t.flux, t.cluster
+            )),
+            None if life.deprecated_in(t.flux) => Some(format!(
+                "`{api}` {kind} is deprecated in Flux {} (what cluster `{}` runs){}{to}",
+                t.flux,
+                t.cluster,
+                life.warning_in(t.flux)
+                    .map(|w| format!(": {w}"))
+                    .unwrap_or_default()
+            )),
+            _ => None,
+        };
+    }
+    let life = kubeschema::kube_api(group, version, kind)?;
+    match life.removed_in {
+        Some(r) if life.served_in(t.kube) && r > t.kube => Some(format!(
+            "`{api}` {kind} is served by Kubernetes {} (what cluster `{}` runs), and \
+             Kubernetes {r} removes it",
+            t.kube, t.cluster
+        )),
+        _ => None,
+    }
+}
+
+/// For a Flux kind in a version the cluster's minor does not serve: which releases serve
+/// it, and what was assumed of the cluster (`served by Flux v2.0–v2.7, removed in v2.8;
+/// cluster `dev` runs v2.9 (...)`).
+fn served_by(t: &Target, obj: &Value) -> Option<String> {
+    let api = obj.get("apiVersion").and_then(Value::as_str)?;
+    let kind = obj.get("kind").and_then(Value::as_str)?;
+    let (group, version) = api.rsplit_once('/')?;
+    if !group.ends_with(".fluxcd.io") {
+        return None;
+    }
+    let life = kubeschema::flux_api(group, version, kind)?;
+    let (first, last) = (life.served.first()?, life.served.last()?);
+    let removed = life
+        .removed_in
+        .map(|r| format!(", removed in {r}"))
+        .unwrap_or_default();
+    Some(format!(
+        "served by Flux {first}–{last}{removed}; cluster `{}` runs Flux {} ({})",
+        t.cluster, t.flux, t.flux_basis
+    ))
 }
 
 /// The mutator of the cluster that may set the field whose absence `f` reports (a required
@@ -437,4 +632,60 @@ pub fn crds_of_files(files: &[(String, String)]) -> Result<Vec<(String, Value)>,
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write as _;
+
+    /// Every Flux API (group, version, kind) of the embedded CRDs of every minor, with the
+    /// minors that serve it, as fluxsim-core's `FLUX_API_TABLE` holds it.
+    fn flux_api_table() -> String {
+        let mut apis = std::collections::BTreeSet::new();
+        for m in kubeschema::FluxMinor::ALL {
+            for crd in kubeschema::flux_crds_for(m) {
+                let g = crd["spec"]["group"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                let k = crd["spec"]["names"]["kind"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                for v in crd["spec"]["versions"].as_array().into_iter().flatten() {
+                    let name = v["name"].as_str().unwrap_or_default().to_string();
+                    apis.insert((g.clone(), name, k.clone()));
+                }
+            }
+        }
+        let mut out = String::new();
+        for (g, v, k) in apis {
+            let Some(life) = kubeschema::flux_api(&g, &v, &k) else {
+                continue;
+            };
+            let minors: Vec<String> = life.served.iter().map(|m| m.minor().to_string()).collect();
+            if minors.is_empty() {
+                continue;
+            }
+            let _ = writeln!(out, "{g}\t{v}\t{k}\t{}", minors.join(","));
+        }
+        out
+    }
+
+    // The core's copy of which minors serve which Flux API (it decides the presumed version,
+    // and with it strict substitution) is the embedded CRDs' word for word.
+    #[test]
+    fn the_core_flux_api_table_is_what_the_embedded_crds_serve() {
+        let want = flux_api_table();
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/src/flux_apis.tsv");
+        if std::env::var_os("UPDATE_EXPECTED").is_some() {
+            std::fs::write(&path, &want).expect("write the table");
+        }
+        assert_eq!(
+            crate::versions::FLUX_API_TABLE,
+            want,
+            "run with UPDATE_EXPECTED=1"
+        );
+    }
 }

@@ -224,6 +224,73 @@ pub fn presumed_newest() -> Assumed<FluxVersion> {
     }
 }
 
+/// The Flux minors whose CRDs serve each Flux API (`group\tversion\tkind\tminors`, the
+/// minors comma-separated), taken from the CRDs of every Flux release fluxsim embeds
+/// (fluxsim-kubeschema's `flux_api`; a consumers test keeps this copy equal to it, and
+/// `UPDATE_EXPECTED=1` rewrites it).
+pub const FLUX_API_TABLE: &str = include_str!("flux_apis.tsv");
+
+/// The minors that serve the Flux API `group`/`version` `kind`, from [`FLUX_API_TABLE`];
+/// `None` for an API the table does not hold.
+#[must_use]
+pub fn flux_api_minors(group: &str, version: &str, kind: &str) -> Option<Vec<u32>> {
+    FLUX_API_TABLE.lines().find_map(|l| {
+        let mut cells = l.split('\t');
+        let (g, v, k, m) = (cells.next()?, cells.next()?, cells.next()?, cells.next()?);
+        (g == group && v == version && k == kind)
+            .then(|| m.split(',').filter_map(|x| x.parse().ok()).collect())
+    })
+}
+
+/// A Flux API: group, version, kind.
+type Api<'a> = (&'a str, &'a str, &'a str);
+
+/// The presumption when nothing says which Flux a cluster runs but its objects do: the
+/// newest minor that serves every Flux API version `used` names (`(group, version, kind)`),
+/// when the newest release does not serve them all (a repository written in `v1beta2`
+/// sources runs a Flux that serves them); `None` when the newest serves them, or no minor
+/// serves them all.
+#[must_use]
+pub fn presumed_from_apis<'a>(
+    used: impl IntoIterator<Item = Api<'a>>,
+) -> Option<Assumed<FluxVersion>> {
+    let known: Vec<(Api<'_>, Vec<u32>)> = used
+        .into_iter()
+        .filter_map(|api| flux_api_minors(api.0, api.1, api.2).map(|m| (api, m)))
+        .collect();
+    let serves = |minor: u32| known.iter().all(|(_, m)| m.contains(&minor));
+    if serves(NEWEST_FLUX_MINOR) {
+        return None;
+    }
+    let minor = (OLDEST_FLUX_MINOR..NEWEST_FLUX_MINOR)
+        .rev()
+        .find(|m| serves(*m))?;
+    let mut old: Vec<String> = known
+        .iter()
+        .filter(|(_, m)| !m.contains(&NEWEST_FLUX_MINOR))
+        .map(|((g, v, k), _)| format!("`{g}/{v}` {k}"))
+        .collect();
+    old.sort();
+    old.dedup();
+    let more = old.len().saturating_sub(3);
+    old.truncate(3);
+    if more > 0 {
+        old.push(format!("{more} more"));
+    }
+    Some(Assumed {
+        version: FluxVersion { minor, patch: None },
+        basis: Basis::Presumed {
+            why: format!(
+                "nothing in the repository says which Flux runs, and its objects use {} that \
+                 Flux v2.{NEWEST_FLUX_MINOR} no longer serves: v2.{minor} is the newest release \
+                 that serves every Flux API the cluster uses (set `[versions] flux` in \
+                 fluxsim.toml)",
+                old.join(", ")
+            ),
+        },
+    })
+}
+
 /// What a `FluxInstance`'s `spec.distribution.version` (a semver constraint) installs: the
 /// newest minor fluxsim knows that satisfies it (`2.x`, `2.4.x`, `~2.4`, `>=2.3 <2.5`,
 /// `2.4.1`), the Flux Operator's reading (`fluxcd.controlplane.io/v1` FluxInstance: the
@@ -806,6 +873,32 @@ mod tests {
         assert!(e.kube_for("clusters/dev", "dev").is_none());
         assert!(is_candidate("talos/clusterconfig/node.yaml"));
         assert!(!is_candidate("apps/talos.md"));
+    }
+
+    // Flux's CRDs (fluxsim-kubeschema, every minor): source.toolkit.fluxcd.io/v1beta2 is
+    // served until v2.7; a repository written in it cannot be running v2.9.
+    #[test]
+    fn apis_the_newest_release_no_longer_serves_make_the_presumption_older() {
+        let old = presumed_from_apis([
+            ("source.toolkit.fluxcd.io", "v1beta2", "HelmRepository"),
+            ("kustomize.toolkit.fluxcd.io", "v1", "Kustomization"),
+        ])
+        .expect("a presumption");
+        assert_eq!(old.version.minor, 7);
+        assert!(old
+            .basis
+            .to_string()
+            .contains("`source.toolkit.fluxcd.io/v1beta2` HelmRepository"));
+        assert!(
+            presumed_from_apis([("kustomize.toolkit.fluxcd.io", "v1", "Kustomization")]).is_none()
+        );
+        // v2beta1 HelmRelease (served until v2.6) with v1 Bucket (served from v2.4).
+        let mixed = presumed_from_apis([
+            ("helm.toolkit.fluxcd.io", "v2beta1", "HelmRelease"),
+            ("source.toolkit.fluxcd.io", "v1", "Bucket"),
+        ])
+        .expect("a presumption");
+        assert_eq!(mixed.version.minor, 6);
     }
 
     #[test]

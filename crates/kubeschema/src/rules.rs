@@ -81,6 +81,18 @@ pub const INVALID_METADATA: Rule = Rule {
     help: "Fix the value; a substituted var in a label must give a valid label value.",
 };
 
+/// An API version the cluster serves today that a later release removes (or deprecates).
+pub const API_REMOVED_LATER: Rule = Rule {
+    id: "FS307",
+    name: "api-removed-in-a-later-release",
+    severity: Severity::Warning,
+    summary: "The object's apiVersion is served by the Flux (or Kubernetes) release the cluster \
+              runs, but a later release removes it (or its own release deprecates it): the \
+              upgrade makes the apply fail with `no matches for kind`.",
+    help: "Move the object to the apiVersion the message names (the kind's storage version in \
+           the newest release) before upgrading.",
+};
+
 /// A change of a field the API server does not let an update change.
 pub const IMMUTABLE_FIELD: Rule = Rule {
     id: "FS310",
@@ -197,6 +209,7 @@ pub const RULES: &[Rule] = &[
     CEL_RULE_FAILED,
     DUPLICATE_LIST_ENTRY,
     INVALID_METADATA,
+    API_REMOVED_LATER,
     IMMUTABLE_FIELD,
     RECREATED_BY_FORCE,
     PRUNE_VOLUME_CLAIM,

@@ -194,6 +194,19 @@ impl World {
             })
             .or_else(|| crate::versions::flux_from_objects(seen()))
             .or_else(|| outside.versions.flux_for(home))
+            .or_else(|| {
+                let used: std::collections::BTreeSet<(&str, &str, &str)> = self
+                    .objects
+                    .iter()
+                    .filter(|(id, _)| id.group.ends_with(".fluxcd.io"))
+                    .filter_map(|(id, p)| {
+                        let api = p.object.get("apiVersion")?.as_str()?;
+                        let (_, version) = api.rsplit_once('/')?;
+                        Some((id.group.as_str(), version, id.kind.as_str()))
+                    })
+                    .collect();
+                crate::versions::presumed_from_apis(used)
+            })
             .unwrap_or_else(crate::versions::presumed_newest);
         let validate_key = outside
             .config
