@@ -11,6 +11,7 @@ pub mod layout;
 pub mod limit;
 pub mod markdown;
 pub mod out;
+pub mod quiet;
 pub mod review;
 pub mod validate;
 
