@@ -27,6 +27,7 @@ mod kustomize_version;
 mod layers;
 mod native_builder;
 mod origins;
+mod quiet;
 mod render;
 mod resourcesets;
 mod review;
