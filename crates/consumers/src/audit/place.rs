@@ -270,22 +270,19 @@ pub(crate) fn comment_start(line: &str) -> Option<usize> {
     let mut quote: Option<char> = None;
     let mut prev: Option<char> = None;
     for (at, c) in line.char_indices() {
-        match quote {
-            Some(q) => {
-                if c == q {
-                    quote = None;
-                }
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
             }
-            None => {
-                let starts_token =
-                    prev.is_none_or(|p| p.is_whitespace() || matches!(p, ':' | '[' | '{' | ','));
-                if c == '#' && prev.is_none_or(|p| p == ' ' || p == '\t') {
-                    return Some(at);
-                }
-                // A quote opens a quoted scalar only where a scalar starts (`it's` does not).
-                if matches!(c, '"' | '\'') && starts_token {
-                    quote = Some(c);
-                }
+        } else {
+            let starts_token =
+                prev.is_none_or(|p| p.is_whitespace() || matches!(p, ':' | '[' | '{' | ','));
+            if c == '#' && prev.is_none_or(|p| p == ' ' || p == '\t') {
+                return Some(at);
+            }
+            // A quote opens a quoted scalar only where a scalar starts (`it's` does not).
+            if matches!(c, '"' | '\'') && starts_token {
+                quote = Some(c);
             }
         }
         prev = Some(c);

@@ -159,16 +159,28 @@ fn add_once(list: &mut Vec<String>, names: impl IntoIterator<Item = String>) {
     }
 }
 
-/// The findings grouped as a quiet report lists them: the same rule, severity and
-/// Kustomization, and the same message but for the clusters it names ([`Group`]). Groups
-/// are in the order of their first finding.
-#[must_use]
-pub fn alike<'f>(findings: &[&'f Finding]) -> Vec<Group<'f>> {
-    type Key<'a> = (&'a str, Severity, Option<&'a str>, Vec<String>, Vec<Cut>);
-    // The same finding in several clusters: all but the own cluster the same.
-    let mut same: Vec<(Vec<&'f Finding>, Vec<String>, Vec<Cut>)> = Vec::new();
-    let mut index: BTreeMap<Key<'f>, usize> = BTreeMap::new();
-    for f in findings {
+/// Findings with the same rule, severity, Kustomization and message cut at the same
+/// clusters (each with where it is in the list given), the pieces and the cuts.
+type Same<'f> = (Vec<(usize, &'f Finding)>, Vec<String>, Vec<Cut>);
+
+/// What a quiet report groups first: findings the same but for their own cluster.
+type SameKey<'a> = (&'a str, Severity, Option<&'a str>, Vec<String>, Vec<Cut>);
+
+/// What a quiet report groups next: findings of one cluster cut at the same places.
+type Shape<'a> = (
+    &'a str,
+    Severity,
+    Option<&'a str>,
+    Option<&'a str>,
+    Vec<String>,
+    Vec<bool>,
+);
+
+/// The findings the same in all but their own cluster, in the order of the first of each.
+fn same_but_own<'f>(findings: &[&'f Finding]) -> Vec<Same<'f>> {
+    let mut same: Vec<Same<'f>> = Vec::new();
+    let mut index: BTreeMap<SameKey<'f>, usize> = BTreeMap::new();
+    for (at, f) in findings.iter().enumerate() {
         let (pieces, cuts) = template(f);
         let key = (
             f.rule,
@@ -177,46 +189,35 @@ pub fn alike<'f>(findings: &[&'f Finding]) -> Vec<Group<'f>> {
             pieces.clone(),
             cuts.clone(),
         );
-        match index.get(&key) {
-            Some(&i) => same[i].0.push(f),
-            None => {
-                index.insert(key, same.len());
-                same.push((vec![f], pieces, cuts));
-            }
+        if let Some(&i) = index.get(&key) {
+            same[i].0.push((at, f));
+        } else {
+            index.insert(key, same.len());
+            same.push((vec![(at, f)], pieces, cuts));
         }
     }
-    // Those of one cluster whose messages differ in the other cluster they name, at one
-    // cut: one group when no other cut differs.
-    type Shape<'a> = (
-        &'a str,
-        Severity,
-        Option<&'a str>,
-        Option<&'a str>,
-        Vec<String>,
-        Vec<bool>,
-    );
-    let own = |members: &[&'f Finding]| -> Option<Option<&'f str>> {
-        let first = members[0].cluster.as_deref();
-        members
-            .iter()
-            .all(|f| f.cluster.as_deref() == first)
-            .then_some(first)
-    };
-    let mut shapes: BTreeMap<Shape<'f>, Vec<usize>> = BTreeMap::new();
+    same
+}
+
+/// Which of `same` join another (index to the index of the one they join): those of one
+/// cluster whose messages differ in the other cluster they name at one cut, and nowhere
+/// else.
+fn joined(same: &[Same<'_>]) -> BTreeMap<usize, usize> {
+    let mut shapes: BTreeMap<Shape<'_>, Vec<usize>> = BTreeMap::new();
     for (i, (members, pieces, cuts)) in same.iter().enumerate() {
-        let Some(cluster) = own(members) else {
-            continue;
-        };
-        if !cuts.iter().any(|c| matches!(c, Cut::Other(_))) {
+        let first = members[0].1;
+        let cluster = first.cluster.as_deref();
+        if members.iter().any(|(_, f)| f.cluster.as_deref() != cluster)
+            || !cuts.iter().any(|c| matches!(c, Cut::Other(_)))
+        {
             continue;
         }
-        let f = members[0];
         let shape = cuts.iter().map(|c| matches!(c, Cut::Own)).collect();
         shapes
             .entry((
-                f.rule,
-                f.severity,
-                f.kustomization.as_deref(),
+                first.rule,
+                first.severity,
+                first.kustomization.as_deref(),
                 cluster,
                 pieces.clone(),
                 shape,
@@ -224,7 +225,7 @@ pub fn alike<'f>(findings: &[&'f Finding]) -> Vec<Group<'f>> {
             .or_default()
             .push(i);
     }
-    let mut merged_into: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut out = BTreeMap::new();
     for list in shapes.values().filter(|l| l.len() > 1) {
         let cuts = |i: usize| &same[i].2;
         let differ = (0..cuts(list[0]).len())
@@ -232,43 +233,56 @@ pub fn alike<'f>(findings: &[&'f Finding]) -> Vec<Group<'f>> {
             .count();
         if differ <= 1 {
             for &i in &list[1..] {
-                merged_into.insert(i, list[0]);
+                out.insert(i, list[0]);
             }
         }
     }
-    let mut groups: Vec<Group<'f>> = Vec::new();
+    out
+}
+
+/// The findings grouped as a quiet report lists them: the same rule, severity and
+/// Kustomization, and the same message but for the clusters it names ([`Group`]). Groups
+/// are in the order of their first finding, and so are the members of each.
+#[must_use]
+pub fn alike<'f>(findings: &[&'f Finding]) -> Vec<Group<'f>> {
+    let same = same_but_own(findings);
+    let joins = joined(&same);
+    let mut groups: Vec<(Vec<(usize, &'f Finding)>, Group<'f>)> = Vec::new();
     let mut at: BTreeMap<usize, usize> = BTreeMap::new();
-    for (i, (members, pieces, cuts)) in same.iter().enumerate() {
-        let clusters: Vec<String> = members.iter().filter_map(|f| f.cluster.clone()).collect();
+    for (i, (members, pieces, cuts)) in same.into_iter().enumerate() {
+        let clusters: Vec<String> = members
+            .iter()
+            .filter_map(|(_, f)| f.cluster.clone())
+            .collect();
         let fills = cuts.iter().map(|c| match c {
             Cut::Own => clusters.clone(),
             Cut::Other(name) => vec![name.clone()],
         });
-        if let Some(g) = merged_into.get(&i).and_then(|head| at.get(head)) {
-            let g = &mut groups[*g];
-            g.members.extend(members);
-            for (fill, names) in g.fills.iter_mut().zip(fills) {
-                add_once(fill, names);
-            }
-            continue;
-        }
-        at.insert(i, groups.len());
-        let mut group = Group {
-            members: members.clone(),
-            pieces: pieces.clone(),
-            fills: vec![Vec::new(); cuts.len()],
+        let g = if let Some(&g) = joins.get(&i).and_then(|head| at.get(head)) {
+            groups[g].0.extend(members);
+            g
+        } else {
+            at.insert(i, groups.len());
+            let group = Group {
+                members: Vec::new(),
+                pieces,
+                fills: vec![Vec::new(); cuts.len()],
+            };
+            groups.push((members, group));
+            groups.len() - 1
         };
-        for (fill, names) in group.fills.iter_mut().zip(fills) {
+        for (fill, names) in groups[g].1.fills.iter_mut().zip(fills) {
             add_once(fill, names);
         }
-        groups.push(group);
-    }
-    // Merged members are listed after the group's first ones: keep the order given.
-    for g in &mut groups {
-        g.members
-            .sort_by_key(|f| findings.iter().position(|x| std::ptr::eq(*x, *f)));
     }
     groups
+        .into_iter()
+        .map(|(mut members, mut g)| {
+            members.sort_by_key(|(at, _)| *at);
+            g.members = members.into_iter().map(|(_, f)| f).collect();
+            g
+        })
+        .collect()
 }
 
 impl Group<'_> {
@@ -415,12 +429,11 @@ pub fn by_source(findings: &[Finding]) -> Vec<SourceGroup<'_>> {
             continue;
         };
         let key = (f.cluster.as_deref(), f.rule, f.severity, file);
-        match index.get(&key) {
-            Some(&i) => groups[i].members.push(f),
-            None => {
-                index.insert(key, groups.len());
-                groups.push(SourceGroup { members: vec![f] });
-            }
+        if let Some(&i) = index.get(&key) {
+            groups[i].members.push(f);
+        } else {
+            index.insert(key, groups.len());
+            groups.push(SourceGroup { members: vec![f] });
         }
     }
     groups

@@ -170,7 +170,7 @@ fn host_form(v: &str) -> Option<&'static str> {
 struct Texts<'a> {
     clusters: &'a [ClusterRender],
     inputs: &'a [LiteralInput],
-    texts: Vec<Option<String>>,
+    made: Vec<Option<String>>,
 }
 
 impl<'a> Texts<'a> {
@@ -178,13 +178,13 @@ impl<'a> Texts<'a> {
         Texts {
             clusters,
             inputs,
-            texts: vec![None; clusters.len()],
+            made: vec![None; clusters.len()],
         }
     }
 
     fn of(&mut self, ci: usize) -> &str {
         let (clusters, inputs) = (self.clusters, self.inputs);
-        self.texts[ci].get_or_insert_with(|| {
+        self.made[ci].get_or_insert_with(|| {
             let mut out = String::new();
             for k in &clusters[ci].kustomizations {
                 let Some(t) = template_of(k) else { continue };
