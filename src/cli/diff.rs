@@ -478,11 +478,15 @@ fn change_checks(
         Head::Rendered(r) => Some(r.as_ref()),
         Head::Stored(_) => None,
     };
+    // The files the change touches: a hazard points at the one it came from.
+    let changed = head_render
+        .map(|r| crate::source::changed_between(&pair.base.known.digests, r.tree.digests()));
     args.checks.run(
         &pair.base.clusters,
         pair.head.clusters(),
         head_render,
         sides.as_ref(),
+        changed.as_ref(),
     )
 }
 
@@ -697,7 +701,11 @@ pub(crate) fn run_diff(args: &DiffArgs, layout: crate::report::layout::Layout) -
     let filters = args.view.filters(&pair.config_strip)?;
     let checks = change_checks(args, &pair, &opts)?;
     let mut summary = crate::report::review::diff_review(diff, &images);
-    checks.add_to_review(&mut summary);
+    // JSON keeps every hazard; a report for people groups those of one source file.
+    checks.add_to_review(
+        &mut summary,
+        !layout.verbose && !matches!(args.format, DiffFormat::Json),
+    );
     let analysis = review::analysis::analyze(&summary, &filters);
     let mut json = report::diff_json(diff);
     crate::report::review::add_to_json(&mut json, diff, &analysis);
@@ -795,7 +803,10 @@ pub(crate) fn run_prove(args: &ProveArgs, layout: crate::report::layout::Layout)
     };
     let filters = args.diff.view.filters(&config_strip)?;
     let mut summary = crate::report::review::prove_review(&proof, &images);
-    checks.add_to_review(&mut summary);
+    checks.add_to_review(
+        &mut summary,
+        !layout.verbose && !matches!(args.diff.format, DiffFormat::Json),
+    );
     if checks.errors() > 0 {
         summary.notes.insert(
             0,

@@ -50,8 +50,9 @@ pub struct Cli {
     /// fit 80 columns: long names shortened in the middle, sentences wrapped).
     #[arg(long, global = true, hide_short_help = true)]
     wide: bool,
-    /// Text reports: also say how the work was done (builders, the build cache, what a diff
-    /// took from base, per-Kustomization audit counts).
+    /// Text reports: list every finding (info too, each alike one and each note on its own)
+    /// and say how the work was done (builders, the build cache, what a diff took from base,
+    /// per-Kustomization audit counts).
     #[arg(long, short = 'v', global = true, hide_short_help = true)]
     verbose: bool,
 }

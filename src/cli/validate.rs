@@ -1,6 +1,7 @@
 //! `fluxsim validate`: will it apply? Every rendered object checked against its schema as
 //! the API server checks kustomize-controller's server-side apply.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::validate::KubeVersion;
@@ -322,6 +323,57 @@ pub(crate) struct AuditTrees<'a> {
     pub(crate) strict: bool,
 }
 
+/// Backticks mark code in the review's sentences: the repository's text must not.
+fn unticked(s: &str) -> String {
+    s.replace('`', "'")
+}
+
+/// A finding as a sentence of the review: `error `FS310` at `file:line`: message`.
+fn hazard(f: &crate::finding::Finding) -> String {
+    let at = f
+        .location
+        .as_ref()
+        .map(|l| format!(" at `{}`", unticked(&l.to_string())))
+        .unwrap_or_default();
+    format!("{} `{}`{at}: {}", f.severity, f.rule, unticked(&f.message))
+}
+
+/// How many Kustomizations a grouped hazard names before `and N more`.
+const HAZARD_NAMES_SHOWN: usize = 5;
+
+/// The hazards of one source file as one sentence: the first's, the Kustomizations they
+/// are in, and how many there are.
+fn grouped_hazard(g: &crate::report::quiet::SourceGroup<'_>) -> String {
+    let first = g.members[0];
+    if g.members.len() == 1 {
+        return hazard(first);
+    }
+    let ks = g.kustomizations();
+    let mut names = ks
+        .iter()
+        .take(HAZARD_NAMES_SHOWN)
+        .map(|k| format!("`{}`", unticked(k)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if ks.len() > HAZARD_NAMES_SHOWN {
+        let _ = write!(names, " and {} more", ks.len() - HAZARD_NAMES_SHOWN);
+    }
+    let at = first
+        .location
+        .as_ref()
+        .map(|l| format!(" at `{}`", unticked(&l.to_string())))
+        .unwrap_or_default();
+    format!(
+        "{} `{}`{at}, in {} ({}): {}; {} in all from this file (`-o json` lists each)",
+        first.severity,
+        first.rule,
+        crate::report::plural(ks.len(), "Kustomization"),
+        names,
+        unticked(&first.message),
+        crate::report::plural(g.members.len(), "hazard"),
+    )
+}
+
 /// Rules the audit of a change leaves to the diff, which says them in its own words: a
 /// Kustomization that failed or never reconciled (FS100) is a failure or "not compared".
 const SAID_BY_DIFF: [&str; 1] = ["FS100"];
@@ -345,16 +397,18 @@ const SAID_BY_REVIEW: [&str; 4] = ["FS320", "FS321", "FS322", "FS323"];
 
 impl DiffValidate {
     /// Checks the change from `base` to `head`; `head_render` is head's render when this run
-    /// made it (its tree locates findings and holds `fluxsim.toml`).
+    /// made it (its tree locates findings and holds `fluxsim.toml`); `changed` the files
+    /// that differ between the two (a hazard is located in the one it came from).
     pub(crate) fn run(
         &self,
         base: &[crate::model::ClusterRender],
         head: &[crate::model::ClusterRender],
         head_render: Option<&RepoRender>,
         trees: Option<&AuditTrees<'_>>,
+        changed: Option<&std::collections::BTreeSet<String>>,
     ) -> anyhow::Result<ChangeChecks> {
         let fs = head_render.map(|r| r.tree.fs());
-        let hazards = validate::change_hazards(base, head, fs);
+        let hazards = validate::change_hazards(base, head, fs, changed);
         let validation = if self.validate {
             let opts = match head_render {
                 Some(r) => self.schema.options(r)?,
@@ -436,37 +490,43 @@ impl ChangeChecks {
             .max()
     }
 
-    /// Adds the findings to the review's hazards of their cluster, as sentences.
-    pub(crate) fn add_to_review(&self, review: &mut crate::review::model::Review) {
-        let shown = self
+    /// Adds the findings to the review's hazards of their cluster, as sentences; with
+    /// `group` (a report for people, not `--verbose`), the apply hazards of one cluster, rule
+    /// and source file as one sentence that lists their Kustomizations (one edit of a
+    /// shared component: one hazard, at the component's file).
+    pub(crate) fn add_to_review(&self, review: &mut crate::review::model::Review, group: bool) {
+        let apply: Vec<crate::finding::Finding> = self
             .hazards
             .iter()
             .filter(|f| !SAID_BY_REVIEW.contains(&f.rule))
-            .chain(
-                self.validation
-                    .iter()
-                    .flatten()
-                    .filter(|f| f.severity >= crate::finding::Severity::Warning),
-            )
+            .cloned()
+            .collect();
+        let mut sentences: Vec<(Option<String>, String)> = Vec::new();
+        if group {
+            for g in crate::report::quiet::by_source(&apply) {
+                let f = g.members[0];
+                sentences.push((f.cluster.clone(), grouped_hazard(&g)));
+            }
+        } else {
+            sentences.extend(apply.iter().map(|f| (f.cluster.clone(), hazard(f))));
+        }
+        let others = self
+            .validation
+            .iter()
+            .flatten()
+            .filter(|f| f.severity >= crate::finding::Severity::Warning)
             .chain(self.audit.iter().flatten())
             .chain(self.graph.iter().flatten());
-        for f in shown {
+        sentences.extend(others.map(|f| (f.cluster.clone(), hazard(f))));
+        for (cluster, sentence) in sentences {
             let Some(c) = review
                 .clusters
                 .iter_mut()
-                .find(|c| Some(c.name.as_str()) == f.cluster.as_deref())
+                .find(|c| Some(c.name.as_str()) == cluster.as_deref())
             else {
                 continue;
             };
-            // Backticks mark code in these sentences: the repository's text must not.
-            let message = f.message.replace('`', "'");
-            let at = f
-                .location
-                .as_ref()
-                .map(|l| format!(" at `{}`", l.to_string().replace('`', "'")))
-                .unwrap_or_default();
-            c.hazards
-                .push(format!("{} `{}`{at}: {message}", f.severity, f.rule));
+            c.hazards.push(sentence);
         }
     }
 

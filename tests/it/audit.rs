@@ -96,12 +96,22 @@ fn audit_reports_exactly_the_planted_findings_at_their_file_and_line() {
             13,
         ));
     }
+    // Prod's host name as a literal in dev: an error, at the literal, not at the comment
+    // above it that names the same host. Prod's storage class, a name prod writes as a
+    // literal too: a warning. Prod's host in a comment of an embedded file: nothing.
     want.insert((
         "FS110".into(),
         "error".into(),
         "dev".into(),
         "apps/leak/configmap.yaml".into(),
-        8,
+        9,
+    ));
+    want.insert((
+        "FS110".into(),
+        "warning".into(),
+        "dev".into(),
+        "apps/leak/configmap.yaml".into(),
+        12,
     ));
     let got = found(&planted().json);
     let missing: Vec<_> = want.difference(&got).collect();
@@ -198,17 +208,21 @@ fn fleet_audits_clean() {
 }
 
 #[test]
-fn text_leads_with_the_verdict_and_groups_by_cluster_with_counts_when_verbose() {
+fn text_leads_with_the_verdict_lists_hazards_quietly_and_groups_by_cluster_when_verbose() {
     let out = &fleet().text.stdout;
-    assert!(
-        out.starts_with("audit: no hazards, 2 info in 18 Kustomizations of 2 clusters\n"),
-        "{out}"
+    // Quiet by default: no hazard to list, the two info findings counted.
+    assert_eq!(
+        out,
+        "audit: no hazards, 2 info in 18 Kustomizations of 2 clusters\n\
+         2 info: `--verbose` lists them\n"
     );
-    assert!(out.contains("\ncluster dev\n"), "{out}");
-    assert!(out.contains("\ncluster prod\n"), "{out}");
-    // The counts of each Kustomization, and of the checks, with --verbose.
+    // The counts of each Kustomization, and of the checks, with --verbose; every finding by
+    // cluster.
     let verbose = crate::common::fluxsim(&["audit", "testdata/fleet", "--verbose", "--wide"]);
     let out = &verbose.stdout;
+    assert!(out.contains("\ncluster dev\n"), "{out}");
+    assert!(out.contains("\ncluster prod\n"), "{out}");
+    assert!(out.contains("info[FS107]"), "{out}");
     // apps-vms: 3 files; 13 cluster vars; 8 distinct names referenced (README of the fleet).
     assert!(
         out.contains(
@@ -223,27 +237,43 @@ fn text_leads_with_the_verdict_and_groups_by_cluster_with_counts_when_verbose() 
     );
     let planted_text = &planted().text;
     assert_eq!(planted_text.code, 1);
+    // A hazard of a shared file in both clusters is one entry naming them.
     assert!(
         planted_text
             .stdout
-            .contains("  apps/undefined/deployment.yaml:23:22: error[FS103]: `${MISSING_TOKEN}`"),
+            .contains("apps/undefined/deployment.yaml:23:22: error[FS103]: `${MISSING_TOKEN}`"),
         "{}",
         planted_text.stdout
     );
-    // In each cluster, errors come first, then warnings, then info: the hazards the verdict
-    // counts are not below the notes.
+    assert_eq!(
+        planted_text.stdout.matches("error[FS103]").count(),
+        1,
+        "{}",
+        planted_text.stdout
+    );
+    assert!(
+        !planted_text.stdout.contains("info["),
+        "{}",
+        planted_text.stdout
+    );
+    // Errors come first, then warnings: the hazards the verdict counts lead.
+    let rank = |l: &str| ["error[", "warning["].iter().position(|w| l.contains(w));
+    let ranks: Vec<usize> = planted_text.stdout.lines().filter_map(rank).collect();
+    assert!(ranks.len() > 2, "{}", planted_text.stdout);
+    assert!(ranks.windows(2).all(|w| w[0] <= w[1]), "{ranks:?}");
+    // With --verbose, in each cluster, errors, then warnings, then info.
+    let verbose = crate::common::fluxsim(&["audit", "testdata/audit", "--verbose"]);
     let rank = |l: &str| {
         ["error[", "warning[", "info["]
             .iter()
             .position(|w| l.contains(w))
     };
-    for cluster in planted_text.stdout.split("\ncluster ").skip(1) {
-        let ranks: Vec<usize> = cluster.lines().filter_map(rank).collect();
-        assert!(ranks.len() > 2, "{cluster}");
-        assert!(
-            ranks.windows(2).all(|w| w[0] <= w[1]),
-            "{ranks:?}\n{cluster}"
-        );
+    for cluster in verbose.stdout.split("\ncluster ").skip(1) {
+        for path in cluster.split("\n  path=").skip(1) {
+            let ranks: Vec<usize> = path.lines().filter_map(rank).collect();
+            assert!(ranks.windows(2).all(|w| w[0] <= w[1]), "{ranks:?}\n{path}");
+        }
+        assert!(cluster.contains("info["), "{cluster}");
     }
 }
 
@@ -341,12 +371,19 @@ fn sarif_results_carry_rule_level_and_file_line() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|r| r["ruleId"] == "FS110")
+        .find(|r| r["ruleId"] == "FS110" && r["level"] == "error")
         .unwrap();
-    assert_eq!(r["level"], "error");
     let loc = &r["locations"][0]["physicalLocation"];
     assert_eq!(loc["artifactLocation"]["uri"], "apps/leak/configmap.yaml");
-    assert_eq!(loc["region"]["startLine"], 8);
+    assert_eq!(loc["region"]["startLine"], 9);
+    // FS110's default is a warning; the error is graded up (a host name).
+    let fs110 = run["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "FS110")
+        .unwrap();
+    assert_eq!(fs110["defaultConfiguration"]["level"], "warning");
 }
 
 #[test]

@@ -29,6 +29,7 @@ mod layers;
 mod native_builder;
 mod network;
 mod origins;
+mod quiet;
 mod render;
 mod resourcesets;
 mod review;

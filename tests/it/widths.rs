@@ -8,8 +8,10 @@ use crate::common::{commit_all, fluxsim_in, repo_from};
 
 const REPORTS: [&str; 6] = ["render", "audit", "graph", "images", "compare", "validate"];
 
-const SHAPES: [&str; 11] = [
+const SHAPES: [&str; 12] = [
     "testdata/fleet",
+    // Many findings alike: the quiet report's grouped entries and "and N more" fit too.
+    "testdata/noisy",
     "testdata/shapes/env-overlays",
     "testdata/shapes/oci-fleet",
     "testdata/shapes/bootstrap-helmfile",

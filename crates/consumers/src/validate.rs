@@ -427,9 +427,38 @@ fn locate(
     o: &crate::artifact::ArtifactObject,
     path: &str,
 ) -> Location {
+    locate_changed(files, k, o, path, None)
+}
+
+/// [`locate`], and for an object whose origin the render did not record, its source file
+/// found among the files its Kustomization's build read (`inputs`): of those that declare
+/// it (its kind and name), one `changed` holds; else the one input `changed` holds (a
+/// component's patch that changed it); else the one that declares it. The Kustomization's
+/// folder when none is found.
+fn locate_changed(
+    files: &mut Sources<'_>,
+    k: &KustomizationRender,
+    o: &crate::artifact::ArtifactObject,
+    path: &str,
+    changed: Option<&BTreeSet<String>>,
+) -> Location {
     let names = source_names(k, &o.id.name);
+    let found;
+    let origin = match (&o.origin, &k.inputs) {
+        (Some(origin), _) => Some(origin),
+        (None, Some(inputs)) => {
+            found = source_of(files, inputs, &o.id.kind, &names, changed).map(|file| {
+                crate::artifact::Origin {
+                    path: Some(file),
+                    configured_in: None,
+                }
+            });
+            found.as_ref()
+        }
+        (None, None) => None,
+    };
     let obj = ObjectRef {
-        origin: o.origin.as_ref(),
+        origin,
         kind: &o.id.kind,
         names: &names,
         fallback_dir: k.build_path.as_deref().unwrap_or(&k.kustomization.path),
@@ -439,6 +468,43 @@ fn locate(
     } else {
         files.find_field(obj, path).location
     }
+}
+
+/// The source file of an object among a build's input files (see [`locate_changed`]).
+fn source_of(
+    files: &mut Sources<'_>,
+    inputs: &BTreeSet<String>,
+    kind: &str,
+    names: &[String],
+    changed: Option<&BTreeSet<String>>,
+) -> Option<String> {
+    let is_changed = |f: &String| changed.is_some_and(|c| c.contains(f));
+    let mut declaring = Vec::new();
+    for f in inputs.iter().filter(|f| is_manifest(f)) {
+        let Some(text) = files.text(f) else { continue };
+        if names
+            .iter()
+            .any(|n| crate::locate::object_line(text, kind, n).is_some())
+        {
+            declaring.push(f);
+        }
+    }
+    if let Some(f) = declaring.iter().find(|f| is_changed(f)) {
+        return Some((*f).clone());
+    }
+    let changed_inputs: Vec<&String> = inputs.iter().filter(|f| is_changed(f)).collect();
+    if let [one] = changed_inputs.as_slice() {
+        return Some((*one).clone());
+    }
+    match declaring.as_slice() {
+        [one] => Some((*one).clone()),
+        _ => None,
+    }
+}
+
+/// A YAML or JSON file (what can declare an object).
+fn is_manifest(f: &str) -> bool {
+    [".yaml", ".yml", ".json"].iter().any(|e| f.ends_with(e))
 }
 
 /// A kubeschema finding as fluxsim's.
@@ -505,14 +571,18 @@ fn owner_names(c: &ClusterRender) -> Vec<String> {
 /// (a cluster added or removed applies or deletes everything; that is not a change of an
 /// object). Only Kustomizations rendered in both revisions are compared: an object of one
 /// that failed or was not rendered is neither changed nor deleted.
-/// `head_fs` is head's source, when the caller has it (objects are then located at their
-/// line when the render tracked origins); objects deleted are located by their base
-/// Kustomization's folder.
+/// `head_fs` is head's source, when the caller has it: objects are then located at their
+/// line, through the origins the render tracked, else through the files their build read,
+/// preferring those in `changed` (the files that differ between the revisions, when the
+/// caller knows them): the component or base a change came from, rather than each
+/// Kustomization's folder. Objects deleted are located by their base Kustomization's
+/// folder.
 #[must_use]
 pub fn change_hazards(
     base: &[ClusterRender],
     head: &[ClusterRender],
     head_fs: Option<&crate::source::SourceFs>,
+    changed: Option<&BTreeSet<String>>,
 ) -> Vec<Finding> {
     let none = crate::source::SourceFs::empty("/nonexistent".into());
     let mut files = Sources::new(head_fs.unwrap_or(&none));
@@ -552,7 +622,7 @@ pub fn change_hazards(
             let (k, place) = if let Some((ki, oi)) = find(&h) {
                 let k = &hc.kustomizations[ki];
                 let o = &k.artifact.as_ref().expect("rendered").objects[oi];
-                (k, locate(&mut files, k, o, &f.path))
+                (k, locate_changed(&mut files, k, o, &f.path, changed))
             } else if let Some((ki, oi)) = find(&b) {
                 let k = &bc.kustomizations[ki];
                 let o = &k.artifact.as_ref().expect("rendered").objects[oi];

@@ -80,6 +80,7 @@ impl Occurrences {
             text,
             nth,
             whole_word: false,
+            code_only: false,
         }
     }
 }

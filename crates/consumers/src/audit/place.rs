@@ -26,6 +26,8 @@ pub(crate) struct Needle<'a> {
     pub(crate) nth: usize,
     /// Only occurrences not glued to a word (`[A-Za-z0-9._-]`) on either side.
     pub(crate) whole_word: bool,
+    /// Only occurrences before a `#` comment of their line ([`comment_start`]).
+    pub(crate) code_only: bool,
 }
 
 /// The object whose source is searched.
@@ -236,7 +238,15 @@ fn nth_in_lines(
         .skip(start)
         .take(end.saturating_sub(start))
     {
+        let code = if n.code_only {
+            comment_start(line).unwrap_or(line.len())
+        } else {
+            line.len()
+        };
         for (at, _) in line.match_indices(n.text) {
+            if at + n.text.len() > code {
+                break;
+            }
             let before = line[..at].chars().next_back();
             let after = line[at + n.text.len()..].chars().next();
             if n.whole_word && (before.is_some_and(is_word_char) || after.is_some_and(is_word_char))
@@ -249,6 +259,33 @@ fn nth_in_lines(
             }
             seen += 1;
         }
+    }
+    None
+}
+
+/// Where a `#` comment starts on a line of YAML (or of a script or config file a block
+/// scalar holds, which comment the same way): a `#` at the start of the line or after a
+/// space or tab, outside a quoted scalar. `None` when the line has none.
+pub(crate) fn comment_start(line: &str) -> Option<usize> {
+    let mut quote: Option<char> = None;
+    let mut prev: Option<char> = None;
+    for (at, c) in line.char_indices() {
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            }
+        } else {
+            let starts_token =
+                prev.is_none_or(|p| p.is_whitespace() || matches!(p, ':' | '[' | '{' | ','));
+            if c == '#' && prev.is_none_or(|p| p == ' ' || p == '\t') {
+                return Some(at);
+            }
+            // A quote opens a quoted scalar only where a scalar starts (`it's` does not).
+            if matches!(c, '"' | '\'') && starts_token {
+                quote = Some(c);
+            }
+        }
+        prev = Some(c);
     }
     None
 }
@@ -287,6 +324,7 @@ mod tests {
             text: "${V}",
             nth,
             whole_word: false,
+            code_only: false,
         };
         assert_eq!(nth_in_lines(FILE, n(0), 8, 15), Some((14, 7, true)));
         assert_eq!(nth_in_lines(FILE, n(1), 8, 15), Some((15, 6, false)));
@@ -300,8 +338,35 @@ mod tests {
             text: "example.net",
             nth: 0,
             whole_word: true,
+            code_only: false,
         };
         assert_eq!(nth_in_lines(text, n, 0, 2), Some((2, 4, false)));
+    }
+
+    #[test]
+    fn a_comment_starts_at_a_hash_after_a_space_outside_quotes() {
+        assert_eq!(comment_start("# all of it"), Some(0));
+        assert_eq!(comment_start("  a: b # c"), Some(7));
+        assert_eq!(comment_start("a: b#c"), None);
+        assert_eq!(comment_start("a: \"b # c\""), None);
+        assert_eq!(comment_start("a: 'b # c' # d"), Some(11));
+        assert_eq!(comment_start("url: http://x/#/y"), None);
+        assert_eq!(comment_start("it's # d"), Some(5));
+    }
+
+    #[test]
+    fn code_only_needles_skip_what_a_comment_says() {
+        let text = "# storage: local-hostpath\nkind: X\nclass: local-hostpath # local-hostpath\n";
+        let n = Needle {
+            text: "local-hostpath",
+            nth: 0,
+            whole_word: true,
+            code_only: true,
+        };
+        assert_eq!(nth_in_lines(text, n, 0, 3), Some((3, 8, false)));
+        assert_eq!(nth_in_lines(text, Needle { nth: 1, ..n }, 0, 3), None);
+        let only_comment = "kind: X\n# class: local-hostpath\n";
+        assert_eq!(nth_in_lines(only_comment, n, 0, 2), None);
     }
 }
 

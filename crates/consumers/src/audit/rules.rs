@@ -115,10 +115,14 @@ pub const UNUSED_VAR: Rule = Rule {
 pub const OTHER_CLUSTER_LITERAL: Rule = Rule {
     id: "FS110",
     name: "other-cluster-value",
-    severity: Severity::Error,
+    severity: Severity::Warning,
     summary: "A var's value in another cluster appears as a literal in this cluster's render \
-              (a dev address shipping to prod).",
-    help: "Replace the literal with a reference to the var.",
+              (a dev address shipping to prod; never in a comment). An error when the literal \
+              is specific to that cluster: an IP address or network, a host name (or a URL's \
+              host), or a value no other cluster's vars or templates use as a word; else a \
+              warning (a common name may be meant).",
+    help: "Replace the literal with a reference to the var; if the value is meant (a name \
+           both clusters use), nothing to do.",
 };
 
 /// A substituteFrom source whose values are SOPS-encrypted.

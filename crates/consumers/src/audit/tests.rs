@@ -328,7 +328,7 @@ fn invalid_inline_var_name_fails_the_kustomization_and_unused_inline_var_is_info
 }
 
 #[test]
-fn other_clusters_value_as_a_literal_is_an_error_unless_generic() {
+fn other_clusters_host_as_a_literal_is_an_error_and_generic_values_are_not_searched() {
     let yaml = configmap("  A: https://api.prod.example.net/\n  B: info\n  C: ${HOST} ${LEVEL}\n");
     let dev = render(
         "a",
@@ -346,6 +346,110 @@ fn other_clusters_value_as_a_literal_is_an_error_unless_generic() {
     assert_eq!(rules(&f), [("FS110", Severity::Error)]);
     assert_eq!(f[0].cluster.as_deref(), Some("dev"));
     assert!(f[0].message.contains("`api.prod.example.net`"));
+    assert!(
+        f[0].message.ends_with("a host name, specific to prod"),
+        "{}",
+        f[0].message
+    );
+}
+
+/// Three clusters sharing `STORAGE` and `MONITORING_NS`; `yaml_of(cluster)` is the template
+/// each renders besides the references.
+fn three_clusters(yaml_of: impl Fn(&str) -> String) -> Vec<ClusterRender> {
+    let values = [
+        ("dev", "ceph-block", "10.0.1.5"),
+        ("prod", "local-hostpath", "10.0.2.5"),
+        ("lab", "nfs-client", "10.0.3.5"),
+    ];
+    values
+        .iter()
+        .map(|(c, storage, db)| {
+            let yaml = configmap(&format!("  S: ${{STORAGE}}\n  D: ${{DB}}\n{}", yaml_of(c)));
+            cluster(
+                c,
+                vec![render(
+                    "a",
+                    &substituting(),
+                    &yaml,
+                    &[("STORAGE", storage), ("DB", db)],
+                )],
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn other_clusters_value_that_another_cluster_uses_as_a_word_is_a_warning() {
+    // dev names prod's storage class literally, and so does lab: a common name, perhaps
+    // meant (a warning that says who else uses it).
+    let f = audit(&three_clusters(|c| match c {
+        "dev" | "lab" => "  X: local-hostpath\n".to_string(),
+        _ => String::new(),
+    }));
+    let dev: Vec<&Finding> = f
+        .iter()
+        .filter(|f| f.cluster.as_deref() == Some("dev"))
+        .collect();
+    assert_eq!(dev.len(), 1, "{f:#?}");
+    assert_eq!(dev[0].severity, Severity::Warning);
+    assert!(
+        dev[0]
+            .message
+            .contains("lab's templates use it as a word too"),
+        "{}",
+        dev[0].message
+    );
+}
+
+#[test]
+fn other_clusters_value_no_other_cluster_uses_is_an_error_and_an_address_always_is() {
+    let f = audit(&three_clusters(|c| match c {
+        "dev" => "  X: local-hostpath\n  Y: 10.0.2.5\n".to_string(),
+        _ => String::new(),
+    }));
+    let mut got: Vec<(Severity, bool)> = f
+        .iter()
+        .map(|f| (f.severity, f.message.contains("`10.0.2.5`")))
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [(Severity::Error, false), (Severity::Error, true)],
+        "{f:#?}"
+    );
+    assert!(
+        f.iter()
+            .any(|f| f.message.ends_with("an IP address, specific to prod")),
+        "{f:#?}"
+    );
+    assert!(
+        f.iter().any(|f| f
+            .message
+            .ends_with("no other cluster's vars or templates use it, so it is specific to prod")),
+        "{f:#?}"
+    );
+    // Prod's own templates naming it too: it is a word there, not only prod's value.
+    let f = audit(&three_clusters(|c| match c {
+        "dev" | "prod" => "  X: local-hostpath\n".to_string(),
+        _ => String::new(),
+    }));
+    assert_eq!(rules(&f), [("FS110", Severity::Warning)], "{f:#?}");
+    assert!(
+        f[0].message
+            .contains("prod's own templates use it as a literal too"),
+        "{}",
+        f[0].message
+    );
+}
+
+#[test]
+fn other_clusters_value_in_a_comment_of_an_embedded_file_is_not_a_literal() {
+    // A values file in a ConfigMap: prod's address only in a comment of it.
+    let f = audit(&three_clusters(|c| match c {
+        "dev" => "  values.yaml: |\n    # db: 10.0.2.5\n    db: local\n".to_string(),
+        _ => String::new(),
+    }));
+    assert!(f.is_empty(), "{f:#?}");
 }
 
 // kustomize-controller reads a SOPS-encrypted substituteFrom Secret as it is when the

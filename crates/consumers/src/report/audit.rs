@@ -1,5 +1,5 @@
-//! Printing an audit: text grouped by cluster and path for people, stable JSON for programs
-//! (SARIF comes from `report::findings`).
+//! Printing an audit: text for people (errors and warnings; with `--verbose` every finding,
+//! by cluster and path), stable JSON for programs (SARIF comes from `report::findings`).
 
 use std::fmt::Write as _;
 
@@ -11,10 +11,11 @@ use super::layout::Layout;
 use crate::audit::Audit;
 use crate::finding::Finding;
 
-/// The verdict first (hazards, info, on how many Kustomizations), then per cluster its
-/// findings, wrapped at 80 columns (`--wide`: one line each). `--verbose` also gives, per
-/// Kustomization path, a line of counts (`path=./apps/vms files=3 defined=13 referenced=7
-/// hazards=0`) with its findings under it.
+/// The verdict first (hazards, info, on how many Kustomizations), then the errors and
+/// warnings, a finding of several clusters once (`report::quiet`), and how many info
+/// findings there are; wrapped at 80 columns (`--wide`: one line each). `--verbose` lists
+/// every finding as it is, per cluster and per Kustomization path under a line of counts
+/// (`path=./apps/vms files=3 defined=13 referenced=7 hazards=0`).
 #[must_use]
 pub fn audit_text(a: &Audit, layout: Layout) -> String {
     let [info, warnings, errors] = counts(&a.findings);
@@ -61,42 +62,43 @@ pub fn audit_text(a: &Audit, layout: Layout) -> String {
         verdict.push_str(" (--no-strict)");
     }
     let mut out = layout.wrap("", &verdict, "  ");
+    if !layout.verbose {
+        // Quiet: errors and warnings, each alike finding of several clusters once; info
+        // counted.
+        let listed = super::quiet::listing(&a.findings, "", layout);
+        out.push_str(&listed.text);
+        out.extend(listed.hint());
+        return out;
+    }
     // Errors first, then warnings, then info (in file order within each): the hazard the
     // verdict counts is not below dozens of notes.
     let mut by_severity: Vec<&Finding> = a.findings.iter().collect();
     by_severity.sort_by_key(|f| std::cmp::Reverse(f.severity));
-    let of = |f: &Finding, cluster: &str, ks: Option<&str>| {
-        f.cluster.as_deref() == Some(cluster)
-            && ks.is_none_or(|k| f.kustomization.as_deref() == Some(k))
+    let of = |f: &Finding, cluster: &str, ks: &str| {
+        f.cluster.as_deref() == Some(cluster) && f.kustomization.as_deref() == Some(ks)
     };
     for cluster in &clusters {
         let _ = writeln!(out, "cluster {}", OneLine(cluster));
-        if layout.verbose {
-            for p in a.paths.iter().filter(|p| p.cluster == *cluster) {
-                let mut line = format!(
-                    "path={} files={} defined={} referenced={} hazards={} ({}",
-                    OneLine(display_path(&p.path)),
-                    p.files,
-                    p.defined,
-                    p.referenced,
-                    p.hazards,
-                    OneLine(&p.kustomization)
-                );
-                if p.status != "rendered" {
-                    let _ = write!(line, ", {}", p.status);
-                }
-                line.push(')');
-                out.push_str(&layout.wrap("  ", &line, "    "));
-                for f in by_severity
-                    .iter()
-                    .filter(|f| of(f, cluster, Some(&p.kustomization)))
-                {
-                    out.push_str(&finding_text(f, &f.message, "    ", layout));
-                }
+        for p in a.paths.iter().filter(|p| p.cluster == *cluster) {
+            let mut line = format!(
+                "path={} files={} defined={} referenced={} hazards={} ({}",
+                OneLine(display_path(&p.path)),
+                p.files,
+                p.defined,
+                p.referenced,
+                p.hazards,
+                OneLine(&p.kustomization)
+            );
+            if p.status != "rendered" {
+                let _ = write!(line, ", {}", p.status);
             }
-        } else {
-            for f in by_severity.iter().filter(|f| of(f, cluster, None)) {
-                out.push_str(&finding_text(f, &f.message, "  ", layout));
+            line.push(')');
+            out.push_str(&layout.wrap("  ", &line, "    "));
+            for f in by_severity
+                .iter()
+                .filter(|f| of(f, cluster, &p.kustomization))
+            {
+                out.push_str(&finding_text(f, &f.message, "    ", layout));
             }
         }
     }

@@ -24,7 +24,9 @@ fn ids(wave: &[NamespacedName]) -> String {
 /// The verdict first (what never becomes Ready, the findings counted), then per cluster its
 /// waves and what never becomes Ready (those kept out by the same reason together), the CRD
 /// groups nothing defines (each once, with the fluxsim.toml entries that declare it and the
-/// bootstrap's hints), the findings, and their count. Fits 80 columns unless `--wide`.
+/// bootstrap's hints), the other findings (errors and warnings, alike ones once, info
+/// counted: `report::quiet`; all with `--verbose`), and their count. Fits 80 columns unless
+/// `--wide`.
 #[must_use]
 pub fn graph_text(r: &GraphReport, layout: Layout) -> String {
     let mut out = String::new();
@@ -75,9 +77,14 @@ pub fn graph_text(r: &GraphReport, layout: Layout) -> String {
         cluster_text(c, layout, &mut out);
     }
     let listed = missing_groups_text(r, layout, &mut out);
-    for f in r.findings.iter().filter(|f| layout.verbose || !listed(f)) {
-        out.push_str(&super::findings::finding_text(f, &f.message, "", layout));
-    }
+    // The findings the CRD groups above did not list (all with --verbose), quietly.
+    let rest = super::quiet::listing(
+        r.findings.iter().filter(|f| layout.verbose || !listed(f)),
+        "",
+        layout,
+    );
+    out.push_str(&rest.text);
+    out.extend(rest.hint());
     let _ = writeln!(out, "{counted}");
     out
 }

@@ -11,6 +11,7 @@ pub mod layout;
 pub mod limit;
 pub mod markdown;
 pub mod out;
+pub mod quiet;
 pub mod review;
 pub mod validate;
 
@@ -26,7 +27,8 @@ pub use crate::text::plural;
 
 /// The render for people: the verdict (what rendered, of how many, in how many clusters),
 /// then per cluster one row per Kustomization (objects, status, digest), then why what did
-/// not render did not, and the notes. Fits 80 columns (long names shortened in the middle);
+/// not render did not, and the notes (a note several Kustomizations of a cluster share
+/// once, with their names, unless `--verbose`). Fits 80 columns (long names shortened in the middle);
 /// `--wide` is the whole table on one line a row (cluster, path, substitution);
 /// `--verbose` adds how it was built (builds, the build cache, the builder, every
 /// delegation).
@@ -44,6 +46,10 @@ pub fn render_table(r: &RepoRender, layout: layout::Layout) -> String {
     } else {
         cluster_rows(r, layout)
     });
+    // A note several Kustomizations of a cluster share (the same encrypted source, the same
+    // var source made at run time) is said once, where it first comes, with their names.
+    let repeated = repeated_notes(r, layout);
+    let mut said: std::collections::BTreeSet<(&str, String)> = std::collections::BTreeSet::new();
     for (c, k) in r
         .clusters
         .iter()
@@ -61,7 +67,24 @@ pub fn render_table(r: &RepoRender, layout: layout::Layout) -> String {
             _ => {}
         }
         for n in &k.notes {
-            out.push_str(&layout.wrap("", &format!("{at}note: {n}"), "    "));
+            let text = n.to_string();
+            let key = (c.name.as_str(), text);
+            let Some(names) = repeated.get(&key) else {
+                out.push_str(&layout.wrap("", &format!("{at}note: {n}"), "    "));
+                continue;
+            };
+            if said.insert(key) {
+                out.push_str(&layout.wrap(
+                    "",
+                    &format!(
+                        "{}: note on {} ({}): {n}",
+                        OneLine(&c.name),
+                        plural(names.len(), "Kustomization"),
+                        names_of(names)
+                    ),
+                    "    ",
+                ));
+            }
         }
         // Which feature cost the user the kustomize binary (every delegation reason).
         if let (true, Some(why)) = (layout.verbose, &k.delegated) {
@@ -78,6 +101,53 @@ pub fn render_table(r: &RepoRender, layout: layout::Layout) -> String {
     }
     if layout.verbose {
         out.push_str(&layout.wrap("", &summary_line(r), "  "));
+    }
+    out
+}
+
+/// How many names a note said once for several Kustomizations shows before `and N more`.
+const NOTE_NAMES_SHOWN: usize = 5;
+
+/// The notes that several Kustomizations of a cluster have, word for word: (cluster, note)
+/// to their names. None with `--verbose`, which says each note where it is.
+fn repeated_notes(
+    r: &RepoRender,
+    layout: layout::Layout,
+) -> std::collections::BTreeMap<(&str, String), Vec<String>> {
+    let mut all: std::collections::BTreeMap<(&str, String), Vec<String>> =
+        std::collections::BTreeMap::new();
+    if layout.verbose {
+        return all;
+    }
+    for c in &r.clusters {
+        for k in &c.kustomizations {
+            for n in &k.notes {
+                let names = all.entry((c.name.as_str(), n.to_string())).or_default();
+                let id = OneLine(&k.kustomization.id).to_string();
+                if !names.contains(&id) {
+                    names.push(id);
+                }
+            }
+        }
+    }
+    all.retain(|_, names| names.len() > 1);
+    all
+}
+
+/// `a, b, c, d, e and 9 more (--verbose lists them)`.
+fn names_of(names: &[String]) -> String {
+    let mut out = names
+        .iter()
+        .take(NOTE_NAMES_SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > NOTE_NAMES_SHOWN {
+        let _ = write!(
+            out,
+            " and {} more (--verbose lists them)",
+            names.len() - NOTE_NAMES_SHOWN
+        );
     }
     out
 }

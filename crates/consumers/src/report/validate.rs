@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde_json::{json, Value};
 
 use super::escape::OneLine;
-use super::findings::{counts, findings_json, findings_text};
+use super::findings::{counts, findings_json};
 use super::layout::Layout;
 use crate::model::RepoRender;
 use crate::validate::Validation;
@@ -74,8 +74,9 @@ fn verdict(r: &RepoRender, v: &Validation) -> String {
     s
 }
 
-/// The text report: the verdict, then the findings (file:line: severity[rule]: message),
-/// 80 columns unless `--wide`.
+/// The text report: the verdict, then the errors and warnings (file:line:
+/// severity[rule]: message; alike ones once, info counted: `report::quiet`; every finding
+/// with `--verbose`), 80 columns unless `--wide`.
 #[must_use]
 pub fn validate_text(r: &RepoRender, v: &Validation, layout: Layout) -> String {
     let mut out = String::new();
@@ -83,9 +84,10 @@ pub fn validate_text(r: &RepoRender, v: &Validation, layout: Layout) -> String {
         let first = if i == 0 { "" } else { "  " };
         out.push_str(&layout.wrap(first, line.trim_start(), "    "));
     }
-    if !v.findings.is_empty() {
+    let listed = super::quiet::listing(&v.findings, "", layout);
+    if !listed.text.is_empty() {
         out.push('\n');
-        out.push_str(&findings_text(&v.findings, layout));
+        out.push_str(&listed.text);
     }
     let skipped = not_validated(r);
     if !skipped.is_empty() {
@@ -97,6 +99,10 @@ pub fn validate_text(r: &RepoRender, v: &Validation, layout: Layout) -> String {
                 "    ",
             ));
         }
+    }
+    if let Some(hint) = listed.hint() {
+        out.push('\n');
+        out.push_str(&hint);
     }
     out
 }

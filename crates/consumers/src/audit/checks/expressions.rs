@@ -175,6 +175,7 @@ impl ClusterCtx<'_> {
                 text: &e.expr,
                 nth: 0,
                 whole_word: false,
+                code_only: false,
             }),
         );
         let message = format!(

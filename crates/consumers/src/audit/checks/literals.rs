@@ -1,5 +1,5 @@
 //! FS110: a var's value in another cluster shipping as a literal in this one (a dev address
-//! in prod).
+//! in prod), graded by how specific the value is to that cluster.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -8,10 +8,10 @@ use serde_json::Value;
 use crate::audit::context::{finding_for, place_in, ClusterCtx};
 use crate::audit::expr;
 use crate::audit::leaves::string_leaves;
-use crate::audit::place::{is_word_char, Needle, Sources};
+use crate::audit::place::{comment_start, is_word_char, Needle, Sources};
 use crate::audit::rules::OTHER_CLUSTER_LITERAL;
 use crate::audit::{list_names, template_of};
-use crate::finding::Finding;
+use crate::finding::{Finding, Severity};
 use crate::flux::ObjectId;
 use crate::model::ClusterRender;
 
@@ -78,7 +78,9 @@ pub(crate) fn contains_word(hay: &str, needle: &str) -> bool {
     })
 }
 
-/// The literal text of an object: its strings with every `${...}` reference cut out.
+/// The literal text of an object: its strings with every `${...}` reference cut out, and
+/// the `#` comments of the files its multi-line strings hold (a values file, a script):
+/// a value a comment mentions ships nowhere.
 fn literal_text(obj: &Value) -> String {
     let mut out = String::new();
     for leaf in string_leaves(obj) {
@@ -92,14 +94,137 @@ fn literal_text(obj: &Value) -> String {
                 s = s.replace(&r.text, "\n");
             }
         }
-        out.push_str(&s);
-        out.push('\n');
+        if s.contains('\n') {
+            for line in s.lines() {
+                out.push_str(&line[..comment_start(line).unwrap_or(line.len())]);
+                out.push('\n');
+            }
+        } else {
+            out.push_str(&s);
+            out.push('\n');
+        }
     }
     out
 }
 
+/// What makes a literal specific to the cluster whose value it is, by its form: an address
+/// (`10.0.0.5`, `10.0.0.0/16`, `[fd00::1]:443`), a host name (`api.prod.example.net`), or a
+/// URL's host. `None` for anything else (a name, a word).
+pub(crate) fn specific_form(v: &str) -> Option<&'static str> {
+    let v = v.trim();
+    if let Some((_, rest)) = v.split_once("://") {
+        let host = rest
+            .split(['/', '?', '#'])
+            .next()
+            .unwrap_or("")
+            .rsplit('@')
+            .next()
+            .unwrap_or("");
+        return host_form(host).map(|_| "a URL's host");
+    }
+    host_form(v)
+}
+
+/// An IP address or network, or a DNS name of two labels or more whose last is letters,
+/// each with an optional `:port`.
+fn host_form(v: &str) -> Option<&'static str> {
+    use std::net::IpAddr;
+    if v.parse::<IpAddr>().is_ok() || v.parse::<std::net::SocketAddr>().is_ok() {
+        return Some("an IP address");
+    }
+    if let Some((ip, bits)) = v.split_once('/') {
+        let max = match ip.parse::<IpAddr>() {
+            Ok(IpAddr::V4(_)) => 32,
+            Ok(IpAddr::V6(_)) => 128,
+            Err(_) => return None,
+        };
+        return bits
+            .parse::<u8>()
+            .is_ok_and(|b| b <= max)
+            .then_some("a network (CIDR)");
+    }
+    let host = match v.rsplit_once(':') {
+        Some((h, port)) if port.parse::<u16>().is_ok() => h,
+        _ => v,
+    };
+    let host = host.strip_suffix('.').unwrap_or(host);
+    let labels: Vec<&str> = host.split('.').collect();
+    let label_ok = |l: &&str| {
+        !l.is_empty()
+            && l.len() <= 63
+            && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    (labels.len() >= 2
+        && host.len() <= 253
+        && labels.iter().all(label_ok)
+        && labels
+            .last()
+            .is_some_and(|l| l.chars().all(|c| c.is_ascii_alphabetic())))
+    .then_some("a host name")
+}
+
+/// How one cluster's objects read to the grading of FS110: its literal text (var sources
+/// left out: their values are vars), made once when first asked.
+struct Texts<'a> {
+    clusters: &'a [ClusterRender],
+    inputs: &'a [LiteralInput],
+    made: Vec<Option<String>>,
+}
+
+impl<'a> Texts<'a> {
+    fn new(clusters: &'a [ClusterRender], inputs: &'a [LiteralInput]) -> Texts<'a> {
+        Texts {
+            clusters,
+            inputs,
+            made: vec![None; clusters.len()],
+        }
+    }
+
+    fn of(&mut self, ci: usize) -> &str {
+        let (clusters, inputs) = (self.clusters, self.inputs);
+        self.made[ci].get_or_insert_with(|| {
+            let mut out = String::new();
+            for k in &clusters[ci].kustomizations {
+                let Some(t) = template_of(k) else { continue };
+                for o in t
+                    .objects
+                    .iter()
+                    .filter(|o| !inputs[ci].var_sources.contains(&o.id))
+                {
+                    out.push_str(&literal_text(&o.object));
+                }
+            }
+            out
+        })
+    }
+
+    /// Another cluster than `here` that uses `value`: as a word of its templates' literal
+    /// text, or (other than `owner`, whose var it is) as a var's value.
+    fn used_elsewhere(&mut self, value: &str, here: usize, owner: usize) -> Option<String> {
+        for ci in (0..self.clusters.len()).filter(|&ci| ci != here) {
+            let name = &self.clusters[ci].name;
+            if ci != owner && self.inputs[ci].all_values.contains(value) {
+                return Some(format!("a var of {name} has it too"));
+            }
+            if contains_word(self.of(ci), value) {
+                return Some(if ci == owner {
+                    format!("{name}'s own templates use it as a literal too")
+                } else {
+                    format!("{name}'s templates use it as a word too")
+                });
+            }
+        }
+        None
+    }
+}
+
 /// FS110: for each pair of clusters, a var defined in both with different values whose
-/// value in the other cluster appears as a literal in this cluster's templates.
+/// value in the other cluster appears as a literal in this cluster's templates (never in a
+/// comment). An error when the literal is specific to that cluster (an address, a host
+/// name, or a value no other cluster's vars or templates use as a word); else a warning,
+/// which says who else uses it.
 pub(crate) fn other_cluster_literals(
     clusters: &[ClusterRender],
     inputs: &[LiteralInput],
@@ -107,10 +232,13 @@ pub(crate) fn other_cluster_literals(
 ) -> (Vec<Finding>, usize) {
     let mut findings = Vec::new();
     let mut checks = 0;
+    let mut texts = Texts::new(clusters, inputs);
+    // (value, this cluster, the other) -> why the value is or is not specific to the other.
+    let mut graded: BTreeMap<(String, usize, usize), (Severity, String)> = BTreeMap::new();
     for (ai, a) in clusters.iter().enumerate() {
         let mine = &inputs[ai];
-        // Another cluster's value -> (var, that cluster, this cluster's values).
-        let mut wanted: BTreeMap<&str, (&str, &str, String)> = BTreeMap::new();
+        // Another cluster's value -> (var, that cluster, its index, this cluster's values).
+        let mut wanted: BTreeMap<&str, (&str, &str, usize, String)> = BTreeMap::new();
         for (bi, b) in clusters.iter().enumerate() {
             if bi == ai {
                 continue;
@@ -129,6 +257,7 @@ pub(crate) fn other_cluster_literals(
                     wanted.entry(value.as_str()).or_insert((
                         var.as_str(),
                         b.name.as_str(),
+                        bi,
                         list_names(ours.iter().map(String::as_str), 2),
                     ));
                 }
@@ -147,10 +276,14 @@ pub(crate) fn other_cluster_literals(
                 }
                 checks += 1;
                 let text = literal_text(&o.object);
-                for (value, (var, other, ours)) in &wanted {
+                for (value, (var, other, bi, ours)) in &wanted {
                     if !contains_word(&text, value) {
                         continue;
                     }
+                    let (severity, why) = graded
+                        .entry(((*value).to_string(), ai, *bi))
+                        .or_insert_with(|| grade(value, other, &mut texts, ai, *bi))
+                        .clone();
                     let place = place_in(
                         files,
                         k,
@@ -159,6 +292,7 @@ pub(crate) fn other_cluster_literals(
                             text: value,
                             nth: 0,
                             whole_word: true,
+                            code_only: true,
                         }),
                     );
                     findings.push(
@@ -167,12 +301,13 @@ pub(crate) fn other_cluster_literals(
                             k,
                             &OTHER_CLUSTER_LITERAL,
                             format!(
-                            "`{value}` is {other}'s value of `{var}` ({}'s is {ours}) and ships \
-                             to {} as a literal in {}",
-                            a.name, a.name, o.id
-                        ),
+                                "`{value}` is {other}'s value of `{var}` ({}'s is {ours}) and \
+                                 ships to {} as a literal in {}: {why}",
+                                a.name, a.name, o.id
+                            ),
                             place.location,
                         )
+                        .with_severity(severity)
                         .about("var", var.to_string())
                         .about("cluster", other.to_string())
                         .about("object", o.id.to_string()),
@@ -182,6 +317,33 @@ pub(crate) fn other_cluster_literals(
         }
     }
     (findings, checks)
+}
+
+/// How sure FS110 is that `value` (cluster `bi`'s, named `other`) is a leak into cluster
+/// `ai`: the severity and the words that say why.
+fn grade(
+    value: &str,
+    other: &str,
+    texts: &mut Texts<'_>,
+    ai: usize,
+    bi: usize,
+) -> (Severity, String) {
+    if let Some(form) = specific_form(value) {
+        return (Severity::Error, format!("{form}, specific to {other}"));
+    }
+    match texts.used_elsewhere(value, ai, bi) {
+        None => (
+            Severity::Error,
+            format!("no other cluster's vars or templates use it, so it is specific to {other}"),
+        ),
+        Some(who) => (
+            Severity::Warning,
+            format!(
+                "presumed {other}'s, but {who}, so it may be a common name (check that it \
+                 is meant)"
+            ),
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -215,6 +377,48 @@ mod tests {
         ));
         assert!(contains_word("10.10.0.50", "10.10.0.50"));
         assert!(!contains_word("10.10.0.500", "10.10.0.50"));
+    }
+
+    #[test]
+    fn addresses_host_names_and_urls_are_specific_words_are_not() {
+        for (v, form) in [
+            ("10.10.0.50", "an IP address"),
+            ("10.10.0.50:6443", "an IP address"),
+            ("fd00::1", "an IP address"),
+            ("10.42.0.0/16", "a network (CIDR)"),
+            ("api.prod.example.net", "a host name"),
+            ("db.internal.example.com:5432", "a host name"),
+            ("https://grafana.prod.example.net/d/x", "a URL's host"),
+            ("http://10.0.0.5:8080", "a URL's host"),
+        ] {
+            assert_eq!(specific_form(v), Some(form), "{v}");
+        }
+        for v in [
+            "prometheus",
+            "local-hostpath",
+            "fleet-prod",
+            "v1.2.3",
+            "1.5",
+            "10.42.0.0/99",
+            "s3://",
+            "-bad.example.net",
+        ] {
+            assert_eq!(specific_form(v), None, "{v}");
+        }
+    }
+
+    #[test]
+    fn literal_text_leaves_out_the_comments_of_embedded_files() {
+        let obj = serde_json::json!({"data": {
+            "values.yaml": "# storageClass: local-hostpath\nreplicas: 2 # not local-hostpath\n",
+            "color": "#local-hostpath",
+        }});
+        let text = literal_text(&obj);
+        assert!(!text.contains("storageClass"), "{text}");
+        assert!(text.contains("replicas: 2"), "{text}");
+        assert!(!text.contains("not local-hostpath"), "{text}");
+        // A one-line string is a value, whatever it holds.
+        assert!(text.contains("#local-hostpath"), "{text}");
     }
 
     #[test]

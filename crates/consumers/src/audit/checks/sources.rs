@@ -17,6 +17,7 @@ fn key_needle(key: &str) -> Needle<'_> {
         text: key,
         nth: 0,
         whole_word: true,
+        code_only: false,
     }
 }
 
@@ -148,6 +149,7 @@ fn unknown_source(
                 text: &id.name,
                 nth: 0,
                 whole_word: true,
+                code_only: false,
             }),
             files,
         );

@@ -89,6 +89,7 @@ impl ClusterCtx<'_> {
                 text: first,
                 nth: 0,
                 whole_word: false,
+                code_only: false,
             }),
         );
         let verb = if snippets.len() == 1 { "ships" } else { "ship" };
