@@ -70,6 +70,7 @@ fn cluster(name: &str, kustomizations: Vec<KustomizationRender>) -> ClusterRende
         waves: Vec::new(),
         strict: true,
         strict_from: None,
+        home: String::new(),
     }
 }
 

@@ -207,6 +207,10 @@ pub struct ClusterRender {
     pub strict: bool,
     /// Where the cluster's `StrictPostBuildSubstitutions` gate was read, when it sets one.
     pub strict_from: Option<String>,
+    /// The cluster's own folder (`kubernetes/dev`; `reconcile::sources::home_of`), `""` for
+    /// the repository root: the part of a path that is this cluster's, which comparing
+    /// clusters abstracts.
+    pub home: String,
 }
 
 impl ClusterRender {

@@ -311,6 +311,7 @@ pub(super) fn render_cluster(
         waves,
         strict: cluster_strict,
         strict_from,
+        home,
     }
 }
 

@@ -288,6 +288,7 @@ struct StoredCluster {
     waves: Vec<Vec<NamespacedName>>,
     strict: bool,
     strict_from: Option<String>,
+    home: String,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -352,6 +353,7 @@ fn encode_cluster(c: &ClusterRender) -> StoredCluster {
         waves,
         strict,
         strict_from,
+        home,
     } = c;
     StoredCluster {
         name: name.clone(),
@@ -359,6 +361,7 @@ fn encode_cluster(c: &ClusterRender) -> StoredCluster {
         waves: waves.clone(),
         strict: *strict,
         strict_from: strict_from.clone(),
+        home: home.clone(),
     }
 }
 
@@ -494,6 +497,7 @@ fn decode(body: &str) -> Option<Decoded> {
                 waves: c.waves,
                 strict: c.strict,
                 strict_from: c.strict_from,
+                home: c.home,
             })
         })
         .collect::<Option<_>>()?;
