@@ -442,6 +442,9 @@ pub fn render_tree_with(
         .build()
         .map_err(|e| RenderError::Threads(opts.jobs, e.to_string()))?;
     let config = crate::config::Config::load(tree.fs())?;
+    if let Some(w) = crate::config::left_out_warning(&tree) {
+        opts.listener.warn(&w);
+    }
     // Sources mapped to folders: the command line's, then fluxsim.toml's.
     let mappings = source_mappings(opts, &config)?;
     let (found, facts) = pool.install(|| discover_tree(&tree, prior.known.as_ref(), &mappings));
