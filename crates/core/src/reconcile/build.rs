@@ -233,8 +233,9 @@ pub(super) fn render_inner(
             ));
         }
     }
+    let first = first_read.map(|i| crate::flux::ObjectId::of(&template.objects[i].object));
     let substitute_with = match &ks.post_build {
-        Some(pb) => postbuild_vars(pb, key, &output, r)?,
+        Some(pb) => postbuild_vars(pb, key, &output, first.as_ref(), r)?,
         None => None,
     };
     let artifact = postbuild::kustomization::substitute_kustomization(
@@ -388,14 +389,22 @@ pub(super) fn take_origins(
 
 /// The vars of `spec.postBuild`, with placeholders for those of unknown sources, noted on
 /// `r`; `None` when Flux does not substitute (no var defined and the strategy is not
-/// `Always`).
+/// `Always`). `first` is the first object substituted: the controller reads the vars for
+/// it (`SubstituteVariables` in fluxcd/pkg `kustomize/kustomize_varsub.go`, once per object
+/// not marked `substitute: disabled`), so a source it cannot read fails there, naming it as
+/// `post build failed for '...'` does; with no such object the vars are never read.
 pub(super) fn postbuild_vars(
     pb: &crate::flux::PostBuild,
     key: &Key,
     output: &str,
+    first: Option<&crate::flux::ObjectId>,
     r: &mut KustomizationRender,
 ) -> Result<Option<BTreeMap<String, String>>, Error> {
-    let res = key.vars.clone().map_err(Error::Vars)?;
+    let res = match (key.vars.clone(), first) {
+        (Ok(res), _) => res,
+        (Err(e), Some(first)) => return Err(Error::Vars(format!("{first}: {e}"))),
+        (Err(_), None) => return Ok(None),
+    };
     r.notes.extend(res.notes);
     r.vars = res.vars;
     r.unknown_sources.clone_from(&res.unknown_sources);
@@ -405,7 +414,7 @@ pub(super) fn postbuild_vars(
         .map(|(k, v)| (k.clone(), v.value.clone()))
         .collect();
     if !res.unknown_sources.is_empty() {
-        // The keys of a source found nowhere are unknown too: every var the objects
+        // The keys of a source made at run time are unknown: every var the objects
         // reference without a default that no known source defines may come from it, and
         // is placeheld.
         for name in postbuild::kustomization::referenced_undefined(output, &vars)? {
@@ -427,7 +436,7 @@ pub(super) fn postbuild_vars(
             .iter()
             .map(|s| match res.made_by.get(s) {
                 Some(by) => format!("{s} is made at run time by {by}"),
-                None => format!("{s} is found nowhere (made at run time?)"),
+                None => format!("{s} is found nowhere yet"),
             })
             .collect();
         r.notes.push(Note::VarsUnknown {

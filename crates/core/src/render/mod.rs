@@ -33,7 +33,8 @@ pub struct RepoOptions {
     /// Strict substitution (`false`: `--no-strict`; when true, each cluster's
     /// `StrictPostBuildSubstitutions` gate decides).
     pub strict: bool,
-    /// `--strict-sources`: a var source found nowhere fails the Kustomization.
+    /// `--strict-sources`: a var source made at run time fails the Kustomization too (one
+    /// found nowhere always does).
     pub strict_sources: bool,
     /// Worker threads (0: one per core).
     pub jobs: usize,
