@@ -898,6 +898,65 @@ fn compare_says_once_that_a_clusters_root_failed_and_compares_nothing_below_it()
     );
 }
 
+// Issue 38: `diff` and `prove` name the file and line of the `${...}` a head fails on, as
+// `render` and `--audit` do (not its line in the rendered object): an indexed expansion
+// and a strict-mode unset var, each in a file of a Kustomization Flux generates or lists.
+#[test]
+fn diff_and_prove_name_the_file_and_line_of_a_failed_substitution() {
+    let repo = repo_from("testdata/fleet");
+    edit(
+        repo.path(),
+        "apps/wave-1/notifier/deployment.yaml",
+        "--log-level=${LOG_LEVEL}",
+        "--log-level=${LEVELS[0]}",
+    );
+    edit(
+        repo.path(),
+        "apps/wave-0/redis/configmap.yaml",
+        "    loglevel ${LOG_LEVEL}",
+        "    loglevel ${LOG_LEVEL}\n    requirepass ${REDIS_PASSWORD}",
+    );
+    // The text, its wrapped lines joined.
+    let one_line = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let out = one_line(&run(repo.path(), &["diff"]).stdout);
+    assert!(
+        out.contains(
+            "FAILED: flux-system/apps-wave-1 in head (dev) Deployment.apps/apps/notifier: \
+             variable substitution failed: apps/wave-1/notifier/deployment.yaml:21:27: \
+             ${LEVELS[0]}: missing closing brace (indexed expansions are not supported; \
+             write $${LEVELS[0]} to leave it to the shell)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "FAILED: flux-system/apps-wave-0 in head (dev) ConfigMap/data/redis-config: \
+             variable substitution failed: apps/wave-0/redis/configmap.yaml:15:17: \
+             ${REDIS_PASSWORD}: variable not set (strict mode): \"REDIS_PASSWORD\""
+        ),
+        "{out}"
+    );
+    let json = run(repo.path(), &["diff", "--format", "json"]).json();
+    let errors: Vec<&str> = json["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["error"].as_str().unwrap())
+        .collect();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains(": apps/wave-1/notifier/deployment.yaml:21:27: ${LEVELS[0]}: ")),
+        "{errors:#?}"
+    );
+    // prove renders head with origins for its canaries: the same place.
+    let proof = one_line(&run(repo.path(), &["prove", "--expect", "any"]).stdout);
+    assert!(
+        proof.contains("variable substitution failed: apps/wave-0/redis/configmap.yaml:15:17: "),
+        "{proof}"
+    );
+}
+
 #[test]
 fn compare_needs_two_clusters() {
     let fleet = crate::common::crate_path("testdata/fleet");

@@ -805,6 +805,48 @@ fn strict_substitution_fails_an_undefined_var_naming_the_var_and_the_object() {
     );
 }
 
+// Issue 38: a substitution failure names the file and line the `${...}` is written at (as
+// `--audit` does), keeping Flux's message (fluxcd/pkg envsubst: `missing closing brace`,
+// `variable not set (strict mode)`); envsubst's own place is in the object as printed.
+#[test]
+fn a_substitution_failure_names_the_file_and_line_of_its_expression() {
+    let repo = bad_fixture("indexed-expansion");
+    let (_tmp, r) = render_json_out(repo.path(), &[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let report = kustomization(&r.json(), "test", "report").clone();
+    assert_eq!(status(&report), "failed");
+    // The CronJob is the file's second document, renamed by namePrefix.
+    assert_eq!(
+        error(&report),
+        "CronJob.batch/default/team-report: variable substitution failed: \
+         apps/report/report.yaml:31:37: ${STEPS[0]}: missing closing brace (indexed \
+         expansions are not supported; write $${STEPS[0]} to leave it to the shell)"
+    );
+    // `fluxsim build` says the same.
+    let built = fluxsim(&["build", repo.path().to_str().unwrap(), "-k", "report"]);
+    assert_eq!(built.code, 1);
+    assert!(
+        built
+            .stderr
+            .contains("variable substitution failed: apps/report/report.yaml:31:37: ${STEPS[0]}"),
+        "{}",
+        built.stderr
+    );
+
+    let repo = bad_fixture("undefined-var");
+    let (_tmp, r) = render_json_out(repo.path(), &[]);
+    let app = kustomization(&r.json(), "test", "app").clone();
+    assert!(
+        error(&app).starts_with(
+            "ConfigMap/default/settings: variable substitution failed: \
+             apps/app/configmap.yaml:9:16: ${UNDEFINED}: variable not set (strict mode): \
+             \"UNDEFINED\" ("
+        ),
+        "{}",
+        error(&app)
+    );
+}
+
 #[test]
 fn no_strict_renders_an_undefined_var_as_empty() {
     let repo = bad_fixture("undefined-var");

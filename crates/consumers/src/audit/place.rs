@@ -17,16 +17,8 @@ pub(crate) struct Place {
     pub(crate) quoted: bool,
 }
 
-/// What to look for in an object's source file.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Needle<'a> {
-    /// The text to find.
-    pub(crate) text: &'a str,
-    /// Which occurrence inside the object's document (0 for the first).
-    pub(crate) nth: usize,
-    /// Only occurrences not glued to a word (`[A-Za-z0-9._-]`) on either side.
-    pub(crate) whole_word: bool,
-}
+use crate::locate::{document_range, nth_in_lines};
+pub(crate) use crate::locate::{is_word_char, Needle};
 
 /// The object whose source is searched.
 #[derive(Debug, Clone, Copy)]
@@ -173,135 +165,6 @@ pub(crate) fn dir_display(dir: &str) -> String {
         ".".to_string()
     } else {
         d.to_string()
-    }
-}
-
-/// The 0-based line range `[start, end)` of the object's document in a multi-document file
-/// (the document whose `kind:` and `metadata.name` match, else the first with that kind, else
-/// the whole file), and the 1-based line of its name when it was found by name.
-fn document_range(text: &str, kind: &str, names: &[String]) -> (usize, usize, Option<usize>) {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut docs = Vec::new();
-    let mut start = 0;
-    for (i, l) in lines.iter().enumerate() {
-        if crate::goyaml::stream::is_document_start(l) {
-            docs.push((start, i));
-            start = i + 1;
-        }
-    }
-    docs.push((start, lines.len()));
-    let kind_of = |(s, e): (usize, usize)| {
-        lines[s..e].iter().any(|l| {
-            l.strip_prefix("kind:")
-                .is_some_and(|k| k.trim().trim_matches(['"', '\'']) == kind)
-        })
-    };
-    let name_line = names
-        .iter()
-        .find_map(|n| crate::locate::object_line(text, kind, n));
-    let doc = name_line
-        .and_then(|line| docs.iter().copied().find(|&(s, e)| s < line && line <= e))
-        .or_else(|| docs.iter().copied().find(|&d| kind_of(d)));
-    let (start, end) = match doc {
-        Some((s, e)) => {
-            // Start at the first line of content, not at comments before it.
-            let first = (s..e)
-                .find(|&i| {
-                    let t = lines[i].trim();
-                    !t.is_empty() && !t.starts_with('#')
-                })
-                .unwrap_or(s);
-            (first, e)
-        }
-        None => (0, lines.len()),
-    };
-    (start, end, name_line)
-}
-
-/// The `nth` occurrence of the needle on lines `[start, end)` (0-based), as a 1-based line,
-/// a 1-based column in characters, and whether a quote precedes it.
-fn nth_in_lines(
-    text: &str,
-    n: Needle<'_>,
-    start: usize,
-    end: usize,
-) -> Option<(usize, usize, bool)> {
-    if n.text.is_empty() {
-        return None;
-    }
-    let mut seen = 0;
-    for (i, line) in text
-        .lines()
-        .enumerate()
-        .skip(start)
-        .take(end.saturating_sub(start))
-    {
-        for (at, _) in line.match_indices(n.text) {
-            let before = line[..at].chars().next_back();
-            let after = line[at + n.text.len()..].chars().next();
-            if n.whole_word && (before.is_some_and(is_word_char) || after.is_some_and(is_word_char))
-            {
-                continue;
-            }
-            if seen == n.nth {
-                let column = line[..at].chars().count() + 1;
-                return Some((i + 1, column, matches!(before, Some('"' | '\''))));
-            }
-            seen += 1;
-        }
-    }
-    None
-}
-
-/// Characters that continue a host name, an address or an identifier.
-pub(crate) fn is_word_char(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '.' | '-' | '_')
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const FILE: &str = "# leading comment\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  X: ${V}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\ndata:\n  X: \"${V}\"\n  Y: ${V}\n";
-
-    #[test]
-    fn document_is_found_by_kind_and_name() {
-        assert_eq!(
-            document_range(FILE, "ConfigMap", &["b".into()]),
-            (8, 15, Some(12))
-        );
-        assert_eq!(
-            document_range(FILE, "ConfigMap", &["a".into()]),
-            (1, 7, Some(5))
-        );
-        // An unknown name falls back to the first document of the kind.
-        assert_eq!(
-            document_range(FILE, "ConfigMap", &["zz".into()]),
-            (1, 7, None)
-        );
-    }
-
-    #[test]
-    fn nth_occurrence_in_a_document_has_line_column_and_quote() {
-        let n = |nth| Needle {
-            text: "${V}",
-            nth,
-            whole_word: false,
-        };
-        assert_eq!(nth_in_lines(FILE, n(0), 8, 15), Some((14, 7, true)));
-        assert_eq!(nth_in_lines(FILE, n(1), 8, 15), Some((15, 6, false)));
-        assert_eq!(nth_in_lines(FILE, n(2), 8, 15), None);
-    }
-
-    #[test]
-    fn whole_word_skips_occurrences_inside_a_longer_name() {
-        let text = "a: dev.example.net\nb: example.net\n";
-        let n = Needle {
-            text: "example.net",
-            nth: 0,
-            whole_word: true,
-        };
-        assert_eq!(nth_in_lines(text, n, 0, 2), Some((2, 4, false)));
     }
 }
 

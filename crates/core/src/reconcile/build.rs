@@ -246,8 +246,40 @@ pub(super) fn render_inner(
         template,
         &origins,
         substitute_with.as_ref(),
-    )?;
+    )
+    .map_err(|e| place_substitution_failure(e, ctx, ks, r))?;
     Ok(Rendered::Artifact(artifact))
+}
+
+/// A substitution failure of envsubst placed at its `${...}` in the repository's file (see
+/// `places`), when the Kustomization is built from the repository's own tree and a file
+/// shows it.
+fn place_substitution_failure(
+    e: postbuild::kustomization::PostBuildError,
+    ctx: &Ctx<'_>,
+    ks: &Kustomization,
+    r: &KustomizationRender,
+) -> postbuild::kustomization::PostBuildError {
+    use postbuild::kustomization::PostBuildError;
+    let PostBuildError::Substitute {
+        object,
+        source,
+        at: None,
+    } = e
+    else {
+        return e;
+    };
+    let at = match (&*source, ctx.map) {
+        (postbuild::SubstituteError::Envsubst(err), PathMap::Same) => r
+            .template
+            .iter()
+            .flat_map(|t| &t.objects)
+            .find(|o| o.id == object)
+            .and_then(|o| super::places::substitution_place(ctx.fs, ks, r, o, err))
+            .map(String::into_boxed_str),
+        _ => None,
+    };
+    PostBuildError::Substitute { object, source, at }
 }
 
 /// The build's input closure; a path leaving the source root fails here, before any

@@ -11,6 +11,7 @@ mod build;
 mod error;
 mod fixed_point;
 mod makers;
+mod places;
 mod resourcesets;
 pub mod sources;
 pub mod trees;
