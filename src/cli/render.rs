@@ -44,9 +44,10 @@ pub(crate) struct RenderFlags {
     /// Render as controllers before v1.9.0 did: unset vars become empty instead of failing.
     #[arg(long, hide_short_help = true)]
     pub(crate) no_strict: bool,
-    /// Fail a Kustomization whose substituteFrom source is found nowhere (no Kustomization of
-    /// the cluster applies it, nothing bootstrap applies holds it, no file defines it),
-    /// instead of rendering its unknown vars as `fluxsim-unknown:...` placeholders.
+    /// Also fail a Kustomization whose substituteFrom source is made at run time (by an
+    /// ExternalSecret, a SealedSecret, ...), whose values are unknown offline, instead of
+    /// rendering them as `fluxsim-unknown:...` placeholders (a source found nowhere always
+    /// fails it, as in Flux).
     #[arg(long, hide_short_help = true)]
     pub(crate) strict_sources: bool,
     /// Include files git does not track.

@@ -792,6 +792,188 @@ fn compare_shows_how_a_templates_object_differs_between_clusters() {
     assert!(md.contains("+   10"), "{md}");
 }
 
+// Issue 38: clusters named `network` and `storage` whose apps live in folders of those
+// names. Only a cluster's own folder (or, where paths differ, a folder named as the cluster)
+// is abstracted; equal paths never differ (`graph`'s FS210 reads the same rule).
+#[test]
+fn compare_takes_a_folder_named_as_a_cluster_for_a_folder_not_for_the_cluster() {
+    let repo = repo_from("testdata/clusters/named-folders");
+    let out = run(repo.path(), &["compare", "--format", "json"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let json = out.json();
+    for g in json["graph"].as_array().unwrap() {
+        assert_eq!(g["differences"], serde_json::json!([]), "{g:#}");
+    }
+    assert_eq!(json["agnostic"], true);
+    assert_eq!(json["notCompared"], 0);
+    let vars: Vec<&str> = json["vars"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(vars, ["CLUSTER_NAME"]);
+    let text = run(repo.path(), &["compare"]).stdout;
+    assert!(
+        text.contains("\ngraph: the same in every cluster (4 Kustomizations)\n")
+            && !text.contains("differs: path"),
+        "{text}"
+    );
+    let graph = run(repo.path(), &["graph", "--format", "json"]).json();
+    let fs210: Vec<&Value> = graph["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "FS210")
+        .collect();
+    assert!(fs210.is_empty(), "{fs210:#?}");
+}
+
+// A cluster whose root does not render: what it applies is unknown, not missing. The
+// failure is said once, with how many Kustomizations it leaves out, and no row says
+// `(not defined)` or `missing`.
+#[test]
+fn compare_says_once_that_a_clusters_root_failed_and_compares_nothing_below_it() {
+    let repo = repo_from("testdata/clusters/named-folders");
+    edit(
+        repo.path(),
+        "kubernetes/storage/kustomization.yaml",
+        "  - apps.yaml\n",
+        "  - apps.yaml\n  - missing.yaml\n",
+    );
+    commit_all(repo.path(), "storage's root breaks");
+    let out = run(repo.path(), &["compare"]);
+    // A Kustomization that fails in a cluster is an error.
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let text = &out.stdout;
+    assert!(
+        text.starts_with(
+            "compare: network vs storage: nothing compared (4 not compared)\nFAILED: \
+             flux-system/cluster failed in storage; 3 Kustomizations the other\n  clusters \
+             apply below it are not compared there\n  spec.path `./kubernetes/storage`: \
+             kustomize build failed:"
+        ),
+        "{text}"
+    );
+    assert_eq!(text.matches("accumulation err=").count(), 1, "{text}");
+    assert!(
+        text.contains(
+            "  flux-system/cluster       not compared (storage: failed, its error is above)\n  \
+             3 not compared in storage: below flux-system/cluster, which failed there:\n    \
+             flux-system/bind-dns, flux-system/local-storage, flux-system/minio\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        !text.contains("(not defined)")
+            && !text.contains("missing\n")
+            && !text.contains("not in every cluster"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("result: not proven: none of the 4 Kustomizations could be compared\n"),
+        "{text}"
+    );
+    for line in text.lines() {
+        assert!(line.chars().count() <= 80, "{line}");
+    }
+    let json = run(repo.path(), &["compare", "--format", "json"]).json();
+    assert_eq!(json["notCompared"], 4);
+    assert_eq!(json["failures"].as_array().unwrap().len(), 1, "{json:#}");
+    let f = &json["failures"][0];
+    assert_eq!(f["cluster"], "storage");
+    assert_eq!(
+        crate::common::ks(&f["kustomization"]),
+        "flux-system/cluster"
+    );
+    assert_eq!(f["below"], 3);
+    let minio = json["kustomizations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| crate::common::ks(&k["kustomization"]) == "flux-system/minio")
+        .unwrap();
+    assert_eq!(minio["below"][0], Value::Null);
+    assert_eq!(crate::common::ks(&minio["below"][1]), "flux-system/cluster");
+    assert_eq!(
+        minio["problems"][1],
+        "not rendered: below flux-system/cluster, which failed"
+    );
+    for g in json["graph"].as_array().unwrap() {
+        assert_eq!(g["differences"], serde_json::json!([]), "{g:#}");
+    }
+    let md = run(repo.path(), &["compare", "--format", "markdown"]).stdout;
+    assert_eq!(md.matches("accumulation err=").count(), 1, "{md}");
+    // storage's vars are not known: none is said to differ.
+    assert!(md.contains("No var differs between the clusters."), "{md}");
+    assert!(
+        md.contains(
+            "⚠️ 3 not compared in storage: below `flux-system/cluster`, which failed there: \
+             flux-system/bind-dns, flux-system/local-storage, flux-system/minio"
+        ),
+        "{md}"
+    );
+}
+
+// Issue 38: `diff` and `prove` name the file and line of the `${...}` a head fails on, as
+// `render` and `--audit` do (not its line in the rendered object): an indexed expansion
+// and a strict-mode unset var, each in a file of a Kustomization Flux generates or lists.
+#[test]
+fn diff_and_prove_name_the_file_and_line_of_a_failed_substitution() {
+    let repo = repo_from("testdata/fleet");
+    edit(
+        repo.path(),
+        "apps/wave-1/notifier/deployment.yaml",
+        "--log-level=${LOG_LEVEL}",
+        "--log-level=${LEVELS[0]}",
+    );
+    edit(
+        repo.path(),
+        "apps/wave-0/redis/configmap.yaml",
+        "    loglevel ${LOG_LEVEL}",
+        "    loglevel ${LOG_LEVEL}\n    requirepass ${REDIS_PASSWORD}",
+    );
+    // The text, its wrapped lines joined.
+    let one_line = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let out = one_line(&run(repo.path(), &["diff"]).stdout);
+    assert!(
+        out.contains(
+            "FAILED: flux-system/apps-wave-1 in head (dev) Deployment.apps/apps/notifier: \
+             variable substitution failed: apps/wave-1/notifier/deployment.yaml:21:27: \
+             ${LEVELS[0]}: missing closing brace (indexed expansions are not supported; \
+             write $${LEVELS[0]} to leave it to the shell)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "FAILED: flux-system/apps-wave-0 in head (dev) ConfigMap/data/redis-config: \
+             variable substitution failed: apps/wave-0/redis/configmap.yaml:15:17: \
+             ${REDIS_PASSWORD}: variable not set (strict mode): \"REDIS_PASSWORD\""
+        ),
+        "{out}"
+    );
+    let json = run(repo.path(), &["diff", "--format", "json"]).json();
+    let errors: Vec<&str> = json["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["error"].as_str().unwrap())
+        .collect();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains(": apps/wave-1/notifier/deployment.yaml:21:27: ${LEVELS[0]}: ")),
+        "{errors:#?}"
+    );
+    // prove renders head with origins for its canaries: the same place.
+    let proof = one_line(&run(repo.path(), &["prove", "--expect", "any"]).stdout);
+    assert!(
+        proof.contains("variable substitution failed: apps/wave-0/redis/configmap.yaml:15:17: "),
+        "{proof}"
+    );
+}
+
 #[test]
 fn compare_needs_two_clusters() {
     let fleet = crate::common::crate_path("testdata/fleet");
@@ -1286,12 +1468,20 @@ fn compare_calls_two_unrendered_sides_not_compared_and_fails() {
     // A Kustomization that fails to render in a cluster: an error.
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(!out.stdout.contains("templates DIFFER"), "{}", out.stdout);
+    // The same error in both clusters, said once, first; the row points at it.
+    assert!(
+        out.stdout.contains(
+            "\nFAILED: flux-system/broken failed in dev, prod\n  spec.path \
+             `./apps/does-not-exist` does not exist in the source\n"
+        ),
+        "{}",
+        out.stdout
+    );
     assert!(
         out.stdout
             .lines()
             .any(|l| l.starts_with("  flux-system/broken ")
-                // The same reason in both clusters, said once.
-                && l.contains(" not compared (dev, prod: failed: spec.path")),
+                && l.contains(" not compared (dev, prod: failed, its error is above)")),
         "{}",
         out.stdout
     );

@@ -94,6 +94,18 @@ fn every_report_conforms_to_its_schema_on_every_shape() {
     }
 }
 
+/// `compare` with a cluster whose root fails: its failures and the rows below the root
+/// (`below`) conform too.
+#[test]
+fn a_comparison_with_a_failed_cluster_root_conforms() {
+    let repo = repo_from("testdata/clusters/named-folders");
+    let file = repo.path().join("kubernetes/storage/kustomization.yaml");
+    let text = fs::read_to_string(&file).unwrap() + "  - missing.yaml\n";
+    fs::write(&file, text).unwrap();
+    commit_all(repo.path(), "storage's root breaks");
+    conforms(repo.path(), &["compare"], "compare", "CompareReport");
+}
+
 /// A Helm release's entry (`--helm`) and a ResourceSet's entry name what they are: the
 /// render keeps the whole entry id as `name` and adds `helmRelease` / `resourceSet`; a
 /// document that names the Kustomization (`images`) splits it.

@@ -805,6 +805,48 @@ fn strict_substitution_fails_an_undefined_var_naming_the_var_and_the_object() {
     );
 }
 
+// Issue 38: a substitution failure names the file and line the `${...}` is written at (as
+// `--audit` does), keeping Flux's message (fluxcd/pkg envsubst: `missing closing brace`,
+// `variable not set (strict mode)`); envsubst's own place is in the object as printed.
+#[test]
+fn a_substitution_failure_names_the_file_and_line_of_its_expression() {
+    let repo = bad_fixture("indexed-expansion");
+    let (_tmp, r) = render_json_out(repo.path(), &[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let report = kustomization(&r.json(), "test", "report").clone();
+    assert_eq!(status(&report), "failed");
+    // The CronJob is the file's second document, renamed by namePrefix.
+    assert_eq!(
+        error(&report),
+        "CronJob.batch/default/team-report: variable substitution failed: \
+         apps/report/report.yaml:31:37: ${STEPS[0]}: missing closing brace (indexed \
+         expansions are not supported; write $${STEPS[0]} to leave it to the shell)"
+    );
+    // `fluxsim build` says the same.
+    let built = fluxsim(&["build", repo.path().to_str().unwrap(), "-k", "report"]);
+    assert_eq!(built.code, 1);
+    assert!(
+        built
+            .stderr
+            .contains("variable substitution failed: apps/report/report.yaml:31:37: ${STEPS[0]}"),
+        "{}",
+        built.stderr
+    );
+
+    let repo = bad_fixture("undefined-var");
+    let (_tmp, r) = render_json_out(repo.path(), &[]);
+    let app = kustomization(&r.json(), "test", "app").clone();
+    assert!(
+        error(&app).starts_with(
+            "ConfigMap/default/settings: variable substitution failed: \
+             apps/app/configmap.yaml:9:16: ${UNDEFINED}: variable not set (strict mode): \
+             \"UNDEFINED\" ("
+        ),
+        "{}",
+        error(&app)
+    );
+}
+
 #[test]
 fn no_strict_renders_an_undefined_var_as_empty() {
     let repo = bad_fixture("undefined-var");
@@ -843,54 +885,120 @@ fn substitute_disabled_objects_keep_their_vars_verbatim() {
     assert_eq!(by_name["substituted"]["data"]["greeting"], "hello");
 }
 
+// fluxcd/pkg kustomize/kustomize_varsub.go LoadVariables: a substituteFrom source that is
+// not optional and not on the cluster fails the Kustomization with the API server's
+// NotFound (`post build failed for '<object>': substitute from 'ConfigMap/x' error:
+// configmaps "x" not found`); an optional one is skipped. A Secret an ExternalSecret or a
+// SealedSecret makes at run time exists then: its unknown values are placeholders.
 #[test]
-fn substitute_from_found_nowhere_renders_placeholders_and_strict_sources_fails_it() {
-    // Before the steady state `needs-vars` failed; `--strict-sources` keeps that.
+fn a_substitute_from_source_nothing_makes_fails_as_flux_fails_it_and_run_time_ones_render() {
     let repo = bad_fixture("substitute-from-missing");
     let (tmp, r) = render_json_out(repo.path(), &[]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let json = r.json();
-    let needs = kustomization(&json, "test", "needs-vars");
-    assert_eq!(status(needs), "rendered", "{needs:#}");
-    // A var with a default keeps it; one without is placeheld, naming the source.
-    let placeholder = "fluxsim-unknown:ConfigMap/flux-system/absent-vars:TARGET";
-    assert_eq!(
-        needs["unknownVars"],
-        serde_json::json!([{"name": "TARGET",
-            "sources": ["ConfigMap/flux-system/absent-vars"], "placeholder": placeholder}])
-    );
-    assert!(notes(needs).contains("absent-vars"), "{}", notes(needs));
-    let text = read(&artifact_file(
-        &tmp.path().join("out"),
-        "test",
-        "flux-system/needs-vars",
-    ));
-    assert_eq!(yaml_objects(&text)[0]["data"]["greeting"], "hi");
-    assert_eq!(yaml_objects(&text)[0]["data"]["target"], placeholder);
-    let optional = kustomization(&json, "test", "optional-vars");
-    assert_eq!(status(optional), "rendered", "{}", error(optional));
-    assert_eq!(optional["unknownVars"], serde_json::json!([]));
-    let text = read(&artifact_file(
-        &tmp.path().join("out"),
-        "test",
-        "flux-system/optional-vars",
-    ));
-    assert_eq!(yaml_objects(&text)[0]["data"]["greeting"], "hello");
-
-    let (_tmp, r) = render_json_out(repo.path(), &["--strict-sources"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     let json = r.json();
     let needs = kustomization(&json, "test", "needs-vars");
-    assert_eq!(status(needs), "failed");
+    assert_eq!(status(needs), "failed", "{needs:#}");
+    // Flux's words, led by the object it substitutes first, then the file declaring the
+    // Kustomization and what to do.
     assert!(
-        error(needs).contains("ConfigMap/absent-vars"),
+        error(needs).starts_with(
+            "ConfigMap/default/needs-vars: substitute from 'ConfigMap/absent-vars' error: \
+             configmaps \"absent-vars\" not found (clusters/test/apps.yaml:7: \
+             `flux-system/needs-vars` reads ConfigMap `flux-system/absent-vars`, which no \
+             Kustomization of this cluster applies"
+        ),
         "{}",
         error(needs)
+    );
+    assert!(
+        error(needs).contains(
+            "declare it in fluxsim.toml ([[bootstrap.objects]] kind = \"ConfigMap\", \
+             namespace = \"flux-system\", name = \"absent-vars\", vars = { ... }), else mark \
+             it `optional: true`)"
+        ),
+        "{}",
+        error(needs)
+    );
+    let optional = kustomization(&json, "test", "optional-vars");
+    assert_eq!(status(optional), "rendered", "{}", error(optional));
+    assert_eq!(optional["unknownVars"], serde_json::json!([]));
+    let out = tmp.path().join("out");
+    let text = read(&artifact_file(&out, "test", "flux-system/optional-vars"));
+    assert_eq!(yaml_objects(&text)[0]["data"]["greeting"], "hello");
+    // Made at run time: placeholders name the Secret and the var; a SealedSecret's plain
+    // template value is known.
+    for (name, secret, var) in [
+        ("from-external-secret", "runtime-vars", "TOKEN"),
+        ("from-sealed-secret", "sealed-vars", "PASSWORD"),
+    ] {
+        let k = kustomization(&json, "test", name);
+        assert_eq!(status(k), "rendered", "{k:#}");
+        let placeholder = format!("fluxsim-unknown:Secret/flux-system/{secret}:{var}");
+        assert_eq!(
+            k["unknownVars"],
+            serde_json::json!([{"name": var,
+                "sources": [format!("Secret/flux-system/{secret}")], "placeholder": placeholder}]),
+            "{name}"
+        );
+        assert!(notes(k).contains("is made at run time by"), "{}", notes(k));
+        let text = read(&artifact_file(&out, "test", &format!("flux-system/{name}")));
+        let data = &yaml_objects(&text)[0]["data"];
+        assert!(
+            data.as_object()
+                .unwrap()
+                .values()
+                .any(|v| *v == placeholder.as_str()),
+            "{data}"
+        );
+    }
+    let text = read(&artifact_file(
+        &out,
+        "test",
+        "flux-system/from-sealed-secret",
+    ));
+    assert_eq!(yaml_objects(&text)[0]["data"]["domain"], "example.net");
+
+    // `--strict-sources` fails what is made at run time too; optional stays skipped.
+    let (_tmp, r) = render_json_out(repo.path(), &["--strict-sources"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let json = r.json();
+    assert_eq!(status(kustomization(&json, "test", "needs-vars")), "failed");
+    let sealed = kustomization(&json, "test", "from-sealed-secret");
+    assert_eq!(status(sealed), "failed");
+    assert!(
+        error(sealed).contains("is made at run time by SealedSecret/flux-system/sealed-vars"),
+        "{}",
+        error(sealed)
     );
     assert_eq!(
         status(kustomization(&json, "test", "optional-vars")),
         "rendered"
     );
+}
+
+// fluxcd/pkg kustomize/kustomize_varsub.go SubstituteVariables: an object marked
+// `substitute: disabled` is returned before LoadVariables runs, so when no object is
+// substituted a missing source is never read and nothing fails.
+#[test]
+fn a_missing_source_is_never_read_when_every_object_is_marked_substitute_disabled() {
+    let repo = bad_fixture("substitute-from-missing");
+    let file = repo.path().join("apps/needs-vars/configmap.yaml");
+    let text = fs::read_to_string(&file).unwrap().replace(
+        "  namespace: default\n",
+        "  namespace: default\n  annotations:\n    kustomize.toolkit.fluxcd.io/substitute: disabled\n",
+    );
+    fs::write(&file, text).unwrap();
+    crate::common::commit_all(repo.path(), "nothing substituted");
+    let (tmp, r) = render_json_out(repo.path(), &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let needs = kustomization(&r.json(), "test", "needs-vars").clone();
+    assert_eq!(status(&needs), "rendered", "{needs:#}");
+    let text = read(&artifact_file(
+        &tmp.path().join("out"),
+        "test",
+        "flux-system/needs-vars",
+    ));
+    assert_eq!(yaml_objects(&text)[0]["data"]["target"], "${TARGET}");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 // The shared harness serves several test crates; this one uses only its git helper.
 use crate::common::git;
 use fluxsim::source::{
-    in_place, materialize, materialize_rev, revision_in_place, secure_join, Exclusion,
+    in_place, materialize, materialize_rev, revision_in_place, secure_join, Exclusion, LeftOut,
     PatternSource, SourceError, SourceOptions, Tree,
 };
 
@@ -114,6 +114,34 @@ fn gitignored_untracked_files_are_not_copied_even_when_asked() {
     let tree = materialize(repo.path(), &with).unwrap();
     // `.gitignore` itself is a VCS file: source-controller excludes it.
     assert_eq!(files(&tree), ["a.yaml"]);
+}
+
+#[test]
+fn a_file_the_folder_holds_but_the_tree_leaves_out_says_why() {
+    let repo = repo(&[(".gitignore", "ignored.toml\n"), ("a.yaml", "a\n")]);
+    write(repo.path(), "untracked.toml", "x\n");
+    write(repo.path(), "ignored.toml", "x\n");
+    let tree = in_place(repo.path(), &opts()).unwrap();
+    assert_eq!(tree.left_out("untracked.toml"), Some(LeftOut::NotTracked));
+    assert_eq!(tree.left_out("ignored.toml"), Some(LeftOut::IgnoredByGit));
+    assert_eq!(tree.left_out("a.yaml"), None);
+    assert_eq!(tree.left_out("absent.toml"), None);
+    // Tracked, but a .sourceignore rule leaves it out of what Flux sees.
+    write(repo.path(), ".sourceignore", "*.toml\n");
+    write(repo.path(), "config.toml", "x\n");
+    commit(repo.path(), "config");
+    let tree = in_place(repo.path(), &opts()).unwrap();
+    assert!(
+        matches!(
+            tree.left_out("config.toml"),
+            Some(LeftOut::Excluded(Exclusion::Ignored { .. }))
+        ),
+        "{:?}",
+        tree.left_out("config.toml")
+    );
+    // A revision's files are git's: nothing of the folder is left out of it.
+    let rev = materialize_rev(repo.path(), "HEAD", &opts()).unwrap();
+    assert_eq!(rev.left_out("ignored.toml"), None);
 }
 
 // fluxcd/pkg artifact/storage/archive.go: Archive skips anything not regular or a folder.

@@ -207,6 +207,64 @@ fn feature_gate_off_in_a_gotk_components_patch_makes_substitution_lenient() {
     );
 }
 
+// fluxsim reads the tree as git tracks it (what source-controller archives): a
+// fluxsim.toml the work tree holds but git does not track, or ignores, is not read. That is
+// said, with how to track it, rather than skipped without a word.
+#[test]
+fn an_untracked_or_ignored_fluxsim_toml_is_named_with_how_to_track_it() {
+    let repo = fixture("gate-off");
+    let config =
+        "[kustomize_controller]\nfeature_gates = [\"StrictPostBuildSubstitutions=true\"]\n";
+    fs::write(repo.path().join("fluxsim.toml"), config).unwrap();
+    let r = render_json(repo.path(), &[]);
+    // Not read: the repository's gate (off) holds, `web` renders.
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["clusters"][0]["strict"], false);
+    assert_eq!(
+        r.stderr.matches("fluxsim.toml").count(),
+        2,
+        "said once: {}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains(
+            "fluxsim: warning: fluxsim.toml is not tracked by git: track it with `git add \
+             fluxsim.toml` (or render with --include-untracked); until then fluxsim reads \
+             the repository as git tracks it (what Flux sees) and does not use its settings"
+        ),
+        "{}",
+        r.stderr
+    );
+    // Every command that renders says it.
+    let graph = fluxsim(&["graph", repo.path().to_str().unwrap()]);
+    assert!(
+        graph.stderr.contains("fluxsim.toml is not tracked"),
+        "{}",
+        graph.stderr
+    );
+    // --include-untracked reads it: no warning, and its gate holds.
+    let r = render_json(repo.path(), &["--include-untracked"]);
+    assert!(!r.stderr.contains("fluxsim.toml"), "{}", r.stderr);
+    assert_eq!(r.json()["clusters"][0]["strict"], true);
+    // Ignored by git: `git add -f`.
+    fs::write(repo.path().join(".gitignore"), "fluxsim.toml\n").unwrap();
+    commit_all(repo.path(), "ignore the config");
+    let r = render_json(repo.path(), &[]);
+    assert!(
+        r.stderr.contains(
+            "fluxsim: warning: fluxsim.toml is ignored by git: track it with `git add -f \
+             fluxsim.toml`"
+        ),
+        "{}",
+        r.stderr
+    );
+    // Tracked: read, and nothing to say.
+    crate::common::git(repo.path(), &["add", "-f", "fluxsim.toml"]);
+    let r = render_json(repo.path(), &[]);
+    assert!(!r.stderr.contains("fluxsim.toml"), "{}", r.stderr);
+    assert_eq!(r.json()["clusters"][0]["strict"], true);
+}
+
 #[test]
 fn bootstrap_applied_config_map_file_that_nothing_applies_is_each_clusters_own() {
     let repo = fixture("bootstrap");

@@ -186,6 +186,7 @@ mod tests {
             not_compared,
             failed,
             problems: Vec::new(),
+            below: Vec::new(),
             objects: Vec::new(),
         }
     }
@@ -198,6 +199,7 @@ mod tests {
             not_compared: rows.iter().filter(|r| r.not_compared).count(),
             kustomizations: rows,
             vars: Vec::new(),
+            incomplete: vec![false, false],
         }
     }
 

@@ -646,6 +646,28 @@ fn check_resourceset_inputs(
 /// The config file's name, at the repository root.
 pub const CONFIG_FILE: &str = "fluxsim.toml";
 
+/// The warning for a `fluxsim.toml` that the folder holds but the tree `tree` leaves out
+/// (fluxsim reads the tree as git tracks it, so its settings are not used), with how to
+/// have it read; `None` when the tree holds it or the folder does not.
+#[must_use]
+pub fn left_out_warning(tree: &crate::source::Tree) -> Option<String> {
+    use crate::source::LeftOut;
+    let why = match tree.left_out(CONFIG_FILE)? {
+        LeftOut::NotTracked => format!(
+            "is not tracked by git: track it with `git add {CONFIG_FILE}` (or render with \
+             --include-untracked)"
+        ),
+        LeftOut::IgnoredByGit => {
+            format!("is ignored by git: track it with `git add -f {CONFIG_FILE}`")
+        }
+        LeftOut::Excluded(reason) => format!("is left out of what Flux sees: {reason}"),
+    };
+    Some(format!(
+        "fluxsim: warning: {CONFIG_FILE} {why}; until then fluxsim reads the repository as \
+         git tracks it (what Flux sees) and does not use its settings"
+    ))
+}
+
 /// kustomize-controller's feature gate for strict substitution (on by default since v1.9.0:
 /// `internal/features/features.go`).
 pub const STRICT_GATE: &str = "StrictPostBuildSubstitutions";

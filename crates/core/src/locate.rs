@@ -178,6 +178,139 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
+/// What to look for in an object's source file (`audit`'s findings, a substitution
+/// failure's place).
+#[derive(Debug, Clone, Copy)]
+pub struct Needle<'a> {
+    /// The text to find.
+    pub text: &'a str,
+    /// Which occurrence inside the object's document (0 for the first).
+    pub nth: usize,
+    /// Only occurrences not glued to a word (`[A-Za-z0-9._-]`) on either side.
+    pub whole_word: bool,
+    /// Only occurrences before a `#` comment of their line ([`comment_start`]).
+    pub code_only: bool,
+}
+
+/// The 0-based line range `[start, end)` of the object's document in a multi-document file
+/// (the document whose `kind:` and `metadata.name` match, else the first with that kind, else
+/// the whole file), and the 1-based line of its name when it was found by name.
+#[must_use]
+pub fn document_range(text: &str, kind: &str, names: &[String]) -> (usize, usize, Option<usize>) {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut docs = Vec::new();
+    let mut start = 0;
+    for (i, l) in lines.iter().enumerate() {
+        if crate::goyaml::stream::is_document_start(l) {
+            docs.push((start, i));
+            start = i + 1;
+        }
+    }
+    docs.push((start, lines.len()));
+    let kind_of = |(s, e): (usize, usize)| {
+        lines[s..e].iter().any(|l| {
+            l.strip_prefix("kind:")
+                .is_some_and(|k| k.trim().trim_matches(['"', '\'']) == kind)
+        })
+    };
+    let name_line = names.iter().find_map(|n| object_line(text, kind, n));
+    let doc = name_line
+        .and_then(|line| docs.iter().copied().find(|&(s, e)| s < line && line <= e))
+        .or_else(|| docs.iter().copied().find(|&d| kind_of(d)));
+    let (start, end) = match doc {
+        Some((s, e)) => {
+            // Start at the first line of content, not at comments before it.
+            let first = (s..e)
+                .find(|&i| {
+                    let t = lines[i].trim();
+                    !t.is_empty() && !t.starts_with('#')
+                })
+                .unwrap_or(s);
+            (first, e)
+        }
+        None => (0, lines.len()),
+    };
+    (start, end, name_line)
+}
+
+/// The `nth` occurrence of the needle on lines `[start, end)` (0-based), as a 1-based line,
+/// a 1-based column in characters, and whether a quote precedes it.
+#[must_use]
+pub fn nth_in_lines(
+    text: &str,
+    n: Needle<'_>,
+    start: usize,
+    end: usize,
+) -> Option<(usize, usize, bool)> {
+    if n.text.is_empty() {
+        return None;
+    }
+    let mut seen = 0;
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .skip(start)
+        .take(end.saturating_sub(start))
+    {
+        let code = if n.code_only {
+            comment_start(line).unwrap_or(line.len())
+        } else {
+            line.len()
+        };
+        for (at, _) in line.match_indices(n.text) {
+            if at + n.text.len() > code {
+                break;
+            }
+            let before = line[..at].chars().next_back();
+            let after = line[at + n.text.len()..].chars().next();
+            if n.whole_word && (before.is_some_and(is_word_char) || after.is_some_and(is_word_char))
+            {
+                continue;
+            }
+            if seen == n.nth {
+                let column = line[..at].chars().count() + 1;
+                return Some((i + 1, column, matches!(before, Some('"' | '\''))));
+            }
+            seen += 1;
+        }
+    }
+    None
+}
+
+/// Where a `#` comment starts on a line of YAML (or of a script or config file a block
+/// scalar holds, which comment the same way): a `#` at the start of the line or after a
+/// space or tab, outside a quoted scalar. `None` when the line has none.
+#[must_use]
+pub fn comment_start(line: &str) -> Option<usize> {
+    let mut quote: Option<char> = None;
+    let mut prev: Option<char> = None;
+    for (at, c) in line.char_indices() {
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            }
+        } else {
+            let starts_token =
+                prev.is_none_or(|p| p.is_whitespace() || matches!(p, ':' | '[' | '{' | ','));
+            if c == '#' && prev.is_none_or(|p| p == ' ' || p == '\t') {
+                return Some(at);
+            }
+            // A quote opens a quoted scalar only where a scalar starts (`it's` does not).
+            if matches!(c, '"' | '\'') && starts_token {
+                quote = Some(c);
+            }
+        }
+        prev = Some(c);
+    }
+    None
+}
+
+/// Characters that continue a host name, an address or an identifier.
+#[must_use]
+pub fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '.' | '-' | '_')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,5 +408,80 @@ mod tests {
     fn line_col_counts_from_one() {
         assert_eq!(line_col("ab\ncd", 0), (1, 1));
         assert_eq!(line_col("ab\ncd", 4), (2, 2));
+    }
+}
+
+#[cfg(test)]
+mod needle_tests {
+    use super::*;
+
+    const FILE: &str = "# leading comment\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  X: ${V}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\ndata:\n  X: \"${V}\"\n  Y: ${V}\n";
+
+    #[test]
+    fn document_is_found_by_kind_and_name() {
+        assert_eq!(
+            document_range(FILE, "ConfigMap", &["b".into()]),
+            (8, 15, Some(12))
+        );
+        assert_eq!(
+            document_range(FILE, "ConfigMap", &["a".into()]),
+            (1, 7, Some(5))
+        );
+        // An unknown name falls back to the first document of the kind.
+        assert_eq!(
+            document_range(FILE, "ConfigMap", &["zz".into()]),
+            (1, 7, None)
+        );
+    }
+
+    #[test]
+    fn nth_occurrence_in_a_document_has_line_column_and_quote() {
+        let n = |nth| Needle {
+            text: "${V}",
+            nth,
+            whole_word: false,
+            code_only: false,
+        };
+        assert_eq!(nth_in_lines(FILE, n(0), 8, 15), Some((14, 7, true)));
+        assert_eq!(nth_in_lines(FILE, n(1), 8, 15), Some((15, 6, false)));
+        assert_eq!(nth_in_lines(FILE, n(2), 8, 15), None);
+    }
+
+    #[test]
+    fn whole_word_skips_occurrences_inside_a_longer_name() {
+        let text = "a: dev.example.net\nb: example.net\n";
+        let n = Needle {
+            text: "example.net",
+            nth: 0,
+            whole_word: true,
+            code_only: false,
+        };
+        assert_eq!(nth_in_lines(text, n, 0, 2), Some((2, 4, false)));
+    }
+
+    #[test]
+    fn a_comment_starts_at_a_hash_after_a_space_outside_quotes() {
+        assert_eq!(comment_start("# all of it"), Some(0));
+        assert_eq!(comment_start("  a: b # c"), Some(7));
+        assert_eq!(comment_start("a: b#c"), None);
+        assert_eq!(comment_start("a: \"b # c\""), None);
+        assert_eq!(comment_start("a: 'b # c' # d"), Some(11));
+        assert_eq!(comment_start("url: http://x/#/y"), None);
+        assert_eq!(comment_start("it's # d"), Some(5));
+    }
+
+    #[test]
+    fn code_only_needles_skip_what_a_comment_says() {
+        let text = "# storage: local-hostpath\nkind: X\nclass: local-hostpath # local-hostpath\n";
+        let n = Needle {
+            text: "local-hostpath",
+            nth: 0,
+            whole_word: true,
+            code_only: true,
+        };
+        assert_eq!(nth_in_lines(text, n, 0, 3), Some((3, 8, false)));
+        assert_eq!(nth_in_lines(text, Needle { nth: 1, ..n }, 0, 3), None);
+        let only_comment = "kind: X\n# class: local-hostpath\n";
+        assert_eq!(nth_in_lines(only_comment, n, 0, 2), None);
     }
 }

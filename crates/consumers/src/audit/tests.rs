@@ -73,6 +73,7 @@ fn cluster(name: &str, kustomizations: Vec<KustomizationRender>) -> ClusterRende
         strict_from: None,
         flux_strict: true,
         versions: crate::versions::ClusterVersions::default(),
+        home: String::new(),
     }
 }
 

@@ -9,12 +9,16 @@
 //!
 //! A Kustomization that did not render in some cluster (failed, blocked, external,
 //! suspended) is `not compared`: neither same nor different, and never part of a verdict
-//! that the clusters differ only in values.
+//! that the clusters differ only in values. So is one missing from a cluster because an
+//! ancestor did not render there (the cluster's root failed, say): what that cluster would
+//! apply is unknown, not missing. Each failure is said once ([`ClusterComparison::failures`]),
+//! with how many Kustomizations it leaves unknown.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use crate::model::graph::ClusterFolder;
 pub use crate::model::graph::GraphNode;
 use crate::model::{ClusterRender, KustomizationRender, VarSource};
 
@@ -23,11 +27,12 @@ use crate::model::{ClusterRender, KustomizationRender, VarSource};
 pub struct GraphRow {
     /// `namespace/name`.
     pub kustomization: String,
-    /// Per cluster (in `ClusterComparison::clusters` order); `None` where it is not defined.
+    /// Per cluster (in `ClusterComparison::clusters` order); `None` where it is not defined
+    /// (or not known: see `TemplateRow::below`).
     pub nodes: Vec<Option<GraphNode>>,
     /// The fields that differ (`missing`, or those of [`crate::model::graph::graph_differences`]:
-    /// `path`, `appliedBy`, `dependsOn`, `wait`, `prune`, `substituteFrom`); empty when
-    /// identical.
+    /// `path`, `appliedBy`, `dependsOn`, `wait`, `prune`, `substituteFrom`) between the
+    /// clusters where it is known; empty when identical.
     pub differences: Vec<String>,
 }
 
@@ -56,6 +61,10 @@ pub struct TemplateRow {
     /// Per cluster, why it did not render there (`failed: ...`); `None` where it rendered or
     /// is not defined.
     pub problems: Vec<Option<String>>,
+    /// Per cluster, the ancestor that did not render there, so that whether this
+    /// Kustomization is applied there is unknown (`flux-system/flux-system`, when the
+    /// cluster's root failed); `None` where it is defined or really missing.
+    pub below: Vec<Option<String>>,
     /// Where its templates differ: each object that differs between the first cluster's
     /// template and another cluster's, with its semantic changes (empty when the templates
     /// are the same, or not all built).
@@ -131,6 +140,21 @@ pub struct VarDiff {
     pub used_by: Vec<String>,
 }
 
+/// A Kustomization that failed to render by itself in a cluster (not below one that did
+/// not render), with how many Kustomizations below it are unknown there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ClusterFailure {
+    /// The cluster.
+    pub cluster: String,
+    /// `namespace/name`.
+    pub kustomization: String,
+    /// Why it failed.
+    pub error: String,
+    /// How many Kustomizations the other clusters define below it are not compared because
+    /// of it.
+    pub below: usize,
+}
+
 /// The clusters side by side.
 #[derive(Debug, Clone, Serialize)]
 pub struct ClusterComparison {
@@ -148,6 +172,11 @@ pub struct ClusterComparison {
     pub agnostic: bool,
     /// How many Kustomizations could not be compared (not rendered in some cluster).
     pub not_compared: usize,
+    /// Per cluster: some of its Kustomizations are unknown (below one that did not render
+    /// there), so a var no known Kustomization of it receives is unknown there, not
+    /// undefined.
+    #[serde(skip)]
+    pub incomplete: Vec<bool>,
 }
 
 fn node(k: &KustomizationRender) -> GraphNode {
@@ -185,6 +214,35 @@ fn shown(v: &VarSource) -> String {
     }
 }
 
+impl ClusterComparison {
+    /// What failed to render by itself (`failed: ...` in a cluster, not below an ancestor
+    /// that did not render), in the order of the rows and then of the clusters: the first
+    /// thing a report says, once, since what it applies is unknown there.
+    #[must_use]
+    pub fn failures(&self) -> Vec<ClusterFailure> {
+        let mut out = Vec::new();
+        for k in &self.kustomizations {
+            for (i, p) in k.problems.iter().enumerate() {
+                let Some(error) = p.as_deref().and_then(|p| p.strip_prefix("failed: ")) else {
+                    continue;
+                };
+                let below = self
+                    .kustomizations
+                    .iter()
+                    .filter(|x| x.below.get(i).and_then(Option::as_deref) == Some(&k.kustomization))
+                    .count();
+                out.push(ClusterFailure {
+                    cluster: self.clusters[i].clone(),
+                    kustomization: k.kustomization.clone(),
+                    error: error.to_string(),
+                    below,
+                });
+            }
+        }
+        out
+    }
+}
+
 /// Compares `clusters` (in the order given) side by side.
 #[must_use]
 pub fn compare_clusters(clusters: &[&ClusterRender]) -> ClusterComparison {
@@ -203,10 +261,12 @@ pub fn compare_clusters(clusters: &[&ClusterRender]) -> ClusterComparison {
     for id in &ids {
         let ks: Vec<Option<&KustomizationRender>> =
             index.iter().map(|m| m.get(*id).copied()).collect();
+        // Where it is missing because an ancestor did not render there, it is unknown.
+        let unknown = unknown_in(clusters, &index, &ks);
         let nodes: Vec<Option<GraphNode>> = ks.iter().map(|k| k.map(node)).collect();
         graph.push(GraphRow {
             kustomization: (*id).clone(),
-            differences: graph_differences(clusters, &nodes),
+            differences: graph_differences(clusters, &nodes, &unknown),
             nodes,
         });
         let digests = |f: fn(&KustomizationRender) -> Option<String>| -> Vec<Option<String>> {
@@ -227,22 +287,21 @@ pub fn compare_clusters(clusters: &[&ClusterRender]) -> ClusterComparison {
             })
             .cloned()
             .collect();
-        let problems: Vec<Option<String>> = ks.iter().map(|k| k.and_then(super::problem)).collect();
-        let root = ks.iter().flatten().any(|k| k.parent.is_none());
-        let mut objects = Vec::new();
-        let built: Vec<Option<&crate::artifact::Artifact>> = ks
+        let problems: Vec<Option<String>> = ks
             .iter()
-            .map(|k| k.and_then(|k| k.template.as_ref()))
+            .zip(&unknown)
+            .map(|(k, u)| match (k, u) {
+                (Some(k), _) => super::problem(k),
+                (None, Some(u)) => Some(format!("not rendered: below {}, which {}", u.id, u.state)),
+                (None, None) => None,
+            })
             .collect();
-        if !all_same(&templates) && !root && problems.iter().all(Option::is_none) {
-            if let Some(Some(first)) = built.first() {
-                for (c, other) in clusters.iter().zip(&built).skip(1) {
-                    if let Some(other) = other {
-                        objects.extend(template_objects(first, other, &c.name));
-                    }
-                }
-            }
-        }
+        let root = ks.iter().flatten().any(|k| k.parent.is_none());
+        let objects = if !all_same(&templates) && !root && problems.iter().all(Option::is_none) {
+            differing_objects(clusters, &ks)
+        } else {
+            Vec::new()
+        };
         rows.push(TemplateRow {
             objects,
             not_compared: problems.iter().any(Option::is_some),
@@ -253,6 +312,7 @@ pub fn compare_clusters(clusters: &[&ClusterRender]) -> ClusterComparison {
                 )
             }),
             problems,
+            below: unknown.into_iter().map(|u| u.map(|u| u.id)).collect(),
             kustomization: (*id).clone(),
             root,
             same_template: all_same(&templates),
@@ -262,12 +322,18 @@ pub fn compare_clusters(clusters: &[&ClusterRender]) -> ClusterComparison {
             differing_vars,
         });
     }
-    let vars = differing_vars(&index);
+    // A cluster where some Kustomization is below one that did not render: what it
+    // applies, and so the vars it gives, are not all known.
+    let incomplete: Vec<bool> = (0..clusters.len())
+        .map(|i| rows.iter().any(|r| r.below[i].is_some()))
+        .collect();
+    let vars = differing_vars(&index, &incomplete);
     let agnostic = graph.iter().all(|g| g.differences.is_empty())
         && rows
             .iter()
             .all(|r| r.root || r.not_compared || r.same_template);
     ClusterComparison {
+        incomplete,
         not_compared: rows.iter().filter(|r| r.not_compared).count(),
         clusters: clusters.iter().map(|c| c.name.clone()).collect(),
         graph,
@@ -277,13 +343,67 @@ pub fn compare_clusters(clusters: &[&ClusterRender]) -> ClusterComparison {
     }
 }
 
-fn graph_differences(clusters: &[&ClusterRender], nodes: &[Option<GraphNode>]) -> Vec<String> {
-    let present: Vec<(&str, &GraphNode)> = clusters
+/// Per cluster, for a Kustomization (`ks`, per cluster) missing there, the ancestor that
+/// did not render there (so whether it is applied there is unknown); `None` where it is
+/// defined or really missing.
+fn unknown_in(
+    clusters: &[&ClusterRender],
+    index: &[BTreeMap<String, &KustomizationRender>],
+    ks: &[Option<&KustomizationRender>],
+) -> Vec<Option<super::UnrenderedAncestor>> {
+    let Some((here, defined)) = index.iter().zip(ks).find_map(|(m, k)| k.map(|k| (m, k))) else {
+        return ks.iter().map(|_| None).collect();
+    };
+    ks.iter()
+        .zip(clusters.iter().zip(index))
+        .map(|(k, (c, there))| match k {
+            Some(_) => None,
+            None => super::unrendered_ancestor(defined, here, there, &c.name),
+        })
+        .collect()
+}
+
+/// The objects of a Kustomization's template (`ks`, per cluster) that differ between the
+/// first cluster and each other one.
+fn differing_objects(
+    clusters: &[&ClusterRender],
+    ks: &[Option<&KustomizationRender>],
+) -> Vec<TemplateObjectDiff> {
+    let built: Vec<Option<&crate::artifact::Artifact>> = ks
+        .iter()
+        .map(|k| k.and_then(|k| k.template.as_ref()))
+        .collect();
+    let mut objects = Vec::new();
+    if let Some(Some(first)) = built.first() {
+        for (c, other) in clusters.iter().zip(&built).skip(1) {
+            if let Some(other) = other {
+                objects.extend(template_objects(first, other, &c.name));
+            }
+        }
+    }
+    objects
+}
+
+/// The graph fields that differ between the clusters where the Kustomization is known:
+/// `missing` when a cluster does not define it (and no ancestor's failure explains why).
+fn graph_differences(
+    clusters: &[&ClusterRender],
+    nodes: &[Option<GraphNode>],
+    unknown: &[Option<super::UnrenderedAncestor>],
+) -> Vec<String> {
+    let present: Vec<(ClusterFolder<'_>, &GraphNode)> = clusters
         .iter()
         .zip(nodes)
-        .filter_map(|(c, n)| n.as_ref().map(|n| (c.name.as_str(), n)))
+        .filter_map(|(c, n)| {
+            let folder = ClusterFolder {
+                name: &c.name,
+                home: &c.home,
+            };
+            n.as_ref().map(|n| (folder, n))
+        })
         .collect();
-    if present.len() < nodes.len() {
+    let known = present.len() + unknown.iter().flatten().count();
+    if known < nodes.len() {
         return vec!["missing".into()];
     }
     crate::model::graph::graph_differences(&present)
@@ -292,8 +412,13 @@ fn graph_differences(clusters: &[&ClusterRender], nodes: &[Option<GraphNode>]) -
         .collect()
 }
 
-/// Vars whose value, as received by the Kustomizations of each cluster, differs.
-fn differing_vars(index: &[BTreeMap<String, &KustomizationRender>]) -> Vec<VarDiff> {
+/// Vars whose value, as received by the Kustomizations of each cluster, differs (a cluster
+/// that is `incomplete` and gives a var to none of its known Kustomizations says nothing of
+/// it).
+fn differing_vars(
+    index: &[BTreeMap<String, &KustomizationRender>],
+    incomplete: &[bool],
+) -> Vec<VarDiff> {
     // Per var: per cluster, the values its Kustomizations receive.
     let mut values: BTreeMap<&String, Vec<BTreeSet<String>>> = BTreeMap::new();
     let mut used_by: BTreeMap<&String, BTreeSet<String>> = BTreeMap::new();
@@ -312,7 +437,15 @@ fn differing_vars(index: &[BTreeMap<String, &KustomizationRender>]) -> Vec<VarDi
     }
     values
         .into_iter()
-        .filter(|(_, per)| per.iter().any(|s| *s != per[0]))
+        .filter(|(_, per)| {
+            let known: Vec<&BTreeSet<String>> = per
+                .iter()
+                .zip(incomplete)
+                .filter(|(s, inc)| !(s.is_empty() && **inc))
+                .map(|(s, _)| s)
+                .collect();
+            known.iter().any(|s| *s != known[0])
+        })
         .map(|(name, per)| VarDiff {
             name: name.clone(),
             values: per

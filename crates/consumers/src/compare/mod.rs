@@ -537,14 +537,17 @@ fn diff_cluster(
 
 /// The ancestor that left a Kustomization unrendered in the other revision (see
 /// [`unrendered_ancestor`]).
-struct UnrenderedAncestor {
+pub(super) struct UnrenderedAncestor {
     /// `flux-system/apps`.
-    id: String,
+    pub(super) id: String,
     /// `parent flux-system/apps failed in head: ...`.
-    why: String,
+    pub(super) why: String,
+    /// What it is there, in a few words: `failed`, `did not render`, `is suspended`, `is
+    /// external`, `needs the network`.
+    pub(super) state: &'static str,
     /// It failed (or was blocked) there, rather than being external, suspended or in need
     /// of the network.
-    failed: bool,
+    pub(super) failed: bool,
 }
 
 /// The ids of the objects of two artifacts, each in its order.
@@ -611,7 +614,7 @@ fn prune_deletions(
 /// when the reason is an ancestor: the nearest ancestor of `k` that `there` holds, when it did
 /// not render there, and why (`parent flux-system/apps failed in head: ...`). `None` when
 /// that ancestor rendered (the Kustomization is really gone) or none is held.
-fn unrendered_ancestor(
+pub(super) fn unrendered_ancestor(
     k: &KustomizationRender,
     here: &BTreeMap<String, &KustomizationRender>,
     there: &BTreeMap<String, &KustomizationRender>,
@@ -622,18 +625,25 @@ fn unrendered_ancestor(
     for _ in 0..=here.len() {
         let id = parent?.to_string();
         if let Some(p) = there.get(&id) {
-            let why = match &p.status {
-                Status::Rendered => None,
-                Status::Suspended => Some(format!("parent {id} is suspended in {side}")),
-                Status::Failed(e) => Some(format!("parent {id} failed in {side}: {e}")),
-                Status::Blocked(e) => Some(format!("parent {id} did not render in {side}: {e}")),
-                Status::External(e) => Some(format!("parent {id} is external in {side}: {e}")),
-                Status::NeedsNetwork(e) => {
-                    Some(format!("parent {id} needs the network in {side}: {e}"))
-                }
+            let (state, error) = match &p.status {
+                Status::Rendered => return None,
+                Status::Suspended => ("is suspended", None),
+                Status::Failed(e) => ("failed", Some(e)),
+                Status::Blocked(e) => ("did not render", Some(e)),
+                Status::External(e) => ("is external", Some(e)),
+                Status::NeedsNetwork(e) => ("needs the network", Some(e)),
+            };
+            let why = match error {
+                Some(e) => format!("parent {id} {state} in {side}: {e}"),
+                None => format!("parent {id} {state} in {side}"),
             };
             let failed = matches!(p.status, Status::Failed(_) | Status::Blocked(_));
-            return why.map(|why| UnrenderedAncestor { id, why, failed });
+            return Some(UnrenderedAncestor {
+                id,
+                why,
+                state,
+                failed,
+            });
         }
         parent = here.get(&id).and_then(|p| p.parent.as_ref());
     }

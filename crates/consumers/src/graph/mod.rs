@@ -316,9 +316,16 @@ fn analyse(
         );
         graphs.push(cluster_graph(name, nodes, &sim));
     }
-    let pairs: Vec<(&str, &[nodes::Node])> = per_cluster
+    let pairs: Vec<(crate::model::graph::ClusterFolder<'_>, &[nodes::Node])> = per_cluster
         .iter()
-        .map(|(n, nodes)| (n.as_str(), nodes.as_slice()))
+        .zip(clusters)
+        .map(|((n, nodes), c)| {
+            let folder = crate::model::graph::ClusterFolder {
+                name: n,
+                home: &c.home,
+            };
+            (folder, nodes.as_slice())
+        })
         .collect();
     findings.extend(checks::compare_clusters(&pairs));
     normalize(&mut findings);

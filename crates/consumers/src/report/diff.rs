@@ -628,6 +628,15 @@ fn opt(v: Option<&String>) -> String {
     v.map_or_else(|| "(undefined)".into(), Clone::clone)
 }
 
+/// A var's value in the `i`th cluster of a comparison: `(not known)` where no known
+/// Kustomization receives it and some are unknown.
+fn var_value(c: &ClusterComparison, i: usize, v: Option<&String>) -> String {
+    match v {
+        None if c.incomplete.get(i).copied().unwrap_or(false) => "(not known)".into(),
+        v => opt(v),
+    }
+}
+
 /// A row of `compare`'s text: the Kustomization in a column of `width`, then `verdict`,
 /// wrapped under it (80 columns unless `--wide`).
 fn compare_row(name: &str, width: usize, verdict: &str, layout: Layout) -> String {
@@ -640,15 +649,144 @@ fn compare_row(name: &str, width: usize, verdict: &str, layout: Layout) -> Strin
     )
 }
 
+/// Whether a row of `compare` is not compared only because, where it is not, an ancestor
+/// did not render (the reports say that once for all such rows: [`BelowGroup`]).
+fn only_below(k: &crate::compare::TemplateRow) -> bool {
+    k.not_compared
+        && k.problems
+            .iter()
+            .zip(&k.below)
+            .all(|(p, b)| p.is_none() || b.is_some())
+}
+
+/// The rows not compared only because an ancestor did not render in some clusters: one
+/// group per ancestor and the clusters it did not render in.
+struct BelowGroup {
+    ancestor: String,
+    clusters: Vec<String>,
+    /// What the ancestor is there, as the rows' problems say it (`which failed`).
+    state: String,
+    kustomizations: Vec<String>,
+}
+
+fn below_groups(c: &ClusterComparison) -> Vec<BelowGroup> {
+    let mut out: Vec<BelowGroup> = Vec::new();
+    for k in c.kustomizations.iter().filter(|k| only_below(k)) {
+        let mut ancestor = None;
+        let mut clusters = Vec::new();
+        let mut state = String::new();
+        for ((n, b), p) in c.clusters.iter().zip(&k.below).zip(&k.problems) {
+            if let (Some(b), Some(p)) = (b, p) {
+                ancestor.get_or_insert_with(|| b.clone());
+                clusters.push(n.clone());
+                state = p.rsplit_once(", which ").map_or("", |(_, s)| s).to_string();
+            }
+        }
+        let Some(ancestor) = ancestor else { continue };
+        match out
+            .iter_mut()
+            .find(|g| g.ancestor == ancestor && g.clusters == clusters)
+        {
+            Some(g) => g.kustomizations.push(k.kustomization.clone()),
+            None => out.push(BelowGroup {
+                ancestor,
+                clusters,
+                state,
+                kustomizations: vec![k.kustomization.clone()],
+            }),
+        }
+    }
+    out
+}
+
+/// `2 not compared in storage: below flux-system/flux-system, which failed there:`, then
+/// the Kustomizations (the clusters where it did render define them).
+struct BelowLine<'a>(&'a BelowGroup);
+
+impl Inline for BelowLine<'_> {
+    fn put(&self, w: &mut Out<'_>) {
+        let g = self.0;
+        md!(
+            w,
+            "{} not compared in {}: below {}, which {} there: {}",
+            g.kustomizations.len(),
+            Texts(&g.clusters),
+            Code(&g.ancestor),
+            Text(&g.state),
+            Texts(&g.kustomizations)
+        );
+    }
+}
+
+/// The Kustomizations that failed to render in some cluster, each once with the clusters
+/// where it failed with the same error.
+struct CompareFailure {
+    kustomization: String,
+    error: String,
+    clusters: Vec<String>,
+    below: usize,
+}
+
+fn compare_failures(c: &ClusterComparison) -> Vec<CompareFailure> {
+    let mut out: Vec<CompareFailure> = Vec::new();
+    for f in c.failures() {
+        match out
+            .iter_mut()
+            .find(|g| g.kustomization == f.kustomization && g.error == f.error)
+        {
+            Some(g) => {
+                g.clusters.push(f.cluster);
+                g.below += f.below;
+            }
+            None => out.push(CompareFailure {
+                kustomization: f.kustomization,
+                error: f.error,
+                clusters: vec![f.cluster],
+                below: f.below,
+            }),
+        }
+    }
+    out
+}
+
+/// `flux-system/flux-system failed in storage; the 2 Kustomizations the other clusters
+/// apply below it are not compared there`.
+struct CompareFailureLine<'a>(&'a CompareFailure);
+
+impl Inline for CompareFailureLine<'_> {
+    fn put(&self, w: &mut Out<'_>) {
+        let g = self.0;
+        md!(
+            w,
+            "{} failed in {}",
+            Code(&g.kustomization),
+            Texts(&g.clusters)
+        );
+        if g.below > 0 {
+            md!(
+                w,
+                "; {} the other clusters apply below it {} not compared there",
+                Plural(g.below, "Kustomization"),
+                if g.below == 1 { "is" } else { "are" }
+            );
+        }
+    }
+}
+
 /// What `compare` says of a Kustomization's templates across the clusters.
 fn template_verdict(c: &ClusterComparison, k: &crate::compare::TemplateRow) -> String {
     if k.not_compared {
         // Each reason once, with the clusters it holds in (an external source is most often
-        // external in every cluster).
+        // external in every cluster); a failure's error is printed first, once.
         let mut why: Vec<(Vec<String>, &str)> = Vec::new();
         for (n, p) in c.clusters.iter().zip(&k.problems) {
             let Some(p) = p else { continue };
-            match why.iter_mut().find(|(_, q)| *q == p.as_str()) {
+            let p = if p.starts_with("failed: ") {
+                "failed, its error is above"
+            } else {
+                p.as_str()
+            };
+            match why.iter_mut().find(|(_, q)| *q == p) {
                 Some((names, _)) => names.push(OneLine(n).to_string()),
                 None => why.push((vec![OneLine(n).to_string()], p)),
             }
@@ -687,14 +825,28 @@ fn graph_text(c: &ClusterComparison, width: usize, layout: Layout, out: &mut Str
         .collect();
     if differing.is_empty() {
         out.push('\n');
-        out.push_str(&layout.wrap(
-            "",
-            &format!(
-                "graph: the same in every cluster ({})",
-                super::plural(c.graph.len(), "Kustomization")
+        out.push_str(
+            &layout.wrap(
+                "",
+                &match c
+                    .kustomizations
+                    .iter()
+                    .filter(|k| k.below.iter().any(Option::is_some))
+                    .count()
+                {
+                    0 => format!(
+                        "graph: the same in every cluster ({})",
+                        super::plural(c.graph.len(), "Kustomization")
+                    ),
+                    unknown => format!(
+                        "graph: the same where it is known ({}; {unknown} not known in some \
+                     cluster, below one that did not render there)",
+                        super::plural(c.graph.len(), "Kustomization")
+                    ),
+                },
+                "  ",
             ),
-            "  ",
-        ));
+        );
         return;
     }
     let _ = writeln!(out, "\ngraph ({} differ):", differing.len());
@@ -705,9 +857,18 @@ fn graph_text(c: &ClusterComparison, width: usize, layout: Layout, out: &mut Str
             &format!("differs: {}", g.differences.join(", ")),
             layout,
         ));
-        for (name, n) in c.clusters.iter().zip(&g.nodes) {
+        let below = c
+            .kustomizations
+            .iter()
+            .find(|k| k.kustomization == g.kustomization)
+            .map(|k| k.below.as_slice())
+            .unwrap_or_default();
+        for (i, (name, n)) in c.clusters.iter().zip(&g.nodes).enumerate() {
             let line = n.as_ref().map_or_else(
-                || "(not defined)".to_string(),
+                || match below.get(i).and_then(Option::as_ref) {
+                    Some(a) => format!("(not known: below {}, which did not render)", OneLine(a)),
+                    None => "(not defined)".to_string(),
+                },
                 |n| {
                     format!(
                         "path={} dependsOn=[{}] wait={} prune={}",
@@ -735,7 +896,10 @@ fn vars_text(c: &ClusterComparison, layout: Layout, out: &mut String) {
             .clusters
             .iter()
             .zip(&v.values)
-            .map(|(n, val)| format!("{}={}", OneLine(n), OneLine(opt(val.as_ref()))))
+            .enumerate()
+            .map(|(i, (n, val))| {
+                format!("{}={}", OneLine(n), OneLine(var_value(c, i, val.as_ref())))
+            })
             .collect();
         out.push_str(&layout.wrap(
             "  ",
@@ -758,6 +922,9 @@ fn vars_text(c: &ClusterComparison, layout: Layout, out: &mut String) {
 pub fn compare_text(c: &ClusterComparison, layout: Layout) -> String {
     let names = plain_of(&ClusterNames(&c.clusters));
     let headline = match (c.agnostic, c.not_compared) {
+        (_, n) if n > 0 && n == c.kustomizations.len() => {
+            format!("nothing compared ({n} not compared)")
+        }
         (true, 0) => format!(
             "same graph and templates, {} differ",
             super::plural(c.vars.len(), "var value")
@@ -766,6 +933,12 @@ pub fn compare_text(c: &ClusterComparison, layout: Layout) -> String {
         (false, _) => "they differ in more than var values".to_string(),
     };
     let mut out = layout.wrap("", &format!("compare: {names}: {headline}"), "  ");
+    for g in compare_failures(c) {
+        out.push_str(&layout.wrap("FAILED: ", &plain_of(&CompareFailureLine(&g)), "  "));
+        for line in g.error.lines() {
+            out.push_str(&layout.wrap("  ", &OneLine(line).to_string(), "    "));
+        }
+    }
     // The name column: as wide as the longest name, at most 40 columns unless --wide.
     let longest = c
         .graph
@@ -780,7 +953,7 @@ pub fn compare_text(c: &ClusterComparison, layout: Layout) -> String {
     };
     graph_text(c, width, layout, &mut out);
     out.push_str("\ntemplates:\n");
-    for k in &c.kustomizations {
+    for k in c.kustomizations.iter().filter(|k| !only_below(k)) {
         out.push_str(&compare_row(
             &OneLine(&k.kustomization).to_string(),
             width,
@@ -788,6 +961,9 @@ pub fn compare_text(c: &ClusterComparison, layout: Layout) -> String {
             layout,
         ));
         template_objects_text(c, k, layout, &mut out);
+    }
+    for g in below_groups(c) {
+        out.push_str(&layout.wrap("  ", &plain_of(&BelowLine(&g)), "    "));
     }
     vars_text(c, layout, &mut out);
     if c.not_compared > 0 {
@@ -847,6 +1023,10 @@ fn object_name(o: &crate::flux::ObjectId) -> String {
 /// The verdict of a cluster comparison, in words.
 fn compare_outcome(c: &ClusterComparison, names: &str) -> String {
     match (c.agnostic, c.not_compared) {
+        (_, n) if n > 0 && n == c.kustomizations.len() => format!(
+            "not proven: none of the {} could be compared",
+            super::plural(n, "Kustomization")
+        ),
         (true, 0) => format!(
             "{names} run the same graph and templates; they differ only in these {} values",
             c.vars.len()
@@ -886,6 +1066,7 @@ pub fn compare_json(c: &ClusterComparison) -> Value {
         .zip(&c.kustomizations)
     {
         json_doc::kustomization_refs(kv, "kustomization");
+        json_doc::kustomization_refs(kv, "below");
         for (ov, o) in kv
             .get_mut("objects")
             .and_then(Value::as_array_mut)
@@ -899,6 +1080,13 @@ pub fn compare_json(c: &ClusterComparison) -> Value {
     json_doc::each(&mut v, "vars", |var| {
         json_doc::kustomization_refs(var, "usedBy");
     });
+    let mut failures = json_doc::camel_keys(json!(c.failures()));
+    if let Some(items) = failures.as_array_mut() {
+        for f in items {
+            json_doc::kustomization_refs(f, "kustomization");
+        }
+    }
+    v["failures"] = failures;
     json_doc::document("CompareReport", v)
 }
 
@@ -915,6 +1103,7 @@ pub fn compare_nothing_json(names: &[&str], note: &str) -> Value {
             "kustomizations": [],
             "vars": [],
             "notCompared": 0,
+            "failures": [],
         }),
     )
 }
@@ -925,6 +1114,9 @@ pub fn compare_markdown(c: &ClusterComparison) -> String {
     let mut doc = Markdown::new();
     md!(doc, "## fluxsim compare: {}: ", ClusterNames(&c.clusters));
     match (c.agnostic, c.not_compared) {
+        (_, n) if n > 0 && n == c.kustomizations.len() => {
+            md!(doc, "nothing compared ({} not compared)", n);
+        }
         (true, 0) => md!(
             doc,
             "same graph and templates, {} values differ",
@@ -937,6 +1129,7 @@ pub fn compare_markdown(c: &ClusterComparison) -> String {
         ),
         (false, _) => md!(doc, "differ in more than values"),
     }
+    compare_failures_markdown(c, &mut doc);
     md!(
         doc,
         "\n\n| Kustomization | graph | template | {} |\n|---|---|---|",
@@ -968,19 +1161,7 @@ pub fn compare_markdown(c: &ClusterComparison) -> String {
         }
         md!(doc, "\n");
     }
-    for k in c.kustomizations.iter().filter(|k| k.not_compared) {
-        md!(doc, "\n⚠️ {} not compared: ", Code(&k.kustomization));
-        let why = c
-            .clusters
-            .iter()
-            .zip(&k.problems)
-            .filter_map(|(n, p)| p.as_ref().map(|p| (n, p)));
-        for (i, (n, p)) in why.enumerate() {
-            let sep = if i == 0 { "" } else { "; " };
-            md!(doc, "{}{}: {}", sep, Code(n), Message(p));
-        }
-        md!(doc, "\n");
-    }
+    not_compared_markdown(c, &mut doc);
     template_objects_markdown(c, &mut doc);
     if c.vars.is_empty() {
         md!(doc, "\nNo var differs between the clusters.\n");
@@ -997,12 +1178,54 @@ pub fn compare_markdown(c: &ClusterComparison) -> String {
     md!(doc, "---|\n");
     for v in &c.vars {
         md!(doc, "| {} |", Code(&v.name));
-        for x in &v.values {
-            md!(doc, " {} |", Code(opt(x.as_ref())));
+        for (i, x) in v.values.iter().enumerate() {
+            md!(doc, " {} |", Code(var_value(c, i, x.as_ref())));
         }
         md!(doc, " {} |\n", Texts(&v.used_by));
     }
     doc.finish()
+}
+
+/// What failed to render, first, as Markdown: each failure once, with its error.
+fn compare_failures_markdown(c: &ClusterComparison, doc: &mut Markdown) {
+    let failures = compare_failures(c);
+    if failures.is_empty() {
+        return;
+    }
+    md!(doc, "\n\n### ❌ What failed to render\n");
+    for g in &failures {
+        md!(doc, "\n{}:\n\n", CompareFailureLine(g));
+        doc.fenced("text", &g.error);
+    }
+}
+
+/// Why each Kustomization was not compared, as Markdown; those below one that did not
+/// render, one line per such ancestor.
+fn not_compared_markdown(c: &ClusterComparison, doc: &mut Markdown) {
+    for k in c
+        .kustomizations
+        .iter()
+        .filter(|k| k.not_compared && !only_below(k))
+    {
+        md!(doc, "\n⚠️ {} not compared: ", Code(&k.kustomization));
+        let why = c
+            .clusters
+            .iter()
+            .zip(&k.problems)
+            .filter_map(|(n, p)| p.as_ref().map(|p| (n, p)));
+        for (i, (n, p)) in why.enumerate() {
+            let sep = if i == 0 { "" } else { "; " };
+            if p.starts_with("failed: ") {
+                md!(doc, "{}{}: failed, its error is above", sep, Code(n));
+            } else {
+                md!(doc, "{}{}: {}", sep, Code(n), Message(p));
+            }
+        }
+        md!(doc, "\n");
+    }
+    for g in below_groups(c) {
+        md!(doc, "\n⚠️ {}\n", BelowLine(&g));
+    }
 }
 
 /// Where templates differ, per Kustomization: its objects' changes in a folded block.

@@ -56,50 +56,98 @@ impl GraphDifference {
     }
 }
 
-/// `spec.path` with the cluster's name as a path component replaced by `{cluster}`: each
-/// root, and each overlay, points at its own cluster's folder (`./clusters/dev/apps`), which
-/// is not a difference.
-fn normalized_path(path: &str, cluster: &str) -> String {
-    let trimmed = path.trim_start_matches("./").trim_end_matches('/');
-    trimmed
-        .split('/')
-        .map(|c| if c == cluster { "{cluster}" } else { c })
-        .collect::<Vec<_>>()
-        .join("/")
+/// A cluster as [`graph_differences`] reads a path in it: its name and its own folder
+/// (`ClusterRender::home`, `""` for the repository root).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClusterFolder<'a> {
+    /// The cluster's name.
+    pub name: &'a str,
+    /// Its folder (`clusters/dev`).
+    pub home: &'a str,
 }
 
-/// What differs in one Kustomization's place between clusters, each given as (cluster
-/// name, node). A root's path is its own cluster's folder by design and is not compared;
-/// nor is a path that differs only in the cluster's name.
+/// Whether one Kustomization's `spec.path` in several clusters is the same place: the same
+/// path, or paths that differ only where each names its own cluster: its folder, as the
+/// start of the path (`./clusters/dev/apps` vs `./clusters/prod/apps`), or, where the paths
+/// differ, a folder named as the cluster or as its folder's last part (`./apps/dev` vs
+/// `./apps/prod`). A folder that has a cluster's name where every path has it is just a
+/// folder (`./apps/network/dns` in clusters `network` and `storage` is one place).
+fn same_place(paths: &[(ClusterFolder<'_>, &str)]) -> bool {
+    // A cluster's own folder at the start of a path, as one mark no folder is named.
+    const HOME: &str = "\0home";
+    let clean = |p: &str| p.trim_start_matches("./").trim_end_matches('/').to_string();
+    let cleaned: Vec<String> = paths.iter().map(|(_, p)| clean(p)).collect();
+    if cleaned.iter().all(|p| *p == cleaned[0]) {
+        return true;
+    }
+    // Each path as folders, its cluster's own folder (a prefix) as the mark.
+    let parts: Vec<Vec<&str>> = paths
+        .iter()
+        .zip(&cleaned)
+        .map(|((c, _), p)| {
+            let home = c.home.trim_matches('/');
+            let rest = (!home.is_empty())
+                .then(|| p.strip_prefix(home))
+                .flatten()
+                .filter(|rest| rest.is_empty() || rest.starts_with('/'));
+            match rest {
+                Some(rest) => std::iter::once(HOME)
+                    .chain(rest.split('/').filter(|s| !s.is_empty()))
+                    .collect(),
+                None => p.split('/').collect(),
+            }
+        })
+        .collect();
+    if parts.iter().any(|p| p.len() != parts[0].len()) {
+        return false;
+    }
+    let own = |c: &ClusterFolder<'_>, folder: &str| {
+        folder == c.name || (!c.home.is_empty() && c.home.rsplit('/').next() == Some(folder))
+    };
+    (0..parts[0].len()).all(|i| {
+        parts.iter().all(|p| p[i] == parts[0][i])
+            || paths
+                .iter()
+                .zip(&parts)
+                .all(|((c, _), p)| p[i] != HOME && own(c, p[i]))
+    })
+}
+
+/// What differs in one Kustomization's place between clusters, each given as (cluster,
+/// node). A root's path is its own cluster's folder by design and is not compared; nor is
+/// a path that differs only where each names its own cluster (see [`same_place`]).
 #[must_use]
-pub fn graph_differences(nodes: &[(&str, &GraphNode)]) -> Vec<GraphDifference> {
+pub fn graph_differences(nodes: &[(ClusterFolder<'_>, &GraphNode)]) -> Vec<GraphDifference> {
     let mut out = Vec::new();
+    let all_roots = nodes.iter().all(|(_, n)| n.root);
+    let paths: Vec<(ClusterFolder<'_>, &str)> =
+        nodes.iter().map(|(c, n)| (*c, n.path.as_str())).collect();
+    if !all_roots && !same_place(&paths) {
+        out.push(GraphDifference {
+            field: "path",
+            values: nodes.iter().map(|(_, n)| format!("`{}`", n.path)).collect(),
+        });
+    }
     let mut field = |name: &'static str,
-                     key: &dyn Fn(&str, &GraphNode) -> String,
+                     key: &dyn Fn(&GraphNode) -> String,
                      show: &dyn Fn(&GraphNode) -> String| {
-        let Some((c0, n0)) = nodes.first() else {
+        let Some((_, n0)) = nodes.first() else {
             return;
         };
-        if nodes.iter().any(|(c, n)| key(c, n) != key(c0, n0)) {
+        if nodes.iter().any(|(_, n)| key(n) != key(n0)) {
             out.push(GraphDifference {
                 field: name,
                 values: nodes.iter().map(|(_, n)| show(n)).collect(),
             });
         }
     };
-    let all_roots = nodes.iter().all(|(_, n)| n.root);
-    if !all_roots {
-        field("path", &|c, n| normalized_path(&n.path, c), &|n| {
-            format!("`{}`", n.path)
-        });
-    }
-    field("appliedBy", &|_, n| format!("{:?}", n.parent), &|n| {
+    field("appliedBy", &|n| format!("{:?}", n.parent), &|n| {
         n.parent.as_ref().map_or_else(
             || "the root".to_string(),
             |p| format!("`{}`", p.rsplit('/').next().unwrap_or(p)),
         )
     });
-    field("dependsOn", &|_, n| n.depends_on.join(","), &|n| {
+    field("dependsOn", &|n| n.depends_on.join(","), &|n| {
         let names: Vec<&str> = n
             .depends_on
             .iter()
@@ -107,15 +155,11 @@ pub fn graph_differences(nodes: &[(&str, &GraphNode)]) -> Vec<GraphDifference> {
             .collect();
         format!("[{}]", names.join(", "))
     });
-    field("wait", &|_, n| n.wait.to_string(), &|n| n.wait.to_string());
-    field("prune", &|_, n| n.prune.to_string(), &|n| {
-        n.prune.to_string()
+    field("wait", &|n| n.wait.to_string(), &|n| n.wait.to_string());
+    field("prune", &|n| n.prune.to_string(), &|n| n.prune.to_string());
+    field("substituteFrom", &|n| n.substitute_from.join(","), &|n| {
+        format!("[{}]", n.substitute_from.join(", "))
     });
-    field(
-        "substituteFrom",
-        &|_, n| n.substitute_from.join(","),
-        &|n| format!("[{}]", n.substitute_from.join(", ")),
-    );
     out
 }
 
@@ -337,11 +381,22 @@ mod tests {
         }
     }
 
+    /// Clusters named as given, each with its folder `clusters/<name>`.
     fn fields(nodes: &[(&str, &GraphNode)]) -> Vec<String> {
-        graph_differences(nodes)
+        let homes: Vec<String> = nodes.iter().map(|(c, _)| format!("clusters/{c}")).collect();
+        let nodes: Vec<(ClusterFolder<'_>, &GraphNode)> = nodes
+            .iter()
+            .zip(&homes)
+            .map(|((name, n), home)| (ClusterFolder { name, home }, *n))
+            .collect();
+        graph_differences(&nodes)
             .iter()
             .map(GraphDifference::between_two)
             .collect()
+    }
+
+    fn folder<'a>(name: &'a str, home: &'a str) -> ClusterFolder<'a> {
+        ClusterFolder { name, home }
     }
 
     #[test]
@@ -349,11 +404,63 @@ mod tests {
         let dev = node("./clusters/dev/apps", Some("flux-system"), &[]);
         let prod = node("./clusters/prod/apps/", Some("flux-system"), &[]);
         assert!(fields(&[("dev", &dev), ("prod", &prod)]).is_empty());
+        // The overlay pattern: a folder named as each cluster, outside its folder.
+        let dev = node("./apps/dev", Some("flux-system"), &[]);
+        let prod = node("./apps/prod", Some("flux-system"), &[]);
+        assert!(fields(&[("dev", &dev), ("prod", &prod)]).is_empty());
         let other = node("./apps/b", Some("flux-system"), &[]);
         assert_eq!(
             fields(&[("dev", &dev), ("prod", &other)]),
-            ["path `./clusters/dev/apps` vs `./apps/b`"]
+            ["path `./apps/dev` vs `./apps/b`"]
         );
+    }
+
+    // Issue 38: clusters `network` and `storage` both apply `./apps/network/bind-dns`; the
+    // folder `network` is not cluster network's own, and equal paths never differ.
+    #[test]
+    fn a_folder_named_as_a_cluster_is_a_folder_when_every_path_has_it() {
+        let dns = node("./apps/network/bind-dns", Some("flux-system"), &[]);
+        assert!(fields(&[("network", &dns), ("storage", &dns)]).is_empty());
+        // Inside each cluster's own folder too.
+        let a = node(
+            "./clusters/network/apps/network/dns",
+            Some("flux-system"),
+            &[],
+        );
+        let b = node(
+            "./clusters/storage/apps/network/dns",
+            Some("flux-system"),
+            &[],
+        );
+        assert!(fields(&[("network", &a), ("storage", &b)]).is_empty());
+        // Swapped, each names the other cluster: a difference.
+        let a = node("./apps/storage/minio", Some("flux-system"), &[]);
+        let b = node("./apps/network/minio", Some("flux-system"), &[]);
+        assert_eq!(
+            fields(&[("network", &a), ("storage", &b)]),
+            ["path `./apps/storage/minio` vs `./apps/network/minio`"]
+        );
+    }
+
+    #[test]
+    fn a_clusters_own_folder_is_one_place_whatever_its_depth_and_names() {
+        let a = node("./k8s/eu/main/apps", Some("flux-system"), &[]);
+        let b = node("./k8s/us/home/apps", Some("flux-system"), &[]);
+        let nodes = [
+            (folder("europe", "k8s/eu/main"), &a),
+            (folder("america", "k8s/us/home"), &b),
+        ];
+        assert!(graph_differences(&nodes).is_empty());
+        // A path outside the cluster's folder is compared as it is written.
+        let c = node("./k8s/eu/other/apps", Some("flux-system"), &[]);
+        let nodes = [
+            (folder("europe", "k8s/eu/main"), &a),
+            (folder("america", "k8s/us/home"), &c),
+        ];
+        assert_eq!(graph_differences(&nodes).len(), 1);
+        // The repository root as a cluster's folder abstracts nothing.
+        let nodes = [(folder("a", ""), &a), (folder("b", ""), &b)];
+        assert_eq!(graph_differences(&nodes)[0].field, "path");
     }
 
     #[test]
@@ -375,7 +482,7 @@ mod tests {
         c.wait = true;
         c.substitute_from = vec!["ConfigMap/cluster-vars".into()];
         assert_eq!(
-            graph_differences(&[("dev", &a), ("prod", &c)])
+            graph_differences(&[(folder("dev", ""), &a), (folder("prod", ""), &c)])
                 .iter()
                 .map(|d| d.field)
                 .collect::<Vec<_>>(),

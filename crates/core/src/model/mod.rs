@@ -88,10 +88,11 @@ pub struct KustomizationRender {
     pub substituted: bool,
     /// The vars available to substitution and where each came from.
     pub vars: BTreeMap<String, VarSource>,
-    /// The vars its objects reference whose values cannot be known offline (from a source
-    /// found nowhere, or SOPS-encrypted): each was replaced by a placeholder.
+    /// The vars its objects reference whose values cannot be known offline (from a Secret
+    /// made at run time, or SOPS-encrypted): each was replaced by a placeholder.
     pub unknown_vars: Vec<UnknownVar>,
-    /// Its `substituteFrom` sources found nowhere (`Kind/namespace/name`).
+    /// Its `substituteFrom` sources made at run time (`Kind/namespace/name`): their values
+    /// are unknown.
     #[serde(skip)]
     pub unknown_sources: Vec<String>,
     /// The var names referenced by the substituted objects.
@@ -269,6 +270,10 @@ pub struct ClusterRender {
     pub flux_strict: bool,
     /// The Flux and Kubernetes versions the cluster runs, and where each comes from.
     pub versions: crate::versions::ClusterVersions,
+    /// The cluster's own folder (`kubernetes/dev`; `reconcile::sources::home_of`), `""` for
+    /// the repository root: the part of a path that is this cluster's, which comparing
+    /// clusters abstracts.
+    pub home: String,
 }
 
 impl ClusterRender {

@@ -14,8 +14,8 @@ pub enum Note {
     /// Built from another tree than the cluster's own GitRepository (a mapped source, an
     /// ExternalArtifact), named by its label.
     BuiltFrom(String),
-    /// Var sources no render can know offline (each with why: made at run time by whom, or
-    /// found nowhere), and the vars whose placeholders stand for their values.
+    /// Var sources no render can know offline (each with why: made at run time by whom),
+    /// and the vars whose placeholders stand for their values.
     VarsUnknown {
         /// Why each source is unknown (`Secret/ns/name is made at run time by ...`).
         whence: Vec<String>,

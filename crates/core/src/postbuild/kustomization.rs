@@ -16,13 +16,16 @@ use crate::model::{KustomizationRender, Note, UnknownVar};
 #[derive(Debug, thiserror::Error)]
 pub enum PostBuildError {
     /// Substituting one object failed, as Flux's `SubstituteVariables` does.
-    #[error("{object}: {source}")]
+    #[error("{object}: {}", substitute_message(source, at.as_deref()))]
     Substitute {
         /// The object.
         object: ObjectId,
         /// What envsubst or the YAML re-read said.
         #[source]
         source: Box<super::SubstituteError>,
+        /// Where the `${...}` that envsubst failed on is in the repository (`file:line:col`),
+        /// once the render has found it; envsubst's own place is in the object as printed.
+        at: Option<Box<str>>,
     },
     /// The substituted objects together pass fluxsim's bound.
     #[error(transparent)]
@@ -51,6 +54,20 @@ pub enum PostBuildError {
     /// the object as JSON).
     #[error("apply: an item of a List without apiVersion, kind or name: {0}")]
     ListItemNotAnObject(String),
+}
+
+/// A substitution failure in words: Flux's message, placed at `at` (the `${...}` in the
+/// repository's file) when it is known, else where envsubst found it in the object's text.
+fn substitute_message(source: &super::SubstituteError, at: Option<&str>) -> String {
+    match (source, at) {
+        (super::SubstituteError::Envsubst(e), Some(at)) => format!(
+            "variable substitution failed: {at}: {}: {} ({})",
+            e.expr,
+            e.flux_message(),
+            e.hint()
+        ),
+        _ => source.to_string(),
+    }
 }
 
 /// postBuild and the apply: each object substituted on its own text as kustomize printed
@@ -99,6 +116,7 @@ pub fn substitute_kustomization(
                     |source| PostBuildError::Substitute {
                         object: ObjectId::of(&obj),
                         source: Box::new(source),
+                        at: None,
                     },
                 )?;
                 let out = super::reprint::object_text(&obj);

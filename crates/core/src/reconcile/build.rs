@@ -320,8 +320,9 @@ fn render_prepared(
             ));
         }
     }
+    let first = first_read.map(|i| crate::flux::ObjectId::of(&template.objects[i].object));
     let substitute_with = match &ks.post_build {
-        Some(pb) => postbuild_vars(pb, key, &output, r)?,
+        Some(pb) => postbuild_vars(pb, key, &output, first.as_ref(), r)?,
         None => None,
     };
     Ok(postbuild::kustomization::substitute_kustomization(
@@ -332,7 +333,39 @@ fn render_prepared(
         template,
         &origins,
         substitute_with.as_ref(),
-    )?)
+    )
+    .map_err(|e| place_substitution_failure(e, ctx, ks, r))?)
+}
+
+/// A substitution failure of envsubst placed at its `${...}` in the repository's file (see
+/// `places`), when the Kustomization is built from the repository's own tree and a file
+/// shows it.
+fn place_substitution_failure(
+    e: postbuild::kustomization::PostBuildError,
+    ctx: &Ctx<'_>,
+    ks: &Kustomization,
+    r: &KustomizationRender,
+) -> postbuild::kustomization::PostBuildError {
+    use postbuild::kustomization::PostBuildError;
+    let PostBuildError::Substitute {
+        object,
+        source,
+        at: None,
+    } = e
+    else {
+        return e;
+    };
+    let at = match (&*source, ctx.map) {
+        (postbuild::SubstituteError::Envsubst(err), PathMap::Same) => r
+            .template
+            .iter()
+            .flat_map(|t| &t.objects)
+            .find(|o| o.id == object)
+            .and_then(|o| super::places::substitution_place(ctx.fs, ks, r, o, err))
+            .map(String::into_boxed_str),
+        _ => None,
+    };
+    PostBuildError::Substitute { object, source, at }
 }
 
 /// The build's input closure; a path leaving the source root fails here, before any
@@ -475,14 +508,22 @@ pub(super) fn take_origins(
 
 /// The vars of `spec.postBuild`, with placeholders for those of unknown sources, noted on
 /// `r`; `None` when Flux does not substitute (no var defined and the strategy is not
-/// `Always`).
+/// `Always`). `first` is the first object substituted: the controller reads the vars for
+/// it (`SubstituteVariables` in fluxcd/pkg `kustomize/kustomize_varsub.go`, once per object
+/// not marked `substitute: disabled`), so a source it cannot read fails there, naming it as
+/// `post build failed for '...'` does; with no such object the vars are never read.
 pub(super) fn postbuild_vars(
     pb: &crate::flux::PostBuild,
     key: &Key,
     output: &str,
+    first: Option<&crate::flux::ObjectId>,
     r: &mut KustomizationRender,
 ) -> Result<Option<BTreeMap<String, String>>, Error> {
-    let res = key.vars.clone().map_err(Error::Vars)?;
+    let res = match (key.vars.clone(), first) {
+        (Ok(res), _) => res,
+        (Err(e), Some(first)) => return Err(Error::Vars(format!("{first}: {e}"))),
+        (Err(_), None) => return Ok(None),
+    };
     r.notes.extend(res.notes);
     r.vars = res.vars;
     r.unknown_sources.clone_from(&res.unknown_sources);
@@ -492,7 +533,7 @@ pub(super) fn postbuild_vars(
         .map(|(k, v)| (k.clone(), v.value.clone()))
         .collect();
     if !res.unknown_sources.is_empty() {
-        // The keys of a source found nowhere are unknown too: every var the objects
+        // The keys of a source made at run time are unknown: every var the objects
         // reference without a default that no known source defines may come from it, and
         // is placeheld.
         for name in postbuild::kustomization::referenced_undefined(output, &vars)? {
@@ -514,7 +555,7 @@ pub(super) fn postbuild_vars(
             .iter()
             .map(|s| match res.made_by.get(s) {
                 Some(by) => format!("{s} is made at run time by {by}"),
-                None => format!("{s} is found nowhere (made at run time?)"),
+                None => format!("{s} is found nowhere yet"),
             })
             .collect();
         r.notes.push(Note::VarsUnknown {

@@ -69,8 +69,7 @@ pub(super) fn applied_kustomizations(
 }
 
 /// `ks`, the object `o` of `r`'s artifact, with the reason it is invalid (if it is) led by
-/// the file and line that declare it: the object's origin when the render tracked it, else
-/// the first file `r`'s build read (from `fs`) that declares a Kustomization of its name.
+/// the file and line that declare it (see [`declared_in`]).
 pub(super) fn invalid_where(
     mut ks: Kustomization,
     fs: Option<&SourceFs>,
@@ -80,6 +79,22 @@ pub(super) fn invalid_where(
     let Some(why) = ks.invalid.take() else {
         return ks;
     };
+    ks.invalid = Some(match declared_in(fs, r, o) {
+        Some(place) => format!("{place}: {why}"),
+        None => format!("as {} applies it: {why}", r.kustomization.id),
+    });
+    ks
+}
+
+/// Where the Kustomization `o` of `r`'s artifact is declared, as `file:line`: the object's
+/// origin when the render tracked it, else the first file `r`'s build read (from `fs`) that
+/// declares a Kustomization of its name (as rendered, or without the applying
+/// Kustomization's namePrefix and nameSuffix).
+pub(super) fn declared_in(
+    fs: Option<&SourceFs>,
+    r: &KustomizationRender,
+    o: &crate::artifact::ArtifactObject,
+) -> Option<String> {
     // The name in the file: as rendered, or without the applying Kustomization's affixes.
     let spec = &r.kustomization;
     let bare = o.id.name.as_str();
@@ -101,7 +116,7 @@ pub(super) fn invalid_where(
             .find_map(|n| crate::locate::object_line(&text, "Kustomization", n))
     };
     let origin = o.origin.as_ref().and_then(|g| g.path.clone());
-    let place = match (origin, fs) {
+    match (origin, fs) {
         (Some(file), Some(fs)) => Some(match line_in(fs, &file) {
             Some(line) => format!("{file}:{line}"),
             None => file,
@@ -113,12 +128,41 @@ pub(super) fn invalid_where(
             .flatten()
             .find_map(|file| line_in(fs, file).map(|line| format!("{file}:{line}"))),
         (None, None) => None,
+    }
+}
+
+/// Where the Kustomization `ks` of the cluster is declared (`file:line`): the root in its
+/// cluster's file, another in the build of the Kustomization that applies it (`parent`, as
+/// the current renders say).
+fn kustomization_place(
+    fs: &SourceFs,
+    cluster: &Cluster,
+    renders: &BTreeMap<NamespacedName, (Key, KustomizationRender)>,
+    ks: &Kustomization,
+    parent: Option<&NamespacedName>,
+) -> Option<String> {
+    let Some(parent) = parent else {
+        let file = cluster.file.as_deref()?;
+        let line = fs
+            .read_to_string(&fs.root().join(file))
+            .ok()
+            .and_then(|text| crate::locate::object_line(&text, "Kustomization", &ks.id.name));
+        return Some(match line {
+            Some(line) => format!("{file}:{line}"),
+            None => file.to_string(),
+        });
     };
-    ks.invalid = Some(match place {
-        Some(place) => format!("{place}: {why}"),
-        None => format!("as {} applies it: {why}", spec.id),
-    });
-    ks
+    let (key, r) = renders.get(parent)?;
+    let own = matches!(key.source, Choice::Own).then_some(fs);
+    r.artifact
+        .iter()
+        .flat_map(|a| &a.objects)
+        .filter(|o| is_kustomization(&o.object))
+        .find(|o| {
+            o.id.name == ks.id.name
+                && (o.id.namespace == ks.id.namespace || o.id.namespace.is_empty())
+        })
+        .and_then(|o| declared_in(own, r, o))
 }
 
 /// Whether the cluster's kustomize-controller substitutes strictly, and what says so when a
@@ -226,6 +270,7 @@ pub(super) fn render_cluster(
     let mut entries = super::resourcesets::Entries::new();
     let mut waves = Vec::new();
     let mut settled = false;
+    let mut last_pass = false;
     let mut converged = false;
     let mut last_round: Vec<NamespacedName> = Vec::new();
     let mut strict_from = None;
@@ -247,12 +292,18 @@ pub(super) fn render_cluster(
         strict_from = from.filter(|_| opts.strict);
         cluster_strict = strict;
         flux_strict = on;
+        let declared_at = |ks: &Kustomization| {
+            let parent = known.get(&ks.id).and_then(|(_, p)| p.as_ref());
+            kustomization_place(fs, cluster, &renders, ks, parent)
+        };
         let lookup = Lookup {
             outside,
             settled,
+            last_pass,
             strict_sources: opts.strict_sources,
             home: &home,
             other_homes,
+            declared_at: &declared_at,
         };
         // The ExternalArtifacts the cluster's ArtifactGenerators make from what it holds now.
         let generated = artifact_generator::generate(&world, &inputs, &mut generators);
@@ -300,6 +351,13 @@ pub(super) fn render_cluster(
                 settled = true;
                 continue;
             }
+            // Settled with what was found nowhere placeheld: one pass more fails what the
+            // converged cluster still does not hold (a Kustomization's own render may have
+            // made its source meanwhile).
+            if settled && !last_pass {
+                last_pass = true;
+                continue;
+            }
             converged = true;
             break;
         }
@@ -322,6 +380,7 @@ pub(super) fn render_cluster(
         strict_from,
         flux_strict,
         versions,
+        home,
     }
 }
 

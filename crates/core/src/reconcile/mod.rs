@@ -10,6 +10,8 @@ mod artifact_generator;
 mod build;
 mod error;
 mod fixed_point;
+mod makers;
+mod places;
 mod resourcesets;
 pub mod sources;
 pub mod trees;
@@ -47,8 +49,9 @@ pub struct RenderOptions {
     /// Strict substitution (kustomize-controller's default since v1.9.0); `false` is
     /// `--no-strict`. When true, the cluster's `StrictPostBuildSubstitutions` gate decides.
     pub strict: bool,
-    /// `--strict-sources`: a `substituteFrom` source found nowhere fails the Kustomization
-    /// instead of rendering with placeholders.
+    /// `--strict-sources`: a `substituteFrom` source made at run time (an ExternalSecret's
+    /// Secret) fails the Kustomization too, instead of rendering with placeholders (one found
+    /// nowhere always fails it).
     pub strict_sources: bool,
     /// Record each object's origin (see `RepoOptions::origins`).
     pub origins: bool,
@@ -202,9 +205,11 @@ mod tests {
         let lookup = Lookup {
             outside: &outside,
             settled: true,
+            last_pass: true,
             strict_sources,
             home: "",
             other_homes: &[],
+            declared_at: &|_| Some("clusters/test/apps.yaml:4".into()),
         };
         match sources::resolve(k, w, &lookup) {
             Resolved::Ready(r) => r,
@@ -258,14 +263,31 @@ mod tests {
         );
     }
 
+    // fluxcd/pkg kustomize/kustomize_varsub.go LoadVariables: a source that is not optional
+    // and not on the cluster fails with the API server's NotFound; an optional one is
+    // skipped.
     #[test]
-    fn missing_substitute_from_is_unknown_fails_with_strict_sources_and_optional_is_skipped() {
+    fn a_substitute_from_source_found_nowhere_fails_as_flux_does_and_optional_is_skipped() {
         let k =
             ks(json!({"postBuild": {"substituteFrom": [{"kind": "ConfigMap", "name": "gone"}]}}));
-        let res = resolve_with(&k, &World::default(), false).unwrap();
-        assert_eq!(res.unknown_sources, ["ConfigMap/flux-system/gone"]);
-        let err = resolve_with(&k, &World::default(), true).unwrap_err();
-        assert!(err.contains("substitute from 'ConfigMap/gone'"), "{err}");
+        for strict_sources in [false, true] {
+            let err = resolve_with(&k, &World::default(), strict_sources).unwrap_err();
+            assert!(
+                err.starts_with(
+                    "substitute from 'ConfigMap/gone' error: configmaps \"gone\" not found \
+                     (clusters/test/apps.yaml:4: `flux-system/apps` reads ConfigMap \
+                     `flux-system/gone`, which no Kustomization"
+                ),
+                "{err}"
+            );
+            assert!(err.contains("[[bootstrap.objects]]") && err.contains("optional: true"));
+        }
+        let k = ks(json!({"postBuild": {"substituteFrom": [{"kind": "Secret", "name": "s"}]}}));
+        let err = resolve_with(&k, &World::default(), false).unwrap_err();
+        assert!(
+            err.starts_with("substitute from 'Secret/s' error: secrets \"s\" not found ("),
+            "{err}"
+        );
         let k = ks(
             json!({"postBuild": {"substituteFrom": [{"kind": "ConfigMap", "name": "gone", "optional": true}]}}),
         );
@@ -284,9 +306,11 @@ mod tests {
         let lookup = Lookup {
             outside: &outside,
             settled: false,
+            last_pass: false,
             strict_sources: false,
             home: "",
             other_homes: &[],
+            declared_at: &|_| Some("clusters/test/apps.yaml:4".into()),
         };
         assert!(matches!(
             sources::resolve(&k, &World::default(), &lookup),

@@ -33,7 +33,8 @@ pub struct RepoOptions {
     /// Strict substitution (`false`: `--no-strict`; when true, each cluster's
     /// `StrictPostBuildSubstitutions` gate decides).
     pub strict: bool,
-    /// `--strict-sources`: a var source found nowhere fails the Kustomization.
+    /// `--strict-sources`: a var source made at run time fails the Kustomization too (one
+    /// found nowhere always does).
     pub strict_sources: bool,
     /// Worker threads (0: one per core).
     pub jobs: usize,
@@ -440,6 +441,9 @@ pub fn render_tree_with(
         .build()
         .map_err(|e| RenderError::Threads(opts.jobs, e.to_string()))?;
     let config = crate::config::Config::load(tree.fs())?;
+    if let Some(w) = crate::config::left_out_warning(&tree) {
+        opts.listener.warn(&w);
+    }
     // Sources mapped to folders: the command line's, then fluxsim.toml's.
     let mappings = source_mappings(opts, &config)?;
     let (found, files) = pool.install(|| discover_tree(&tree, prior.known.as_ref(), &mappings));

@@ -290,6 +290,7 @@ struct StoredCluster {
     strict_from: Option<String>,
     flux_strict: bool,
     versions: crate::versions::ClusterVersions,
+    home: String,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -356,6 +357,7 @@ fn encode_cluster(c: &ClusterRender) -> StoredCluster {
         strict_from,
         flux_strict,
         versions,
+        home,
     } = c;
     StoredCluster {
         name: name.clone(),
@@ -365,6 +367,7 @@ fn encode_cluster(c: &ClusterRender) -> StoredCluster {
         strict_from: strict_from.clone(),
         flux_strict: *flux_strict,
         versions: versions.clone(),
+        home: home.clone(),
     }
 }
 
@@ -505,6 +508,7 @@ fn decode(body: &str) -> Option<Decoded> {
                 strict_from: c.strict_from,
                 flux_strict: c.flux_strict,
                 versions: c.versions,
+                home: c.home,
             })
         })
         .collect::<Option<_>>()?;

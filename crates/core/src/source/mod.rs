@@ -160,6 +160,30 @@ impl Tree {
         self.revision.as_deref()
     }
 
+    /// Why the file `rel` (relative to the root) of the folder this tree was read from is
+    /// not in the tree, when the folder holds it as a regular file: git does not track it,
+    /// git ignores it, or an ignore rule leaves it out. `None` when the tree holds it, when
+    /// the folder does not, and for a revision (whose files are git's, not the folder's).
+    #[must_use]
+    pub fn left_out(&self, rel: &str) -> Option<LeftOut> {
+        let unfiltered = self.unfiltered.as_ref()?;
+        let path = Path::new(rel);
+        if self.revision.is_some() || self.files.iter().any(|f| f == path) {
+            return None;
+        }
+        if let Some(e) = self.excluded.iter().find(|e| e.path == path) {
+            return match &e.reason {
+                Exclusion::NotTracked => Some(LeftOut::NotTracked),
+                reason @ Exclusion::Ignored { .. } => Some(LeftOut::Excluded(reason.clone())),
+                _ => None,
+            };
+        }
+        // A path git lists neither as tracked nor as untracked, there on disk: git ignores it.
+        let on_disk = fs::symlink_metadata(unfiltered.dir.join(path)).is_ok_and(|m| m.is_file());
+        let listed = unfiltered.entries.iter().any(|e| e.path == path);
+        (on_disk && !listed).then_some(LeftOut::IgnoredByGit)
+    }
+
     /// The SHA-256 of each file as it was materialised (read on first use, unless the
     /// materialisation already knew them). A tree whose files are changed in place after
     /// this is called must not call it again.
@@ -657,6 +681,17 @@ impl BuildIgnore {
     pub fn drops_entry(&self, path: &Path, is_dir: bool) -> bool {
         self.matcher.excluded_by(path, is_dir).is_some()
     }
+}
+
+/// Why a file of the folder a tree was read from is not in the tree ([`Tree::left_out`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeftOut {
+    /// git does not track it (and untracked files were not asked for).
+    NotTracked,
+    /// git ignores it (`.gitignore`, `.git/info/exclude`).
+    IgnoredByGit,
+    /// An ignore rule of Flux's archive leaves it out.
+    Excluded(Exclusion),
 }
 
 /// A path that is not in the copy.

@@ -7,21 +7,22 @@ use crate::finding::Finding;
 use crate::flux::NamespacedName;
 use crate::graph::nodes::Node;
 use crate::graph::rules;
-use crate::model::graph::GraphNode;
+use crate::model::graph::{ClusterFolder, GraphNode};
 
-/// FS210: every pair of clusters, compared Kustomization by Kustomization (by id).
-pub(crate) fn compare_clusters(clusters: &[(&str, &[Node])]) -> Vec<Finding> {
+/// FS210: every pair of clusters (each with its folder), compared Kustomization by
+/// Kustomization (by id).
+pub(crate) fn compare_clusters(clusters: &[(ClusterFolder<'_>, &[Node])]) -> Vec<Finding> {
     let mut out = Vec::new();
-    for (i, (a, an)) in clusters.iter().enumerate() {
-        for (b, bn) in &clusters[i + 1..] {
+    for (i, (af, an)) in clusters.iter().enumerate() {
+        for (bf, bn) in &clusters[i + 1..] {
             let am: BTreeMap<&NamespacedName, &Node> = an.iter().map(|n| (&n.id, n)).collect();
             let bm: BTreeMap<&NamespacedName, &Node> = bn.iter().map(|n| (&n.id, n)).collect();
             let ids: BTreeSet<&NamespacedName> = am.keys().chain(bm.keys()).copied().collect();
             for id in ids {
                 let f = match (am.get(id), bm.get(id)) {
-                    (Some(x), None) => only_in(x, a, b),
-                    (None, Some(y)) => only_in(y, b, a),
-                    (Some(x), Some(y)) => match differences(x, a, y, b) {
+                    (Some(x), None) => only_in(x, af.name, bf.name),
+                    (None, Some(y)) => only_in(y, bf.name, af.name),
+                    (Some(x), Some(y)) => match differences(x, *af, y, *bf) {
                         Some(f) => f,
                         None => continue,
                     },
@@ -69,8 +70,14 @@ fn place(n: &Node) -> GraphNode {
     }
 }
 
-fn differences(x: &Node, a: &str, y: &Node, other: &str) -> Option<Finding> {
-    let differences = crate::model::graph::graph_differences(&[(a, &place(x)), (other, &place(y))]);
+fn differences(
+    x: &Node,
+    af: ClusterFolder<'_>,
+    y: &Node,
+    bf: ClusterFolder<'_>,
+) -> Option<Finding> {
+    let (a, other) = (af.name, bf.name);
+    let differences = crate::model::graph::graph_differences(&[(af, &place(x)), (bf, &place(y))]);
     let diffs: Vec<String> = differences
         .iter()
         .map(crate::model::graph::GraphDifference::between_two)
@@ -103,6 +110,10 @@ mod tests {
     use super::*;
     use crate::graph::nodes::nn;
 
+    fn folder(name: &str) -> ClusterFolder<'_> {
+        ClusterFolder { name, home: "" }
+    }
+
     fn dep(name: &str, deps: &[&str]) -> Node {
         let mut n = Node::bare(name);
         n.depends_on = deps.iter().map(|d| nn(d)).collect();
@@ -115,7 +126,7 @@ mod tests {
         a.parent = Some(nn("root"));
         let mut b = dep("apps", &[]);
         b.parent = Some(nn("infra"));
-        let f = compare_clusters(&[("dev", &[a]), ("prod", &[b])]);
+        let f = compare_clusters(&[(folder("dev"), &[a]), (folder("prod"), &[b])]);
         assert_eq!(f.len(), 1, "{f:#?}");
         assert_eq!(f[0].related("field"), ["appliedBy"]);
         assert_eq!(f[0].related("cluster"), ["prod"]);
@@ -132,7 +143,7 @@ mod tests {
         let mut apps = dep("apps", &[]);
         apps.wait = true;
         let prod = vec![apps];
-        let f = compare_clusters(&[("dev", &dev), ("prod", &prod)]);
+        let f = compare_clusters(&[(folder("dev"), &dev), (folder("prod"), &prod)]);
         assert_eq!(f.len(), 2, "{f:#?}");
         assert_eq!(f[0].related("field"), ["dependsOn", "wait"]);
         assert_eq!(f[1].related("field"), ["missing"]);
