@@ -17,8 +17,8 @@ pub(crate) struct Place {
     pub(crate) quoted: bool,
 }
 
-use crate::locate::{document_range, nth_in_lines};
 pub(crate) use crate::locate::{comment_start, is_word_char, Needle};
+use crate::locate::{document_range, nth_in_lines};
 
 /// The object whose source is searched.
 #[derive(Debug, Clone, Copy)]
