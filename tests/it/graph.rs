@@ -226,7 +226,8 @@ fn missing_root_text_report_is_pinned() {
     let out = graph("missing-root", &[]);
     assert_eq!(out.code, 1, "{}", out.stderr);
     let expected = "\
-graph: 5 of 7 Kustomizations become Ready; 3 findings: 1 error, 2 warnings
+graph: 5 of 7 Kustomizations become Ready; 3 findings: 1 error, 1 warning, 1
+  info
 cluster dev: all 4 Kustomizations become Ready in 4 waves
   wave 0: flux-system/flux-system
   wave 1: flux-system/infra
@@ -243,9 +244,8 @@ clusters/base/apps.yaml:6: error[FS202]: `apps` dependsOn `flux-system/infra`,
 clusters/base/apps.yaml:22: warning[FS210]: `web` differs between clusters `dev`
     and `prod`: wait true vs false (prod: clusters/base/apps.yaml:22) (dev,
     flux-system/web)
-clusters/base/infra.yaml:6: warning[FS210]: `infra` is defined in cluster `dev`
-    but not in `prod` (dev, flux-system/infra)
-3 findings (1 error, 2 warnings, 0 info)
+1 info: `--verbose` lists them
+3 findings (1 error, 1 warning, 1 info)
 ";
     assert_eq!(out.stdout, expected);
 }

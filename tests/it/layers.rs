@@ -253,6 +253,7 @@ fn the_crates_depend_on_each_other_as_architecture_md_draws_them() {
 /// `render`, ...).
 const CONSUMERS_READ: &[&str] = &[
     "artifact",
+    "bootstrap",
     "config",
     "envsubst",
     "flux",

@@ -97,23 +97,20 @@ fn json_and_sarif_keep_every_finding_and_the_exit_level_counts_them() {
 
 #[test]
 fn graph_says_a_kustomization_missing_from_two_clusters_once_naming_both() {
+    // A Kustomization only one cluster has is a note (clusters often differ by design):
+    // counted by default, and `--verbose` lists it once per pair.
     let text = fluxsim(&["graph", dir()]);
-    assert_eq!(
-        text.stdout.matches("warning[FS210]").count(),
-        1,
-        "{}",
-        text.stdout
-    );
-    assert!(
-        text.stdout
-            .contains("`lab-only` is defined in cluster\n    `lab` but not in `dev`, `prod`"),
-        "{}",
-        text.stdout
-    );
+    assert!(!text.stdout.contains("[FS210]"), "{}", text.stdout);
+    assert!(text.stdout.contains("2 info: `--verbose` lists them"), "{}", text.stdout);
     let json = fluxsim(&["graph", dir(), "-o", "json"]).json();
-    assert_eq!(count(&json["findings"], "FS210", "warning"), 2, "{json:#}");
+    assert_eq!(count(&json["findings"], "FS210", "info"), 2, "{json:#}");
     let verbose = fluxsim(&["graph", dir(), "--verbose"]);
-    assert_eq!(verbose.stdout.matches("warning[FS210]").count(), 2);
+    assert_eq!(verbose.stdout.matches("info[FS210]").count(), 2);
+    assert!(
+        verbose.stdout.contains("`lab-only` is defined in cluster"),
+        "{}",
+        verbose.stdout
+    );
 }
 
 #[test]

@@ -890,6 +890,30 @@ fn substitute_disabled_objects_keep_their_vars_verbatim() {
 // NotFound (`post build failed for '<object>': substitute from 'ConfigMap/x' error:
 // configmaps "x" not found`); an optional one is skipped. A Secret an ExternalSecret or a
 // SealedSecret makes at run time exists then: its unknown values are placeholders.
+// A bootstrap step the repository shows makes the source before Flux runs (a Taskfile's
+// `kubectl create configmap`): Flux finds it, its values unknown offline (placeholders),
+// never "nothing makes it".
+#[test]
+fn a_substitute_from_source_a_bootstrap_command_makes_renders_with_placeholders() {
+    let repo = bad_fixture("substitute-from-missing");
+    std::fs::write(
+        repo.path().join("Taskfile.yaml"),
+        "version: '3'\ntasks:\n  bootstrap:\n    cmds:\n      - kubectl -n flux-system create \
+         configmap absent-vars --from-env-file=.env\n",
+    )
+    .unwrap();
+    commit_all(repo.path(), "a bootstrap task");
+    let (_tmp, r) = render_json_out(repo.path(), &[]);
+    let json = r.json();
+    let needs = kustomization(&json, "test", "needs-vars");
+    assert_eq!(status(needs), "rendered", "{needs:#}");
+    assert!(
+        notes(needs).contains("the cluster's bootstrap, before Flux runs (`Taskfile.yaml`"),
+        "{}",
+        notes(needs)
+    );
+}
+
 #[test]
 fn a_substitute_from_source_nothing_makes_fails_as_flux_fails_it_and_run_time_ones_render() {
     let repo = bad_fixture("substitute-from-missing");

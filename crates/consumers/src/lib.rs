@@ -26,8 +26,8 @@ pub use review;
 // stage of the pipeline (`discover`, `reconcile`, `kustomization_generator`, `kustomize`, `cache`,
 // `postbuild`, `render`): tests/it/layers.rs fails the build's tests when one is named.
 use fluxsim_core::{
-    artifact, config, envsubst, flux, goyaml, helm, locate, manifest, model, scratch, source, text,
-    versions,
+    artifact, bootstrap, config, envsubst, flux, goyaml, helm, locate, manifest, model, scratch,
+    source, text, versions,
 };
 // A unit test renders a repository to check what a consumer makes of it.
 #[cfg(test)]

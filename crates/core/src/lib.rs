@@ -4,6 +4,7 @@
 //! invariants they keep; each stage is a module here.
 
 pub mod artifact;
+pub mod bootstrap;
 pub mod cache;
 pub mod config;
 pub mod conformance;

@@ -82,7 +82,7 @@
 //! [`check`] takes a render made with `RepoOptions::origins` (so findings point at files and
 //! lines) and returns the waves and the findings; the CLI prints them.
 
-pub mod bootstrap;
+pub(crate) use crate::bootstrap;
 pub mod config;
 pub mod helm;
 pub mod kinds;

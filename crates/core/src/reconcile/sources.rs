@@ -137,6 +137,8 @@ pub struct Outside {
     pub mapped: super::trees::Mapped,
     /// What the repository's files say of Flux and Kubernetes versions.
     pub versions: crate::versions::FileEvidence,
+    /// What the repository shows of the cluster's bootstrap.
+    pub bootstrap: crate::bootstrap::BootstrapEvidence,
 }
 
 impl Outside {
@@ -149,6 +151,7 @@ impl Outside {
             files: RepoObjects::new(fs, Vec::new()),
             mapped: super::trees::Mapped::default(),
             versions: crate::versions::FileEvidence::default(),
+            bootstrap: crate::bootstrap::BootstrapEvidence::default(),
         }
     }
 }
@@ -443,6 +446,21 @@ pub(crate) fn resolve(ks: &Kustomization, world: &World, lookup: &Lookup<'_>) ->
             if *optional {
                 res.notes
                     .push(Note::OptionalSourceMissing { source: label });
+                continue;
+            }
+            // A bootstrap command makes it (`kubectl create secret generic NAME` in a
+            // Taskfile): it exists, its values unknown offline.
+            if let Some(why) = lookup
+                .outside
+                .bootstrap
+                .object(kind, &ks.id.namespace, name)
+                .filter(|_| !lookup.strict_sources)
+            {
+                res.made_by.insert(
+                    label.clone(),
+                    format!("the cluster's bootstrap, before Flux runs ({why})"),
+                );
+                res.unknown_sources.push(label);
                 continue;
             }
             // (`--strict-sources` fails at once what is made at run time, a Kustomization's

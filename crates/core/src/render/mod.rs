@@ -505,6 +505,7 @@ pub fn render_tree_with(
         files: crate::reconcile::sources::RepoObjects::new(tree.fs(), yaml_files),
         mapped,
         versions: crate::versions::FileEvidence::read(tree.fs(), &all_files),
+        bootstrap: crate::bootstrap::BootstrapEvidence::read(tree.fs(), tree.files()),
     };
     let ropts = RenderOptions {
         strict: opts.strict,

@@ -35,6 +35,9 @@ pub(crate) fn compare_clusters(clusters: &[(ClusterFolder<'_>, &[Node])]) -> Vec
     out
 }
 
+/// A Kustomization one cluster has and another lacks: a note, since clusters of one
+/// repository often run different sets by design (an update cluster, a lab); what the
+/// lacking cluster then misses is FS202's, an error, when something there depends on it.
 fn only_in(n: &Node, here: &str, there: &str) -> Finding {
     let mut f = Finding::new(
         &rules::CLUSTER_GRAPHS_DIFFER,
@@ -46,7 +49,8 @@ fn only_in(n: &Node, here: &str, there: &str) -> Finding {
     .in_cluster(here)
     .in_kustomization(n.id.to_string())
     .about("cluster", there)
-    .about("field", "missing");
+    .about("field", "missing")
+    .with_severity(crate::finding::Severity::Info);
     f.location.clone_from(&n.location);
     f
 }

@@ -394,30 +394,7 @@ impl<'a> Candidate<'a> {
     }
 }
 
-/// How many name parts of `group` one of `names` shares: equal parts, one part the prefix of
-/// the other (at least 4 characters: `dragonfly` and `dragonflydb.io`), or a part equal to a
-/// whole name without its dashes (`external-dns` and `externaldns.k8s.io`).
-pub(crate) fn name_score(group: &str, names: &[&str]) -> usize {
-    let parts = |s: &str| -> Vec<String> {
-        s.split(['.', '-', '_'])
-            .filter(|p| p.len() > 1 && !GENERIC_NAME_PARTS.contains(p))
-            .map(str::to_string)
-            .collect()
-    };
-    let mut mine: Vec<String> = names.iter().flat_map(|n| parts(n)).collect();
-    mine.extend(names.iter().map(|n| n.replace(['-', '_'], "")));
-    let close = |a: &str, b: &str| {
-        a == b || (a.len().min(b.len()) >= 4 && (a.starts_with(b) || b.starts_with(a)))
-    };
-    let mut g = parts(group);
-    g.dedup();
-    g.iter()
-        .filter(|gp| mine.iter().any(|m| close(gp, m)))
-        .count()
-}
-
-/// Name parts too common to rank a chart by.
-const GENERIC_NAME_PARTS: &[&str] = &["io", "com", "org", "net", "dev", "k8s", "sh", "x"];
+pub(crate) use crate::bootstrap::name_score;
 
 /// How many candidates a message names.
 const CANDIDATES_SHOWN: usize = 3;

@@ -16,7 +16,6 @@ use crate::finding::{Finding, Location, Rule};
 use crate::flux::NamespacedName;
 
 pub(crate) use clusters::compare_clusters;
-pub(crate) use crds::name_score;
 
 /// Everything one cluster's graph is checked with.
 pub(crate) struct ClusterCheck<'a> {

@@ -10,7 +10,9 @@
 //!
 //! Flux never applies these (a step before `flux bootstrap` does), so what they give is a
 //! presumption, said as one: the graph check counts it as present from the start
-//! (FS216, info) instead of calling the cold start a deadlock. `[bootstrap] crd_groups` in
+//! (FS216, info) instead of calling the cold start a deadlock, and the steady-state render
+//! takes a `substituteFrom` source a bootstrap command makes (`kubectl create secret`) as one
+//! whose values are unknown (placeholders) rather than one nothing makes. `[bootstrap] crd_groups` in
 //! fluxsim.toml stays the exact declaration. Each piece of evidence names its file and how
 //! it was read.
 //!
@@ -759,6 +761,32 @@ fn split_words(line: &str) -> Vec<String> {
     out
 }
 
+/// How many name parts of `group` one of `names` shares: equal parts, one part the prefix of
+/// the other (at least 4 characters: `dragonfly` and `dragonflydb.io`), or a part equal to a
+/// whole name without its dashes (`external-dns` and `externaldns.k8s.io`).
+#[must_use]
+pub fn name_score(group: &str, names: &[&str]) -> usize {
+    let parts = |s: &str| -> Vec<String> {
+        s.split(['.', '-', '_'])
+            .filter(|p| p.len() > 1 && !GENERIC_NAME_PARTS.contains(p))
+            .map(str::to_string)
+            .collect()
+    };
+    let mut mine: Vec<String> = names.iter().flat_map(|n| parts(n)).collect();
+    mine.extend(names.iter().map(|n| n.replace(['-', '_'], "")));
+    let close = |a: &str, b: &str| {
+        a == b || (a.len().min(b.len()) >= 4 && (a.starts_with(b) || b.starts_with(a)))
+    };
+    let mut g = parts(group);
+    g.dedup();
+    g.iter()
+        .filter(|gp| mine.iter().any(|m| close(gp, m)))
+        .count()
+}
+
+/// Name parts too common to rank a chart by.
+const GENERIC_NAME_PARTS: &[&str] = &["io", "com", "org", "net", "dev", "k8s", "sh", "x"];
+
 /// Charts whose names do not say the API groups of the CRDs they carry, with those groups:
 /// the Prometheus Operator's CRDs (`monitoring.coreos.com`) ship in prometheus-community's
 /// `kube-prometheus-stack` and `prometheus-operator-crds` charts (their `crds/` folders),
@@ -797,7 +825,7 @@ pub fn hints_for(group: &str, sources: &[BootstrapSource]) -> Vec<String> {
                 let score = if known(&[name, chart_name]) {
                     usize::MAX
                 } else {
-                    super::checks::name_score(group, &[name, chart_name])
+                    name_score(group, &[name, chart_name])
                 };
                 if score > 0 {
                     named.push((score, format!("`{}` installs release `{name}`", s.file)));
@@ -807,7 +835,7 @@ pub fn hints_for(group: &str, sources: &[BootstrapSource]) -> Vec<String> {
                 let score = if known(&[name]) {
                     usize::MAX
                 } else {
-                    super::checks::name_score(group, &[name])
+                    name_score(group, &[name])
                 };
                 if score > 0 {
                     named.push((score, format!("`{}` is chart `{name}`", s.file)));
