@@ -101,7 +101,11 @@ fn graph_says_a_kustomization_missing_from_two_clusters_once_naming_both() {
     // counted by default, and `--verbose` lists it once per pair.
     let text = fluxsim(&["graph", dir()]);
     assert!(!text.stdout.contains("[FS210]"), "{}", text.stdout);
-    assert!(text.stdout.contains("2 info: `--verbose` lists them"), "{}", text.stdout);
+    assert!(
+        text.stdout.contains("2 info: `--verbose` lists them"),
+        "{}",
+        text.stdout
+    );
     let json = fluxsim(&["graph", dir(), "-o", "json"]).json();
     assert_eq!(count(&json["findings"], "FS210", "info"), 2, "{json:#}");
     let verbose = fluxsim(&["graph", dir(), "--verbose"]);

@@ -128,8 +128,8 @@ pub fn target_of(c: &ClusterRender, opts: &ValidateOptions) -> Target {
         (None, None) => (
             KubeVersion::DEFAULT,
             format!(
-                "presumed: nothing in the repository says which Kubernetes runs; {}, the \
-                 newest Flux {} supports (set `[versions] kubernetes` in fluxsim.toml)",
+                "presumed: nothing in the repository says which Kubernetes runs, so {}, the \
+                 newest Flux {} supports (`[versions] kubernetes` in fluxsim.toml says it)",
                 KubeVersion::DEFAULT,
                 kubeschema::FluxMinor::NEWEST
             ),
@@ -400,7 +400,7 @@ fn served_by(t: &Target, obj: &Value) -> Option<String> {
         .map(|r| format!(", removed in {r}"))
         .unwrap_or_default();
     Some(format!(
-        "served by Flux {first}–{last}{removed}; cluster `{}` runs Flux {} ({})",
+        "served by Flux {first}–{last}{removed}; cluster `{}` runs Flux {}, {}",
         t.cluster, t.flux, t.flux_basis
     ))
 }

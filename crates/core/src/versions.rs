@@ -159,12 +159,12 @@ impl Basis {
 impl fmt::Display for Basis {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Basis::Config { key } => write!(f, "fluxsim.toml {key}"),
+            Basis::Config { key } => write!(f, "set by fluxsim.toml {key}"),
             Basis::Evidence {
                 what,
                 file: Some(file),
-            } => write!(f, "{what} in {file}"),
-            Basis::Evidence { what, file: None } => f.write_str(what),
+            } => write!(f, "from {what} in {file}"),
+            Basis::Evidence { what, file: None } => write!(f, "from {what}"),
             Basis::Presumed { why } => write!(f, "presumed: {why}"),
         }
     }
@@ -201,9 +201,9 @@ impl ClusterVersions {
     /// One line a report prints: `Flux v2.4 (from ...); Kubernetes 1.31 (from ...)`.
     #[must_use]
     pub fn describe(&self) -> String {
-        let flux = format!("Flux {} ({})", self.flux.version, self.flux.basis);
+        let flux = format!("Flux {}, {}", self.flux.version, self.flux.basis);
         match &self.kubernetes {
-            Some(k) => format!("{flux}; Kubernetes {} ({})", k.version, k.basis),
+            Some(k) => format!("{flux}; Kubernetes {}, {}", k.version, k.basis),
             None => format!("{flux}; Kubernetes not said by the repository"),
         }
     }
@@ -217,8 +217,8 @@ pub fn presumed_newest() -> Assumed<FluxVersion> {
         version: FluxVersion::NEWEST,
         basis: Basis::Presumed {
             why: format!(
-                "nothing in the repository says which Flux runs; fluxsim reproduces \
-                 {REPRODUCED_FLUX} (set `[versions] flux` in fluxsim.toml)"
+                "nothing in the repository says which Flux runs, so the release fluxsim \
+                 reproduces, {REPRODUCED_FLUX} (`[versions] flux` in fluxsim.toml says it)"
             ),
         },
     }
@@ -282,9 +282,9 @@ pub fn presumed_from_apis<'a>(
         basis: Basis::Presumed {
             why: format!(
                 "nothing in the repository says which Flux runs, and its objects use {} that \
-                 Flux v2.{NEWEST_FLUX_MINOR} no longer serves: v2.{minor} is the newest release \
-                 that serves every Flux API the cluster uses (set `[versions] flux` in \
-                 fluxsim.toml)",
+                 Flux v2.{NEWEST_FLUX_MINOR} no longer serves, so v2.{minor}, the newest release \
+                 that serves every Flux API the cluster uses (`[versions] flux` in \
+                 fluxsim.toml says it)",
                 old.join(", ")
             ),
         },

@@ -56,9 +56,45 @@ pub struct PathSummary {
     pub hazards: usize,
 }
 
+/// What a cluster's render assumed of its Flux version, and the substitution that follows
+/// (`Flux v2.4 (kustomize-controller image ...): substitution not strict`).
+#[must_use]
+pub fn flux_said(c: &ClusterRender) -> String {
+    let strict = if c.flux_strict {
+        "strict substitution"
+    } else {
+        "substitution not strict"
+    };
+    let gate = c
+        .strict_from
+        .as_deref()
+        .map(|g| format!(" (the gate as {g} sets it)"))
+        .unwrap_or_default();
+    format!(
+        "Flux {}, {}; {strict}{gate}",
+        c.versions.flux.version, c.versions.flux.basis
+    )
+}
+
+/// One cluster as the audit judged it.
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditedCluster {
+    /// The cluster.
+    pub name: String,
+    /// Whether an undefined var fails its Kustomizations there (its Flux's strict
+    /// substitution, unless `--no-strict`).
+    pub strict: bool,
+    /// What was assumed of its Flux, and the substitution that follows.
+    pub said: String,
+    /// Its versions, as the render read them.
+    pub versions: crate::versions::ClusterVersions,
+}
+
 /// What the audit found.
 #[derive(Debug, Clone, Serialize)]
 pub struct Audit {
+    /// Each cluster, with the versions it was judged by.
+    pub clusters: Vec<AuditedCluster>,
     /// Whether the audit judged as strict substitution does.
     pub strict: bool,
     /// Checks made: one per expression examined, per substituted value compared, per var
@@ -94,7 +130,21 @@ pub fn audit_clusters(
     let mut checks = 0;
     let mut summaries = Vec::new();
     let mut literal_inputs = Vec::new();
+    let mut audited = Vec::new();
     for c in clusters {
+        audited.push(AuditedCluster {
+            name: c.name.clone(),
+            strict: opts.strict && c.flux_strict,
+            said: if opts.strict {
+                flux_said(c)
+            } else {
+                format!(
+                    "Flux {}, {}; substitution not strict (--no-strict)",
+                    c.versions.flux.version, c.versions.flux.basis
+                )
+            },
+            versions: c.versions.clone(),
+        });
         let mut ctx = context::ClusterCtx::new(c, opts);
         for i in 0..c.kustomizations.len() {
             ctx.audit_kustomization(i, &mut files);
@@ -127,6 +177,7 @@ pub fn audit_clusters(
         (&a.cluster, &a.path, &a.kustomization).cmp(&(&b.cluster, &b.path, &b.kustomization))
     });
     Audit {
+        clusters: audited,
         strict: opts.strict,
         checks,
         paths: summaries,

@@ -62,6 +62,16 @@ pub fn audit_text(a: &Audit, layout: Layout) -> String {
         verdict.push_str(" (--no-strict)");
     }
     let mut out = layout.wrap("", &verdict, "  ");
+    // What FS103's grade rests on: each cluster's Flux and its substitution, said when it
+    // grades a finding, when a cluster does not substitute strictly, or with --verbose.
+    let graded = a.findings.iter().any(|f| f.rule == "FS103");
+    let said: Vec<(String, String)> = a
+        .clusters
+        .iter()
+        .filter(|c| layout.verbose || graded || !c.strict)
+        .map(|c| (c.name.clone(), c.said.clone()))
+        .collect();
+    out.push_str(&super::versions::assumed_lines(&said, "  ", layout));
     if !layout.verbose {
         // Quiet: errors and warnings, each alike finding of several clusters once; info
         // counted.
@@ -138,6 +148,11 @@ pub fn audit_json(a: &Audit) -> Value {
     super::json::document(
         "AuditReport",
         json!({
+            "clusters": a.clusters.iter().map(|c| json!({
+                "name": c.name,
+                "strict": c.strict,
+                "versions": super::json::versions(&c.versions),
+            })).collect::<Vec<_>>(),
             "strict": a.strict,
             "checks": a.checks,
             "hazards": errors + warnings,

@@ -14,6 +14,7 @@ pub mod out;
 pub mod quiet;
 pub mod review;
 pub mod validate;
+pub mod versions;
 
 use std::fmt::Write as _;
 
@@ -41,6 +42,16 @@ pub fn render_table(r: &RepoRender, layout: layout::Layout) -> String {
     if let Some(tool) = &r.resourceset_summary {
         out.push_str(&layout.wrap("", &OneLine(resourceset_line(r, tool)).to_string(), "  "));
     }
+    // What the render's substitution rests on, said where it is not the default of the
+    // release fluxsim reproduces (a cluster on an older Flux, a gate set off), or always
+    // with --verbose.
+    let said: Vec<(String, String)> = r
+        .clusters
+        .iter()
+        .filter(|c| layout.verbose || !c.flux_strict)
+        .map(|c| (c.name.clone(), crate::audit::flux_said(c)))
+        .collect();
+    out.push_str(&versions::assumed_lines(&said, "", layout));
     out.push_str(&if layout.wide {
         wide_rows(r, layout)
     } else {

@@ -84,6 +84,21 @@ pub fn validate_text(r: &RepoRender, v: &Validation, layout: Layout) -> String {
         let first = if i == 0 { "" } else { "  " };
         out.push_str(&layout.wrap(first, line.trim_start(), "    "));
     }
+    // What each cluster was validated against, and why.
+    let said: Vec<(String, String)> = v
+        .targets
+        .iter()
+        .map(|t| {
+            (
+                t.cluster.clone(),
+                format!(
+                    "Flux {}'s CRDs, {}; Kubernetes {}'s schemas, {}",
+                    t.flux, t.flux_basis, t.kube, t.kube_basis
+                ),
+            )
+        })
+        .collect();
+    out.push_str(&super::versions::assumed_lines(&said, "  ", layout));
     let listed = super::quiet::listing(&v.findings, "", layout);
     if !listed.text.is_empty() {
         out.push('\n');
@@ -119,6 +134,11 @@ pub fn validate_json(r: &RepoRender, v: &Validation) -> Value {
 pub fn validation_json(r: &RepoRender, v: &Validation) -> Value {
     let [info, warnings, errors] = counts(&v.findings);
     json!({
+        "clusters": v.targets.iter().map(|t| json!({
+            "name": t.cluster,
+            "flux": {"version": t.flux.to_string(), "basis": t.flux_basis},
+            "kubernetes": {"version": t.kube.to_string(), "basis": t.kube_basis},
+        })).collect::<Vec<_>>(),
         "kubeVersion": v.kube_release,
         "objects": v.objects,
         "unchecked": v.unchecked,
