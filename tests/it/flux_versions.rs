@@ -104,3 +104,102 @@ fn without_evidence_the_flux_version_is_presumed_and_says_so() {
         .unwrap()
         .contains("[versions] flux"));
 }
+
+// Flux v2.4's CRDs (source-controller v1.4, helm-controller v1.1) serve v1beta2 sources and
+// v2beta2 HelmReleases; Flux v2.8 removes both (the embedded CRDs of every minor): valid for
+// the cluster, a warning for its upgrade that names the release.
+#[test]
+fn a_flux_2_4_repository_s_v1beta2_kinds_are_valid_with_upgrade_warnings() {
+    let repo = repo_from("testdata/versions/flux-2-4");
+    let out = fluxsim(&["validate", repo.path().to_str().unwrap(), "-o", "json"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let json = out.json();
+    assert_eq!(json["counts"]["error"], 0, "{json:#}");
+    let c = &json["clusters"][0];
+    assert_eq!(c["flux"]["version"], "v2.4", "{c:#}");
+    assert!(c["flux"]["basis"]
+        .as_str()
+        .unwrap()
+        .contains("kustomize-controller:v1.4.0"));
+    let warnings: Vec<&Value> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "FS307")
+        .collect();
+    assert_eq!(warnings.len(), 2, "{json:#}");
+    for w in &warnings {
+        assert_eq!(w["severity"], "warning");
+        assert!(
+            w["message"]
+                .as_str()
+                .unwrap()
+                .contains("Flux v2.8 removes it"),
+            "{w:#}"
+        );
+    }
+    assert!(warnings.iter().any(|w| w["message"]
+        .as_str()
+        .unwrap()
+        .contains("move it to `source.toolkit.fluxcd.io/v1`")));
+    // Said to run Flux v2.9 (its strict gate off, so that `apps` renders), the same objects
+    // are not served: FS303, naming the releases that serve them.
+    std::fs::write(
+        repo.path().join("fluxsim.toml"),
+        "[versions]\nflux = \"2.9\"\n\n[kustomize_controller]\n\
+         feature_gates = [\"StrictPostBuildSubstitutions=false\"]\n",
+    )
+    .unwrap();
+    commit_all(repo.path(), "on 2.9");
+    let json = fluxsim(&["validate", repo.path().to_str().unwrap(), "-o", "json"]).json();
+    let not_served: Vec<&Value> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "FS303")
+        .collect();
+    assert_eq!(not_served.len(), 2, "{json:#}");
+    for f in &not_served {
+        let m = f["message"].as_str().unwrap();
+        assert!(
+            m.contains("v2.7, removed in v2.8; cluster `dev` runs Flux v2.9"),
+            "{f:#}"
+        );
+    }
+}
+
+// kubernetes apiserver admission: mutating plugins run before validation, so a required
+// field a matching MutatingWebhookConfiguration may set is not a defect fluxsim can show.
+#[test]
+fn a_required_field_a_matching_mutating_webhook_may_set_is_a_note() {
+    let repo = repo_from("testdata/versions/mutating-webhook");
+    let dir = repo.path().to_str().unwrap();
+    let out = fluxsim(&["validate", dir, "-o", "json"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let json = out.json();
+    let required: Vec<&Value> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "FS301")
+        .collect();
+    assert_eq!(required.len(), 2, "{json:#}");
+    for f in &required {
+        assert_eq!(f["severity"], "info");
+        assert!(
+            f["message"].as_str().unwrap().contains("`flux-defaults`"),
+            "{f:#}"
+        );
+    }
+    // Without the webhook, the same fields are errors.
+    std::fs::remove_file(repo.path().join("infra/webhook.yaml")).unwrap();
+    std::fs::write(
+        repo.path().join("infra/configmap.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: infra\n  namespace: default\n",
+    )
+    .unwrap();
+    commit_all(repo.path(), "no webhook");
+    let out = fluxsim(&["validate", dir, "-o", "json"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert_eq!(out.json()["counts"]["error"], 2);
+}
