@@ -119,6 +119,7 @@ mod finding;
 mod flux;
 mod formats;
 pub mod hazards;
+mod lifecycle;
 mod path;
 pub mod rules;
 mod schema;
@@ -135,5 +136,6 @@ pub use flux::{
     FluxMinor, FluxNearest, FluxRelease, UnsupportedFluxVersion, FLUX_CRDS_SOURCE,
 };
 pub use hazards::{change_hazards, compare_renders, deletion_hazards, Applied};
+pub use lifecycle::{kube_lifecycle, KubeLifecycle, KubeRelease};
 pub use schema::SchemaError;
 pub use validator::{is_crd, CrdError, Validator};
