@@ -11,7 +11,7 @@ pub mod cli;
 
 pub use fluxsim_consumers::{
     admission, audit, canary, compare, finding, graph, images, level, mask, oracle, report, review,
-    validate,
+    upgrade, validate,
 };
 pub use fluxsim_core::{
     cache, config, conformance, envsubst, flux, goyaml, helm, kustomize, manifest, model, notice,

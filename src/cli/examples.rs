@@ -85,6 +85,14 @@ Examples:
   # prod against Kubernetes 1.35, with the CRDs of a folder, for code scanning
   fluxsim validate --cluster prod --kube-version 1.35 --schema-dir crds/ -o sarif";
 
+/// `upgrade`.
+pub(crate) const UPGRADE: &str = "\
+Examples:
+  # What breaks moving every cluster to the newest Flux and Kubernetes fluxsim knows
+  fluxsim upgrade
+  # prod to Flux 2.9 on Kubernetes 1.34, HelmReleases rendered too, for code scanning
+  fluxsim upgrade --cluster prod --flux 2.9 --kube 1.34 --helm -o sarif";
+
 /// `envsubst`.
 pub(crate) const ENVSUBST: &str = "\
 Examples:

@@ -9,6 +9,7 @@ mod graph;
 mod images;
 mod render;
 mod terminal;
+mod upgrade;
 mod validate;
 pub mod vars;
 
@@ -181,6 +182,19 @@ enum Command {
         after_long_help = examples::long(examples::VALIDATE, "validate")
     )]
     Validate(validate::Args),
+    /// What breaks when each cluster moves to newer Flux and Kubernetes releases.
+    ///
+    /// Renders the repository as it is and again at the target (--flux, --kube; default: the
+    /// newest fluxsim knows), and reports API versions the target removes (FS401) or
+    /// deprecates (FS402), with the patch where the move is mechanical, Kustomizations and
+    /// HelmReleases that render differently at the target (FS403), and objects in a version
+    /// their CRD deprecates (FS404), each at its file and line. Exit 1 when a finding is at
+    /// or above --fail-on (default: error), 2 on errors.
+    #[command(
+        after_help = examples::UPGRADE,
+        after_long_help = examples::long(examples::UPGRADE, "upgrade")
+    )]
+    Upgrade(upgrade::Args),
     /// Print a shell completion script.
     #[command(after_help = examples::COMPLETIONS)]
     Completions {
@@ -377,6 +391,7 @@ fn run_command() -> ExitCode {
         Command::Graph(a) => a.flags.resolve(),
         Command::Images(a) => a.flags.resolve(),
         Command::Validate(a) => a.flags.resolve(),
+        Command::Upgrade(a) => a.flags.resolve(),
         Command::Envsubst(_) | Command::Completions { .. } => None,
     };
     if let Some(note) = note {
@@ -398,6 +413,7 @@ fn run_command() -> ExitCode {
         Command::Graph(args) => graph::run(&args, layout),
         Command::Images(args) => images::run(&args, layout),
         Command::Validate(args) => validate::run(&args, layout),
+        Command::Upgrade(args) => upgrade::run(&args, layout),
         Command::Completions { shell } => Ok(completions(shell)),
     };
     let present = Presentation {
@@ -437,6 +453,8 @@ fn usage_error_sarif(raw: &[String], error: &str) -> Status {
         crate::graph::RULES
     } else if raw.iter().any(|a| a == "validate") {
         &crate::validate::RULES[..]
+    } else if raw.iter().any(|a| a == "upgrade") {
+        &crate::upgrade::RULES[..]
     } else {
         crate::audit::RULES
     };

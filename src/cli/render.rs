@@ -307,6 +307,7 @@ impl RenderFlags {
             network_from_config: true,
             build_ignore: None,
             keep_sources: false,
+            versions_override: None,
         }
     }
 }

@@ -6,7 +6,7 @@ use std::fs;
 
 use crate::common::{crate_path, fluxsim, repo_from};
 
-const COMMANDS: [&str; 11] = [
+const COMMANDS: [&str; 12] = [
     "render",
     "build",
     "diff",
@@ -16,6 +16,7 @@ const COMMANDS: [&str; 11] = [
     "graph",
     "images",
     "validate",
+    "upgrade",
     "envsubst",
     "completions",
 ];

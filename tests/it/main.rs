@@ -40,6 +40,7 @@ mod sources;
 mod steady;
 mod subfolder;
 mod untrusted;
+mod upgrade;
 mod validate;
 mod versions;
 mod widths;

@@ -6,7 +6,9 @@ use std::path::Path;
 
 use crate::common::{commit_all, fluxsim_in, repo_from};
 
-const REPORTS: [&str; 6] = ["render", "audit", "graph", "images", "compare", "validate"];
+const REPORTS: [&str; 7] = [
+    "render", "audit", "graph", "images", "compare", "validate", "upgrade",
+];
 
 const SHAPES: [&str; 12] = [
     "testdata/fleet",

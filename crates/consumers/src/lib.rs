@@ -14,6 +14,7 @@ pub mod level;
 pub mod mask;
 pub mod oracle;
 pub mod report;
+pub mod upgrade;
 pub mod validate;
 
 /// The reviewer's reports (`fluxsim-review`), which `report::review` feeds.

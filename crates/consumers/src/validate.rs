@@ -179,7 +179,7 @@ fn flux_crds(c: &ClusterRender, minor: kubeschema::FluxMinor) -> Vec<Value> {
 
 /// Builds the validator of one cluster: its render's CRDs, then the extra ones (a CRD the
 /// render holds wins over a file's of the same name, as the cluster's own is what applies).
-fn validator_for(
+pub(crate) fn validator_for(
     c: &ClusterRender,
     opts: &ValidateOptions,
     target: &Target,
@@ -421,7 +421,7 @@ fn mutated<'m>(
 }
 
 /// The place of field `path` of object `o` in the user's files.
-fn locate(
+pub(crate) fn locate(
     files: &mut Sources<'_>,
     k: &KustomizationRender,
     o: &crate::artifact::ArtifactObject,

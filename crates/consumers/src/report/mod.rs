@@ -13,6 +13,7 @@ pub mod markdown;
 pub mod out;
 pub mod quiet;
 pub mod review;
+pub mod upgrade;
 pub mod validate;
 pub mod versions;
 

@@ -350,6 +350,21 @@ pub fn resourceset_entry_id(parent: &NamespacedName, rset: &NamespacedName) -> N
     }
 }
 
+/// The HelmRelease (namespace and name) a release entry renders, read from its id
+/// (`<parent>/helm/<namespace>/<name>`, made by `helm::step::release_entry`).
+#[must_use]
+pub fn release_of(entry: &KustomizationRender) -> Option<NamespacedName> {
+    if !is_release(entry) {
+        return None;
+    }
+    let (_, rest) = entry.kustomization.id.name.rsplit_once("/helm/")?;
+    let (namespace, name) = rest.split_once('/')?;
+    Some(NamespacedName {
+        namespace: namespace.into(),
+        name: name.into(),
+    })
+}
+
 /// The ResourceSet (namespace and name) a ResourceSet entry renders, read from its id.
 #[must_use]
 pub fn resourceset_of(entry: &KustomizationRender) -> Option<NamespacedName> {

@@ -76,6 +76,42 @@ pub struct RepoOptions {
     /// source, an ArtifactGenerator's artifact), that tree's files
     /// (`KustomizationRender::source_tree`), for `scripts/oracle-check`.
     pub keep_sources: bool,
+    /// `fluxsim upgrade`: render every cluster as if it ran these versions instead of what
+    /// the repository says (`[versions]` and the evidence), Helm told the target Kubernetes.
+    pub versions_override: Option<VersionsOverride>,
+}
+
+/// The versions `fluxsim upgrade` renders a repository at (its target), over everything the
+/// repository says of its clusters' versions.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VersionsOverride {
+    /// The Flux release (`2.9`), for every cluster.
+    pub flux: Option<String>,
+    /// The Kubernetes release (`1.36`), for every cluster and as Helm's `--kube-version`.
+    pub kubernetes: Option<String>,
+}
+
+impl VersionsOverride {
+    /// `config` as a render at these versions reads it: `[versions]` set to them for every
+    /// cluster (a cluster's own key removed), `[helm_controller] kube_version` to the
+    /// Kubernetes release (`Capabilities.KubeVersion` of the charts).
+    pub fn apply(&self, config: &mut crate::config::Config) {
+        if let Some(f) = &self.flux {
+            config.versions.flux = Some(f.clone());
+            for c in config.versions.clusters.values_mut() {
+                c.flux = None;
+            }
+        }
+        if let Some(k) = &self.kubernetes {
+            config.versions.kubernetes = Some(k.clone());
+            for c in config.versions.clusters.values_mut() {
+                c.kubernetes = None;
+            }
+            // `[validate] kube_version` is read before the cluster's evidence: the target wins.
+            config.validate.kube_version = None;
+            config.helm_controller.kube_version = Some(format!("v{}.0", k.trim_start_matches('v')));
+        }
+    }
 }
 
 impl Default for RepoOptions {
@@ -101,6 +137,7 @@ impl Default for RepoOptions {
             network_from_config: true,
             build_ignore: None,
             keep_sources: false,
+            versions_override: None,
         }
     }
 }
@@ -440,7 +477,10 @@ pub fn render_tree_with(
         .num_threads(opts.jobs)
         .build()
         .map_err(|e| RenderError::Threads(opts.jobs, e.to_string()))?;
-    let config = crate::config::Config::load(tree.fs())?;
+    let mut config = crate::config::Config::load(tree.fs())?;
+    if let Some(o) = &opts.versions_override {
+        o.apply(&mut config);
+    }
     if let Some(w) = crate::config::left_out_warning(&tree) {
         opts.listener.warn(&w);
     }

@@ -226,6 +226,7 @@ fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
         build_ignore,
         // Kept trees are this run's, never stored (the field is skipped).
         keep_sources: _,
+        versions_override,
     } = opts;
     let text = serde_json::json!([
         MAGIC,
@@ -245,6 +246,7 @@ fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
         build_ignore
             .as_ref()
             .map(|b| [&b.cluster, &b.kustomization, &b.patterns]),
+        versions_override.as_ref().map(|v| [&v.flux, &v.kubernetes]),
     ]);
     crate::digest::sha256_hex(text.to_string().as_bytes())
 }
