@@ -5,7 +5,7 @@
 use super::audit::Format;
 use super::render::{HelmFlags, RenderFlags};
 use super::{Outcome, Output};
-use crate::render::{render_dir, VersionsOverride};
+use crate::render::{render_dir_and_at, VersionsOverride};
 use crate::upgrade::FluxMinor;
 use crate::upgrade::{self, UpgradeOptions};
 use crate::validate::KubeVersion;
@@ -68,12 +68,11 @@ fn outcome(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
     let mut opts = args.helm.apply(args.flags.options());
     // Findings point at files and lines through the origins kustomize records.
     opts.origins = true;
-    let r = render_dir(&args.flags.repo, &opts)?;
-    opts.versions_override = Some(VersionsOverride {
+    let target = VersionsOverride {
         flux: Some(flux.to_string()),
         kubernetes: Some(kube.as_str().to_string()),
-    });
-    let at_target = render_dir(&args.flags.repo, &opts)?;
+    };
+    let (r, at_target) = render_dir_and_at(&args.flags.repo, &opts, target)?;
     let u = upgrade::upgrade(
         &r,
         Some(&at_target),

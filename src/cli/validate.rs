@@ -275,7 +275,7 @@ impl ValidateFlag {
     }
 }
 
-/// `--validate` and `--all-findings` on `diff` and `prove`.
+/// `--validate`, `--all-findings`, `--audit`, `--graph` and `--upgrade` on `diff` and `prove`.
 #[derive(Debug, Clone, Default, clap::Args)]
 #[command(next_help_heading = "Validation options")]
 pub(crate) struct DiffValidate {
@@ -303,6 +303,13 @@ pub(crate) struct DiffValidate {
     /// has too are left out.
     #[arg(long, hide_short_help = true)]
     pub(crate) graph: bool,
+    /// Also check what moving to the newest Flux and Kubernetes releases fluxsim knows
+    /// breaks in both revisions (as `fluxsim upgrade`: API versions removed or deprecated,
+    /// CRD versions deprecated) and report the findings head brings.
+    ///
+    /// The second render at the target (FS403) is `fluxsim upgrade`'s alone.
+    #[arg(long, hide_short_help = true)]
+    pub(crate) upgrade: bool,
     #[command(flatten)]
     pub(crate) schema: SchemaFlags,
 }
@@ -389,6 +396,8 @@ pub(crate) struct ChangeChecks {
     pub(crate) audit: Option<Vec<crate::finding::Finding>>,
     /// With `--graph`: the cold-start findings (warning and error) head brings.
     pub(crate) graph: Option<Vec<crate::finding::Finding>>,
+    /// With `--upgrade`: the upgrade findings (warning and error) head brings.
+    pub(crate) upgrade: Option<Vec<crate::finding::Finding>>,
 }
 
 /// The rules whose findings the review already states in its own words (prune of state and
@@ -458,11 +467,25 @@ impl DiffValidate {
                 })
                 .collect()
         });
+        let upgrade = self.upgrade.then(|| {
+            let opts = crate::upgrade::UpgradeOptions {
+                flux: crate::upgrade::FluxMinor::NEWEST,
+                kube: KubeVersion::DEFAULT,
+                validate: ValidateOptions::default(),
+            };
+            let b = crate::upgrade::upgrade_clusters(None, base, &opts);
+            let h = crate::upgrade::upgrade_clusters(fs, head, &opts);
+            validate::new_findings(&b.findings, &h.findings)
+                .into_iter()
+                .filter(|f| f.severity >= crate::finding::Severity::Warning)
+                .collect()
+        });
         Ok(ChangeChecks {
             hazards,
             validation,
             audit,
             graph,
+            upgrade,
         })
     }
 }
@@ -475,6 +498,7 @@ impl ChangeChecks {
             .chain(self.validation.iter().flatten())
             .chain(self.audit.iter().flatten())
             .chain(self.graph.iter().flatten())
+            .chain(self.upgrade.iter().flatten())
             .filter(|f| f.severity == crate::finding::Severity::Error)
             .count()
     }
@@ -486,6 +510,7 @@ impl ChangeChecks {
             .chain(self.validation.iter().flatten())
             .chain(self.audit.iter().flatten())
             .chain(self.graph.iter().flatten())
+            .chain(self.upgrade.iter().flatten())
             .map(|f| f.severity)
             .max()
     }
@@ -516,7 +541,8 @@ impl ChangeChecks {
             .flatten()
             .filter(|f| f.severity >= crate::finding::Severity::Warning)
             .chain(self.audit.iter().flatten())
-            .chain(self.graph.iter().flatten());
+            .chain(self.graph.iter().flatten())
+            .chain(self.upgrade.iter().flatten());
         sentences.extend(others.map(|f| (f.cluster.clone(), hazard(f))));
         for (cluster, sentence) in sentences {
             let Some(c) = review
@@ -542,6 +568,9 @@ impl ChangeChecks {
         }
         if let Some(g) = &self.graph {
             json["graph"] = crate::report::findings::findings_json(g);
+        }
+        if let Some(u) = &self.upgrade {
+            json["upgrade"] = crate::report::findings::findings_json(u);
         }
     }
 }

@@ -219,3 +219,52 @@ fn an_unknown_target_is_a_usage_error_naming_the_releases_known() {
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("1.36"), "{}", out.stderr);
 }
+
+#[test]
+fn diff_upgrade_reports_only_the_upgrade_findings_head_brings() {
+    let repo = repo_from(FIXTURE);
+    let hpa = repo.path().join("apps/hpa.yaml");
+    let text = std::fs::read_to_string(&hpa).unwrap();
+    std::fs::write(
+        &hpa,
+        format!(
+            "{text}---\n{}",
+            text.replace("name: web\n  namespace", "name: api\n  namespace")
+        ),
+    )
+    .unwrap();
+    let out = fluxsim_in(
+        Some(repo.path()),
+        &["diff", "--base", "HEAD", "--upgrade", "-o", "json"],
+    );
+    assert!(out.code <= 1, "{}", out.stderr);
+    let json = out.json();
+    let upgrade = json["upgrade"]
+        .as_array()
+        .expect("--upgrade adds `upgrade`");
+    assert_eq!(upgrade.len(), 1, "only the new HPA: {upgrade:#?}");
+    assert_eq!(upgrade[0]["rule"], "FS401");
+    assert!(upgrade[0]["related"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["role"] == "object" && r["value"].as_str().unwrap().contains("/api")));
+    assert_eq!(out.code, 1, "an error head brings fails the diff");
+    // Without the flag, no `upgrade` key.
+    let plain = fluxsim_in(Some(repo.path()), &["diff", "--base", "HEAD", "-o", "json"]);
+    assert!(plain.json().get("upgrade").is_none());
+}
+
+// FS402: the target still serves the version and deprecates it (k8s.io/api: autoscaling/
+// v2beta2 deprecated in 1.23, removed in 1.26; Kubernetes 1.25 serves it).
+#[test]
+fn a_version_the_target_deprecates_is_a_warning_naming_its_removal() {
+    let (_, json) = upgrade(&["--flux", "2.3", "--kube", "1.25"]);
+    let f = at(&json, "FS402", "apps/hpa.yaml", 1);
+    assert_eq!(f["severity"], "warning");
+    let msg = f["message"].as_str().unwrap();
+    assert!(
+        msg.contains("since 1.23") && msg.contains("removed in 1.26"),
+        "{msg}"
+    );
+}

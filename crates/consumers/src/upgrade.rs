@@ -129,8 +129,37 @@ pub fn upgrade(
     opts: &UpgradeOptions,
 ) -> Upgrade {
     let mut files = Sources::new(render.tree.fs());
+    let mut out = check_objects(&mut files, &render.clusters, opts);
+    if let Some(t) = at_target {
+        compare(render, t, &mut files, &mut out);
+    }
+    crate::finding::normalize(&mut out.findings);
+    out
+}
+
+/// The object checks of [`upgrade`] (FS401, FS402, FS404) on clusters whose source is `fs`
+/// (`None`: a revision's render from the store, located by the Kustomizations' folders
+/// only): what `diff --upgrade` compares between two revisions.
+#[must_use]
+pub fn upgrade_clusters(
+    fs: Option<&crate::source::SourceFs>,
+    clusters: &[ClusterRender],
+    opts: &UpgradeOptions,
+) -> Upgrade {
+    let none = crate::source::SourceFs::empty("/nonexistent".into());
+    let mut files = Sources::new(fs.unwrap_or(&none));
+    let mut out = check_objects(&mut files, clusters, opts);
+    crate::finding::normalize(&mut out.findings);
+    out
+}
+
+fn check_objects(
+    files: &mut Sources<'_>,
+    clusters: &[ClusterRender],
+    opts: &UpgradeOptions,
+) -> Upgrade {
     let mut out = Upgrade::default();
-    for c in &render.clusters {
+    for c in clusters {
         let from = crate::validate::target_of(c, &opts.validate);
         let step = Step {
             from,
@@ -153,10 +182,11 @@ pub fn upgrade(
                     continue;
                 };
                 if let Some(life) = lifecycle(&step, &api) {
-                    let at = crate::validate::locate(&mut files, k, o, "apiVersion");
-                    let patch = life.replacement.as_deref().map(|new| {
-                        conversion(&validator, &o.object, new, &at, &mut files, api.api)
-                    });
+                    let at = crate::validate::locate(files, k, o, "apiVersion");
+                    let patch = life
+                        .replacement
+                        .as_deref()
+                        .map(|new| conversion(&validator, &o.object, new, &at, files, api.api));
                     out.findings.push(life_finding(
                         c,
                         k,
@@ -171,7 +201,7 @@ pub fn upgrade(
                         Finding::new(&CRD_VERSION_DEPRECATED, warning.clone())
                             .in_cluster(&c.name)
                             .in_kustomization(k.kustomization.id.to_string())
-                            .at(crate::validate::locate(&mut files, k, o, "apiVersion"))
+                            .at(crate::validate::locate(files, k, o, "apiVersion"))
                             .about("object", o.id.to_string()),
                     );
                 }
@@ -179,10 +209,6 @@ pub fn upgrade(
         }
         out.steps.push(step);
     }
-    if let Some(t) = at_target {
-        compare(render, t, &mut files, &mut out);
-    }
-    crate::finding::normalize(&mut out.findings);
     out
 }
 
@@ -241,8 +267,8 @@ fn lifecycle(step: &Step, api: &ApiOf<'_>) -> Option<Life> {
             return Some(Life {
                 removed: true,
                 what: format!(
-                    "served by Flux {from} (what cluster `{}` runs); {when}",
-                    step.from.cluster
+                    "served by Flux {from} ({}); {when}",
+                    runs(&step.from.cluster, &step.from.flux_basis)
                 ),
                 replacement,
             });
@@ -289,8 +315,8 @@ fn lifecycle(step: &Step, api: &ApiOf<'_>) -> Option<Life> {
         Some(r) if r <= to => Some(Life {
             removed: true,
             what: format!(
-                "served by Kubernetes {from} (what cluster `{}` runs); Kubernetes {r} removes it",
-                step.from.cluster
+                "served by Kubernetes {from} ({}); Kubernetes {r} removes it",
+                runs(&step.from.cluster, &step.from.kube_basis)
             ),
             replacement,
         }),
@@ -306,6 +332,16 @@ fn lifecycle(step: &Step, api: &ApiOf<'_>) -> Option<Life> {
             replacement,
         }),
         _ => None,
+    }
+}
+
+/// `what cluster `dev` runs`, or `what cluster `dev` is presumed to run` when nothing in the
+/// repository says it (the finding still stands: the target does not serve the version).
+fn runs(cluster: &str, basis: &str) -> String {
+    if basis.starts_with("presumed") {
+        format!("what cluster `{cluster}` is presumed to run")
+    } else {
+        format!("what cluster `{cluster}` runs")
     }
 }
 
@@ -329,14 +365,11 @@ fn life_finding(
         let _ = write!(message, "; move it to `{r}`");
     }
     match &patch {
-        Some(Conversion::Mechanical { .. }) => {
+        Some(Conversion::Mechanical { .. } | Conversion::Unwritten) => {
             message.push_str(" (mechanical: only `apiVersion` changes)");
         }
         Some(Conversion::Fields(fields)) => {
             let _ = write!(message, " (not mechanical: under the new version {fields})");
-        }
-        Some(Conversion::Unknown(why)) => {
-            let _ = write!(message, " ({why})");
         }
         None => {}
     }
@@ -361,8 +394,11 @@ enum Conversion {
     Mechanical { patch: String },
     /// What the target's schema says of the fields (`spec.foo: unknown field`, ...).
     Fields(String),
-    /// Why it could not be said (the file's line does not hold the apiVersion).
-    Unknown(String),
+    /// Valid at the target, but the file's line does not hold the apiVersion (a patch or a
+    /// generator sets it, or the render's source is not at hand): no patch to show. The
+    /// message says the same as for [`Conversion::Mechanical`], so that `diff --upgrade`
+    /// matches the findings of a stored render with those of one read from its files.
+    Unwritten,
 }
 
 /// Moves `obj` to `new`, validates it against the target, and when that is clean gives the
@@ -408,10 +444,7 @@ fn conversion(
         Some(l) if l.contains(old) => Conversion::Mechanical {
             patch: format!("-{l}\n+{}", l.replacen(old, new, 1)),
         },
-        _ => Conversion::Unknown(format!(
-            "valid as `{new}`; the patch is not shown: its `apiVersion` is not written in {}",
-            at.file
-        )),
+        _ => Conversion::Unwritten,
     }
 }
 

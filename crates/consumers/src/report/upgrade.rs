@@ -66,11 +66,13 @@ pub fn upgrade_text(u: &Upgrade, layout: Layout) -> String {
         out.push('\n');
         out.push_str(&listed.text);
     }
-    let patches: Vec<(&crate::finding::Finding, &str)> = u
+    // One patch a place: the same file built by several Kustomizations is patched once.
+    let mut patches: Vec<(&crate::finding::Finding, &str)> = u
         .findings
         .iter()
         .filter_map(|f| f.related("patch").first().map(|p| (f, *p)))
         .collect();
+    patches.dedup_by(|a, b| a.0.location == b.0.location && a.1 == b.1);
     if !patches.is_empty() {
         out.push_str(
             "\nmechanical conversions (the object is valid with only this line changed):\n",

@@ -404,6 +404,25 @@ pub fn render_dir(dir: &Path, opts: &RepoOptions) -> Result<RepoRender, RenderEr
     render_tree(tree, builder.as_ref(), opts)
 }
 
+/// `fluxsim upgrade`'s two renders of `dir`: as it is, and with every cluster at `target`,
+/// through one build cache (a build does not depend on the versions: the second render
+/// builds only what the first did not, and substitutes and templates again).
+pub fn render_dir_and_at(
+    dir: &Path,
+    opts: &RepoOptions,
+    target: VersionsOverride,
+) -> Result<(RepoRender, RepoRender), RenderError> {
+    let builder = make_builder(opts)?;
+    let cache = build_cache(builder.as_ref(), opts);
+    let now = render_tree_cached(load_tree(dir, None, opts)?, &cache, opts)?;
+    let at = RepoOptions {
+        versions_override: Some(target),
+        ..opts.clone()
+    };
+    let then = render_tree_cached(load_tree(dir, None, &at)?, &cache, &at)?;
+    Ok((now, then))
+}
+
 /// Materialises what Flux would see of `dir`: its work tree, or the git revision `rev`.
 pub fn load_tree(dir: &Path, rev: Option<&str>, opts: &RepoOptions) -> Result<Tree, RenderError> {
     load_tree_known(dir, rev, opts, None)
