@@ -8,8 +8,8 @@ use crate::compare::{compare_clusters, diff_revisions, DiffOptions, RevisionDiff
 use crate::model::RepoRender;
 use crate::render::revisions::{render_after, render_revision, RevisionRender, RevisionSlot};
 use crate::render::{build_cache, load_tree_known, make_builder, render_tree_cached, RepoOptions};
-use crate::report::diff as report;
 use crate::report::limit::Kind;
+use crate::report::{compare as compare_report, diff as report, proof, prove as prove_report};
 use crate::review;
 
 /// Output formats of `compare` (and `images`).
@@ -782,8 +782,8 @@ pub(crate) fn run_prove(args: &ProveArgs, layout: crate::report::layout::Layout)
         Expect::Changed => diff.changed(),
         Expect::Any => true,
     };
-    let blind = report::blind_spots(&diff);
-    let proof = report::Proof {
+    let blind = proof::blind_spots(&diff);
+    let proof = proof::Proof {
         // A finding at error level (an immutable field changed, an object the API server
         // rejects) means Flux's apply of head fails: the proof does not hold.
         passed: expectation_met
@@ -818,7 +818,7 @@ pub(crate) fn run_prove(args: &ProveArgs, layout: crate::report::layout::Layout)
         );
     }
     let analysis = review::analysis::analyze(&summary, &filters);
-    let mut json = report::prove_json(&proof);
+    let mut json = prove_report::prove_json(&proof);
     crate::report::review::add_to_json(&mut json["diff"], &diff, &analysis);
     checks.add_to_json(&mut json);
     output(
@@ -826,8 +826,8 @@ pub(crate) fn run_prove(args: &ProveArgs, layout: crate::report::layout::Layout)
         &analysis,
         &json,
         &Lines {
-            text: &|| report::prove_text(&proof, layout),
-            markdown: &|| report::prove_markdown(&proof),
+            text: &|| prove_report::prove_text(&proof, layout),
+            markdown: &|| prove_report::prove_markdown(&proof),
         },
         args.diff
             .fail
@@ -870,9 +870,15 @@ pub(crate) fn run_compare(args: &CompareArgs, layout: crate::report::layout::Lay
         );
         let (text, kind) = match args.format {
             Format::Text => (format!("{note}\n"), Kind::DiffText),
-            Format::Markdown => (report::compare_nothing_markdown(&names), Kind::Markdown),
+            Format::Markdown => (
+                compare_report::compare_nothing_markdown(&names),
+                Kind::Markdown,
+            ),
             Format::Json => (
-                format!("{:#}\n", report::compare_nothing_json(&names, &note)),
+                format!(
+                    "{:#}\n",
+                    compare_report::compare_nothing_json(&names, &note)
+                ),
                 Kind::Json,
             ),
         };
@@ -880,9 +886,12 @@ pub(crate) fn run_compare(args: &CompareArgs, layout: crate::report::layout::Lay
     }
     let c = compare_clusters(&chosen);
     let (text, kind) = match args.format {
-        Format::Text => (report::compare_text(&c, layout), Kind::DiffText),
-        Format::Json => (format!("{:#}\n", report::compare_json(&c)), Kind::Json),
-        Format::Markdown => (report::compare_markdown(&c), Kind::Markdown),
+        Format::Text => (compare_report::compare_text(&c, layout), Kind::DiffText),
+        Format::Json => (
+            format!("{:#}\n", compare_report::compare_json(&c)),
+            Kind::Json,
+        ),
+        Format::Markdown => (compare_report::compare_markdown(&c), Kind::Markdown),
     };
     let status = args.fail.status(crate::level::of_comparison(&c));
     Ok(Output::new(text, status)

@@ -148,18 +148,11 @@ fn image_of_map(img: &serde_json::Map<String, Value>) -> Option<String> {
     Some(out)
 }
 
-fn is_helm_release(v: &Value) -> bool {
-    v.get("kind").and_then(Value::as_str) == Some("HelmRelease")
-        && v.get("apiVersion")
-            .and_then(Value::as_str)
-            .is_some_and(|a| a.starts_with("helm.toolkit.fluxcd.io/"))
-}
-
 /// Every image reference of one object, sorted by path.
 #[must_use]
 pub fn object_images(id: &ObjectId, v: &Value) -> Vec<ImageUse> {
     let mut found = Vec::new();
-    if is_helm_release(v) {
+    if crate::helm::is_helm_release(v) {
         if let Some(values) = v.get("spec").and_then(|s| s.get("values")) {
             let mut h = Vec::new();
             helm_images(values, "spec.values", &mut h);

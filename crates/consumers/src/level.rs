@@ -14,7 +14,7 @@
 use crate::compare::{Change, ClusterComparison, RevisionDiff};
 use crate::finding::{Finding, Severity};
 use crate::model::{ClusterRender, Status};
-use crate::report::diff::Proof;
+use crate::report::proof::Proof;
 
 /// The worst of two levels (`None` is nothing found).
 fn worst(a: Option<Severity>, b: Option<Severity>) -> Option<Severity> {

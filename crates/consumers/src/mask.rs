@@ -38,16 +38,6 @@ pub fn is_secret(object: &Value) -> bool {
     kind(object) == "Secret" && object.get("apiVersion").and_then(Value::as_str) == Some("v1")
 }
 
-/// A CustomResourceDefinition.
-#[must_use]
-pub fn is_crd(object: &Value) -> bool {
-    kind(object) == "CustomResourceDefinition"
-        && object
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .is_some_and(|v| v.starts_with("apiextensions.k8s.io/"))
-}
-
 /// A SOPS-encrypted document: its top-level `sops` metadata holds a `mac`, as `flux build`
 /// tests (`sops:` and `mac: ENC[`).
 #[must_use]
@@ -63,7 +53,7 @@ impl Presentation {
     /// Whether `object` is shown at all.
     #[must_use]
     pub fn shows(&self, object: &Value) -> bool {
-        !(self.skip_secrets && is_secret(object) || self.skip_crds && is_crd(object))
+        !(self.skip_secrets && is_secret(object) || self.skip_crds && kubeschema::is_crd(object))
     }
 
     /// The object's text as shown: Secret `data` and `stringData` values masked and a

@@ -17,6 +17,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use serde_json::Value;
+
 use crate::artifact::ArtifactObject;
 use crate::flux::ObjectId;
 use crate::model::{ClusterRender, KustomizationRender, Status};
@@ -66,19 +68,65 @@ fn short(id: &ObjectId) -> String {
     }
 }
 
-/// The field changes from `old` to `new`, on one line (Secret values masked unless shown).
+/// A value as one line: JSON, cut when long.
+fn show(v: &Value) -> String {
+    const MAX: usize = 160;
+    let s = v.to_string();
+    if s.len() <= MAX {
+        return s;
+    }
+    let mut cut = MAX;
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}... ({} bytes)", &s[..cut], s.len())
+}
+
+/// One field change on one line: `path: old -> new`, `path: new` (added), `path: old`
+/// (removed), `path: order a, b -> b, a`; `masked` values print as `(masked)`.
+fn change_line(c: &review::semantic::FieldChange, masked: bool) -> String {
+    use review::semantic::Op;
+    let value = |v: &Value| {
+        if masked {
+            "(masked)".to_string()
+        } else {
+            show(v)
+        }
+    };
+    let path = &c.path;
+    match &c.op {
+        Op::Changed { before, after } => format!("{path}: {} -> {}", value(before), value(after)),
+        Op::Added { after } => format!("{path}: {}", value(after)),
+        Op::Removed { before } => format!("{path}: {}", value(before)),
+        Op::Reordered { before, after } => {
+            format!(
+                "{path}: order {} -> {}",
+                before.join(", "),
+                after.join(", ")
+            )
+        }
+    }
+}
+
+/// The field changes from `old` to `new`, on one line (Secret values masked unless shown),
+/// from the review's semantic differ (`review::semantic::diff`), the one object differ.
 fn changes(old: &ArtifactObject, new: &ArtifactObject, show_secrets: bool) -> String {
     const SHOWN: usize = 4;
     let secret = crate::mask::is_secret(&old.object) || crate::mask::is_secret(&new.object);
-    let masked = |p: &str| {
-        !show_secrets && secret && (p.starts_with("data.") || p.starts_with("stringData."))
+    let masked = |c: &review::semantic::FieldChange| {
+        !show_secrets
+            && secret
+            && matches!(c.path.0.first(),
+                Some(review::path::Segment::Key(k)) if k == "data" || k == "stringData")
     };
-    let text = super::fields::field_changes(&old.object, &new.object, &masked);
-    let lines: Vec<&str> = text.lines().collect();
+    let lines: Vec<String> = review::semantic::diff(&old.object, &new.object)
+        .iter()
+        .map(|c| change_line(c, masked(c)))
+        .collect();
     let mut out = lines
         .iter()
         .take(SHOWN)
-        .map(|l| l.trim_start_matches(['~', '+', '-', ' ']))
+        .map(String::as_str)
         .collect::<Vec<_>>()
         .join("; ");
     if lines.len() > SHOWN {
@@ -221,4 +269,48 @@ pub(super) fn external_unchanged(
         "identical in base and head: {}",
         checked.join(", ")
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn object(v: Value) -> ArtifactObject {
+        ArtifactObject {
+            api_version: v["apiVersion"].as_str().unwrap_or_default().to_string(),
+            id: ObjectId {
+                group: String::new(),
+                kind: v["kind"].as_str().unwrap_or_default().to_string(),
+                namespace: String::new(),
+                name: "x".into(),
+            },
+            sha256: String::new(),
+            yaml: v.to_string(),
+            object: std::sync::Arc::new(v),
+            origin: None,
+        }
+    }
+
+    #[test]
+    fn an_external_inputs_change_names_its_paths_with_list_items_by_merge_key() {
+        let old = object(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "spec": {"replicas": 1, "containers": [{"name": "web", "image": "nginx:1.25"}]}}));
+        let new = object(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "spec": {"replicas": 3, "team": "shop",
+                "containers": [{"name": "web", "image": "nginx:1.26"}]}}));
+        assert_eq!(
+            changes(&old, &new, false),
+            "spec.containers[name=web].image: \"nginx:1.25\" -> \"nginx:1.26\"; \
+             spec.replicas: 1 -> 3; spec.team: \"shop\""
+        );
+    }
+
+    #[test]
+    fn an_external_secrets_values_are_masked_unless_shown() {
+        let old = object(json!({"apiVersion": "v1", "kind": "Secret", "data": {"p": "eA=="}}));
+        let new = object(json!({"apiVersion": "v1", "kind": "Secret", "data": {"p": "eQ=="}}));
+        assert_eq!(changes(&old, &new, false), "data.p: (masked) -> (masked)");
+        assert_eq!(changes(&old, &new, true), "data.p: \"eA==\" -> \"eQ==\"");
+    }
 }

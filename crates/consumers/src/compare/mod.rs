@@ -15,7 +15,6 @@
 
 mod clusters;
 mod external;
-pub mod fields;
 pub mod strip;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -67,11 +67,6 @@ pub(crate) fn is_trigger(o: &Obj, t: Trigger<'_>) -> bool {
     }
 }
 
-/// Whether `id` is a Flux `HelmRelease`.
-pub(crate) fn is_helm_release(id: &ObjectId) -> bool {
-    id.group == "helm.toolkit.fluxcd.io" && id.kind == "HelmRelease"
-}
-
 /// A Flux Kustomization in the graph.
 #[derive(Debug, Clone)]
 pub(crate) struct Node {
@@ -305,7 +300,8 @@ pub(crate) fn nodes_of(
                     .and_then(|x| x.path.clone().or_else(|| x.configured_in.clone())),
                 defines: crd_defines(&o.id, &o.object),
                 cluster_scoped: str_at(&o.object, &["spec", "scope"]) == Some("Cluster"),
-                helm: is_helm_release(&o.id).then(|| helm_chart(&o.id, &o.object, &oci_charts)),
+                helm: crate::helm::is_helm_release(&o.object)
+                    .then(|| helm_chart(&o.id, &o.object, &oci_charts)),
                 makes: made_secret(&o.id, &o.object),
             })
             .collect();

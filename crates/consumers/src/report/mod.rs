@@ -1,6 +1,7 @@
 //! Everything fluxsim prints: tables for people, JSON for programs, files for `--out`.
 
 pub mod audit;
+pub mod compare;
 pub mod diff;
 pub mod escape;
 pub mod findings;
@@ -11,6 +12,8 @@ pub mod layout;
 pub mod limit;
 pub mod markdown;
 pub mod out;
+pub mod proof;
+pub mod prove;
 pub mod quiet;
 pub mod review;
 pub mod upgrade;

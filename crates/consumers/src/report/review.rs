@@ -20,9 +20,10 @@ use serde_json::{json, Value};
 use crate::compare::{Change, ClusterDiff, KustomizationDiff, RevisionDiff};
 use crate::flux::ObjectId;
 use crate::images::ClusterImageDiff;
-use crate::report::diff::{canary_lines, problems, CanarySummary, Proof};
+use crate::report::diff::problems;
 use crate::report::json as json_doc;
 use crate::report::markdown::plain_of;
+use crate::report::proof::{canary_lines, CanarySummary, Proof};
 use crate::text::plural;
 
 /// What a `--helm` release entry's name holds between its Kustomization and the release.
