@@ -118,6 +118,9 @@ pub struct Outcome {
     pub restored: bool,
 }
 
+/// Whether a canary's scope is of one kind (a row of [`CanaryReport::planted`]).
+type ScopeTest = fn(&Scope) -> bool;
+
 /// The canary run.
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct CanaryReport {
@@ -145,7 +148,7 @@ impl CanaryReport {
     /// says, so the parts add up to [`Self::canaries`]' length.
     #[must_use]
     pub fn planted(&self) -> Vec<(usize, &'static str, &'static str)> {
-        let kinds: [(fn(&Scope) -> bool, &str, &str); 4] = [
+        let kinds: [(ScopeTest, &str, &str); 4] = [
             (
                 |s| matches!(s, Scope::Overlay { .. }),
                 "cluster overlay",
