@@ -30,6 +30,7 @@ mod native_builder;
 mod network;
 mod origins;
 mod quiet;
+mod reader;
 mod render;
 mod resourcesets;
 mod review;

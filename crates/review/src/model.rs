@@ -322,6 +322,14 @@ pub struct Failure {
     pub below: usize,
 }
 
+impl Failure {
+    /// It fails in head only: what the change broke, listed before what failed already.
+    #[must_use]
+    pub fn is_new(&self) -> bool {
+        self.side == "head"
+    }
+}
+
 /// An object Flux deletes when head is applied (garbage collection of a Kustomization with
 /// `prune: true`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

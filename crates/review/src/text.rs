@@ -101,18 +101,25 @@ fn summary(a: &Analysis, out: &mut String) {
             plural(a.clusters.len(), "cluster", "clusters")
         );
     }
-    for c in &a.clusters {
-        for f in &c.failures {
-            let _ = writeln!(
-                out,
-                "FAILED: {} in {} ({})",
-                one_line(&f.unit),
-                one_line(&f.side),
-                one_line(&c.name)
-            );
-            for l in f.error.lines() {
-                out.push_str(&wrap("  ", "    ", &one_line(l)));
-            }
+    // What head broke first, then what failed already (each in cluster order).
+    let failures = [true, false].into_iter().flat_map(|new| {
+        a.clusters.iter().flat_map(move |c| {
+            c.failures
+                .iter()
+                .filter(move |f| f.is_new() == new)
+                .map(move |f| (c, f))
+        })
+    });
+    for (c, f) in failures {
+        let _ = writeln!(
+            out,
+            "FAILED: {} in {} ({})",
+            one_line(&f.unit),
+            one_line(&f.side),
+            one_line(&c.name)
+        );
+        for l in f.error.lines() {
+            out.push_str(&wrap("  ", "    ", &one_line(l)));
         }
     }
     out.push('\n');

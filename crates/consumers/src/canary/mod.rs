@@ -118,6 +118,9 @@ pub struct Outcome {
     pub restored: bool,
 }
 
+/// Whether a canary's scope is of one kind (a row of [`CanaryReport::planted`]).
+type ScopeTest = fn(&Scope) -> bool;
+
 /// The canary run.
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct CanaryReport {
@@ -138,6 +141,43 @@ impl CanaryReport {
             && self.canaries.iter().all(|c| c.detected && c.restored)
             && self.stray_changes.is_empty()
             && self.not_restored.is_empty()
+    }
+
+    /// How many canaries were planted where, in the order reports name them, each scope
+    /// present once with its count (singular and plural noun): the one count every report
+    /// says, so the parts add up to [`Self::canaries`]' length.
+    #[must_use]
+    pub fn planted(&self) -> Vec<(usize, &'static str, &'static str)> {
+        let kinds: [(ScopeTest, &str, &str); 4] = [
+            (
+                |s| matches!(s, Scope::Overlay { .. }),
+                "cluster overlay",
+                "cluster overlays",
+            ),
+            (
+                |s| matches!(s, Scope::Shared),
+                "shared file",
+                "shared files",
+            ),
+            (
+                |s| matches!(s, Scope::Values),
+                "values file",
+                "values files",
+            ),
+            (
+                |s| matches!(s, Scope::Template),
+                "ResourceSet template",
+                "ResourceSet templates",
+            ),
+        ];
+        kinds
+            .into_iter()
+            .map(|(is, one, many)| {
+                let n = self.canaries.iter().filter(|c| is(&c.plan.scope)).count();
+                (n, one, many)
+            })
+            .filter(|(n, _, _)| *n > 0)
+            .collect()
     }
 
     /// The canaries that concern a cluster: those expected there, and blind ones (expected

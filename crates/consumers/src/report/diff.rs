@@ -183,6 +183,8 @@ fn failure_groups(d: &RevisionDiff) -> Vec<FailureGroup> {
             }),
         }
     }
+    // What head broke first (a stable sort: each kind in the diff's order).
+    out.sort_by_key(|g| g.side != "head");
     out
 }
 

@@ -5,7 +5,7 @@
 use crate::canary::{CanaryReport, Scope};
 use crate::compare::{ClusterDiff, RevisionDiff};
 use crate::report::diff::{problems, Counts};
-use crate::report::markdown::{md, Inline, Message, Out, Text};
+use crate::report::markdown::{md, Inline, Message, Out, Plural, Text};
 
 /// A Kustomization the proof could not see: not rendered in base or head.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -16,6 +16,10 @@ pub struct Blind {
     pub kustomization: String,
     /// Its status in base and head where it did not render (`head: failed: ...`).
     pub why: Vec<String>,
+    /// It rendered in base (or was not there) and does not in head: what the change broke,
+    /// the news of a proof, counted apart from what did not render in base either.
+    #[serde(skip)]
+    pub broken_by_head: bool,
 }
 
 /// The Kustomizations a diff could not compare, in cluster and name order.
@@ -28,9 +32,68 @@ pub fn blind_spots(d: &RevisionDiff) -> Vec<Blind> {
                 cluster: c.cluster.clone(),
                 kustomization: k.kustomization.clone(),
                 why: problems(k),
+                broken_by_head: k.base_problem.is_none()
+                    && k.external.is_none()
+                    && k.head_problem.is_some(),
             })
         })
         .collect()
+}
+
+/// Why the proof is blind, the new failures first: `head breaks 1 Kustomization
+/// (dev:flux-system/apps); blind to 1 more that did not render in base` (without a new
+/// failure: `blind to 2 Kustomizations that did not render`). `code` marks
+/// `--allow-blind` as code (the review's sentences); `allowed` leaves the hint out.
+pub(crate) struct BlindClause<'a> {
+    pub(crate) blind: &'a [Blind],
+    pub(crate) code: bool,
+    pub(crate) allowed: bool,
+}
+
+impl Inline for BlindClause<'_> {
+    fn put(&self, w: &mut Out<'_>) {
+        /// Named in the clause; more are counted (each is listed below the verdict).
+        const NAMED: usize = 3;
+        let new: Vec<&Blind> = self.blind.iter().filter(|b| b.broken_by_head).collect();
+        let old = self.blind.len() - new.len();
+        if !new.is_empty() {
+            md!(w, "head breaks {} (", Plural(new.len(), "Kustomization"));
+            for (i, b) in new.iter().take(NAMED).enumerate() {
+                let sep = if i == 0 { "" } else { ", " };
+                md!(w, "{}{}:{}", sep, Text(&b.cluster), Text(&b.kustomization));
+            }
+            if new.len() > NAMED {
+                md!(w, ", and {} more", new.len() - NAMED);
+            }
+            md!(w, ")");
+        }
+        if old > 0 {
+            let sep = if new.is_empty() { "" } else { "; " };
+            let more = if new.is_empty() { "" } else { " more" };
+            if new.is_empty() {
+                md!(
+                    w,
+                    "blind to {} that did not render",
+                    Plural(old, "Kustomization")
+                );
+            } else {
+                md!(
+                    w,
+                    "{}blind to {}{} that did not render in base",
+                    sep,
+                    old,
+                    more
+                );
+            }
+        }
+        if !self.allowed {
+            if self.code {
+                md!(w, " (`--allow-blind` to accept)");
+            } else {
+                md!(w, " (--allow-blind to accept)");
+            }
+        }
+    }
 }
 
 /// The outcome of `prove`.
@@ -169,5 +232,9 @@ fn canary_line(w: &mut Out<'_>, c: &crate::canary::Outcome) {
     } else {
         md!(w, "detected, NOT RESTORED");
     }
-    md!(w, "; expected in {} artifacts", c.plan.expected.len());
+    md!(
+        w,
+        "; expected in {}",
+        Plural(c.plan.expected.len(), "artifact")
+    );
 }

@@ -8,7 +8,7 @@ use crate::report::diff::{
 use crate::report::json as json_doc;
 use crate::report::layout::Layout;
 use crate::report::markdown::{md, plain_of, Code, Inline, Markdown, Message, Out, Plural, Text};
-use crate::report::proof::{canary_lines, Blind, CanarySummary, Proof};
+use crate::report::proof::{canary_lines, Blind, BlindClause, CanarySummary, Proof};
 
 /// What the proof could not see: `could not see dev:flux-system/apps: head: failed: ...`.
 struct BlindLine<'a>(&'a Blind);
@@ -48,11 +48,24 @@ impl Inline for Verdict<'_> {
             return;
         }
         md!(w, "FAIL: ");
+        let blind = (!p.blind.is_empty() && !p.allow_blind).then_some(BlindClause {
+            blind: &p.blind,
+            code: false,
+            allowed: false,
+        });
+        // What head broke is the news: it leads; what did not render in base either is
+        // counted apart, after it.
+        let news = p.blind.iter().any(|b| b.broken_by_head);
         let mut sep = "";
+        if let Some(b) = blind.as_ref().filter(|_| news) {
+            md!(w, "{}", *b);
+            sep = "; ";
+        }
         if !p.expectation_met {
             md!(
                 w,
-                "expected {}, got {}",
+                "{}expected {}, got {}",
+                sep,
                 p.expect,
                 if p.diff.changed() {
                     "changes"
@@ -70,14 +83,8 @@ impl Inline for Verdict<'_> {
             );
             sep = "; ";
         }
-        if !p.blind.is_empty() && !p.allow_blind {
-            md!(
-                w,
-                "{}blind to {} Kustomization{} that did not render (--allow-blind to accept)",
-                sep,
-                p.blind.len(),
-                if p.blind.len() == 1 { "" } else { "s" }
-            );
+        if let Some(b) = blind.as_ref().filter(|_| !news) {
+            md!(w, "{}{}", sep, *b);
         }
     }
 }

@@ -23,7 +23,7 @@ use crate::images::ClusterImageDiff;
 use crate::report::diff::problems;
 use crate::report::json as json_doc;
 use crate::report::markdown::plain_of;
-use crate::report::proof::{canary_lines, CanarySummary, Proof};
+use crate::report::proof::{canary_lines, BlindClause, CanaryLine, CanarySummary, Proof};
 use crate::text::plural;
 
 /// What a `--helm` release entry's name holds between its Kustomization and the release.
@@ -329,10 +329,15 @@ pub(crate) fn prove_verdict(p: &Proof<'_>) -> String {
         why.push("the canaries did not all pass: the diff cannot be trusted".to_string());
     }
     if !p.blind.is_empty() && !p.allow_blind {
-        why.push(format!(
-            "blind to {} that did not render (`--allow-blind` to accept)",
-            plural(p.blind.len(), "Kustomization")
-        ));
+        why.push(plain_of(&BlindClause {
+            blind: &p.blind,
+            code: true,
+            allowed: false,
+        }));
+    }
+    // What head broke is the news: it leads.
+    if p.blind.iter().any(|b| b.broken_by_head) && !p.allow_blind {
+        why.rotate_right(1);
     }
     format!("{what}; the proof fails: {}", why.join("; "))
 }
@@ -347,30 +352,11 @@ fn canary_note(p: &Proof<'_>) -> String {
     }
     let n = c.canaries.len();
     if c.passed() {
-        use crate::canary::Scope;
-        let count = |f: fn(&Scope) -> bool| c.canaries.iter().filter(|x| f(&x.plan.scope)).count();
-        let mut where_ = Vec::new();
-        for (k, one, many) in [
-            (
-                count(|s| matches!(s, Scope::Overlay { .. })),
-                "cluster overlay",
-                "cluster overlays",
-            ),
-            (
-                count(|s| matches!(s, Scope::Shared)),
-                "shared file",
-                "shared files",
-            ),
-            (
-                count(|s| matches!(s, Scope::Values)),
-                "values file",
-                "values files",
-            ),
-        ] {
-            if k > 0 {
-                where_.push(format!("{k} {}", if k == 1 { one } else { many }));
-            }
-        }
+        let where_: Vec<String> = c
+            .planted()
+            .into_iter()
+            .map(|(k, one, many)| format!("{k} {}", if k == 1 { one } else { many }))
+            .collect();
         format!(
             "🐤 The canaries prove this diff sees changes: {} planted in head ({}) {} seen in \
              exactly the artifacts expected and undone cleanly.",
@@ -402,17 +388,31 @@ pub fn prove_review(p: &Proof<'_>, images: &[ClusterImageDiff]) -> Review {
         text: prove_verdict(p),
     });
     r.notes.insert(0, canary_note(p));
-    let mut items: Vec<String> = canary_lines(p).iter().map(|l| plain_of(l)).collect();
-    items.extend(
-        p.diff
-            .clusters
-            .iter()
-            .map(|c| plain_of(&CanarySummary(p, c))),
-    );
-    r.sections.push(Section {
-        title: "Canaries".into(),
-        items,
-    });
+    // Each section's count is its items' (the reports print `Canaries (N)`): the canaries
+    // alone, then what moved beyond them, then one line per cluster.
+    let (canaries, elsewhere): (Vec<_>, Vec<_>) = canary_lines(p)
+        .into_iter()
+        .filter(|l| !matches!(l, CanaryLine::NonePlanted))
+        .partition(|l| matches!(l, CanaryLine::Canary(_)));
+    for (title, lines) in [("Canaries", canaries), ("Beyond the canaries", elsewhere)] {
+        if !lines.is_empty() {
+            r.sections.push(Section {
+                title: title.into(),
+                items: lines.iter().map(|l| plain_of(l)).collect(),
+            });
+        }
+    }
+    if !p.diff.clusters.is_empty() {
+        r.sections.push(Section {
+            title: "Clusters".into(),
+            items: p
+                .diff
+                .clusters
+                .iter()
+                .map(|c| plain_of(&CanarySummary(p, c)))
+                .collect(),
+        });
+    }
     r
 }
 

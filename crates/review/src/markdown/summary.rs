@@ -145,26 +145,33 @@ pub(crate) fn lists(a: &Analysis) -> Lists {
         images: Vec::new(),
         hazards: Vec::new(),
     };
-    for c in &a.clusters {
-        for f in &c.failures {
-            let mut line = format!(
-                "- {} failed in {} ({}): {}",
-                md_code(&f.unit),
-                md_text(&f.side),
-                md_code(&c.name),
-                md_message(&first_line(&f.error))
+    // What head broke first, then what failed already (each in cluster order).
+    let mut failures: Vec<_> = a
+        .clusters
+        .iter()
+        .flat_map(|c| c.failures.iter().map(move |f| (c, f)))
+        .collect();
+    failures.sort_by_key(|(_, f)| !f.is_new());
+    for (c, f) in failures {
+        let mut line = format!(
+            "- {} failed in {} ({}): {}",
+            md_code(&f.unit),
+            md_text(&f.side),
+            md_code(&c.name),
+            md_message(&first_line(&f.error))
+        );
+        if f.below > 0 {
+            let _ = write!(
+                line,
+                "; {} it applies {} not compared",
+                plural(f.below, "Kustomization", "Kustomizations"),
+                if f.below == 1 { "is" } else { "are" }
             );
-            if f.below > 0 {
-                let _ = write!(
-                    line,
-                    "; {} it applies {} not compared",
-                    plural(f.below, "Kustomization", "Kustomizations"),
-                    if f.below == 1 { "is" } else { "are" }
-                );
-            }
-            line.push('\n');
-            l.failures.push(line);
         }
+        line.push('\n');
+        l.failures.push(line);
+    }
+    for c in &a.clusters {
         for d in &c.prune_deletions {
             l.deletions.push(format!(
                 "- {} {} (pruned by {})\n",
