@@ -2,7 +2,6 @@
 //! and post-rendered (or taken from the cache folder), and made an entry of the cluster's
 //! render.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
 use serde_json::Value;
@@ -57,26 +56,10 @@ pub(super) fn release_entry(
     }))
     .expect("a fixed shape");
     KustomizationRender {
-        kustomization,
-        parent: Some(ks.clone()),
-        status,
-        template: None,
         artifact,
-        substituted: false,
-        vars: BTreeMap::new(),
-        unknown_vars: Vec::new(),
-        unknown_sources: Vec::new(),
-        vars_used: std::collections::BTreeSet::new(),
-        build_path: None,
-        generated: None,
-        built_by: None,
-        delegated: None,
         notes,
-        inputs: None,
-        reused: false,
         strict: parent.strict,
-        source_tree: None,
-        offline: None,
+        ..KustomizationRender::new(kustomization, Some(ks.clone()), status)
     }
 }
 

@@ -133,6 +133,41 @@ pub struct KustomizationRender {
 }
 
 impl KustomizationRender {
+    /// A render of `kustomization` (applied by `parent`) with `status` and nothing else yet:
+    /// no artifact, template, vars, notes or inputs, not substituted, built by no one, not
+    /// reused, strict, from the cluster's own tree. Every step that makes one starts here
+    /// and sets what it knows (`..KustomizationRender::new(..)`), so a new field has one
+    /// default.
+    #[must_use]
+    pub fn new(
+        kustomization: Kustomization,
+        parent: Option<NamespacedName>,
+        status: Status,
+    ) -> Self {
+        KustomizationRender {
+            kustomization,
+            parent,
+            status,
+            artifact: None,
+            template: None,
+            substituted: false,
+            vars: BTreeMap::new(),
+            unknown_vars: Vec::new(),
+            unknown_sources: Vec::new(),
+            vars_used: BTreeSet::new(),
+            build_path: None,
+            generated: None,
+            built_by: None,
+            delegated: None,
+            notes: Vec::new(),
+            inputs: None,
+            reused: false,
+            strict: true,
+            source_tree: None,
+            offline: None,
+        }
+    }
+
     /// The objects the cluster's simulation takes this Kustomization to apply: its
     /// artifact's, or, for one that needs the network, those its own files declare
     /// ([`Offline::declared`]).

@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::sources::World;
+use super::objects::World;
 use super::trees::{Choice, Mapped, PathMap, SourceTree};
 use crate::flux::{str_at, ObjectId};
 use crate::source::glob::{doublestar_match, fs_glob, join, Listing};

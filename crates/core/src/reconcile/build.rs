@@ -5,9 +5,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::fixed_point::unrendered;
-use super::fixed_point::Key;
 use super::sources;
+use super::sources::Resolution;
 use super::trees::{Choice, PathMap};
 use super::{Error, RenderOptions, Reuse};
 use crate::artifact::{Artifact, Origin};
@@ -16,6 +15,17 @@ use crate::flux::{Kustomization, NamespacedName};
 use crate::model::{KustomizationRender, Note, Status, UnknownVar, VarSource};
 use crate::postbuild;
 use crate::source::SourceFs;
+
+/// The key of one Kustomization's render: it is rendered again only when this changes.
+#[derive(PartialEq)]
+pub(super) struct Key {
+    pub(super) kustomization: Kustomization,
+    pub(super) parent: Option<NamespacedName>,
+    pub(super) vars: Result<Resolution, String>,
+    pub(super) strict: bool,
+    /// The tree it is built from (the repository, a mapped folder, an ExternalArtifact).
+    pub(super) source: Choice,
+}
 
 /// What every Kustomization of one cluster's render shares.
 #[derive(Clone, Copy)]
@@ -36,7 +46,7 @@ pub(super) fn render_kustomization(
     parent: Option<NamespacedName>,
     key: &Key,
 ) -> KustomizationRender {
-    let mut r = unrendered(ks, parent);
+    let mut r = KustomizationRender::new(ks.clone(), parent, Status::Blocked(String::new()));
     r.strict = key.strict;
     if let Some(why) = &ks.invalid {
         // Never on the cluster: the API server refused it as it was applied.

@@ -2,13 +2,15 @@
 //! sources it applies, render those, and repeat until no render changes (a Kustomization
 //! renders again only when its [`Key`] changes); then the notes on dependencies.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use rayon::prelude::*;
 
 use super::artifact_generator;
-use super::build::{render_kustomization, Ctx};
-use super::sources::{self, Lookup, Outside, Resolution, Resolved, World};
+use super::build::{render_kustomization, Ctx, Key};
+use super::objects::World;
+use super::places::{declared_in, invalid_where};
+use super::sources::{self, Lookup, Outside, Resolved};
 use super::trees::{Choice, PathMap, SourceTree};
 use super::world::{bootstrap_state, choose_source, source_id, world_of};
 use super::{RenderOptions, MAX_ROUNDS};
@@ -17,17 +19,6 @@ use crate::discover::Cluster;
 use crate::flux::{is_kustomization, Kustomization, NamespacedName};
 use crate::model::{ClusterRender, DependencyState, KustomizationRender, Note, Status};
 use crate::source::SourceFs;
-
-/// The key of one Kustomization's render: it is rendered again only when this changes.
-#[derive(PartialEq)]
-pub(super) struct Key {
-    pub(super) kustomization: Kustomization,
-    pub(super) parent: Option<NamespacedName>,
-    pub(super) vars: Result<Resolution, String>,
-    pub(super) strict: bool,
-    /// The tree it is built from (the repository, a mapped folder, an ExternalArtifact).
-    pub(super) source: Choice,
-}
 
 /// Each Kustomization of the cluster with the one that applies it, as the current renders
 /// say (a child's spec is its parent's rendered object), the root and what bootstrap
@@ -66,69 +57,6 @@ pub(super) fn applied_kustomizations(
             .or_insert((child.clone(), Some(cluster.root.id.clone())));
     }
     known
-}
-
-/// `ks`, the object `o` of `r`'s artifact, with the reason it is invalid (if it is) led by
-/// the file and line that declare it (see [`declared_in`]).
-pub(super) fn invalid_where(
-    mut ks: Kustomization,
-    fs: Option<&SourceFs>,
-    r: &KustomizationRender,
-    o: &crate::artifact::ArtifactObject,
-) -> Kustomization {
-    let Some(why) = ks.invalid.take() else {
-        return ks;
-    };
-    ks.invalid = Some(match declared_in(fs, r, o) {
-        Some(place) => format!("{place}: {why}"),
-        None => format!("as {} applies it: {why}", r.kustomization.id),
-    });
-    ks
-}
-
-/// Where the Kustomization `o` of `r`'s artifact is declared, as `file:line`: the object's
-/// origin when the render tracked it, else the first file `r`'s build read (from `fs`) that
-/// declares a Kustomization of its name (as rendered, or without the applying
-/// Kustomization's namePrefix and nameSuffix).
-pub(super) fn declared_in(
-    fs: Option<&SourceFs>,
-    r: &KustomizationRender,
-    o: &crate::artifact::ArtifactObject,
-) -> Option<String> {
-    // The name in the file: as rendered, or without the applying Kustomization's affixes.
-    let spec = &r.kustomization;
-    let bare = o.id.name.as_str();
-    let bare = spec
-        .name_prefix
-        .as_deref()
-        .and_then(|p| bare.strip_prefix(p))
-        .unwrap_or(bare);
-    let bare = spec
-        .name_suffix
-        .as_deref()
-        .and_then(|x| bare.strip_suffix(x))
-        .unwrap_or(bare);
-    let names = [o.id.name.as_str(), bare];
-    let line_in = |fs: &SourceFs, file: &str| {
-        let text = fs.read_to_string(&fs.root().join(file)).ok()?;
-        names
-            .iter()
-            .find_map(|n| crate::locate::object_line(&text, "Kustomization", n))
-    };
-    let origin = o.origin.as_ref().and_then(|g| g.path.clone());
-    match (origin, fs) {
-        (Some(file), Some(fs)) => Some(match line_in(fs, &file) {
-            Some(line) => format!("{file}:{line}"),
-            None => file,
-        }),
-        (Some(file), None) => Some(file),
-        (None, Some(fs)) => r
-            .inputs
-            .iter()
-            .flatten()
-            .find_map(|file| line_in(fs, file).map(|line| format!("{file}:{line}"))),
-        (None, None) => None,
-    }
 }
 
 /// Where the Kustomization `ks` of the cluster is declared (`file:line`): the root in its
@@ -448,33 +376,5 @@ pub(super) fn note_dependencies(done: &mut BTreeMap<NamespacedName, Kustomizatio
         if let Some(cycle) = on_cycle.get(id) {
             r.notes.push(Note::DependencyCycle(cycle.clone()));
         }
-    }
-}
-
-pub(super) fn unrendered(
-    ks: &Kustomization,
-    parent: Option<NamespacedName>,
-) -> KustomizationRender {
-    KustomizationRender {
-        kustomization: ks.clone(),
-        parent,
-        status: Status::Blocked(String::new()),
-        artifact: None,
-        template: None,
-        substituted: false,
-        vars: BTreeMap::new(),
-        unknown_vars: Vec::new(),
-        unknown_sources: Vec::new(),
-        vars_used: BTreeSet::new(),
-        build_path: None,
-        generated: None,
-        built_by: None,
-        delegated: None,
-        notes: Vec::new(),
-        inputs: None,
-        reused: false,
-        strict: true,
-        source_tree: None,
-        offline: None,
     }
 }

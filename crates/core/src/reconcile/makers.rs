@@ -37,7 +37,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::sources::World;
+use super::objects::World;
 use crate::flux::{str_at, ObjectId};
 
 /// A Secret that an object of the cluster makes at run time.
@@ -224,7 +224,7 @@ pub(super) fn made_at_run_time(id: &ObjectId, world: &World) -> Option<Maker> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reconcile::sources::Placed;
+    use crate::reconcile::objects::Placed;
     use serde_json::json;
 
     fn world(objects: &[Value]) -> World {

@@ -11,6 +11,7 @@ mod build;
 mod error;
 mod fixed_point;
 mod makers;
+mod objects;
 mod places;
 mod resourcesets;
 pub mod sources;
@@ -143,7 +144,8 @@ pub fn render_clusters(
 #[cfg(test)]
 #[allow(clippy::needless_pass_by_value)]
 mod tests {
-    use super::sources::{Lookup, Placed, Resolution, Resolved, World};
+    use super::objects::{Placed, World};
+    use super::sources::{Lookup, Resolution, Resolved};
     use super::*;
     use crate::flux::{Kustomization, ObjectId};
     use crate::model::VarSource;

@@ -88,3 +88,66 @@ fn names_in_files(ks: &Kustomization, rendered: &str) -> Vec<String> {
     }
     names
 }
+
+/// `ks`, the object `o` of `r`'s artifact, with the reason it is invalid (if it is) led by
+/// the file and line that declare it (see [`declared_in`]).
+pub(super) fn invalid_where(
+    mut ks: Kustomization,
+    fs: Option<&SourceFs>,
+    r: &KustomizationRender,
+    o: &crate::artifact::ArtifactObject,
+) -> Kustomization {
+    let Some(why) = ks.invalid.take() else {
+        return ks;
+    };
+    ks.invalid = Some(match declared_in(fs, r, o) {
+        Some(place) => format!("{place}: {why}"),
+        None => format!("as {} applies it: {why}", r.kustomization.id),
+    });
+    ks
+}
+
+/// Where the Kustomization `o` of `r`'s artifact is declared, as `file:line`: the object's
+/// origin when the render tracked it, else the first file `r`'s build read (from `fs`) that
+/// declares a Kustomization of its name (as rendered, or without the applying
+/// Kustomization's namePrefix and nameSuffix).
+pub(super) fn declared_in(
+    fs: Option<&SourceFs>,
+    r: &KustomizationRender,
+    o: &crate::artifact::ArtifactObject,
+) -> Option<String> {
+    // The name in the file: as rendered, or without the applying Kustomization's affixes.
+    let spec = &r.kustomization;
+    let bare = o.id.name.as_str();
+    let bare = spec
+        .name_prefix
+        .as_deref()
+        .and_then(|p| bare.strip_prefix(p))
+        .unwrap_or(bare);
+    let bare = spec
+        .name_suffix
+        .as_deref()
+        .and_then(|x| bare.strip_suffix(x))
+        .unwrap_or(bare);
+    let names = [o.id.name.as_str(), bare];
+    let line_in = |fs: &SourceFs, file: &str| {
+        let text = fs.read_to_string(&fs.root().join(file)).ok()?;
+        names
+            .iter()
+            .find_map(|n| crate::locate::object_line(&text, "Kustomization", n))
+    };
+    let origin = o.origin.as_ref().and_then(|g| g.path.clone());
+    match (origin, fs) {
+        (Some(file), Some(fs)) => Some(match line_in(fs, &file) {
+            Some(line) => format!("{file}:{line}"),
+            None => file,
+        }),
+        (Some(file), None) => Some(file),
+        (None, Some(fs)) => r
+            .inputs
+            .iter()
+            .flatten()
+            .find_map(|file| line_in(fs, file).map(|line| format!("{file}:{line}"))),
+        (None, None) => None,
+    }
+}

@@ -10,9 +10,8 @@ use std::collections::BTreeMap;
 use rayon::prelude::*;
 use serde_json::Value;
 
-use super::build::Ctx;
-use super::fixed_point::Key;
-use super::sources::World;
+use super::build::{Ctx, Key};
+use super::objects::World;
 use crate::flux::NamespacedName;
 use crate::model::{DependencyState, KustomizationRender, Note};
 use crate::resourceset::{self, apply::ClusterData, inputs::InputProvider, Request};
@@ -250,15 +249,15 @@ mod tests {
                 name: rset.into(),
             },
         );
-        let mut render = super::super::fixed_point::unrendered(
-            &crate::flux::Kustomization::from_json(&json!({
+        let render = KustomizationRender::new(
+            crate::flux::Kustomization::from_json(&json!({
                 "apiVersion": resourceset::RSET_API_VERSION, "kind": "ResourceSet",
                 "metadata": {"namespace": id.namespace, "name": id.name}, "spec": {"path": ""}
             }))
             .unwrap(),
             None,
+            crate::model::Status::Rendered,
         );
-        render.status = crate::model::Status::Rendered;
         Made {
             key: String::new(),
             render,

@@ -18,6 +18,7 @@ use std::sync::{Arc, OnceLock};
 use base64::Engine as _;
 use serde_json::Value;
 
+use super::objects::{Placed, World};
 use crate::flux::{str_at, Kustomization, ObjectId, SubstituteFrom};
 use crate::model::{Note, VarSource};
 use crate::source::SourceFs;
@@ -154,22 +155,6 @@ impl Outside {
             bootstrap: crate::bootstrap::BootstrapEvidence::default(),
         }
     }
-}
-
-/// One object on the cluster and who put it there.
-#[derive(Debug, Clone)]
-pub(crate) struct Placed {
-    pub(crate) object: Arc<Value>,
-    /// `applied by ns/name`, `bootstrap: ...`, `fluxsim.toml`.
-    pub(crate) from: String,
-}
-
-/// The objects on one cluster at one step of the fixed point.
-#[derive(Debug, Default)]
-pub(crate) struct World {
-    pub(crate) objects: BTreeMap<ObjectId, Placed>,
-    /// `[[bootstrap.objects]]`: they give the values of an encrypted object of the same id.
-    pub(crate) declared: BTreeMap<ObjectId, Placed>,
 }
 
 impl World {

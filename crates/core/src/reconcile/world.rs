@@ -6,9 +6,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::build::{render_kustomization, Ctx};
-use super::fixed_point::{invalid_where, Key};
-use super::sources::{Outside, Placed, Resolution, World};
+use super::build::{render_kustomization, Ctx, Key};
+use super::objects::{Placed, World};
+use super::places::invalid_where;
+use super::sources::{Outside, Resolution};
 use super::trees::{self, Choice};
 use crate::discover::Cluster;
 use crate::flux::{is_kustomization, Kustomization, NamespacedName, ObjectId};

@@ -7,7 +7,7 @@
 //! which objects of the cluster the apply-time changes read ([`Planned::sources`]); only when
 //! those or the plan changed does [`Planned::finish`] run.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use serde_json::{json, Value};
@@ -652,27 +652,12 @@ fn entry(
     }))
     .expect("a fixed shape");
     KustomizationRender {
-        kustomization,
-        parent: Some(parent.kustomization.id.clone()),
-        status,
-        template: None,
         artifact,
-        substituted: false,
-        vars: BTreeMap::new(),
-        unknown_vars: Vec::new(),
-        unknown_sources: Vec::new(),
-        vars_used: BTreeSet::new(),
-        build_path: None,
-        generated: None,
-        built_by: None,
-        delegated: None,
         notes,
-        inputs: None,
-        reused: false,
-        // A ResourceSet's objects come from the operator, not from a source tree.
-        source_tree: None,
-        offline: None,
+        // A ResourceSet's objects come from the operator, not from a source tree (the
+        // default `source_tree: None`).
         strict: parent.strict,
+        ..KustomizationRender::new(kustomization, Some(parent.kustomization.id.clone()), status)
     }
 }
 
