@@ -411,12 +411,6 @@ const KNOWN_CIRCLES: &[(&str, &str, &str)] = &[
         "cli::audit cli::render cli::validate",
         "issue 41",
     ),
-    // `Proof`, `CanarySummary`, `canary_lines`, `prove_verdict` (the report split).
-    (
-        "fluxsim-consumers",
-        "report::diff report::review",
-        "issue 41",
-    ),
     // `cached`, `keep`, `untar` against `helm_repository_chart`.
     ("fluxsim-core", "helm::oci helm::repo", "issue 41"),
 ];
