@@ -26,6 +26,7 @@ mod in_place;
 mod json_schemas;
 mod kustomize_version;
 mod layers;
+mod membound;
 mod native_builder;
 mod network;
 mod origins;

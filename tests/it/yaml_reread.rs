@@ -82,7 +82,9 @@ fn fluxsim_kind(err: &SubstituteError) -> Kind {
             YamlJsonError::TagMismatch { .. } => Kind::TagMismatch,
             YamlJsonError::InvalidBinary { .. } => Kind::InvalidBinary,
             YamlJsonError::RecursiveAlias { .. } => Kind::RecursiveAlias,
-            YamlJsonError::ExcessiveAliasing => Kind::ExcessiveAliasing,
+            YamlJsonError::ExcessiveAliasing | YamlJsonError::AliasedBytes { .. } => {
+                Kind::ExcessiveAliasing
+            }
             YamlJsonError::CollectionKey { .. } => Kind::CollectionKey,
             YamlJsonError::InvalidMerge { .. } => Kind::InvalidMerge,
             YamlJsonError::UnsupportedKey { .. } => Kind::UnsupportedKey,

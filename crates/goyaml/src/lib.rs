@@ -6,6 +6,7 @@
 //! with it ([`manifest`]). Everything here mirrors a Go file and depends on nothing else in
 //! fluxsim.
 
+pub mod alias;
 pub mod gotime;
 pub mod json;
 pub mod manifest;

@@ -49,6 +49,11 @@ pub enum NativeError {
     /// The build fails (kustomize would fail too, with its own words).
     #[error("{0}")]
     Failed(String),
+    /// The input crossed one of fluxsim's bounds (alias expansion, `goyaml::alias`): the
+    /// build fails and is not handed to kustomize, which would take the memory the bound
+    /// keeps.
+    #[error("{0}")]
+    Bound(String),
 }
 
 impl NativeError {

@@ -74,7 +74,7 @@ pub(crate) fn apply_patch(
             if spec.kind == PatchKind::Any {
                 r.store_previous_id().map_err(|e| match e {
                     NativeError::Unsupported { feature, .. } => unsupported(&feature),
-                    other @ NativeError::Failed(_) => other,
+                    other @ (NativeError::Failed(_) | NativeError::Bound(_)) => other,
                 })?;
             }
             for op in &ops {
@@ -94,6 +94,7 @@ pub(crate) fn apply_patch(
         // saphyr and go-yaml disagree on some malformed input: let kustomize judge it.
         ReadError::Syntax(m) => unsupported(&format!("YAML the native reader rejects ({m})")),
         ReadError::Unsupported(w) => unsupported(&w),
+        ReadError::Bound(b) => NativeError::Bound(format!("reading patch {}: {b}", spec.origin)),
     })?;
     if docs.is_empty() {
         return Err(unsupported("an empty patch"));
@@ -121,7 +122,7 @@ pub(crate) fn apply_patch(
         } else {
             find_by_any_id(resources, patch, kind, name).map_err(|e| match e {
                 NativeError::Unsupported { feature, .. } => unsupported(&feature),
-                other @ NativeError::Failed(_) => other,
+                other @ (NativeError::Failed(_) | NativeError::Bound(_)) => other,
             })?
         };
         for i in targets {

@@ -10,6 +10,7 @@
 use saphyr_parser::{Event, Parser, ScalarStyle};
 
 use super::node::{Map, Node};
+use goyaml::alias::AliasGuard;
 use goyaml::resolve::{resolve, Flavour, Resolved};
 
 /// Why a stream could not be read natively.
@@ -19,6 +20,9 @@ pub(crate) enum ReadError {
     Syntax(String),
     /// The YAML uses something this reader does not reproduce exactly.
     Unsupported(String),
+    /// Alias expansion crossed a bound (`goyaml::alias`): the build fails, kustomize is not
+    /// asked (it would take the memory the bound keeps).
+    Bound(goyaml::alias::AliasBound),
 }
 
 /// Reads every document of a YAML stream; empty documents are dropped.
@@ -130,7 +134,11 @@ fn read_yaml(text: &str) -> Result<Vec<(Node, EmptyNulls)>, ReadError> {
     // Open collections: a sequence, or a mapping with a pending key.
     let mut stack: Vec<Frame> = Vec::new();
     let mut current: Option<Node> = None;
-    let mut anchors: std::collections::HashMap<usize, Node> = std::collections::HashMap::new();
+    // Each anchored node with its weight (nodes, scalar bytes), which an alias copies.
+    let mut anchors: std::collections::HashMap<usize, (Node, Weight)> =
+        std::collections::HashMap::new();
+    // go-yaml v3 `decode.go`'s billion-laughs guard, one per document (`goyaml::alias`).
+    let mut guard = AliasGuard::new();
     // Where each anchored node starts (its event's number).
     let mut anchor_starts: std::collections::HashMap<usize, usize> =
         std::collections::HashMap::new();
@@ -162,10 +170,16 @@ fn read_yaml(text: &str) -> Result<Vec<(Node, EmptyNulls)>, ReadError> {
                     }
                 }
                 empty_null = EmptyNulls::None;
+                guard = AliasGuard::new();
                 None
             }
             Event::Alias(id) => match anchors.get(&id) {
-                Some(n) => {
+                Some((n, weight)) => {
+                    // The alias node itself, then every node it copies as alias-driven.
+                    guard.count(false).map_err(ReadError::Bound)?;
+                    guard
+                        .expand(weight.nodes, weight.bytes)
+                        .map_err(ReadError::Bound)?;
                     let at = anchor_starts.get(&id).copied().unwrap_or(0);
                     for frame in &mut stack {
                         if let Frame::Map(m) = frame {
@@ -243,8 +257,9 @@ fn read_yaml(text: &str) -> Result<Vec<(Node, EmptyNulls)>, ReadError> {
                     }
                     None
                 } else {
+                    guard.count(false).map_err(ReadError::Bound)?;
                     if anchor != 0 {
-                        anchors.insert(anchor, node.clone());
+                        anchors.insert(anchor, (node.clone(), Weight::of(&node)));
                         anchor_starts.insert(anchor, events);
                     }
                     Some(node)
@@ -274,8 +289,9 @@ fn read_yaml(text: &str) -> Result<Vec<(Node, EmptyNulls)>, ReadError> {
                     }
                     _ => return Err(ReadError::Syntax("unbalanced collection".into())),
                 };
+                guard.count(false).map_err(ReadError::Bound)?;
                 if anchor != 0 {
-                    anchors.insert(anchor, node.clone());
+                    anchors.insert(anchor, (node.clone(), Weight::of(&node)));
                     anchor_starts.insert(anchor, start);
                 }
                 Some(node)
@@ -641,6 +657,38 @@ fn go_folded_scalars_or_error(text: &str) -> Option<Vec<String>> {
     Some(out)
 }
 
+/// What an alias of a node copies: its nodes (go-yaml counts each as a decode) and the
+/// bytes of its scalars and keys.
+#[derive(Debug, Clone, Copy)]
+struct Weight {
+    nodes: u64,
+    bytes: u64,
+}
+
+impl Weight {
+    fn of(node: &Node) -> Weight {
+        let mut w = Weight { nodes: 0, bytes: 0 };
+        let mut todo = vec![node];
+        while let Some(n) = todo.pop() {
+            w.nodes += 1;
+            match n {
+                Node::Str(s) => w.bytes += s.len() as u64,
+                Node::Seq(items) => todo.extend(items.iter()),
+                Node::Map(m) => {
+                    for (k, v) in &m.0 {
+                        // A key is a node of its own in go-yaml.
+                        w.nodes += 1;
+                        w.bytes += k.len() as u64;
+                        todo.push(v);
+                    }
+                }
+                _ => w.bytes += 8,
+            }
+        }
+        w
+    }
+}
+
 fn unsupported(what: &str) -> ReadError {
     ReadError::Unsupported(what.to_string())
 }
@@ -650,6 +698,7 @@ fn unsupported(what: &str) -> ReadError {
 pub(crate) fn resolve_plain(value: &str) -> Result<Node, crate::Unsupported> {
     scalar(value, ScalarStyle::Plain).map_err(|e| match e {
         ReadError::Syntax(m) | ReadError::Unsupported(m) => m.into(),
+        ReadError::Bound(b) => b.to_string().into(),
     })
 }
 
@@ -792,6 +841,46 @@ mod tests {
         assert_eq!(m.get("f"), Some(&Node::Bool(true)));
         assert_eq!(m.get("g"), Some(&Node::Null));
         assert_eq!(m.get("h"), Some(&Node::Int(31)));
+    }
+
+    // go-yaml v3 decode.go `allowedAliasRatio`: nine levels of ten aliases (10^9 nodes)
+    // stop at the ratio, long before the copies are made.
+    #[test]
+    fn a_billion_laughs_stops_at_go_yaml_s_alias_ratio() {
+        use std::fmt::Write as _;
+        let mut doc = String::from("a0: &a0 lol\n");
+        for i in 1..10 {
+            let prev = i - 1;
+            let items = vec![format!("*a{prev}"); 10].join(", ");
+            let _ = writeln!(doc, "a{i}: &a{i} [{items}]");
+        }
+        let err = read_documents(&doc).unwrap_err();
+        let ReadError::Bound(b) = &err else {
+            panic!("{err:?}")
+        };
+        assert!(
+            matches!(b, goyaml::alias::AliasBound::Ratio { .. }),
+            "{b:?}"
+        );
+        assert!(b.to_string().contains("excessive aliasing"), "{b}");
+    }
+
+    // fluxsim's own bound (goyaml::alias::MAX_ALIASED_BYTES): a 1 MB string aliased 300
+    // times passes go-yaml's ratio (too few nodes) but not the bytes.
+    #[test]
+    fn a_large_string_aliased_many_times_stops_at_the_aliased_bytes_bound() {
+        let doc = |n: usize| {
+            let mut doc = format!("s: &s {}\nl:\n", "x".repeat(1 << 20));
+            for _ in 0..n {
+                doc.push_str("- *s\n");
+            }
+            doc
+        };
+        assert!(matches!(
+            read_documents(&doc(300)),
+            Err(ReadError::Bound(goyaml::alias::AliasBound::Bytes { .. }))
+        ));
+        assert!(read_documents(&doc(20)).is_ok());
     }
 
     #[test]

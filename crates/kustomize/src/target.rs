@@ -47,7 +47,7 @@ pub(crate) fn build_root(dir: &Path, vfs: &Vfs) -> Result<String, NativeError> {
                 .display()
                 .to_string(),
         },
-        other @ NativeError::Failed(_) => other,
+        other @ (NativeError::Failed(_) | NativeError::Bound(_)) => other,
     })?;
     sort_legacy(&mut resources);
     let mut out = String::new();
@@ -449,6 +449,7 @@ fn accumulate_resource(
             NativeError::unsupported(&format!("YAML the native reader rejects ({m})"), &shown)
         }
         ReadError::Unsupported(w) => NativeError::unsupported(&w, &shown),
+        ReadError::Bound(b) => NativeError::Bound(format!("reading {shown}: {b}")),
     })?;
     let mut resources = Vec::new();
     // `accumulateFile`: every object of a file gets the file's origin as it is read.

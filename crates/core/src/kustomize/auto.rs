@@ -91,6 +91,14 @@ impl Builder for AutoBuilder {
                     delegated: None,
                 };
             }
+            // A bound crossed is fluxsim's answer: kustomize would take the memory it keeps.
+            Err(e @ super::native::NativeError::Bound(_)) => {
+                return Built {
+                    output: Err(super::in_process::to_build_error(e)),
+                    maker: Maker::Native,
+                    delegated: None,
+                }
+            }
             Err(e) => e,
         };
         self.delegated.fetch_add(1, Ordering::Relaxed);

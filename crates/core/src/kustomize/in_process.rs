@@ -8,6 +8,7 @@ pub(crate) fn to_build_error(e: NativeError) -> BuildError {
     match e {
         NativeError::Unsupported { feature, file } => BuildError::Unsupported { feature, file },
         NativeError::Failed(m) => BuildError::Failed(m),
+        NativeError::Bound(m) => BuildError::Bound(m),
     }
 }
 

@@ -47,6 +47,9 @@ pub enum BuildError {
     /// failure is kept in the build cache like an output.
     #[error("kustomize build failed: {0}")]
     Rejected(String),
+    /// The input crossed one of fluxsim's bounds (YAML alias expansion): never delegated.
+    #[error("{0}")]
+    Bound(String),
     /// kustomize ran longer than the timeout.
     #[error("kustomize build timed out after {0:?}")]
     Timeout(Duration),

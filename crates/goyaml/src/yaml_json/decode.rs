@@ -11,6 +11,7 @@ use super::{
     YamlJsonError, BINARY_TAG, BOOL_TAG, FLOAT_TAG, INT_TAG, MAX_DEPTH, MERGE_TAG, NULL_TAG,
     STR_TAG, TIMESTAMP_TAG,
 };
+use crate::alias::{AliasBound, AliasGuard};
 use crate::v2::ScalarStyle;
 
 /// A value as yaml.v2 decodes it into `interface{}`.
@@ -93,8 +94,7 @@ impl MapBuilder {
 
 pub(super) struct Decoder<'t> {
     pub(super) nodes: &'t [Node],
-    pub(super) decode_count: u64,
-    pub(super) alias_count: u64,
+    pub(super) guard: AliasGuard,
     pub(super) alias_depth: usize,
     pub(super) active_aliases: HashSet<usize>,
 }
@@ -103,26 +103,23 @@ impl<'t> Decoder<'t> {
     pub(super) fn new(tree: &'t Tree) -> Self {
         Decoder {
             nodes: &tree.nodes,
-            decode_count: 0,
-            alias_count: 0,
+            guard: AliasGuard::new(),
             alias_depth: 0,
             active_aliases: HashSet::new(),
         }
     }
 
-    /// decode.go `unmarshal()`: counts decodes and refuses excessive alias expansion.
-    pub(super) fn count(&mut self) -> Result<(), YamlJsonError> {
-        self.decode_count += 1;
-        if self.alias_depth > 0 {
-            self.alias_count += 1;
-        }
-        #[allow(clippy::cast_precision_loss)]
-        let ratio = self.alias_count as f64 / self.decode_count as f64;
-        if self.alias_count > 100
-            && self.decode_count > 1000
-            && ratio > allowed_alias_ratio(self.decode_count)
-        {
-            return Err(YamlJsonError::ExcessiveAliasing);
+    /// decode.go `unmarshal()`: counts decodes and refuses excessive alias expansion, and
+    /// the bytes of a scalar an alias copies ([`crate::alias`]). Out of line: `unmarshal`'s
+    /// frame stays small, as it recurses.
+    #[inline(never)]
+    pub(super) fn count(&mut self, node: usize) -> Result<(), YamlJsonError> {
+        let in_alias = self.alias_depth > 0;
+        self.guard.count(in_alias).map_err(alias_error)?;
+        if let (true, NodeKind::Scalar { value, .. }) = (in_alias, &self.nodes[node].kind) {
+            self.guard
+                .copy_bytes(value.len() as u64)
+                .map_err(alias_error)?;
         }
         Ok(())
     }
@@ -140,7 +137,7 @@ impl<'t> Decoder<'t> {
     }
 
     pub(super) fn unmarshal(&mut self, node: usize, depth: usize) -> Result<Value, YamlJsonError> {
-        self.count()?;
+        self.count(node)?;
         self.check_depth(node, depth)?;
         let nodes = self.nodes;
         match &nodes[node].kind {
@@ -193,7 +190,7 @@ impl<'t> Decoder<'t> {
         map: &mut MapBuilder,
         depth: usize,
     ) -> Result<(), YamlJsonError> {
-        self.count()?;
+        self.count(node)?;
         self.check_depth(node, depth)?;
         match self.nodes[node].kind {
             NodeKind::Mapping(_) => self.mapping_into(node, map, depth),
@@ -308,18 +305,11 @@ pub(super) fn is_implicit(style: ScalarStyle, tag: Option<&str>) -> bool {
     (tag.is_none() && style == ScalarStyle::Plain) || tag == Some("!")
 }
 
-/// decode.go `allowedAliasRatio()`: 99% aliases for small documents, scaling down to 10%.
-pub(super) fn allowed_alias_ratio(decode_count: u64) -> f64 {
-    const LOW: u64 = 400_000;
-    const HIGH: u64 = 4_000_000;
-    if decode_count <= LOW {
-        0.99
-    } else if decode_count >= HIGH {
-        0.10
-    } else {
-        #[allow(clippy::cast_precision_loss)]
-        let scaled = (decode_count - LOW) as f64 / (HIGH - LOW) as f64;
-        0.99 - 0.89 * scaled
+/// The error of a crossed alias bound.
+fn alias_error(bound: AliasBound) -> YamlJsonError {
+    match bound {
+        AliasBound::Ratio { .. } => YamlJsonError::ExcessiveAliasing,
+        AliasBound::Bytes { bytes } => YamlJsonError::AliasedBytes { bytes },
     }
 }
 

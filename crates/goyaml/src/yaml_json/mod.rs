@@ -72,9 +72,13 @@ pub enum YamlJsonError {
     /// An alias used inside the node its anchor names.
     #[error("the alias at line {line}, column {column} refers to a node that contains it")]
     RecursiveAlias { line: usize, column: usize },
-    /// Alias expansion out of proportion to the document (yaml.v2's billion-laughs guard).
-    #[error("the document contains excessive aliasing")]
+    /// Alias expansion out of proportion to the document (yaml.v2's billion-laughs guard,
+    /// [`crate::alias`]).
+    #[error("the document contains excessive aliasing (go-yaml's bound: at most 99% of the decoded nodes may come from aliases, down to 10% in very large documents)")]
     ExcessiveAliasing,
+    /// Aliases copying more text than fluxsim's bound ([`crate::alias::MAX_ALIASED_BYTES`]).
+    #[error("the document's aliases copy more than fluxsim's bound of {} MiB of text (at least {bytes} bytes)", crate::alias::MAX_ALIASED_BYTES >> 20)]
+    AliasedBytes { bytes: u64 },
     /// A mapping or sequence used as a mapping key.
     #[error(
         "invalid map key at line {line}, column {column}: a mapping or sequence cannot be a key"
@@ -131,7 +135,7 @@ fn decoded(input: &str) -> Result<Option<decode::Value>, YamlJsonError> {
     };
     let mut decoder = Decoder::new(&tree);
     // decode.go: the document node itself counts as one decode.
-    decoder.count()?;
+    decoder.count(root)?;
     Ok(Some(decoder.unmarshal(root, 0)?))
 }
 
@@ -641,6 +645,27 @@ mod tests {
             let _ = writeln!(doc, "a{i}: &a{i} [*a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}]");
         }
         assert_eq!(fails(&doc), YamlJsonError::ExcessiveAliasing);
+    }
+
+    // fluxsim's own bound (alias.rs): a few large nodes aliased many times pass go-yaml's
+    // ratio (301 decodes) but would copy 300 MB.
+    #[test]
+    fn a_large_string_aliased_many_times_crosses_the_aliased_bytes_bound() {
+        let doc = |n: usize| {
+            let mut doc = format!("s: &s {}\nl:\n", "x".repeat(1 << 20));
+            for _ in 0..n {
+                doc.push_str("- *s\n");
+            }
+            doc
+        };
+        let err = fails(&doc(300));
+        assert!(
+            matches!(err, YamlJsonError::AliasedBytes { bytes } if bytes > crate::alias::MAX_ALIASED_BYTES && bytes < crate::alias::MAX_ALIASED_BYTES + (2 << 20)),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("32 MiB"), "{err}");
+        // The same string aliased 20 times is within the bound.
+        assert!(yaml_to_json(&doc(20)).is_ok());
     }
 
     // scannerc.go: tabs are eaten after the `:` of a simple key.

@@ -17,7 +17,7 @@ pub(crate) fn set_namespace(
     }
     let in_file = |e: NativeError| match e {
         NativeError::Unsupported { feature, .. } => NativeError::unsupported(&feature, file),
-        other @ NativeError::Failed(_) => other,
+        other @ (NativeError::Failed(_) | NativeError::Bound(_)) => other,
     };
     for r in resources.iter_mut() {
         let gvk = r.gvk();

@@ -27,7 +27,7 @@ pub(crate) fn add_prefix_suffix(
     }
     let in_file = |e: NativeError| match e {
         NativeError::Unsupported { feature, .. } => NativeError::unsupported(&feature, file),
-        other @ NativeError::Failed(_) => other,
+        other @ (NativeError::Failed(_) | NativeError::Bound(_)) => other,
     };
     for (affix, is_prefix) in [(prefix, true), (suffix, false)] {
         if affix.is_empty() {
