@@ -17,7 +17,7 @@ pub(crate) struct Args {
     pub(crate) flux: Option<FluxMinor>,
     /// The Kubernetes release to upgrade to, 1.24 to 1.36 (default: 1.36, the newest Flux
     /// v2.9 supports).
-    #[arg(long, value_name = "VERSION", value_parser = kube_version)]
+    #[arg(long, value_name = "VERSION", value_parser = super::validate::kube_version)]
     pub(crate) kube: Option<KubeVersion>,
     /// Output format.
     #[arg(
@@ -41,15 +41,6 @@ fn flux_minor(s: &str) -> Result<FluxMinor, String> {
         format!(
             "no CRDs for Flux `{s}`: one of {}",
             FluxMinor::ALL.map(|m| m.to_string()).join(", ")
-        )
-    })
-}
-
-fn kube_version(s: &str) -> Result<KubeVersion, String> {
-    KubeVersion::parse(s).map_err(|_| {
-        format!(
-            "no schemas for Kubernetes `{s}`: one of {}",
-            KubeVersion::ALL.map(KubeVersion::as_str).join(", ")
         )
     })
 }

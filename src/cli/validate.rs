@@ -32,7 +32,7 @@ fn supported_versions() -> String {
     KubeVersion::ALL.map(KubeVersion::as_str).join(", ")
 }
 
-fn kube_version(s: &str) -> Result<KubeVersion, String> {
+pub(crate) fn kube_version(s: &str) -> Result<KubeVersion, String> {
     KubeVersion::parse(s).map_err(|_| {
         format!(
             "no schemas for Kubernetes `{s}`: one of {}",
