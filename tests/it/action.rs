@@ -148,8 +148,7 @@ fn comment_body_refuses_a_marker_that_could_break_out_of_the_comment() {
     assert!(err.contains("--marker"), "{err}");
 }
 
-/// A fake `gh` that answers the comment list with `FAKE_GH_EXISTING` (an id, or nothing)
-/// and logs every call to `FAKE_GH_LOG`.
+/// Writes an executable fake of a tool, `name`, in `dir`, running `body` in bash.
 fn fake_bin(dir: &Path, name: &str, body: &str) {
     let path = dir.join(name);
     fs::write(&path, format!("#!/usr/bin/env bash\n{body}")).unwrap();
@@ -166,99 +165,395 @@ fn with_path(dir: &Path) -> String {
     )
 }
 
-#[test]
-fn sticky_comments_are_edited_in_place_created_when_missing_and_deleted_when_the_report_shrinks() {
-    let tmp = tempfile::tempdir().unwrap();
-    let bin = tmp.path().join("bin");
-    fs::create_dir(&bin).unwrap();
-    // The comment list answers `id first-line` lines, as post-comment's jq asks.
-    fake_bin(
-        &bin,
-        "gh",
-        r#"echo "$*" >> "$FAKE_GH_LOG"
+fn has_jq() -> bool {
+    if Command::new("jq").arg("--version").output().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "jq is not installed, and CI must run this test"
+        );
+        eprintln!("jq is not installed: skipped");
+        return false;
+    }
+    true
+}
+
+/// A fake `gh`, logging every call to `FAKE_GH_LOG`. `api user` answers `FAKE_GH_USER`, or
+/// fails as the workflow token's 403 does when that is empty. The comment list is
+/// `FAKE_GH_COMMENTS` (the API's JSON), filtered by the script's own `--jq` with the real jq.
+/// A write whose method is in `FAKE_GH_FAIL` fails as GitHub's 403 does.
+const FAKE_GH: &str = r#"echo "$*" >> "$FAKE_GH_LOG"
 case "$*" in
-  *"--paginate"*) printf '%b' "$FAKE_GH_EXISTING"; exit 0 ;;
-  *"-X PATCH"*|*"-X POST"*) echo "https://github.example/pr/7#comment" ;;
+  "api user --jq .login")
+    [ -n "${FAKE_GH_USER:-}" ] || { echo 'HTTP 403: Resource not accessible by integration' >&2; exit 1; }
+    echo "$FAKE_GH_USER" ;;
+  *"--paginate"*) printf '%s' "${FAKE_GH_COMMENTS:-[]}" | jq -r "${@: -1}" ;;
+  *"-X "*)
+    for m in ${FAKE_GH_FAIL:-}; do
+      case "$*" in *"-X $m "*) echo "HTTP 403: Resource not accessible by integration" >&2; exit 1 ;; esac
+    done
+    case "$*" in *"-X PATCH"*|*"-X POST"*) echo "https://github.example/pr/7#comment" ;; esac ;;
 esac
-"#,
-    );
-    let one = tmp.path().join("body-1.md");
-    fs::write(&one, "<!-- fluxsim-comment: fluxsim -->\nsummary\n").unwrap();
-    let two = tmp.path().join("body-2.md");
-    fs::write(&two, "<!-- fluxsim-comment: fluxsim part 2 -->\ndetails\n").unwrap();
-    let log = tmp.path().join("gh.log");
-    let path = with_path(&bin);
-    let run = |existing: &str, bodies: &[&Path]| {
-        let _ = fs::remove_file(&log);
-        let env = [
-            ("PATH", path.as_str()),
+"#;
+
+/// The workflow token's user, whose comments are the report's by default.
+const BOT: &str = "github-actions[bot]";
+
+/// A GitHub issue comment as the API lists it.
+fn gh_comment(id: u64, login: &str, body: &str) -> serde_json::Value {
+    serde_json::json!({"id": id, "user": {"login": login, "type": "User"}, "body": body})
+}
+
+/// post-comment against the fake `gh`, on pull request 7 of `org/fleet`.
+struct FakeGitHub {
+    tmp: tempfile::TempDir,
+    path: String,
+    log: PathBuf,
+}
+
+/// What one post-comment run did: its status, stdout (the job log), stderr, and the `gh`
+/// calls the fake saw, in order.
+struct GhRun {
+    code: i32,
+    out: String,
+    err: String,
+    calls: Vec<String>,
+}
+
+impl GhRun {
+    /// The calls that write (PATCH, POST, DELETE).
+    fn writes(&self) -> Vec<&str> {
+        self.calls
+            .iter()
+            .map(String::as_str)
+            .filter(|c| c.starts_with("api -X "))
+            .collect()
+    }
+}
+
+impl FakeGitHub {
+    fn new() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let bin = tmp.path().join("bin");
+        fs::create_dir(&bin).unwrap();
+        fake_bin(&bin, "gh", FAKE_GH);
+        let path = with_path(&bin);
+        let log = tmp.path().join("gh.log");
+        Self { tmp, path, log }
+    }
+
+    /// A comment body file, `text` after the marker line of `marker`.
+    fn body(&self, file: &str, marker: &str, text: &str) -> PathBuf {
+        let path = self.tmp.path().join(file);
+        fs::write(&path, format!("<!-- fluxsim-comment: {marker} -->\n{text}")).unwrap();
+        path
+    }
+
+    fn run(&self, bodies: &[&Path], comments: &[serde_json::Value], env: &[(&str, &str)]) -> GhRun {
+        let _ = fs::remove_file(&self.log);
+        let comments = serde_json::Value::Array(comments.to_vec()).to_string();
+        let mut all = vec![
+            ("PATH", self.path.as_str()),
             ("GITHUB_REPOSITORY", "org/fleet"),
             ("PR_NUMBER", "7"),
-            ("FAKE_GH_LOG", log.to_str().unwrap()),
-            ("FAKE_GH_EXISTING", existing),
+            ("FAKE_GH_LOG", self.log.to_str().unwrap()),
+            ("FAKE_GH_COMMENTS", comments.as_str()),
         ];
+        all.extend_from_slice(env);
         let args: Vec<&str> = bodies.iter().map(|b| b.to_str().unwrap()).collect();
-        let (code, out, err) = run_script("post-comment", &args, &env, None);
-        assert_eq!(code, 0, "{err}");
-        (out, fs::read_to_string(&log).unwrap())
-    };
+        let (code, out, err) = run_script("post-comment", &args, &all, None);
+        let calls = fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        GhRun {
+            code,
+            out,
+            err,
+            calls,
+        }
+    }
+}
+
+#[test]
+fn sticky_comments_are_edited_in_place_created_when_missing_and_deleted_when_the_report_shrinks() {
+    if !has_jq() {
+        return;
+    }
+    let gh = FakeGitHub::new();
+    let one = gh.body("body-1.md", "fluxsim", "summary\n");
+    let two = gh.body("body-2.md", "fluxsim part 2", "details\n");
     // The first push: both parts are posted.
-    let (out, calls) = run("", &[&one, &two]);
-    assert_eq!(out.matches("posted ").count(), 2, "{out}");
-    let lines: Vec<&str> = calls.lines().collect();
+    let run = gh.run(&[&one, &two], &[gh_comment(11, "alice", "LGTM")], &[]);
+    assert_eq!(run.code, 0, "{}", run.err);
+    assert_eq!(run.out.matches("\nposted ").count(), 2, "{}", run.out);
+    assert_eq!(run.calls[0], "api user --jq .login", "{:?}", run.calls);
     assert!(
-        lines[0].starts_with("api --paginate repos/org/fleet/issues/7/comments --jq"),
-        "{calls}"
+        run.calls[1].starts_with("api --paginate repos/org/fleet/issues/7/comments --jq"),
+        "{:?}",
+        run.calls
     );
-    assert!(lines[1].starts_with("api -X POST repos/org/fleet/issues/7/comments -F body=@"));
-    assert!(lines[1].ends_with("body-1.md --jq .html_url"), "{calls}");
-    assert!(lines[2].ends_with("body-2.md --jq .html_url"), "{calls}");
+    let writes = run.writes();
+    assert_eq!(writes.len(), 2, "{writes:?}");
+    assert!(writes[0].starts_with("api -X POST repos/org/fleet/issues/7/comments -F body=@"));
+    assert!(
+        writes[0].ends_with("body-1.md --jq .html_url"),
+        "{writes:?}"
+    );
+    assert!(
+        writes[1].ends_with("body-2.md --jq .html_url"),
+        "{writes:?}"
+    );
     // A later push whose report is shorter: part 1 edited, parts 2 and 3 of the earlier
     // report deleted; a comment of someone else's and another job's marker kept.
-    let existing = "11 LGTM\\n4242 <!-- fluxsim-comment: fluxsim -->\\n\
-                    4300 <!-- fluxsim-comment: fluxsim part 2 -->\\n\
-                    4301 <!-- fluxsim-comment: fluxsim part 3 -->\\n\
-                    5000 <!-- fluxsim-comment: other part 2 -->\\n";
-    let (out, calls) = run(existing, &[&one]);
-    assert!(out.starts_with("updated "), "{out}");
-    let lines: Vec<&str> = calls.lines().collect();
+    let existing = [
+        gh_comment(11, "alice", "LGTM"),
+        gh_comment(4242, BOT, "<!-- fluxsim-comment: fluxsim -->\nold"),
+        gh_comment(4300, BOT, "<!-- fluxsim-comment: fluxsim part 2 -->\nold"),
+        gh_comment(4301, BOT, "<!-- fluxsim-comment: fluxsim part 3 -->\nold"),
+        gh_comment(5000, BOT, "<!-- fluxsim-comment: other part 2 -->\nold"),
+    ];
+    let run = gh.run(&[&one], &existing, &[]);
+    assert_eq!(run.code, 0, "{}", run.err);
+    assert!(run.out.contains("\nupdated "), "{}", run.out);
+    let writes = run.writes();
     assert!(
-        lines[1].starts_with("api -X PATCH repos/org/fleet/issues/comments/4242 -F body=@"),
-        "{calls}"
+        writes[0].starts_with("api -X PATCH repos/org/fleet/issues/comments/4242 -F body=@"),
+        "{writes:?}"
     );
     assert_eq!(
-        lines[2..],
+        writes[1..],
         [
             "api -X DELETE repos/org/fleet/issues/comments/4300",
             "api -X DELETE repos/org/fleet/issues/comments/4301"
         ],
-        "{calls}"
+        "{writes:?}"
     );
     // Parts of another marker are refused.
-    let other = tmp.path().join("other.md");
-    fs::write(&other, "<!-- fluxsim-comment: other part 2 -->\nx\n").unwrap();
-    let env = [
-        ("PATH", path.as_str()),
-        ("GITHUB_REPOSITORY", "o/r"),
-        ("PR_NUMBER", "1"),
+    let other = gh.body("other.md", "other part 2", "x\n");
+    let run = gh.run(&[&one, &other], &[], &[]);
+    assert_eq!(run.code, 2);
+    assert!(run.err.contains("does not carry the marker"), "{}", run.err);
+}
+
+/// Issue 42, item 5: anyone can write a comment that starts with the marker; an earlier one
+/// of an attacker's must not receive the report (nor be deleted as an extra part).
+#[test]
+fn sticky_comment_of_another_author_holding_the_marker_is_not_edited_and_the_bots_own_is() {
+    if !has_jq() {
+        return;
+    }
+    let gh = FakeGitHub::new();
+    let one = gh.body("body-1.md", "fluxsim", "summary\n");
+    let existing = [
+        gh_comment(10, "mallory", "<!-- fluxsim-comment: fluxsim -->\nspoof"),
+        gh_comment(
+            12,
+            "mallory",
+            "<!-- fluxsim-comment: fluxsim part 2 -->\nspoof",
+        ),
+        gh_comment(20, BOT, "<!-- fluxsim-comment: fluxsim -->\nold"),
     ];
-    let (code, _, err) = run_script(
-        "post-comment",
-        &[one.to_str().unwrap(), other.to_str().unwrap()],
-        &env,
-        None,
+    let run = gh.run(&[&one], &existing, &[]);
+    assert_eq!(run.code, 0, "{}", run.err);
+    let writes = run.writes();
+    assert_eq!(writes.len(), 1, "{writes:?}");
+    assert!(
+        writes[0].starts_with("api -X PATCH repos/org/fleet/issues/comments/20 -F body=@"),
+        "{writes:?}"
     );
-    assert_eq!(code, 2);
-    assert!(err.contains("does not carry the marker"), "{err}");
+    // Both spoofs are named in the job log, with their author.
+    for id in [10, 12] {
+        assert!(
+            run.out.contains(&format!(
+                "::warning::fluxsim ignored comment {id} by mallory: it holds the marker of this report"
+            )),
+            "{}",
+            run.out
+        );
+    }
+    assert!(
+        run.out.contains("but github-actions[bot] did not write it"),
+        "{}",
+        run.out
+    );
 }
 
 #[test]
-fn sticky_comment_on_a_read_only_token_is_a_warning_not_a_failure() {
+fn sticky_comment_is_created_when_only_another_author_holds_the_marker() {
+    if !has_jq() {
+        return;
+    }
+    let gh = FakeGitHub::new();
+    let one = gh.body("body-1.md", "fluxsim", "summary\n");
+    let existing = [gh_comment(
+        10,
+        "mallory",
+        "<!-- fluxsim-comment: fluxsim -->\nspoof",
+    )];
+    let run = gh.run(&[&one], &existing, &[]);
+    assert_eq!(run.code, 0, "{}", run.err);
+    let writes = run.writes();
+    assert_eq!(writes.len(), 1, "{writes:?}");
+    assert!(
+        writes[0].starts_with("api -X POST repos/org/fleet/issues/7/comments -F body=@"),
+        "{writes:?}"
+    );
+    assert!(
+        run.out
+            .contains("::warning::fluxsim ignored comment 10 by mallory: "),
+        "{}",
+        run.out
+    );
+}
+
+#[test]
+fn sticky_comment_author_is_the_tokens_user_when_it_can_read_it_and_the_input_overrides_it() {
+    if !has_jq() {
+        return;
+    }
+    let gh = FakeGitHub::new();
+    let one = gh.body("body-1.md", "fluxsim", "summary\n");
+    let existing = [
+        gh_comment(10, BOT, "<!-- fluxsim-comment: fluxsim -->\nold"),
+        gh_comment(20, "alice", "<!-- fluxsim-comment: fluxsim -->\nold"),
+        gh_comment(
+            30,
+            "fluxsim-app[bot]",
+            "<!-- fluxsim-comment: fluxsim -->\nold",
+        ),
+    ];
+    // A personal access token of alice's: `GET /user` says who it is.
+    let run = gh.run(&[&one], &existing, &[("FAKE_GH_USER", "alice")]);
+    assert_eq!(run.code, 0, "{}", run.err);
+    let writes = run.writes();
+    assert_eq!(writes.len(), 1, "{writes:?}");
+    assert!(writes[0].starts_with("api -X PATCH repos/org/fleet/issues/comments/20 "));
+    assert!(
+        run.out
+            .contains("ignored comment 10 by github-actions[bot]: "),
+        "{}",
+        run.out
+    );
+    // The `comment-author` input wins, and /user is not asked.
+    let run = gh.run(
+        &[&one],
+        &existing,
+        &[
+            ("FAKE_GH_USER", "alice"),
+            ("COMMENT_AUTHOR", "fluxsim-app[bot]"),
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.err);
+    assert!(
+        !run.calls.iter().any(|c| c.starts_with("api user")),
+        "{:?}",
+        run.calls
+    );
+    let writes = run.writes();
+    assert_eq!(writes.len(), 1, "{writes:?}");
+    assert!(writes[0].starts_with("api -X PATCH repos/org/fleet/issues/comments/30 "));
+    assert!(
+        run.out.contains("ignored comment 20 by alice: "),
+        "{}",
+        run.out
+    );
+}
+
+#[test]
+fn sticky_comment_ignored_authors_login_cannot_start_a_workflow_command() {
+    if !has_jq() {
+        return;
+    }
+    let gh = FakeGitHub::new();
+    let one = gh.body("body-1.md", "fluxsim", "summary\n");
+    let login = "evil\n::error::pwned\r100%\u{1b}[31m";
+    let existing = [gh_comment(
+        10,
+        login,
+        "<!-- fluxsim-comment: fluxsim -->\nspoof",
+    )];
+    let run = gh.run(&[&one], &existing, &[]);
+    assert_eq!(run.code, 0, "{}", run.err);
+    // One line names it; the newline, CR, `%` and the escape are written as text.
+    let named: Vec<&str> = run
+        .out
+        .lines()
+        .filter(|l| l.contains("comment 10"))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            "::warning::fluxsim ignored comment 10 by evil\\n::error::pwned\\r100%25?[31m: it holds \
+             the marker of this report ('<!-- fluxsim-comment: fluxsim -->') but github-actions[bot] \
+             did not write it"
+        ],
+        "{}",
+        run.out
+    );
+    assert!(
+        run.out.lines().all(|l| !l.starts_with("::error")),
+        "{}",
+        run.out
+    );
+}
+
+#[test]
+fn sticky_comment_failed_update_fails_the_step_and_posts_no_other_comment() {
+    if !has_jq() {
+        return;
+    }
+    let gh = FakeGitHub::new();
+    let one = gh.body("body-1.md", "fluxsim", "summary\n");
+    let own = [gh_comment(
+        20,
+        BOT,
+        "<!-- fluxsim-comment: fluxsim -->\nold",
+    )];
+    let run = gh.run(&[&one], &own, &[("FAKE_GH_FAIL", "PATCH")]);
+    assert_eq!(run.code, 1, "{}", run.out);
+    assert!(
+        run.out.contains(
+            "::error::fluxsim could not update the pull-request comment 20 (the job needs \
+             'pull-requests: write'; a pull request from a fork has a read-only token): HTTP 403: \
+             Resource not accessible by integration"
+        ),
+        "{}",
+        run.out
+    );
+    let writes = run.writes();
+    assert_eq!(writes.len(), 1, "the PATCH alone: {writes:?}");
+    assert!(writes[0].starts_with("api -X PATCH repos/org/fleet/issues/comments/20 "));
+    // A failed create, and a failed delete of an extra part, fail it too.
+    let run = gh.run(&[&one], &[], &[("FAKE_GH_FAIL", "POST")]);
+    assert_eq!(run.code, 1, "{}", run.out);
+    assert!(
+        run.out
+            .contains("::error::fluxsim could not post the pull-request comment ("),
+        "{}",
+        run.out
+    );
+    let extra = [
+        gh_comment(20, BOT, "<!-- fluxsim-comment: fluxsim -->\nold"),
+        gh_comment(21, BOT, "<!-- fluxsim-comment: fluxsim part 2 -->\nold"),
+    ];
+    let run = gh.run(&[&one], &extra, &[("FAKE_GH_FAIL", "DELETE")]);
+    assert_eq!(run.code, 1, "{}", run.out);
+    assert!(
+        run.out
+            .contains("::error::fluxsim could not delete the pull-request comment 21 (part 2"),
+        "{}",
+        run.out
+    );
+}
+
+#[test]
+fn sticky_comment_that_cannot_be_read_fails_the_step_with_what_gh_said_on_one_line() {
     let tmp = tempfile::tempdir().unwrap();
     fake_bin(
         tmp.path(),
         "gh",
-        "echo 'HTTP 403: Resource not accessible by integration' >&2; exit 1\n",
+        "printf 'HTTP 403: no\\n::error::pwned 100%%\\r' >&2; exit 1\n",
     );
     let body = tmp.path().join("comment.md");
     fs::write(&body, "<!-- fluxsim-comment: fluxsim -->\nreport\n").unwrap();
@@ -273,23 +568,76 @@ fn sticky_comment_on_a_read_only_token_is_a_warning_not_a_failure() {
         ],
         None,
     );
-    assert_eq!(code, 0);
+    assert_eq!(code, 1, "{out}");
+    let last = out.lines().last().unwrap_or_default();
     assert!(
-        out.starts_with("::warning::fluxsim could not read the pull-request comment"),
+        last.starts_with("::error::fluxsim could not read the pull request's comments"),
         "{out}"
     );
+    assert!(
+        last.ends_with(": HTTP 403: no%0A::error::pwned 100%25%0D"),
+        "{out}"
+    );
+    assert!(!out.contains("\n::error::pwned"), "{out}");
 }
 
-fn has_jq() -> bool {
-    if Command::new("jq").arg("--version").output().is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "jq is not installed, and CI must run this test"
-        );
-        eprintln!("jq is not installed: skipped");
-        return false;
-    }
-    true
+/// A fake `curl` for the Gitea and GitLab scripts, logging each call (and the JSON a
+/// `--data-binary @-` sent) to `FAKE_CURL_LOG`. The token's user (`.../user`) is `FAKE_USER`
+/// (its JSON; a 401 when empty), the comment list `FAKE_LIST` on its first page and empty
+/// after; a write whose method is in `FAKE_FAIL` fails as `curl -f` does on a 403.
+const FAKE_CURL: &str = r#"echo "$*" >> "$FAKE_CURL_LOG"
+for m in ${FAKE_FAIL:-}; do
+  case "$*" in *"-X $m "*) echo "curl: (22) The requested URL returned error: 403" >&2; exit 22 ;; esac
+done
+case "$*" in
+  *"--data-binary @-"*) cat >> "$FAKE_CURL_LOG"; echo >> "$FAKE_CURL_LOG"; echo '{}' ;;
+  *"-X PUT"*|*"-X POST"*|*"-X DELETE"*) echo '{}' ;;
+  */user)
+    [ -n "${FAKE_USER:-}" ] || { echo "curl: (22) The requested URL returned error: 401" >&2; exit 22; }
+    echo "$FAKE_USER" ;;
+  *"&page=1&"*|*/comments) echo "$FAKE_LIST" ;;
+  *) echo '[]' ;;
+esac
+"#;
+
+/// A script run against the fake `curl`: (status, stdout, stderr, the calls logged).
+fn run_with_fake_curl(
+    script_name: &str,
+    bodies: &[&Path],
+    env: &[(&str, &str)],
+) -> (i32, String, String, String) {
+    let tmp = tempfile::tempdir().unwrap();
+    fake_bin(tmp.path(), "curl", FAKE_CURL);
+    let log = tmp.path().join("curl.log");
+    let path = with_path(tmp.path());
+    let mut all = vec![
+        ("PATH", path.as_str()),
+        ("FAKE_CURL_LOG", log.to_str().unwrap()),
+    ];
+    all.extend_from_slice(env);
+    let args: Vec<&str> = bodies.iter().map(|b| b.to_str().unwrap()).collect();
+    let (code, out, err) = run_script(script_name, &args, &all, None);
+    (code, out, err, fs::read_to_string(&log).unwrap_or_default())
+}
+
+const GITLAB_BOT: &str = r#"{"id": 77, "username": "project_12_bot_abc"}"#;
+
+/// gitlab-note on merge request 3 of project 12, the token's user `project_12_bot_abc`.
+fn gitlab_note(
+    notes: &str,
+    bodies: &[&Path],
+    env: &[(&str, &str)],
+) -> (i32, String, String, String) {
+    let mut all = vec![
+        ("CI_API_V4_URL", "https://gitlab.example/api/v4"),
+        ("CI_PROJECT_ID", "12"),
+        ("CI_MERGE_REQUEST_IID", "3"),
+        ("FLUXSIM_GITLAB_TOKEN", "t0ken"),
+        ("FAKE_USER", GITLAB_BOT),
+        ("FAKE_LIST", notes),
+    ];
+    all.extend_from_slice(env);
+    run_with_fake_curl("gitlab-note", bodies, &all)
 }
 
 #[test]
@@ -298,56 +646,40 @@ fn gitlab_notes_are_sticky_and_extra_parts_are_deleted() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    // A fake curl: the notes list is FAKE_NOTES on page 1 and empty after; writes are logged.
-    fake_bin(
-        tmp.path(),
-        "curl",
-        r#"echo "$*" >> "$FAKE_CURL_LOG"
-case "$*" in
-  *"-X PUT"*|*"-X POST"*|*"-X DELETE"*) echo '{}' ;;
-  *"page=1&"*) echo "$FAKE_NOTES" ;;
-  *) echo '[]' ;;
-esac
-"#,
-    );
     let one = tmp.path().join("body-1.md");
     fs::write(&one, "<!-- fluxsim-comment: fluxsim -->\nreport\n").unwrap();
     let two = tmp.path().join("body-2.md");
     fs::write(&two, "<!-- fluxsim-comment: fluxsim part 2 -->\nmore\n").unwrap();
-    let log = tmp.path().join("curl.log");
-    let path = with_path(tmp.path());
-    let run = |notes: &str, bodies: &[&Path]| {
-        let _ = fs::remove_file(&log);
-        let args: Vec<&str> = bodies.iter().map(|b| b.to_str().unwrap()).collect();
-        let (code, out, err) = run_script(
-            "gitlab-note",
-            &args,
-            &[
-                ("PATH", &path),
-                ("CI_API_V4_URL", "https://gitlab.example/api/v4"),
-                ("CI_PROJECT_ID", "12"),
-                ("CI_MERGE_REQUEST_IID", "3"),
-                ("FLUXSIM_GITLAB_TOKEN", "t0ken"),
-                ("FAKE_CURL_LOG", log.to_str().unwrap()),
-                ("FAKE_NOTES", notes),
-            ],
-            None,
-        );
-        assert_eq!(code, 0, "{err}");
-        (out, fs::read_to_string(&log).unwrap())
-    };
-    let (out, calls) = run(r#"[{"id": 1, "body": "LGTM"}]"#, &[&one, &two]);
-    assert_eq!(out, "posted a note\nposted a note\n");
+    let (code, out, err, calls) = gitlab_note(
+        r#"[{"id": 1, "author": {"username": "alice"}, "body": "LGTM"}]"#,
+        &[&one, &two],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "gitlab-note: the report's notes are those of project_12_bot_abc\nposted a note\nposted a note\n"
+    );
+    assert!(
+        calls.contains("-H PRIVATE-TOKEN: t0ken https://gitlab.example/api/v4/user\n"),
+        "{calls}"
+    );
     assert!(
         calls.contains("-X POST -H PRIVATE-TOKEN: t0ken --data-urlencode body@"),
         "{calls}"
     );
-    let (out, calls) = run(
-        r#"[{"id": 1, "body": "LGTM"}, {"id": 99, "body": "<!-- fluxsim-comment: fluxsim -->\nold"},
-           {"id": 100, "body": "<!-- fluxsim-comment: fluxsim part 2 -->\nold"}]"#,
+    let (code, out, err, calls) = gitlab_note(
+        r#"[{"id": 1, "author": {"username": "alice"}, "body": "LGTM"},
+            {"id": 99, "author": {"username": "project_12_bot_abc"}, "body": "<!-- fluxsim-comment: fluxsim -->\nold"},
+            {"id": 100, "author": {"username": "project_12_bot_abc"}, "body": "<!-- fluxsim-comment: fluxsim part 2 -->\nold"}]"#,
         &[&one],
+        &[],
     );
-    assert_eq!(out, "updated note 99\ndeleted note 100\n");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.ends_with("\nupdated note 99\ndeleted note 100\n"),
+        "{out}"
+    );
     assert!(
         calls.contains("-X PUT -H PRIVATE-TOKEN: t0ken --data-urlencode body@"),
         "{calls}"
@@ -359,23 +691,91 @@ esac
 }
 
 #[test]
+fn gitlab_notes_of_another_author_holding_the_marker_are_not_updated_nor_deleted() {
+    if !has_jq() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let one = tmp.path().join("body-1.md");
+    fs::write(&one, "<!-- fluxsim-comment: fluxsim -->\nreport\n").unwrap();
+    let notes = r#"[{"id": 5, "author": {"username": "mallory"}, "body": "<!-- fluxsim-comment: fluxsim -->\nspoof"},
+                    {"id": 6, "author": {"username": "mallory"}, "body": "<!-- fluxsim-comment: fluxsim part 2 -->\nspoof"},
+                    {"id": 99, "author": {"username": "project_12_bot_abc"}, "body": "<!-- fluxsim-comment: fluxsim -->\nold"}]"#;
+    let (code, out, err, calls) = gitlab_note(notes, &[&one], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("gitlab-note: ignored note 5 by mallory: "),
+        "{out}"
+    );
+    assert!(
+        out.contains("gitlab-note: ignored note 6 by mallory: "),
+        "{out}"
+    );
+    assert!(out.ends_with("\nupdated note 99\n"), "{out}");
+    let writes: Vec<&str> = calls
+        .lines()
+        .filter(|l| l.starts_with("-fsS -X "))
+        .collect();
+    assert_eq!(writes.len(), 1, "{calls}");
+    assert!(writes[0].ends_with("/merge_requests/3/notes/99"), "{calls}");
+    // Only mallory's: a new note, and COMMENT_AUTHOR names the user without asking /user.
+    let (code, out, err, calls) = gitlab_note(
+        &notes.replace("project_12_bot_abc", "mallory"),
+        &[&one],
+        &[("COMMENT_AUTHOR", "fluxsim-bot")],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.ends_with("\nposted a note\n"), "{out}");
+    assert!(out.contains("ignored note 99 by mallory: "), "{out}");
+    assert!(!calls.contains("/api/v4/user"), "{calls}");
+}
+
+#[test]
+fn gitlab_note_failed_update_fails_the_script_and_an_unknown_user_is_an_error() {
+    if !has_jq() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let one = tmp.path().join("body-1.md");
+    fs::write(&one, "<!-- fluxsim-comment: fluxsim -->\nreport\n").unwrap();
+    let notes = r#"[{"id": 99, "author": {"username": "project_12_bot_abc"}, "body": "<!-- fluxsim-comment: fluxsim -->\nold"}]"#;
+    let (code, out, err, calls) = gitlab_note(notes, &[&one], &[("FAKE_FAIL", "PUT")]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        err.contains("gitlab-note: could not update note 99 (curl said why above"),
+        "{err}"
+    );
+    assert!(!calls.contains("-X POST"), "{calls}");
+    let (code, _, err, calls) = gitlab_note(notes, &[&one], &[("FAKE_USER", "")]);
+    assert_eq!(code, 2);
+    assert!(err.contains("set COMMENT_AUTHOR"), "{err}");
+    assert!(!calls.contains("-X "), "nothing written: {calls}");
+}
+
+/// gitea-comment on pull request 5 of `org/fleet`, the token's user `gitea-actions`.
+fn gitea_comment(
+    comments: &str,
+    bodies: &[&Path],
+    env: &[(&str, &str)],
+) -> (i32, String, String, String) {
+    let mut all = vec![
+        ("GITEA_API_URL", "https://codeberg.example/api/v1"),
+        ("GITHUB_REPOSITORY", "org/fleet"),
+        ("PR_NUMBER", "5"),
+        ("GITEA_TOKEN", "t0ken"),
+        ("FAKE_USER", r#"{"id": -2, "login": "gitea-actions"}"#),
+        ("FAKE_LIST", comments),
+    ];
+    all.extend_from_slice(env);
+    run_with_fake_curl("gitea-comment", bodies, &all)
+}
+
+#[test]
 fn gitea_comments_are_sticky_and_extra_parts_are_deleted() {
     if !has_jq() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    // A fake curl: lists FAKE_COMMENTS; logs each call and the JSON it was sent.
-    fake_bin(
-        tmp.path(),
-        "curl",
-        r#"echo "$*" >> "$FAKE_CURL_LOG"
-case "$*" in
-  *"--data-binary @-"*) cat >> "$FAKE_CURL_LOG"; echo >> "$FAKE_CURL_LOG"; echo '{}' ;;
-  *"-X DELETE"*) ;;
-  *) echo "$FAKE_COMMENTS" ;;
-esac
-"#,
-    );
     let one = tmp.path().join("body-1.md");
     // A body with what JSON must escape.
     fs::write(
@@ -383,28 +783,15 @@ esac
         "<!-- fluxsim-comment: fluxsim -->\n\"quoted\" \\ `x`\n",
     )
     .unwrap();
-    let log = tmp.path().join("curl.log");
-    let path = with_path(tmp.path());
-    let comments = r#"[{"id": 7, "body": "<!-- fluxsim-comment: fluxsim -->\nold"},
-                       {"id": 8, "body": "<!-- fluxsim-comment: fluxsim part 2 -->\nold"},
-                       {"id": 9, "body": "nice"}]"#;
-    let (code, out, err) = run_script(
-        "gitea-comment",
-        &[one.to_str().unwrap()],
-        &[
-            ("PATH", &path),
-            ("GITEA_API_URL", "https://codeberg.example/api/v1"),
-            ("GITHUB_REPOSITORY", "org/fleet"),
-            ("PR_NUMBER", "5"),
-            ("GITEA_TOKEN", "t0ken"),
-            ("FAKE_CURL_LOG", log.to_str().unwrap()),
-            ("FAKE_COMMENTS", comments),
-        ],
-        None,
-    );
+    let comments = r#"[{"id": 7, "user": {"login": "gitea-actions"}, "body": "<!-- fluxsim-comment: fluxsim -->\nold"},
+                       {"id": 8, "user": {"login": "gitea-actions"}, "body": "<!-- fluxsim-comment: fluxsim part 2 -->\nold"},
+                       {"id": 9, "user": {"login": "alice"}, "body": "nice"}]"#;
+    let (code, out, err, calls) = gitea_comment(comments, &[&one], &[]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(out, "updated comment 7\ndeleted comment 8\n");
-    let calls = fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        out,
+        "gitea-comment: the report's comments are those of gitea-actions\nupdated comment 7\ndeleted comment 8\n"
+    );
     assert!(
         calls.contains("-X PATCH -H Authorization: token t0ken -H Content-Type: application/json --data-binary @- https://codeberg.example/api/v1/repos/org/fleet/issues/comments/7"),
         "{calls}"
@@ -419,6 +806,61 @@ esac
         "<!-- fluxsim-comment: fluxsim -->\n\"quoted\" \\ `x`\n"
     );
     assert!(calls.contains("-X DELETE -H Authorization: token t0ken https://codeberg.example/api/v1/repos/org/fleet/issues/comments/8"), "{calls}");
+}
+
+#[test]
+fn gitea_comment_of_another_author_holding_the_marker_is_left_alone_and_named() {
+    if !has_jq() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let one = tmp.path().join("body-1.md");
+    fs::write(&one, "<!-- fluxsim-comment: fluxsim -->\nreport\n").unwrap();
+    let comments = r#"[{"id": 3, "user": {"login": "mallory\u001b]0;x"}, "body": "<!-- fluxsim-comment: fluxsim -->\nspoof"},
+                       {"id": 4, "user": {"login": "mallory"}, "body": "<!-- fluxsim-comment: fluxsim part 2 -->\nspoof"}]"#;
+    let (code, out, err, calls) = gitea_comment(comments, &[&one], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "gitea-comment: the report's comments are those of gitea-actions\n\
+         gitea-comment: ignored comment 3 by mallory?]0;x: it holds the marker of this report but gitea-actions did not write it\n\
+         gitea-comment: ignored comment 4 by mallory: it holds the marker of this report but gitea-actions did not write it\n\
+         posted a comment\n"
+    );
+    let writes: Vec<&str> = calls
+        .lines()
+        .filter(|l| l.starts_with("-fsS -X "))
+        .collect();
+    assert_eq!(writes.len(), 1, "{calls}");
+    assert!(
+        writes[0].ends_with("https://codeberg.example/api/v1/repos/org/fleet/issues/5/comments"),
+        "{calls}"
+    );
+}
+
+#[test]
+fn gitea_comment_failed_update_fails_the_script() {
+    if !has_jq() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let one = tmp.path().join("body-1.md");
+    fs::write(&one, "<!-- fluxsim-comment: fluxsim -->\nreport\n").unwrap();
+    let comments = r#"[{"id": 7, "user": {"login": "gitea-actions"}, "body": "<!-- fluxsim-comment: fluxsim -->\nold"}]"#;
+    let (code, out, err, calls) = gitea_comment(comments, &[&one], &[("FAKE_FAIL", "PATCH")]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        err.contains("gitea-comment: could not update comment 7 (curl said why above"),
+        "{err}"
+    );
+    assert!(!out.contains("updated"), "{out}");
+    assert!(!calls.contains("-X POST"), "{calls}");
+    let (code, _, err, _) = gitea_comment("[]", &[&one], &[("FAKE_FAIL", "POST")]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("gitea-comment: could not post a comment on pull request 5"),
+        "{err}"
+    );
 }
 
 /// A fleet repository served as `origin` and a clone of it with a pull-request branch of two
@@ -787,36 +1229,6 @@ fn comment_body_names_a_section_whose_name_is_escaped_in_html_code() {
     assert!(!note.contains("`ns&lt;"), "{note}");
 }
 
-#[test]
-fn sticky_comment_warning_keeps_what_gh_said_on_one_line() {
-    let tmp = tempfile::tempdir().unwrap();
-    fake_bin(
-        tmp.path(),
-        "gh",
-        "printf 'HTTP 403: no\\n::error::pwned 100%%\\r' >&2; exit 1\n",
-    );
-    let body = tmp.path().join("comment.md");
-    fs::write(&body, "<!-- fluxsim-comment: fluxsim -->\nreport\n").unwrap();
-    let path = with_path(tmp.path());
-    let (code, out, _) = run_script(
-        "post-comment",
-        &[body.to_str().unwrap()],
-        &[
-            ("PATH", &path),
-            ("GITHUB_REPOSITORY", "org/fleet"),
-            ("PR_NUMBER", "7"),
-        ],
-        None,
-    );
-    assert_eq!(code, 0);
-    assert_eq!(out.lines().count(), 1, "{out}");
-    assert!(
-        out.trim_end()
-            .ends_with(": HTTP 403: no%0A::error::pwned 100%25%0D"),
-        "{out}"
-    );
-}
-
 #[cfg(target_os = "linux")]
 #[test]
 fn install_takes_the_release_binary_and_checks_its_sha256() {
@@ -896,6 +1308,28 @@ fn action_calls_only_scripts_that_exist() {
     // The SARIF upload: the v4 action, skipped on forks.
     assert!(action.contains("github/codeql-action/upload-sarif@v4"));
     assert!(action.contains("github.event.pull_request.head.repo.full_name == github.repository"));
+}
+
+/// The comment step passes the `comment-author` input to post-comment, and is skipped on a
+/// fork's pull request (a read-only token, where a comment that cannot be written would
+/// fail the step).
+#[test]
+fn action_passes_the_comment_author_input_and_skips_the_comment_on_forks() {
+    let action = fs::read_to_string(crate_path("action.yml")).unwrap();
+    let inputs = &action[action.find("\ninputs:\n").unwrap()..action.find("\noutputs:\n").unwrap()];
+    assert!(inputs.contains("\n  comment-author:\n"), "{inputs}");
+    let step = action
+        .split("\n    - ")
+        .find(|s| s.contains("scripts/action/post-comment"))
+        .expect("the comment step");
+    assert!(
+        step.contains("COMMENT_AUTHOR: ${{ inputs.comment-author }}"),
+        "{step}"
+    );
+    assert!(
+        step.contains("github.event.pull_request.head.repo.full_name == github.repository"),
+        "{step}"
+    );
 }
 
 /// The CI recipes (docs/ci.md) hold the example files verbatim.
