@@ -14,8 +14,8 @@ pub use fluxsim_consumers::{
     upgrade, validate,
 };
 pub use fluxsim_core::{
-    cache, config, conformance, envsubst, flux, goyaml, helm, kustomize, manifest, model, notice,
-    postbuild, render, resourceset, sandbox, scratch, source, store, versions,
+    cache, config, conformance, envsubst, flux, goyaml, helm, kustomize, manifest, model, net,
+    notice, postbuild, render, resourceset, sandbox, scratch, source, store, versions,
 };
 
 /// Runs the command line and returns the process exit status.

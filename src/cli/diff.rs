@@ -370,15 +370,33 @@ pub(super) fn render_pair(
     let base_rev = base_of(args)?;
     // Fail on a bad --strip before rendering anything.
     args.view.options(&[])?;
+    // `diff` and `prove` fetch what the base revision names unless told otherwise; the base
+    // is its own base (every input it names is trusted).
+    let opts = &RepoOptions {
+        network: crate::render::NetworkOptions {
+            default_mode: crate::net::NetworkMode::BaseTrusted,
+            ..opts.network.clone()
+        },
+        ..opts.clone()
+    };
     let mut base = render_revision(repo, &base_rev.rev, cache, opts)?;
-    // The base's `[diff] strip`: what the reviewers approved, never what the pull request
-    // says (a head that strips `spec` would hide its own change).
-    let config_strip = base_config_strip(repo, &base.commit)?;
+    // The base's fluxsim.toml: its `[diff] strip` is what the reviewers approved, never what
+    // the pull request says (a head that strips `spec` would hide its own change); its
+    // `[network]` decides what the head may reach (a pull request cannot open the network
+    // for itself).
+    let base_config = base_config(repo, &base.commit)?;
+    let config_strip = base_config.diff.strip.clone();
     let diff_opts = args.view.options(&config_strip)?;
     // The work tree as head is the change about to be committed: new files that git does
     // not ignore are part of it.
     let head_opts = RepoOptions {
         include_untracked: opts.include_untracked || args.head.is_none(),
+        network: crate::render::NetworkOptions {
+            config: Some(base_config.network.clone()),
+            untrusted_tree: true,
+            trust: Some(std::sync::Arc::new(crate::render::trust_of(&base.clusters))),
+            ..opts.network.clone()
+        },
         ..opts.clone()
     };
     let base_label = match &base_rev.label {
@@ -419,18 +437,7 @@ pub(super) fn render_pair(
         }
     }
     let head_tree = load_tree_known(repo, args.head.as_deref(), &head_opts, Some(&base.known))?;
-    // fluxsim.toml is repository content, and the head is the pull request's: it may allow
-    // the network only as the base does, that is when the file is the same in both.
-    let config = crate::config::CONFIG_FILE;
-    let same_config = base.known.digests.get(config) == head_tree.digests().get(config);
-    let config_allows =
-        same_config && crate::config::Config::load(head_tree.fs()).is_ok_and(|c| c.network.allow);
-    let opts = &RepoOptions {
-        allow_network: opts.allow_network || config_allows,
-        network_from_config: false,
-        ..opts.clone()
-    };
-    let head = render_after(&mut base, head_tree, cache, opts, !args.full)?;
+    let head = render_after(&mut base, head_tree, cache, &head_opts, !args.full)?;
     if let Some(slot) = &head_slot {
         slot.put(&head);
     }
@@ -457,7 +464,10 @@ pub(super) fn render_pair(
         base,
         head: Head::Rendered(Box::new(head)),
         diff,
-        head_opts: opts.clone(),
+        head_opts: RepoOptions {
+            network: head_opts.network.clone(),
+            ..opts.clone()
+        },
         config_strip,
     })
 }
@@ -553,8 +563,9 @@ fn base_revision(base: &Base, commit: &str) -> crate::compare::Revision {
 /// The most bytes of `fluxsim.toml` read from the base revision.
 const CONFIG_MAX: u64 = 1 << 20;
 
-/// The `[diff] strip` paths of `fluxsim.toml` at `commit` (none when the file is absent).
-fn base_config_strip(repo: &std::path::Path, commit: &str) -> anyhow::Result<Vec<String>> {
+/// `fluxsim.toml` at `commit` (the defaults when the file is absent), its `[diff] strip`
+/// paths checked.
+fn base_config(repo: &std::path::Path, commit: &str) -> anyhow::Result<crate::config::Config> {
     let file = crate::config::CONFIG_FILE;
     let spec = format!("{commit}:./{file}");
     let run = |args: &[&str]| {
@@ -564,8 +575,8 @@ fn base_config_strip(repo: &std::path::Path, commit: &str) -> anyhow::Result<Vec
     };
     let size = run(&["cat-file", "-s", &spec])?;
     if !size.status.success() {
-        // No fluxsim.toml in the base: nothing to strip.
-        return Ok(Vec::new());
+        // No fluxsim.toml in the base: nothing to strip, nothing widened.
+        return Ok(crate::config::Config::default());
     }
     let bytes: u64 = String::from_utf8_lossy(&size.stdout)
         .trim()
@@ -582,7 +593,7 @@ fn base_config_strip(repo: &std::path::Path, commit: &str) -> anyhow::Result<Vec
             .strip(p)
             .map_err(|e| anyhow::anyhow!("{file} (base revision): [diff] strip: {e}"))?;
     }
-    Ok(config.diff.strip)
+    Ok(config)
 }
 
 /// How a diff names a revision: as given, with its commit when the name is not the commit;

@@ -102,11 +102,30 @@ pub(crate) struct RenderFlags {
         hide_short_help = true
     )]
     pub(crate) builder: BuilderChoice,
-    /// Let builds reach the network, as kustomize-controller does: remote bases and URLs in
-    /// file fields are fetched (by the kustomize binary), and Helm may follow a chart
-    /// schema's remote `$ref`. Without it such a Kustomization is reported `needs-network`
-    /// and nothing is fetched. For trusted repositories only (README, "Security model").
-    #[arg(long, env = "FLUXSIM_ALLOW_NETWORK", hide_short_help = true)]
+    /// What may be fetched: remote bases and URLs in file fields (by the kustomize binary),
+    /// charts (with --helm), a chart schema's remote `$ref`.
+    ///
+    /// `none` fetches nothing (such a Kustomization is reported `needs-network`);
+    /// `base-trusted` only what the base revision already names (`diff`, `prove`: the
+    /// default there; a single revision is its own base); `any` everything (trusted
+    /// repositories only). Default: `none`, or `any` when the trusted fluxsim.toml says
+    /// `[network] allow = true`; `diff`/`prove`: `base-trusted`. Every fetch fluxsim makes
+    /// is https to public addresses only (docs/security.md).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "MODE",
+        env = "FLUXSIM_NETWORK",
+        hide_short_help = true
+    )]
+    pub(crate) network: Option<crate::net::NetworkMode>,
+    /// The same as `--network any` (kept for scripts that use it).
+    #[arg(
+        long,
+        env = "FLUXSIM_ALLOW_NETWORK",
+        conflicts_with = "network",
+        hide = true
+    )]
     pub(crate) allow_network: bool,
     /// The Flux Operator CLI that renders ResourceSets [default: `flux-operator` on PATH].
     ///
@@ -303,8 +322,14 @@ impl RenderFlags {
             flux_operator: self.flux_operator.clone(),
             progress: std::sync::Arc::default(),
             listener: std::sync::Arc::new(super::terminal::Terminal::default()),
-            allow_network: self.allow_network,
-            network_from_config: true,
+            network: crate::render::NetworkOptions {
+                mode: if self.allow_network {
+                    Some(crate::net::NetworkMode::Any)
+                } else {
+                    self.network
+                },
+                ..crate::render::NetworkOptions::default()
+            },
             build_ignore: None,
             keep_sources: false,
             versions_override: None,

@@ -277,6 +277,16 @@ fn add_repository_release(repo: &Path, url: &str, version: &str) {
         "  - widgets.yaml\n",
         "  - widgets.yaml\n  - remote.yaml\n",
     );
+    allow_local_server(repo);
+}
+
+/// fluxsim.toml letting the fetch box reach the tests' server: plain http on 127.0.0.1.
+fn allow_local_server(repo: &Path) {
+    fs::write(
+        repo.join("fluxsim.toml"),
+        "[network]\ninsecure = [\"127.0.0.1\"]\nprivate = [\"127.0.0.1\"]\n",
+    )
+    .unwrap();
 }
 
 // A chart that cannot be had is a status of the release with its reason, never a failed
@@ -1152,6 +1162,7 @@ fn oci_charts_are_fetched_from_a_registry_by_tag_range() {
         "  - widgets.yaml\n",
         "  - widgets.yaml\n  - remote.yaml\n",
     );
+    allow_local_server(repo.path());
     commit_all(repo.path(), "OCI charts");
     let render = |extra: &[&str]| {
         let mut args = vec![

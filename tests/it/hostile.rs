@@ -264,7 +264,22 @@ fn remote_resources_and_urls_in_file_fields_need_the_network_and_reach_nothing()
         run.assert_nothing_leaked();
         assert_eq!(server.requests(), Vec::<String>::new(), "{builder}");
     }
-    // The positive control: allowed, kustomize fetches the remote resource.
+    // Allowed, but the server is plain http on a loopback address: the fetch box refuses
+    // both before kustomize runs.
+    let boxed = render(&root, &["--allow-network"]);
+    let k = kustomization(&boxed.json(), "test", "remote").clone();
+    assert_eq!(k["status"], "needs-network", "{k:#}");
+    let err = k["error"].as_str().unwrap();
+    assert!(err.contains("plain http"), "{err}");
+    assert_eq!(server.requests(), Vec::<String>::new());
+    // The positive control: allowed, and fluxsim.toml names the host as insecure and
+    // private, kustomize fetches the remote resource.
+    fs::write(
+        root.join("fluxsim.toml"),
+        "[network]\ninsecure = [\"127.0.0.1\"]\nprivate = [\"127.0.0.1\"]\n",
+    )
+    .unwrap();
+    commit_all(&root, "the local server");
     let allowed = render(&root, &["--allow-network"]);
     let k = kustomization(&allowed.json(), "test", "remote").clone();
     assert_eq!(k["status"], "rendered", "{k:#}\n{}", allowed.stderr);
@@ -322,7 +337,11 @@ fn a_pull_request_cannot_allow_the_network_for_itself_in_fluxsim_toml() {
     let k = format!("resources:\n- {}\n", server.url("y.yaml"));
     let (_top, root) = hostile(&[("apps/remote/kustomization.yaml", &k)], &["remote"]);
     let base = crate::common::git(&root, &["rev-parse", "HEAD"]);
-    fs::write(root.join("fluxsim.toml"), "[network]\nallow = true\n").unwrap();
+    fs::write(
+        root.join("fluxsim.toml"),
+        "[network]\nallow = true\ninsecure = [\"127.0.0.1\"]\nprivate = [\"127.0.0.1\"]\n",
+    )
+    .unwrap();
     commit_all(&root, "allow the network");
     let diff = run_in(
         &root,

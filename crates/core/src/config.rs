@@ -245,9 +245,42 @@ pub struct SampleInputs {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Network {
-    /// Builds may reach the network (remote bases, URLs in file fields, schema `$ref`s).
+    /// Builds may reach the network (remote bases, URLs in file fields, schema `$ref`s):
+    /// `--network any` for a single-revision command.
     #[serde(default)]
     pub allow: bool,
+    /// Hosts (`host` or `host:port`) fluxsim may fetch from over plain `http` (every other
+    /// fetch is `https`).
+    #[serde(default)]
+    pub insecure: Vec<String>,
+    /// Hosts (`host` or `host:port`) that may resolve to a loopback, private, link-local or
+    /// other non-public address (a registry on the CI runner, say). Any other host resolving
+    /// to one is refused, after resolution and on every redirect.
+    #[serde(default)]
+    pub private: Vec<String>,
+    /// Credentials by host (`host` or `host:port`), each read from environment variables
+    /// this table names: never from the repository's Secrets.
+    #[serde(default)]
+    pub credentials: BTreeMap<String, Credential>,
+    /// The most bytes one fetch may read (default 64 MiB).
+    #[serde(default)]
+    pub max_bytes: Option<u64>,
+}
+
+/// `[network.credentials."host"]`: the environment variables holding a user name and
+/// password (HTTP basic, and a registry's token exchange), or a bearer token.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Credential {
+    /// The variable holding the user name.
+    #[serde(default)]
+    pub username_env: Option<String>,
+    /// The variable holding the password.
+    #[serde(default)]
+    pub password_env: Option<String>,
+    /// The variable holding a bearer token.
+    #[serde(default)]
+    pub token_env: Option<String>,
 }
 
 /// The `[bootstrap]` table: what the cluster's bootstrap puts there before Flux runs,

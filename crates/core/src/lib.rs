@@ -19,6 +19,7 @@ pub mod helm;
 pub mod kustomize;
 pub mod locate;
 pub mod model;
+pub mod net;
 pub mod notice;
 pub mod postbuild;
 pub mod reconcile;

@@ -78,6 +78,11 @@ const NETWORK_ENV: &[&str] = &[
     "SSL_CERT_DIR",
 ];
 
+/// git settings of a networked tool's clones (`git-config(1)`): no redirects, no
+/// credential helper of the machine.
+const GIT_NETWORK_CONFIG: &[(&str, &str)] =
+    &[("http.followRedirects", "false"), ("credential.helper", "")];
+
 /// One run of a tool, in the box.
 #[derive(Debug, Clone)]
 pub struct Tool {
@@ -306,6 +311,16 @@ impl Tool {
                     cmd.env(var, v);
                 }
             }
+            // git (kustomize clones remote bases with it) follows no redirect: fluxsim
+            // checked the host it was given, not the one a redirect would name; nor does it
+            // use any transport but https and ssh (no `ext::`, `file://` or plain http).
+            for (i, (key, value)) in GIT_NETWORK_CONFIG.iter().enumerate() {
+                cmd.env(format!("GIT_CONFIG_KEY_{i}"), key);
+                cmd.env(format!("GIT_CONFIG_VALUE_{i}"), value);
+            }
+            cmd.env("GIT_CONFIG_COUNT", GIT_NETWORK_CONFIG.len().to_string());
+            cmd.env("GIT_ALLOW_PROTOCOL", "https:ssh");
+            cmd.env("GIT_TERMINAL_PROMPT", "0");
         }
         for (k, v) in &self.env {
             cmd.env(k, v);

@@ -55,6 +55,7 @@ fn render(name: &str, spec: &Value, yaml: &str, vars: &[(&str, &str)]) -> Kustom
         strict: true,
         source_tree: None,
         offline: None,
+        remote_inputs: Vec::new(),
     }
 }
 

@@ -229,6 +229,7 @@ mod tests {
             reused: false,
             source_tree: None,
             offline: None,
+            remote_inputs: Vec::new(),
             strict: true,
         };
         k.artifact = Some(artifact);

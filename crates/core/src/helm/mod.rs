@@ -52,7 +52,8 @@ pub struct HelmOptions {
     pub binary: Option<PathBuf>,
     /// Timeout for one `helm template`.
     pub timeout: Duration,
-    /// Fetch charts from HelmRepositories over the network (`--fetch-charts`).
+    /// Fetch charts from any host even with `--network none` (`--fetch-charts`); under
+    /// another mode charts are fetched as the network permits.
     pub fetch_charts: bool,
 }
 
@@ -103,8 +104,45 @@ pub struct Context<'a> {
     pub mapped: &'a crate::reconcile::trees::Mapped,
     /// Counters.
     pub stats: &'a HelmStats,
-    /// Whether helm may reach the network (`--allow-network`): a schema's remote `$ref`.
-    pub allow_network: bool,
+    /// What may be fetched: a chart (with `--fetch-charts` and `--network none`, a chart
+    /// from any host), a schema's remote `$ref` (helm fetches it).
+    pub network: crate::net::Network,
+}
+
+impl Context<'_> {
+    /// What charts may be fetched: the network, or (`--fetch-charts` with `--network none`)
+    /// charts from any host, still through the box.
+    #[must_use]
+    pub fn chart_network(&self) -> crate::net::Network {
+        if self.opts.fetch_charts && !self.network.reaches() {
+            self.network.with_mode(crate::net::NetworkMode::Any)
+        } else {
+            self.network.clone()
+        }
+    }
+
+    /// Whether the chart `what` of `src` at `url` may be fetched; the release's reason when
+    /// not (it is then not compared, never failed).
+    pub(crate) fn may_fetch(
+        &self,
+        src: &release::SourceRef,
+        url: &str,
+        what: &dyn Fn() -> String,
+    ) -> Result<(), chart::Unavailable> {
+        match self.chart_network().permits(url) {
+            Ok(()) => Ok(()),
+            Err(crate::net::Refusal::Offline) => Err(chart::Unavailable(format!(
+                "not fetched: {}; pass --fetch-charts to download it",
+                what()
+            ))),
+            Err(crate::net::Refusal::NotTrusted { url }) => Err(chart::Unavailable(format!(
+                "not fetched: {src}: head adds remote input {url}: review the source"
+            ))),
+            Err(crate::net::Refusal::Boxed(why)) => {
+                Err(chart::Unavailable(format!("not fetched: {src}: {why}")))
+            }
+        }
+    }
 }
 
 /// What the summary line says about the helm step.

@@ -2,9 +2,11 @@
 //! `<url>/<chart>`, its version picked among the repository's tags as source-controller
 //! picks it, Helm's `_` in a tag standing for `+`), or a `chartRef` to an OCIRepository (its
 //! `spec.url`, at `ref.tag` or the highest tag in `ref.semver`). The manifest's Helm chart
-//! layer is fetched, checked against its digest and kept in the cache folder under it. A
-//! registry that asks for a token gets an anonymous one (the distribution token flow);
-//! credentials are not supported.
+//! layer is fetched, checked against its digest and kept in the cache folder under it. Every
+//! request goes through the fetch box ([`crate::net::fetch`]); a registry that asks for a
+//! token gets an anonymous one (the distribution token flow), or one bought with the
+//! credential fluxsim.toml names for its host (from environment variables, never from the
+//! repository's `secretRef`).
 
 use serde_json::Value;
 
@@ -23,8 +25,8 @@ const MAX_JSON: u64 = 8 << 20;
 const MAX_CHART: u64 = 20 << 20;
 
 /// How to reach a repository of a registry.
-struct Registry {
-    agent: ureq::Agent,
+struct Registry<'a> {
+    fetch_box: &'a crate::net::fetch::FetchBox,
     base: String,
     repo: String,
 }
@@ -33,14 +35,16 @@ fn not(why: &str) -> Unavailable {
     Unavailable(format!("not fetched: {why}"))
 }
 
-impl Registry {
-    /// `oci://host[:port]/path`, and `name` appended (a HelmRepository's chart).
+impl<'a> Registry<'a> {
+    /// `oci://host[:port]/path`, and `name` appended (a HelmRepository's chart). A source
+    /// marked `insecure` is reached over plain http, which the fetch box refuses unless
+    /// fluxsim.toml's `[network] insecure` names the host.
     fn new(
         url: &str,
         name: Option<&str>,
         insecure: bool,
-        ctx: &Context<'_>,
-    ) -> Result<Registry, OciError> {
+        ctx: &'a Context<'_>,
+    ) -> Result<Registry<'a>, OciError> {
         let rest = url
             .strip_prefix("oci://")
             .ok_or_else(|| format!("`{url}` is not an oci:// URL"))?;
@@ -56,51 +60,51 @@ impl Registry {
         if host.is_empty() || repo.is_empty() {
             return Err(format!("`{url}` names no repository").into());
         }
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(ctx.opts.timeout))
-            .http_status_as_error(false)
-            .build()
-            .into();
         Ok(Registry {
-            agent,
+            fetch_box: &ctx.network.fetch_box,
             base: format!("{}://{host}", if insecure { "http" } else { "https" }),
             repo,
         })
     }
 
-    /// GET `path` of the registry (the distribution API), with an anonymous token when the
-    /// registry asks for one.
+    /// GET `path` of the registry (the distribution API), through the fetch box: the
+    /// user's credential for the registry's host when there is one (HTTP basic), else an
+    /// anonymous token, or one bought with the credential, when the registry asks for one.
     fn get(&self, path: &str, accept: &str, limit: u64) -> Result<Vec<u8>, OciError> {
+        use crate::net::fetch::Auth;
         let url = format!("{}{path}", self.base);
-        let call = |token: Option<&str>| {
-            let mut req = self.agent.get(&url).header("Accept", accept);
-            if let Some(t) = token {
-                req = req.header("Authorization", format!("Bearer {t}"));
-            }
-            req.call().map_err(|e| format!("GET {url}: {e}"))
+        let fetch = |auth: &Auth| {
+            self.fetch_box
+                .get(&url, Some(accept), auth, limit)
+                .map_err(|e| OciError(e.0))
         };
-        let mut res = call(None)?;
-        if res.status().as_u16() == 401 {
-            let challenge = res
-                .headers()
-                .get("www-authenticate")
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_default()
-                .to_string();
+        let mut res = fetch(&Auth::Host)?;
+        if res.status == 401 {
+            let challenge = res.www_authenticate.clone().unwrap_or_default();
+            if !challenge.starts_with("Bearer ") {
+                let given = self.fetch_box.credential(&url).is_some();
+                return Err(format!(
+                    "GET {url}: 401: the registry asks for credentials{}",
+                    if given {
+                        " and refused the ones given"
+                    } else {
+                        " (give them in fluxsim.toml's [network.credentials], from \
+                         environment variables)"
+                    }
+                )
+                .into());
+            }
             let token = self.token(&challenge)?;
-            res = call(Some(&token))?;
+            res = fetch(&Auth::Header(format!("Bearer {token}")))?;
         }
-        if !res.status().is_success() {
-            return Err(format!("GET {url}: {}", res.status()).into());
+        if !res.ok() {
+            return Err(format!("GET {url}: status {}", res.status).into());
         }
-        res.body_mut()
-            .with_config()
-            .limit(limit)
-            .read_to_vec()
-            .map_err(|e| OciError(format!("GET {url}: {e}")))
+        Ok(res.body)
     }
 
-    /// An anonymous token for `Bearer realm="...",service="...",scope="..."`.
+    /// A token for `Bearer realm="...",service="...",scope="..."`: anonymous, or with the
+    /// user's credential for the realm's host.
     fn token(&self, challenge: &str) -> Result<String, OciError> {
         let params: std::collections::BTreeMap<String, String> = challenge
             .strip_prefix("Bearer ")
@@ -122,25 +126,23 @@ impl Registry {
         if !query.is_empty() {
             url = format!("{url}?{}", query.join("&"));
         }
-        let mut res = self
-            .agent
-            .get(&url)
-            .call()
-            .map_err(|e| format!("GET {url}: {e}"))?;
-        if !res.status().is_success() {
+        let res = self
+            .fetch_box
+            .get(&url, None, &crate::net::fetch::Auth::Host, MAX_JSON)
+            .map_err(|e| OciError(e.0))?;
+        if !res.ok() {
             return Err(format!(
-                "GET {url}: {} (credentials are not supported)",
-                res.status()
+                "GET {url}: status {} (no token{})",
+                res.status,
+                if self.fetch_box.credential(&url).is_some() {
+                    " for the credentials given"
+                } else {
+                    " without credentials"
+                }
             )
             .into());
         }
-        let body = res
-            .body_mut()
-            .with_config()
-            .limit(MAX_JSON)
-            .read_to_vec()
-            .map_err(|e| e.to_string())?;
-        let v: Value = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
+        let v: Value = serde_json::from_slice(&res.body).map_err(|e| e.to_string())?;
         v.get("token")
             .or_else(|| v.get("access_token"))
             .and_then(Value::as_str)

@@ -28,24 +28,32 @@ pub fn fetch_chart(
 ) -> Result<Chart, Unavailable> {
     let url = crate::flux::str_at(obj, &["spec", "url"]).unwrap_or_default();
     let not = |why: String| Unavailable(format!("not fetched: {why}"));
-    if !ctx.opts.fetch_charts {
-        return Err(not(format!(
-            "chart `{name}` version `{version}` from {src} ({url}); pass --fetch-charts to \
-             download it"
-        )));
-    }
+    ctx.may_fetch(src, url, &|| {
+        format!("chart `{name}` version `{version}` from {src} ({url})")
+    })?;
     if crate::flux::str_at(obj, &["spec", "type"]) == Some("oci") || url.starts_with("oci://") {
         return super::oci::helm_repository_chart(src, obj, name, version, ctx);
     }
     if !(url.starts_with("http://") || url.starts_with("https://")) {
         return Err(not(format!("{src}: `{url}` is not an http(s) URL")));
     }
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(ctx.opts.timeout))
-        .build()
-        .into();
+    let fetch_box = &ctx.network.fetch_box;
+    // An exact version resolved before, and its chart kept: nothing is fetched (the CI
+    // cache makes the second run offline). A range is resolved against the index each time:
+    // a newer chart may match it.
+    let pinned = semver::Version::parse(version.trim_start_matches('v')).is_ok();
+    let resolution_key = crate::digest::sha256_hex(
+        serde_json::json!(["helm-index", 1, url, name, version])
+            .to_string()
+            .as_bytes(),
+    );
+    if pinned {
+        if let Some(chart) = resolved_before(ctx, &resolution_key, src, name) {
+            return Ok(chart);
+        }
+    }
     let index_url = format!("{}/index.yaml", url.trim_end_matches('/'));
-    let index = get(&agent, &index_url, MAX_INDEX).map_err(|e| not(format!("{src}: {e}")))?;
+    let index = get(fetch_box, &index_url, MAX_INDEX).map_err(|e| not(format!("{src}: {e}")))?;
     let index = crate::manifest::parse_object(&String::from_utf8_lossy(&index))
         .map_err(|e| not(format!("{src}: reading {index_url}: {e}")))?;
     let entries = index
@@ -85,7 +93,7 @@ pub fn fetch_chart(
     let tgz = cached(ctx, &key).map_or_else(
         || -> Result<Vec<u8>, Unavailable> {
             let bytes =
-                get(&agent, &chart_url, MAX_CHART).map_err(|e| not(format!("{src}: {e}")))?;
+                get(fetch_box, &chart_url, MAX_CHART).map_err(|e| not(format!("{src}: {e}")))?;
             let got = crate::digest::sha256_hex(&bytes);
             if let Some(want) = &digest {
                 if &got != want {
@@ -100,7 +108,36 @@ pub fn fetch_chart(
         Ok,
     )?;
     let files = untar(&tgz).map_err(|e| not(format!("{src}: {chart_url}: {e}")))?;
+    if pinned {
+        if let Some(s) = &ctx.store {
+            s.put_in(
+                RESOLVED,
+                &resolution_key,
+                &serde_json::json!({"chart": key, "version": picked}).to_string(),
+            );
+        }
+    }
     Ok(Chart::new(files, format!("{src} {name}@{picked}"), None))
+}
+
+/// The store's folder for exact chart versions resolved against an index: the key of the
+/// chart they resolved to (in [`SECTION`]).
+const RESOLVED: &str = "helm-resolved";
+
+/// The chart an exact version resolved to before, when it and its package are in the store.
+fn resolved_before(
+    ctx: &Context<'_>,
+    resolution_key: &str,
+    src: &SourceRef,
+    name: &str,
+) -> Option<Chart> {
+    let text = ctx.store.as_ref()?.get_in(RESOLVED, resolution_key)?;
+    let v: Value = serde_json::from_str(&text).ok()?;
+    let key = v.get("chart")?.as_str()?;
+    let picked = v.get("version")?.as_str()?;
+    let tgz = cached(ctx, key)?;
+    let files = untar(&tgz).ok()?;
+    Some(Chart::new(files, format!("{src} {name}@{picked}"), None))
 }
 
 /// Keeps a packaged chart in the cache folder under `key` (its digest).
@@ -122,16 +159,20 @@ pub(crate) fn cached(ctx: &Context<'_>, key: &str) -> Option<Vec<u8>> {
     base64::engine::general_purpose::STANDARD.decode(text).ok()
 }
 
-fn get(agent: &ureq::Agent, url: &str, limit: u64) -> Result<Vec<u8>, super::HelmError> {
-    let mut res = agent
-        .get(url)
-        .call()
-        .map_err(|e| format!("GET {url}: {e}"))?;
-    res.body_mut()
-        .with_config()
-        .limit(limit)
-        .read_to_vec()
-        .map_err(|e| super::HelmError(format!("GET {url}: {e}")))
+/// GET through the fetch box (the user's credential for the host, if any); a status that
+/// is no success is an error.
+fn get(
+    fetch_box: &crate::net::fetch::FetchBox,
+    url: &str,
+    limit: u64,
+) -> Result<Vec<u8>, super::HelmError> {
+    let res = fetch_box
+        .get(url, None, &crate::net::fetch::Auth::Host, limit)
+        .map_err(|e| super::HelmError(e.0))?;
+    if !res.ok() {
+        return Err(format!("GET {url}: status {}", res.status).into());
+    }
+    Ok(res.body)
 }
 
 /// Helm's `repo.ResolveReferenceURL`: a chart URL of the index is absolute, or relative to

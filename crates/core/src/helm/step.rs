@@ -129,12 +129,8 @@ pub(super) fn prepare_release<'a>(
         repo::fetch_chart(src, spec, name, version, ctx)
     };
     let fetch_ref = |src: &release::SourceRef, obj: &Value| {
-        if !ctx.opts.fetch_charts {
-            let url = crate::flux::str_at(obj, &["spec", "url"]).unwrap_or_default();
-            return Err(chart::Unavailable(format!(
-                "not fetched: the chart of {src} ({url}); pass --fetch-charts to download it"
-            )));
-        }
+        let url = crate::flux::str_at(obj, &["spec", "url"]).unwrap_or_default();
+        ctx.may_fetch(src, url, &|| format!("the chart of {src} ({url})"))?;
         oci::oci_repository_chart(src, obj, ctx)
     };
     let chart = match chart::resolve(&hr, sources, &fetch, &fetch_ref) {
@@ -191,11 +187,19 @@ fn refused(hr: &HelmRelease, chart: &chart::Chart, ctx: &Context<'_>) -> Option<
         return Some(Status::Failed(e.into()));
     }
     match super::schema::outside_reference(&chart.files)? {
-        found @ super::schema::Outside::Network { .. } if !ctx.allow_network => {
+        found @ super::schema::Outside::Network { .. } if !ctx.network.reaches() => {
             Some(Status::NeedsNetwork(found.to_string()))
         }
         found @ super::schema::Outside::File { .. } => Some(Status::Failed(found.to_string())),
-        super::schema::Outside::Network { .. } => None,
+        super::schema::Outside::Network { file, reference } => {
+            match ctx.network.permits(&reference) {
+                Ok(()) => None,
+                Err(refusal) => Some(Status::NeedsNetwork(format!(
+                    "{file}: `{reference}` would be fetched while Helm validates the values: \
+                     {refusal}"
+                ))),
+            }
+        }
     }
 }
 
@@ -255,7 +259,7 @@ pub(super) fn template_release(
         kube_version: ctx.config.kube_version.as_deref(),
         api_versions: &ctx.config.api_versions,
         home: &work.path().join("home"),
-        network: ctx.allow_network,
+        network: ctx.network.reaches(),
     })?;
     ctx.stats.templated.fetch_add(1, Ordering::Relaxed);
     let chart_name = chart.name().unwrap_or_default();

@@ -222,6 +222,14 @@ impl Prepared {
         vfs
     }
 
+    /// Every entry kustomize would fetch over the network in this build's kustomization
+    /// files (remote bases and files), in the order the walk meets them.
+    #[must_use]
+    pub fn remote_entries(&self) -> Vec<crate::cache::remote::RemoteEntry> {
+        let file = self.file.as_ref().map(|(n, c)| (n.as_str(), c.as_str()));
+        crate::cache::remote::fetches(&self.fs, &self.source_dir, file, &self.overrides).remote
+    }
+
     /// The same build with every entry kustomize would fetch left out of the kustomization
     /// files that name one ([`crate::cache::remote::Fetches::stripped`]), with those
     /// entries; `None` when it fetches nothing. What such a build gives is what the

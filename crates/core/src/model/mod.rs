@@ -130,6 +130,11 @@ pub struct KustomizationRender {
     /// declare, read with the remote entries left out. `None` for any other.
     #[serde(skip)]
     pub offline: Option<Offline>,
+    /// The remote entries its kustomization files name (remote bases and files, as
+    /// written), whether or not they were fetched: what a base revision trusts
+    /// (`--network base-trusted`).
+    #[serde(skip)]
+    pub remote_inputs: Vec<String>,
 }
 
 impl KustomizationRender {
@@ -165,6 +170,7 @@ impl KustomizationRender {
             strict: true,
             source_tree: None,
             offline: None,
+            remote_inputs: Vec::new(),
         }
     }
 

@@ -90,7 +90,7 @@ pub(super) fn render_kustomization(
             r.status = Status::Rendered;
         }
         Ok(Rendered::Reused(base)) => return *base,
-        Err(e @ Error::NeedsNetwork { .. }) => {
+        Err(e @ (Error::NeedsNetwork { .. } | Error::NotFetched { .. })) => {
             r.status = Status::NeedsNetwork(e.to_string());
             r.offline = Some(declared_offline(ctx, ks, key, &r));
         }
@@ -269,7 +269,7 @@ pub(super) fn render_inner(
     let prepared = crate::kustomization_generator::prepare_ignoring(fs, ks, opts.origins, ignore)?;
     r.build_path = map.folder(&prepared.rel_path);
     r.generated.clone_from(&prepared.generated);
-    let closure = input_closure(&prepared, ks, map, opts.allow_network)?;
+    let closure = input_closure(&prepared, ks, map, &opts.network, &mut r.remote_inputs)?;
     r.inputs = closure.as_ref().and_then(|c| {
         let files = c.source_files(&prepared.rel_path);
         match map {
@@ -385,7 +385,8 @@ pub(super) fn input_closure(
     prepared: &crate::kustomization_generator::Prepared,
     ks: &Kustomization,
     map: &PathMap,
-    allow_network: bool,
+    network: &crate::net::Network,
+    remote_inputs: &mut Vec<String>,
 ) -> Result<Option<crate::cache::closure::Closure>, Error> {
     // The folder as the repository names it, when it is the repository's.
     let folder = || {
@@ -400,16 +401,39 @@ pub(super) fn input_closure(
     };
     match prepared.closure() {
         Ok(c) => Ok(Some(c)),
-        Err(crate::cache::closure::Uncacheable::Network { kustomization, url })
-            if !allow_network =>
-        {
+        Err(crate::cache::closure::Uncacheable::Network { kustomization, url }) => {
             // `apps/x/../base/kustomization.yaml` as `apps/base/kustomization.yaml`.
-            let named = format!("{}{kustomization}", folder());
-            Err(Error::NeedsNetwork {
-                path: ks.path.clone(),
-                kustomization: crate::source::clean_relative(&named).unwrap_or(named),
-                url,
-            })
+            let named = |kustomization: &str| {
+                let named = format!("{}{kustomization}", folder());
+                crate::source::clean_relative(&named).unwrap_or(named)
+            };
+            let entries = prepared.remote_entries();
+            remote_inputs.extend(entries.iter().map(|e| e.url.clone()));
+            if !network.reaches() {
+                return Err(Error::NeedsNetwork {
+                    path: ks.path.clone(),
+                    kustomization: named(&kustomization),
+                    url,
+                });
+            }
+            // Every entry the network permits (base-trusted: the base names it), or the
+            // build is not run: the first refused one is named.
+            for e in &entries {
+                let checked = network.permits(&e.url).and_then(|()| {
+                    network
+                        .fetch_box
+                        .precheck(&e.url)
+                        .map_err(|b| crate::net::Refusal::Boxed(b.0))
+                });
+                if let Err(refusal) = checked {
+                    return Err(Error::NotFetched {
+                        path: ks.path.clone(),
+                        kustomization: named(&e.kustomization),
+                        refusal,
+                    });
+                }
+            }
+            Ok(None)
         }
         Err(e) => match e.security_error() {
             Some(message) => {
@@ -442,7 +466,7 @@ pub(super) fn build(
         dir: prepared.source_dir.clone(),
         files: prepared.memory_files(),
         on_disk: crate::kustomize::OnDisk::Make(&on_disk),
-        network: ctx.opts.allow_network,
+        network: ctx.opts.network.reaches(),
     };
     let built = ctx.cache.get(&crate::cache::Request {
         key: &prepared.key,

@@ -34,6 +34,18 @@ pub enum Error {
         /// What it reads.
         url: String,
     },
+    /// The network is on but does not permit one of the build's remote entries (under
+    /// `--network base-trusted`, one the base revision does not name): not built
+    /// (`Status::NeedsNetwork`, saying why).
+    #[error("spec.path `{path}`: {kustomization}: {refusal}")]
+    NotFetched {
+        /// `spec.path`.
+        path: String,
+        /// The kustomization file naming it, as the repository names it.
+        kustomization: String,
+        /// Why it was not fetched.
+        refusal: crate::net::Refusal,
+    },
     /// `kustomize build` failed; the message names files as the repository does.
     #[error("spec.path `{path}`: {message}")]
     Build {

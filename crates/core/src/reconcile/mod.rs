@@ -60,10 +60,11 @@ pub struct RenderOptions {
     pub reuse: Option<std::sync::Arc<Reuse>>,
     /// Counts for a progress line, updated as the clusters render.
     pub progress: std::sync::Arc<Progress>,
-    /// Builds may reach the network (`--allow-network`, or `[network] allow` in
-    /// fluxsim.toml): a remote base or a URL in a file field is fetched by the kustomize
-    /// binary. Otherwise such a Kustomization is `NeedsNetwork` and nothing is fetched.
-    pub allow_network: bool,
+    /// What builds may fetch (`--network`, or `[network] allow` in the trusted
+    /// fluxsim.toml): a remote base or a URL in a file field the network permits is fetched
+    /// by the kustomize binary. Otherwise such a Kustomization is `NeedsNetwork` (saying
+    /// why) and nothing is fetched.
+    pub network: crate::net::Network,
     /// `fluxsim build --ignore-paths` (see `RepoOptions::build_ignore`).
     pub build_ignore: Option<crate::kustomization_generator::IgnoreFor>,
     /// Runs `flux-operator build rset` for the render's ResourceSets.

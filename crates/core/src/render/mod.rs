@@ -63,12 +63,8 @@ pub struct RepoOptions {
     /// Who hears the render's progress and warnings (the binary's terminal; by default
     /// nobody).
     pub listener: std::sync::Arc<dyn crate::notice::Listener>,
-    /// `--allow-network`: builds (and `helm template`) may reach the network.
-    pub allow_network: bool,
-    /// Whether the tree's own `fluxsim.toml` may allow the network (`[network] allow`). Not
-    /// for the head of a diff: a pull request cannot open the network for itself; the
-    /// base's setting is taken instead (into `allow_network`).
-    pub network_from_config: bool,
+    /// What the render may fetch, and whose settings decide it (see [`NetworkOptions`]).
+    pub network: NetworkOptions,
     /// `fluxsim build --ignore-paths`: the ignore rules Flux's generator applies to one
     /// Kustomization, as `flux build kustomization --ignore-paths` gives them.
     pub build_ignore: Option<crate::kustomization_generator::IgnoreFor>,
@@ -79,6 +75,93 @@ pub struct RepoOptions {
     /// `fluxsim upgrade`: render every cluster as if it ran these versions instead of what
     /// the repository says (`[versions]` and the evidence), Helm told the target Kubernetes.
     pub versions_override: Option<VersionsOverride>,
+}
+
+/// How a render's network is decided: `--network`, else `[network] allow` of the trusted
+/// fluxsim.toml, else the command's default; the fetch box from the trusted `[network]`.
+///
+/// The trusted fluxsim.toml is the tree's own for a single-revision command, and the base
+/// revision's for the head of a diff: a pull request cannot open the network for itself,
+/// nor name the hosts, credentials or addresses fluxsim may reach.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NetworkOptions {
+    /// `--network`, when given (it wins over fluxsim.toml).
+    pub mode: Option<crate::net::NetworkMode>,
+    /// The mode when neither `--network` nor `[network] allow` says (`none`; `diff` and
+    /// `prove`: `base-trusted`).
+    pub default_mode: crate::net::NetworkMode,
+    /// The trusted `[network]` when it is not the tree's own (the base revision's, for the
+    /// head of a diff). `None`: the tree's own, unless `untrusted_tree`.
+    pub config: Option<crate::config::Network>,
+    /// The tree's own fluxsim.toml may not widen the network (the head of a diff).
+    pub untrusted_tree: bool,
+    /// Under `base-trusted`, what the base revision names; `None`: the tree is its own base
+    /// (a single-revision command, or the base of a diff: every input it names is trusted).
+    pub trust: Option<std::sync::Arc<crate::net::Trust>>,
+}
+
+impl NetworkOptions {
+    /// The network of a render of a tree whose own fluxsim.toml is `config`.
+    ///
+    /// # Errors
+    /// The trusted `[network]` cannot be used (a credential without its variables, a CA file
+    /// that cannot be read).
+    pub fn resolve(
+        &self,
+        config: &crate::config::Config,
+        timeout: Duration,
+    ) -> Result<crate::net::Network, RenderError> {
+        use crate::net::NetworkMode;
+        let trusted = match (&self.config, self.untrusted_tree) {
+            (Some(c), _) => c.clone(),
+            (None, false) => config.network.clone(),
+            (None, true) => crate::config::Network::default(),
+        };
+        let mode = self.mode.unwrap_or(if trusted.allow {
+            NetworkMode::Any
+        } else {
+            self.default_mode
+        });
+        // A tree that is its own base trusts every input it names: `any`, still boxed.
+        let mode = match (mode, &self.trust) {
+            (NetworkMode::BaseTrusted, None) => NetworkMode::Any,
+            (m, _) => m,
+        };
+        let fetch_box = crate::net::fetch::FetchBox::from_env(&trusted, timeout)?;
+        Ok(crate::net::Network {
+            mode,
+            trust: self.trust.clone().unwrap_or_default(),
+            fetch_box: std::sync::Arc::new(fetch_box),
+        })
+    }
+}
+
+/// What a base revision's render names, for `--network base-trusted`: the URL of each
+/// HelmRepository, OCIRepository and GitRepository it applies (substituted, as Flux reads
+/// them), and each remote entry of its Kustomizations' kustomization files (remote bases at
+/// any ref, remote files below their folder's leading segments). What the head of a diff may
+/// fetch.
+#[must_use]
+pub fn trust_of(clusters: &[crate::model::ClusterRender]) -> crate::net::Trust {
+    let mut trust = crate::net::Trust::default();
+    for k in clusters.iter().flat_map(|c| &c.kustomizations) {
+        for url in &k.remote_inputs {
+            trust.add_entry(url);
+        }
+        for o in k.artifact.iter().flat_map(|a| &a.objects) {
+            let group = o.id.group.as_str();
+            let source_kind = matches!(
+                o.id.kind.as_str(),
+                "HelmRepository" | "OCIRepository" | "GitRepository"
+            );
+            if group == "source.toolkit.fluxcd.io" && source_kind {
+                if let Some(url) = crate::flux::str_at(&o.object, &["spec", "url"]) {
+                    trust.add_source(url);
+                }
+            }
+        }
+    }
+    trust
 }
 
 /// The versions `fluxsim upgrade` renders a repository at (its target), over everything the
@@ -133,8 +216,7 @@ impl Default for RepoOptions {
             flux_operator: None,
             progress: std::sync::Arc::default(),
             listener: std::sync::Arc::new(crate::notice::Quiet),
-            allow_network: false,
-            network_from_config: true,
+            network: NetworkOptions::default(),
             build_ignore: None,
             keep_sources: false,
             versions_override: None,
@@ -206,6 +288,9 @@ pub enum RenderError {
     /// `--helm` was asked for and helm cannot be run.
     #[error("{0}")]
     Helm(String),
+    /// The trusted `[network]` settings cannot be used.
+    #[error(transparent)]
+    Network(#[from] crate::net::fetch::FetchError),
 }
 
 /// `fluxsim build --ignore-paths`: the rules `flux build kustomization --ignore-paths` gives
@@ -544,7 +629,7 @@ pub fn render_tree_with(
             (_, None) => tree.fs(),
         })
         .collect();
-    let allow_network = opts.allow_network || (opts.network_from_config && config.network.allow);
+    let network = opts.network.resolve(&config, opts.timeout)?;
     let declared = config.declared(tree.fs())?;
     let yaml_files: Vec<String> = tree
         .files()
@@ -572,7 +657,7 @@ pub fn render_tree_with(
         origins: opts.origins,
         reuse: prior.reuse.clone(),
         progress: opts.progress.clone(),
-        allow_network,
+        network: network.clone(),
         build_ignore: opts.build_ignore.clone(),
         resourcesets: Arc::new(crate::resourceset::Runner::new(opts.flux_operator.clone())),
         keep_sources: opts.keep_sources,
@@ -623,16 +708,15 @@ pub fn render_tree_with(
             );
             note_offline(&mut renders, tree.fs(), &files, &mappings);
             let helm = helm.as_ref().map(|h| {
+                let helm_roots: Vec<(&Cluster, &SourceFs)> =
+                    clusters.iter().zip(cluster_roots.iter().copied()).collect();
                 helm_step(
                     &mut renders,
-                    &clusters,
-                    &cluster_roots,
+                    &helm_roots,
                     &outside,
                     cache,
-                    &RepoOptions {
-                        allow_network,
-                        ..opts.clone()
-                    },
+                    opts,
+                    &network,
                     h,
                 )
             });
@@ -727,16 +811,15 @@ fn note_offline(
 /// summary line.
 fn helm_step(
     renders: &mut [crate::model::ClusterRender],
-    clusters: &[Cluster],
-    roots: &[&SourceFs],
+    roots: &[(&Cluster, &SourceFs)],
     outside: &crate::reconcile::sources::Outside,
     cache: &BuildCache<'_>,
     opts: &RepoOptions,
+    network: &crate::net::Network,
     helm: &crate::helm::template::HelmBinary,
 ) -> String {
-    let sources: Vec<crate::helm::ClusterSources<'_>> = clusters
+    let sources: Vec<crate::helm::ClusterSources<'_>> = roots
         .iter()
-        .zip(roots)
         .map(|(c, fs)| crate::helm::ClusterSources {
             cluster: c.name.clone(),
             own: c.root.source_ref.as_ref().map(|s| {
@@ -760,7 +843,7 @@ fn helm_step(
         store: opts.cache_dir.as_deref().map(Store::new),
         mapped: &outside.mapped,
         stats: &stats,
-        allow_network: opts.allow_network,
+        network: network.clone(),
     };
     crate::helm::render_releases(renders, &sources, &ctx);
     crate::helm::summary(&ctx)

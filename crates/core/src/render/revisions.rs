@@ -221,8 +221,7 @@ fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
         listener: _,
         // A render that needed the network is never stored, whether it was allowed (its
         // inputs are not known) or not (`NeedsNetwork`; see `storable`).
-        allow_network: _,
-        network_from_config: _,
+        network: _,
         build_ignore,
         // Kept trees are this run's, never stored (the field is skipped).
         keep_sources: _,
@@ -400,6 +399,8 @@ fn encode_kustomization(k: &KustomizationRender) -> StoredKustomization {
         // Only a Kustomization that needs the network has it, and such a render is never
         // stored (`storable`).
         offline: _,
+        // A build with remote entries has no pinned inputs (or failed): never stored.
+        remote_inputs: _,
     } = k;
     let reason = match status {
         Status::Failed(r) | Status::Blocked(r) | Status::External(r) | Status::NeedsNetwork(r) => {
@@ -574,6 +575,7 @@ fn decode_kustomization(k: StoredKustomization) -> Option<KustomizationRender> {
         unknown_vars: k.unknown_vars,
         unknown_sources: k.unknown_sources,
         delegated: None,
+        remote_inputs: Vec::new(),
         strict: k.strict,
         vars_used: k.vars_used,
         build_path: k.build_path,
