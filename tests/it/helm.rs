@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 const PODINFO: &str = "apps-helm/helm/apps/podinfo";
 const WIDGETS: &str = "apps-helm/helm/apps/widgets";
 
-fn edit(repo: &Path, file: &str, from: &str, to: &str) {
+pub(crate) fn edit(repo: &Path, file: &str, from: &str, to: &str) {
     let path = repo.join(file);
     let text = fs::read_to_string(&path).unwrap();
     assert!(text.contains(from), "{file} does not contain {from:?}");
@@ -263,7 +263,7 @@ fn helm_renders_are_the_same_bytes_whatever_the_jobs() {
 }
 
 /// A HelmRelease of a chart in a HelmRepository, added to the fleet's apps-helm.
-fn add_repository_release(repo: &Path, url: &str, version: &str) {
+pub(crate) fn add_repository_release(repo: &Path, url: &str, version: &str) {
     fs::write(
         repo.join("apps/helm/remote.yaml"),
         format!(
@@ -526,7 +526,7 @@ fn serve(files: std::collections::BTreeMap<String, Vec<u8>>) -> Server {
 }
 
 /// `helm package` of the fleet's podinfo chart at `version`.
-fn package(dir: &Path, version: &str) -> Vec<u8> {
+pub(crate) fn package(dir: &Path, version: &str) -> Vec<u8> {
     let out = Command::new("helm")
         .args(["package", "--version", version, "-d"])
         .arg(dir)
@@ -541,7 +541,7 @@ fn package(dir: &Path, version: &str) -> Vec<u8> {
     fs::read(dir.join(format!("podinfo-{version}.tgz"))).unwrap()
 }
 
-fn render_with_cache(repo: &Path, cache: &Path, args: &[&str]) -> crate::common::Output {
+pub(crate) fn render_with_cache(repo: &Path, cache: &Path, args: &[&str]) -> crate::common::Output {
     let out = Command::new(env!("CARGO_BIN_EXE_fluxsim"))
         .args(args)
         .env("FLUXSIM_CACHE_DIR", cache)

@@ -14,6 +14,7 @@ mod diff;
 mod envsubst_robustness;
 mod escaping;
 mod exit_policy;
+mod fetch;
 mod fidelity;
 mod flux_suites;
 mod flux_versions;

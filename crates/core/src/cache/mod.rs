@@ -83,9 +83,13 @@ impl<'b> BuildCache<'b> {
                 .entries
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let mem_key = content
-                .as_ref()
-                .map_or_else(|| format!("tree:{key}"), |d| format!("cas:{d}"));
+            // A build whose closure is not known (it reads the network) is shared only
+            // within its own tree: the cache serves both trees of a diff, and the same
+            // folder in base and head may name different remote inputs.
+            let mem_key = content.as_ref().map_or_else(
+                || format!("tree:{}\0{key}", job.dir.display()),
+                |d| format!("cas:{d}"),
+            );
             map.entry(mem_key).or_default().clone()
         };
         let (built, built_in) = cell.get_or_init(|| {

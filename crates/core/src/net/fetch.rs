@@ -358,9 +358,11 @@ impl FetchBox {
                 let next = current
                     .join(location)
                     .map_err(|e| format!("GET {shown}: redirect to `{location}`: {e}"))?;
-                current = self
-                    .check(next.as_str())
-                    .map_err(|e| FetchError(format!("GET {shown}: redirected, then {e}")))?;
+                // The scheme, then the addresses the new host resolves to, before any
+                // connection to it (the resolver checks the addresses connected to again).
+                let then = |e: FetchError| FetchError(format!("GET {shown}: redirected, then {e}"));
+                current = self.check(next.as_str()).map_err(then)?;
+                self.precheck(current.as_str()).map_err(then)?;
                 continue;
             }
             let www_authenticate = res
