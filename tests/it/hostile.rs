@@ -251,7 +251,7 @@ fn remote_resources_and_urls_in_file_fields_need_the_network_and_reach_nothing()
             assert_eq!(k["status"], "needs-network", "{builder} {name}: {k:#}");
             let err = k["error"].as_str().unwrap();
             assert!(
-                err.contains("over the network") && err.contains("--allow-network"),
+                err.contains("over the network") && err.contains("--network any"),
                 "{builder} {name}: {err}"
             );
         }

@@ -77,7 +77,7 @@ fn a_namespace_naming_a_folder_that_holds_a_url_needs_no_network() {
     assert_eq!(tekton["hides"], serde_json::json!([]));
     assert!(
         headline.contains("4/5 Kustomizations rendered")
-            && headline.contains("1 needs the network (--allow-network)")
+            && headline.contains("1 needs the network (--network any)")
             && !headline.contains("hides"),
         "{headline}"
     );
@@ -142,7 +142,7 @@ fn a_parent_whose_build_reads_a_url_still_renders_the_children_its_own_files_dec
     );
     assert!(
         headline.contains("10/14 Kustomizations rendered in 2 clusters")
-            && headline.contains("4 need the network (--allow-network)")
+            && headline.contains("4 need the network (--network any)")
             && !headline.contains("hide"),
         "{headline}"
     );
@@ -215,7 +215,7 @@ fn the_headline_says_how_many_kustomizations_a_kustomization_that_needs_the_netw
     );
     assert!(
         headline
-            .contains("1 needs the network (--allow-network; it hides 4 Kustomizations below it)"),
+            .contains("1 needs the network (--network any; it hides 4 Kustomizations below it)"),
         "{headline}"
     );
     // A diff says so where it says the root is not compared.

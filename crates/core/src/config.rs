@@ -755,6 +755,23 @@ pub struct HelmConfig {
 mod tests {
     use super::*;
 
+    // The example of docs/configuration.md is a fluxsim.toml fluxsim reads: every key it
+    // shows exists (unknown keys are refused), `[network]`'s included.
+    #[test]
+    fn the_documented_example_configuration_parses() {
+        let doc = include_str!("../../../docs/configuration.md");
+        let start = doc.find("```toml\n").expect("a toml example") + "```toml\n".len();
+        let end = start + doc[start..].find("```").expect("its end");
+        let c = Config::parse(&doc[start..end], "docs/configuration.md").unwrap();
+        assert!(c.network.allow);
+        assert_eq!(c.network.insecure, ["charts.lab.internal"]);
+        assert_eq!(c.network.max_bytes, Some(64 << 20));
+        assert_eq!(
+            c.network.credentials["ghcr.io"].password_env.as_deref(),
+            Some("GHCR_TOKEN")
+        );
+    }
+
     #[test]
     fn bootstrap_objects_take_exactly_one_form() {
         let c = Config::parse(

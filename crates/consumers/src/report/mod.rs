@@ -225,10 +225,10 @@ fn network_count(r: &RepoRender) -> Option<String> {
         ("need", "they hide", "them")
     };
     Some(if hidden.is_empty() {
-        format!("{n} {verb} the network (--allow-network)")
+        format!("{n} {verb} the network (--network any)")
     } else {
         format!(
-            "{n} {verb} the network (--allow-network; {subject} {} below {object})",
+            "{n} {verb} the network (--network any; {subject} {} below {object})",
             plural(hidden.len(), "Kustomization")
         )
     })

@@ -54,7 +54,7 @@ impl std::fmt::Display for Outside {
             Outside::Network { file, reference } => write!(
                 f,
                 "{file}: `{reference}` would be fetched over the network while Helm validates \
-                 the values; --allow-network lets it"
+                 the values; --network any lets it"
             ),
             Outside::File { file, reference } => write!(
                 f,

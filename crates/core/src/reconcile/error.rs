@@ -23,7 +23,7 @@ pub enum Error {
     /// built (`Status::NeedsNetwork`).
     #[error(
         "spec.path `{path}`: {kustomization} reads `{url}` over the network; \
-         --allow-network (or `[network] allow = true` in fluxsim.toml) fetches it"
+         --network any (or `[network] allow = true` in fluxsim.toml) fetches it"
     )]
     NeedsNetwork {
         /// `spec.path`.
