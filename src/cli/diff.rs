@@ -701,7 +701,7 @@ fn image_changes(
 pub(crate) fn run_diff(args: &DiffArgs, layout: crate::report::layout::Layout) -> Outcome {
     // Two revisions: most build outputs are the same texts.
     crate::manifest::share_readings();
-    let mut opts = args.helm.apply(args.flags.options());
+    let mut opts = args.helm.apply_on_by_default(args.flags.options());
     // `--audit`, `--graph`: findings point at files and lines through kustomize's origins.
     opts.origins |= args.checks.reads_trees();
     let builder = make_builder(&opts)?;
@@ -744,7 +744,10 @@ pub(crate) fn run_diff(args: &DiffArgs, layout: crate::report::layout::Layout) -
 pub(crate) fn run_prove(args: &ProveArgs, layout: crate::report::layout::Layout) -> Outcome {
     // Head, the planning render and the canary renders: most build outputs repeat.
     crate::manifest::share_readings();
-    let mut opts = args.diff.helm.apply(args.diff.flags.options());
+    let mut opts = args
+        .diff
+        .helm
+        .apply_on_by_default(args.diff.flags.options());
     opts.origins |= args.diff.checks.reads_trees();
     let builder = make_builder(&opts)?;
     let cache = build_cache(builder.as_ref(), &opts);

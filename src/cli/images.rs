@@ -39,8 +39,13 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
-    // `--helm`: the images of the releases' pod templates too, as their own entries.
-    let opts = args.helm.apply(args.flags.options());
+    // `--helm`: the images of the releases' pod templates too, as their own entries; on by
+    // default with `--diff`, as in `diff` and `prove` (whose renders it then reuses).
+    let opts = if args.diff {
+        args.helm.apply_on_by_default(args.flags.options())
+    } else {
+        args.helm.apply(args.flags.options())
+    };
     if !args.diff {
         let r = render_dir(&args.flags.repo, &opts)?;
         let list = cluster_images(&r.clusters);
@@ -102,7 +107,7 @@ pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome
         format!(
             "fluxsim images: {} not compared (not rendered in base or head): their images \
              are not compared\n",
-            crate::report::plural(not_compared, "Kustomization")
+            pair.diff.not_compared_units()
         )
     } else {
         String::new()

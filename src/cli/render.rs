@@ -184,25 +184,43 @@ pub(crate) struct HelmFlags {
     ///
     /// Runs the `helm` binary; each release is a child artifact
     /// `<kustomization>/helm/<namespace>/<name>` of the Kustomization that applies it.
+    /// `diff` and `prove` do so by default whenever a helm binary is found.
     #[arg(long)]
     pub(crate) helm: bool,
+    /// Do not render HelmReleases (`diff` and `prove` render them by default).
+    #[arg(long, conflicts_with_all = ["helm", "helm_binary", "fetch_charts"], hide_short_help = true)]
+    pub(crate) no_helm: bool,
     /// The helm binary (default: `helm` on PATH); helm-controller links helm v4.2.4.
-    #[arg(long, value_name = "PATH", requires = "helm", hide_short_help = true)]
+    #[arg(long, value_name = "PATH", hide_short_help = true)]
     pub(crate) helm_binary: Option<PathBuf>,
     /// Download charts of HelmRepositories over the network (kept in the cache folder);
     /// without it such releases are reported as not fetched.
-    #[arg(long, requires = "helm", hide_short_help = true)]
+    #[arg(long, hide_short_help = true)]
     pub(crate) fetch_charts: bool,
 }
 
 impl HelmFlags {
-    /// `opts` with what these flags ask for.
-    pub(crate) fn apply(&self, mut opts: RepoOptions) -> RepoOptions {
-        if self.helm {
+    /// `opts` with what these flags ask for: HelmReleases only when asked (`--helm`, or
+    /// `--helm-binary`, `--fetch-charts`, which need it).
+    pub(crate) fn apply(&self, opts: RepoOptions) -> RepoOptions {
+        self.with_default(opts, false)
+    }
+
+    /// `opts` with what these flags ask for, HelmReleases on unless `--no-helm` (`diff`,
+    /// `prove`): a chart bump is reviewed by what it renders. Without a helm binary the
+    /// render goes on without them and says so, unless `--helm` asked for them.
+    pub(crate) fn apply_on_by_default(&self, opts: RepoOptions) -> RepoOptions {
+        self.with_default(opts, true)
+    }
+
+    fn with_default(&self, mut opts: RepoOptions, on: bool) -> RepoOptions {
+        let asked = self.helm || self.helm_binary.is_some() || self.fetch_charts;
+        if !self.no_helm && (asked || on) {
             opts.helm = Some(crate::helm::HelmOptions {
                 binary: self.helm_binary.clone(),
                 timeout: opts.timeout,
                 fetch_charts: self.fetch_charts,
+                by_default: !asked,
             });
         }
         opts

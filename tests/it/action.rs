@@ -929,6 +929,7 @@ fn action_steps_on_a_fixture_pull_request_produce_the_comments_and_the_whole_rep
             ),
             ("FLUXSIM", env!("CARGO_BIN_EXE_fluxsim")),
             ("FLUXSIM_CACHE_DIR", cache.path().to_str().unwrap()),
+            ("FLUXSIM_NETWORK", "none"),
             ("OUT", out.path().to_str().unwrap()),
             ("GITHUB_OUTPUT", gh_output.to_str().unwrap()),
         ],
@@ -1084,7 +1085,8 @@ fn run_with_failing_fluxsim(stderr: &str) -> (String, String) {
 }
 
 /// The action's `helm`, `fetch-charts` and `audit` inputs reach fluxsim as its flags (a fake
-/// fluxsim writes the arguments it was given); off by default.
+/// fluxsim writes the arguments it was given); `helm: auto` (the default) passes none, so
+/// HelmReleases follow fluxsim's default (rendered when helm is found), `false` turns them off.
 #[test]
 fn run_passes_the_helm_fetch_charts_and_audit_inputs_as_flags() {
     let args_of = |env: &[(&str, &str)]| {
@@ -1115,10 +1117,16 @@ fn run_passes_the_helm_fetch_charts_and_audit_inputs_as_flags() {
             .collect::<Vec<_>>()
     };
     let has = |args: &[String], flag: &str| args.iter().any(|a| a == flag);
+    // HelmReleases by fluxsim's own default (rendered when helm is found): no flag.
     let plain = args_of(&[]);
-    for flag in ["--helm", "--fetch-charts", "--audit"] {
+    for flag in ["--helm", "--no-helm", "--fetch-charts", "--audit"] {
         assert!(!has(&plain, flag), "{flag} by default: {plain:?}");
     }
+    let off = args_of(&[("HELM", "false"), ("FETCH_CHARTS", "true")]);
+    assert!(
+        has(&off, "--no-helm") && !has(&off, "--helm") && !has(&off, "--fetch-charts"),
+        "{off:?}"
+    );
     let audit = args_of(&[("AUDIT", "true")]);
     assert!(
         has(&audit, "--audit") && !has(&audit, "--helm"),
@@ -1270,6 +1278,75 @@ fn install_takes_the_release_binary_and_checks_its_sha256() {
     );
     assert_eq!(code, 1);
     assert!(err.contains("SHA-256"), "{err}");
+}
+
+/// `install --helm VERSION` takes helm's archive as get.helm.sh lays it out, checked against
+/// its `.sha256sum`; a tampered one, or a version that is not a release, is refused.
+#[cfg(target_os = "linux")]
+#[test]
+fn install_takes_helm_and_checks_its_sha256() {
+    let goarch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        _ => "arm64",
+    };
+    let arch = std::env::consts::ARCH;
+    let target = format!("{arch}-unknown-linux-musl");
+    let release = tempfile::tempdir().unwrap();
+    let stage = release.path().join(format!("fluxsim-{target}"));
+    fs::create_dir(&stage).unwrap();
+    fs::copy(env!("CARGO_BIN_EXE_fluxsim"), stage.join("fluxsim")).unwrap();
+    let tar = |archive: &str, folder: &str| {
+        let ok = Command::new("tar")
+            .args(["-czf", archive, folder])
+            .current_dir(release.path())
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let digest = crate::common::sha256(&fs::read(release.path().join(archive)).unwrap());
+        fs::write(
+            release.path().join(format!("{archive}.sha256")),
+            format!("{digest}  {archive}\n"),
+        )
+        .unwrap();
+        digest
+    };
+    tar(
+        &format!("fluxsim-{target}.tar.gz"),
+        &format!("fluxsim-{target}"),
+    );
+    // helm's own layout: linux-amd64/helm in helm-VERSION-linux-amd64.tar.gz.
+    let helm_dir = release.path().join(format!("linux-{goarch}"));
+    fs::create_dir(&helm_dir).unwrap();
+    fs::write(helm_dir.join("helm"), "#!/bin/sh\necho v4.2.4\n").unwrap();
+    let harchive = format!("helm-v4.2.4-linux-{goarch}.tar.gz");
+    let digest = tar(&harchive, &format!("linux-{goarch}"));
+    let sums = release.path().join(format!("{harchive}.sha256sum"));
+    fs::write(&sums, format!("{digest}  {harchive}\n")).unwrap();
+    let url = format!("file://{}", release.path().display());
+    let install = |version: &str| {
+        let dest = tempfile::tempdir().unwrap();
+        let (code, out, err) = run_script(
+            "install",
+            &["--helm", version, dest.path().to_str().unwrap()],
+            &[("FLUXSIM_DOWNLOAD_URL", &url), ("HELM_DOWNLOAD_URL", &url)],
+            None,
+        );
+        (code, out, err, dest.path().join("helm").is_file())
+    };
+    let (code, out, err, installed) = install("v4.2.4");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("installed helm v4.2.4"), "{out}");
+    assert!(installed);
+    let (code, _, err, installed) = install("--version");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not --version") && !installed, "{err}");
+    fs::write(&sums, format!("{}  {harchive}\n", "0".repeat(64))).unwrap();
+    let (code, _, err, installed) = install("v4.2.4");
+    assert_eq!(code, 1);
+    assert!(
+        err.contains(&format!("{harchive}: SHA-256")) && !installed,
+        "{err}"
+    );
 }
 
 #[test]

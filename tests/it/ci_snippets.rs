@@ -423,6 +423,8 @@ fn snippets_pass_on(repo: &Path) {
             ),
         ),
         ("FLUXSIM_CACHE_DIR", cache.path().display().to_string()),
+        // Hermetic: the shapes name real chart hosts (see common::fluxsim_in).
+        ("FLUXSIM_NETWORK", "none".to_string()),
         ("GITHUB_STEP_SUMMARY", summary.path().display().to_string()),
     ];
     let gitlab_runs = Command::new("jq").arg("--version").output().is_ok();

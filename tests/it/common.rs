@@ -41,6 +41,10 @@ pub(crate) fn fluxsim_in(cwd: Option<&Path>, args: &[&str]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_fluxsim"));
     cmd.args(args)
         .env("FLUXSIM_CACHE_DIR", cache.path())
+        // Tests are hermetic: `diff` and `prove` fetch what the base names by default, and
+        // fixtures name real chart hosts. A test of the network passes `--network` (which
+        // wins over the variable) or runs fluxsim itself (tests/it/fetch.rs).
+        .env("FLUXSIM_NETWORK", "none")
         .current_dir(cwd.unwrap_or(Path::new(env!("CARGO_MANIFEST_DIR"))))
         .env_remove("GIT_DIR")
         .env_remove("GIT_WORK_TREE")
@@ -236,4 +240,11 @@ pub(crate) fn ks(v: &Value) -> String {
         }
     }
     id
+}
+
+/// `name` on this process's PATH, as a shell would find it.
+pub(crate) fn which(name: &str) -> Option<std::path::PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
 }

@@ -90,13 +90,13 @@ fn pure_refactor_proves_identical_with_every_canary_detected_and_restored() {
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout
-            .contains("dev: 9/9 artifacts identical; canaries 2/2 detected, 2/2 restored"),
+            .contains("dev: 11/11 artifacts identical; canaries 3/3 detected, 3/3 restored"),
         "{}",
         out.stdout
     );
     assert!(out
         .stdout
-        .contains("prod: 9/9 artifacts identical; canaries 2/2 detected, 2/2 restored"));
+        .contains("prod: 11/11 artifacts identical; canaries 3/3 detected, 3/3 restored"));
     assert!(out.stdout.ends_with("prove: PASS\n"), "{}", out.stdout);
 }
 
@@ -614,9 +614,9 @@ fn markdown_summary_has_a_table_per_cluster_and_collapsed_diffs() {
     assert_eq!(out.code, 0);
     let md = &out.stdout;
     assert!(md.starts_with("## fluxsim diff: `HEAD"), "{md}");
-    assert!(md.contains("| `dev` | 9/9 artifacts identical |"), "{md}");
+    assert!(md.contains("| `dev` | 11/11 artifacts identical |"), "{md}");
     assert!(
-        md.contains("| `prod` | 7/9 artifacts identical, 2 changed |"),
+        md.contains("| `prod` | 9/11 artifacts identical, 2 changed |"),
         "{md}"
     );
     assert!(md.contains("### `prod`"));
@@ -1893,7 +1893,9 @@ fn a_parent_failing_in_head_removes_no_image() {
     let images = run(repo.path(), &["images", "--diff", "--base", "HEAD"]);
     assert!(!images.stdout.contains("- docker.io/"), "{}", images.stdout);
     assert!(
-        images.stderr.contains("18 Kustomizations not compared"),
+        images
+            .stderr
+            .contains("18 Kustomizations and 4 HelmReleases not compared"),
         "{}",
         images.stderr
     );

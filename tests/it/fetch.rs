@@ -207,14 +207,41 @@ fn a_chart_bump_is_fetched_from_the_repository_the_base_names_and_diffed() {
         "version: \"6.5.0\"",
     );
     commit_all(repo.path(), "chore(deps): update podinfo to 6.5.0");
+    // HelmReleases are rendered by default in a diff: no `--helm`.
     let out = run(
         repo.path(),
-        &["diff", "--base", base.trim(), "--helm", "--format", "json"],
+        &["diff", "--base", base.trim(), "--format", "json"],
         &[],
         None,
     );
     assert!(out.code <= 1, "{}{}", out.stdout, out.stderr);
     let json = out.json();
+    let bump = json["clusters"][0]["kustomizations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| crate::common::ks(&k["kustomization"]).ends_with(REMOTE))
+        .map(|k| k["chart"].clone());
+    assert_eq!(
+        bump,
+        Some(serde_json::json!({"name": "podinfo", "base": "6.4.0", "head": "6.5.0"})),
+        "{}",
+        out.stdout
+    );
+    // The review leads with the bump and what it does to the release's objects (only the
+    // chart label differs, which the default filters hide).
+    let text = run(
+        repo.path(),
+        &["diff", "--base", base.trim(), "--no-default-strip"],
+        &[],
+        None,
+    );
+    assert!(
+        text.stdout
+            .contains("chart podinfo 6.4.0 → 6.5.0: 2 objects changed"),
+        "{}",
+        text.stdout
+    );
     let changed = changed_releases(&json);
     assert!(
         changed
@@ -402,7 +429,7 @@ fn outcomes(json: &serde_json::Value, name: &str) -> Vec<String> {
         .unwrap()
         .iter()
         .flat_map(|c| c["kustomizations"].as_array().unwrap().iter())
-        .filter(|k| k["kustomization"]["name"] == name)
+        .filter(|k| crate::common::ks(&k["kustomization"]) == format!("flux-system/{name}"))
         .map(|k| k["outcome"].as_str().unwrap_or("").to_string())
         .collect()
 }

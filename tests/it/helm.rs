@@ -290,9 +290,10 @@ fn allow_local_server(repo: &Path) {
 }
 
 // A chart that cannot be had is a status of the release with its reason, never a failed
-// run, and never compared as identical.
+// run; in a diff it is unchanged only when what it is made from is (its HelmRelease, its
+// chart source, its values sources), else not compared.
 #[test]
-fn a_helm_repository_chart_without_fetch_charts_is_not_fetched_and_not_compared() {
+fn a_helm_repository_chart_without_fetch_charts_is_not_fetched_and_compared_by_its_inputs() {
     let repo = repo_from("testdata/fleet");
     add_repository_release(repo.path(), "https://charts.example.net", ">=6.0.0");
     commit_all(repo.path(), "remote chart");
@@ -350,8 +351,46 @@ fn a_helm_repository_chart_without_fetch_charts_is_not_fetched_and_not_compared(
         })
         .unwrap()
         .clone();
+    // Not fetched in either revision, with its HelmRelease and its chart source the same
+    // bytes in both: it installs the same thing in both (compare/external.rs).
+    assert_eq!(remote["change"], "external unchanged", "{remote:#}");
+    assert_eq!(
+        remote["external"],
+        "identical in base and head: its HelmRelease object, HelmRepository/apps/charts",
+        "{remote:#}"
+    );
+    // Its HelmRelease changed: not compared, never identical, naming what changed; a
+    // warning, which the default does not fail on.
+    edit(repo.path(), "apps/helm/remote.yaml", ">=6.0.0", ">=6.1.0");
+    let diff = fluxsim_in(
+        Some(repo.path()),
+        &[
+            "diff",
+            "--base",
+            "HEAD",
+            "--cluster",
+            "dev",
+            "--format",
+            "json",
+        ],
+    );
+    let remote = diff.json()["clusters"][0]["kustomizations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| {
+            crate::common::ks(&k["kustomization"]) == "flux-system/apps-helm/helm/apps/remote"
+        })
+        .unwrap()
+        .clone();
     assert_eq!(remote["change"], "not compared", "{remote:#}");
-    // Not compared is never identical: a warning, which the default does not fail on.
+    assert!(
+        remote["external"]
+            .as_str()
+            .unwrap()
+            .starts_with("HelmRelease/apps/remote changed: spec.chart.spec.version"),
+        "{remote:#}"
+    );
     assert_eq!(diff.code, 0, "not compared is a warning: {}", diff.stdout);
 }
 
@@ -476,10 +515,10 @@ fn prove_helm_detects_a_canary_in_a_values_file_in_the_release_output() {
         ]
     );
     assert_eq!(values["detectedIn"], values["expected"]);
-    // Without --helm there is no release to see it in, and no values canary.
+    // With --no-helm there is no release to see it in, and no values canary.
     let plain = fluxsim_in(
         Some(repo.path()),
-        &["prove", "--base", "HEAD", "--format", "json"],
+        &["prove", "--base", "HEAD", "--no-helm", "--format", "json"],
     );
     assert_eq!(plain.code, 0, "{}", plain.stderr);
     assert!(!plain.stdout.contains("\"values\""), "{}", plain.stdout);
@@ -1214,4 +1253,82 @@ fn oci_charts_are_fetched_from_a_registry_by_tag_range() {
         "{}",
         note("from-ref")
     );
+}
+
+// `diff` and `prove` render HelmReleases by default (issue 39): a change of a chart of the
+// tree shows in its releases without `--helm`; `--no-helm` turns them off (and the diff is
+// then blind to the chart, as before); without a helm binary the Kustomizations are still
+// compared, with a warning that names what is not.
+#[test]
+fn diff_renders_helm_releases_by_default_and_no_helm_turns_them_off() {
+    let repo = repo_from("testdata/fleet");
+    edit(
+        repo.path(),
+        "charts/podinfo/templates/service.yaml",
+        "protocol: TCP",
+        "protocol: UDP",
+    );
+    let changed = |out: &crate::common::Output| -> Vec<String> {
+        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+        out.json()["clusters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|c| c["kustomizations"].as_array().unwrap().iter())
+            .filter(|k| k["change"] != "identical")
+            .map(|k| crate::common::ks(&k["kustomization"]))
+            .collect()
+    };
+    let diff = ["diff", "--base", "HEAD", "--format", "json"];
+    let default = fluxsim_in(Some(repo.path()), &diff);
+    let release = format!("flux-system/{PODINFO}");
+    assert_eq!(
+        changed(&default),
+        [release.clone(), release],
+        "{}",
+        default.stdout
+    );
+    let off = fluxsim_in(Some(repo.path()), &[&diff[..], &["--no-helm"]].concat());
+    assert_eq!(changed(&off), Vec::<String>::new());
+    assert!(!off.stdout.contains("/helm/"), "{}", off.stdout);
+    // `--no-helm` with `--helm` is a usage error.
+    let both = fluxsim_in(
+        Some(repo.path()),
+        &["diff", "--base", "HEAD", "--helm", "--no-helm"],
+    );
+    assert_eq!(both.code, 2, "{}", both.stderr);
+    // No helm on PATH (git and kustomize only): the diff goes on without releases, and says so.
+    let bin = tempfile::tempdir().unwrap();
+    for tool in ["git", "kustomize"] {
+        if let Some(p) = crate::common::which(tool) {
+            std::os::unix::fs::symlink(p, bin.path().join(tool)).unwrap();
+        }
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fluxsim"))
+        .args(diff)
+        .current_dir(repo.path())
+        .env("PATH", bin.path())
+        .env("FLUXSIM_CACHE_DIR", bin.path().join("cache"))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("HelmReleases are not rendered: no helm found on PATH"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("/helm/"), "{stdout}");
+    // With `--helm`, a missing helm is a usage error.
+    let asked = std::process::Command::new(env!("CARGO_BIN_EXE_fluxsim"))
+        .args(diff)
+        .arg("--helm")
+        .current_dir(repo.path())
+        .env("PATH", bin.path())
+        .env("FLUXSIM_CACHE_DIR", bin.path().join("cache"))
+        .output()
+        .unwrap();
+    assert_eq!(asked.status.code(), Some(2));
 }

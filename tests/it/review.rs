@@ -78,7 +78,7 @@ fn a_chart_bump_shows_the_image_change_and_hides_the_label_and_checksum_churn_co
     );
     assert!(
         text.contains(
-            "-- HelmRelease apps/podinfo: changed\n   1 object changed\n~ Deployment apps/podinfo\n\
+            "-- HelmRelease apps/podinfo: changed\n   chart podinfo 6.5.0 → 6.6.0: 1 object changed\n~ Deployment apps/podinfo\n\
              \x20 spec.template.spec.containers[name=podinfo].image\n\
              -   registry.example.net/mirror/podinfo:6.5.4\n\
              +   registry.example.net/mirror/podinfo:6.6.0\n"

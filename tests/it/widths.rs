@@ -119,13 +119,13 @@ fn diffs_fit_80_columns_and_say_their_counts_first_and_last() {
     fits("diff", "diff", &diff);
     assert!(
         diff.stdout
-            .starts_with("diff: 2 of 18 artifacts changed, 16 identical\nbase HEAD ("),
+            .starts_with("diff: 2 of 22 artifacts changed, 20 identical\nbase HEAD ("),
         "{}",
         diff.stdout
     );
     assert!(
         diff.stdout
-            .ends_with("result: changed (2 of 18 artifacts changed, 16 identical)\n"),
+            .ends_with("result: changed (2 of 22 artifacts changed, 20 identical)\n"),
         "{}",
         diff.stdout
     );
@@ -146,7 +146,7 @@ fn diffs_fit_80_columns_and_say_their_counts_first_and_last() {
     assert!(
         prove
             .stdout
-            .starts_with("prove: PASS: 2 of 18 artifacts changed, 16 identical; canaries"),
+            .starts_with("prove: PASS: 2 of 22 artifacts changed, 20 identical; canaries"),
         "{}",
         prove.stdout
     );

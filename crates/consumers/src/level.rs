@@ -129,6 +129,7 @@ mod tests {
             objects: Vec::new(),
             left_out: 0,
             order: None,
+            chart: None,
         }
     }
 

@@ -132,9 +132,52 @@ pub struct UnitReview {
     /// What the filters hid in its objects.
     #[serde(skip_serializing_if = "is_zero")]
     pub hidden: Hidden,
+    /// A HelmRelease's chart bump.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chart: Option<crate::model::ChartBump>,
 }
 
 impl UnitReview {
+    /// The line a chart bump leads with: `chart podinfo 6.4.0 → 6.5.0: 3 objects changed, 1
+    /// CRD changed` (what the release's objects do under the new chart; nothing shown
+    /// differs: `no object changes`).
+    #[must_use]
+    pub fn chart_line(&self) -> Option<String> {
+        let c = self.chart.as_ref()?;
+        let is_crd = |o: &&ObjectReview| {
+            o.object.kind == "CustomResourceDefinition" && o.object.group == "apiextensions.k8s.io"
+        };
+        let count = |crd: bool, change: ObjectChange| {
+            self.objects
+                .iter()
+                .filter(|o| is_crd(o) == crd && o.change == change)
+                .count()
+        };
+        let mut parts = Vec::new();
+        for (crd, one, many) in [(false, "object", "objects"), (true, "CRD", "CRDs")] {
+            for (change, word) in [
+                (ObjectChange::Changed, "changed"),
+                (ObjectChange::Added, "added"),
+                (ObjectChange::Removed, "removed"),
+            ] {
+                let n = count(crd, change);
+                if n > 0 {
+                    parts.push(format!("{n} {} {word}", if n == 1 { one } else { many }));
+                }
+            }
+        }
+        if parts.is_empty() {
+            parts.push("no object changes".into());
+        }
+        Some(format!(
+            "chart {} {} → {}: {}",
+            c.name,
+            c.base,
+            c.head,
+            parts.join(", ")
+        ))
+    }
+
     /// How many of its objects were added, changed and removed.
     #[must_use]
     pub fn object_counts(&self) -> (usize, usize, usize) {
@@ -515,6 +558,7 @@ fn unit(u: &Unit, filters: &Filters) -> UnitReview {
         reordered,
         objects,
         hidden,
+        chart: u.chart.clone(),
     }
 }
 

@@ -187,6 +187,20 @@ pub struct Unit {
     /// different order of the same objects is shown as one "order changed" line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order: Option<Order>,
+    /// A HelmRelease whose chart's name or version differs between base and head.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chart: Option<ChartBump>,
+}
+
+/// A release's chart in base and head (`podinfo` `6.4.0` → `6.5.0`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChartBump {
+    /// The chart's name.
+    pub name: String,
+    /// Its version in base (`name@version` when the name changed too).
+    pub base: String,
+    /// Its version in head.
+    pub head: String,
 }
 
 /// The objects of a unit in each revision's order.

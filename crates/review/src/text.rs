@@ -306,7 +306,9 @@ fn unit(u: &UnitReview, out: &mut String) {
         one_line(&u.name),
         u.outcome.as_str()
     );
-    if !what.is_empty() {
+    if let Some(line) = u.chart_line() {
+        let _ = writeln!(out, "   {}", one_line(&line));
+    } else if !what.is_empty() {
         let _ = writeln!(out, "   {}", what.join(", "));
     }
     if let Some(p) = &u.problem {

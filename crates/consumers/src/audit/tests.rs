@@ -56,6 +56,7 @@ fn render(name: &str, spec: &Value, yaml: &str, vars: &[(&str, &str)]) -> Kustom
         source_tree: None,
         offline: None,
         remote_inputs: Vec::new(),
+        chart_in_tree: false,
     }
 }
 

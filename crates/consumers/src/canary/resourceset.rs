@@ -230,6 +230,7 @@ mod tests {
             source_tree: None,
             offline: None,
             remote_inputs: Vec::new(),
+            chart_in_tree: false,
             strict: true,
         };
         k.artifact = Some(artifact);

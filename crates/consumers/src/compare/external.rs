@@ -177,6 +177,9 @@ pub(super) fn external_unchanged(
         return Err(Unproven("not external in both revisions".into()));
     }
     let (bo, ho) = (objects(base), objects(head));
+    if let Some(release) = crate::model::release_of(bk) {
+        return release_unchanged(&release, &bo, &ho, show_secrets);
+    }
     let ks = &bk.kustomization;
     let own = ObjectId {
         group: crate::flux::KUSTOMIZE_GROUP.to_string(),
@@ -263,6 +266,75 @@ pub(super) fn external_unchanged(
         };
         if same_object(&var_source, &bo, &ho, show_secrets)? {
             checked.push(short(&var_source));
+        }
+    }
+    Ok(format!(
+        "identical in base and head: {}",
+        checked.join(", ")
+    ))
+}
+
+/// Whether a HelmRelease whose chart could not be had in either revision installs the same
+/// in both. What helm-controller renders is a function of the HelmRelease object (chart,
+/// version, values, `postRenderers`, as its Kustomization applies it), of the source its
+/// chart comes from (`spec.chart.spec.sourceRef`, or `spec.chartRef`: URL, ref, what the
+/// source-controller fetches) and of its `valuesFrom` ConfigMaps and Secrets; each must be
+/// byte-identical in both renders (a range version resolves the same for both: they are
+/// looked at at one time).
+fn release_unchanged(
+    release: &crate::flux::NamespacedName,
+    bo: &BTreeMap<&ObjectId, &ArtifactObject>,
+    ho: &BTreeMap<&ObjectId, &ArtifactObject>,
+    show_secrets: bool,
+) -> Result<String, Unproven> {
+    let own = ObjectId {
+        group: "helm.toolkit.fluxcd.io".into(),
+        kind: "HelmRelease".into(),
+        namespace: release.namespace.clone(),
+        name: release.name.clone(),
+    };
+    if !same_object(&own, bo, ho, show_secrets)? {
+        return Err(Unproven(format!(
+            "{} is applied by no rendered Kustomization, so its spec cannot be compared",
+            short(&own)
+        )));
+    }
+    let mut checked = vec!["its HelmRelease object".to_string()];
+    // The same bytes in both: the fields read here are the same in both.
+    let hr = &bo[&own].object;
+    let spec = &hr["spec"];
+    let reference = if spec["chartRef"].is_object() {
+        &spec["chartRef"]
+    } else {
+        &spec["chart"]["spec"]["sourceRef"]
+    };
+    let kind = reference["kind"].as_str().unwrap_or_default();
+    if kind.is_empty() {
+        return Err(Unproven(format!("{} names no chart source", short(&own))));
+    }
+    let source = ObjectId {
+        group: "source.toolkit.fluxcd.io".into(),
+        kind: kind.into(),
+        namespace: reference["namespace"]
+            .as_str()
+            .unwrap_or(&release.namespace)
+            .into(),
+        name: reference["name"].as_str().unwrap_or_default().into(),
+    };
+    if same_object(&source, bo, ho, show_secrets)? {
+        checked.push(short(&source));
+    } else {
+        checked.push(format!("{} (in neither revision)", short(&source)));
+    }
+    for from in spec["valuesFrom"].as_array().into_iter().flatten() {
+        let values = ObjectId {
+            group: String::new(),
+            kind: from["kind"].as_str().unwrap_or_default().into(),
+            namespace: release.namespace.clone(),
+            name: from["name"].as_str().unwrap_or_default().into(),
+        };
+        if same_object(&values, bo, ho, show_secrets)? {
+            checked.push(short(&values));
         }
     }
     Ok(format!(

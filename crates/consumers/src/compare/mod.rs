@@ -19,6 +19,29 @@ pub mod strip;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+/// What a `--helm` release entry's name holds between its Kustomization and the release
+/// (`<kustomization>/helm/<namespace>/<name>`, made by core's `helm::step::release_entry`).
+pub(crate) const HELM_SEPARATOR: &str = "/helm/";
+
+/// `N Kustomizations`, `M HelmReleases`, or both joined by `and` (nothing: `0 Kustomizations`).
+#[must_use]
+pub fn units(kustomizations: usize, releases: usize) -> String {
+    let (k, r) = (
+        crate::text::plural(kustomizations, "Kustomization"),
+        crate::text::plural(releases, "HelmRelease"),
+    );
+    match (kustomizations, releases) {
+        (_, 0) => k,
+        (0, _) => r,
+        _ => format!("{k} and {r}"),
+    }
+}
+
+/// Whether a diff's entry is a `--helm` release entry, by its name.
+pub(crate) fn is_release_entry(entry: &str) -> bool {
+    entry.contains(HELM_SEPARATOR)
+}
+
 use serde::Serialize;
 
 use crate::artifact::Artifact;
@@ -146,6 +169,54 @@ pub struct KustomizationDiff {
     /// says "order changed" when only that differs).
     #[serde(skip)]
     pub order: Option<(Vec<ObjectId>, Vec<ObjectId>)>,
+    /// A release entry whose chart's name or version differs between base and head (a
+    /// chart bump).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chart: Option<ChartBump>,
+}
+
+/// A release's chart in base and head, as its `Chart.yaml` names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChartBump {
+    /// The chart's name in head (in base when head has none).
+    pub name: String,
+    /// Its version in base (`name@version` when the name changed too).
+    pub base: String,
+    /// Its version in head.
+    pub head: String,
+}
+
+/// The chart of a release entry as its note names it: (name, version).
+fn chart_of(k: &KustomizationRender) -> Option<(&str, &str)> {
+    k.notes.iter().find_map(|n| match n {
+        crate::model::Note::HelmRelease {
+            chart_name,
+            chart_version,
+            ..
+        } if !chart_version.is_empty() => Some((chart_name.as_str(), chart_version.as_str())),
+        _ => None,
+    })
+}
+
+/// The chart bump between two renders of one release, when its chart's name or version
+/// differs.
+fn chart_bump(
+    bk: Option<&KustomizationRender>,
+    hk: Option<&KustomizationRender>,
+) -> Option<ChartBump> {
+    let ((bn, bv), (hn, hv)) = (chart_of(bk?)?, chart_of(hk?)?);
+    if (bn, bv) == (hn, hv) {
+        return None;
+    }
+    Some(ChartBump {
+        name: if hn.is_empty() { bn } else { hn }.to_string(),
+        base: if bn == hn {
+            bv.to_string()
+        } else {
+            format!("{bn}@{bv}")
+        },
+        head: hv.to_string(),
+    })
 }
 
 /// An object Flux's garbage collection deletes when head is applied.
@@ -322,6 +393,19 @@ impl RevisionDiff {
     #[must_use]
     pub fn not_compared(&self) -> usize {
         self.clusters.iter().map(|c| c.not_compared().count()).sum()
+    }
+
+    /// What could not be compared, named by kind: `2 Kustomizations`, `1 HelmRelease`,
+    /// `2 Kustomizations and 1 HelmRelease` (a `--helm` release entry is no Kustomization).
+    #[must_use]
+    pub fn not_compared_units(&self) -> String {
+        let releases = self
+            .clusters
+            .iter()
+            .flat_map(ClusterDiff::not_compared)
+            .filter(|k| is_release_entry(&k.kustomization))
+            .count();
+        units(self.not_compared() - releases, releases)
     }
 
     /// How many Kustomizations are external in both revisions and unchanged, in every
@@ -507,6 +591,7 @@ fn diff_cluster(
             objects,
             left_out,
             order,
+            chart: chart_bump(bk, hk),
         });
     }
     let moves = find_moves(&b, &h);

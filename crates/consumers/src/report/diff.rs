@@ -72,32 +72,44 @@ impl Inline for DiffOutcome<'_> {
 }
 
 /// The summary line of what could not be compared (`n` Kustomizations, more than 0).
-struct NotComparedLine(usize);
+struct NotComparedLine(String);
 
 impl Inline for NotComparedLine {
     fn put(&self, w: &mut Out<'_>) {
-        let n = self.0;
         md!(
             w,
-            "{} Kustomization{} could not be compared: not rendered in base or head (failed, \
-             blocked, external or suspended; see above)",
-            n,
-            if n == 1 { "" } else { "s" }
+            "{} could not be compared: not rendered in base or head (failed, blocked, \
+             external or suspended; see above)",
+            Text(&self.0)
         );
     }
 }
 
-/// The summary line of the external Kustomizations found unchanged (`n`, more than 0).
-struct ExternalLine(usize);
+struct ExternalLine(usize, usize);
 
 impl Inline for ExternalLine {
     fn put(&self, w: &mut Out<'_>) {
-        md!(
-            w,
-            "{} external and unchanged: not rendered, but their Kustomization, source and var \
-             source objects are identical in base and head (see above)",
-            Plural(self.0, "Kustomization")
-        );
+        let ExternalLine(kustomizations, releases) = *self;
+        if kustomizations > 0 {
+            md!(
+                w,
+                "{} external and unchanged: not rendered, but their Kustomization, source and \
+                 var source objects are identical in base and head (see above)",
+                Plural(kustomizations, "Kustomization")
+            );
+        }
+        if kustomizations > 0 && releases > 0 {
+            md!(w, "; ");
+        }
+        if releases > 0 {
+            md!(
+                w,
+                "{} whose chart could not be had, unchanged: not rendered, but their \
+                 HelmRelease, chart source and values source objects are identical in base \
+                 and head (see above)",
+                Plural(releases, "HelmRelease")
+            );
+        }
     }
 }
 
@@ -118,8 +130,14 @@ impl Inline for SkippedLine {
 }
 
 fn external_line(d: &RevisionDiff) -> Option<ExternalLine> {
+    let releases = d
+        .clusters
+        .iter()
+        .flat_map(crate::compare::ClusterDiff::external_unchanged)
+        .filter(|k| crate::compare::is_release_entry(&k.kustomization))
+        .count();
     let n = d.external_unchanged();
-    (n > 0).then_some(ExternalLine(n))
+    (n > 0).then_some(ExternalLine(n - releases, releases))
 }
 
 fn skipped_line(d: &RevisionDiff) -> Option<SkippedLine> {
@@ -454,7 +472,11 @@ pub(crate) fn diff_body(d: &RevisionDiff, layout: Layout, out: &mut String) {
         }
     }
     if d.not_compared() > 0 {
-        out.push_str(&layout.wrap("", &plain_of(&NotComparedLine(d.not_compared())), "  "));
+        out.push_str(&layout.wrap(
+            "",
+            &plain_of(&NotComparedLine(d.not_compared_units())),
+            "  ",
+        ));
     }
     if let Some(line) = external_line(d) {
         out.push_str(&layout.wrap("", &plain_of(&line), "  "));
@@ -520,7 +542,7 @@ pub(crate) fn diff_markdown_body(d: &RevisionDiff, doc: &mut Markdown) {
         md!(doc, "| {} | {} |\n", Code(&c.cluster), Counts(c));
     }
     if d.not_compared() > 0 {
-        md!(doc, "\n⚠️ {}\n", NotComparedLine(d.not_compared()));
+        md!(doc, "\n⚠️ {}\n", NotComparedLine(d.not_compared_units()));
     }
     if let Some(line) = external_line(d) {
         md!(doc, "\n{}\n", line);
@@ -659,6 +681,7 @@ mod tests {
                     }],
                     left_out: 0,
                     order: None,
+                    chart: None,
                 }],
                 moves: Vec::new(),
                 skipped: Vec::new(),

@@ -26,8 +26,7 @@ use crate::report::markdown::plain_of;
 use crate::report::proof::{canary_lines, BlindClause, CanaryLine, CanarySummary, Proof};
 use crate::text::plural;
 
-/// What a `--helm` release entry's name holds between its Kustomization and the release.
-const HELM_SEPARATOR: &str = "/helm/";
+use crate::compare::{is_release_entry, HELM_SEPARATOR};
 
 fn id(o: &ObjectId) -> ReviewId {
     ReviewId {
@@ -88,6 +87,11 @@ fn unit(k: &KustomizationDiff) -> Unit {
         order: k.order.as_ref().map(|(b, h)| Order {
             base: b.iter().map(id).collect(),
             head: h.iter().map(id).collect(),
+        }),
+        chart: k.chart.as_ref().map(|c| review::model::ChartBump {
+            name: c.name.clone(),
+            base: c.base.clone(),
+            head: c.head.clone(),
         }),
     }
 }
@@ -237,10 +241,7 @@ fn diff_verdict(d: &RevisionDiff) -> String {
     } else {
         "nothing else changes".to_string()
     };
-    format!(
-        "{} not compared; {what}",
-        plural(not_compared, "Kustomization")
-    )
+    format!("{} not compared; {what}", d.not_compared_units())
 }
 
 /// The summary's sentences every diff may add: moves without an outage, what head took from
@@ -267,12 +268,23 @@ fn diff_notes(d: &RevisionDiff) -> Vec<String> {
              (`--full` renders them again)."
         ));
     }
-    let external = d.external_unchanged();
-    if external > 0 {
+    let (releases, kustomizations): (Vec<&crate::compare::KustomizationDiff>, Vec<_>) = d
+        .clusters
+        .iter()
+        .flat_map(crate::compare::ClusterDiff::external_unchanged)
+        .partition(|k| is_release_entry(&k.kustomization));
+    if !kustomizations.is_empty() {
         notes.push(format!(
             "{} external and unchanged: not rendered, but their Kustomization, source and var \
              source objects are identical in base and head.",
-            plural(external, "Kustomization")
+            plural(kustomizations.len(), "Kustomization")
+        ));
+    }
+    if !releases.is_empty() {
+        notes.push(format!(
+            "{} whose chart could not be had, unchanged: not rendered, but their HelmRelease, \
+             chart source and values source objects are identical in base and head.",
+            plural(releases.len(), "HelmRelease")
         ));
     }
     let left_out: usize = d

@@ -46,9 +46,24 @@ impl Chart {
     /// The chart's `name` in `Chart.yaml` (helm's `# Source: NAME/...` comments use it).
     #[must_use]
     pub fn name(&self) -> Option<String> {
+        self.chart_yaml("name")
+    }
+
+    /// The chart's `version` in `Chart.yaml` (a review's "chart podinfo 6.4.0 → 6.5.0").
+    #[must_use]
+    pub fn version(&self) -> Option<String> {
+        self.chart_yaml("version")
+    }
+
+    /// A string field of `Chart.yaml` (a number written bare, `version: 1.0`, as written).
+    fn chart_yaml(&self, field: &str) -> Option<String> {
         let (_, bytes) = self.files.iter().find(|(p, _)| p == "Chart.yaml")?;
         let v = crate::manifest::parse_object(&String::from_utf8_lossy(bytes)).ok()?;
-        v.get("name")?.as_str().map(str::to_string)
+        match v.get(field)? {
+            serde_json::Value::String(s) => Some(s.clone()),
+            serde_json::Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        }
     }
 
     /// Writes the chart under `dir`.

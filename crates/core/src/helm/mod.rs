@@ -55,6 +55,9 @@ pub struct HelmOptions {
     /// Fetch charts from any host even with `--network none` (`--fetch-charts`); under
     /// another mode charts are fetched as the network permits.
     pub fetch_charts: bool,
+    /// On by the command's default, not asked for (`diff`, `prove`): without a helm binary
+    /// the render goes on without HelmReleases, with a warning, instead of failing.
+    pub by_default: bool,
 }
 
 impl Default for HelmOptions {
@@ -63,6 +66,7 @@ impl Default for HelmOptions {
             binary: None,
             timeout: Duration::from_secs(120),
             fetch_charts: false,
+            by_default: false,
         }
     }
 }
@@ -215,6 +219,7 @@ pub fn render_releases(
                             Err(e) => (Status::Failed(e.into()), None),
                         };
                         let mut k = release_entry(parent, &id, &path, status, artifact, notes);
+                        k.chart_in_tree = prepared.chart.repo_dir.is_some();
                         if k.artifact.is_some() {
                             k.template = Some(release_template(parent, &id, &prepared.chart));
                             // The values come through the Kustomization's substitution.

@@ -161,6 +161,8 @@ pub(super) fn prepare_release<'a>(
         namespace: hr.release_namespace().clone(),
         chart: chart.label.clone(),
         digest: chart.digest.clone(),
+        chart_name: chart.name().unwrap_or_default(),
+        chart_version: chart.version().unwrap_or_default(),
     }];
     if !hr.common_labels.is_empty() || !hr.common_annotations.is_empty() {
         notes.push(Note::HelmCommonMetadataIgnored);

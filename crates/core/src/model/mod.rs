@@ -135,6 +135,10 @@ pub struct KustomizationRender {
     /// (`--network base-trusted`).
     #[serde(skip)]
     pub remote_inputs: Vec<String>,
+    /// A release entry's chart is a folder of the tree (not a chart repository's or a
+    /// registry's): what it renders is the tree's (a revision's render may be stored).
+    #[serde(skip)]
+    pub chart_in_tree: bool,
 }
 
 impl KustomizationRender {
@@ -171,6 +175,7 @@ impl KustomizationRender {
             source_tree: None,
             offline: None,
             remote_inputs: Vec::new(),
+            chart_in_tree: false,
         }
     }
 

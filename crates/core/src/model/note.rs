@@ -91,6 +91,12 @@ pub enum Note {
         chart: String,
         /// The chart's SHA-256 (the first 12 digits shown).
         digest: String,
+        /// The chart's `name` in its `Chart.yaml` (empty when it has none).
+        #[serde(default)]
+        chart_name: String,
+        /// The chart's `version` in its `Chart.yaml` (empty when it has none).
+        #[serde(default)]
+        chart_version: String,
     },
     /// A HelmRelease's `spec.commonMetadata`, which fluxsim does not apply.
     HelmCommonMetadataIgnored,
@@ -263,6 +269,7 @@ impl fmt::Display for Note {
                 namespace,
                 chart,
                 digest,
+                ..
             } => write!(
                 f,
                 "release {release} in namespace {namespace}, chart {chart} (sha256 {})",

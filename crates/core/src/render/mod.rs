@@ -662,12 +662,24 @@ pub fn render_tree_with(
         resourcesets: Arc::new(crate::resourceset::Runner::new(opts.flux_operator.clone())),
         keep_sources: opts.keep_sources,
     };
-    let helm = opts
-        .helm
-        .as_ref()
-        .map(|h| crate::helm::template::HelmBinary::locate(h.binary.as_deref(), h.timeout))
-        .transpose()
-        .map_err(|e| RenderError::Helm(e.into()))?;
+    let helm = match opts.helm.as_ref().map(|h| {
+        (
+            h,
+            crate::helm::template::HelmBinary::locate(h.binary.as_deref(), h.timeout),
+        )
+    }) {
+        None => None,
+        Some((_, Ok(helm))) => Some(helm),
+        // HelmReleases on by the command's default: without helm, the Kustomizations are
+        // still rendered and compared, and people are told what is not.
+        Some((h, Err(e))) if h.by_default => {
+            opts.listener.warn(&format!(
+                "fluxsim: warning: HelmReleases are not rendered: {e}; --no-helm says it is meant"
+            ));
+            None
+        }
+        Some((_, Err(e))) => return Err(RenderError::Helm(e.into())),
+    };
     if let Some(w) = helm.as_ref().and_then(|h| h.warning()) {
         opts.listener.warn(w);
     }

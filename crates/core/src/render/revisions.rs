@@ -155,9 +155,7 @@ impl RevisionSlot {
         let store = opts
             .cache_dir
             .as_deref()
-            // Charts may come from outside the tree (a HelmRepository), so a render with
-            // HelmReleases is not pinned down by the tree either.
-            .filter(|_| !checkout && opts.helm.is_none())
+            .filter(|_| !checkout)
             .map(Store::new);
         let entry = id
             .as_ref()
@@ -213,9 +211,9 @@ fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
         kustomize: _,
         timeout: _,
         cache_dir: _,
-        // A render with HelmReleases is never stored (see render_revision), nor one with
-        // ResourceSets (see `storable`).
-        helm: _,
+        // Which helm renders the releases (a release is stored only when its chart is the
+        // tree's: see `storable`), nor one with ResourceSets.
+        helm,
         flux_operator: _,
         progress: _,
         listener: _,
@@ -246,8 +244,29 @@ fn entry_key(tree: &str, cache: &BuildCache<'_>, opts: &RepoOptions) -> String {
             .as_ref()
             .map(|b| [&b.cluster, &b.kustomization, &b.patterns]),
         versions_override.as_ref().map(|v| [&v.flux, &v.kubernetes]),
+        helm.as_ref().map(helm_identity),
     ]);
     crate::digest::sha256_hex(text.to_string().as_bytes())
+}
+
+/// The helm a render's releases come from, for the key: the binary (as found now, with its
+/// size and modification time: a helm replaced in place is another helm) and the options.
+/// Without a helm found, `diff`'s default renders no release: that is in the key too.
+fn helm_identity(h: &crate::helm::HelmOptions) -> Value {
+    let binary = h.binary.clone().or_else(|| crate::scratch::on_path("helm"));
+    let meta = binary.as_deref().and_then(|b| std::fs::metadata(b).ok());
+    serde_json::json!({
+        "binary": binary.as_ref().map(|b| b.display().to_string()),
+        "len": meta.as_ref().map(std::fs::Metadata::len),
+        "modified": meta
+            .as_ref()
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_nanos().to_string()),
+        "fetch_charts": h.fetch_charts,
+        "by_default": h.by_default,
+        "timeout": h.timeout.as_secs(),
+    })
 }
 
 /// Whether a render can be told again from its tree alone (see the module's doc).
@@ -260,6 +279,13 @@ fn storable(render: &RepoRender) -> bool {
             // What a ResourceSet makes depends on the flux-operator binary and, for a
             // failure, on whether it could run: not the tree's alone.
             _ if crate::resourceset::is_entry(k) => false,
+            // A release is the tree's (and helm's, in the key) when its chart is a folder of
+            // the tree; a chart from a chart repository or registry is not (a range may
+            // resolve to another version, a cache may hold it or not), nor a failure (a
+            // timeout is the machine's).
+            _ if crate::model::is_release(k) => {
+                (k.status == Status::Rendered && k.chart_in_tree) || k.status == Status::Suspended
+            }
             Status::Rendered => k.inputs.is_some(),
             // The build ran; what failed after it (substitution, a var source) is fluxsim's
             // own work on its output and on earlier renders.
@@ -401,6 +427,9 @@ fn encode_kustomization(k: &KustomizationRender) -> StoredKustomization {
         offline: _,
         // A build with remote entries has no pinned inputs (or failed): never stored.
         remote_inputs: _,
+        // What `storable` reads before the render is kept; a render read back is never kept
+        // again.
+        chart_in_tree: _,
     } = k;
     let reason = match status {
         Status::Failed(r) | Status::Blocked(r) | Status::External(r) | Status::NeedsNetwork(r) => {
@@ -576,6 +605,7 @@ fn decode_kustomization(k: StoredKustomization) -> Option<KustomizationRender> {
         unknown_sources: k.unknown_sources,
         delegated: None,
         remote_inputs: Vec::new(),
+        chart_in_tree: false,
         strict: k.strict,
         vars_used: k.vars_used,
         build_path: k.build_path,

@@ -415,8 +415,12 @@ fn object(o: &ObjectReview, id: &str, out: &mut String) {
 
 fn unit_heading(u: &UnitReview) -> String {
     let (class, word) = outcome_badge(u.outcome);
+    let chart = u
+        .chart_line()
+        .map(|l| format!(" <span class=\"chart\">{}</span>", h(&l)))
+        .unwrap_or_default();
     format!(
-        "{} <code>{}</code> <span class=\"badge {class}\">{word}</span>",
+        "{} <code>{}</code> <span class=\"badge {class}\">{word}</span>{chart}",
         u.kind.as_str(),
         h(&u.name)
     )

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use crate::analysis::{
     Analysis, ClusterReview, ObjectChange, ObjectReview, Outcome, Shown, UnitReview,
 };
-use crate::escape::{html_code, md_code, md_message, md_text};
+use crate::escape::{html_code, html_text, md_code, md_message, md_text};
 use crate::lines;
 use crate::model::UnitKind;
 
@@ -96,7 +96,9 @@ fn unit(u: &UnitReview, open: bool) -> Block {
         html_code(&u.name),
         u.outcome.as_str()
     );
-    let objects = objects_text(u);
+    let objects = u
+        .chart_line()
+        .map_or_else(|| objects_text(u), |l| html_text(&l));
     if !objects.is_empty() {
         summary.push_str(" — ");
         summary.push_str(&objects);
