@@ -58,6 +58,10 @@ pub struct ValidateOptions {
     /// CRDs that the render does not hold (`--schema-dir`, `[validate] schema_dirs`), with
     /// the file each came from.
     pub extra_crds: Vec<(String, Value)>,
+    /// `--timeout`: CEL evaluation of one validation (every cluster of a render) stops
+    /// this long after it starts; the rule running then is a finding (FS308), the rules not
+    /// yet run are not validated (FS300). `None`: only the API server's cost bounds.
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// The versions one cluster was validated against, and why each.
@@ -234,9 +238,15 @@ pub fn validate_clusters(
     let none = crate::source::SourceFs::empty("/nonexistent".into());
     let mut files = Sources::new(fs.unwrap_or(&none));
     let mut out = Validation::default();
+    let deadline = opts
+        .timeout
+        .map(|t| (std::time::Instant::now() + t, format!("--timeout {}s", t.as_secs())));
     for c in clusters {
         let target = target_of(c, opts);
-        let (validator, problems) = validator_for(c, opts, &target);
+        let (mut validator, problems) = validator_for(c, opts, &target);
+        if let Some((at, what)) = &deadline {
+            validator.set_deadline(*at, what.clone());
+        }
         let mutators = crate::admission::Mutators::of(c);
         out.kube_release = validator.kube_release().to_string();
         out.findings.extend(problems);
