@@ -420,10 +420,12 @@ pub(crate) fn run_render(args: &RenderArgs, layout: crate::report::layout::Layou
         Format::Json => (crate::report::render_json(&r), Kind::Json),
     };
     let mut level = crate::level::of_render(&r.clusters);
-    if let Some((more, value, found)) =
-        args.validate
-            .run(&r, matches!(args.format, Format::Json), layout, opts.timeout)?
-    {
+    if let Some((more, value, found)) = args.validate.run(
+        &r,
+        matches!(args.format, Format::Json),
+        layout,
+        opts.timeout,
+    )? {
         level = level.max(found);
         match args.format {
             Format::Text => {

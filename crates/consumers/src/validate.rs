@@ -220,6 +220,26 @@ pub(crate) fn validator_for(
     (v, problems)
 }
 
+/// When CEL evaluation of one validation stops (`--timeout` from its start), and its words.
+struct Deadline(Option<(std::time::Instant, String)>);
+
+impl Deadline {
+    fn of(opts: &ValidateOptions) -> Deadline {
+        Deadline(opts.timeout.map(|t| {
+            (
+                std::time::Instant::now() + t,
+                format!("--timeout {}s", t.as_secs()),
+            )
+        }))
+    }
+
+    fn set(&self, v: &mut Validator) {
+        if let Some((at, what)) = &self.0 {
+            v.set_deadline(*at, what.clone());
+        }
+    }
+}
+
 /// Validates every object of every rendered Kustomization (and HelmRelease) of `render`.
 #[must_use]
 pub fn validate(render: &RepoRender, opts: &ValidateOptions) -> Validation {
@@ -238,15 +258,11 @@ pub fn validate_clusters(
     let none = crate::source::SourceFs::empty("/nonexistent".into());
     let mut files = Sources::new(fs.unwrap_or(&none));
     let mut out = Validation::default();
-    let deadline = opts
-        .timeout
-        .map(|t| (std::time::Instant::now() + t, format!("--timeout {}s", t.as_secs())));
+    let deadline = Deadline::of(opts);
     for c in clusters {
         let target = target_of(c, opts);
         let (mut validator, problems) = validator_for(c, opts, &target);
-        if let Some((at, what)) = &deadline {
-            validator.set_deadline(*at, what.clone());
-        }
+        deadline.set(&mut validator);
         let mutators = crate::admission::Mutators::of(c);
         out.kube_release = validator.kube_release().to_string();
         out.findings.extend(problems);

@@ -366,12 +366,12 @@ impl<'s, 'a> Walk<'s, 'a> {
                         cond.saturating_add(branch)
                     }
                     _ => {
-                        let own = u64::from(!name.starts_with('@') && name != operators::LOGICAL_NOT);
+                        let own =
+                            u64::from(!name.starts_with('@') && name != operators::LOGICAL_NOT);
                         let target = call.target.as_deref().map_or(0, |t| self.cost(t));
-                        args.iter()
-                            .fold(own.saturating_add(target), |acc, a| {
-                                acc.saturating_add(self.cost(a))
-                            })
+                        args.iter().fold(own.saturating_add(target), |acc, a| {
+                            acc.saturating_add(self.cost(a))
+                        })
                     }
                 }
             }
@@ -469,7 +469,9 @@ fn ty(node: &Value) -> Option<&str> {
 }
 
 fn int_or_string(node: &Value) -> bool {
-    node.get("x-kubernetes-int-or-string").and_then(Value::as_bool) == Some(true)
+    node.get("x-kubernetes-int-or-string")
+        .and_then(Value::as_bool)
+        == Some(true)
 }
 
 /// The `additionalProperties` schema of a map-like object, if it has one.
@@ -509,7 +511,9 @@ fn size(shape: Shape<'_>) -> u64 {
 }
 
 fn bound(node: &Value, key: &str) -> Option<u64> {
-    node.get(key).and_then(Value::as_i64).map(|n| u64::try_from(n).unwrap_or(0))
+    node.get(key)
+        .and_then(Value::as_i64)
+        .map(|n| u64::try_from(n).unwrap_or(0))
 }
 
 /// The most elements of a list or map: `maxItems`/`maxProperties`, else as many of the

@@ -618,7 +618,8 @@ fn crd_rule_over_the_static_estimated_cost_limit_is_rejected() {
     // Unbounded: the list is estimated at as many integers as fit in 3 MiB.
     let crd = widget_crd(&list_schema(&nested_all(2), None));
     let r = builtin(&crd);
-    let path = "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule";
+    let path =
+        "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule";
     assert!(cost_ids(&r).contains(&path), "{r:#?}");
     let f = r.findings.iter().find(|f| f.path == path).unwrap();
     assert!(
@@ -646,14 +647,17 @@ fn crd_rules_over_the_static_estimated_crd_cost_limit_are_rejected() {
     let item = json!({"type": "object", "required": ["a"],
         "properties": {"a": {"type": "array", "maxItems": 20, "items": {"type": "integer"}}},
         "x-kubernetes-validations": [{"rule": "self.a.all(x, self.a.all(y, x + y >= 0))"}]});
-    let schema = json!({"type": "object", "properties": {"items": {"type": "array", "items": item}}});
+    let schema =
+        json!({"type": "object", "properties": {"items": {"type": "array", "items": item}}});
     let r = builtin(&widget_crd(&schema));
     assert!(
         cost_ids(&r).contains(&"spec.versions[0].schema.openAPIV3Schema"),
         "{r:#?}"
     );
     let f = r.findings.iter().find(|f| f.rule.id == "FS308").unwrap();
-    assert!(f.message.contains("cost total for entire OpenAPIv3 schema exceeds budget"));
+    assert!(f
+        .message
+        .contains("cost total for entire OpenAPIv3 schema exceeds budget"));
 }
 
 #[test]
@@ -665,7 +669,11 @@ fn cel_rule_over_the_per_call_limit_stops_with_a_finding() {
     let start = std::time::Instant::now();
     let r = custom(&schema, &spec);
     assert!(start.elapsed() < std::time::Duration::from_secs(20));
-    let f = r.findings.iter().find(|f| f.rule.id == "FS308").expect("FS308");
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.rule.id == "FS308")
+        .expect("FS308");
     assert_eq!(f.path, "spec");
     assert!(
         f.message.contains(
@@ -704,12 +712,16 @@ fn cel_rules_of_one_object_share_the_runtime_cost_budget() {
 #[test]
 fn cel_rule_under_the_limits_still_passes_and_fails_as_before() {
     let schema = list_schema("self.l.all(x, x >= 0)", None);
-    assert!(custom(&schema, &json!({"l": [1, 2, 3]})).findings.is_empty());
+    assert!(custom(&schema, &json!({"l": [1, 2, 3]}))
+        .findings
+        .is_empty());
     let r = custom(&schema, &json!({"l": [1, -2, 3]}));
     assert_eq!(ids(&r), vec![("FS304", "spec")]);
     // map and filter keep their result through the metered step.
     let schema = list_schema("self.l.filter(x, x > 1).map(x, x * 2) == [4, 6]", None);
-    assert!(custom(&schema, &json!({"l": [1, 2, 3]})).findings.is_empty());
+    assert!(custom(&schema, &json!({"l": [1, 2, 3]}))
+        .findings
+        .is_empty());
 }
 
 #[test]
@@ -727,4 +739,20 @@ fn cel_evaluation_stops_at_the_callers_deadline() {
         vec!["CEL rule not evaluated: validation had reached --timeout 5s"],
         "{r:#?}"
     );
+}
+
+#[test]
+fn crds_the_api_server_accepts_are_under_the_estimated_cost_limits() {
+    // Every embedded Flux CRD (kustomize-, source-, helm-, notification- and
+    // image-controllers' of each minor) installs on a real API server, with its CEL rules:
+    // the lower-bound estimate must never reject one.
+    let mut rules = 0;
+    for minor in crate::FluxMinor::ALL {
+        for crd in crate::flux_crds_for(minor) {
+            rules += crd.to_string().matches("x-kubernetes-validations").count();
+            let r = builtin(crd);
+            assert!(cost_ids(&r).is_empty(), "{minor:?}: {r:#?}");
+        }
+    }
+    assert!(rules > 0);
 }
