@@ -20,6 +20,7 @@ use serde_json::Value;
 
 // `CelRule` and its compiled form are declared beside the schema nodes that hold them
 // (so that the schema needs nothing of this module); their behaviour is here.
+use crate::escape::escape;
 use crate::schema::{Additional, Arena, CelRule, Compiled, NodeId, Special, Type};
 
 impl std::fmt::Debug for CelRule {
@@ -221,66 +222,6 @@ pub(crate) fn go_value(v: &Value) -> String {
         Value::String(s) => format!("{s:?}"),
         other => other.to_string(),
     }
-}
-
-/// CEL's reserved words, escaped as `__word__` in field names (apiserver `escaping.go`).
-const RESERVED: &[&str] = &[
-    "true",
-    "false",
-    "null",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-];
-
-/// The name a property has in CEL, or `None` when it cannot be accessed
-/// (apiserver `pkg/cel/escaping.go` `Escape`).
-pub(crate) fn escape(name: &str) -> Option<String> {
-    if RESERVED.contains(&name) {
-        return Some(format!("__{name}__"));
-    }
-    let mut chars = name.chars();
-    let first = chars.next()?;
-    let ok_first = first.is_ascii_alphabetic() || matches!(first, '_' | '.' | '-' | '/');
-    if !ok_first
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '/'))
-    {
-        return None;
-    }
-    let mut out = String::with_capacity(name.len());
-    let mut rest = name;
-    while let Some(c) = rest.chars().next() {
-        if rest.starts_with("__") {
-            out.push_str("__underscores__");
-            rest = &rest[2..];
-            continue;
-        }
-        match c {
-            '.' => out.push_str("__dot__"),
-            '-' => out.push_str("__dash__"),
-            '/' => out.push_str("__slash__"),
-            c => out.push(c),
-        }
-        rest = &rest[c.len_utf8()..];
-    }
-    Some(out)
 }
 
 fn key(s: &str) -> Key {

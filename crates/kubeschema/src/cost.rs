@@ -484,7 +484,7 @@ fn field<'s>(node: &'s Value, name: &str) -> Option<&'s Value> {
     if let Some(props) = node.get("properties").and_then(Value::as_object) {
         if let Some(p) = props
             .iter()
-            .find(|(k, _)| crate::cel::escape(k).as_deref() == Some(name))
+            .find(|(k, _)| crate::escape::escape(k).as_deref() == Some(name))
         {
             return Some(p.1);
         }

@@ -123,6 +123,7 @@
 mod catalog;
 mod cel;
 mod cost;
+mod escape;
 mod finding;
 mod flux;
 mod formats;
