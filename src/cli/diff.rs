@@ -497,6 +497,7 @@ fn change_checks(
         head_render,
         sides.as_ref(),
         changed.as_ref(),
+        opts.timeout,
     )
 }
 

@@ -68,7 +68,8 @@ pub(crate) struct RenderFlags {
     /// The kustomize (or kubectl) binary; default: `kustomize`, else `kubectl`, on PATH.
     #[arg(long, value_name = "PATH", hide_short_help = true)]
     pub(crate) kustomize: Option<PathBuf>,
-    /// Timeout for one kustomize build, in seconds (at least 1).
+    /// Timeout for one kustomize build, and for the CEL rules of one validation, in seconds
+    /// (at least 1).
     #[arg(
         long,
         default_value_t = 120,
@@ -437,10 +438,12 @@ pub(crate) fn run_render(args: &RenderArgs, layout: crate::report::layout::Layou
         Format::Json => (crate::report::render_json(&r), Kind::Json),
     };
     let mut level = crate::level::of_render(&r.clusters);
-    if let Some((more, value, found)) =
-        args.validate
-            .run(&r, matches!(args.format, Format::Json), layout)?
-    {
+    if let Some((more, value, found)) = args.validate.run(
+        &r,
+        matches!(args.format, Format::Json),
+        layout,
+        opts.timeout,
+    )? {
         level = level.max(found);
         match args.format {
             Format::Text => {

@@ -42,8 +42,13 @@ pub(crate) fn kube_version(s: &str) -> Result<KubeVersion, String> {
 }
 
 impl SchemaFlags {
-    /// What to validate `r` against: the flags, then the repository's `[validate]` table.
-    pub(crate) fn options(&self, r: &RepoRender) -> anyhow::Result<ValidateOptions> {
+    /// What to validate `r` against: the flags, then the repository's `[validate]` table;
+    /// CEL evaluation stops at `timeout` (`--timeout`, as for a build).
+    pub(crate) fn options(
+        &self,
+        r: &RepoRender,
+        timeout: std::time::Duration,
+    ) -> anyhow::Result<ValidateOptions> {
         let fs = r.tree.fs();
         let config = &r.config;
         // `[validate] kube_version` is read with the cluster's other versions (the render's
@@ -71,6 +76,7 @@ impl SchemaFlags {
         Ok(ValidateOptions {
             kube_version,
             extra_crds,
+            timeout: Some(timeout),
         })
     }
 }
@@ -206,7 +212,7 @@ fn outcome(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
     // Findings point at files and lines through the origins kustomize records.
     opts.origins = true;
     let r = render_dir(&args.flags.repo, &opts)?;
-    let v = validate::validate(&r, &args.schema.options(&r)?);
+    let v = validate::validate(&r, &args.schema.options(&r, opts.timeout)?);
     let text = match args.format {
         Format::Text => crate::report::validate::validate_text(&r, &v, layout),
         Format::Json => {
@@ -254,11 +260,12 @@ impl ValidateFlag {
         r: &RepoRender,
         json: bool,
         layout: crate::report::layout::Layout,
+        timeout: std::time::Duration,
     ) -> anyhow::Result<Option<(String, serde_json::Value, Option<crate::finding::Severity>)>> {
         if !self.validate {
             return Ok(None);
         }
-        let v = validate::validate(r, &self.schema.options(r)?);
+        let v = validate::validate(r, &self.schema.options(r, timeout)?);
         let level = crate::level::of_findings(&v.findings);
         let (text, value) = if json {
             (
@@ -415,14 +422,16 @@ impl DiffValidate {
         head_render: Option<&RepoRender>,
         trees: Option<&AuditTrees<'_>>,
         changed: Option<&std::collections::BTreeSet<String>>,
+        timeout: std::time::Duration,
     ) -> anyhow::Result<ChangeChecks> {
         let fs = head_render.map(|r| r.tree.fs());
         let hazards = validate::change_hazards(base, head, fs, changed);
         let validation = if self.validate {
             let opts = match head_render {
-                Some(r) => self.schema.options(r)?,
+                Some(r) => self.schema.options(r, timeout)?,
                 None => ValidateOptions {
                     kube_version: self.schema.kube_version,
+                    timeout: Some(timeout),
                     ..ValidateOptions::default()
                 },
             };

@@ -865,3 +865,105 @@ fn flux_operator_runs_with_a_cleared_environment_outside_the_repository() {
         assert!(!box_cm.contains(OUTSIDE_MARKER), "{box_cm}");
     }
 }
+
+/// The CEL bomb of issue 42 (615 bytes): a CRD whose rule nests `self.l.all(...)` five
+/// deep, the list bounded at 300 items so that only the nesting is over the API server's
+/// estimate.
+const CEL_BOMB_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: bombs.example.com}
+spec:
+  group: example.com
+  names: {kind: Bomb, plural: bombs}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations:
+            - rule: self.l.all(a, self.l.all(b, self.l.all(c, self.l.all(d, self.l.all(e, a + b + c + d + e >= 0)))))
+            properties:
+              l: {type: array, maxItems: 300, items: {type: integer}}
+";
+
+/// One custom resource of [`CEL_BOMB_CRD`] with 300 items: 300^5 iterations of the rule.
+fn cel_bomb_resource() -> String {
+    let items: Vec<String> = (0..300).map(|i| i.to_string()).collect();
+    format!(
+        "apiVersion: example.com/v1\nkind: Bomb\nmetadata:\n  name: boom\n  namespace: default\nspec:\n  l: [{}]\n",
+        items.join(", ")
+    )
+}
+
+// apiserver pkg/apis/cel/config.go (PerCallLimit, RuntimeCELCostBudget) and
+// apiextensions-apiserver pkg/apis/apiextensions/validation/validation.go
+// (StaticEstimatedCostLimit): the API server rejects the CRD, and a rule stops at its cost
+// limit; fluxsim reports both, within --timeout, instead of running until killed.
+#[test]
+fn a_cel_rule_without_a_cost_bound_ends_with_a_finding_within_the_timeout() {
+    assert!(
+        (600..=630).contains(&CEL_BOMB_CRD.len()),
+        "{}",
+        CEL_BOMB_CRD.len()
+    );
+    let (_top, root) = hostile(&[("apps/bomb/configmap.yaml", HEALTHY)], &["bomb"]);
+    fs::write(root.join("apps/bomb/crd.yaml"), CEL_BOMB_CRD).unwrap();
+    fs::write(root.join("apps/bomb/bomb.yaml"), cel_bomb_resource()).unwrap();
+    commit_all(&root, "bomb");
+    for args in [
+        &["validate", ".", "--format", "json", "--timeout", "5"][..],
+        &[
+            "render",
+            ".",
+            "--validate",
+            "--format",
+            "json",
+            "--timeout",
+            "5",
+        ][..],
+        &[
+            "diff",
+            ".",
+            "--base",
+            "HEAD~1",
+            "--validate",
+            "--format",
+            "json",
+            "--timeout",
+            "5",
+        ][..],
+    ] {
+        let started = std::time::Instant::now();
+        let run = run_in(&root, args, &[]);
+        let took = started.elapsed();
+        assert!(
+            took < std::time::Duration::from_secs(60),
+            "{args:?} took {took:?}"
+        );
+        assert_eq!(run.code, 1, "{args:?}:\n{}\n{}", run.stdout, run.stderr);
+        let text = &run.stdout;
+        // The CRD: its rule's estimated cost, at the rule, in the CRD's file.
+        assert!(
+            text.contains("estimated rule cost exceeds budget by factor of more than 100x"),
+            "{args:?}:\n{text}"
+        );
+        assert!(
+            text.contains("x-kubernetes-validations[0].rule"),
+            "{args:?}:\n{text}"
+        );
+        assert!(text.contains("apps/bomb/crd.yaml"), "{args:?}:\n{text}");
+        // The custom resource: the rule stopped at the per-call limit, named, in its file.
+        assert!(
+            text.contains("call cost exceeds limit for rule: self.l.all(a, self.l.all(b,"),
+            "{args:?}:\n{text}"
+        );
+        assert!(text.contains("apps/bomb/bomb.yaml"), "{args:?}:\n{text}");
+        assert!(text.contains("FS308"), "{args:?}:\n{text}");
+    }
+}

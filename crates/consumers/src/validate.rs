@@ -58,6 +58,10 @@ pub struct ValidateOptions {
     /// CRDs that the render does not hold (`--schema-dir`, `[validate] schema_dirs`), with
     /// the file each came from.
     pub extra_crds: Vec<(String, Value)>,
+    /// `--timeout`: CEL evaluation of one validation (every cluster of a render) stops
+    /// this long after it starts; the rule running then is a finding (FS308), the rules not
+    /// yet run are not validated (FS300). `None`: only the API server's cost bounds.
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// The versions one cluster was validated against, and why each.
@@ -216,6 +220,26 @@ pub(crate) fn validator_for(
     (v, problems)
 }
 
+/// When CEL evaluation of one validation stops (`--timeout` from its start), and its words.
+struct Deadline(Option<(std::time::Instant, String)>);
+
+impl Deadline {
+    fn of(opts: &ValidateOptions) -> Deadline {
+        Deadline(opts.timeout.map(|t| {
+            (
+                std::time::Instant::now() + t,
+                format!("--timeout {}s", t.as_secs()),
+            )
+        }))
+    }
+
+    fn set(&self, v: &mut Validator) {
+        if let Some((at, what)) = &self.0 {
+            v.set_deadline(*at, what.clone());
+        }
+    }
+}
+
 /// Validates every object of every rendered Kustomization (and HelmRelease) of `render`.
 #[must_use]
 pub fn validate(render: &RepoRender, opts: &ValidateOptions) -> Validation {
@@ -234,9 +258,11 @@ pub fn validate_clusters(
     let none = crate::source::SourceFs::empty("/nonexistent".into());
     let mut files = Sources::new(fs.unwrap_or(&none));
     let mut out = Validation::default();
+    let deadline = Deadline::of(opts);
     for c in clusters {
         let target = target_of(c, opts);
-        let (validator, problems) = validator_for(c, opts, &target);
+        let (mut validator, problems) = validator_for(c, opts, &target);
+        deadline.set(&mut validator);
         let mutators = crate::admission::Mutators::of(c);
         out.kube_release = validator.kube_release().to_string();
         out.findings.extend(problems);

@@ -20,6 +20,7 @@ use serde_json::Value;
 
 // `CelRule` and its compiled form are declared beside the schema nodes that hold them
 // (so that the schema needs nothing of this module); their behaviour is here.
+use crate::escape::escape;
 use crate::schema::{Additional, Arena, CelRule, Compiled, NodeId, Special, Type};
 
 impl std::fmt::Debug for CelRule {
@@ -40,6 +41,16 @@ pub(crate) enum Outcome {
     },
     /// Not evaluated: why.
     Unchecked(String),
+    /// Stopped past the per-call cost limit.
+    CostLimit,
+    /// Stopped at the caller's deadline.
+    Deadline,
+}
+
+/// Compiles a CEL expression in the environment rules are evaluated in (for the cost
+/// estimate of a CRD's rules): its AST, `None` when it does not parse.
+pub(crate) fn compile_ast(source: &str) -> Option<cel::IdedExpr> {
+    env().compile(source).ok().map(|p| p.expression().clone())
 }
 
 fn env() -> &'static Arc<Env> {
@@ -50,6 +61,13 @@ fn env() -> &'static Arc<Env> {
         let _ = cel::extensions::strings(&mut env);
         let _ = cel::extensions::lists(&mut env);
         let _ = cel::extensions::math(&mut env);
+        // `@fluxsim_cost` cannot be spelled in CEL source: no rule's name collides with it.
+        let _ = env.add_overload(
+            crate::cost::COST_FUNCTION,
+            "fluxsim_cost_int_dyn",
+            vec![cel::common::types::INT_TYPE, cel::common::types::DYN_TYPE],
+            crate::cost::charge,
+        );
         Arc::new(env)
     })
 }
@@ -77,11 +95,12 @@ impl CelRule {
                 Err(_) => self.rule.contains("oldSelf"),
             };
             Compiled {
-                program,
+                program: program.map(|p| crate::cost::instrument(p.expression())),
                 message_expression: self
                     .message_expression_source
                     .as_deref()
-                    .and_then(|m| env().compile(m).ok()),
+                    .and_then(|m| env().compile(m).ok())
+                    .map(|p| crate::cost::instrument(p.expression())),
                 uses_old_self,
             }
         })
@@ -92,8 +111,33 @@ impl CelRule {
         self.message.as_deref().unwrap_or_else(|| self.rule.trim())
     }
 
-    /// Evaluates the rule with `self` bound to `value` (already converted).
+    /// `ruleErrorString`, for the messages of the cost bounds.
+    pub(crate) fn describe(&self) -> &str {
+        self.error_string()
+    }
+
+    /// Evaluates the rule with `self` bound to `value` (already converted), stopping past
+    /// `limit` or at `deadline`: the outcome and its cost.
     pub(crate) fn evaluate(
+        &self,
+        this: &cel::Value,
+        schema_type: Option<Type>,
+        raw: &Value,
+        limit: u64,
+        deadline: Option<std::time::Instant>,
+    ) -> (Outcome, u64) {
+        let (outcome, metered) = crate::cost::metered(limit, deadline, || {
+            self.evaluate_unmetered(this, schema_type, raw)
+        });
+        let outcome = match metered.stop {
+            None => outcome,
+            Some(crate::cost::Stop::CostLimit) => Outcome::CostLimit,
+            Some(crate::cost::Stop::Deadline) => Outcome::Deadline,
+        };
+        (outcome, metered.cost)
+    }
+
+    fn evaluate_unmetered(
         &self,
         this: &cel::Value,
         schema_type: Option<Type>,
@@ -119,13 +163,13 @@ impl CelRule {
         };
         let mut ctx = Context::with_env(env().clone());
         ctx.add_variable_from_value("self", this.clone());
-        match program.execute(&ctx) {
+        match cel::Value::resolve(program, &ctx) {
             Ok(cel::Value::Bool(true)) => Outcome::Pass,
             Ok(cel::Value::Bool(false)) => {
                 let detail = compiled
                     .message_expression
                     .as_ref()
-                    .and_then(|m| match m.execute(&ctx) {
+                    .and_then(|m| match cel::Value::resolve(m, &ctx) {
                         Ok(cel::Value::String(s)) if !s.trim().is_empty() => Some(s.to_string()),
                         _ => None,
                     })
@@ -178,66 +222,6 @@ pub(crate) fn go_value(v: &Value) -> String {
         Value::String(s) => format!("{s:?}"),
         other => other.to_string(),
     }
-}
-
-/// CEL's reserved words, escaped as `__word__` in field names (apiserver `escaping.go`).
-const RESERVED: &[&str] = &[
-    "true",
-    "false",
-    "null",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-];
-
-/// The name a property has in CEL, or `None` when it cannot be accessed
-/// (apiserver `pkg/cel/escaping.go` `Escape`).
-pub(crate) fn escape(name: &str) -> Option<String> {
-    if RESERVED.contains(&name) {
-        return Some(format!("__{name}__"));
-    }
-    let mut chars = name.chars();
-    let first = chars.next()?;
-    let ok_first = first.is_ascii_alphabetic() || matches!(first, '_' | '.' | '-' | '/');
-    if !ok_first
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '/'))
-    {
-        return None;
-    }
-    let mut out = String::with_capacity(name.len());
-    let mut rest = name;
-    while let Some(c) = rest.chars().next() {
-        if rest.starts_with("__") {
-            out.push_str("__underscores__");
-            rest = &rest[2..];
-            continue;
-        }
-        match c {
-            '.' => out.push_str("__dot__"),
-            '-' => out.push_str("__dash__"),
-            '/' => out.push_str("__slash__"),
-            c => out.push(c),
-        }
-        rest = &rest[c.len_utf8()..];
-    }
-    Some(out)
 }
 
 fn key(s: &str) -> Key {
@@ -429,6 +413,33 @@ mod tests {
         assert_eq!(escape("a.b/c").as_deref(), Some("a__dot__b__slash__c"));
         assert_eq!(escape("x__y").as_deref(), Some("x__underscores__y"));
         assert_eq!(escape("has space"), None);
+    }
+
+    // apiserver pkg/apis/cel/config.go `CheckFrequency`: cel-go checks for interruption
+    // every 100 iterations; so does the meter, against the caller's deadline.
+    #[test]
+    fn cel_evaluation_checks_the_deadline_every_check_frequency_iterations() {
+        let rule = CelRule::new(&serde_json::json!({
+            "rule": "self.all(a, self.all(b, self.all(c, a + b + c >= 0)))"
+        }));
+        let list = cel::Value::List(Arc::new((0..1000).map(cel::Value::Int).collect()));
+        let raw = Value::Null;
+        let started = std::time::Instant::now();
+        let (outcome, cost) = rule.evaluate(
+            &list,
+            Some(Type::Array),
+            &raw,
+            u64::MAX,
+            Some(std::time::Instant::now()),
+        );
+        assert!(matches!(outcome, Outcome::Deadline));
+        assert!(cost < 10_000, "stopped at once, cost {cost}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        // Without a deadline, under its limit, the same rule passes on a short list.
+        let short = cel::Value::List(Arc::new((0..3).map(cel::Value::Int).collect()));
+        let (outcome, cost) = rule.evaluate(&short, Some(Type::Array), &raw, u64::MAX, None);
+        assert!(matches!(outcome, Outcome::Pass));
+        assert!(cost >= 27, "27 inner iterations, cost {cost}");
     }
 
     #[test]

@@ -43,7 +43,8 @@
 //!   which first stops serving it.
 //! - [`Validator::set_unknown_marker`]`("fluxsim-unknown:")`: values holding fluxsim's
 //!   placeholder of a var it cannot read are reported unchecked, never validated.
-//! - [`Validator::validate`]`(&object) -> `[`Report`]: findings (`FS301`–`FS306`) and
+//! - [`Validator::set_deadline`]`(instant, "--timeout 5s")`: CEL evaluation stops there.
+//! - [`Validator::validate`]`(&object) -> `[`Report`]: findings (`FS301`–`FS308`) and
 //!   [`Unchecked`] entries (report them under [`rules::NOT_VALIDATED`], `FS300`). The
 //!   validator is `Sync`: validate objects in parallel, then [`Report::sort`].
 //! - [`compare_renders`]`(&base, &head)` over [`Applied`] objects (each with its
@@ -80,7 +81,13 @@
 //!    durations and absolute URIs; formats the server ignores are ignored), minimum/maximum
 //!    (exclusive too), multipleOf, min/max length, items and properties, allOf/anyOf/oneOf/not,
 //!    and the `x-kubernetes-validations` CEL rules (with `messageExpression`, `reason`,
-//!    `fieldPath`).
+//!    `fieldPath`), each evaluation metered as the API server meters it: `PerCallLimit`
+//!    (1,000,000) per rule, `RuntimeCELCostBudget` (10,000,000) per object, and the deadline of
+//!    [`Validator::set_deadline`]; past one, the rule is a finding (`FS308`), not a hang.
+//!    A CRD is checked as the API server checks it when it is written: a rule whose estimated
+//!    cost (lists as long as `maxItems`, or as fit in 3 MiB) is over 10,000,000, or rules whose
+//!    total is over 100,000,000, make it rejected (`FS308`). See `cost.rs` for how the costs
+//!    are counted (a lower bound of cel-go's).
 //! 3. **Object metadata**: label keys and values, annotation keys and total size, the namespace
 //!    name.
 //!
@@ -100,7 +107,7 @@
 //!
 //! Not checked at all: the per-kind Go validation beyond enums and required fields (name
 //! formats per kind, cross-field rules such as a selector matching the template's labels),
-//! admission webhooks and policies, CEL cost budgets, whether a namespace exists.
+//! admission webhooks and policies, whether a namespace exists.
 //!
 //! # Apply-time hazards
 //!
@@ -115,6 +122,8 @@
 
 mod catalog;
 mod cel;
+mod cost;
+mod escape;
 mod finding;
 mod flux;
 mod formats;

@@ -93,6 +93,20 @@ pub const API_REMOVED_LATER: Rule = Rule {
            the newest release) before upgrading.",
 };
 
+/// A CEL rule over the API server's cost bounds: a CRD whose rule's estimated cost is over
+/// the limit (the CRD is rejected), or an object whose rules run past the per-call limit or
+/// the object's budget (the object is rejected), or past fluxsim's own deadline.
+pub const CEL_COST_EXCEEDED: Rule = Rule {
+    id: "FS308",
+    name: "cel-cost-exceeded",
+    severity: Severity::Error,
+    summary: "A CEL validation rule is over the API server's cost bounds: its estimated cost \
+              makes the CRD rejected, or its evaluation on the object passes the per-call limit \
+              or the object's budget (or the validation deadline): the apply fails.",
+    help: "Bound what the rule iterates (`maxItems`, `maxProperties`, `maxLength` on the \
+           lists, maps and strings it reads) or simplify it; the message says which bound.",
+};
+
 /// A change of a field the API server does not let an update change.
 pub const IMMUTABLE_FIELD: Rule = Rule {
     id: "FS310",
@@ -210,6 +224,7 @@ pub const RULES: &[Rule] = &[
     DUPLICATE_LIST_ENTRY,
     INVALID_METADATA,
     API_REMOVED_LATER,
+    CEL_COST_EXCEEDED,
     IMMUTABLE_FIELD,
     RECREATED_BY_FORCE,
     PRUNE_VOLUME_CLAIM,

@@ -23,8 +23,9 @@ pub(crate) struct CelRule {
 }
 
 pub(crate) struct Compiled {
-    pub(crate) program: Result<::cel::Program, String>,
-    pub(crate) message_expression: Option<::cel::Program>,
+    /// The rule's AST, metered (`cost::instrument`), or why it does not parse.
+    pub(crate) program: Result<::cel::IdedExpr, String>,
+    pub(crate) message_expression: Option<::cel::IdedExpr>,
     pub(crate) uses_old_self: bool,
 }
 

@@ -579,3 +579,180 @@ fn values_with_the_unknown_marker_are_unchecked() {
     );
     assert!(!builtin(&d).findings.is_empty());
 }
+
+// CEL cost bounds: the limits are apiserver `pkg/apis/cel/config.go` (`PerCallLimit`,
+// `RuntimeCELCostBudget`, `MaxRequestSizeBytes`) and apiextensions-apiserver
+// `pkg/apis/apiextensions/validation/validation.go` (`StaticEstimatedCostLimit`,
+// `StaticEstimatedCRDCostLimit`); the messages are those of that file and of
+// `pkg/apiserver/schema/cel/validation.go`.
+
+/// `self.l.all(...)` nested `depth` deep over `self.l`.
+fn nested_all(depth: usize) -> String {
+    let vars: Vec<String> = (0..depth).map(|i| format!("v{i}")).collect();
+    let mut rule = format!("{} >= 0", vars.join(" + "));
+    for v in vars.iter().rev() {
+        rule = format!("self.l.all({v}, {rule})");
+    }
+    rule
+}
+
+fn list_schema(rule: &str, max_items: Option<u64>) -> Value {
+    let mut l = json!({"type": "array", "items": {"type": "integer"}});
+    if let Some(m) = max_items {
+        l["maxItems"] = json!(m);
+    }
+    json!({"type": "object", "properties": {"l": l},
+           "x-kubernetes-validations": [{"rule": rule}]})
+}
+
+fn cost_ids(r: &Report) -> Vec<&str> {
+    r.findings
+        .iter()
+        .filter(|f| f.rule.id == "FS308")
+        .map(|f| f.path.as_str())
+        .collect()
+}
+
+#[test]
+fn crd_rule_over_the_static_estimated_cost_limit_is_rejected() {
+    // Unbounded: the list is estimated at as many integers as fit in 3 MiB.
+    let crd = widget_crd(&list_schema(&nested_all(2), None));
+    let r = builtin(&crd);
+    let path =
+        "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule";
+    assert!(cost_ids(&r).contains(&path), "{r:#?}");
+    let f = r.findings.iter().find(|f| f.path == path).unwrap();
+    assert!(
+        f.message
+            .contains("Forbidden: estimated rule cost exceeds budget by factor of more than 100x"),
+        "{}",
+        f.message
+    );
+}
+
+#[test]
+fn crd_rule_bounded_by_max_items_is_accepted() {
+    // 100 × 100 iterations of a few units: far under 10,000,000.
+    let crd = widget_crd(&list_schema(&nested_all(2), Some(100)));
+    assert!(cost_ids(&builtin(&crd)).is_empty());
+    // A rule without comprehensions costs a few units whatever the sizes.
+    let crd = widget_crd(&list_schema("size(self.l) < 10", None));
+    assert!(cost_ids(&builtin(&crd)).is_empty());
+}
+
+#[test]
+fn crd_rules_over_the_static_estimated_crd_cost_limit_are_rejected() {
+    // One rule per item of an unbounded list of objects: each cheap, but 3 MiB of items
+    // (each at least `{"a":[]}`, 9 bytes) makes the total over 100,000,000.
+    let item = json!({"type": "object", "required": ["a"],
+        "properties": {"a": {"type": "array", "maxItems": 20, "items": {"type": "integer"}}},
+        "x-kubernetes-validations": [{"rule": "self.a.all(x, self.a.all(y, x + y >= 0))"}]});
+    let schema =
+        json!({"type": "object", "properties": {"items": {"type": "array", "items": item}}});
+    let r = builtin(&widget_crd(&schema));
+    assert!(
+        cost_ids(&r).contains(&"spec.versions[0].schema.openAPIV3Schema"),
+        "{r:#?}"
+    );
+    let f = r.findings.iter().find(|f| f.rule.id == "FS308").unwrap();
+    assert!(f
+        .message
+        .contains("cost total for entire OpenAPIv3 schema exceeds budget"));
+}
+
+#[test]
+fn cel_rule_over_the_per_call_limit_stops_with_a_finding() {
+    // The CRD bomb of issue 42: five nested loops over 300 items (2.4e12 iterations)
+    // stop after 1,000,000 units, at once.
+    let schema = list_schema(&nested_all(5), Some(300));
+    let spec = json!({"l": (0..300).collect::<Vec<i64>>()});
+    let start = std::time::Instant::now();
+    let r = custom(&schema, &spec);
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.rule.id == "FS308")
+        .expect("FS308");
+    assert_eq!(f.path, "spec");
+    assert!(
+        f.message.contains(
+            "'operation cancelled: actual cost limit exceeded': no further validation rules will \
+             be run due to call cost exceeds limit for rule: self.l.all(v0"
+        ),
+        "{}",
+        f.message
+    );
+}
+
+#[test]
+fn cel_rules_of_one_object_share_the_runtime_cost_budget() {
+    // Each rule costs about 960,000 units (400 × 400 iterations of 6: under the per-call
+    // limit); the eleventh finds the object's 10,000,000 budget spent, and the API server
+    // runs no further rule.
+    let rule = nested_all(2);
+    let rules: Vec<Value> = (0..20).map(|_| json!({"rule": rule})).collect();
+    let schema = json!({"type": "object",
+        "properties": {"l": {"type": "array", "maxItems": 400, "items": {"type": "integer"}}},
+        "x-kubernetes-validations": rules});
+    let spec = json!({"l": (0..400).collect::<Vec<i64>>()});
+    let r = custom(&schema, &spec);
+    let costs: Vec<&str> = r
+        .findings
+        .iter()
+        .filter(|f| f.rule.id == "FS308")
+        .map(|f| f.message.as_str())
+        .collect();
+    assert_eq!(costs.len(), 1, "{r:#?}");
+    assert!(costs[0].contains(
+        "validation failed due to running out of cost budget, no further validation rules will be run"
+    ));
+}
+
+#[test]
+fn cel_rule_under_the_limits_still_passes_and_fails_as_before() {
+    let schema = list_schema("self.l.all(x, x >= 0)", None);
+    assert!(custom(&schema, &json!({"l": [1, 2, 3]}))
+        .findings
+        .is_empty());
+    let r = custom(&schema, &json!({"l": [1, -2, 3]}));
+    assert_eq!(ids(&r), vec![("FS304", "spec")]);
+    // map and filter keep their result through the metered step.
+    let schema = list_schema("self.l.filter(x, x > 1).map(x, x * 2) == [4, 6]", None);
+    assert!(custom(&schema, &json!({"l": [1, 2, 3]}))
+        .findings
+        .is_empty());
+}
+
+#[test]
+fn cel_evaluation_stops_at_the_callers_deadline() {
+    // Under the per-call limit for fluxsim's count, but past a deadline that has already
+    // passed: the running rule is a finding naming it, the others are not evaluated.
+    let schema = list_schema(&nested_all(2), Some(300));
+    let mut v = Validator::new(KubeVersion::DEFAULT);
+    v.add_crd(&widget_crd(&schema)).unwrap();
+    v.set_deadline(std::time::Instant::now(), "--timeout 5s");
+    let r = v.validate(&widget(&json!({"l": (0..300).collect::<Vec<i64>>()})));
+    let unchecked: Vec<&str> = r.unchecked.iter().map(|u| u.reason.as_str()).collect();
+    assert_eq!(
+        unchecked,
+        vec!["CEL rule not evaluated: validation had reached --timeout 5s"],
+        "{r:#?}"
+    );
+}
+
+#[test]
+fn crds_the_api_server_accepts_are_under_the_estimated_cost_limits() {
+    // Every embedded Flux CRD (kustomize-, source-, helm-, notification- and
+    // image-controllers' of each minor) installs on a real API server, with its CEL rules:
+    // the lower-bound estimate must never reject one.
+    let mut rules = 0;
+    for minor in crate::FluxMinor::ALL {
+        for crd in crate::flux_crds_for(minor) {
+            rules += crd.to_string().matches("x-kubernetes-validations").count();
+            let r = builtin(crd);
+            assert!(cost_ids(&r).is_empty(), "{minor:?}: {r:#?}");
+        }
+    }
+    assert!(rules > 0);
+}

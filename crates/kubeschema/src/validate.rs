@@ -13,6 +13,8 @@
 //! 3. the object metadata (labels, annotations, namespace) as apimachinery
 //!    `ValidateObjectMeta` does.
 
+use std::time::Instant;
+
 use serde_json::Value;
 
 use crate::cel::{go_value, to_cel, Outcome};
@@ -56,6 +58,12 @@ pub(crate) struct Walker<'a> {
     /// Strings containing it are values the caller does not know (fluxsim's
     /// `fluxsim-unknown:` placeholders of vars from sources it cannot read).
     marker: Option<&'a str>,
+    /// What is left of the object's runtime CEL cost budget (`RuntimeCELCostBudget`).
+    cel_budget: u64,
+    /// A rule stopped on a bound: the API server runs no further rule of the object.
+    cel_stopped: bool,
+    /// When CEL evaluation stops, and how the caller names that bound.
+    pub(crate) deadline: Option<(std::time::Instant, &'a str)>,
 }
 
 impl<'a> Walker<'a> {
@@ -76,6 +84,9 @@ impl<'a> Walker<'a> {
             values_only: false,
             in_status: false,
             marker,
+            cel_budget: crate::cost::RUNTIME_CEL_COST_BUDGET,
+            cel_stopped: false,
+            deadline: None,
         }
     }
 
@@ -683,6 +694,9 @@ impl<'a> Walker<'a> {
             values_only: true,
             in_status: false,
             marker: self.marker,
+            cel_budget: 0,
+            cel_stopped: true,
+            deadline: None,
         };
         w.walk(v, sub, false);
         w.report.findings.is_empty()
@@ -696,16 +710,85 @@ impl<'a> Walker<'a> {
             ));
             return;
         }
+        if self.cel_stopped {
+            return;
+        }
         let this = to_cel(self.arena, id, v, resource_root);
+        let deadline = self.deadline.map(|(d, _)| d);
         for rule in &n.rules {
-            match rule.evaluate(&this, n.ty, v) {
+            if let Some((_, what)) = self.deadline.filter(|(d, _)| Instant::now() >= *d) {
+                self.unchecked(format!(
+                    "CEL rule not evaluated: validation had reached {what}"
+                ));
+                continue;
+            }
+            let (outcome, cost) =
+                rule.evaluate(&this, n.ty, v, crate::cost::PER_CALL_LIMIT, deadline);
+            let ty = schema_type_name(n.ty);
+            // apiextensions-apiserver `pkg/apiserver/schema/cel/validation.go`: the cost is
+            // taken from the budget first, then the outcome is read.
+            if cost > self.cel_budget {
+                self.field_error(
+                    rules::CEL_COST_EXCEEDED,
+                    None,
+                    &format!(
+                        "Invalid value: \"{ty}\": validation failed due to running out of cost \
+                         budget, no further validation rules will be run"
+                    ),
+                );
+                self.cel_stopped = true;
+                return;
+            }
+            self.cel_budget -= cost;
+            match outcome {
                 Outcome::Pass => {}
                 Outcome::Fail { field_path, body } => {
                     self.field_error(rules::CEL_RULE_FAILED, field_path.as_deref(), &body);
                 }
                 Outcome::Unchecked(reason) => self.unchecked(reason),
+                Outcome::CostLimit => {
+                    self.field_error(
+                        rules::CEL_COST_EXCEEDED,
+                        None,
+                        &format!(
+                            "Invalid value: \"{ty}\": '{}': no further validation rules will be \
+                             run due to call cost exceeds limit for rule: {}",
+                            crate::cost::COST_LIMIT_ERROR,
+                            rule.describe()
+                        ),
+                    );
+                    self.cel_stopped = true;
+                    return;
+                }
+                Outcome::Deadline => {
+                    let what = self.deadline.map_or("the deadline", |(_, w)| w);
+                    self.field_error(
+                        rules::CEL_COST_EXCEEDED,
+                        None,
+                        &format!(
+                            "CEL rule `{}` stopped at {what} before it finished (cost {cost} so \
+                             far): the object's other rules are not evaluated",
+                            rule.describe()
+                        ),
+                    );
+                    self.cel_stopped = true;
+                    return;
+                }
             }
         }
+    }
+}
+
+/// A schema type as the API server's field errors name it (`sts.Type`).
+fn schema_type_name(ty: Option<Type>) -> &'static str {
+    match ty {
+        Some(Type::Object) => "object",
+        Some(Type::Array) => "array",
+        Some(Type::String) => "string",
+        Some(Type::Integer) => "integer",
+        Some(Type::Number) => "number",
+        Some(Type::Boolean) => "boolean",
+        None => "",
     }
 }
 

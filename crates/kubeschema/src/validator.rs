@@ -3,6 +3,7 @@
 //! serve it, unchecked when nothing knows the group).
 
 use std::collections::HashMap;
+use std::time::Instant;
 
 use serde_json::Value;
 
@@ -24,6 +25,8 @@ pub struct Validator {
     /// Strings containing it are unknown values: not checked (see
     /// [`Validator::set_unknown_marker`]).
     marker: Option<String>,
+    /// When CEL evaluation stops, and the words for it (see [`Validator::set_deadline`]).
+    deadline: Option<(Instant, String)>,
 }
 
 #[derive(Debug)]
@@ -86,7 +89,15 @@ impl Validator {
             arena: Arena::default(),
             crds: HashMap::new(),
             marker: None,
+            deadline: None,
         }
+    }
+
+    /// CEL evaluation stops at `deadline`: the rule running then is a finding (`FS308`,
+    /// saying `what`, e.g. `--timeout 5s`), the rules not yet run are reported unchecked.
+    /// Without it, only the API server's cost bounds stop a rule.
+    pub fn set_deadline(&mut self, deadline: Instant, what: impl Into<String>) {
+        self.deadline = Some((deadline, what.into()));
     }
 
     /// Strings that contain `marker` stand for values the caller does not know (fluxsim
@@ -247,6 +258,9 @@ impl Validator {
             );
             w.run(object, info.root);
             report.extend(w.report);
+            if is_crd(object) {
+                cel_cost(&id, object, &mut report);
+            }
         } else if let Some(crd) = self.crds.get(&(id.group.clone(), id.kind.clone())) {
             self.validate_custom(crd, &id, object, &mut report);
         } else if self.catalog.has_group(&id.group) {
@@ -302,6 +316,7 @@ impl Validator {
                     label,
                     self.marker.as_deref(),
                 );
+                w.deadline = self.deadline.as_ref().map(|(d, what)| (*d, what.as_str()));
                 w.run(&defaulted, *root);
                 report.extend(w.report);
             }
@@ -361,6 +376,21 @@ fn list(items: &[&str]) -> String {
 }
 
 /// The RESTMapper's error for a kind it cannot map (apimachinery `meta.NoKindMatchError`).
+/// The CRD's rules over the API server's estimated cost limits (apiextensions-apiserver
+/// `pkg/apis/apiextensions/validation/validation.go`): the CRD is rejected.
+fn cel_cost(id: &ObjectId, crd: &Value, report: &mut Report) {
+    for v in crate::cost::crd_violations(crd, &crate::cel::compile_ast) {
+        report.findings.push(Finding {
+            rule: rules::CEL_COST_EXCEEDED,
+            severity: rules::CEL_COST_EXCEEDED.severity,
+            object: id.clone(),
+            message: format!("{}: {}", v.path, v.message),
+            path: v.path,
+            schema_path: String::new(),
+        });
+    }
+}
+
 fn not_served(report: &mut Report, id: &ObjectId, note: &str) {
     report.findings.push(Finding {
         rule: rules::KIND_NOT_SERVED,
