@@ -81,6 +81,31 @@ pub struct NamespacedName {
     pub name: String,
 }
 
+/// A namespace or name as it stands in the id of a render entry: `%` and `/` written `%25`
+/// and `%2F`, every other character (every valid Kubernetes name) as it is.
+///
+/// A Kubernetes name holds no `/`, so fluxsim's synthetic entries (a ResourceSet's
+/// `<kustomization>/rset/<namespace>/<name>`, a Helm release's `.../helm/...`) use it as their
+/// separator; a repository may still declare a Kustomization named `app/rset/default/rs`,
+/// which the API server would refuse. Encoded, no id of a declared object holds a `/`, so no
+/// id of one can equal a synthetic entry's, and `namespace/name` splits one way only.
+#[must_use]
+pub fn id_segment(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains(['%', '/']) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    std::borrow::Cow::Owned(s.replace('%', "%25").replace('/', "%2F"))
+}
+
+/// The namespace or name that [`id_segment`] encoded, as the repository declares it.
+#[must_use]
+pub fn id_unsegment(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains('%') {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    std::borrow::Cow::Owned(s.replace("%2F", "/").replace("%25", "%"))
+}
+
 impl fmt::Display for NamespacedName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.namespace, self.name)
@@ -306,11 +331,14 @@ impl Kustomization {
         let depends_on = list(spec.get("dependsOn"))
             .iter()
             .map(|d| {
+                // Ids of entries, as `id` below is.
                 Ok(NamespacedName {
-                    namespace: str_at(d, &["namespace"]).unwrap_or(&namespace).to_string(),
-                    name: str_at(d, &["name"])
-                        .ok_or("spec.dependsOn entry without a name")?
-                        .to_string(),
+                    namespace: id_segment(str_at(d, &["namespace"]).unwrap_or(&namespace))
+                        .into_owned(),
+                    name: id_segment(
+                        str_at(d, &["name"]).ok_or("spec.dependsOn entry without a name")?,
+                    )
+                    .into_owned(),
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
@@ -370,7 +398,15 @@ impl Kustomization {
                     .and_then(|m| m.get("annotations")),
             ),
             decryption: spec.get("decryption").is_some_and(Value::is_object),
-            id: NamespacedName { namespace, name },
+            // A synthetic entry's id (a ResourceSet's, a Helm release's) is made encoded.
+            id: if matches!(str_at(obj, &["kind"]), Some("ResourceSet" | "HelmRelease")) {
+                NamespacedName { namespace, name }
+            } else {
+                NamespacedName {
+                    namespace: id_segment(&namespace).into_owned(),
+                    name: id_segment(&name).into_owned(),
+                }
+            },
         })
     }
 

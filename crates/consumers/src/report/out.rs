@@ -11,7 +11,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::model::RepoRender;
-use crate::report::escape::{path_segment, path_segments};
+use crate::report::escape::path_segment;
 
 fluxsim_core::message_error! {
     /// Why `--out` refuses a folder, in words (`OutError::Refused` names the folder).
@@ -61,56 +61,97 @@ pub struct OutFile<'a> {
     pub sha256: std::borrow::Cow<'a, str>,
 }
 
-/// The render's files: `<cluster>/<namespace>/<name>.yaml` per rendered Kustomization, as
-/// `present` shows them (Secrets masked unless shown). A file's digest is that of its
+/// An entry of the render that `--out` could not write (its name cannot be a file name on
+/// this system), and why; the other entries are written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// `<cluster>/<namespace>/<name>` of the entry, as reports name it.
+    pub entry: String,
+    /// Why, in words.
+    pub why: String,
+}
+
+/// The longest file or folder name most file systems take (`NAME_MAX`), in bytes.
+const NAME_MAX: usize = 255;
+
+/// The path under DIR of entry `name` of namespace `namespace` in cluster `cluster`:
+/// `<cluster>/<namespace>/<name>.yaml`, each a segment as [`path_segment`] makes it from the
+/// name the repository declares (a `/` is `%2F`, leading too), except the separators of a
+/// synthetic entry's name (`<kustomization>/rset/<namespace>/<name>`,
+/// `<kustomization>/helm/<namespace>/<name>`), which are folders. An entry's id holds a
+/// declared name encoded ([`fluxsim_core::flux::id_segment`]), so its only `/` are those
+/// separators and a Kustomization named `app/rset/default/rs` gets its own file.
+#[must_use]
+pub fn entry_path(cluster: &str, namespace: &str, name: &str) -> String {
+    let seg = |s: &str| path_segment(&fluxsim_core::flux::id_unsegment(s)).into_owned();
+    let name = name.split('/').map(seg).collect::<Vec<_>>().join("/");
+    format!("{}/{}/{name}.yaml", path_segment(cluster), seg(namespace))
+}
+
+/// Why `rel` (made by [`entry_path`]) cannot be written, if it cannot: a part longer than
+/// the file system takes, or not a plain relative path.
+fn unwritable(rel: &str) -> Option<String> {
+    if let Some(long) = rel.split('/').find(|p| p.len() > NAME_MAX) {
+        return Some(format!(
+            "its file name would be {} bytes, more than the {NAME_MAX} a file system takes",
+            long.len()
+        ));
+    }
+    check_rel(rel)
+        .err()
+        .map(|e| format!("`{}` is not a plain relative file name{e}", rel.escape_debug()))
+}
+
+/// The render's files: `<cluster>/<namespace>/<name>.yaml` per rendered entry (see
+/// [`entry_path`]), as `present` shows them (Secrets masked unless shown), and the entries
+/// whose name cannot be a file name (each skipped alone). A file's digest is that of its
 /// bytes, so `sha256sum -c` accepts `SHA256SUMS`; it is the artifact's own when nothing in
 /// it is masked or left out.
 #[must_use]
 pub fn artifact_files<'a>(
     r: &'a RepoRender,
     present: &crate::mask::Presentation,
-) -> Vec<OutFile<'a>> {
-    r.clusters
-        .iter()
-        .flat_map(|c| {
-            c.kustomizations.iter().filter_map(move |k| {
-                k.artifact.as_ref().map(|a| {
-                    let bytes = present.artifact_text(a);
-                    let sha256 = match &bytes {
-                        std::borrow::Cow::Borrowed(_) => {
-                            std::borrow::Cow::Borrowed(a.sha256.as_str())
-                        }
-                        std::borrow::Cow::Owned(t) => {
-                            std::borrow::Cow::Owned(crate::artifact::sha256_hex(t.as_bytes()))
-                        }
-                    };
-                    // Names are the repository's: none may leave DIR (`..`). The cluster and
-                    // namespace are one folder each; a name's `/` make folders (a Helm
-                    // release's entry is `<kustomization>/helm/<namespace>/<name>`).
-                    OutFile {
-                        rel: format!(
-                            "{}/{}/{}.yaml",
-                            path_segment(&c.name),
-                            path_segment(&k.kustomization.id.namespace),
-                            path_segments(&k.kustomization.id.name)
-                        ),
-                        bytes,
-                        sha256,
-                    }
-                })
-            })
-        })
-        .collect()
+) -> (Vec<OutFile<'a>>, Vec<Skipped>) {
+    let mut files = Vec::new();
+    let mut skipped = Vec::new();
+    for c in &r.clusters {
+        for k in &c.kustomizations {
+            let Some(a) = k.artifact.as_ref() else {
+                continue;
+            };
+            let id = &k.kustomization.id;
+            let rel = entry_path(&c.name, &id.namespace, &id.name);
+            if let Some(why) = unwritable(&rel) {
+                skipped.push(Skipped {
+                    entry: format!("{}/{id}", c.name),
+                    why,
+                });
+                continue;
+            }
+            let bytes = present.artifact_text(a);
+            let sha256 = match &bytes {
+                std::borrow::Cow::Borrowed(_) => std::borrow::Cow::Borrowed(a.sha256.as_str()),
+                std::borrow::Cow::Owned(t) => {
+                    std::borrow::Cow::Owned(crate::artifact::sha256_hex(t.as_bytes()))
+                }
+            };
+            files.push(OutFile { rel, bytes, sha256 });
+        }
+    }
+    (files, skipped)
 }
 
-/// Writes the render's files under DIR (see [`write_files`]).
+/// Writes the render's files under DIR (see [`write_files`]); the entries it skipped, each
+/// for its name (see [`artifact_files`]).
 pub fn write_out(
     r: &RepoRender,
     dir: &Path,
     source_root: &Path,
     present: &crate::mask::Presentation,
-) -> Result<(), OutError> {
-    write_files(&artifact_files(r, present), dir, source_root)
+) -> Result<Vec<Skipped>, OutError> {
+    let (files, skipped) = artifact_files(r, present);
+    write_files(&files, dir, source_root)?;
+    Ok(skipped)
 }
 
 /// Writes `files`, a `DIR/SHA256SUMS` that `sha256sum -c` accepts and the marker into a

@@ -87,8 +87,9 @@ fn kustomization_place(
         .flat_map(|a| &a.objects)
         .filter(|o| is_kustomization(&o.object))
         .find(|o| {
-            o.id.name == ks.id.name
-                && (o.id.namespace == ks.id.namespace || o.id.namespace.is_empty())
+            crate::flux::id_segment(&o.id.name) == ks.id.name
+                && (crate::flux::id_segment(&o.id.namespace) == ks.id.namespace
+                    || o.id.namespace.is_empty())
         })
         .and_then(|o| declared_in(own, r, o))
 }
@@ -322,11 +323,15 @@ fn settle(
     (root, boot_notes): (&NamespacedName, Vec<Note>),
 ) -> BTreeMap<NamespacedName, KustomizationRender> {
     super::resourcesets::resolve_dependencies(&mut entries);
+    let declared = renders.len() + entries.len();
     let mut done: BTreeMap<NamespacedName, KustomizationRender> = renders
         .into_iter()
         .map(|(id, (_, r))| (id, r))
         .chain(entries.into_iter().map(|(id, m)| (id, m.render)))
         .collect();
+    // No Kustomization may vanish under an entry of the same id: a declared name's id holds
+    // no `/` (`flux::id_segment`), every synthetic entry's does.
+    debug_assert_eq!(done.len(), declared, "two entries of the cluster share an id");
     fail_unsettled(&mut done, unsettled);
     if let Some(r) = done.get_mut(root) {
         r.notes.extend(boot_notes);
