@@ -81,23 +81,38 @@ pub struct NamespacedName {
     pub name: String,
 }
 
-/// A namespace or name as it stands in the id of a render entry: `%` and `/` written `%25`
-/// and `%2F`, every other character (every valid Kubernetes name) as it is.
+/// The separators of fluxsim's synthetic entries: a ResourceSet's
+/// `<kustomization>/rset/<namespace>/<name>`, a Helm release's `<kustomization>/helm/...`.
+const ENTRY_MARKERS: [&str; 2] = ["/rset/", "/helm/"];
+
+/// A declared Kustomization's namespace or name as it stands in its id: as the repository
+/// declares it, unless it holds `%` or a synthetic entry's separator (`/rset/`, `/helm/`),
+/// which no Kubernetes name can; then with `%` and `/` written `%25` and `%2F`.
 ///
-/// A Kubernetes name holds no `/`, so fluxsim's synthetic entries (a ResourceSet's
-/// `<kustomization>/rset/<namespace>/<name>`, a Helm release's `.../helm/...`) use it as their
-/// separator; a repository may still declare a Kustomization named `app/rset/default/rs`,
-/// which the API server would refuse. Encoded, no id of a declared object holds a `/`, so no
-/// id of one can equal a synthetic entry's, and `namespace/name` splits one way only.
+/// A repository may declare a Kustomization named `app/rset/default/rs` (the API server would
+/// refuse it): encoded, it cannot be the id of ResourceSet `default/rs`'s entry under `app`.
+/// An id left as declared holds no `%` and no separator, one encoded holds `%` and no `/`,
+/// a synthetic one holds a separator: no two objects get one id.
 #[must_use]
 pub fn id_segment(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains('%') && !ENTRY_MARKERS.iter().any(|m| s.contains(m)) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    entry_part(s)
+}
+
+/// A part of a synthetic entry's name (the ResourceSet's or HelmRelease's namespace and
+/// name): `%` and `/` written `%25` and `%2F`, so that the entry's only `/` are separators.
+#[must_use]
+pub fn entry_part(s: &str) -> std::borrow::Cow<'_, str> {
     if !s.contains(['%', '/']) {
         return std::borrow::Cow::Borrowed(s);
     }
     std::borrow::Cow::Owned(s.replace('%', "%25").replace('/', "%2F"))
 }
 
-/// The namespace or name that [`id_segment`] encoded, as the repository declares it.
+/// The namespace or name that [`id_segment`] or [`entry_part`] encoded, as the repository
+/// declares it (one left as declared holds no `%`).
 #[must_use]
 pub fn id_unsegment(s: &str) -> std::borrow::Cow<'_, str> {
     if !s.contains('%') {

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::model::RepoRender;
+use crate::model::{is_release, is_resourceset_entry, ClusterRender, KustomizationRender, RepoRender};
 use crate::report::escape::path_segment;
 
 fluxsim_core::message_error! {
@@ -74,18 +74,52 @@ pub struct Skipped {
 /// The longest file or folder name most file systems take (`NAME_MAX`), in bytes.
 const NAME_MAX: usize = 255;
 
-/// The path under DIR of entry `name` of namespace `namespace` in cluster `cluster`:
-/// `<cluster>/<namespace>/<name>.yaml`, each a segment as [`path_segment`] makes it from the
-/// name the repository declares (a `/` is `%2F`, leading too), except the separators of a
-/// synthetic entry's name (`<kustomization>/rset/<namespace>/<name>`,
-/// `<kustomization>/helm/<namespace>/<name>`), which are folders. An entry's id holds a
-/// declared name encoded ([`fluxsim_core::flux::id_segment`]), so its only `/` are those
-/// separators and a Kustomization named `app/rset/default/rs` gets its own file.
+/// How many synthetic entries deep (a ResourceSet's entry's HelmRelease ...) a path is
+/// followed up to its Kustomization.
+const MAX_ENTRY_DEPTH: usize = 64;
+
+/// One segment of a path from a part of an entry's id: the name the repository declares,
+/// as [`path_segment`] writes it (`/` as `%2F`, `..` as `%2E%2E`, ...).
+fn part_segment(part: &str) -> String {
+    path_segment(&fluxsim_core::flux::id_unsegment(part)).into_owned()
+}
+
+/// The path under DIR of entry `k` of cluster `c`: `<cluster>/<namespace>/<name>.yaml`,
+/// where a declared Kustomization's name is one segment (a `/` in it is `%2F`, leading
+/// too) and a synthetic entry's is its parent's path, then a folder per part of what
+/// follows (`rset/<namespace>/<name>`, `helm/<namespace>/<name>`).
 #[must_use]
-pub fn entry_path(cluster: &str, namespace: &str, name: &str) -> String {
-    let seg = |s: &str| path_segment(&fluxsim_core::flux::id_unsegment(s)).into_owned();
-    let name = name.split('/').map(seg).collect::<Vec<_>>().join("/");
-    format!("{}/{}/{name}.yaml", path_segment(cluster), seg(namespace))
+pub fn entry_path(c: &ClusterRender, k: &KustomizationRender) -> String {
+    format!(
+        "{}/{}/{}.yaml",
+        path_segment(&c.name),
+        part_segment(&k.kustomization.id.namespace),
+        name_path(c, k, 0)
+    )
+}
+
+/// The name part of [`entry_path`].
+fn name_path(c: &ClusterRender, k: &KustomizationRender, depth: usize) -> String {
+    let name = &k.kustomization.id.name;
+    if !is_resourceset_entry(k) && !is_release(k) {
+        return part_segment(name);
+    }
+    let parent = k
+        .parent
+        .as_ref()
+        .filter(|_| depth < MAX_ENTRY_DEPTH)
+        .and_then(|p| c.kustomizations.iter().find(|x| &x.kustomization.id == p));
+    // The parts after the parent's name hold no `/` of their own (`flux::entry_part`).
+    let (head, rest) = match parent
+        .and_then(|p| Some((p, name.strip_prefix(&p.kustomization.id.name)?)))
+    {
+        Some((p, rest)) => (Some(name_path(c, p, depth + 1)), rest),
+        None => (None, name.as_str()),
+    };
+    head.into_iter()
+        .chain(rest.split('/').filter(|p| !p.is_empty()).map(part_segment))
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// Why `rel` (made by [`entry_path`]) cannot be written, if it cannot: a part longer than
@@ -120,7 +154,7 @@ pub fn artifact_files<'a>(
                 continue;
             };
             let id = &k.kustomization.id;
-            let rel = entry_path(&c.name, &id.namespace, &id.name);
+            let rel = entry_path(c, k);
             if let Some(why) = unwritable(&rel) {
                 skipped.push(Skipped {
                     entry: format!("{}/{id}", c.name),

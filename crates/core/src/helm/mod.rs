@@ -254,8 +254,8 @@ pub fn release_of(c: &ClusterRender, r: &KustomizationRender) -> Option<HelmRele
         .find(|o| {
             format!(
                 "{}/{}",
-                crate::flux::id_segment(&o.id.namespace),
-                crate::flux::id_segment(&o.id.name)
+                crate::flux::entry_part(&o.id.namespace),
+                crate::flux::entry_part(&o.id.name)
             ) == suffix
         })
         .and_then(|o| HelmRelease::from_json(&o.object).ok())

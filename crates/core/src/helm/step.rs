@@ -53,8 +53,8 @@ pub(super) fn release_entry(
             "name": format!(
                 "{}/helm/{}/{}",
                 ks.name,
-                crate::flux::id_segment(&hr_id.namespace),
-                crate::flux::id_segment(&hr_id.name)
+                crate::flux::entry_part(&hr_id.namespace),
+                crate::flux::entry_part(&hr_id.name)
             ),
         },
         "spec": {"path": path, "prune": true},

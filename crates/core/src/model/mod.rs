@@ -392,8 +392,8 @@ pub fn resourceset_entry_id(parent: &NamespacedName, rset: &NamespacedName) -> N
         name: format!(
             "{}/rset/{}/{}",
             parent.name,
-            crate::flux::id_segment(&rset.namespace),
-            crate::flux::id_segment(&rset.name)
+            crate::flux::entry_part(&rset.namespace),
+            crate::flux::entry_part(&rset.name)
         ),
     }
 }

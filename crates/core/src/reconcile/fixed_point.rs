@@ -329,8 +329,8 @@ fn settle(
         .map(|(id, (_, r))| (id, r))
         .chain(entries.into_iter().map(|(id, m)| (id, m.render)))
         .collect();
-    // No Kustomization may vanish under an entry of the same id: a declared name's id holds
-    // no `/` (`flux::id_segment`), every synthetic entry's does.
+    // No Kustomization may vanish under an entry of the same id: a declared name's id never
+    // holds a synthetic entry's separator (`flux::id_segment`), every synthetic entry's does.
     debug_assert_eq!(done.len(), declared, "two entries of the cluster share an id");
     fail_unsettled(&mut done, unsettled);
     if let Some(r) = done.get_mut(root) {

@@ -99,10 +99,31 @@ pub fn plan(req: &Request<'_>, runner: &Runner) -> Planned {
         &format!("{}:{}", req.cluster, rset.id),
         placeholder_providers,
     );
+    // A bound's stop names fluxsim.toml when its samples are among what was combined.
+    let from_config = |e: String| {
+        if e.contains(inputs::COMBINED_BOUND_WORDS)
+            && provided
+                .iter()
+                .any(|p| matches!(p.supplied, Some(Supplied::Samples(_))))
+        {
+            format!(
+                "{e} (with the sample inputs of {}'s [[resourceset.inputs]])",
+                crate::config::CONFIG_FILE
+            )
+        } else {
+            e
+        }
+    };
     let combined = match inputs::combine(&rset, &provided) {
         Ok(c) => c,
-        Err(e) => return fail(rset, e, &extra),
+        Err(e) => return fail(rset, from_config(e), &extra),
     };
+    if let Err(e) = runner.count_combined(
+        &format!("{}:{}", req.cluster, rset.id),
+        inputs::combined_bytes(&combined),
+    ) {
+        return fail(rset, from_config(e), &extra);
+    }
     // resourceset_controller.go reconcile: providers that return no inputs reconcile an
     // empty set (the CLI would instead template once without inputs).
     if !rset.inputs_from.is_empty() && combined.is_empty() {
@@ -258,7 +279,7 @@ fn build_once(
     if let Some(o) = cached {
         return o;
     }
-    let o = run(tool, job);
+    let o = run(tool, job).and_then(|t| runner.count_printed(t.len()).map(|()| t));
     if let Ok(mut outputs) = runner.outputs.lock() {
         outputs.insert(key.to_string(), o.clone());
     }
