@@ -418,16 +418,15 @@ pub(crate) fn run_render(args: &RenderArgs, layout: crate::report::layout::Layou
         }
         None => Vec::new(),
     };
-    let skipped_note: String = skipped
-        .iter()
-        .map(|s| {
-            format!(
-                "fluxsim: error: --out: {} not written: {}\n",
-                crate::report::escape::OneLine(&s.entry),
-                s.why
-            )
-        })
-        .collect();
+    let mut skipped_note = String::new();
+    for s in &skipped {
+        let _ = writeln!(
+            skipped_note,
+            "fluxsim: error: --out: {} not written: {}",
+            crate::report::escape::OneLine(&s.entry),
+            s.why
+        );
+    }
     let (mut text, kind) = match args.format {
         Format::Text => (crate::report::render_table(&r, layout), Kind::Plain),
         Format::Json => (crate::report::render_json(&r), Kind::Json),

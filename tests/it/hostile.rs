@@ -887,7 +887,11 @@ fn named_repo(names: &[&str], extra: &[(&str, &str)]) -> (tempfile::TempDir, Pat
         .unwrap();
     }
     let mut files = vec![("clusters/test/flux-system.yaml".to_string(), cluster)];
-    files.extend(extra.iter().map(|(p, c)| ((*p).to_string(), (*c).to_string())));
+    files.extend(
+        extra
+            .iter()
+            .map(|(p, c)| ((*p).to_string(), (*c).to_string())),
+    );
     for (path, text) in &files {
         let p = root.join(path);
         fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -960,14 +964,23 @@ fn every_declared_name_round_trips_through_out() {
     let mut want: Vec<String> = names.iter().map(ToString::to_string).collect();
     want.sort();
     assert_eq!(read_back, want, "{files:?}");
-    assert!(files.contains(&"test/flux-system/%2Fleading.yaml".to_string()), "{files:?}");
-    assert!(files.contains(&"test/flux-system/a%2Fb.yaml".to_string()), "{files:?}");
+    assert!(
+        files.contains(&"test/flux-system/%2Fleading.yaml".to_string()),
+        "{files:?}"
+    );
+    assert!(
+        files.contains(&"test/flux-system/a%2Fb.yaml".to_string()),
+        "{files:?}"
+    );
     // Each file holds its own Kustomization's objects.
     for (i, name) in names.iter().enumerate() {
         let seg = fluxsim::report::escape::path_segment(name).into_owned();
         let text = fs::read_to_string(top.path().join(format!("out/test/flux-system/{seg}.yaml")))
             .unwrap();
-        assert!(text.contains(&format!("name: cm-{i}\n")), "{name:?}: {text}");
+        assert!(
+            text.contains(&format!("name: cm-{i}\n")),
+            "{name:?}: {text}"
+        );
         // The report names it as its id holds it (`/` and `%` encoded).
         let id = fluxsim::flux::id_segment(name).into_owned();
         assert_eq!(kustomization(&json, "test", &id)["status"], "rendered");
@@ -983,14 +996,18 @@ fn a_name_too_long_for_a_file_fails_only_its_own_out_entry() {
     let run = render(&root, &[]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(
-        run.stderr.contains(&format!("--out: test/flux-system/{long} not written"))
+        run.stderr
+            .contains(&format!("--out: test/flux-system/{long} not written"))
             && run.stderr.contains("more than the 255 a file system takes"),
         "{}",
         run.stderr
     );
     let files = out_files(top.path());
     for f in ["flux-system", "%2Fleading", "plain"] {
-        assert!(files.contains(&format!("test/flux-system/{f}.yaml")), "{files:?}");
+        assert!(
+            files.contains(&format!("test/flux-system/{f}.yaml")),
+            "{files:?}"
+        );
     }
     assert_eq!(files.len(), 3, "{files:?}");
 }
@@ -1021,13 +1038,23 @@ fn a_kustomization_named_like_a_resourceset_entry_is_its_own() {
     let text = run_in(&root, &["render", "."], &[]);
     assert!(
         text.stdout.contains("render: 3/3 Kustomizations rendered")
-            && text.stdout.contains("flux-system/app%2Frset%2Fdefault%2Frs")
+            && text
+                .stdout
+                .contains("flux-system/app%2Frset%2Fdefault%2Frs")
             && text.stdout.contains("flux-system/app/rset/default/rs "),
         "{}",
         text.stdout
     );
     let files = out_files(top.path());
-    for f in ["app", "app%2Frset%2Fdefault%2Frs", "app/rset/default/rs", "flux-system"] {
-        assert!(files.contains(&format!("test/flux-system/{f}.yaml")), "{files:?}");
+    for f in [
+        "app",
+        "app%2Frset%2Fdefault%2Frs",
+        "app/rset/default/rs",
+        "flux-system",
+    ] {
+        assert!(
+            files.contains(&format!("test/flux-system/{f}.yaml")),
+            "{files:?}"
+        );
     }
 }

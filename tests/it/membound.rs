@@ -165,11 +165,13 @@ fn a_resourceset_combination_bomb_ends_with_fluxsim_s_error_in_bounded_memory() 
         "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- cm.yaml\n- rset.yaml\n",
     )
     .unwrap();
-    let mut toml = String::from(
-        "[[resourceset.inputs]]\nprovider = \"flux-system/prs\"\ninputs = [\n",
-    );
+    let mut toml =
+        String::from("[[resourceset.inputs]]\nprovider = \"flux-system/prs\"\ninputs = [\n");
     for i in 0..100 {
-        let _ = writeln!(toml, "  {{ id = \"{i}\", sha = \"{i:07}\", branch = \"b{i}\" }},");
+        let _ = writeln!(
+            toml,
+            "  {{ id = \"{i}\", sha = \"{i:07}\", branch = \"b{i}\" }},"
+        );
     }
     toml.push_str("]\n");
     fs::write(root.join("fluxsim.toml"), toml).unwrap();

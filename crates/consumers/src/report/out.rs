@@ -10,7 +10,9 @@ use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::model::{is_release, is_resourceset_entry, ClusterRender, KustomizationRender, RepoRender};
+use crate::model::{
+    is_release, is_resourceset_entry, ClusterRender, KustomizationRender, RepoRender,
+};
 use crate::report::escape::path_segment;
 
 fluxsim_core::message_error! {
@@ -110,12 +112,11 @@ fn name_path(c: &ClusterRender, k: &KustomizationRender, depth: usize) -> String
         .filter(|_| depth < MAX_ENTRY_DEPTH)
         .and_then(|p| c.kustomizations.iter().find(|x| &x.kustomization.id == p));
     // The parts after the parent's name hold no `/` of their own (`flux::entry_part`).
-    let (head, rest) = match parent
-        .and_then(|p| Some((p, name.strip_prefix(&p.kustomization.id.name)?)))
-    {
-        Some((p, rest)) => (Some(name_path(c, p, depth + 1)), rest),
-        None => (None, name.as_str()),
-    };
+    let (head, rest) =
+        match parent.and_then(|p| Some((p, name.strip_prefix(&p.kustomization.id.name)?))) {
+            Some((p, rest)) => (Some(name_path(c, p, depth + 1)), rest),
+            None => (None, name.as_str()),
+        };
     head.into_iter()
         .chain(rest.split('/').filter(|p| !p.is_empty()).map(part_segment))
         .collect::<Vec<_>>()
@@ -131,9 +132,12 @@ fn unwritable(rel: &str) -> Option<String> {
             long.len()
         ));
     }
-    check_rel(rel)
-        .err()
-        .map(|e| format!("`{}` is not a plain relative file name{e}", rel.escape_debug()))
+    check_rel(rel).err().map(|e| {
+        format!(
+            "`{}` is not a plain relative file name{e}",
+            rel.escape_debug()
+        )
+    })
 }
 
 /// The render's files: `<cluster>/<namespace>/<name>.yaml` per rendered entry (see

@@ -331,7 +331,11 @@ fn settle(
         .collect();
     // No Kustomization may vanish under an entry of the same id: a declared name's id never
     // holds a synthetic entry's separator (`flux::id_segment`), every synthetic entry's does.
-    debug_assert_eq!(done.len(), declared, "two entries of the cluster share an id");
+    debug_assert_eq!(
+        done.len(),
+        declared,
+        "two entries of the cluster share an id"
+    );
     fail_unsettled(&mut done, unsettled);
     if let Some(r) = done.get_mut(root) {
         r.notes.extend(boot_notes);

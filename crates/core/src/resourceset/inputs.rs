@@ -583,7 +583,9 @@ mod tests {
         // Under the bound, the same shape combines.
         let few: Vec<Value> = (0..5).map(|i| json!({"i": i, "blob": blob})).collect();
         assert_eq!(
-            combine(&rset("Permute", Value::Array(few)), &p).unwrap().len(),
+            combine(&rset("Permute", Value::Array(few)), &p)
+                .unwrap()
+                .len(),
             500
         );
     }

@@ -332,9 +332,17 @@ mod tests {
         runner.count_combined("c:ns/a", part).unwrap();
         runner.count_combined("c:ns/b", part).unwrap();
         let err = runner.count_combined("c:ns/c", 1).unwrap_err();
-        assert!(err.contains("more than fluxsim's bound of 256 MiB a run"), "{err}");
-        runner.count_printed(usize::try_from(MAX_RUN_OUTPUT_BYTES).unwrap()).unwrap();
+        assert!(
+            err.contains("more than fluxsim's bound of 256 MiB a run"),
+            "{err}"
+        );
+        runner
+            .count_printed(usize::try_from(MAX_RUN_OUTPUT_BYTES).unwrap())
+            .unwrap();
         let err = runner.count_printed(1).unwrap_err().to_string();
-        assert!(err.contains("more than fluxsim's bound of 512 MiB a run"), "{err}");
+        assert!(
+            err.contains("more than fluxsim's bound of 512 MiB a run"),
+            "{err}"
+        );
     }
 }

@@ -99,31 +99,10 @@ pub fn plan(req: &Request<'_>, runner: &Runner) -> Planned {
         &format!("{}:{}", req.cluster, rset.id),
         placeholder_providers,
     );
-    // A bound's stop names fluxsim.toml when its samples are among what was combined.
-    let from_config = |e: String| {
-        if e.contains(inputs::COMBINED_BOUND_WORDS)
-            && provided
-                .iter()
-                .any(|p| matches!(p.supplied, Some(Supplied::Samples(_))))
-        {
-            format!(
-                "{e} (with the sample inputs of {}'s [[resourceset.inputs]])",
-                crate::config::CONFIG_FILE
-            )
-        } else {
-            e
-        }
-    };
-    let combined = match inputs::combine(&rset, &provided) {
+    let combined = match combine_bounded(req, &rset, &provided, runner) {
         Ok(c) => c,
-        Err(e) => return fail(rset, from_config(e), &extra),
+        Err(e) => return fail(rset, e, &extra),
     };
-    if let Err(e) = runner.count_combined(
-        &format!("{}:{}", req.cluster, rset.id),
-        inputs::combined_bytes(&combined),
-    ) {
-        return fail(rset, from_config(e), &extra);
-    }
     // resourceset_controller.go reconcile: providers that return no inputs reconcile an
     // empty set (the CLI would instead template once without inputs).
     if !rset.inputs_from.is_empty() && combined.is_empty() {
@@ -175,6 +154,38 @@ pub fn plan(req: &Request<'_>, runner: &Runner) -> Planned {
         digest,
         samples,
     }
+}
+
+/// `inputs::combine` within fluxsim's bounds (a ResourceSet's, the run's: counted in
+/// `runner`); a stop at one names fluxsim.toml when its sample inputs were combined.
+fn combine_bounded(
+    req: &Request<'_>,
+    rset: &ResourceSet,
+    provided: &[Provided],
+    runner: &Runner,
+) -> Result<Vec<inputs::Input>, String> {
+    let from_config = |e: String| {
+        if e.contains(inputs::COMBINED_BOUND_WORDS)
+            && provided
+                .iter()
+                .any(|p| matches!(p.supplied, Some(Supplied::Samples(_))))
+        {
+            format!(
+                "{e} (with the sample inputs of {}'s [[resourceset.inputs]])",
+                crate::config::CONFIG_FILE
+            )
+        } else {
+            e
+        }
+    };
+    let combined = inputs::combine(rset, provided).map_err(from_config)?;
+    runner
+        .count_combined(
+            &format!("{}:{}", req.cluster, rset.id),
+            inputs::combined_bytes(&combined),
+        )
+        .map_err(from_config)?;
+    Ok(combined)
 }
 
 /// Each provider's inputs: a Static one's from the repository, any other's from
