@@ -323,19 +323,26 @@ fn settle(
     (root, boot_notes): (&NamespacedName, Vec<Note>),
 ) -> BTreeMap<NamespacedName, KustomizationRender> {
     super::resourcesets::resolve_dependencies(&mut entries);
-    let declared = renders.len() + entries.len();
-    let mut done: BTreeMap<NamespacedName, KustomizationRender> = renders
+    let mut done: BTreeMap<NamespacedName, KustomizationRender> = BTreeMap::new();
+    let all = renders
         .into_iter()
         .map(|(id, (_, r))| (id, r))
-        .chain(entries.into_iter().map(|(id, m)| (id, m.render)))
-        .collect();
-    // No Kustomization may vanish under an entry of the same id: a declared name's id never
-    // holds a synthetic entry's separator (`flux::id_segment`), every synthetic entry's does.
-    debug_assert_eq!(
-        done.len(),
-        declared,
-        "two entries of the cluster share an id"
-    );
+        .chain(entries.into_iter().map(|(id, m)| (id, m.render)));
+    for (id, r) in all {
+        // No Kustomization may vanish under an entry of the same id: a declared name's id
+        // never holds a synthetic entry's separator (`flux::id_segment`), every synthetic
+        // entry's does. Should two still meet, the one kept says so.
+        if let Some(first) = done.insert(id.clone(), r) {
+            if let Some(kept) = done.get_mut(&id) {
+                kept.artifact = None;
+                kept.status = Status::Failed(format!(
+                    "another entry of the cluster has the id `{id}` ({}): neither is shown \
+                     (a fluxsim bug: please report it)",
+                    first.kustomization.api_version
+                ));
+            }
+        }
+    }
     fail_unsettled(&mut done, unsettled);
     if let Some(r) = done.get_mut(root) {
         r.notes.extend(boot_notes);
