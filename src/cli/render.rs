@@ -430,14 +430,30 @@ pub(crate) fn run_render(args: &RenderArgs, layout: crate::report::layout::Layou
     // part of a digest).
     opts.origins |= args.validate.validate;
     let r = render_dir(&args.flags.repo, &opts)?;
-    if let Some(out) = &args.out {
-        crate::report::out::write_out(&r, out, &args.flags.repo, &args.objects.presentation())?;
+    // One entry whose name cannot be a file fails alone: the rest is written.
+    let skipped = match &args.out {
+        Some(out) => {
+            crate::report::out::write_out(&r, out, &args.flags.repo, &args.objects.presentation())?
+        }
+        None => Vec::new(),
+    };
+    let mut skipped_note = String::new();
+    for s in &skipped {
+        let _ = writeln!(
+            skipped_note,
+            "fluxsim: error: --out: {} not written: {}",
+            crate::report::escape::OneLine(&s.entry),
+            s.why
+        );
     }
     let (mut text, kind) = match args.format {
         Format::Text => (crate::report::render_table(&r, layout), Kind::Plain),
         Format::Json => (crate::report::render_json(&r), Kind::Json),
     };
     let mut level = crate::level::of_render(&r.clusters);
+    if !skipped.is_empty() {
+        level = level.max(Some(crate::finding::Severity::Error));
+    }
     if let Some((more, value, found)) = args.validate.run(
         &r,
         matches!(args.format, Format::Json),
@@ -460,7 +476,8 @@ pub(crate) fn run_render(args: &RenderArgs, layout: crate::report::layout::Layou
     let status = args.fail.status(level);
     Ok(Output::new(text, status)
         .kind(kind)
-        .with_stderr(&args.flags.subfolder_note(&r.clusters)))
+        .with_stderr(&args.flags.subfolder_note(&r.clusters))
+        .with_stderr(&skipped_note))
 }
 
 #[derive(Debug, clap::Args)]

@@ -967,3 +967,196 @@ fn a_cel_rule_without_a_cost_bound_ends_with_a_finding_within_the_timeout() {
         assert!(text.contains("FS308"), "{args:?}:\n{text}");
     }
 }
+
+/// A repository whose cluster declares one Kustomization per name of `names` (each building
+/// `apps/<i>`, a ConfigMap `cm-<i>`), and `extra` files.
+fn named_repo(names: &[&str], extra: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let top = tempfile::tempdir().unwrap();
+    let root = top.path().join("repo");
+    let mut cluster = cluster_files(&[]).remove(0).1;
+    for (i, name) in names.iter().enumerate() {
+        let name = serde_json::to_string(name).unwrap();
+        let _ = write!(
+            cluster,
+            "---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./apps/{i}\n  prune: true\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n"
+        );
+        let cm = root.join(format!("apps/{i}/cm.yaml"));
+        fs::create_dir_all(cm.parent().unwrap()).unwrap();
+        fs::write(
+            cm,
+            format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\n  namespace: default\n"),
+        )
+        .unwrap();
+    }
+    let mut files = vec![("clusters/test/flux-system.yaml".to_string(), cluster)];
+    files.extend(
+        extra
+            .iter()
+            .map(|(p, c)| ((*p).to_string(), (*c).to_string())),
+    );
+    for (path, text) in &files {
+        let p = root.join(path);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+    crate::common::git(&root, &["init", "-q", "-b", "main"]);
+    commit_all(&root, "names");
+    (top, root)
+}
+
+/// `%XX` read back as the byte it stands for.
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8(out).unwrap()
+}
+
+/// The entry files `--out` wrote, as `SHA256SUMS` lists them.
+fn out_files(top: &Path) -> Vec<String> {
+    fs::read_to_string(top.join("out/SHA256SUMS"))
+        .unwrap()
+        .lines()
+        .map(|l| l.split_once("  ").unwrap().1.to_string())
+        .collect()
+}
+
+/// Every declared name is one segment of its `--out` path, as the docs say (`%2F` for `/`,
+/// leading too; `%2E%2E` for `..`; `%0A` for a newline; `%25` for `%`), and reads back as
+/// the name: the files decode to the names declared. A leading `/` (which made the whole
+/// `--out` fail) is one more name; the other entries are written.
+#[test]
+fn every_declared_name_round_trips_through_out() {
+    let names = [
+        "/leading",
+        "a/b",
+        "..",
+        "../../x",
+        "50%2Fpercent",
+        "new\nline",
+        "plain",
+    ];
+    let (top, root) = named_repo(&names, &[]);
+    let run = render(&root, &[]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let json = run.json();
+    let files = out_files(top.path());
+    let mut read_back: Vec<String> = files
+        .iter()
+        .filter_map(|f| f.strip_prefix("test/flux-system/"))
+        .filter_map(|f| f.strip_suffix(".yaml"))
+        .filter(|f| *f != "flux-system")
+        .map(|f| {
+            assert!(!f.contains('/'), "a name made a folder: {f}");
+            percent_decoded(f)
+        })
+        .collect();
+    read_back.sort();
+    let mut want: Vec<String> = names.iter().map(ToString::to_string).collect();
+    want.sort();
+    assert_eq!(read_back, want, "{files:?}");
+    assert!(
+        files.contains(&"test/flux-system/%2Fleading.yaml".to_string()),
+        "{files:?}"
+    );
+    assert!(
+        files.contains(&"test/flux-system/a%2Fb.yaml".to_string()),
+        "{files:?}"
+    );
+    // Each file holds its own Kustomization's objects.
+    for (i, name) in names.iter().enumerate() {
+        let seg = fluxsim::report::escape::path_segment(name).into_owned();
+        let text = fs::read_to_string(top.path().join(format!("out/test/flux-system/{seg}.yaml")))
+            .unwrap();
+        assert!(
+            text.contains(&format!("name: cm-{i}\n")),
+            "{name:?}: {text}"
+        );
+        // The report names it as its id holds it (`/` and `%` encoded).
+        let id = fluxsim::flux::id_segment(name).into_owned();
+        assert_eq!(kustomization(&json, "test", &id)["status"], "rendered");
+    }
+}
+
+/// A name that cannot be a file name (a part longer than a file system takes) fails only its
+/// own entry: an error naming it on stderr, exit 1, and every other file written.
+#[test]
+fn a_name_too_long_for_a_file_fails_only_its_own_out_entry() {
+    let long = "l".repeat(300);
+    let (top, root) = named_repo(&[long.as_str(), "/leading", "plain"], &[]);
+    let run = render(&root, &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains(&format!("--out: test/flux-system/{long} not written"))
+            && run.stderr.contains("more than the 255 a file system takes"),
+        "{}",
+        run.stderr
+    );
+    let files = out_files(top.path());
+    for f in ["flux-system", "%2Fleading", "plain"] {
+        assert!(
+            files.contains(&format!("test/flux-system/{f}.yaml")),
+            "{files:?}"
+        );
+    }
+    assert_eq!(files.len(), 3, "{files:?}");
+}
+
+/// A Kustomization named `app/rset/default/rs` is not the entry of ResourceSet `default/rs`
+/// that Kustomization `app` applies (it vanished under it: "2/2 rendered" for 3 declared):
+/// all three Kustomizations and the entry are rendered, each with its own objects, in JSON,
+/// text and `--out`.
+#[test]
+fn a_kustomization_named_like_a_resourceset_entry_is_its_own() {
+    let (top, root) = named_repo(
+        &["app", "app/rset/default/rs"],
+        &[(
+            "apps/0/rs.yaml",
+            "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSet\nmetadata:\n  name: rs\n  namespace: default\nspec:\n  inputs:\n    - tenant: a\n  resources:\n    - apiVersion: v1\n      kind: ConfigMap\n      metadata:\n        name: from-rset-<< inputs.tenant >>\n        namespace: default\n",
+        )],
+    );
+    let run = render(&root, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let json = run.json();
+    let ks = kustomization(&json, "test", "app%2Frset%2Fdefault%2Frs");
+    assert_eq!(ks["objects"][0]["name"], "cm-1", "{ks:#}");
+    let entry = kustomization(&json, "test", "app/rset/default/rs");
+    assert_eq!(entry["resourceSet"]["name"], "rs", "{entry:#}");
+    assert_eq!(entry["objects"][0]["name"], "from-rset-a", "{entry:#}");
+    let entries = json["clusters"][0]["kustomizations"].as_array().unwrap();
+    assert_eq!(entries.len(), 4, "{json:#}");
+    let text = run_in(&root, &["render", "."], &[]);
+    assert!(
+        text.stdout.contains("render: 3/3 Kustomizations rendered")
+            && text
+                .stdout
+                .contains("flux-system/app%2Frset%2Fdefault%2Frs")
+            && text.stdout.contains("flux-system/app/rset/default/rs "),
+        "{}",
+        text.stdout
+    );
+    let files = out_files(top.path());
+    for f in [
+        "app",
+        "app%2Frset%2Fdefault%2Frs",
+        "app/rset/default/rs",
+        "flux-system",
+    ] {
+        assert!(
+            files.contains(&format!("test/flux-system/{f}.yaml")),
+            "{files:?}"
+        );
+    }
+}

@@ -134,3 +134,59 @@ fn a_yaml_billion_laughs_ends_with_fluxsim_s_error_in_bounded_memory() {
 fn a_large_string_aliased_300_times_ends_with_fluxsim_s_error_in_bounded_memory() {
     assert_bounded(&large_string_aliased(), "bound of 32 MiB");
 }
+
+/// The ResourceSet bomb of the issue: 100 inputs of 100 KB each in the ResourceSet, times
+/// 100 sample pull requests of fluxsim.toml for its GitHubPullRequest provider, permuted:
+/// 10,000 combinations (under the operator's count cap) of 1 GB, which fluxsim combines
+/// itself. The entry fails with fluxsim's bound, naming the ResourceSet's file and
+/// fluxsim.toml, within 1 GB; the rest renders.
+// fluxsim's own bound (resourceset::inputs::MAX_COMBINED_BYTES); internal/inputs/permuter.go
+// caps only the count.
+#[test]
+fn a_resourceset_combination_bomb_ends_with_fluxsim_s_error_in_bounded_memory() {
+    let repo = bomb_repo("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\n");
+    let root = repo.path();
+    let blob = "x".repeat(100 << 10);
+    let mut rset = String::from(
+        "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSetInputProvider\nmetadata:\n  \
+         name: prs\n  namespace: flux-system\nspec:\n  type: GitHubPullRequest\n  url: \
+         https://github.com/example/app\n---\napiVersion: fluxcd.controlplane.io/v1\nkind: \
+         ResourceSet\nmetadata:\n  name: bomb\n  namespace: flux-system\nspec:\n  \
+         inputStrategy:\n    name: Permute\n  inputsFrom:\n  - kind: ResourceSetInputProvider\n    \
+         name: prs\n  resources:\n  - apiVersion: v1\n    kind: ConfigMap\n    metadata:\n      \
+         name: x-<< inputs.id >>\n      namespace: flux-system\n  inputs:\n",
+    );
+    for i in 0..100 {
+        let _ = writeln!(rset, "  - i: \"{i}\"\n    blob: {blob}");
+    }
+    fs::write(root.join("apps/bomb/rset.yaml"), rset).unwrap();
+    fs::write(
+        root.join("apps/bomb/kustomization.yaml"),
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- cm.yaml\n- rset.yaml\n",
+    )
+    .unwrap();
+    let mut toml =
+        String::from("[[resourceset.inputs]]\nprovider = \"flux-system/prs\"\ninputs = [\n");
+    for i in 0..100 {
+        let _ = writeln!(
+            toml,
+            "  {{ id = \"{i}\", sha = \"{i:07}\", branch = \"b{i}\" }},"
+        );
+    }
+    toml.push_str("]\n");
+    fs::write(root.join("fluxsim.toml"), toml).unwrap();
+    commit_all(root, "resourceset bomb");
+    let (code, text) = run_bounded(root, &["render", ".", "--no-cache", "--format", "json"]);
+    assert!(
+        !text.contains("memory allocation") && code != 134,
+        "the allocator failed:\n{text}"
+    );
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("ResourceSet flux-system/bomb (apps/bomb/rset.yaml")
+            && text.contains("more than fluxsim's bound of 64 MiB a ResourceSet")
+            && text.contains("fluxsim.toml"),
+        "no error naming the files and the bound:\n{}",
+        &text[..text.len().min(4000)]
+    );
+}

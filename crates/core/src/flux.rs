@@ -81,6 +81,46 @@ pub struct NamespacedName {
     pub name: String,
 }
 
+/// The separators of fluxsim's synthetic entries: a ResourceSet's
+/// `<kustomization>/rset/<namespace>/<name>`, a Helm release's `<kustomization>/helm/...`.
+const ENTRY_MARKERS: [&str; 2] = ["/rset/", "/helm/"];
+
+/// A declared Kustomization's namespace or name as it stands in its id: as the repository
+/// declares it, unless it holds `%` or a synthetic entry's separator (`/rset/`, `/helm/`),
+/// which no Kubernetes name can; then with `%` and `/` written `%25` and `%2F`.
+///
+/// A repository may declare a Kustomization named `app/rset/default/rs` (the API server would
+/// refuse it): encoded, it cannot be the id of ResourceSet `default/rs`'s entry under `app`.
+/// An id left as declared holds no `%` and no separator, one encoded holds `%` and no `/`,
+/// a synthetic one holds a separator: no two objects get one id.
+#[must_use]
+pub fn id_segment(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains('%') && !ENTRY_MARKERS.iter().any(|m| s.contains(m)) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    entry_part(s)
+}
+
+/// A part of a synthetic entry's name (the ResourceSet's or HelmRelease's namespace and
+/// name): `%` and `/` written `%25` and `%2F`, so that the entry's only `/` are separators.
+#[must_use]
+pub fn entry_part(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains(['%', '/']) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    std::borrow::Cow::Owned(s.replace('%', "%25").replace('/', "%2F"))
+}
+
+/// The namespace or name that [`id_segment`] or [`entry_part`] encoded, as the repository
+/// declares it (one left as declared holds no `%`).
+#[must_use]
+pub fn id_unsegment(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains('%') {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    std::borrow::Cow::Owned(s.replace("%2F", "/").replace("%25", "%"))
+}
+
 impl fmt::Display for NamespacedName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.namespace, self.name)
@@ -306,11 +346,14 @@ impl Kustomization {
         let depends_on = list(spec.get("dependsOn"))
             .iter()
             .map(|d| {
+                // Ids of entries, as `id` below is.
                 Ok(NamespacedName {
-                    namespace: str_at(d, &["namespace"]).unwrap_or(&namespace).to_string(),
-                    name: str_at(d, &["name"])
-                        .ok_or("spec.dependsOn entry without a name")?
-                        .to_string(),
+                    namespace: id_segment(str_at(d, &["namespace"]).unwrap_or(&namespace))
+                        .into_owned(),
+                    name: id_segment(
+                        str_at(d, &["name"]).ok_or("spec.dependsOn entry without a name")?,
+                    )
+                    .into_owned(),
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
@@ -370,7 +413,15 @@ impl Kustomization {
                     .and_then(|m| m.get("annotations")),
             ),
             decryption: spec.get("decryption").is_some_and(Value::is_object),
-            id: NamespacedName { namespace, name },
+            // A synthetic entry's id (a ResourceSet's, a Helm release's) is made encoded.
+            id: if matches!(str_at(obj, &["kind"]), Some("ResourceSet" | "HelmRelease")) {
+                NamespacedName { namespace, name }
+            } else {
+                NamespacedName {
+                    namespace: id_segment(&namespace).into_owned(),
+                    name: id_segment(&name).into_owned(),
+                }
+            },
         })
     }
 

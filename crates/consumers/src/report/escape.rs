@@ -115,19 +115,6 @@ pub fn path_segment(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// A relative path fluxsim writes from a name whose `/` make folders (a Helm release's entry,
-/// `<kustomization>/helm/<namespace>/<name>`): each segment as [`path_segment`] makes it, so
-/// that none is `..` and the path stays under its folder.
-#[must_use]
-pub fn path_segments(s: &str) -> Cow<'_, str> {
-    if s.split('/')
-        .all(|seg| matches!(path_segment(seg), Cow::Borrowed(_)))
-    {
-        return Cow::Borrowed(s);
-    }
-    Cow::Owned(s.split('/').map(path_segment).collect::<Vec<_>>().join("/"))
-}
-
 /// A Mermaid node label, written between double quotes: Mermaid's entity codes for what
 /// would end the label or be read as markup (`"`, `<`, `>`, `&`, `#`, a backtick), controls
 /// and newlines visible.
@@ -210,16 +197,6 @@ mod tests {
         assert_eq!(path_segment("."), "%2E");
         assert_eq!(path_segment("a%2F\nb\\c"), "a%252F%0Ab%5Cc");
         assert_eq!(path_segment("a\u{202e}"), "a%E2%80%AE");
-    }
-
-    #[test]
-    fn path_segments_keep_folders_and_none_is_dot_dot() {
-        assert_eq!(
-            path_segments("apps-helm/helm/apps/podinfo"),
-            "apps-helm/helm/apps/podinfo"
-        );
-        assert_eq!(path_segments("../../x"), "%2E%2E/%2E%2E/x");
-        assert_eq!(path_segments("a/./b\n"), "a/%2E/b%0A");
     }
 
     #[test]

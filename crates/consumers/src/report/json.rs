@@ -87,7 +87,11 @@ pub fn versions(v: &crate::versions::ClusterVersions) -> Value {
 /// `web/podinfo` as `{namespace, name}`.
 fn namespaced(id: &str) -> Value {
     let (namespace, name) = id.split_once('/').unwrap_or(("", id));
-    json!({ "namespace": namespace, "name": name })
+    // A synthetic entry's ResourceSet or HelmRelease, as the repository names it.
+    json!({
+        "namespace": fluxsim_core::flux::id_unsegment(namespace),
+        "name": fluxsim_core::flux::id_unsegment(name)
+    })
 }
 
 /// A revision: `{ref, commit}`, or the work tree.

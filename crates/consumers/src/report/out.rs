@@ -10,8 +10,10 @@ use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::model::RepoRender;
-use crate::report::escape::{path_segment, path_segments};
+use crate::model::{
+    is_release, is_resourceset_entry, ClusterRender, KustomizationRender, RepoRender,
+};
+use crate::report::escape::path_segment;
 
 fluxsim_core::message_error! {
     /// Why `--out` refuses a folder, in words (`OutError::Refused` names the folder).
@@ -61,56 +63,133 @@ pub struct OutFile<'a> {
     pub sha256: std::borrow::Cow<'a, str>,
 }
 
-/// The render's files: `<cluster>/<namespace>/<name>.yaml` per rendered Kustomization, as
-/// `present` shows them (Secrets masked unless shown). A file's digest is that of its
+/// An entry of the render that `--out` could not write (its name cannot be a file name on
+/// this system), and why; the other entries are written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// `<cluster>/<namespace>/<name>` of the entry, as reports name it.
+    pub entry: String,
+    /// Why, in words.
+    pub why: String,
+}
+
+/// The longest file or folder name most file systems take (`NAME_MAX`), in bytes.
+const NAME_MAX: usize = 255;
+
+/// How many synthetic entries deep (a ResourceSet's entry's HelmRelease ...) a path is
+/// followed up to its Kustomization.
+const MAX_ENTRY_DEPTH: usize = 64;
+
+/// One segment of a path from a part of an entry's id: the name the repository declares,
+/// as [`path_segment`] writes it (`/` as `%2F`, `..` as `%2E%2E`, ...).
+fn part_segment(part: &str) -> String {
+    path_segment(&fluxsim_core::flux::id_unsegment(part)).into_owned()
+}
+
+/// The path under DIR of entry `k` of cluster `c`: `<cluster>/<namespace>/<name>.yaml`,
+/// where a declared Kustomization's name is one segment (a `/` in it is `%2F`, leading
+/// too) and a synthetic entry's is its parent's path, then a folder per part of what
+/// follows (`rset/<namespace>/<name>`, `helm/<namespace>/<name>`).
+#[must_use]
+pub fn entry_path(c: &ClusterRender, k: &KustomizationRender) -> String {
+    format!(
+        "{}/{}/{}.yaml",
+        path_segment(&c.name),
+        part_segment(&k.kustomization.id.namespace),
+        name_path(c, k, 0)
+    )
+}
+
+/// The name part of [`entry_path`].
+fn name_path(c: &ClusterRender, k: &KustomizationRender, depth: usize) -> String {
+    let name = &k.kustomization.id.name;
+    if !is_resourceset_entry(k) && !is_release(k) {
+        return part_segment(name);
+    }
+    let parent = k
+        .parent
+        .as_ref()
+        .filter(|_| depth < MAX_ENTRY_DEPTH)
+        .and_then(|p| c.kustomizations.iter().find(|x| &x.kustomization.id == p));
+    // The parts after the parent's name hold no `/` of their own (`flux::entry_part`).
+    let (head, rest) =
+        match parent.and_then(|p| Some((p, name.strip_prefix(&p.kustomization.id.name)?))) {
+            Some((p, rest)) => (Some(name_path(c, p, depth + 1)), rest),
+            None => (None, name.as_str()),
+        };
+    head.into_iter()
+        .chain(rest.split('/').filter(|p| !p.is_empty()).map(part_segment))
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Why `rel` (made by [`entry_path`]) cannot be written, if it cannot: a part longer than
+/// the file system takes, or not a plain relative path.
+fn unwritable(rel: &str) -> Option<String> {
+    if let Some(long) = rel.split('/').find(|p| p.len() > NAME_MAX) {
+        return Some(format!(
+            "its file name would be {} bytes, more than the {NAME_MAX} a file system takes",
+            long.len()
+        ));
+    }
+    check_rel(rel).err().map(|e| {
+        format!(
+            "`{}` is not a plain relative file name{e}",
+            rel.escape_debug()
+        )
+    })
+}
+
+/// The render's files: `<cluster>/<namespace>/<name>.yaml` per rendered entry (see
+/// [`entry_path`]), as `present` shows them (Secrets masked unless shown), and the entries
+/// whose name cannot be a file name (each skipped alone). A file's digest is that of its
 /// bytes, so `sha256sum -c` accepts `SHA256SUMS`; it is the artifact's own when nothing in
 /// it is masked or left out.
 #[must_use]
 pub fn artifact_files<'a>(
     r: &'a RepoRender,
     present: &crate::mask::Presentation,
-) -> Vec<OutFile<'a>> {
-    r.clusters
-        .iter()
-        .flat_map(|c| {
-            c.kustomizations.iter().filter_map(move |k| {
-                k.artifact.as_ref().map(|a| {
-                    let bytes = present.artifact_text(a);
-                    let sha256 = match &bytes {
-                        std::borrow::Cow::Borrowed(_) => {
-                            std::borrow::Cow::Borrowed(a.sha256.as_str())
-                        }
-                        std::borrow::Cow::Owned(t) => {
-                            std::borrow::Cow::Owned(crate::artifact::sha256_hex(t.as_bytes()))
-                        }
-                    };
-                    // Names are the repository's: none may leave DIR (`..`). The cluster and
-                    // namespace are one folder each; a name's `/` make folders (a Helm
-                    // release's entry is `<kustomization>/helm/<namespace>/<name>`).
-                    OutFile {
-                        rel: format!(
-                            "{}/{}/{}.yaml",
-                            path_segment(&c.name),
-                            path_segment(&k.kustomization.id.namespace),
-                            path_segments(&k.kustomization.id.name)
-                        ),
-                        bytes,
-                        sha256,
-                    }
-                })
-            })
-        })
-        .collect()
+) -> (Vec<OutFile<'a>>, Vec<Skipped>) {
+    let mut files = Vec::new();
+    let mut skipped = Vec::new();
+    for c in &r.clusters {
+        for k in &c.kustomizations {
+            let Some(a) = k.artifact.as_ref() else {
+                continue;
+            };
+            let id = &k.kustomization.id;
+            let rel = entry_path(c, k);
+            if let Some(why) = unwritable(&rel) {
+                skipped.push(Skipped {
+                    entry: format!("{}/{id}", c.name),
+                    why,
+                });
+                continue;
+            }
+            let bytes = present.artifact_text(a);
+            let sha256 = match &bytes {
+                std::borrow::Cow::Borrowed(_) => std::borrow::Cow::Borrowed(a.sha256.as_str()),
+                std::borrow::Cow::Owned(t) => {
+                    std::borrow::Cow::Owned(crate::artifact::sha256_hex(t.as_bytes()))
+                }
+            };
+            files.push(OutFile { rel, bytes, sha256 });
+        }
+    }
+    (files, skipped)
 }
 
-/// Writes the render's files under DIR (see [`write_files`]).
+/// Writes the render's files under DIR (see [`write_files`]); the entries it skipped, each
+/// for its name (see [`artifact_files`]).
 pub fn write_out(
     r: &RepoRender,
     dir: &Path,
     source_root: &Path,
     present: &crate::mask::Presentation,
-) -> Result<(), OutError> {
-    write_files(&artifact_files(r, present), dir, source_root)
+) -> Result<Vec<Skipped>, OutError> {
+    let (files, skipped) = artifact_files(r, present);
+    write_files(&files, dir, source_root)?;
+    Ok(skipped)
 }
 
 /// Writes `files`, a `DIR/SHA256SUMS` that `sha256sum -c` accepts and the marker into a

@@ -256,7 +256,13 @@ pub fn release_of(c: &ClusterRender, r: &KustomizationRender) -> Option<HelmRele
         .iter()
         .flat_map(|a| &a.objects)
         .filter(|o| is_helm_release(&o.object))
-        .find(|o| format!("{}/{}", o.id.namespace, o.id.name) == suffix)
+        .find(|o| {
+            format!(
+                "{}/{}",
+                crate::flux::entry_part(&o.id.namespace),
+                crate::flux::entry_part(&o.id.name)
+            ) == suffix
+        })
         .and_then(|o| HelmRelease::from_json(&o.object).ok())
 }
 

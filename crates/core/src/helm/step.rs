@@ -50,7 +50,12 @@ pub(super) fn release_entry(
         "kind": "HelmRelease",
         "metadata": {
             "namespace": ks.namespace,
-            "name": format!("{}/helm/{}/{}", ks.name, hr_id.namespace, hr_id.name),
+            "name": format!(
+                "{}/helm/{}/{}",
+                ks.name,
+                crate::flux::entry_part(&hr_id.namespace),
+                crate::flux::entry_part(&hr_id.name)
+            ),
         },
         "spec": {"path": path, "prune": true},
     }))

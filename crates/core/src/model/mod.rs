@@ -392,7 +392,14 @@ pub fn is_resourceset_entry(k: &KustomizationRender) -> bool {
 pub fn resourceset_entry_id(parent: &NamespacedName, rset: &NamespacedName) -> NamespacedName {
     NamespacedName {
         namespace: parent.namespace.clone(),
-        name: format!("{}/rset/{}/{}", parent.name, rset.namespace, rset.name),
+        // The parent's name is an entry's id already; the ResourceSet's are encoded, so the
+        // only `/` of an entry's name are its separators.
+        name: format!(
+            "{}/rset/{}/{}",
+            parent.name,
+            crate::flux::entry_part(&rset.namespace),
+            crate::flux::entry_part(&rset.name)
+        ),
     }
 }
 
@@ -406,8 +413,8 @@ pub fn release_of(entry: &KustomizationRender) -> Option<NamespacedName> {
     let (_, rest) = entry.kustomization.id.name.rsplit_once("/helm/")?;
     let (namespace, name) = rest.split_once('/')?;
     Some(NamespacedName {
-        namespace: namespace.into(),
-        name: name.into(),
+        namespace: crate::flux::id_unsegment(namespace).into_owned(),
+        name: crate::flux::id_unsegment(name).into_owned(),
     })
 }
 
@@ -420,7 +427,7 @@ pub fn resourceset_of(entry: &KustomizationRender) -> Option<NamespacedName> {
     let (_, rest) = entry.kustomization.id.name.split_once("/rset/")?;
     let (namespace, name) = rest.split_once('/')?;
     Some(NamespacedName {
-        namespace: namespace.into(),
-        name: name.into(),
+        namespace: crate::flux::id_unsegment(namespace).into_owned(),
+        name: crate::flux::id_unsegment(name).into_owned(),
     })
 }

@@ -87,8 +87,9 @@ fn kustomization_place(
         .flat_map(|a| &a.objects)
         .filter(|o| is_kustomization(&o.object))
         .find(|o| {
-            o.id.name == ks.id.name
-                && (o.id.namespace == ks.id.namespace || o.id.namespace.is_empty())
+            crate::flux::id_segment(&o.id.name) == ks.id.name
+                && (crate::flux::id_segment(&o.id.namespace) == ks.id.namespace
+                    || o.id.namespace.is_empty())
         })
         .and_then(|o| declared_in(own, r, o))
 }
@@ -322,11 +323,26 @@ fn settle(
     (root, boot_notes): (&NamespacedName, Vec<Note>),
 ) -> BTreeMap<NamespacedName, KustomizationRender> {
     super::resourcesets::resolve_dependencies(&mut entries);
-    let mut done: BTreeMap<NamespacedName, KustomizationRender> = renders
+    let mut done: BTreeMap<NamespacedName, KustomizationRender> = BTreeMap::new();
+    let all = renders
         .into_iter()
         .map(|(id, (_, r))| (id, r))
-        .chain(entries.into_iter().map(|(id, m)| (id, m.render)))
-        .collect();
+        .chain(entries.into_iter().map(|(id, m)| (id, m.render)));
+    for (id, r) in all {
+        // No Kustomization may vanish under an entry of the same id: a declared name's id
+        // never holds a synthetic entry's separator (`flux::id_segment`), every synthetic
+        // entry's does. Should two still meet, the one kept says so.
+        if let Some(first) = done.insert(id.clone(), r) {
+            if let Some(kept) = done.get_mut(&id) {
+                kept.artifact = None;
+                kept.status = Status::Failed(format!(
+                    "another entry of the cluster has the id `{id}` ({}): neither is shown \
+                     (a fluxsim bug: please report it)",
+                    first.kustomization.api_version
+                ));
+            }
+        }
+    }
     fail_unsettled(&mut done, unsettled);
     if let Some(r) = done.get_mut(root) {
         r.notes.extend(boot_notes);

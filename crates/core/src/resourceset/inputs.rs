@@ -327,6 +327,43 @@ fn provider_meta(kind: &str, name: &str, namespace: &str) -> Value {
 /// Most permutations flux-operator makes (`maxPermutations`).
 const MAX_PERMUTATIONS: u64 = 10_000;
 
+/// Most bytes (as JSON) the combined inputs of one ResourceSet may hold: fluxsim's own
+/// bound, not the operator's. `Permute` multiplies what it is given (100 inputs of 100 KB
+/// times 100 sample pull requests are 10,000 combinations, under the count cap, of 1 GB), and
+/// fluxsim builds the combinations itself when a provider's inputs come from fluxsim.toml.
+pub const MAX_COMBINED_BYTES: u64 = 64 << 20;
+
+/// The words of a stop at [`MAX_COMBINED_BYTES`] (or the run's bound), for tests and callers.
+pub const COMBINED_BOUND_WORDS: &str = "more than fluxsim's bound of";
+
+/// The bytes (as JSON) of each input of `inputs`.
+fn sizes(inputs: &[Input]) -> Vec<u64> {
+    inputs
+        .iter()
+        .map(|i| serde_json::to_string(i).map_or(0, |t| t.len() as u64))
+        .collect()
+}
+
+/// `Err` when `bytes` (what the combinations would hold) is past [`MAX_COMBINED_BYTES`].
+fn check_combined(bytes: u128, combinations: u128) -> Result<(), String> {
+    if bytes > u128::from(MAX_COMBINED_BYTES) {
+        return Err(format!(
+            "failed to compute inputs: its {combinations} input sets would hold {} MiB, {} {} \
+             MiB a ResourceSet",
+            bytes >> 20,
+            COMBINED_BOUND_WORDS,
+            MAX_COMBINED_BYTES >> 20
+        ));
+    }
+    Ok(())
+}
+
+/// The bytes (as JSON) `inputs` hold, as [`combine`] made them.
+#[must_use]
+pub fn combined_bytes(inputs: &[Input]) -> u64 {
+    sizes(inputs).iter().sum()
+}
+
 /// `inputs.Combine`: the ResourceSet's own inputs, then each provider's (sorted by
 /// namespace and name: one kind, so the GVK does not order them), each input given its
 /// `provider`, combined by the strategy. `Err` with the controller's words.
@@ -364,7 +401,11 @@ pub fn combine(rset: &ResourceSet, provided: &[Provided]) -> Result<Vec<Input>, 
         })
         .collect();
     match rset.strategy.as_str() {
-        "Flatten" => Ok(with_meta.into_iter().flat_map(|(_, _, i)| i).collect()),
+        "Flatten" => {
+            let all: Vec<Input> = with_meta.into_iter().flat_map(|(_, _, i)| i).collect();
+            check_combined(u128::from(combined_bytes(&all)), all.len() as u128)?;
+            Ok(all)
+        }
         "Permute" => permute(with_meta, rset.include_empty_providers),
         other => Err(format!(
             "failed to compute inputs: unknown input strategy: '{other}'"
@@ -407,6 +448,19 @@ fn permute(
     if scoped.is_empty() || scoped.iter().any(|(_, i)| i.is_empty()) {
         return Ok(Vec::new());
     }
+    // What the combinations would hold, before one is made: each input is in as many
+    // combinations as the other providers' counts multiply to.
+    let counts: Vec<u128> = scoped.iter().map(|(_, i)| i.len() as u128).collect();
+    let combinations: u128 = counts.iter().product();
+    let bytes: u128 = scoped
+        .iter()
+        .zip(&counts)
+        .map(|((_, inputs), n)| {
+            let own: u128 = sizes(inputs).iter().map(|b| u128::from(*b)).sum();
+            own.saturating_mul(combinations / n)
+        })
+        .fold(0u128, u128::saturating_add);
+    check_combined(bytes, combinations)?;
     // The combinations in the permuter's order: the first provider's index changes slowest.
     let mut out = Vec::new();
     let mut index = vec![0usize; scoped.len()];
@@ -510,6 +564,30 @@ mod tests {
         assert_eq!(perm[0]["rset"]["id"], "42074437");
         assert_eq!(perm[1]["rsip"]["provider"]["name"], "rsip");
         assert!(perm[0].get("provider").is_none());
+    }
+
+    // fluxsim's own bound (MAX_COMBINED_BYTES): the permuter caps only the count, so 100
+    // inputs of 100 KB times 100 stop before any combination is made.
+    #[test]
+    fn permutations_past_the_combined_bytes_bound_stop_before_they_are_made() {
+        let blob = "x".repeat(100 << 10);
+        let big: Vec<Value> = (0..100).map(|i| json!({"i": i, "blob": blob})).collect();
+        let small: Vec<Value> = (0..100).map(|i| json!({"id": i})).collect();
+        let p = [provided("prs", Value::Array(small.clone()))];
+        let err = combine(&rset("Permute", Value::Array(big)), &p).unwrap_err();
+        assert!(
+            err.contains("10000 input sets would hold")
+                && err.contains("more than fluxsim's bound of 64 MiB a ResourceSet"),
+            "{err}"
+        );
+        // Under the bound, the same shape combines.
+        let few: Vec<Value> = (0..5).map(|i| json!({"i": i, "blob": blob})).collect();
+        assert_eq!(
+            combine(&rset("Permute", Value::Array(few)), &p)
+                .unwrap()
+                .len(),
+            500
+        );
     }
 
     // internal/inputs/permuter_test.go "two input sets per provider": the first provider's

@@ -191,7 +191,20 @@ pub struct Runner {
     outputs: Mutex<BTreeMap<String, Result<String, OperatorError>>>,
     placeholders: Mutex<BTreeMap<String, Vec<String>>>,
     built: Mutex<std::collections::BTreeSet<String>>,
+    /// The bytes of combined inputs of each ResourceSet of the run (`cluster:namespace/name`),
+    /// its last planning's.
+    combined: Mutex<BTreeMap<String, u64>>,
+    /// The bytes the CLI printed in the run, over every distinct build.
+    printed: Mutex<u64>,
 }
+
+/// Most bytes the CLI may print over every ResourceSet build of a run (each build is also
+/// within the tool box's `sandbox::OUTPUT_LIMIT`): fluxsim's own bound.
+pub const MAX_RUN_OUTPUT_BYTES: u64 = 512 << 20;
+
+/// Most bytes (as JSON) the combined inputs of every ResourceSet of a run may hold together
+/// (each also within [`inputs::MAX_COMBINED_BYTES`]): fluxsim's own bound.
+pub const MAX_RUN_COMBINED_BYTES: u64 = 256 << 20;
 
 impl Runner {
     /// A runner for `binary` (`None`: `flux-operator` on PATH).
@@ -201,6 +214,54 @@ impl Runner {
             binary,
             ..Runner::default()
         }
+    }
+
+    /// Counts `bytes` of combined inputs for ResourceSet `rset` (`cluster:namespace/name`; a
+    /// later planning of it replaces the earlier); `Err` when the run's ResourceSets would
+    /// then hold more than [`MAX_RUN_COMBINED_BYTES`].
+    pub fn count_combined(&self, rset: &str, bytes: u64) -> Result<(), String> {
+        let Ok(mut all) = self.combined.lock() else {
+            return Ok(());
+        };
+        let others: u64 = all
+            .iter()
+            .filter(|(k, _)| k.as_str() != rset)
+            .map(|(_, b)| *b)
+            .sum();
+        let total = others.saturating_add(bytes);
+        if total > MAX_RUN_COMBINED_BYTES {
+            return Err(format!(
+                "failed to compute inputs: with the run's other ResourceSets, its input sets \
+                 would make {} MiB, {} {} MiB a run",
+                total >> 20,
+                inputs::COMBINED_BOUND_WORDS,
+                MAX_RUN_COMBINED_BYTES >> 20
+            ));
+        }
+        all.insert(rset.to_string(), bytes);
+        Ok(())
+    }
+
+    /// Counts `bytes` the CLI printed for one build; `Err` when the run's builds would then
+    /// have printed more than [`MAX_RUN_OUTPUT_BYTES`].
+    pub(crate) fn count_printed(&self, bytes: usize) -> Result<(), OperatorError> {
+        let Ok(mut printed) = self.printed.lock() else {
+            return Ok(());
+        };
+        let total = printed.saturating_add(bytes as u64);
+        if total > MAX_RUN_OUTPUT_BYTES {
+            return Err(format!(
+                "flux-operator build rset printed {} MiB, with the run's other ResourceSets \
+                 {} MiB, {} {} MiB a run",
+                bytes >> 20,
+                total >> 20,
+                inputs::COMBINED_BOUND_WORDS,
+                MAX_RUN_OUTPUT_BYTES >> 20
+            )
+            .into());
+        }
+        *printed = total;
+        Ok(())
     }
 
     /// The binary, found the first time it is asked for.
@@ -255,5 +316,33 @@ impl Runner {
                 p.insert(rset.to_string(), placeholder_providers);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // fluxsim's own bounds over a run: a ResourceSet planned again replaces its count.
+    #[test]
+    fn a_run_s_combined_inputs_and_output_are_bounded() {
+        let runner = Runner::default();
+        let part = MAX_RUN_COMBINED_BYTES / 2;
+        runner.count_combined("c:ns/a", part).unwrap();
+        runner.count_combined("c:ns/a", part).unwrap();
+        runner.count_combined("c:ns/b", part).unwrap();
+        let err = runner.count_combined("c:ns/c", 1).unwrap_err();
+        assert!(
+            err.contains("more than fluxsim's bound of 256 MiB a run"),
+            "{err}"
+        );
+        runner
+            .count_printed(usize::try_from(MAX_RUN_OUTPUT_BYTES).unwrap())
+            .unwrap();
+        let err = runner.count_printed(1).unwrap_err().to_string();
+        assert!(
+            err.contains("more than fluxsim's bound of 512 MiB a run"),
+            "{err}"
+        );
     }
 }

@@ -99,7 +99,7 @@ pub fn plan(req: &Request<'_>, runner: &Runner) -> Planned {
         &format!("{}:{}", req.cluster, rset.id),
         placeholder_providers,
     );
-    let combined = match inputs::combine(&rset, &provided) {
+    let combined = match combine_bounded(req, &rset, &provided, runner) {
         Ok(c) => c,
         Err(e) => return fail(rset, e, &extra),
     };
@@ -154,6 +154,38 @@ pub fn plan(req: &Request<'_>, runner: &Runner) -> Planned {
         digest,
         samples,
     }
+}
+
+/// `inputs::combine` within fluxsim's bounds (a ResourceSet's, the run's: counted in
+/// `runner`); a stop at one names fluxsim.toml when its sample inputs were combined.
+fn combine_bounded(
+    req: &Request<'_>,
+    rset: &ResourceSet,
+    provided: &[Provided],
+    runner: &Runner,
+) -> Result<Vec<inputs::Input>, String> {
+    let from_config = |e: String| {
+        if e.contains(inputs::COMBINED_BOUND_WORDS)
+            && provided
+                .iter()
+                .any(|p| matches!(p.supplied, Some(Supplied::Samples(_))))
+        {
+            format!(
+                "{e} (with the sample inputs of {}'s [[resourceset.inputs]])",
+                crate::config::CONFIG_FILE
+            )
+        } else {
+            e
+        }
+    };
+    let combined = inputs::combine(rset, provided).map_err(from_config)?;
+    runner
+        .count_combined(
+            &format!("{}:{}", req.cluster, rset.id),
+            inputs::combined_bytes(&combined),
+        )
+        .map_err(from_config)?;
+    Ok(combined)
 }
 
 /// Each provider's inputs: a Static one's from the repository, any other's from
@@ -258,7 +290,7 @@ fn build_once(
     if let Some(o) = cached {
         return o;
     }
-    let o = run(tool, job);
+    let o = run(tool, job).and_then(|t| runner.count_printed(t.len()).map(|()| t));
     if let Ok(mut outputs) = runner.outputs.lock() {
         outputs.insert(key.to_string(), o.clone());
     }
