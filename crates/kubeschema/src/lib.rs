@@ -83,7 +83,7 @@
 //!    and the `x-kubernetes-validations` CEL rules (with `messageExpression`, `reason`,
 //!    `fieldPath`), each evaluation metered as the API server meters it: `PerCallLimit`
 //!    (1,000,000) per rule, `RuntimeCELCostBudget` (10,000,000) per object, and the deadline of
-//!    [`Validator::set_deadline`]; past one, the rule is a finding (`FS308`), not a hang.
+//!    [`Validator::set_deadline`]; past one, the object is not validated (`FS300`), not a hang.
 //!    A CRD is checked as the API server checks it when it is written: a rule whose estimated
 //!    cost (lists as long as `maxItems`, or as fit in 3 MiB) is over 10,000,000, or rules whose
 //!    total is over 100,000,000, make it rejected (`FS308`). See `cost.rs` for how the costs

@@ -95,14 +95,15 @@ pub const API_REMOVED_LATER: Rule = Rule {
 
 /// A CEL rule over the API server's cost bounds: a CRD whose rule's estimated cost is over
 /// the limit (the CRD is rejected), or an object whose rules run past the per-call limit or
-/// the object's budget (the object is rejected), or past fluxsim's own deadline.
+/// the object's budget (the object is rejected). Past fluxsim's own deadline (`--timeout`)
+/// the object is not validated (FS300), which is no defect of the repository.
 pub const CEL_COST_EXCEEDED: Rule = Rule {
     id: "FS308",
     name: "cel-cost-exceeded",
     severity: Severity::Error,
     summary: "A CEL validation rule is over the API server's cost bounds: its estimated cost \
               makes the CRD rejected, or its evaluation on the object passes the per-call limit \
-              or the object's budget (or the validation deadline): the apply fails.",
+              or the object's budget: the apply fails.",
     help: "Bound what the rule iterates (`maxItems`, `maxProperties`, `maxLength` on the \
            lists, maps and strings it reads) or simplify it; the message says which bound.",
 };

@@ -741,6 +741,28 @@ fn cel_evaluation_stops_at_the_callers_deadline() {
     );
 }
 
+// A rule stopped by fluxsim's deadline in the middle of its evaluation is not validated (a
+// warning): a slower machine is no defect of the repository, so never FS308.
+#[test]
+fn cel_rule_stopped_by_the_deadline_is_not_validated_never_a_cost_finding() {
+    let schema = list_schema(&nested_all(2), Some(300));
+    let mut v = Validator::new(KubeVersion::DEFAULT);
+    v.add_crd(&widget_crd(&schema)).unwrap();
+    // Not passed when the rule starts, passed soon after.
+    v.set_deadline(
+        std::time::Instant::now() + std::time::Duration::from_millis(1),
+        "--timeout 5s",
+    );
+    let r = v.validate(&widget(&json!({"l": (0..300).collect::<Vec<i64>>()})));
+    assert!(r.findings.iter().all(|f| f.rule.id != "FS308"), "{r:#?}");
+    assert!(
+        r.unchecked
+            .iter()
+            .any(|u| u.reason.contains("--timeout 5s")),
+        "{r:#?}"
+    );
+}
+
 #[test]
 fn crds_the_api_server_accepts_are_under_the_estimated_cost_limits() {
     // Every embedded Flux CRD (kustomize-, source-, helm-, notification- and

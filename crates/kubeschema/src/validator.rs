@@ -93,8 +93,8 @@ impl Validator {
         }
     }
 
-    /// CEL evaluation stops at `deadline`: the rule running then is a finding (`FS308`,
-    /// saying `what`, e.g. `--timeout 5s`), the rules not yet run are reported unchecked.
+    /// CEL evaluation stops at `deadline`: the rule running then and the rules not yet run
+    /// are reported unchecked (saying `what`, e.g. `--timeout 5s`), never a finding.
     /// Without it, only the API server's cost bounds stop a rule.
     pub fn set_deadline(&mut self, deadline: Instant, what: impl Into<String>) {
         self.deadline = Some((deadline, what.into()));
