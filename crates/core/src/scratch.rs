@@ -95,6 +95,10 @@ impl Kind {
 /// A new temporary folder inside this run's folder, removed when dropped (and with the run
 /// folder on any exit).
 pub fn tempdir(kind: Kind) -> io::Result<tempfile::TempDir> {
+    // Nothing new once a signal's cleanup has begun: it could outlive the removal.
+    if STOPPING.load(std::sync::atomic::Ordering::SeqCst) {
+        return Err(io::Error::other("fluxsim is stopping on a signal"));
+    }
     tempfile::Builder::new()
         .prefix(kind.prefix())
         .tempdir_in(run_dir()?)
@@ -159,7 +163,9 @@ pub fn finish() {
 /// Removes a folder, trying again briefly when a thread still writing into it makes the
 /// removal fail (a signal can arrive in the middle of a build).
 fn remove_tree(dir: &Path) {
-    for _ in 0..20 {
+    // Up to 2 s: on a loaded machine the threads writing into it take a while to notice
+    // that the builds they serve are over (tests/it/security.rs under the whole suite).
+    for _ in 0..200 {
         match std::fs::remove_dir_all(dir) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => {
                 std::thread::sleep(std::time::Duration::from_millis(10));

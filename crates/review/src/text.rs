@@ -194,8 +194,8 @@ fn image_change(before: Option<&str>, after: Option<&str>) -> String {
                 line
             }
         }
-        (None, Some(new)) => format!("{} added", one_line(new)),
-        (Some(old), None) => format!("{} removed", one_line(old)),
+        (None, Some(new)) => one_line(new).into_owned(),
+        (Some(old), None) => one_line(old).into_owned(),
         (None, None) => String::new(),
     }
 }
@@ -223,6 +223,13 @@ fn lists(a: &Analysis, out: &mut String) {
                 .into_iter()
                 .map(move |((before, after), uses)| {
                     let change = image_change(before.as_deref(), after.as_deref());
+                    // The notation of `fluxsim images --diff`: `~` changed, `+` added, `-`
+                    // removed.
+                    let sign = match (before, after) {
+                        (Some(_), Some(_)) => '~',
+                        (None, _) => '+',
+                        (Some(_), None) => '-',
+                    };
                     let more = if uses.len() > 1 {
                         format!(" and {} more", uses.len() - 1)
                     } else {
@@ -234,7 +241,7 @@ fn lists(a: &Analysis, out: &mut String) {
                         one_line(&uses[0].object.to_string())
                     );
                     format!(
-                        "  ~ {change}\n{}",
+                        "  {sign} {change}\n{}",
                         wrap("      in ", "        ", &place).trim_end()
                     )
                 })
