@@ -482,9 +482,10 @@ pub(crate) fn run_render(args: &RenderArgs, layout: crate::report::layout::Layou
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct BuildArgs {
-    /// The Flux Kustomization to print, as NAME or NAMESPACE/NAME.
+    /// The Flux Kustomization to print, as NAME or NAMESPACE/NAME (`fluxsim build NAME`
+    /// takes a lone NAME that is not a folder as it, as `flux build ks NAME` does).
     #[arg(long, short = 'k', value_name = "[NS/]NAME")]
-    pub(crate) kustomization: String,
+    pub(crate) kustomization: Option<String>,
     /// Leave out files matching these .gitignore patterns (as `flux build --ignore-paths`).
     ///
     /// Comma-separated, repeatable; for the files Flux's generator lists for this
@@ -503,43 +504,97 @@ pub(crate) struct BuildArgs {
     pub(crate) helm: HelmFlags,
 }
 
-/// The clusters `build` prints from: `--cluster NAME` (or several: `a,b`), or the
-/// repository's only cluster; else an error listing the clusters to choose from.
-fn build_clusters(args: &BuildArgs, opts: &mut RepoOptions) -> anyhow::Result<()> {
+impl BuildArgs {
+    /// `fluxsim build NAME`: a lone argument that is no folder is the Kustomization (as
+    /// `flux build ks NAME` reads it), the repository then being found as without one. Runs
+    /// before the repository is resolved.
+    pub(crate) fn take_name(&mut self) {
+        if self.kustomization.is_some() {
+            return;
+        }
+        if let Some(arg) = self.flags.repo_arg.as_ref().filter(|p| !p.is_dir()) {
+            self.kustomization = Some(arg.to_string_lossy().into_owned());
+            self.flags.repo_arg = None;
+        }
+    }
+
+    fn name(&self) -> anyhow::Result<&str> {
+        self.kustomization.as_deref().ok_or_else(|| {
+            anyhow::anyhow!(
+                "`build` needs a Kustomization: `fluxsim build NAME` or `-k [NAMESPACE/]NAME`"
+            )
+        })
+    }
+}
+
+/// The clusters `build` prints from: `--cluster NAME` (or several: `a,b`), the repository's
+/// only cluster, or the only cluster that has the Kustomization (then rendered here, and
+/// given back); else an error listing the clusters to choose from.
+fn build_clusters(
+    args: &BuildArgs,
+    opts: &mut RepoOptions,
+) -> anyhow::Result<Option<crate::model::RepoRender>> {
     match opts.only.len() {
         0 => {
             let tree = crate::render::load_tree(&args.flags.repo, None, opts)?;
             let clusters = crate::render::clusters_of(tree.fs(), opts)?;
             if let [one] = clusters.as_slice() {
                 opts.only = vec![one.name.clone()];
-                return Ok(());
+                return Ok(None);
             }
-            let names: Vec<&str> = clusters.iter().map(|c| c.name.as_str()).collect();
-            anyhow::bail!(
-                "`build` needs --cluster NAME (or several, `a,b`): the repository has {} ({})",
-                crate::report::plural(names.len(), "cluster"),
-                names.join(", ")
-            )
+            let name = args.name()?;
+            let r = render_dir(&args.flags.repo, opts)?;
+            let having: Vec<&str> = r
+                .clusters
+                .iter()
+                .filter(|c| c.find(name).is_some())
+                .map(|c| c.name.as_str())
+                .collect();
+            match having.as_slice() {
+                [one] => {
+                    opts.only = vec![(*one).to_string()];
+                    Ok(Some(r))
+                }
+                [] => {
+                    let names: Vec<&str> = r.clusters.iter().map(|c| c.name.as_str()).collect();
+                    anyhow::bail!(
+                        "no Kustomization `{}` in any cluster of the repository ({})",
+                        crate::report::escape::OneLine(name),
+                        names.join(", ")
+                    )
+                }
+                many => anyhow::bail!(
+                    "`build` needs --cluster NAME (or several, `a,b`): Kustomization `{}` is in \
+                     {} ({})",
+                    crate::report::escape::OneLine(name),
+                    crate::report::plural(many.len(), "cluster"),
+                    many.join(", ")
+                ),
+            }
         }
-        1 => Ok(()),
+        1 => Ok(None),
         _ if !args.ignore_paths.is_empty() => anyhow::bail!(
             "--ignore-paths applies to one Kustomization of one cluster; --cluster named {}",
             opts.only.join(", ")
         ),
-        _ => Ok(()),
+        _ => Ok(None),
     }
 }
 
 pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
     let mut opts = args.helm.apply(args.flags.options());
-    build_clusters(args, &mut opts)?;
+    let kustomization = args.name()?.to_string();
+    let rendered = build_clusters(args, &mut opts)?;
     let asked = opts.only.clone();
-    let mut r = render_dir(&args.flags.repo, &opts)?;
+    let mut r = match rendered {
+        Some(r) => r,
+        None => render_dir(&args.flags.repo, &opts)?,
+    };
     if !args.ignore_paths.is_empty() {
         // The Kustomization's path is known once its cluster has rendered: the generator's
         // rules for it are made then, and the cluster renders again with them.
         let patterns = args.ignore_paths.join("\n");
-        if let Some(rules) = crate::render::ignore_for(&r, &opts, &args.kustomization, &patterns)? {
+        if let Some(rules) = crate::render::ignore_for(&r, &opts, &kustomization, &patterns)? {
             opts.build_ignore = Some(rules);
             r = render_dir(&args.flags.repo, &opts)?;
         }
@@ -553,7 +608,7 @@ pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
         let Some(c) = r.clusters.iter().find(|c| &c.name == name) else {
             anyhow::bail!("no cluster `{name}` in the repository");
         };
-        let Some(k) = c.find(&args.kustomization) else {
+        let Some(k) = c.find(&kustomization) else {
             let names: Vec<String> = c
                 .kustomizations
                 .iter()
@@ -561,7 +616,7 @@ pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
                 .collect();
             anyhow::bail!(
                 "no Kustomization `{}` in cluster `{}` (found: {})",
-                args.kustomization,
+                crate::report::escape::OneLine(&kustomization),
                 c.name,
                 names.join(", ")
             );
