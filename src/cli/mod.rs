@@ -4,6 +4,7 @@ mod audit;
 mod diff;
 mod envsubst;
 mod examples;
+mod flags;
 mod git;
 mod graph;
 mod images;
