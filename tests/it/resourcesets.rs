@@ -378,6 +378,25 @@ fn diff_of_a_template_change_shows_the_generated_objects_that_change() {
     // default in a diff), are unchanged in the same way: their HelmRelease and chart source
     // objects are the same bytes in both.
     assert_eq!(json["clusters"][0]["externalUnchanged"], 7, "{json:#}");
+    // The text and Markdown name the entry by its ResourceSet and what applies it (issue 43
+    // item 4); the JSON keeps the entry's id (above).
+    let text = fluxsim_in(Some(repo.path()), &["diff", "--base", "HEAD"]);
+    assert!(
+        text.stdout
+            .contains("-- ResourceSet tenants (from inline): changed"),
+        "{}",
+        text.stdout
+    );
+    let md = fluxsim_in(
+        Some(repo.path()),
+        &["diff", "--base", "HEAD", "--format", "markdown"],
+    );
+    assert!(
+        md.stdout
+            .contains("ResourceSet <code>tenants</code> (from <code>inline</code>): changed"),
+        "{}",
+        md.stdout
+    );
     let objects = changed[1]["objects"].as_array().unwrap();
     let diffs: Vec<&str> = objects
         .iter()

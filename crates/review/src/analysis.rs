@@ -135,9 +135,22 @@ pub struct UnitReview {
     /// A HelmRelease's chart bump.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chart: Option<crate::model::ChartBump>,
+    /// How people read it, when not by its kind and name ([`crate::model::Shown`]).
+    #[serde(skip)]
+    pub shown: Option<crate::model::Shown>,
 }
 
 impl UnitReview {
+    /// (kind, name, from what) as people read it: a ResourceSet's entry by the ResourceSet
+    /// and what applies it, any other unit by its kind and name.
+    #[must_use]
+    pub fn title(&self) -> (&str, &str, Option<&str>) {
+        match &self.shown {
+            Some(s) => (s.kind.as_str(), s.name.as_str(), Some(s.from.as_str())),
+            None => (self.kind.as_str(), self.name.as_str(), None),
+        }
+    }
+
     /// The line a chart bump leads with: `chart podinfo 6.4.0 → 6.5.0: 3 objects changed, 1
     /// CRD changed` (what the release's objects do under the new chart; nothing shown
     /// differs: `no object changes`).
@@ -559,6 +572,7 @@ fn unit(u: &Unit, filters: &Filters) -> UnitReview {
         objects,
         hidden,
         chart: u.chart.clone(),
+        shown: u.shown.clone(),
     }
 }
 

@@ -190,6 +190,21 @@ pub struct Unit {
     /// A HelmRelease whose chart's name or version differs between base and head.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chart: Option<ChartBump>,
+    /// How people read it, when its kind and name are not that (a ResourceSet's entry:
+    /// `ResourceSet flux-operator (from flux-system)`); the JSON keeps `kind` and `name`.
+    #[serde(default, skip_serializing)]
+    pub shown: Option<Shown>,
+}
+
+/// A unit as the text, Markdown and HTML reports name it: `{kind} {name} (from {from})`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shown {
+    /// The kind people read (`ResourceSet`).
+    pub kind: String,
+    /// Its name (`flux-operator`, or `namespace/name` outside the parent's namespace).
+    pub name: String,
+    /// What applies it (`flux-system`).
+    pub from: String,
 }
 
 /// A release's chart in base and head (`podinfo` `6.4.0` → `6.5.0`).

@@ -306,11 +306,14 @@ fn unit(u: &UnitReview, out: &mut String) {
     if u.reordered.is_some() {
         what.push("order changed".into());
     }
+    let (kind, name, from) = u.title();
+    let from = from
+        .map(|f| format!(" (from {})", one_line(f)))
+        .unwrap_or_default();
     let _ = writeln!(
         out,
-        "\n-- {} {}: {}",
-        u.kind.as_str(),
-        one_line(&u.name),
+        "\n-- {kind} {}{from}: {}",
+        one_line(name),
         u.outcome.as_str()
     );
     if let Some(line) = u.chart_line() {

@@ -88,12 +88,31 @@ fn unit(k: &KustomizationDiff) -> Unit {
             base: b.iter().map(id).collect(),
             head: h.iter().map(id).collect(),
         }),
+        shown: resourceset_shown(&k.kustomization),
         chart: k.chart.as_ref().map(|c| review::model::ChartBump {
             name: c.name.clone(),
             base: c.base.clone(),
             head: c.head.clone(),
         }),
     }
+}
+
+/// A ResourceSet entry (`<ns>/<parent>/rset/<ns>/<name>`) as people read it: `ResourceSet
+/// NAME (from PARENT)`, each without its namespace where the two share it.
+fn resourceset_shown(entry: &str) -> Option<review::model::Shown> {
+    let (parent, rset) = entry.split_once("/rset/")?;
+    let (pns, pname) = parent.split_once('/')?;
+    let (rns, rname) = rset.split_once('/')?;
+    let un = |s: &str| crate::flux::id_unsegment(s).into_owned();
+    Some(review::model::Shown {
+        kind: "ResourceSet".into(),
+        name: if rns == pns {
+            un(rname)
+        } else {
+            format!("{}/{}", un(rns), un(rname))
+        },
+        from: un(pname),
+    })
 }
 
 /// What deleting this kind takes with it, when prune deletes one.

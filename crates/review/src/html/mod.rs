@@ -419,10 +419,14 @@ fn unit_heading(u: &UnitReview) -> String {
         .chart_line()
         .map(|l| format!(" <span class=\"chart\">{}</span>", h(&l)))
         .unwrap_or_default();
+    let (kind, name, from) = u.title();
+    let from = from
+        .map(|f| format!(" (from <code>{}</code>)", h(f)))
+        .unwrap_or_default();
     format!(
-        "{} <code>{}</code> <span class=\"badge {class}\">{word}</span>{chart}",
-        u.kind.as_str(),
-        h(&u.name)
+        "{} <code>{}</code>{from} <span class=\"badge {class}\">{word}</span>{chart}",
+        h(kind),
+        h(name)
     )
 }
 

@@ -90,12 +90,11 @@ fn object(o: &ObjectReview) -> Vec<Block> {
 }
 
 fn unit(u: &UnitReview, open: bool) -> Block {
-    let mut summary = format!(
-        "{} {}: {}",
-        u.kind.as_str(),
-        html_code(&u.name),
-        u.outcome.as_str()
-    );
+    let (kind, name, from) = u.title();
+    let from = from
+        .map(|f| format!(" (from {})", html_code(f)))
+        .unwrap_or_default();
+    let mut summary = format!("{kind} {}{from}: {}", html_code(name), u.outcome.as_str());
     let objects = u
         .chart_line()
         .map_or_else(|| objects_text(u), |l| html_text(&l));
