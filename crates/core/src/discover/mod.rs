@@ -325,11 +325,6 @@ pub fn discover_files_with(
     let mut sources = Vec::new();
     // Root folders whose root Kustomization lives on the cluster only: (path, declared in).
     let mut implied: BTreeMap<String, String> = BTreeMap::new();
-    // The GitRepositories' URLs, by id: a lone cluster with a generic name is named after
-    // the repository its root syncs from.
-    let mut git_urls: BTreeMap<(String, String), String> = BTreeMap::new();
-    // The repository a Flux Operator instance syncs, by the folder it syncs.
-    let mut sync_urls: BTreeMap<String, String> = BTreeMap::new();
     for (rel_file, facts) in files {
         let rel_dir = Path::new(rel_file)
             .parent()
@@ -343,21 +338,11 @@ pub fn discover_files_with(
             let id = ObjectId::of(v);
             if let Some(sync_path) = operator_sync_path(v, &id) {
                 if let Ok(p) = spec_dir(fs, sync_path) {
-                    if let Some(url) = operator_sync_url(v, &id) {
-                        sync_urls
-                            .entry(p.clone())
-                            .or_insert_with(|| url.to_string());
-                    }
                     implied.entry(p).or_insert_with(|| rel_file.clone());
                 }
                 continue;
             }
             if is_git_repository(&id) {
-                if let Some(url) = str_at(v, &["spec", "url"]) {
-                    git_urls
-                        .entry((id.namespace.clone(), id.name.clone()))
-                        .or_insert_with(|| url.to_string());
-                }
                 sources.push(SourceDecl {
                     id: NamespacedName {
                         namespace: id.namespace,
@@ -424,6 +409,54 @@ pub fn discover_files_with(
             });
         }
     }
+    let mut clusters = named(by_path, &SyncUrls::of(fs, files));
+    clusters.sort_by(|a, b| a.name.cmp(&b.name));
+    Discovery {
+        clusters,
+        sources,
+        candidates: holders.into_iter().collect(),
+    }
+}
+
+/// The repositories clusters sync from, for naming a lone cluster whose folder says nothing.
+struct SyncUrls {
+    /// The GitRepositories' `spec.url`, by (namespace, name).
+    git: BTreeMap<(String, String), String>,
+    /// A Flux Operator instance's `sync.url`, by the folder it syncs.
+    sync: BTreeMap<String, String>,
+}
+
+impl SyncUrls {
+    fn of(fs: &SourceFs, files: &[(String, FileFacts)]) -> SyncUrls {
+        let mut urls = SyncUrls {
+            git: BTreeMap::new(),
+            sync: BTreeMap::new(),
+        };
+        for v in files.iter().flat_map(|(_, facts)| &facts.0) {
+            let id = ObjectId::of(v);
+            if is_git_repository(&id) {
+                if let Some(url) = str_at(v, &["spec", "url"]) {
+                    urls.git
+                        .entry((id.namespace.clone(), id.name.clone()))
+                        .or_insert_with(|| url.to_string());
+                }
+            }
+            let path = operator_sync_path(v, &id).and_then(|p| spec_dir(fs, p).ok());
+            if let (Some(p), Some(url)) = (path, operator_sync_url(v, &id)) {
+                urls.sync.entry(p).or_insert_with(|| url.to_string());
+            }
+        }
+        urls
+    }
+}
+
+/// The clusters of `by_path` (root folder → cluster), named ([`cluster_names`]; a lone one
+/// whose folder says nothing after its repository: [`lone_cluster_name`]).
+fn named(by_path: BTreeMap<String, Cluster>, urls: &SyncUrls) -> Vec<Cluster> {
+    let SyncUrls {
+        git: git_urls,
+        sync: sync_urls,
+    } = urls;
     let mut names = cluster_names(&by_path.keys().map(String::as_str).collect::<Vec<_>>());
     if let ([name], [(dir, cluster)]) = (
         names.as_mut_slice(),
@@ -440,17 +473,11 @@ pub fn discover_files_with(
             *name = repo;
         }
     }
-    let mut clusters: Vec<Cluster> = by_path
+    by_path
         .into_values()
         .zip(names)
         .map(|(c, name)| Cluster { name, ..c })
-        .collect();
-    clusters.sort_by(|a, b| a.name.cmp(&b.name));
-    Discovery {
-        clusters,
-        sources,
-        candidates: holders.into_iter().collect(),
-    }
+        .collect()
 }
 
 /// The name of a repository's only cluster when its folder says nothing (`cluster/`, the
