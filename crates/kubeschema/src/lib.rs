@@ -130,6 +130,7 @@ mod formats;
 pub mod hazards;
 mod lifecycle;
 mod path;
+pub mod policy;
 pub mod rules;
 mod schema;
 mod validate;
