@@ -25,10 +25,12 @@ pub(crate) struct SchemaFlags {
     /// CRD the render does not hold. Repeatable; adds to `[validate] schema_dirs`.
     #[arg(long, value_name = "DIR")]
     pub(crate) schema_dir: Vec<PathBuf>,
-    /// Also evaluate the cluster's ValidatingAdmissionPolicies and their bindings on every
-    /// object, as the API server admits a create by the Kustomization's service account:
-    /// those the render applies and those of `[validate] policies` (which turns this on).
-    #[arg(long)]
+    /// Also check the objects against the cluster's ValidatingAdmissionPolicies.
+    ///
+    /// With their bindings, as the API server admits a create by the Kustomization's service
+    /// account: those the render applies and those of `[validate] policies` (which turns
+    /// this on).
+    #[arg(long, hide_short_help = true)]
     pub(crate) policies: bool,
 }
 

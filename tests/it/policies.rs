@@ -229,3 +229,42 @@ fn policies_a_cel_bomb_is_bounded() {
     assert!(bombs.iter().all(|f| f["severity"] == "error"
         && f["message"].as_str().unwrap().contains("actual cost limit exceeded")));
 }
+
+// `diff --validate --policies`: both revisions are evaluated and only what head brings is
+// reported (the planted cluster's violations are in base too).
+#[test]
+fn policies_diff_reports_only_the_violations_head_brings() {
+    let repo = repo_from("testdata/policies");
+    let web = repo.path().join("apps/clean/web.yaml");
+    let text = std::fs::read_to_string(&web).unwrap();
+    std::fs::write(&web, text.replace("replicas: 2", "replicas: 4")).unwrap();
+    let diff = fluxsim_in(
+        Some(repo.path()),
+        &["diff", "--base", "HEAD", "--validate", "--policies", "--format", "json"],
+    );
+    let json = diff.json();
+    let brought: Vec<(String, String, String)> = json["validation"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"].as_str().unwrap().starts_with("FS34"))
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["cluster"].as_str().unwrap().to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        brought,
+        vec![(
+            "FS340".to_string(),
+            "clean".to_string(),
+            "ValidatingAdmissionPolicy 'max-replicas' with binding 'max-replicas-deny' denied \
+             request: replicas 4 is over the limit of 3"
+                .to_string()
+        )],
+        "{json:#}"
+    );
+}
