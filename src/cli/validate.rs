@@ -187,7 +187,8 @@ fn repo_policy_files(
     repo_schema_files(fs, rel, out).map_err(|e| {
         anyhow::anyhow!(
             "{}",
-            e.to_string().replace("[validate] schema_dirs", "[validate] policies")
+            e.to_string()
+                .replace("[validate] schema_dirs", "[validate] policies")
         )
     })?;
     Ok(())

@@ -45,7 +45,13 @@ fn policy_findings(json: &Value) -> BTreeSet<(String, String, String, String, St
         .collect()
 }
 
-fn row(rule: &str, sev: &str, at: &str, policy: &str, binding: &str) -> (String, String, String, String, String, String) {
+fn row(
+    rule: &str,
+    sev: &str,
+    at: &str,
+    policy: &str,
+    binding: &str,
+) -> (String, String, String, String, String, String) {
     (
         rule.into(),
         sev.into(),
@@ -73,13 +79,37 @@ fn policies_each_planted_violation_is_found_once_at_its_file_and_line() {
     let got = policy_findings(&json);
     let want: BTreeSet<_> = [
         // 5 replicas in `apps` (enforce: "true"), the param says 3: the Deny binding denies.
-        row("FS340", "error", "apps/planted/web.yaml:4", "max-replicas", "max-replicas-deny"),
+        row(
+            "FS340",
+            "error",
+            "apps/planted/web.yaml:4",
+            "max-replicas",
+            "max-replicas-deny",
+        ),
         // No team label: the Warn binding warns.
-        row("FS340", "warning", "apps/planted/worker.yaml:4", "team-label", "team-label-warn"),
+        row(
+            "FS340",
+            "warning",
+            "apps/planted/worker.yaml:4",
+            "team-label",
+            "team-label-warn",
+        ),
         // redis:latest: the Audit binding records it.
-        row("FS340", "info", "apps/planted/cache.yaml:4", "no-latest", "no-latest-audit"),
+        row(
+            "FS340",
+            "info",
+            "apps/planted/cache.yaml:4",
+            "no-latest",
+            "no-latest-audit",
+        ),
         // Asks the authorizer: not checkable, never a pass or a violation.
-        row("FS341", "warning", "apps/planted/scaler.yaml:4", "scale-authorized", "scale-authorized-deny"),
+        row(
+            "FS341",
+            "warning",
+            "apps/planted/scaler.yaml:4",
+            "scale-authorized",
+            "scale-authorized-deny",
+        ),
     ]
     .into_iter()
     .collect();
@@ -133,7 +163,9 @@ fn policies_text_and_sarif_name_the_policy_and_the_place() {
     let text = fluxsim_in(Some(repo.path()), &["validate", "--wide"]);
     assert_eq!(text.code, 1, "{text:?}");
     assert!(
-        text.stdout.contains("apps/planted/web.yaml:4:1: error[FS340]: ValidatingAdmissionPolicy 'max-replicas'"),
+        text.stdout.contains(
+            "apps/planted/web.yaml:4:1: error[FS340]: ValidatingAdmissionPolicy 'max-replicas'"
+        ),
         "{}",
         text.stdout
     );
@@ -145,7 +177,10 @@ fn policies_text_and_sarif_name_the_policy_and_the_place() {
         .iter()
         .map(|r| r["id"].as_str().unwrap())
         .collect();
-    assert!(rules.contains("FS340") && rules.contains("FS341"), "{rules:?}");
+    assert!(
+        rules.contains("FS340") && rules.contains("FS341"),
+        "{rules:?}"
+    );
     let errors: Vec<String> = run["results"]
         .as_array()
         .unwrap()
@@ -177,14 +212,25 @@ fn policies_outside_the_repository_are_refused() {
     let out = fluxsim(&["validate", repo.path().to_str().unwrap()]);
     assert_eq!(out.code, 2, "{out:?}");
     assert!(
-        out.stderr.contains("[validate] policies") && out.stderr.contains("not a file or folder of the repository"),
+        out.stderr.contains("[validate] policies")
+            && out
+                .stderr
+                .contains("not a file or folder of the repository"),
         "{}",
         out.stderr
     );
     let outside = tempfile::tempdir().unwrap();
-    std::fs::write(outside.path().join("vap.yaml"), "apiVersion: v1\nkind: ConfigMap\n").unwrap();
+    std::fs::write(
+        outside.path().join("vap.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\n",
+    )
+    .unwrap();
     #[cfg(unix)]
-    std::os::unix::fs::symlink(outside.path().join("vap.yaml"), repo.path().join("link.yaml")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("vap.yaml"),
+        repo.path().join("link.yaml"),
+    )
+    .unwrap();
     std::fs::write(
         repo.path().join("fluxsim.toml"),
         "[validate]\npolicies = [\"link.yaml\"]\n",
@@ -193,7 +239,12 @@ fn policies_outside_the_repository_are_refused() {
     commit_all(repo.path(), "link");
     let out = fluxsim(&["validate", repo.path().to_str().unwrap()]);
     assert_eq!(out.code, 2, "{out:?}");
-    assert!(out.stderr.contains("not a file or folder of the repository"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("not a file or folder of the repository"),
+        "{}",
+        out.stderr
+    );
 }
 
 // Hostile: a CEL bomb in a policy stops at the API server's per-call cost limit
@@ -227,7 +278,10 @@ fn policies_a_cel_bomb_is_bounded() {
     // Every Deployment of both clusters (2 clean, 5 planted), each stopped at the limit.
     assert_eq!(bombs.len(), 7, "{bombs:#?}");
     assert!(bombs.iter().all(|f| f["severity"] == "error"
-        && f["message"].as_str().unwrap().contains("actual cost limit exceeded")));
+        && f["message"]
+            .as_str()
+            .unwrap()
+            .contains("actual cost limit exceeded")));
 }
 
 // `diff --validate --policies`: both revisions are evaluated and only what head brings is
@@ -240,7 +294,15 @@ fn policies_diff_reports_only_the_violations_head_brings() {
     std::fs::write(&web, text.replace("replicas: 2", "replicas: 4")).unwrap();
     let diff = fluxsim_in(
         Some(repo.path()),
-        &["diff", "--base", "HEAD", "--validate", "--policies", "--format", "json"],
+        &[
+            "diff",
+            "--base",
+            "HEAD",
+            "--validate",
+            "--policies",
+            "--format",
+            "json",
+        ],
     );
     let json = diff.json();
     let brought: Vec<(String, String, String)> = json["validation"]

@@ -110,7 +110,9 @@ pub(crate) fn cluster_results(
 /// action's level, FS341, FS342).
 pub(crate) fn judged(r: &PolicyResult) -> (&'static str, Severity, String) {
     match &r.outcome {
-        PolicyOutcome::Violation { action, message, .. } => (
+        PolicyOutcome::Violation {
+            action, message, ..
+        } => (
             "FS340",
             match action {
                 Action::Deny => Severity::Error,
