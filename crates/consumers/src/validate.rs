@@ -254,6 +254,7 @@ pub fn validate(render: &RepoRender, opts: &ValidateOptions) -> Validation {
 /// [`validate`] of clusters whose source is `fs` (`None`: a revision's render from the store,
 /// located by the Kustomizations' folders only).
 #[must_use]
+#[allow(clippy::too_many_lines)] // the checks of one cluster, read top to bottom
 pub fn validate_clusters(
     fs: Option<&crate::source::SourceFs>,
     clusters: &[ClusterRender],
@@ -271,6 +272,8 @@ pub fn validate_clusters(
         let mutators = crate::admission::Mutators::of(c);
         out.kube_release = validator.kube_release().to_string();
         out.findings.extend(problems);
+        out.findings
+            .extend(policy_findings(c, opts, &mut files, &deadline));
         // Objects in parallel (the validator is Sync); locating stays on this thread, as
         // `Sources` reads each file once.
         let reports: Vec<(usize, usize, kubeschema::Report)> = c
@@ -342,25 +345,6 @@ pub fn validate_clusters(
                 e.0 += 1;
             }
         }
-        if let Some(extra) = &opts.policies {
-            let at = deadline.0.as_ref().map(|(at, _)| *at);
-            for (ki, oi, r) in crate::policies::cluster_results(c, extra, &opts.extra_crds, at) {
-                let k = &c.kustomizations[ki];
-                let o = &k.artifact.as_ref().expect("listed").objects[oi];
-                let (id, severity, message) = crate::policies::judged(&r);
-                let mut f = Finding::new(rule(id), message)
-                    .with_severity(severity)
-                    .in_cluster(&c.name)
-                    .in_kustomization(k.kustomization.id.to_string())
-                    .at(locate(&mut files, k, o, ""))
-                    .about("object", o.id.to_string())
-                    .about("policy", r.policy);
-                if let Some(b) = r.binding {
-                    f = f.about("binding", b);
-                }
-                out.findings.push(f);
-            }
-        }
         out.targets.push(target);
         for (reason, (n, first, ki, oi)) in unchecked {
             let k = &c.kustomizations[ki];
@@ -380,6 +364,39 @@ pub fn validate_clusters(
         }
     }
     crate::finding::normalize(&mut out.findings);
+    out
+}
+
+/// With `--policies`, the findings of cluster `c`'s ValidatingAdmissionPolicies (its
+/// render's and the policy files'), each at its object's file and line.
+/// (Put in order with the others by `normalize`.)
+fn policy_findings(
+    c: &ClusterRender,
+    opts: &ValidateOptions,
+    files: &mut Sources<'_>,
+    deadline: &Deadline,
+) -> Vec<Finding> {
+    let Some(extra) = &opts.policies else {
+        return Vec::new();
+    };
+    let at = deadline.0.as_ref().map(|(at, _)| *at);
+    let mut out = Vec::new();
+    for (ki, oi, r) in crate::policies::cluster_results(c, extra, &opts.extra_crds, at) {
+        let k = &c.kustomizations[ki];
+        let o = &k.artifact.as_ref().expect("listed").objects[oi];
+        let (id, severity, message) = crate::policies::judged(&r);
+        let mut f = Finding::new(rule(id), message)
+            .with_severity(severity)
+            .in_cluster(&c.name)
+            .in_kustomization(k.kustomization.id.to_string())
+            .at(locate(files, k, o, ""))
+            .about("object", o.id.to_string())
+            .about("policy", r.policy);
+        if let Some(b) = r.binding {
+            f = f.about("binding", b);
+        }
+        out.push(f);
+    }
     out
 }
 

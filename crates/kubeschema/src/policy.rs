@@ -687,19 +687,17 @@ fn namespace_selector(sel: Option<&Value>, req: &Request<'_>, a: &Admission<'_>)
     let (name, labels) = if req.is_namespace() {
         (req.name.as_str(), req.object.pointer("/metadata/labels"))
     } else if req.namespaced {
-        match a.namespaces.get(&req.namespace) {
-            Some(ns) => (req.namespace.as_str(), ns.pointer("/metadata/labels")),
-            None => {
-                let keys = selector_keys(sel);
-                if keys.iter().any(|k| k != NAMESPACE_NAME_LABEL) {
-                    return Match::Unknown(format!(
-                        "namespaceSelector: namespace `{}` is not in the render, so its labels \
-                         are not known",
-                        req.namespace
-                    ));
-                }
-                (req.namespace.as_str(), None)
+        if let Some(ns) = a.namespaces.get(&req.namespace) {
+            (req.namespace.as_str(), ns.pointer("/metadata/labels"))
+        } else {
+            if selector_keys(sel).iter().any(|k| k != NAMESPACE_NAME_LABEL) {
+                return Match::Unknown(format!(
+                    "namespaceSelector: namespace `{}` is not in the render, so its labels \
+                     are not known",
+                    req.namespace
+                ));
             }
+            (req.namespace.as_str(), None)
         }
     } else {
         return Match::Yes;
@@ -827,12 +825,17 @@ enum Params<'a> {
 }
 
 /// `generic.CollectParams`, on the render's objects.
-fn collect_params<'a>(p: &Policy, b: &Binding, req: &Request<'_>, a: &Admission<'a>) -> Params<'a> {
-    let (Some((group, kind)), Some(r)) = (&p.param_kind, &b.param_ref) else {
+fn collect_params<'a>(
+    policy: &Policy,
+    binding: &Binding,
+    req: &Request<'_>,
+    adm: &Admission<'a>,
+) -> Params<'a> {
+    let (Some((group, kind)), Some(param_ref)) = (&policy.param_kind, &binding.param_ref) else {
         // No paramKind, or a binding that does not use it: validated with null params.
         return Params::Found(vec![None]);
     };
-    let candidates: Vec<&'a Value> = a
+    let candidates: Vec<&'a Value> = adm
         .objects
         .iter()
         .copied()
@@ -841,14 +844,14 @@ fn collect_params<'a>(p: &Policy, b: &Binding, req: &Request<'_>, a: &Admission<
             g == group && str_of(o, &["kind"]) == Some(kind)
         })
         .collect();
-    if candidates.is_empty() && !a.kinds.known(group, kind) {
+    if candidates.is_empty() && !adm.kinds.known(group, kind) {
         return Params::Unknown(format!(
             "paramKind `{kind}` ({}) is neither in the render nor a kind fluxsim knows",
             if group.is_empty() { "core" } else { group }
         ));
     }
-    let namespaced = a.kinds.namespaced(group, kind);
-    let ref_ns = str_of(r, &["namespace"]).unwrap_or_default();
+    let namespaced = adm.kinds.namespaced(group, kind);
+    let ref_ns = str_of(param_ref, &["namespace"]).unwrap_or_default();
     let ns = if !namespaced {
         if !ref_ns.is_empty() {
             return Params::ConfigError(
@@ -870,7 +873,7 @@ fn collect_params<'a>(p: &Policy, b: &Binding, req: &Request<'_>, a: &Admission<
         ns.as_deref()
             .is_none_or(|n| str_of(o, &["metadata", "namespace"]).unwrap_or("default") == n)
     };
-    let name = str_of(r, &["name"]).unwrap_or_default();
+    let name = str_of(param_ref, &["name"]).unwrap_or_default();
     let found: Vec<Option<&'a Value>> = if !name.is_empty() {
         candidates
             .into_iter()
@@ -878,7 +881,7 @@ fn collect_params<'a>(p: &Policy, b: &Binding, req: &Request<'_>, a: &Admission<
             .filter(|o| str_of(o, &["metadata", "name"]) == Some(name))
             .map(Some)
             .collect()
-    } else if let Some(sel) = r.get("selector") {
+    } else if let Some(sel) = param_ref.get("selector") {
         let mut out = Vec::new();
         for o in candidates.into_iter().filter(in_scope) {
             let labels = o
@@ -895,7 +898,7 @@ fn collect_params<'a>(p: &Policy, b: &Binding, req: &Request<'_>, a: &Admission<
     } else {
         return Params::ConfigError("one of name or selector must be provided".into());
     };
-    if found.is_empty() && str_of(r, &["parameterNotFoundAction"]) == Some("Deny") {
+    if found.is_empty() && str_of(param_ref, &["parameterNotFoundAction"]) == Some("Deny") {
         return Params::ConfigError(
             "no params found for policy binding with `Deny` parameterNotFoundAction".into(),
         );
@@ -998,6 +1001,7 @@ fn key(s: &str) -> Key {
 
 /// `validator.Validate` and the dispatcher's handling of its decisions, for one binding and
 /// one param.
+#[allow(clippy::too_many_lines)] // validator.go's Validate, read top to bottom in its order
 fn evaluate(
     p: &Policy,
     b: &Binding,
@@ -1024,7 +1028,7 @@ fn evaluate(
     ctx.add_variable_from_value(
         "variables",
         cel::Value::Map(Map {
-            map: Arc::new(Default::default()),
+            map: Arc::new(std::collections::HashMap::default()),
         }),
     );
     let mut run = Run {
@@ -1146,14 +1150,14 @@ fn evaluate(
                 out.push(PolicyOutcome::AuditAnnotation {
                     key: format!("{}/{k}", p.name),
                     value: s.trim().to_string(),
-                })
+                });
             }
             Ok(cel::Value::String(_) | cel::Value::Null) => {}
             Ok(other) => out.push(not_checkable(format!(
                 "auditAnnotation `{k}` gave {other:?} in fluxsim's CEL, not a string or null"
             ))),
             Err(EvalError::NotCheckable(r)) => {
-                out.push(not_checkable(format!("auditAnnotation `{k}`: {r}")))
+                out.push(not_checkable(format!("auditAnnotation `{k}`: {r}")));
             }
             Err(EvalError::Failed(m)) => {
                 // dispatcher.go: an audit annotation's error under Fail is a denial,
@@ -1175,6 +1179,7 @@ fn evaluate(
 }
 
 #[cfg(test)]
+#[allow(clippy::needless_pass_by_value)] // the builders read as the JSON literals they take
 mod tests {
     use super::*;
     use serde_json::json;
