@@ -1660,4 +1660,41 @@ mod tests {
         ];
         assert!(run(&objs, &w).is_empty());
     }
+
+    // The resource of a kind: its CRD's plural and scope, else the API server's rules for
+    // built-in kinds.
+    #[test]
+    fn kinds_map_to_resources_through_crds_and_built_ins() {
+        let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "octopi.example.com"}, "spec": {"group": "example.com", "scope": "Cluster",
+            "names": {"kind": "Octopus", "plural": "octopi"}, "versions": [{"name": "v1", "served": true}]}});
+        let kinds = Kinds::of([&crd]);
+        assert_eq!(kinds.plural("example.com", "Octopus"), "octopi");
+        assert!(!kinds.namespaced("example.com", "Octopus"));
+        assert_eq!(kinds.plural("networking.k8s.io", "Ingress"), "ingresses");
+        assert_eq!(kinds.plural("", "Endpoints"), "endpoints");
+        assert_eq!(
+            kinds.plural("networking.k8s.io", "NetworkPolicy"),
+            "networkpolicies"
+        );
+        assert!(kinds.namespaced("apps", "Deployment"));
+        assert!(!kinds.namespaced("rbac.authorization.k8s.io", "ClusterRole"));
+    }
+
+    // namespaceObject is the object's Namespace; one the render lacks is unknown, so an
+    // expression reading it is not checkable.
+    #[test]
+    fn namespace_object_is_the_rendered_namespace_or_not_checkable() {
+        let p = vap(
+            "p",
+            json!({"matchConstraints": deployments(), "validations": [
+            {"expression": "namespaceObject.metadata.labels['tier'] == 'gold'"}]}),
+        );
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps", "labels": {"tier": "silver"}}});
+        let objs = [p, binding("b", "p", &["Deny"], json!({})), ns];
+        assert_eq!(messages(&run(&objs, &deployment("apps", 1))).len(), 1);
+        let got = run(&objs, &deployment("elsewhere", 1));
+        assert!(messages(&got).is_empty());
+        assert_eq!(not_checkable(&got).len(), 1, "{got:?}");
+    }
 }
