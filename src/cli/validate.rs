@@ -25,6 +25,13 @@ pub(crate) struct SchemaFlags {
     /// CRD the render does not hold. Repeatable; adds to `[validate] schema_dirs`.
     #[arg(long, value_name = "DIR")]
     pub(crate) schema_dir: Vec<PathBuf>,
+    /// Also check the objects against the cluster's ValidatingAdmissionPolicies.
+    ///
+    /// With their bindings, as the API server admits a create by the Kustomization's service
+    /// account: those the render applies and those of `[validate] policies` (which turns
+    /// this on).
+    #[arg(long, hide_short_help = true)]
+    pub(crate) policies: bool,
 }
 
 /// The Kubernetes versions with embedded schemas, as errors list them (`1.24, 1.25, ..., 1.36`).
@@ -73,10 +80,20 @@ impl SchemaFlags {
             user_schema_files(dir, dir, &mut files)?;
         }
         let extra_crds = validate::crds_of_files(&files)?;
+        let policies = if self.policies || !config.validate.policies.is_empty() {
+            let mut files = Vec::new();
+            for entry in &config.validate.policies {
+                repo_policy_files(fs, entry, &mut files)?;
+            }
+            Some(validate::policies_of_files(&files)?)
+        } else {
+            None
+        };
         Ok(ValidateOptions {
             kube_version,
             extra_crds,
             timeout: Some(timeout),
+            policies,
         })
     }
 }
@@ -133,6 +150,47 @@ fn repo_schema_files(
             }
         }
     }
+    Ok(())
+}
+
+/// The files of a `[validate] policies` entry: a file of the repository, or a folder of them
+/// (read as the schema folders are: through the source tree, never outside it).
+fn repo_policy_files(
+    fs: &crate::source::SourceFs,
+    entry: &str,
+    out: &mut Vec<(String, String)>,
+) -> anyhow::Result<()> {
+    let rel = entry.trim_start_matches("./").trim_end_matches('/');
+    let inside = !rel.is_empty()
+        && Path::new(rel)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+    let refused = || {
+        anyhow::anyhow!(
+            "{}: [validate] policies: `{}` is not a file or folder of the repository",
+            crate::config::CONFIG_FILE,
+            crate::report::escape::OneLine(entry)
+        )
+    };
+    if !inside {
+        return Err(refused());
+    }
+    let path = fs.secure_join(rel).map_err(|_| refused())?;
+    if fs.is_file(&path) {
+        let text = fs.read_to_string(&path).with_context(|| rel.to_string())?;
+        out.push((rel.to_string(), text));
+        return Ok(());
+    }
+    if !fs.is_dir(&path) {
+        return Err(refused());
+    }
+    repo_schema_files(fs, rel, out).map_err(|e| {
+        anyhow::anyhow!(
+            "{}",
+            e.to_string()
+                .replace("[validate] schema_dirs", "[validate] policies")
+        )
+    })?;
     Ok(())
 }
 
@@ -431,6 +489,7 @@ impl DiffValidate {
                 Some(r) => self.schema.options(r, timeout)?,
                 None => ValidateOptions {
                     kube_version: self.schema.kube_version,
+                    policies: self.schema.policies.then(Vec::new),
                     timeout: Some(timeout),
                     ..ValidateOptions::default()
                 },

@@ -31,6 +31,7 @@ mod membound;
 mod native_builder;
 mod network;
 mod origins;
+mod policies;
 mod quiet;
 mod reader;
 mod render;

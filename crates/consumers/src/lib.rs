@@ -13,6 +13,7 @@ pub mod images;
 pub mod level;
 pub mod mask;
 pub mod oracle;
+pub mod policies;
 pub mod report;
 pub mod upgrade;
 pub mod validate;

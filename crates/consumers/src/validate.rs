@@ -3,7 +3,8 @@
 //! asked for, custom resources against the CRDs of the same cluster's render and of
 //! `--schema-dir`), and the apply-time hazards of a change between two renders (immutable
 //! fields, prune of state, ...). The checks are `fluxsim-kubeschema`'s; this module feeds it
-//! a render and turns its findings into fluxsim's (rule ids FS300–FS332, the file and line
+//! a render and turns its findings into fluxsim's (rule ids FS300–FS342, with `policies`
+//! the cluster's ValidatingAdmissionPolicies, the file and line
 //! of the field in the user's repository, the cluster and the Kustomization).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -62,6 +63,10 @@ pub struct ValidateOptions {
     /// this long after it starts; the rule running then is a finding (FS308), the rules not
     /// yet run are not validated (FS300). `None`: only the API server's cost bounds.
     pub timeout: Option<std::time::Duration>,
+    /// `--policies` (or `[validate] policies`): the objects are evaluated against the
+    /// ValidatingAdmissionPolicies and bindings each cluster's render applies and these, the
+    /// policy files' (with the file each came from). `None`: no policy is evaluated.
+    pub policies: Option<Vec<(String, Value)>>,
 }
 
 /// The versions one cluster was validated against, and why each.
@@ -249,6 +254,7 @@ pub fn validate(render: &RepoRender, opts: &ValidateOptions) -> Validation {
 /// [`validate`] of clusters whose source is `fs` (`None`: a revision's render from the store,
 /// located by the Kustomizations' folders only).
 #[must_use]
+#[allow(clippy::too_many_lines)] // the checks of one cluster, read top to bottom
 pub fn validate_clusters(
     fs: Option<&crate::source::SourceFs>,
     clusters: &[ClusterRender],
@@ -266,6 +272,8 @@ pub fn validate_clusters(
         let mutators = crate::admission::Mutators::of(c);
         out.kube_release = validator.kube_release().to_string();
         out.findings.extend(problems);
+        out.findings
+            .extend(policy_findings(c, opts, &mut files, &deadline));
         // Objects in parallel (the validator is Sync); locating stays on this thread, as
         // `Sources` reads each file once.
         let reports: Vec<(usize, usize, kubeschema::Report)> = c
@@ -356,6 +364,39 @@ pub fn validate_clusters(
         }
     }
     crate::finding::normalize(&mut out.findings);
+    out
+}
+
+/// With `--policies`, the findings of cluster `c`'s ValidatingAdmissionPolicies (its
+/// render's and the policy files'), each at its object's file and line.
+/// (Put in order with the others by `normalize`.)
+fn policy_findings(
+    c: &ClusterRender,
+    opts: &ValidateOptions,
+    files: &mut Sources<'_>,
+    deadline: &Deadline,
+) -> Vec<Finding> {
+    let Some(extra) = &opts.policies else {
+        return Vec::new();
+    };
+    let at = deadline.0.as_ref().map(|(at, _)| *at);
+    let mut out = Vec::new();
+    for (ki, oi, r) in crate::policies::cluster_results(c, extra, &opts.extra_crds, at) {
+        let k = &c.kustomizations[ki];
+        let o = &k.artifact.as_ref().expect("listed").objects[oi];
+        let (id, severity, message) = crate::policies::judged(&r);
+        let mut f = Finding::new(rule(id), message)
+            .with_severity(severity)
+            .in_cluster(&c.name)
+            .in_kustomization(k.kustomization.id.to_string())
+            .at(locate(files, k, o, ""))
+            .about("object", o.id.to_string())
+            .about("policy", r.policy);
+        if let Some(b) = r.binding {
+            f = f.about("binding", b);
+        }
+        out.push(f);
+    }
     out
 }
 
@@ -723,6 +764,30 @@ pub fn crds_of_files(files: &[(String, String)]) -> Result<Vec<(String, Value)>,
                 message: e.to_string(),
             })?;
             if kubeschema::is_crd(&value) {
+                out.push((file.clone(), value));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The ValidatingAdmissionPolicies and bindings of policy files `(name, text)` (multi-document
+/// YAML or JSON; other objects are skipped): a document that is not YAML is an error naming
+/// its file and line.
+pub fn policies_of_files(
+    files: &[(String, String)],
+) -> Result<Vec<(String, Value)>, SchemaFileError> {
+    let mut out = Vec::new();
+    for (file, text) in files {
+        for doc in crate::goyaml::stream::split_documents(text) {
+            let offset = doc.as_ptr() as usize - text.as_ptr() as usize;
+            let start = crate::locate::line_col(text, offset).0;
+            let value = crate::manifest::parse_object(doc).map_err(|e| SchemaFileError {
+                file: file.clone(),
+                line: start,
+                message: e.to_string(),
+            })?;
+            if kubeschema::policy::is_policy_object(&value) {
                 out.push((file.clone(), value));
             }
         }

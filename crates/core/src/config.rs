@@ -65,6 +65,9 @@
 //! [validate]
 //! kube_version = "1.35"
 //! schema_dirs = ["schemas/crds"]
+//! # ValidatingAdmissionPolicies and bindings the cluster has (folders or files); setting it
+//! # turns `--policies` on.
+//! policies = ["policies/"]
 //!
 //! # Two sample pull requests for a ResourceSetInputProvider of type GitHubPullRequest.
 //! [[resourceset.inputs]]
@@ -199,6 +202,12 @@ pub struct Validate {
     /// `--helm`); relative to the repository root, never outside it.
     #[serde(default)]
     pub schema_dirs: Vec<String>,
+    /// Folders or files of the repository holding ValidatingAdmissionPolicies and their
+    /// bindings that the cluster has but the render does not apply: objects are evaluated
+    /// against them (and the render's own), as `validate --policies`; relative to the
+    /// repository root, never outside it.
+    #[serde(default)]
+    pub policies: Vec<String>,
 }
 
 /// The `[diff]` table: what `diff` and `prove` drop from every object before comparing and

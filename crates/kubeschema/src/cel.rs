@@ -53,7 +53,7 @@ pub(crate) fn compile_ast(source: &str) -> Option<cel::IdedExpr> {
     env().compile(source).ok().map(|p| p.expression().clone())
 }
 
-fn env() -> &'static Arc<Env> {
+pub(crate) fn env() -> &'static Arc<Env> {
     static ENV: OnceLock<Arc<Env>> = OnceLock::new();
     ENV.get_or_init(|| {
         let mut env = Env::stdlib();
@@ -318,7 +318,7 @@ fn string_value(format: Option<&str>, int_or_string: bool, s: &str) -> cel::Valu
 }
 
 /// A value with no schema: as `UnstructuredToVal` reads it without one (preserved fields).
-fn untyped(v: &Value) -> cel::Value {
+pub(crate) fn untyped(v: &Value) -> cel::Value {
     match v {
         Value::Null => cel::Value::Null,
         Value::Bool(b) => cel::Value::Bool(*b),

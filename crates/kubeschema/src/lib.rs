@@ -50,6 +50,11 @@
 //! - [`compare_renders`]`(&base, &head)` over [`Applied`] objects (each with its
 //!   Kustomization's `force`, `prune` and a name for it), or the pairwise [`change_hazards`]
 //!   and [`deletion_hazards`]: the apply-time hazards `FS310`–`FS332`.
+//! - [`policy::Policies::of`]`(objects)` and [`policy::Policies::evaluate`]`(&object, &`[`policy::Admission`]`)`:
+//!   the cluster's ValidatingAdmissionPolicies and bindings on a create (matching, params,
+//!   `variables`, `validations`, `auditAnnotations`, `failurePolicy`, `validationActions`),
+//!   each result a violation per action, an audit annotation, or not checkable (`authorizer`
+//!   is stubbed): `FS340`–`FS342`.
 //! - [`rules::RULES`]: every rule, for SARIF's rule list and the README's table.
 //!
 //! A [`Finding`] carries the object ([`ObjectId`]), the field as a Kubernetes field path
@@ -107,7 +112,8 @@
 //!
 //! Not checked at all: the per-kind Go validation beyond enums and required fields (name
 //! formats per kind, cross-field rules such as a selector matching the template's labels),
-//! admission webhooks and policies, whether a namespace exists.
+//! admission webhooks and policies other than ValidatingAdmissionPolicies ([`policy`]),
+//! whether a namespace exists.
 //!
 //! # Apply-time hazards
 //!
@@ -130,6 +136,7 @@ mod formats;
 pub mod hazards;
 mod lifecycle;
 mod path;
+pub mod policy;
 pub mod rules;
 mod schema;
 mod validate;

@@ -1,6 +1,7 @@
 //! The rules: stable ids `FS3xx`, never reused for another check. `FS30x` are the schema
 //! checks of one object (will the API server accept it?), `FS31x`–`FS33x` the apply-time
-//! hazards of a change between two renders.
+//! hazards of a change between two renders, `FS34x` the cluster's ValidatingAdmissionPolicies
+//! (`validate --policies`).
 
 use crate::finding::{Rule, Severity};
 
@@ -215,6 +216,40 @@ pub const CHART_MAJOR_BUMP: Rule = Rule {
     help: "Read the chart's upgrade notes for the new major version.",
 };
 
+/// A ValidatingAdmissionPolicy whose validation the object fails on create (or that fails
+/// under `failurePolicy: Fail`): the binding's `validationActions` say how bad (Deny an
+/// error, Warn a warning, Audit info).
+pub const POLICY_VIOLATION: Rule = Rule {
+    id: "FS340",
+    name: "admission-policy-violation",
+    severity: Severity::Error,
+    summary: "A ValidatingAdmissionPolicy of the cluster, with its binding, rejects the object on \
+              create (Deny), warns (Warn) or records an audit annotation (Audit).",
+    help: "Read the policy's message: change the object, or the policy or its params if the \
+           object is meant to be admitted.",
+};
+
+/// A ValidatingAdmissionPolicy that could not be checked offline for an object.
+pub const POLICY_NOT_CHECKABLE: Rule = Rule {
+    id: "FS341",
+    name: "admission-policy-not-checkable",
+    severity: Severity::Warning,
+    summary: "A ValidatingAdmissionPolicy matches the object but fluxsim cannot evaluate it \
+              offline (it reads `authorizer`, a namespace the render does not hold, a CEL \
+              function fluxsim lacks): neither a pass nor a violation.",
+    help: "Check the object against the policy on a cluster (`kubectl apply --dry-run=server`).",
+};
+
+/// An audit annotation a ValidatingAdmissionPolicy publishes for the object.
+pub const POLICY_AUDIT_ANNOTATION: Rule = Rule {
+    id: "FS342",
+    name: "admission-policy-audit-annotation",
+    severity: Severity::Info,
+    summary: "A ValidatingAdmissionPolicy's `auditAnnotations` give a value for the object: the \
+              API server records it in the audit event of the create.",
+    help: "Nothing to do: this is what the audit log will say.",
+};
+
 /// Every rule, in id order.
 pub const RULES: &[Rule] = &[
     NOT_VALIDATED,
@@ -236,6 +271,9 @@ pub const RULES: &[Rule] = &[
     SCALED_TO_ZERO,
     FLUX_SUSPENDED,
     CHART_MAJOR_BUMP,
+    POLICY_VIOLATION,
+    POLICY_NOT_CHECKABLE,
+    POLICY_AUDIT_ANNOTATION,
 ];
 
 #[cfg(test)]
