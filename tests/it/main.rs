@@ -33,6 +33,7 @@ mod network;
 mod origins;
 mod quiet;
 mod reader;
+mod real_servers;
 mod render;
 mod resourcesets;
 mod review;
