@@ -35,18 +35,70 @@ impl Tls {
              keyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
         )
         .unwrap();
-        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-        openssl(d, &[&["req", "-x509"], &ec[..], &["-keyout", "ca.key", "-out", "ca.pem",
-            "-days", "2", "-subj", "/CN=fluxsim test CA", "-addext",
-            "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"]]
-        .concat());
-        openssl(d, &[&["req"], &ec[..], &["-keyout", "key.pem", "-out", "server.csr", "-subj",
-            "/CN=127.0.0.1"]]
-        .concat());
+        let ec = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ];
         openssl(
             d,
-            &["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-                "-CAcreateserial", "-out", "cert.pem", "-days", "2", "-extfile", "server.ext"],
+            &[
+                &["req", "-x509"],
+                &ec[..],
+                &[
+                    "-keyout",
+                    "ca.key",
+                    "-out",
+                    "ca.pem",
+                    "-days",
+                    "2",
+                    "-subj",
+                    "/CN=fluxsim test CA",
+                    "-addext",
+                    "basicConstraints=critical,CA:TRUE",
+                    "-addext",
+                    "keyUsage=critical,keyCertSign,cRLSign",
+                ],
+            ]
+            .concat(),
+        );
+        openssl(
+            d,
+            &[
+                &["req"],
+                &ec[..],
+                &[
+                    "-keyout",
+                    "key.pem",
+                    "-out",
+                    "server.csr",
+                    "-subj",
+                    "/CN=127.0.0.1",
+                ],
+            ]
+            .concat(),
+        );
+        openssl(
+            d,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                "server.csr",
+                "-CA",
+                "ca.pem",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                "cert.pem",
+                "-days",
+                "2",
+                "-extfile",
+                "server.ext",
+            ],
         );
         Tls { dir }
     }
@@ -107,7 +159,9 @@ struct Request {
 
 impl Request {
     fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(&name.to_ascii_lowercase()).map(String::as_str)
+        self.headers
+            .get(&name.to_ascii_lowercase())
+            .map(String::as_str)
     }
 }
 
@@ -643,7 +697,11 @@ fn a_pull_request_that_adds_a_registry_host_is_not_fetched() {
         None,
     );
     assert!(out.code <= 1, "{}{}", out.stdout, out.stderr);
-    assert_eq!(other.seen(), Vec::<String>::new(), "the new host was reached");
+    assert_eq!(
+        other.seen(),
+        Vec::<String>::new(),
+        "the new host was reached"
+    );
     let want = format!("head adds remote input oci://{other_host}/charts");
     assert!(out.stdout.contains(&want), "{}", out.stdout);
 }
@@ -733,13 +791,20 @@ fn a_chart_bump_in_a_real_https_chart_repository_is_fetched_and_diffed() {
     let charts = site.path().join("charts");
     fs::create_dir(&charts).unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("https://127.0.0.1:{}/charts", listener.local_addr().unwrap().port());
+    let url = format!(
+        "https://127.0.0.1:{}/charts",
+        listener.local_addr().unwrap().port()
+    );
     let helm = Helm::new();
     for v in ["6.4.0", "6.5.0"] {
         helm.package(&charts, v);
     }
     helm.run(&["repo", "index", charts.to_str().unwrap(), "--url", &url]);
-    let server = Web::serve(listener, Some(&tls), static_files(site.path().to_path_buf()));
+    let server = Web::serve(
+        listener,
+        Some(&tls),
+        static_files(site.path().to_path_buf()),
+    );
     let repo = repo_from("testdata/fleet");
     add_repository_release(repo.path(), &url, "6.4.0");
     fs::write(
@@ -769,7 +834,10 @@ fn a_chart_bump_in_a_real_https_chart_repository_is_fetched_and_diffed() {
         "/charts/podinfo-6.4.0.tgz",
         "/charts/podinfo-6.5.0.tgz",
     ] {
-        assert!(seen.iter().any(|p| p == path), "{path} not fetched: {seen:?}");
+        assert!(
+            seen.iter().any(|p| p == path),
+            "{path} not fetched: {seen:?}"
+        );
     }
 }
 
@@ -794,10 +862,7 @@ fn remote_base_repository() -> tempfile::TempDir {
         commit_all(&work, tag);
         git(&work, &["tag", tag]);
     }
-    git(
-        root.path(),
-        &["clone", "-q", "--bare", "work", "base.git"],
-    );
+    git(root.path(), &["clone", "-q", "--bare", "work", "base.git"]);
     root
 }
 
