@@ -577,6 +577,28 @@ mod tests {
         assert!(text.contains("cwd="), "{text}");
     }
 
+    // git refuses plain http unless fluxsim.toml names insecure hosts (kustomize's clone of
+    // a remote base on such a host failed with "transport 'http' not allowed").
+    #[test]
+    fn a_networked_tool_s_git_uses_plain_http_only_when_allowed() {
+        let protocols = |git_http: bool| {
+            let out = sh("echo \"$GIT_ALLOW_PROTOCOL\"")
+                .network(true)
+                .git_http(git_http)
+                .run()
+                .unwrap();
+            stdout(&out).trim().to_string()
+        };
+        assert_eq!(protocols(false), "https:ssh");
+        assert_eq!(protocols(true), "https:ssh:http");
+        // Without the network git reaches nothing, whatever it is allowed.
+        let off = sh("echo \"${GIT_ALLOW_PROTOCOL-unset}\"")
+            .git_http(true)
+            .run()
+            .unwrap();
+        assert_eq!(stdout(&off).trim(), "unset");
+    }
+
     #[test]
     fn a_tool_runs_with_fluxsim_s_memory_and_file_size_limits() {
         let out = sh("ulimit -v; ulimit -f; ulimit -c").run().unwrap();
