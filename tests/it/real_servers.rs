@@ -8,6 +8,7 @@
 //! PATH its tests say so and pass.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::fs;
 use std::io::{BufRead as _, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -217,12 +218,13 @@ impl Web {
                     let res = handler(&req);
                     let mut head = format!("HTTP/1.1 {}\r\n", res.status);
                     for (k, v) in &res.headers {
-                        head.push_str(&format!("{k}: {v}\r\n"));
+                        let _ = write!(head, "{k}: {v}\r\n");
                     }
-                    head.push_str(&format!(
+                    let _ = write!(
+                        head,
                         "Content-Length: {}\r\nConnection: close\r\n\r\n",
                         res.body.len()
-                    ));
+                    );
                     let stream = reader.get_mut();
                     let _ = stream.write_all(head.as_bytes());
                     let _ = stream.write_all(&res.body);
@@ -390,7 +392,7 @@ const PASSWORD: &str = "ci-pass";
 struct Registry {
     child: Option<Child>,
     port: u16,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl Registry {
@@ -429,14 +431,14 @@ impl Registry {
         let registry = Registry {
             child: Some(child),
             port,
-            _dir: dir,
+            dir,
         };
         let start = Instant::now();
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(
                 start.elapsed() < Duration::from_secs(30),
                 "the registry did not listen on {port}: {}",
-                fs::read_to_string(registry._dir.path().join("registry.log")).unwrap_or_default()
+                fs::read_to_string(registry.dir.path().join("registry.log")).unwrap_or_default()
             );
             std::thread::sleep(Duration::from_millis(50));
         }
