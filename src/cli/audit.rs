@@ -1,20 +1,11 @@
 //! `fluxsim audit`: substitution hazards, with the file and line they come from.
 
-use super::render::RenderFlags;
+use super::flags::RenderFlags;
 use super::{Outcome, Output};
 use crate::audit::{audit, AuditOptions, RULES};
 use crate::render::render_dir;
 
-/// Output formats of `audit`.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub(crate) enum Format {
-    /// Grouped by cluster and path, for people.
-    Text,
-    /// Stable JSON for programs.
-    Json,
-    /// SARIF 2.1.0, for code scanning.
-    Sarif,
-}
+pub(crate) use super::flags::FindingsFormat as Format;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct AuditArgs {
@@ -32,7 +23,7 @@ pub(crate) struct AuditArgs {
     #[command(flatten)]
     pub(crate) flags: RenderFlags,
     #[command(flatten)]
-    pub(crate) helm: super::render::HelmFlags,
+    pub(crate) helm: super::flags::HelmFlags,
 }
 
 pub(crate) fn run_audit(args: &AuditArgs, layout: crate::report::layout::Layout) -> Outcome {

@@ -1,6 +1,6 @@
 //! `fluxsim diff`, `fluxsim compare` and `fluxsim prove`.
 
-use super::render::{HelmFlags, ObjectFlags, RenderFlags, SecretFlags};
+use super::flags::{HelmFlags, ObjectFlags, RenderFlags, SecretFlags};
 use super::{Outcome, Output, Status};
 use crate::cache::BuildCache;
 use crate::canary;

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::render::RenderFlags;
+use super::flags::RenderFlags;
 use super::{Outcome, Output};
 use crate::config::Config;
 use crate::render::render_dir;
@@ -43,7 +43,7 @@ pub(crate) struct Args {
     #[command(flatten)]
     pub(crate) flags: RenderFlags,
     #[command(flatten)]
-    pub(crate) helm: super::render::HelmFlags,
+    pub(crate) helm: super::flags::HelmFlags,
 }
 
 pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome {

@@ -2,7 +2,7 @@
 //! revisions.
 
 use super::diff::{render_pair, DiffArgs, Format, HeadUse};
-use super::render::RenderFlags;
+use super::flags::RenderFlags;
 use super::{Outcome, Output};
 use crate::images::{cluster_images, diff_images};
 use crate::render::{build_cache, make_builder, render_dir};
@@ -35,7 +35,7 @@ pub(crate) struct Args {
     #[command(flatten)]
     pub(crate) flags: RenderFlags,
     #[command(flatten)]
-    pub(crate) helm: super::render::HelmFlags,
+    pub(crate) helm: super::flags::HelmFlags,
 }
 
 pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome {

@@ -4,6 +4,7 @@ mod audit;
 mod diff;
 mod envsubst;
 mod examples;
+mod flags;
 mod git;
 mod graph;
 mod images;
@@ -383,7 +384,10 @@ fn run_command() -> ExitCode {
     // the git work tree rather than the current folder).
     let note = match &mut cli.command {
         Command::Render(a) => a.flags.resolve(),
-        Command::Build(a) => a.flags.resolve(),
+        Command::Build(a) => {
+            a.take_name();
+            a.flags.resolve()
+        }
         Command::Audit(a) => a.flags.resolve(),
         Command::Diff(a) => a.flags.resolve(),
         Command::Compare(a) => a.flags.resolve(),

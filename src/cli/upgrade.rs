@@ -2,8 +2,8 @@
 //! versions it runs to the target (the newest fluxsim knows by default): the repository
 //! rendered as it is and again at the target, both handed to consumers' `upgrade`.
 
-use super::audit::Format;
-use super::render::{HelmFlags, RenderFlags};
+use super::flags::FindingsFormat as Format;
+use super::flags::{HelmFlags, RenderFlags};
 use super::{Outcome, Output};
 use crate::render::{render_dir_and_at, VersionsOverride};
 use crate::upgrade::FluxMinor;

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use crate::validate::KubeVersion;
 use anyhow::Context as _;
 
-use super::audit::Format;
-use super::render::{HelmFlags, RenderFlags};
+use super::flags::FindingsFormat as Format;
+use super::flags::{HelmFlags, RenderFlags};
 use super::{Outcome, Output};
 use crate::model::RepoRender;
 use crate::render::render_dir;

@@ -1036,7 +1036,8 @@ fn a_bootstrap_script_s_vars_and_namespaces_are_present_and_chart_crds_converge_
         "{:#}",
         ns[0]
     );
-    assert_eq!(waves(&json, "flux").len(), 4, "{json:#}");
+    // `kubernetes/flux` says nothing: the cluster is named after the repository it syncs.
+    assert_eq!(waves(&json, "home-ops").len(), 4, "{json:#}");
     assert_eq!(graph("script-bootstrap", &[]).code, 0);
     // Without the Taskfile nothing says the root's own vars come first: a warning, since the
     // bootstrap that makes the root is presumed to apply them, never an error.

@@ -1288,6 +1288,14 @@ fn diff_renders_helm_releases_by_default_and_no_helm_turns_them_off() {
         "{}",
         default.stdout
     );
+    // The count of what head took from base counts Kustomizations, not release entries.
+    let text = fluxsim_in(Some(repo.path()), &["diff", "--base", "HEAD"]);
+    assert!(
+        text.stdout
+            .contains(" of 18 Kustomizations taken from base"),
+        "{}",
+        text.stdout
+    );
     let off = fluxsim_in(Some(repo.path()), &[&diff[..], &["--no-helm"]].concat());
     assert_eq!(changed(&off), Vec::<String>::new());
     assert!(!off.stdout.contains("/helm/"), "{}", off.stdout);

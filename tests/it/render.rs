@@ -1609,14 +1609,16 @@ fn a_folder_a_substituted_spec_path_can_name_is_no_cluster() {
     );
 }
 
-// The Flux Operator syncs `cluster/base`: the cluster is `cluster`, never `base`.
+// The Flux Operator syncs `cluster/base`: never `base`; and a lone cluster whose folders say
+// nothing (`cluster`) is named after the repository its instance syncs
+// (`ssh://git@example.internal/fleet.git`).
 #[test]
 fn a_cluster_is_named_by_its_path_s_first_name_that_is_not_a_generic_folder() {
     assert_eq!(
         discovered("generic-names", &[]),
         triples(&[
-            ("cluster", "flux-system/cluster-apps", "rendered"),
-            ("cluster", "flux-system/flux-system", "rendered"),
+            ("fleet", "flux-system/cluster-apps", "rendered"),
+            ("fleet", "flux-system/flux-system", "rendered"),
         ])
     );
 }

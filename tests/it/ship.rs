@@ -562,7 +562,15 @@ fn build_without_cluster_lists_the_clusters() {
     assert_eq!(out.code, 2);
     assert_eq!(
         out.stderr,
-        "fluxsim: error: `build` needs --cluster NAME (or several, `a,b`): the repository has 2 clusters (dev, prod)\n"
+        "fluxsim: error: `build` needs --cluster NAME (or several, `a,b`): Kustomization `apps-wave-1` is in 2 clusters (dev, prod)\n"
+    );
+    let none = fluxsim(&["build", "testdata/fleet", "-k", "nope"]);
+    assert_eq!(none.code, 2);
+    assert!(
+        none.stderr
+            .contains("no Kustomization `nope` in any cluster of the repository (dev, prod)"),
+        "{}",
+        none.stderr
     );
     // A repository of one cluster needs no --cluster.
     let one = fluxsim(&["build", "testdata/steady/own-vars", "-k", "flux-system"]);
@@ -707,4 +715,53 @@ fn completions_are_printed_for_each_shell() {
         assert!(out.stdout.contains("prove"), "{shell}");
     }
     assert_eq!(fluxsim(&["completions", "nosuchshell"]).code, 2);
+}
+
+// `fluxsim build NAME`, shaped like `flux build ks NAME` (issue 43 item 6): a lone argument
+// that is no folder is the Kustomization, the repository found as without one (the top of
+// the git work tree); without --cluster, the only cluster that has it is the one built.
+#[test]
+fn build_takes_a_lone_name_as_the_kustomization_and_picks_the_only_cluster_that_has_it() {
+    let repo = crate::common::repo_from("testdata/fleet");
+    std::fs::write(
+        repo.path().join("clusters/dev/echo.yaml"),
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: echo\n  \
+         namespace: flux-system\nspec:\n  interval: 10m\n  path: ./apps/wave-0\n  prune: true\n  \
+         sourceRef:\n    kind: GitRepository\n    name: flux-system\n",
+    )
+    .unwrap();
+    let kfile = repo.path().join("clusters/dev/kustomization.yaml");
+    let text = std::fs::read_to_string(&kfile).unwrap();
+    std::fs::write(
+        &kfile,
+        text.replacen(
+            "  - cluster-vars.yaml\n",
+            "  - cluster-vars.yaml\n  - echo.yaml\n",
+            1,
+        ),
+    )
+    .unwrap();
+    crate::common::commit_all(repo.path(), "echo in dev only");
+    let by_name = crate::common::fluxsim_in(Some(repo.path()), &["build", "echo"]);
+    assert_eq!(by_name.code, 0, "{}", by_name.stderr);
+    let by_flag = crate::common::fluxsim_in(Some(repo.path()), &["build", "-k", "echo"]);
+    assert_eq!(by_flag.code, 0, "{}", by_flag.stderr);
+    assert_eq!(by_name.stdout, by_flag.stdout);
+    let dev = crate::common::fluxsim_in(
+        Some(repo.path()),
+        &["build", "-k", "echo", "--cluster", "dev"],
+    );
+    assert_eq!(by_name.stdout, dev.stdout);
+    assert!(by_name.stdout.contains("kind: "), "{}", by_name.stdout);
+    // A folder stays the repository.
+    let folder = crate::common::fluxsim_in(Some(repo.path()), &["build", ".", "-k", "echo"]);
+    assert_eq!(folder.stdout, dev.stdout, "{}", folder.stderr);
+    // Nothing named: the error says how to name it.
+    let bare = crate::common::fluxsim_in(Some(repo.path()), &["build", "--cluster", "dev"]);
+    assert_eq!(bare.code, 2);
+    assert!(
+        bare.stderr.contains("`fluxsim build NAME`"),
+        "{}",
+        bare.stderr
+    );
 }

@@ -395,6 +395,17 @@ impl RevisionDiff {
         self.clusters.iter().map(|c| c.not_compared().count()).sum()
     }
 
+    /// How many Kustomizations (not `--helm` release entries) either revision has, in every
+    /// cluster: what `N of M Kustomizations taken from base` counts against.
+    #[must_use]
+    pub fn kustomization_count(&self) -> usize {
+        self.clusters
+            .iter()
+            .flat_map(|c| &c.kustomizations)
+            .filter(|k| !is_release_entry(&k.kustomization))
+            .count()
+    }
+
     /// What could not be compared, named by kind: `2 Kustomizations`, `1 HelmRelease`,
     /// `2 Kustomizations and 1 HelmRelease` (a `--helm` release entry is no Kustomization).
     #[must_use]

@@ -262,7 +262,7 @@ fn diff_notes(d: &RevisionDiff) -> Vec<String> {
     }
     let skipped: usize = d.clusters.iter().map(|c| c.skipped.len()).sum();
     if skipped > 0 {
-        let total: usize = d.clusters.iter().map(|c| c.kustomizations.len()).sum();
+        let total = d.kustomization_count();
         notes.push(format!(
             "{skipped} of {total} Kustomizations taken from base: nothing they read changed \
              (`--full` renders them again)."

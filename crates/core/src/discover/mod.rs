@@ -325,6 +325,11 @@ pub fn discover_files_with(
     let mut sources = Vec::new();
     // Root folders whose root Kustomization lives on the cluster only: (path, declared in).
     let mut implied: BTreeMap<String, String> = BTreeMap::new();
+    // The GitRepositories' URLs, by id: a lone cluster with a generic name is named after
+    // the repository its root syncs from.
+    let mut git_urls: BTreeMap<(String, String), String> = BTreeMap::new();
+    // The repository a Flux Operator instance syncs, by the folder it syncs.
+    let mut sync_urls: BTreeMap<String, String> = BTreeMap::new();
     for (rel_file, facts) in files {
         let rel_dir = Path::new(rel_file)
             .parent()
@@ -338,11 +343,21 @@ pub fn discover_files_with(
             let id = ObjectId::of(v);
             if let Some(sync_path) = operator_sync_path(v, &id) {
                 if let Ok(p) = spec_dir(fs, sync_path) {
+                    if let Some(url) = operator_sync_url(v, &id) {
+                        sync_urls
+                            .entry(p.clone())
+                            .or_insert_with(|| url.to_string());
+                    }
                     implied.entry(p).or_insert_with(|| rel_file.clone());
                 }
                 continue;
             }
             if is_git_repository(&id) {
+                if let Some(url) = str_at(v, &["spec", "url"]) {
+                    git_urls
+                        .entry((id.namespace.clone(), id.name.clone()))
+                        .or_insert_with(|| url.to_string());
+                }
                 sources.push(SourceDecl {
                     id: NamespacedName {
                         namespace: id.namespace,
@@ -409,7 +424,22 @@ pub fn discover_files_with(
             });
         }
     }
-    let names = cluster_names(&by_path.keys().map(String::as_str).collect::<Vec<_>>());
+    let mut names = cluster_names(&by_path.keys().map(String::as_str).collect::<Vec<_>>());
+    if let ([name], [(dir, cluster)]) = (
+        names.as_mut_slice(),
+        by_path.iter().collect::<Vec<_>>().as_slice(),
+    ) {
+        let url = cluster
+            .root
+            .source_ref
+            .as_ref()
+            .filter(|src| src.kind == "GitRepository")
+            .and_then(|src| git_urls.get(&(src.namespace.clone(), src.name.clone())))
+            .or_else(|| sync_urls.get(dir.as_str()));
+        if let Some(repo) = url.and_then(|url| lone_cluster_name(name, url)) {
+            *name = repo;
+        }
+    }
     let mut clusters: Vec<Cluster> = by_path
         .into_values()
         .zip(names)
@@ -421,6 +451,31 @@ pub fn discover_files_with(
         sources,
         candidates: holders.into_iter().collect(),
     }
+}
+
+/// The name of a repository's only cluster when its folder says nothing (`cluster/`, the
+/// source root, a generic folder: "== cluster cluster" in a report): the last segment of
+/// `url`, the repository its root syncs from (its GitRepository's, or the Flux Operator
+/// instance's `sync.url`: `ssh://git@github.com/org/home-ops` is `home-ops`), when that is a
+/// name; else `None` (the folder's name stays).
+fn lone_cluster_name(name: &str, url: &str) -> Option<String> {
+    let says_nothing =
+        matches!(name.to_ascii_lowercase().as_str(), "cluster" | "root") || is_generic(name);
+    if !says_nothing {
+        return None;
+    }
+    let last = url
+        .trim_end_matches('/')
+        .rsplit(['/', ':'])
+        .next()?
+        .trim_end_matches(".git");
+    let ok = !last.is_empty()
+        && last.len() <= 63
+        && last
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !is_generic(last);
+    ok.then(|| last.to_string())
 }
 
 /// The folder of a relative file path (`.` at the root).
@@ -985,6 +1040,17 @@ fn bootstrap_dir(rel_file: &str) -> Option<String> {
 
 /// The sync path a Flux Operator install points at: `FluxInstance.spec.sync.path`, or a
 /// HelmRelease's `values.instance.sync.path` (the `flux-instance` chart).
+/// The repository URL a Flux Operator instance syncs (beside [`operator_sync_path`]).
+fn operator_sync_url<'a>(v: &'a serde_json::Value, id: &ObjectId) -> Option<&'a str> {
+    match (id.group.as_str(), id.kind.as_str()) {
+        ("fluxcd.controlplane.io", "FluxInstance") => str_at(v, &["spec", "sync", "url"]),
+        ("helm.toolkit.fluxcd.io", "HelmRelease") => {
+            str_at(v, &["spec", "values", "instance", "sync", "url"])
+        }
+        _ => None,
+    }
+}
+
 fn operator_sync_path<'a>(v: &'a serde_json::Value, id: &ObjectId) -> Option<&'a str> {
     match (id.group.as_str(), id.kind.as_str()) {
         ("fluxcd.controlplane.io", "FluxInstance") => str_at(v, &["spec", "sync", "path"]),
@@ -1025,6 +1091,45 @@ mod tests {
             c.file.as_deref(),
             Some("clusters/staging/flux-system/gotk-components.yaml")
         );
+    }
+
+    // A lone cluster whose folder says nothing (`cluster/`) is named after the repository
+    // its root syncs from (issue 43: "== cluster cluster"); a cluster whose folder names it,
+    // or one of several, keeps the folder's name.
+    #[test]
+    fn a_lone_cluster_in_a_generic_folder_is_named_after_the_repository_it_syncs() {
+        let sync = |dir: &str, url: &str| {
+            format!(
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  \
+                 name: flux-system\n  namespace: flux-system\nspec:\n  path: ./{dir}\n  \
+                 sourceRef:\n    kind: GitRepository\n    name: flux-system\n---\n\
+                 apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  \
+                 name: flux-system\n  namespace: flux-system\nspec:\n  url: {url}\n"
+            )
+        };
+        let name = |dir: &str, url: &str| {
+            let t = tree(&[(&format!("{dir}/flux-system.yaml"), &sync(dir, url))]);
+            let d = discover(&crate::testutil::source_fs(t.path()));
+            d.clusters
+                .iter()
+                .map(|c| c.name.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            name("cluster", "ssh://git@github.com/org/home-ops.git"),
+            ["home-ops"]
+        );
+        assert_eq!(
+            name("kubernetes/flux", "https://github.com/org/lab/"),
+            ["lab"]
+        );
+        // The folder names it: kept.
+        assert_eq!(
+            name("clusters/staging", "https://github.com/org/lab"),
+            ["staging"]
+        );
+        // A URL whose end is no name (or is itself generic): the folder's name stays.
+        assert_eq!(name("cluster", "https://github.com/org/flux"), ["cluster"]);
     }
 
     // `spec.path: 42` read as unset would be the source root, which holds every file: the

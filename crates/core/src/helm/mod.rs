@@ -13,6 +13,7 @@
 
 pub mod chart;
 pub mod oci;
+pub mod package;
 pub mod postrender;
 pub mod release;
 pub mod repo;

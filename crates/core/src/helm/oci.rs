@@ -197,7 +197,7 @@ impl<'a> Registry<'a> {
             .strip_prefix("sha256:")
             .ok_or_else(|| format!("layer digest `{digest}` is not sha256"))?
             .to_ascii_lowercase();
-        if let Some(bytes) = super::repo::cached(ctx, &hex) {
+        if let Some(bytes) = super::package::cached(ctx, &hex) {
             return Ok((bytes, digest));
         }
         let bytes = self.get(
@@ -212,7 +212,7 @@ impl<'a> Registry<'a> {
             )
             .into());
         }
-        super::repo::keep(ctx, &hex, &bytes);
+        super::package::keep(ctx, &hex, &bytes);
         Ok((bytes, digest))
     }
 }
@@ -276,7 +276,7 @@ fn insecure(obj: &Value) -> bool {
 }
 
 fn chart_of(src: &SourceRef, bytes: &[u8], label: String) -> Result<Chart, Unavailable> {
-    let files = super::repo::untar(bytes).map_err(|e| not(&format!("{src}: {e}")))?;
+    let files = super::package::untar(bytes).map_err(|e| not(&format!("{src}: {e}")))?;
     Ok(Chart::new(files, label, None))
 }
 

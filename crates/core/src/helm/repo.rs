@@ -4,19 +4,15 @@
 //! that digest. Only with `--fetch-charts`; without it, and for OCI repositories, the
 //! release says why its chart was not fetched.
 
-use std::io::Read as _;
-
 use serde_json::Value;
 
 use super::chart::{Chart, Unavailable};
 use super::release::SourceRef;
 use super::Context;
 
-/// The store's folder for fetched charts (base64 of the `.tgz`, keyed by its digest).
-const SECTION: &str = "helm-charts";
-/// Helm's `MaxIndexSize` and a bound on a chart: what a server may make fluxsim read.
+/// Helm's `MaxIndexSize`: what a server may make fluxsim read of an index.
 const MAX_INDEX: u64 = 32 << 20;
-const MAX_CHART: u64 = 20 << 20;
+use super::package::{cached, keep, untar, MAX_CHART};
 
 /// The chart `name` at `version` (a semver range) of the HelmRepository `src`.
 pub fn fetch_chart(
@@ -121,7 +117,7 @@ pub fn fetch_chart(
 }
 
 /// The store's folder for exact chart versions resolved against an index: the key of the
-/// chart they resolved to (in [`SECTION`]).
+/// chart they resolved to (in [`super::package::SECTION`]).
 const RESOLVED: &str = "helm-resolved";
 
 /// The chart an exact version resolved to before, when it and its package are in the store.
@@ -138,25 +134,6 @@ fn resolved_before(
     let tgz = cached(ctx, key)?;
     let files = untar(&tgz).ok()?;
     Some(Chart::new(files, format!("{src} {name}@{picked}"), None))
-}
-
-/// Keeps a packaged chart in the cache folder under `key` (its digest).
-pub(crate) fn keep(ctx: &Context<'_>, key: &str, bytes: &[u8]) {
-    if let Some(s) = &ctx.store {
-        use base64::Engine as _;
-        s.put_in(
-            SECTION,
-            key,
-            &base64::engine::general_purpose::STANDARD.encode(bytes),
-        );
-    }
-}
-
-/// The chart from the cache folder, when it is there.
-pub(crate) fn cached(ctx: &Context<'_>, key: &str) -> Option<Vec<u8>> {
-    use base64::Engine as _;
-    let text = ctx.store.as_ref()?.get_in(SECTION, key)?;
-    base64::engine::general_purpose::STANDARD.decode(text).ok()
 }
 
 /// GET through the fetch box (the user's credential for the host, if any); a status that
@@ -198,44 +175,6 @@ pub fn resolve_reference_url(base: &str, reference: &str) -> String {
     } else {
         format!("{joined}?{query}")
     }
-}
-
-/// The files of a packaged chart, relative to its top folder (`podinfo/Chart.yaml` is
-/// `Chart.yaml`); anything that would leave that folder is an error.
-pub fn untar(tgz: &[u8]) -> Result<Vec<(String, Vec<u8>)>, super::HelmError> {
-    let gz = flate2::read::GzDecoder::new(tgz);
-    let mut archive = tar::Archive::new(gz.take(MAX_CHART * 5));
-    let mut files = Vec::new();
-    for entry in archive.entries().map_err(|e| e.to_string())? {
-        let mut entry = entry.map_err(|e| e.to_string())?;
-        if !entry.header().entry_type().is_file() {
-            continue;
-        }
-        let path = entry.path().map_err(|e| e.to_string())?.into_owned();
-        let parts: Vec<String> = path
-            .components()
-            .map(|c| match c {
-                std::path::Component::Normal(s) => Ok(s.to_string_lossy().into_owned()),
-                _ => Err(super::HelmError(format!(
-                    "unsafe path `{}` in the chart archive",
-                    path.display()
-                ))),
-            })
-            .collect::<Result<_, _>>()?;
-        let Some((_, rest)) = parts.split_first() else {
-            continue;
-        };
-        if rest.is_empty() {
-            continue;
-        }
-        let mut bytes = Vec::new();
-        entry.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
-        files.push((rest.join("/"), bytes));
-    }
-    if !files.iter().any(|(p, _)| p == "Chart.yaml") {
-        return Err("no Chart.yaml in the chart archive".into());
-    }
-    Ok(files)
 }
 
 #[cfg(test)]

@@ -87,7 +87,7 @@ fn outside_in(files: &[(String, Vec<u8>)], prefix: &str, depth: usize) -> Option
                 .extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("tgz") || e.eq_ignore_ascii_case("gz"))
         {
-            if let Ok(sub) = super::repo::untar(bytes) {
+            if let Ok(sub) = super::package::untar(bytes) {
                 if let Some(found) = outside_in(&sub, &format!("{shown}!/"), depth + 1) {
                     return Some(found);
                 }
