@@ -313,12 +313,12 @@ fn pinned(version: &str) -> bool {
 }
 
 /// The store's folder for exact versions resolved against a registry's tags: the chart
-/// layer's digest (its bytes in [`super::repo`]'s chart folder) and the tag.
+/// layer's digest (its bytes in [`super::package`]'s chart folder) and the tag.
 const RESOLVED: &str = "helm-oci-resolved";
 
 /// An exact chart version of a registry's repository, resolved once: read again from the
 /// cache without a request, so that the CI cache makes the second run offline (as
-/// [`super::repo`] does for a chart repository's index). A range is resolved against the
+/// `repo.rs` does for a chart repository's index). A range is resolved against the
 /// tags each time: a newer chart may match it.
 struct Resolution {
     key: String,
@@ -345,7 +345,7 @@ impl Resolution {
         let v: Value = serde_json::from_str(&text).ok()?;
         let hex = v.get("digest")?.as_str()?.strip_prefix("sha256:")?;
         let tag = v.get("tag")?.as_str()?;
-        let bytes = super::repo::cached(ctx, hex)?;
+        let bytes = super::package::cached(ctx, hex)?;
         if crate::digest::sha256_hex(&bytes) != hex {
             return None;
         }
