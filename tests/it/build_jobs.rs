@@ -56,6 +56,7 @@ fn build_in_memory(builder: &dyn Builder, dir: &Path, content: &str) -> (Built, 
         files,
         on_disk: OnDisk::Make(&on_disk),
         network: false,
+        git_http: false,
     };
     let built = BuildCache::new(builder).get(&Request {
         key: "k",
@@ -72,7 +73,9 @@ fn a_native_build_reads_the_generated_kustomization_from_memory_and_writes_nothi
     let (built, made) = build_in_memory(&NativeBuilder, &tmp.path().join("app"), content);
     let out = built.output.unwrap();
     assert!(!made, "the native builder asked for the folder on disk");
-    let want = kubectl().run(write_out(content).path(), false).unwrap();
+    let want = kubectl()
+        .run(write_out(content).path(), false, false)
+        .unwrap();
     assert_eq!(out, want);
     assert!(out.contains("namespace: apps"));
     // The user's kustomization on disk is untouched.
@@ -114,7 +117,9 @@ fn auto_builds_natively_from_memory_when_it_can() {
     let out = built.output.unwrap();
     assert_eq!(
         out,
-        kubectl().run(write_out(content).path(), false).unwrap()
+        kubectl()
+            .run(write_out(content).path(), false, false)
+            .unwrap()
     );
     assert_eq!(
         auto.stats().as_deref(),

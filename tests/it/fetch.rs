@@ -135,7 +135,7 @@ fn chart_repository(versions: &[&str]) -> BTreeMap<String, Answer> {
 }
 
 /// Runs fluxsim in `repo` with `env` and its own cache folder (or `cache`).
-fn run(
+pub(crate) fn run(
     repo: &Path,
     args: &[&str],
     env: &[(&str, &str)],
@@ -159,9 +159,9 @@ fn run(
     }
 }
 
-const REMOTE: &str = "apps-helm/helm/apps/remote";
+pub(crate) const REMOTE: &str = "apps-helm/helm/apps/remote";
 
-fn release<'a>(json: &'a serde_json::Value, cluster: &str) -> &'a serde_json::Value {
+pub(crate) fn release<'a>(json: &'a serde_json::Value, cluster: &str) -> &'a serde_json::Value {
     kustomization(json, cluster, REMOTE)
 }
 
@@ -175,7 +175,7 @@ fn fleet_with_chart(url: &str, version: &str) -> tempfile::TempDir {
 }
 
 /// The changed releases of a `diff --format json`, by cluster.
-fn changed_releases(json: &serde_json::Value) -> Vec<(String, String, String)> {
+pub(crate) fn changed_releases(json: &serde_json::Value) -> Vec<(String, String, String)> {
     let mut out = Vec::new();
     for c in json["clusters"].as_array().unwrap() {
         for k in c["kustomizations"].as_array().unwrap() {
@@ -423,7 +423,7 @@ fn a_remote_resource_only_the_head_adds_is_not_fetched() {
 }
 
 /// The diff outcome of Kustomization `name` in each cluster.
-fn outcomes(json: &serde_json::Value, name: &str) -> Vec<String> {
+pub(crate) fn outcomes(json: &serde_json::Value, name: &str) -> Vec<String> {
     json["clusters"]
         .as_array()
         .unwrap()

@@ -34,6 +34,7 @@ mod origins;
 mod policies;
 mod quiet;
 mod reader;
+mod real_servers;
 mod render;
 mod resourcesets;
 mod review;

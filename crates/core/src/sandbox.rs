@@ -92,6 +92,7 @@ pub struct Tool {
     dir: Option<PathBuf>,
     timeout: Duration,
     network: bool,
+    git_http: bool,
     confine: bool,
     readable: Vec<PathBuf>,
     output_limit: usize,
@@ -209,6 +210,7 @@ impl Tool {
             dir: None,
             timeout,
             network: false,
+            git_http: false,
             confine: false,
             readable: Vec::new(),
             output_limit: OUTPUT_LIMIT,
@@ -254,6 +256,16 @@ impl Tool {
     #[must_use]
     pub fn network(mut self, allowed: bool) -> Tool {
         self.network = allowed;
+        self
+    }
+
+    /// Lets git (which kustomize clones remote bases with) use plain http as well as https
+    /// and ssh, with the network: fluxsim.toml's `[network] insecure` names hosts, and every
+    /// remote entry was checked against it before the tool runs (plain http to those hosts
+    /// only). A remote base that a fetched base names in turn is not checked by fluxsim.
+    #[must_use]
+    pub fn git_http(mut self, allowed: bool) -> Tool {
+        self.git_http = allowed;
         self
     }
 
@@ -313,13 +325,21 @@ impl Tool {
             }
             // git (kustomize clones remote bases with it) follows no redirect: fluxsim
             // checked the host it was given, not the one a redirect would name; nor does it
-            // use any transport but https and ssh (no `ext::`, `file://` or plain http).
+            // use any transport but https and ssh (no `ext::`, `file://`), nor plain http
+            // unless fluxsim.toml names insecure hosts.
             for (i, (key, value)) in GIT_NETWORK_CONFIG.iter().enumerate() {
                 cmd.env(format!("GIT_CONFIG_KEY_{i}"), key);
                 cmd.env(format!("GIT_CONFIG_VALUE_{i}"), value);
             }
             cmd.env("GIT_CONFIG_COUNT", GIT_NETWORK_CONFIG.len().to_string());
-            cmd.env("GIT_ALLOW_PROTOCOL", "https:ssh");
+            cmd.env(
+                "GIT_ALLOW_PROTOCOL",
+                if self.git_http {
+                    "https:ssh:http"
+                } else {
+                    "https:ssh"
+                },
+            );
             cmd.env("GIT_TERMINAL_PROMPT", "0");
         }
         for (k, v) in &self.env {
@@ -555,6 +575,28 @@ mod tests {
             }
         }
         assert!(text.contains("cwd="), "{text}");
+    }
+
+    // git refuses plain http unless fluxsim.toml names insecure hosts (kustomize's clone of
+    // a remote base on such a host failed with "transport 'http' not allowed").
+    #[test]
+    fn a_networked_tool_s_git_uses_plain_http_only_when_allowed() {
+        let protocols = |git_http: bool| {
+            let out = sh("echo \"$GIT_ALLOW_PROTOCOL\"")
+                .network(true)
+                .git_http(git_http)
+                .run()
+                .unwrap();
+            stdout(&out).trim().to_string()
+        };
+        assert_eq!(protocols(false), "https:ssh");
+        assert_eq!(protocols(true), "https:ssh:http");
+        // Without the network git reaches nothing, whatever it is allowed.
+        let off = sh("echo \"${GIT_ALLOW_PROTOCOL-unset}\"")
+            .git_http(true)
+            .run()
+            .unwrap();
+        assert_eq!(stdout(&off).trim(), "unset");
     }
 
     #[test]

@@ -84,13 +84,14 @@ impl<'a> Registry<'a> {
             if !challenge.starts_with("Bearer ") {
                 let given = self.fetch_box.credential(&url).is_some();
                 return Err(format!(
-                    "GET {url}: 401: the registry asks for credentials{}",
+                    "GET {url}: 401: the registry asks for credentials{}{}",
                     if given {
                         " and refused the ones given"
                     } else {
                         " (give them in fluxsim.toml's [network.credentials], from \
                          environment variables)"
-                    }
+                    },
+                    answered(&res.body)
                 )
                 .into());
             }
@@ -98,7 +99,7 @@ impl<'a> Registry<'a> {
             res = fetch(&Auth::Header(format!("Bearer {token}")))?;
         }
         if !res.ok() {
-            return Err(format!("GET {url}: status {}", res.status).into());
+            return Err(format!("GET {url}: status {}{}", res.status, answered(&res.body)).into());
         }
         Ok(res.body)
     }
@@ -216,6 +217,46 @@ impl<'a> Registry<'a> {
     }
 }
 
+/// What a registry said with a status that is no success, as `: the registry answered
+/// CODE: message` (the distribution API's `errors`), or its first line of text; nothing
+/// when it said nothing readable.
+fn answered(body: &[u8]) -> String {
+    const MAX: usize = 200;
+    let said = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| {
+            let errors: Vec<String> = v
+                .get("errors")?
+                .as_array()?
+                .iter()
+                .filter_map(|e| {
+                    let code = e.get("code").and_then(Value::as_str);
+                    let message = e.get("message").and_then(Value::as_str);
+                    match (code, message) {
+                        (Some(c), Some(m)) => Some(format!("{c}: {m}")),
+                        (c, m) => c.or(m).map(str::to_string),
+                    }
+                })
+                .collect();
+            (!errors.is_empty()).then(|| errors.join("; "))
+        })
+        .or_else(|| {
+            let text = std::str::from_utf8(body).ok()?;
+            let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+            Some(line.chars().filter(|c| !c.is_control()).collect())
+        });
+    match said {
+        Some(s) if s.chars().count() > MAX => {
+            format!(
+                ": the registry answered {}…",
+                s.chars().take(MAX).collect::<String>()
+            )
+        }
+        Some(s) => format!(": the registry answered {s}"),
+        None => String::new(),
+    }
+}
+
 /// The tag for `range` among `tags` (Helm writes `+` as `_` in tags).
 fn pick_tag(tags: &[String], range: &str) -> Result<String, OciError> {
     let versions: Vec<(String, &String)> = tags.iter().map(|t| (t.replace('_', "+"), t)).collect();
@@ -250,16 +291,76 @@ pub fn helm_repository_chart(
     let url = crate::flux::str_at(obj, &["spec", "url"]).unwrap_or_default();
     let reg = Registry::new(url, Some(name), insecure(obj), ctx)
         .map_err(|e| not(&format!("{src}: {e}")))?;
+    let label = |tag: &str| format!("{src} {name}@{}", tag.replace('_', "+"));
+    let resolution = pinned(version).then(|| Resolution::new(url, Some(name), version));
+    if let Some(chart) = resolution.as_ref().and_then(|r| r.before(ctx, src, &label)) {
+        return Ok(chart);
+    }
     let tags = reg.tags().map_err(|e| not(&format!("{src}: {e}")))?;
     let tag = pick_tag(&tags, version).map_err(|e| not(&format!("{src}: chart `{name}`: {e}")))?;
-    let (bytes, _) = reg
+    let (bytes, digest) = reg
         .chart(&tag, ctx)
         .map_err(|e| not(&format!("{src}: {e}")))?;
-    chart_of(
-        src,
-        &bytes,
-        format!("{src} {name}@{}", tag.replace('_', "+")),
-    )
+    if let Some(r) = &resolution {
+        r.keep(ctx, &digest, &tag);
+    }
+    chart_of(src, &bytes, label(&tag))
+}
+
+/// Whether `version` is one exact version (not a range): what it resolves to is kept.
+fn pinned(version: &str) -> bool {
+    semver::Version::parse(version.trim_start_matches('v')).is_ok()
+}
+
+/// The store's folder for exact versions resolved against a registry's tags: the chart
+/// layer's digest (its bytes in [`super::package`]'s chart folder) and the tag.
+const RESOLVED: &str = "helm-oci-resolved";
+
+/// An exact chart version of a registry's repository, resolved once: read again from the
+/// cache without a request, so that the CI cache makes the second run offline (as
+/// `repo.rs` does for a chart repository's index). A range is resolved against the
+/// tags each time: a newer chart may match it.
+struct Resolution {
+    key: String,
+}
+
+impl Resolution {
+    fn new(url: &str, name: Option<&str>, version: &str) -> Resolution {
+        let key = crate::digest::sha256_hex(
+            serde_json::json!(["helm-oci", 1, url, name, version])
+                .to_string()
+                .as_bytes(),
+        );
+        Resolution { key }
+    }
+
+    /// The chart it resolved to before, when that and its layer are in the store.
+    fn before(
+        &self,
+        ctx: &Context<'_>,
+        src: &SourceRef,
+        label: &dyn Fn(&str) -> String,
+    ) -> Option<Chart> {
+        let text = ctx.store.as_ref()?.get_in(RESOLVED, &self.key)?;
+        let v: Value = serde_json::from_str(&text).ok()?;
+        let hex = v.get("digest")?.as_str()?.strip_prefix("sha256:")?;
+        let tag = v.get("tag")?.as_str()?;
+        let bytes = super::package::cached(ctx, hex)?;
+        if crate::digest::sha256_hex(&bytes) != hex {
+            return None;
+        }
+        chart_of(src, &bytes, label(tag)).ok()
+    }
+
+    fn keep(&self, ctx: &Context<'_>, digest: &str, tag: &str) {
+        if let Some(s) = &ctx.store {
+            s.put_in(
+                RESOLVED,
+                &self.key,
+                &serde_json::json!({"digest": digest, "tag": tag}).to_string(),
+            );
+        }
+    }
 }
 
 /// The chart an OCIRepository (`spec.url`, `spec.ref.tag` or `spec.ref.semver`) holds.
@@ -271,7 +372,16 @@ pub fn oci_repository_chart(
     let url = crate::flux::str_at(obj, &["spec", "url"]).unwrap_or_default();
     let reg =
         Registry::new(url, None, insecure(obj), ctx).map_err(|e| not(&format!("{src}: {e}")))?;
-    let tag = if let Some(range) = crate::flux::str_at(obj, &["spec", "ref", "semver"]) {
+    let label = |tag: &str| format!("{src} {url}:{tag}");
+    let semver = crate::flux::str_at(obj, &["spec", "ref", "semver"]);
+    let exact = semver
+        .or_else(|| crate::flux::str_at(obj, &["spec", "ref", "tag"]))
+        .filter(|v| pinned(v));
+    let resolution = exact.map(|v| Resolution::new(url, None, v));
+    if let Some(chart) = resolution.as_ref().and_then(|r| r.before(ctx, src, &label)) {
+        return Ok(chart);
+    }
+    let tag = if let Some(range) = semver {
         let tags = reg.tags().map_err(|e| not(&format!("{src}: {e}")))?;
         pick_tag(&tags, range).map_err(|e| not(&format!("{src}: {e}")))?
     } else if let Some(t) = crate::flux::str_at(obj, &["spec", "ref", "tag"]) {
@@ -281,15 +391,34 @@ pub fn oci_repository_chart(
     } else {
         "latest".to_string()
     };
-    let (bytes, _) = reg
+    let (bytes, digest) = reg
         .chart(&tag, ctx)
         .map_err(|e| not(&format!("{src}: {e}")))?;
-    chart_of(src, &bytes, format!("{src} {url}:{tag}"))
+    if let Some(r) = &resolution {
+        r.keep(ctx, &digest, &tag);
+    }
+    chart_of(src, &bytes, label(&tag))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // distribution's registry/api/errcode: `{"errors": [{"code", "message", "detail"}]}`.
+    #[test]
+    fn a_registry_error_answer_names_its_code_and_message() {
+        let body = br#"{"errors":[{"code":"UNAUTHORIZED","message":"authentication required","detail":null}]}"#;
+        assert_eq!(
+            answered(body),
+            ": the registry answered UNAUTHORIZED: authentication required"
+        );
+        assert_eq!(
+            answered(b"\n  no such thing\nmore"),
+            ": the registry answered no such thing"
+        );
+        assert_eq!(answered(b""), "");
+        assert_eq!(answered(&[0xff, 0xfe]), "");
+    }
 
     // Helm pushes version `1.0.0+build` as tag `1.0.0_build`.
     #[test]

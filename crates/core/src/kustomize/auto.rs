@@ -103,9 +103,10 @@ impl Builder for AutoBuilder {
         };
         self.delegated.fetch_add(1, Ordering::Relaxed);
         Built {
-            output: self
-                .binary()
-                .and_then(|binary| job.disk_dir().and_then(|dir| binary.run(&dir, job.network))),
+            output: self.binary().and_then(|binary| {
+                job.disk_dir()
+                    .and_then(|dir| binary.run(&dir, job.network, job.git_http))
+            }),
             maker: Maker::Kustomize,
             delegated: Some(why.to_string()),
         }

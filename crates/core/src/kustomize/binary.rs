@@ -213,8 +213,9 @@ impl KustomizeBinary {
     /// that folder and keeps it off the network unless `--allow-network`, in a process group
     /// of its own so that a timeout or a signal to fluxsim also ends what kustomize started
     /// (git for remote bases).
-    pub fn run(&self, dir: &Path, network: bool) -> Result<String, BuildError> {
-        self.run_reading(dir, network, dir)
+    /// `git_http`: git may clone over plain http too ([`crate::sandbox::Tool::git_http`]).
+    pub fn run(&self, dir: &Path, network: bool, git_http: bool) -> Result<String, BuildError> {
+        self.run_in_box(dir, network, git_http, dir)
     }
 
     /// [`Self::run`] on a folder that is not fluxsim's (a fixture of the repository, for the
@@ -225,6 +226,16 @@ impl KustomizeBinary {
         network: bool,
         readable: &Path,
     ) -> Result<String, BuildError> {
+        self.run_in_box(dir, network, false, readable)
+    }
+
+    fn run_in_box(
+        &self,
+        dir: &Path,
+        network: bool,
+        git_http: bool,
+        readable: &Path,
+    ) -> Result<String, BuildError> {
         let out = crate::sandbox::Tool::new(&self.program, self.timeout)
             .arg(self.subcommand)
             .arg("--load-restrictor")
@@ -233,6 +244,7 @@ impl KustomizeBinary {
             .readable(readable)
             .confined()
             .network(network)
+            .git_http(git_http)
             .run()
             .map_err(|e| match e {
                 crate::scratch::RunError::Start(e) => {
@@ -266,7 +278,9 @@ impl KustomizeBinary {
 impl Builder for KustomizeBinary {
     fn build(&self, job: &Job<'_>) -> Built {
         Built {
-            output: job.disk_dir().and_then(|dir| self.run(&dir, job.network)),
+            output: job
+                .disk_dir()
+                .and_then(|dir| self.run(&dir, job.network, job.git_http)),
             maker: Maker::Kustomize,
             delegated: None,
         }
@@ -372,7 +386,7 @@ mod tests {
             "[ \"$1\" = version ] && { echo v5.8.1; exit 0; }; exit 3",
         );
         let k = KustomizeBinary::open(fake.clone(), Duration::from_secs(10), None).unwrap();
-        let e = k.run(tmp.path(), false).unwrap_err();
+        let e = k.run(tmp.path(), false, false).unwrap_err();
         assert_eq!(
             e.to_string(),
             format!(

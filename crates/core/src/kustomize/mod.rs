@@ -78,6 +78,9 @@ pub struct Job<'a> {
     /// Whether the kustomize binary may reach the network for it (`--allow-network`; the
     /// build's closure decided beforehand that it needs to).
     pub network: bool,
+    /// Whether git may clone over plain http too, with the network (fluxsim.toml's
+    /// `[network] insecure` names hosts; the build's remote entries were checked against it).
+    pub git_http: bool,
 }
 
 /// Where a job's folder is on disk.
@@ -97,6 +100,7 @@ impl Job<'_> {
             files: native::vfs::Vfs::folder(dir),
             on_disk: OnDisk::Here,
             network: false,
+            git_http: false,
         }
     }
 

@@ -198,6 +198,13 @@ impl FetchBox {
         self.max_bytes.unwrap_or(DEFAULT_MAX_BYTES)
     }
 
+    /// Whether `[network] insecure` names any host (a tool's git may then use plain http:
+    /// each remote entry is checked against the list before the tool runs).
+    #[must_use]
+    pub fn has_insecure_hosts(&self) -> bool {
+        !self.insecure.is_empty()
+    }
+
     /// Whether `[network] insecure` names the host of `url` (`host` or `host:port`).
     #[must_use]
     pub fn insecure_host(&self, url: &str) -> bool {

@@ -161,6 +161,7 @@ fn reprint_as_is(
         files,
         on_disk: crate::kustomize::OnDisk::Make(&on_disk),
         network: false,
+        git_http: false,
     };
     cache
         .get(&crate::cache::Request {

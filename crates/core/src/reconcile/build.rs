@@ -467,6 +467,7 @@ pub(super) fn build(
         files: prepared.memory_files(),
         on_disk: crate::kustomize::OnDisk::Make(&on_disk),
         network: ctx.opts.network.reaches(),
+        git_http: ctx.opts.network.reaches() && ctx.opts.network.fetch_box.has_insecure_hosts(),
     };
     let built = ctx.cache.get(&crate::cache::Request {
         key: &prepared.key,
