@@ -120,16 +120,7 @@ impl Mutators {
         {
             return p.clone();
         }
-        let lower = kind.to_ascii_lowercase();
-        if let Some(stem) = lower.strip_suffix('y') {
-            if !stem.ends_with(['a', 'e', 'i', 'o', 'u']) {
-                return format!("{stem}ies");
-            }
-        }
-        if ["s", "x", "ch", "sh"].iter().any(|e| lower.ends_with(e)) {
-            return format!("{lower}es");
-        }
-        format!("{lower}s")
+        kubeschema::policy::builtin_plural(kind)
     }
 }
 

@@ -752,6 +752,23 @@ pub fn is_schema_file(name: &str) -> bool {
 /// The CRDs of the files `(name, text)` (multi-document YAML or JSON; objects that are not
 /// CRDs are skipped): a document that is not YAML is an error naming its file and line.
 pub fn crds_of_files(files: &[(String, String)]) -> Result<Vec<(String, Value)>, SchemaFileError> {
+    objects_of_files(files, kubeschema::is_crd)
+}
+
+/// The ValidatingAdmissionPolicies and bindings of policy files `(name, text)` (multi-document
+/// YAML or JSON; other objects are skipped): a document that is not YAML is an error naming
+/// its file and line.
+pub fn policies_of_files(
+    files: &[(String, String)],
+) -> Result<Vec<(String, Value)>, SchemaFileError> {
+    objects_of_files(files, kubeschema::policy::is_policy_object)
+}
+
+/// The objects of the files `(name, text)` that `keep` takes, each with its file.
+fn objects_of_files(
+    files: &[(String, String)],
+    keep: fn(&Value) -> bool,
+) -> Result<Vec<(String, Value)>, SchemaFileError> {
     let mut out = Vec::new();
     for (file, text) in files {
         for doc in crate::goyaml::stream::split_documents(text) {
@@ -763,31 +780,7 @@ pub fn crds_of_files(files: &[(String, String)]) -> Result<Vec<(String, Value)>,
                 line: start,
                 message: e.to_string(),
             })?;
-            if kubeschema::is_crd(&value) {
-                out.push((file.clone(), value));
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// The ValidatingAdmissionPolicies and bindings of policy files `(name, text)` (multi-document
-/// YAML or JSON; other objects are skipped): a document that is not YAML is an error naming
-/// its file and line.
-pub fn policies_of_files(
-    files: &[(String, String)],
-) -> Result<Vec<(String, Value)>, SchemaFileError> {
-    let mut out = Vec::new();
-    for (file, text) in files {
-        for doc in crate::goyaml::stream::split_documents(text) {
-            let offset = doc.as_ptr() as usize - text.as_ptr() as usize;
-            let start = crate::locate::line_col(text, offset).0;
-            let value = crate::manifest::parse_object(doc).map_err(|e| SchemaFileError {
-                file: file.clone(),
-                line: start,
-                message: e.to_string(),
-            })?;
-            if kubeschema::policy::is_policy_object(&value) {
+            if keep(&value) {
                 out.push((file.clone(), value));
             }
         }

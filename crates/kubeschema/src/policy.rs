@@ -333,19 +333,7 @@ impl Kinds {
         if let Some((p, _, _)) = self.custom.get(&(group.to_string(), kind.to_string())) {
             return p.clone();
         }
-        let lower = kind.to_ascii_lowercase();
-        if lower == "endpoints" {
-            return lower;
-        }
-        if let Some(stem) = lower.strip_suffix('y') {
-            if !stem.ends_with(['a', 'e', 'i', 'o', 'u']) {
-                return format!("{stem}ies");
-            }
-        }
-        if ["s", "x", "ch", "sh"].iter().any(|e| lower.ends_with(e)) {
-            return format!("{lower}es");
-        }
-        format!("{lower}s")
+        builtin_plural(kind)
     }
 
     /// Whether a kind is namespaced: its CRD's scope, else the built-in kinds' scopes.
@@ -1176,6 +1164,25 @@ fn evaluate(
         }
     }
     out
+}
+
+/// The resource (plural) of a built-in kind, by the API server's rule (lower case, `s`; a
+/// consonant's `y` → `ies`; `s`, `x`, `ch`, `sh` → `es`), `Endpoints` being its own plural.
+#[must_use]
+pub fn builtin_plural(kind: &str) -> String {
+    let lower = kind.to_ascii_lowercase();
+    if lower == "endpoints" {
+        return lower;
+    }
+    if let Some(stem) = lower.strip_suffix('y') {
+        if !stem.ends_with(['a', 'e', 'i', 'o', 'u']) {
+            return format!("{stem}ies");
+        }
+    }
+    if ["s", "x", "ch", "sh"].iter().any(|e| lower.ends_with(e)) {
+        return format!("{lower}es");
+    }
+    format!("{lower}s")
 }
 
 #[cfg(test)]
