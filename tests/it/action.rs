@@ -1349,6 +1349,116 @@ fn install_takes_helm_and_checks_its_sha256() {
     );
 }
 
+/// `install --flux-operator VERSION` takes the Flux Operator CLI as its goreleaser release lays
+/// it out (`flux-operator_X.Y.Z_OS_ARCH.tar.gz`, listed in `flux-operator_X.Y.Z_checksums.txt`);
+/// an archive the checksums do not list, a tampered one, or a version that is not a release,
+/// is refused and nothing is installed.
+#[cfg(target_os = "linux")]
+#[test]
+fn install_takes_flux_operator_and_checks_its_sha256() {
+    let goarch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        _ => "arm64",
+    };
+    let target = format!("{}-unknown-linux-musl", std::env::consts::ARCH);
+    let release = tempfile::tempdir().unwrap();
+    let root = release.path();
+    let tar = |archive: &str, files: &[&str], dir: &Path| {
+        let ok = Command::new("tar")
+            .arg("-czf")
+            .arg(root.join(archive))
+            .args(files)
+            .current_dir(dir)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        crate::common::sha256(&fs::read(root.join(archive)).unwrap())
+    };
+    let stage = root.join(format!("fluxsim-{target}"));
+    fs::create_dir(&stage).unwrap();
+    fs::copy(env!("CARGO_BIN_EXE_fluxsim"), stage.join("fluxsim")).unwrap();
+    let archive = format!("fluxsim-{target}.tar.gz");
+    let digest = tar(&archive, &[&format!("fluxsim-{target}")], root);
+    fs::write(
+        root.join(format!("{archive}.sha256")),
+        format!("{digest}  {archive}\n"),
+    )
+    .unwrap();
+    // goreleaser's archive: the binary and LICENSE at its root.
+    let op = tempfile::tempdir().unwrap();
+    fs::write(
+        op.path().join("flux-operator"),
+        "#!/bin/sh\necho 'client: 0.59.0'\n",
+    )
+    .unwrap();
+    fs::write(op.path().join("LICENSE"), "AGPL\n").unwrap();
+    let oarchive = format!("flux-operator_0.59.0_linux_{goarch}.tar.gz");
+    let odigest = tar(&oarchive, &["flux-operator", "LICENSE"], op.path());
+    let sums = root.join("flux-operator_0.59.0_checksums.txt");
+    let listed = |digest: &str| {
+        format!(
+            "{}  flux-operator_0.59.0_darwin_arm64.tar.gz\n{digest}  {oarchive}\n",
+            "1".repeat(64)
+        )
+    };
+    fs::write(&sums, listed(&odigest)).unwrap();
+    let url = format!("file://{}", root.display());
+    let install = |version: &str| {
+        let dest = tempfile::tempdir().unwrap();
+        let (code, out, err) = run_script(
+            "install",
+            &["--flux-operator", version, dest.path().to_str().unwrap()],
+            &[
+                ("FLUXSIM_DOWNLOAD_URL", &url),
+                ("FLUX_OPERATOR_DOWNLOAD_URL", &url),
+            ],
+            None,
+        );
+        let bin = dest.path().join("flux-operator");
+        let installed = fs::read_to_string(&bin).ok();
+        (code, out, err, installed)
+    };
+    let (code, out, err, installed) = install("v0.59.0");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("installed flux-operator v0.59.0"), "{out}");
+    assert!(installed.unwrap().contains("0.59.0"));
+    let (code, _, err, installed) = install("-x");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not -x") && installed.is_none(), "{err}");
+    fs::write(&sums, listed(&"0".repeat(64))).unwrap();
+    let (code, _, err, installed) = install("v0.59.0");
+    assert_eq!(code, 1);
+    assert!(
+        err.contains(&format!("{oarchive}: SHA-256")) && installed.is_none(),
+        "{err}"
+    );
+    // Checksums that do not name the archive.
+    fs::write(&sums, format!("{odigest}  other.tar.gz\n")).unwrap();
+    let (code, _, err, installed) = install("v0.59.0");
+    assert_eq!(code, 1);
+    assert!(err.contains("says nothing") && installed.is_none(), "{err}");
+}
+
+/// The action installs the flux-operator CLI at the version fluxsim reproduces, and its
+/// cached tool folder is keyed on that version.
+#[test]
+fn action_installs_the_flux_operator_version_fluxsim_reproduces() {
+    let action = fs::read_to_string(crate_path("action.yml")).unwrap();
+    let inputs = &action[action.find("\ninputs:\n").unwrap()..action.find("\noutputs:\n").unwrap()];
+    let input = &inputs[inputs
+        .find("\n  flux-operator-version:\n")
+        .expect("the input")..];
+    let default = input
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("default: "))
+        .unwrap();
+    assert_eq!(default, fluxsim_core::resourceset::REPRODUCED_OPERATOR);
+    assert!(action.contains("-operator-${{ inputs.flux-operator-version }}-"));
+    assert!(action.contains("${OPERATOR_VERSION:+--flux-operator \"$OPERATOR_VERSION\"}"));
+    let tools = fs::read_to_string(crate_path("scripts/install-tools")).unwrap();
+    assert!(tools.contains(&format!("operator_version={default}\n")));
+}
+
 #[test]
 fn version_is_the_input_else_the_actions_release_tag() {
     let v = |args: &[&str]| run_script("version", args, &[("PATH", "/usr/bin:/bin")], None).1;
