@@ -919,3 +919,66 @@ fn a_remote_base_ref_bump_over_a_git_server_is_fetched_and_diffed() {
     let text = run(repo.path(), &["diff", "--base", base.trim()], &[], None);
     assert!(text.stdout.contains("remote-base"), "{}", text.stdout);
 }
+
+// The same remote base over https, on a git server whose certificate a private CA signed:
+// `FLUXSIM_CA_FILE` is what kustomize's git trusts too (not plain http, not the machine's
+// roots), so the base-trusted clone succeeds; without it the clone fails on the certificate
+// and the Kustomization is not compared, never "identical".
+#[test]
+fn a_remote_base_over_https_with_a_private_ca_is_cloned_with_fluxsim_s_ca() {
+    let tls = Tls::new();
+    let repos = remote_base_repository();
+    let server = Web::start(Some(&tls), git_http_backend(repos.path().to_path_buf()));
+    let url = |r: &str| format!("https://127.0.0.1:{}/base.git//app?ref={r}", server.port);
+    let repo = repo_from("testdata/fleet");
+    fs::write(
+        repo.path().join("fluxsim.toml"),
+        "[network]\nprivate = [\"127.0.0.1\"]\n",
+    )
+    .unwrap();
+    edit(
+        repo.path(),
+        "apps/helm/kustomization.yaml",
+        "  - widgets.yaml\n",
+        &format!("  - widgets.yaml\n  - {}\n", url("v1")),
+    );
+    commit_all(repo.path(), "a remote base over https");
+    let base = git(repo.path(), &["rev-parse", "HEAD"]);
+    edit(
+        repo.path(),
+        "apps/helm/kustomization.yaml",
+        &url("v1"),
+        &url("v2"),
+    );
+    commit_all(repo.path(), "chore(deps): update the remote base to v2");
+    let diff = |env: &[(&str, &str)]| {
+        run(
+            repo.path(),
+            &["diff", "--base", base.trim(), "--format", "json"],
+            env,
+            None,
+        )
+    };
+    let ca = tls.ca();
+    let out = diff(&[("FLUXSIM_CA_FILE", ca.to_str().unwrap())]);
+    assert!(out.code <= 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        server.seen().iter().any(|p| p.contains("git-upload-pack")),
+        "the git server was not reached: {:?}\n{}",
+        server.seen(),
+        out.stdout
+    );
+    assert_eq!(
+        crate::fetch::outcomes(&out.json(), "apps-helm"),
+        ["changed", "changed"],
+        "{}",
+        out.stdout
+    );
+    let untrusted = diff(&[]);
+    let outcomes = crate::fetch::outcomes(&untrusted.json(), "apps-helm");
+    assert!(
+        outcomes.iter().all(|o| o != "identical" && o != "changed"),
+        "{outcomes:?}\n{}",
+        untrusted.stdout
+    );
+}

@@ -83,6 +83,13 @@ const NETWORK_ENV: &[&str] = &[
 const GIT_NETWORK_CONFIG: &[(&str, &str)] =
     &[("http.followRedirects", "false"), ("credential.helper", "")];
 
+/// The PEM file `FLUXSIM_CA_FILE` names, as an absolute path (the tool runs in another
+/// folder), when it is set.
+fn private_ca() -> Option<PathBuf> {
+    let file = std::env::var_os(crate::net::fetch::CA_FILE_ENV).filter(|v| !v.is_empty())?;
+    std::path::absolute(file).ok()
+}
+
 /// One run of a tool, in the box.
 #[derive(Debug, Clone)]
 pub struct Tool {
@@ -341,6 +348,12 @@ impl Tool {
                 },
             );
             cmd.env("GIT_TERMINAL_PROMPT", "0");
+            // The private CA fluxsim trusts in place of the Mozilla roots is the one the
+            // tool's clones and downloads trust too: git's (`http.sslCAInfo`), Go's
+            // (kustomize's and helm's `SSL_CERT_FILE`).
+            if let Some(ca) = private_ca() {
+                cmd.env("GIT_SSL_CAINFO", &ca).env("SSL_CERT_FILE", &ca);
+            }
         }
         for (k, v) in &self.env {
             cmd.env(k, v);
@@ -471,6 +484,7 @@ impl Tool {
             let mut readable: Vec<PathBuf> = SYSTEM_READ.iter().map(PathBuf::from).collect();
             if self.network {
                 readable.extend(NETWORK_READ.iter().map(PathBuf::from));
+                readable.extend(private_ca());
             }
             readable.push(self.program.clone());
             readable.extend(self.readable.iter().cloned());
