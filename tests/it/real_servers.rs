@@ -982,3 +982,296 @@ fn a_remote_base_over_https_with_a_private_ca_is_cloned_with_fluxsim_s_ca() {
         untrusted.stdout
     );
 }
+
+/// Pushes `files` to `registry` as `flux push artifact` lays an artifact out
+/// (fluxcd/pkg `oci/client/push.go`): a config of media type
+/// `application/vnd.cncf.flux.config.v1+json` and one layer, the gzip-compressed tarball of
+/// the files, of media type `application/vnd.cncf.flux.content.v1.tar+gzip`; at
+/// `oci://HOST/REPO:TAG`, through the distribution API (curl, with the test's CA and the
+/// registry's user).
+fn push_flux_artifact(
+    registry: &Registry,
+    tls: &Tls,
+    repo: &str,
+    tag: &str,
+    files: &[(&str, &str)],
+) {
+    let tmp = tempfile::tempdir().unwrap();
+    let content = tmp.path().join("content");
+    for (name, body) in files {
+        let path = content.join(name);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, body).unwrap();
+    }
+    let layer = tmp.path().join("layer.tgz");
+    let ok = Command::new("tar")
+        .arg("-czf")
+        .arg(&layer)
+        .arg("-C")
+        .arg(&content)
+        .arg(".")
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let config = tmp.path().join("config.json");
+    fs::write(&config, "{}").unwrap();
+    let ca = tls.ca();
+    let base = format!("https://{}/v2/{repo}", registry.host());
+    let curl = |args: &[&str]| {
+        let out = Command::new("curl")
+            .args(["-sS", "--cacert", ca.to_str().unwrap()])
+            .args(["-u", &format!("{USER}:{PASSWORD}")])
+            .args(args)
+            .output()
+            .expect("curl runs");
+        assert!(
+            out.status.success(),
+            "curl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let upload = |file: &Path| -> (String, u64) {
+        let bytes = fs::read(file).unwrap();
+        let digest = format!("sha256:{}", crate::common::sha256(&bytes));
+        let headers = curl(&[
+            "-X",
+            "POST",
+            "-D",
+            "-",
+            "-o",
+            "/dev/null",
+            &format!("{base}/blobs/uploads/"),
+        ]);
+        let location = headers
+            .lines()
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.eq_ignore_ascii_case("location")
+                    .then(|| v.trim().to_string())
+            })
+            .expect("an upload location");
+        let location = if location.starts_with('/') {
+            format!("https://{}{location}", registry.host())
+        } else {
+            location
+        };
+        let sep = if location.contains('?') { '&' } else { '?' };
+        let code = curl(&[
+            "-X",
+            "PUT",
+            "-H",
+            "Content-Type: application/octet-stream",
+            "--data-binary",
+            &format!("@{}", file.display()),
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            &format!("{location}{sep}digest={digest}"),
+        ]);
+        assert_eq!(code, "201", "blob upload of {}", file.display());
+        (digest, bytes.len() as u64)
+    };
+    let (config_digest, config_size) = upload(&config);
+    let (layer_digest, layer_size) = upload(&layer);
+    let manifest = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {
+            "mediaType": "application/vnd.cncf.flux.config.v1+json",
+            "digest": config_digest,
+            "size": config_size,
+        },
+        "layers": [{
+            "mediaType": "application/vnd.cncf.flux.content.v1.tar+gzip",
+            "digest": layer_digest,
+            "size": layer_size,
+        }],
+        "annotations": {
+            "org.opencontainers.image.source": "https://github.com/example/manifests",
+            "org.opencontainers.image.revision": format!("{tag}@sha1:0123"),
+        },
+    });
+    let file = tmp.path().join("manifest.json");
+    fs::write(&file, manifest.to_string()).unwrap();
+    let code = curl(&[
+        "-X",
+        "PUT",
+        "-H",
+        "Content-Type: application/vnd.oci.image.manifest.v1+json",
+        "--data-binary",
+        &format!("@{}", file.display()),
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        &format!("{base}/manifests/{tag}"),
+    ]);
+    assert_eq!(code, "201", "manifest of {repo}:{tag}");
+}
+
+/// The outcomes (cluster by cluster) of Kustomization `apps/remote-app` in a diff's JSON.
+fn remote_app_outcomes(json: &serde_json::Value) -> Vec<String> {
+    json["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["kustomizations"].as_array().unwrap().iter())
+        .filter(|k| crate::common::ks(&k["kustomization"]) == "apps/remote-app")
+        .map(|k| k["outcome"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+/// The fleet with an OCIRepository `manifests` of `oci://HOST/manifests/app` at `tag`, and a
+/// Kustomization `remote-app` built from it (both applied by apps-helm), committed.
+fn fleet_with_oci_source(host: &str, tag: &str) -> tempfile::TempDir {
+    let repo = repo_from("testdata/fleet");
+    fs::write(
+        repo.path().join("apps/helm/remote-app.yaml"),
+        format!(
+            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: manifests\n\
+             spec:\n  interval: 10m\n  url: oci://{host}/manifests/app\n  ref:\n    tag: {tag}\n---\n\
+             apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: remote-app\n\
+             spec:\n  interval: 10m\n  path: ./app\n  prune: true\n  sourceRef:\n    kind: OCIRepository\n    name: manifests\n"
+        ),
+    )
+    .unwrap();
+    edit(
+        repo.path(),
+        "apps/helm/kustomization.yaml",
+        "  - widgets.yaml\n",
+        "  - widgets.yaml\n  - remote-app.yaml\n",
+    );
+    registry_config(repo.path(), host);
+    commit_all(repo.path(), "manifests from an OCI artifact");
+    repo
+}
+
+fn artifact_files(tag: &str) -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "app/kustomization.yaml",
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - cm.yaml\n"
+                .to_string(),
+        ),
+        (
+            "app/cm.yaml",
+            format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-oci\n  namespace: apps\ndata:\n  release: {tag}\n"),
+        ),
+    ]
+}
+
+// An OCIRepository of manifests pushed as `flux push artifact` does, in a real registry
+// (TLS, htpasswd): the base revision names the registry, so a bump of its tag is fetched at
+// both tags and the Kustomization built from it is compared on what each holds. Offline it
+// is external (not compared), never "identical".
+#[test]
+fn an_oci_artifact_source_bump_in_a_real_registry_is_fetched_and_diffed() {
+    let Some(binary) = registry_binary() else {
+        return;
+    };
+    let tls = Tls::new();
+    let registry = Registry::start(&binary, &tls);
+    for tag in ["v1", "v2"] {
+        let files = artifact_files(tag);
+        let files: Vec<(&str, &str)> = files.iter().map(|(n, b)| (*n, b.as_str())).collect();
+        push_flux_artifact(&registry, &tls, "manifests/app", tag, &files);
+    }
+    let repo = fleet_with_oci_source(&registry.host(), "v1");
+    let base = git(repo.path(), &["rev-parse", "HEAD"]).trim().to_string();
+    edit(
+        repo.path(),
+        "apps/helm/remote-app.yaml",
+        "tag: v1",
+        "tag: v2",
+    );
+    commit_all(repo.path(), "chore(deps): update the manifests to v2");
+    let ca = tls.ca();
+    let env = env(&ca, PASSWORD);
+    let out = run(
+        repo.path(),
+        &["diff", "--base", &base, "--format", "json"],
+        &env,
+        None,
+    );
+    assert!(out.code <= 1, "{}{}", out.stdout, out.stderr);
+    let outcomes = remote_app_outcomes(&out.json());
+    assert!(
+        !outcomes.is_empty() && outcomes.iter().all(|o| o == "changed"),
+        "{outcomes:?}\n{}",
+        out.stdout
+    );
+    let text = run(repo.path(), &["diff", "--base", &base], &env, None);
+    assert!(
+        text.stdout.contains("from-oci") && text.stdout.contains("v2"),
+        "{}",
+        text.stdout
+    );
+    // Offline: not compared, saying how to render it.
+    let offline = run(
+        repo.path(),
+        &[
+            "diff",
+            "--base",
+            &base,
+            "--network",
+            "none",
+            "--format",
+            "json",
+        ],
+        &env,
+        None,
+    );
+    let outcomes = remote_app_outcomes(&offline.json());
+    assert!(
+        !outcomes.is_empty() && outcomes.iter().all(|o| o != "changed" && o != "identical"),
+        "{outcomes:?}\n{}",
+        offline.stdout
+    );
+}
+
+// A pull request that points the OCIRepository at a registry the base does not name: not a
+// request reaches it, and the Kustomization says what to review.
+#[test]
+fn a_pull_request_that_moves_an_oci_source_to_a_new_host_is_not_fetched() {
+    let Some(binary) = registry_binary() else {
+        return;
+    };
+    let tls = Tls::new();
+    let registry = Registry::start(&binary, &tls);
+    let files = artifact_files("v1");
+    let files: Vec<(&str, &str)> = files.iter().map(|(n, b)| (*n, b.as_str())).collect();
+    push_flux_artifact(&registry, &tls, "manifests/app", "v1", &files);
+    let other = Web::start(Some(&tls), static_files(PathBuf::from("/nonexistent")));
+    let repo = fleet_with_oci_source(&registry.host(), "v1");
+    let base = git(repo.path(), &["rev-parse", "HEAD"]).trim().to_string();
+    let other_host = format!("127.0.0.1:{}", other.port);
+    edit(
+        repo.path(),
+        "apps/helm/remote-app.yaml",
+        &registry.host(),
+        &other_host,
+    );
+    commit_all(repo.path(), "another registry");
+    let ca = tls.ca();
+    let out = run(
+        repo.path(),
+        &["diff", "--base", &base, "--format", "json"],
+        &env(&ca, PASSWORD),
+        None,
+    );
+    assert!(out.code <= 1, "{}{}", out.stdout, out.stderr);
+    assert_eq!(
+        other.seen(),
+        Vec::<String>::new(),
+        "the new host was reached"
+    );
+    let want = format!("head adds remote input oci://{other_host}/manifests/app");
+    assert!(out.stdout.contains(&want), "{}", out.stdout);
+    let outcomes = remote_app_outcomes(&out.json());
+    assert!(
+        !outcomes.is_empty() && outcomes.iter().all(|o| o != "changed" && o != "identical"),
+        "{outcomes:?}"
+    );
+}

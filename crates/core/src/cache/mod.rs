@@ -50,6 +50,13 @@ impl<'b> BuildCache<'b> {
         Self::with_store(builder, None)
     }
 
+    /// The persistent store it reads and writes, if any (what else a render fetches is
+    /// kept there too).
+    #[must_use]
+    pub fn store(&self) -> Option<&store::Store> {
+        self.store.as_ref()
+    }
+
     /// A cache in front of `builder` that also reads and writes `store`.
     pub fn with_store(builder: &'b dyn Builder, store: Option<store::Store>) -> Self {
         BuildCache {

@@ -14,251 +14,63 @@ use super::chart::{Chart, Unavailable};
 use super::release::SourceRef;
 use super::Context;
 
-crate::message_error! {
-    /// An exchange with an OCI registry that failed (`--fetch-charts`).
-    pub struct OciError;
-}
+pub use crate::net::oci::OciError;
+use crate::net::oci::Registry;
 
 /// The media type of a Helm chart's content layer.
 const CHART_LAYER: &str = "application/vnd.cncf.helm.chart.content.v1.tar+gzip";
-const MAX_JSON: u64 = 8 << 20;
 const MAX_CHART: u64 = 20 << 20;
-
-/// How to reach a repository of a registry.
-struct Registry<'a> {
-    fetch_box: &'a crate::net::fetch::FetchBox,
-    base: String,
-    repo: String,
-}
 
 fn not(why: &str) -> Unavailable {
     Unavailable(format!("not fetched: {why}"))
 }
 
-impl<'a> Registry<'a> {
-    /// `oci://host[:port]/path`, and `name` appended (a HelmRepository's chart). A source
-    /// marked `insecure` is reached over plain http, which the fetch box refuses unless
-    /// fluxsim.toml's `[network] insecure` names the host.
-    fn new(
-        url: &str,
-        name: Option<&str>,
-        insecure: bool,
-        ctx: &'a Context<'_>,
-    ) -> Result<Registry<'a>, OciError> {
-        let rest = url
-            .strip_prefix("oci://")
-            .ok_or_else(|| format!("`{url}` is not an oci:// URL"))?;
-        let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
-        let mut repo = path.trim_matches('/').to_string();
-        if let Some(n) = name {
-            repo = if repo.is_empty() {
-                n.to_string()
-            } else {
-                format!("{repo}/{n}")
-            };
-        }
-        if host.is_empty() || repo.is_empty() {
-            return Err(format!("`{url}` names no repository").into());
-        }
-        Ok(Registry {
-            fetch_box: &ctx.network.fetch_box,
-            base: format!("{}://{host}", if insecure { "http" } else { "https" }),
-            repo,
-        })
-    }
-
-    /// GET `path` of the registry (the distribution API), through the fetch box: the
-    /// user's credential for the registry's host when there is one (HTTP basic), else an
-    /// anonymous token, or one bought with the credential, when the registry asks for one.
-    fn get(&self, path: &str, accept: &str, limit: u64) -> Result<Vec<u8>, OciError> {
-        use crate::net::fetch::Auth;
-        let url = format!("{}{path}", self.base);
-        let fetch = |auth: &Auth| {
-            self.fetch_box
-                .get(&url, Some(accept), auth, limit)
-                .map_err(|e| OciError(e.0))
-        };
-        let mut res = fetch(&Auth::Host)?;
-        if res.status == 401 {
-            let challenge = res.www_authenticate.clone().unwrap_or_default();
-            if !challenge.starts_with("Bearer ") {
-                let given = self.fetch_box.credential(&url).is_some();
-                return Err(format!(
-                    "GET {url}: 401: the registry asks for credentials{}{}",
-                    if given {
-                        " and refused the ones given"
-                    } else {
-                        " (give them in fluxsim.toml's [network.credentials], from \
-                         environment variables)"
-                    },
-                    answered(&res.body)
-                )
-                .into());
-            }
-            let token = self.token(&challenge)?;
-            res = fetch(&Auth::Header(format!("Bearer {token}")))?;
-        }
-        if !res.ok() {
-            return Err(format!("GET {url}: status {}{}", res.status, answered(&res.body)).into());
-        }
-        Ok(res.body)
-    }
-
-    /// A token for `Bearer realm="...",service="...",scope="..."`: anonymous, or with the
-    /// user's credential for the realm's host.
-    fn token(&self, challenge: &str) -> Result<String, OciError> {
-        let params: std::collections::BTreeMap<String, String> = challenge
-            .strip_prefix("Bearer ")
-            .ok_or_else(|| format!("the registry asks for credentials ({challenge})"))?
-            .split(',')
-            .filter_map(|kv| {
-                let (k, v) = kv.split_once('=')?;
-                Some((k.trim().to_string(), v.trim().trim_matches('"').to_string()))
-            })
-            .collect();
-        let realm = params
-            .get("realm")
-            .ok_or("no realm in the token challenge")?;
-        let mut url = realm.clone();
-        let query: Vec<String> = ["service", "scope"]
-            .iter()
-            .filter_map(|k| params.get(*k).map(|v| format!("{k}={v}")))
-            .collect();
-        if !query.is_empty() {
-            url = format!("{url}?{}", query.join("&"));
-        }
-        let res = self
-            .fetch_box
-            .get(&url, None, &crate::net::fetch::Auth::Host, MAX_JSON)
-            .map_err(|e| OciError(e.0))?;
-        if !res.ok() {
-            return Err(format!(
-                "GET {url}: status {} (no token{})",
-                res.status,
-                if self.fetch_box.credential(&url).is_some() {
-                    " for the credentials given"
-                } else {
-                    " without credentials"
-                }
-            )
-            .into());
-        }
-        let v: Value = serde_json::from_slice(&res.body).map_err(|e| e.to_string())?;
-        v.get("token")
-            .or_else(|| v.get("access_token"))
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .ok_or_else(|| "no token in the registry's answer".into())
-    }
-
-    fn json(&self, path: &str, accept: &str) -> Result<Value, OciError> {
-        let body = self.get(path, accept, MAX_JSON)?;
-        serde_json::from_slice(&body).map_err(|e| OciError(format!("{path}: {e}")))
-    }
-
-    /// The tags of the repository.
-    fn tags(&self) -> Result<Vec<String>, OciError> {
-        let v = self.json(&format!("/v2/{}/tags/list", self.repo), "application/json")?;
-        Ok(v.get("tags")
-            .and_then(Value::as_array)
-            .map(|t| {
-                t.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default())
-    }
-
-    /// The chart at `tag`: its layer, checked against its digest (from the cache folder when
-    /// it is there).
-    fn chart(&self, tag: &str, ctx: &Context<'_>) -> Result<(Vec<u8>, String), OciError> {
-        let manifest = self.json(
-            &format!("/v2/{}/manifests/{tag}", self.repo),
-            "application/vnd.oci.image.manifest.v1+json",
-        )?;
-        let digest = manifest
-            .get("layers")
-            .and_then(Value::as_array)
-            .and_then(|l| {
-                l.iter()
-                    .find(|l| l.get("mediaType").and_then(Value::as_str) == Some(CHART_LAYER))
-            })
-            .and_then(|l| l.get("digest"))
-            .and_then(Value::as_str)
-            .ok_or_else(|| {
-                format!(
-                    "{}:{tag} has no Helm chart layer ({CHART_LAYER})",
-                    self.repo
-                )
-            })?
-            .to_string();
-        let hex = digest
-            .strip_prefix("sha256:")
-            .ok_or_else(|| format!("layer digest `{digest}` is not sha256"))?
-            .to_ascii_lowercase();
-        if let Some(bytes) = super::package::cached(ctx, &hex) {
-            return Ok((bytes, digest));
-        }
-        let bytes = self.get(
-            &format!("/v2/{}/blobs/{digest}", self.repo),
-            CHART_LAYER,
-            MAX_CHART,
-        )?;
-        let got = crate::digest::sha256_hex(&bytes);
-        if got != hex {
-            return Err(format!(
-                "the chart layer has digest sha256:{got}, the manifest says {digest}"
-            )
-            .into());
-        }
-        super::package::keep(ctx, &hex, &bytes);
-        Ok((bytes, digest))
-    }
+/// The registry of `url` (and `name` appended: a HelmRepository's chart).
+fn registry<'a>(
+    url: &str,
+    name: Option<&str>,
+    insecure: bool,
+    ctx: &'a Context<'_>,
+) -> Result<Registry<'a>, OciError> {
+    Registry::new(url, name, insecure, &ctx.network.fetch_box)
 }
 
-/// What a registry said with a status that is no success, as `: the registry answered
-/// CODE: message` (the distribution API's `errors`), or its first line of text; nothing
-/// when it said nothing readable.
-fn answered(body: &[u8]) -> String {
-    const MAX: usize = 200;
-    let said = serde_json::from_slice::<Value>(body)
-        .ok()
-        .and_then(|v| {
-            let errors: Vec<String> = v
-                .get("errors")?
-                .as_array()?
-                .iter()
-                .filter_map(|e| {
-                    let code = e.get("code").and_then(Value::as_str);
-                    let message = e.get("message").and_then(Value::as_str);
-                    match (code, message) {
-                        (Some(c), Some(m)) => Some(format!("{c}: {m}")),
-                        (c, m) => c.or(m).map(str::to_string),
-                    }
-                })
-                .collect();
-            (!errors.is_empty()).then(|| errors.join("; "))
+/// The chart at `tag` of `reg`: its Helm chart layer, checked against its digest (from the
+/// cache folder when it is there).
+fn chart_layer(
+    reg: &Registry<'_>,
+    tag: &str,
+    ctx: &Context<'_>,
+) -> Result<(Vec<u8>, String), OciError> {
+    let manifest = reg.manifest(tag)?;
+    let digest = manifest
+        .get("layers")
+        .and_then(Value::as_array)
+        .and_then(|l| {
+            l.iter()
+                .find(|l| l.get("mediaType").and_then(Value::as_str) == Some(CHART_LAYER))
         })
-        .or_else(|| {
-            let text = std::str::from_utf8(body).ok()?;
-            let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
-            Some(line.chars().filter(|c| !c.is_control()).collect())
-        });
-    match said {
-        Some(s) if s.chars().count() > MAX => {
+        .and_then(|l| l.get("digest"))
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
             format!(
-                ": the registry answered {}…",
-                s.chars().take(MAX).collect::<String>()
+                "{}:{tag} has no Helm chart layer ({CHART_LAYER})",
+                reg.repo()
             )
-        }
-        Some(s) => format!(": the registry answered {s}"),
-        None => String::new(),
-    }
+        })?
+        .to_string();
+    let bytes = reg.blob(
+        &digest,
+        CHART_LAYER,
+        MAX_CHART,
+        &|hex| super::package::cached(ctx, hex),
+        &|hex, bytes| super::package::keep(ctx, hex, bytes),
+    )?;
+    Ok((bytes, digest))
 }
 
 /// The tag for `range` among `tags` (Helm writes `+` as `_` in tags).
-fn pick_tag(tags: &[String], range: &str) -> Result<String, OciError> {
+pub(crate) fn pick_tag(tags: &[String], range: &str) -> Result<String, OciError> {
     let versions: Vec<(String, &String)> = tags.iter().map(|t| (t.replace('_', "+"), t)).collect();
     let list: Vec<(&str, &str)> = versions.iter().map(|(v, _)| (v.as_str(), "")).collect();
     let picked = super::version::pick(&list, range).map_err(|e| OciError(e.0))?;
@@ -289,8 +101,8 @@ pub fn helm_repository_chart(
     ctx: &Context<'_>,
 ) -> Result<Chart, Unavailable> {
     let url = crate::flux::str_at(obj, &["spec", "url"]).unwrap_or_default();
-    let reg = Registry::new(url, Some(name), insecure(obj), ctx)
-        .map_err(|e| not(&format!("{src}: {e}")))?;
+    let reg =
+        registry(url, Some(name), insecure(obj), ctx).map_err(|e| not(&format!("{src}: {e}")))?;
     let label = |tag: &str| format!("{src} {name}@{}", tag.replace('_', "+"));
     let resolution = pinned(version).then(|| Resolution::new(url, Some(name), version));
     if let Some(chart) = resolution.as_ref().and_then(|r| r.before(ctx, src, &label)) {
@@ -298,9 +110,7 @@ pub fn helm_repository_chart(
     }
     let tags = reg.tags().map_err(|e| not(&format!("{src}: {e}")))?;
     let tag = pick_tag(&tags, version).map_err(|e| not(&format!("{src}: chart `{name}`: {e}")))?;
-    let (bytes, digest) = reg
-        .chart(&tag, ctx)
-        .map_err(|e| not(&format!("{src}: {e}")))?;
+    let (bytes, digest) = chart_layer(&reg, &tag, ctx).map_err(|e| not(&format!("{src}: {e}")))?;
     if let Some(r) = &resolution {
         r.keep(ctx, &digest, &tag);
     }
@@ -370,8 +180,7 @@ pub fn oci_repository_chart(
     ctx: &Context<'_>,
 ) -> Result<Chart, Unavailable> {
     let url = crate::flux::str_at(obj, &["spec", "url"]).unwrap_or_default();
-    let reg =
-        Registry::new(url, None, insecure(obj), ctx).map_err(|e| not(&format!("{src}: {e}")))?;
+    let reg = registry(url, None, insecure(obj), ctx).map_err(|e| not(&format!("{src}: {e}")))?;
     let label = |tag: &str| format!("{src} {url}:{tag}");
     let semver = crate::flux::str_at(obj, &["spec", "ref", "semver"]);
     let exact = semver
@@ -391,9 +200,7 @@ pub fn oci_repository_chart(
     } else {
         "latest".to_string()
     };
-    let (bytes, digest) = reg
-        .chart(&tag, ctx)
-        .map_err(|e| not(&format!("{src}: {e}")))?;
+    let (bytes, digest) = chart_layer(&reg, &tag, ctx).map_err(|e| not(&format!("{src}: {e}")))?;
     if let Some(r) = &resolution {
         r.keep(ctx, &digest, &tag);
     }
@@ -403,22 +210,6 @@ pub fn oci_repository_chart(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    // distribution's registry/api/errcode: `{"errors": [{"code", "message", "detail"}]}`.
-    #[test]
-    fn a_registry_error_answer_names_its_code_and_message() {
-        let body = br#"{"errors":[{"code":"UNAUTHORIZED","message":"authentication required","detail":null}]}"#;
-        assert_eq!(
-            answered(body),
-            ": the registry answered UNAUTHORIZED: authentication required"
-        );
-        assert_eq!(
-            answered(b"\n  no such thing\nmore"),
-            ": the registry answered no such thing"
-        );
-        assert_eq!(answered(b""), "");
-        assert_eq!(answered(&[0xff, 0xfe]), "");
-    }
 
     // Helm pushes version `1.0.0+build` as tag `1.0.0_build`.
     #[test]

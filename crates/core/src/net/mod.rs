@@ -15,6 +15,7 @@
 //! and time caps, credentials from the user's settings only), whatever the mode.
 
 pub mod fetch;
+pub mod oci;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -188,6 +188,7 @@ pub(super) fn render_cluster(
     let own_source = cluster.root.source_ref.as_ref().map(source_id);
     let own_tree = std::sync::Arc::new(SourceTree::own(fs));
     let mut generators = artifact_generator::Cache::default();
+    let mut fetched = super::oci_source::Fetched::default();
     let inputs = artifact_generator::Inputs {
         own: own_source.clone(),
         own_tree: &own_tree,
@@ -235,7 +236,19 @@ pub(super) fn render_cluster(
             declared_at: &declared_at,
         };
         // The ExternalArtifacts the cluster's ArtifactGenerators make from what it holds now.
-        let generated = artifact_generator::generate(&world, &inputs, &mut generators);
+        let mut generated = artifact_generator::generate(&world, &inputs, &mut generators);
+        // The OCIRepositories the network lets fluxsim fetch (a mapping and the cluster's
+        // own source win; an ArtifactGenerator's ExternalArtifact is another kind).
+        let skip = |sid: &crate::source::mapping::SourceId| {
+            own_source.as_ref() == Some(sid) || outside.mapped.entries.contains_key(sid)
+        };
+        generated.extend(super::oci_source::fetch_sources(
+            &world,
+            &skip,
+            &opts.network,
+            cache.store(),
+            &mut fetched,
+        ));
         let mut todo: Vec<(Kustomization, Option<NamespacedName>, Key)> = Vec::new();
         let mut waiting = false;
         for (id, (ks, parent)) in &known {

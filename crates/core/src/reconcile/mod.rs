@@ -12,6 +12,7 @@ mod error;
 mod fixed_point;
 mod makers;
 mod objects;
+mod oci_source;
 mod places;
 mod resourcesets;
 pub mod sources;
