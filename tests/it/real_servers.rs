@@ -1017,62 +1017,7 @@ fn push_flux_artifact(
     fs::write(&config, "{}").unwrap();
     let ca = tls.ca();
     let base = format!("https://{}/v2/{repo}", registry.host());
-    let curl = |args: &[&str]| {
-        let out = Command::new("curl")
-            .args(["-sS", "--cacert", ca.to_str().unwrap()])
-            .args(["-u", &format!("{USER}:{PASSWORD}")])
-            .args(args)
-            .output()
-            .expect("curl runs");
-        assert!(
-            out.status.success(),
-            "curl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    let upload = |file: &Path| -> (String, u64) {
-        let bytes = fs::read(file).unwrap();
-        let digest = format!("sha256:{}", crate::common::sha256(&bytes));
-        let headers = curl(&[
-            "-X",
-            "POST",
-            "-D",
-            "-",
-            "-o",
-            "/dev/null",
-            &format!("{base}/blobs/uploads/"),
-        ]);
-        let location = headers
-            .lines()
-            .find_map(|l| {
-                let (k, v) = l.split_once(':')?;
-                k.eq_ignore_ascii_case("location")
-                    .then(|| v.trim().to_string())
-            })
-            .expect("an upload location");
-        let location = if location.starts_with('/') {
-            format!("https://{}{location}", registry.host())
-        } else {
-            location
-        };
-        let sep = if location.contains('?') { '&' } else { '?' };
-        let code = curl(&[
-            "-X",
-            "PUT",
-            "-H",
-            "Content-Type: application/octet-stream",
-            "--data-binary",
-            &format!("@{}", file.display()),
-            "-o",
-            "/dev/null",
-            "-w",
-            "%{http_code}",
-            &format!("{location}{sep}digest={digest}"),
-        ]);
-        assert_eq!(code, "201", "blob upload of {}", file.display());
-        (digest, bytes.len() as u64)
-    };
+    let upload = |file: &Path| upload_blob(registry, &ca, repo, file);
     let (config_digest, config_size) = upload(&config);
     let (layer_digest, layer_size) = upload(&layer);
     let manifest = serde_json::json!({
@@ -1095,20 +1040,80 @@ fn push_flux_artifact(
     });
     let file = tmp.path().join("manifest.json");
     fs::write(&file, manifest.to_string()).unwrap();
-    let code = curl(&[
-        "-X",
-        "PUT",
-        "-H",
-        "Content-Type: application/vnd.oci.image.manifest.v1+json",
-        "--data-binary",
-        &format!("@{}", file.display()),
-        "-o",
-        "/dev/null",
-        "-w",
-        "%{http_code}",
-        &format!("{base}/manifests/{tag}"),
-    ]);
+    let code = curl(
+        &ca,
+        &[
+            "-X",
+            "PUT",
+            "-H",
+            "Content-Type: application/vnd.oci.image.manifest.v1+json",
+            "--data-binary",
+            &format!("@{}", file.display()),
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            &format!("{base}/manifests/{tag}"),
+        ],
+    );
     assert_eq!(code, "201", "manifest of {repo}:{tag}");
+}
+
+/// curl with the test's CA and the registry's user; its stdout.
+fn curl(ca: &Path, args: &[&str]) -> String {
+    let out = Command::new("curl")
+        .args(["-sS", "--cacert", ca.to_str().unwrap()])
+        .args(["-u", &format!("{USER}:{PASSWORD}")])
+        .args(args)
+        .output()
+        .expect("curl runs");
+    assert!(
+        out.status.success(),
+        "curl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Uploads `file` as a blob of `repo` (the distribution API's POST, then PUT with its
+/// digest); its digest and size.
+fn upload_blob(registry: &Registry, ca: &Path, repo: &str, file: &Path) -> (String, u64) {
+    let bytes = fs::read(file).unwrap();
+    let digest = format!("sha256:{}", crate::common::sha256(&bytes));
+    let uploads = format!("https://{}/v2/{repo}/blobs/uploads/", registry.host());
+    let headers = curl(ca, &["-X", "POST", "-D", "-", "-o", "/dev/null", &uploads]);
+    let location = headers
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("location")
+                .then(|| v.trim().to_string())
+        })
+        .expect("an upload location");
+    let location = if location.starts_with('/') {
+        format!("https://{}{location}", registry.host())
+    } else {
+        location
+    };
+    let sep = if location.contains('?') { '&' } else { '?' };
+    let code = curl(
+        ca,
+        &[
+            "-X",
+            "PUT",
+            "-H",
+            "Content-Type: application/octet-stream",
+            "--data-binary",
+            &format!("@{}", file.display()),
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            &format!("{location}{sep}digest={digest}"),
+        ],
+    );
+    assert_eq!(code, "201", "blob upload of {}", file.display());
+    (digest, bytes.len() as u64)
 }
 
 /// The outcomes (cluster by cluster) of Kustomization `apps/remote-app` in a diff's JSON.
