@@ -32,4 +32,5 @@ pub mod store;
 #[cfg(test)]
 mod testutil;
 pub mod text;
+pub mod version_range;
 pub mod versions;

@@ -83,10 +83,14 @@ const NETWORK_ENV: &[&str] = &[
 const GIT_NETWORK_CONFIG: &[(&str, &str)] =
     &[("http.followRedirects", "false"), ("credential.helper", "")];
 
+/// The environment variable naming a PEM bundle of trusted CAs, in place of the Mozilla
+/// roots: fluxsim's own requests (`crate::net::fetch`) and the networked tools trust it.
+pub const CA_FILE_ENV: &str = "FLUXSIM_CA_FILE";
+
 /// The PEM file `FLUXSIM_CA_FILE` names, as an absolute path (the tool runs in another
 /// folder), when it is set.
 fn private_ca() -> Option<PathBuf> {
-    let file = std::env::var_os(crate::net::fetch::CA_FILE_ENV).filter(|v| !v.is_empty())?;
+    let file = std::env::var_os(CA_FILE_ENV).filter(|v| !v.is_empty())?;
     std::path::absolute(file).ok()
 }
 

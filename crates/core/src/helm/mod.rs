@@ -21,7 +21,9 @@ pub mod schema;
 mod step;
 pub mod template;
 pub mod values;
-pub mod version;
+/// Helm's and source-controller's version ranges (Masterminds semver), now shared by the
+/// registries' tags: [`crate::version_range`].
+pub use crate::version_range as version;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -15,7 +15,7 @@ use super::release::SourceRef;
 use super::Context;
 
 pub use crate::net::oci::OciError;
-use crate::net::oci::Registry;
+use crate::net::oci::{pick_tag, Registry};
 
 /// The media type of a Helm chart's content layer.
 const CHART_LAYER: &str = "application/vnd.cncf.helm.chart.content.v1.tar+gzip";
@@ -67,17 +67,6 @@ fn chart_layer(
         &|hex, bytes| super::package::keep(ctx, hex, bytes),
     )?;
     Ok((bytes, digest))
-}
-
-/// The tag for `range` among `tags` (Helm writes `+` as `_` in tags).
-pub(crate) fn pick_tag(tags: &[String], range: &str) -> Result<String, OciError> {
-    let versions: Vec<(String, &String)> = tags.iter().map(|t| (t.replace('_', "+"), t)).collect();
-    let list: Vec<(&str, &str)> = versions.iter().map(|(v, _)| (v.as_str(), "")).collect();
-    let picked = super::version::pick(&list, range).map_err(|e| OciError(e.0))?;
-    Ok(versions
-        .iter()
-        .find(|(v, _)| v == picked)
-        .map_or_else(|| picked.to_string(), |(_, t)| (*t).clone()))
 }
 
 fn insecure(obj: &Value) -> bool {
@@ -205,22 +194,4 @@ pub fn oci_repository_chart(
         r.keep(ctx, &digest, &tag);
     }
     chart_of(src, &bytes, label(&tag))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    // Helm pushes version `1.0.0+build` as tag `1.0.0_build`.
-    #[test]
-    fn oci_tags_stand_for_versions_with_underscore_for_plus() {
-        let tags = [
-            "6.4.0".to_string(),
-            "6.5.0_b1".to_string(),
-            "latest".to_string(),
-        ];
-        assert_eq!(pick_tag(&tags, "6.5.x").unwrap(), "6.5.0_b1");
-        assert_eq!(pick_tag(&tags, "*").unwrap(), "6.5.0_b1");
-        assert!(pick_tag(&tags, ">=7").is_err());
-    }
 }

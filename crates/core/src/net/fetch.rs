@@ -36,8 +36,9 @@ pub const MAX_REDIRECTS: usize = 10;
 pub const DEFAULT_MAX_BYTES: u64 = 64 << 20;
 /// Bytes read of an answer that is not a success (for its message).
 const ERROR_BODY: u64 = 64 << 10;
-/// The environment variable naming a PEM bundle of trusted CAs (instead of Mozilla's).
-pub const CA_FILE_ENV: &str = "FLUXSIM_CA_FILE";
+/// The environment variable naming a PEM bundle of trusted CAs (instead of Mozilla's): the
+/// tool box's, which hands it to the tools it lets onto the network.
+pub use crate::sandbox::CA_FILE_ENV;
 
 /// A credential, read from the environment when the box is made.
 #[derive(Clone, PartialEq, Eq)]

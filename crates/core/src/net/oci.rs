@@ -211,6 +211,20 @@ impl Registry<'_> {
     }
 }
 
+/// The tag for `range` among `tags` (Helm writes `+` as `_` in tags).
+///
+/// # Errors
+/// No tag is a version in the range.
+pub fn pick_tag(tags: &[String], range: &str) -> Result<String, OciError> {
+    let versions: Vec<(String, &String)> = tags.iter().map(|t| (t.replace('_', "+"), t)).collect();
+    let list: Vec<(&str, &str)> = versions.iter().map(|(v, _)| (v.as_str(), "")).collect();
+    let picked = crate::version_range::pick(&list, range).map_err(|e| OciError(e.0))?;
+    Ok(versions
+        .iter()
+        .find(|(v, _)| v == picked)
+        .map_or_else(|| picked.to_string(), |(_, t)| (*t).clone()))
+}
+
 /// What a registry said with a status that is no success, as `: the registry answered
 /// CODE: message` (the distribution API's `errors`), or its first line of text; nothing
 /// when it said nothing readable.
@@ -269,5 +283,18 @@ mod tests {
         );
         assert_eq!(answered(b""), "");
         assert_eq!(answered(&[0xff, 0xfe]), "");
+    }
+
+    // Helm pushes version `1.0.0+build` as tag `1.0.0_build`.
+    #[test]
+    fn oci_tags_stand_for_versions_with_underscore_for_plus() {
+        let tags = [
+            "6.4.0".to_string(),
+            "6.5.0_b1".to_string(),
+            "latest".to_string(),
+        ];
+        assert_eq!(pick_tag(&tags, "6.5.x").unwrap(), "6.5.0_b1");
+        assert_eq!(pick_tag(&tags, "*").unwrap(), "6.5.0_b1");
+        assert!(pick_tag(&tags, ">=7").is_err());
     }
 }

@@ -139,7 +139,7 @@ fn pull(
         d.to_string()
     } else if let Some(range) = str_at(obj, &["spec", "ref", "semver"]) {
         let tags = reg.tags().map_err(unreached)?;
-        crate::helm::oci::pick_tag(&tags, range).map_err(|e| Missing::Unreached(e.0))?
+        crate::net::oci::pick_tag(&tags, range).map_err(|e| Missing::Unreached(e.0))?
     } else {
         str_at(obj, &["spec", "ref", "tag"])
             .unwrap_or("latest")
