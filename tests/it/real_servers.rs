@@ -1280,3 +1280,126 @@ fn a_pull_request_that_moves_an_oci_source_to_a_new_host_is_not_fetched() {
         "{outcomes:?}"
     );
 }
+
+/// The fleet with a GitRepository `apps-src` of `url` at `ref_yaml` (the `ref:` block's
+/// lines), and a Kustomization `remote-app` built from its `./app` (both applied by
+/// apps-helm), committed; 127.0.0.1 reachable over plain http.
+fn fleet_with_git_source(url: &str, ref_yaml: &str) -> tempfile::TempDir {
+    let repo = repo_from("testdata/fleet");
+    fs::write(
+        repo.path().join("apps/helm/remote-app.yaml"),
+        format!(
+            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: apps-src\n\
+             spec:\n  interval: 10m\n  url: {url}\n  ref:\n{ref_yaml}---\n\
+             apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: remote-app\n\
+             spec:\n  interval: 10m\n  path: ./app\n  prune: true\n  targetNamespace: apps\n  sourceRef:\n    kind: GitRepository\n    name: apps-src\n"
+        ),
+    )
+    .unwrap();
+    edit(
+        repo.path(),
+        "apps/helm/kustomization.yaml",
+        "  - widgets.yaml\n",
+        "  - widgets.yaml\n  - remote-app.yaml\n",
+    );
+    fs::write(
+        repo.path().join("fluxsim.toml"),
+        "[network]\ninsecure = [\"127.0.0.1\"]\nprivate = [\"127.0.0.1\"]\n",
+    )
+    .unwrap();
+    commit_all(repo.path(), "manifests from another GitRepository");
+    repo
+}
+
+// A second GitRepository on a git server (`git http-backend`), named by the base revision:
+// a bump of its tag is cloned at both tags and the Kustomization built from it compared on
+// what each holds; a commit pinned on its branch is checked out; offline it is not compared.
+#[test]
+fn a_git_repository_source_bump_over_a_git_server_is_cloned_and_diffed() {
+    let repos = remote_base_repository();
+    let server = Web::start(None, git_http_backend(repos.path().to_path_buf()));
+    let url = format!("http://127.0.0.1:{}/base.git", server.port);
+    let repo = fleet_with_git_source(&url, "    tag: v1\n");
+    let base = git(repo.path(), &["rev-parse", "HEAD"]).trim().to_string();
+    edit(
+        repo.path(),
+        "apps/helm/remote-app.yaml",
+        "tag: v1",
+        "tag: v2",
+    );
+    commit_all(repo.path(), "chore(deps): update apps-src to v2");
+    let out = run(
+        repo.path(),
+        &["diff", "--base", &base, "--format", "json"],
+        &[],
+        None,
+    );
+    assert!(out.code <= 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        server.seen().iter().any(|p| p.contains("git-upload-pack")),
+        "the git server was not reached: {:?}",
+        server.seen()
+    );
+    let outcomes = remote_app_outcomes(&out.json());
+    assert!(
+        !outcomes.is_empty() && outcomes.iter().all(|o| o == "changed"),
+        "{outcomes:?}\n{}",
+        out.stdout
+    );
+    let text = run(repo.path(), &["diff", "--base", &base], &[], None);
+    assert!(
+        text.stdout.contains("remote-base") && text.stdout.contains("v2"),
+        "{}",
+        text.stdout
+    );
+    // The commit of v1 on branch main, pinned: it renders what tag v1 holds, not v2.
+    let v1 = git(&repos.path().join("base.git"), &["rev-parse", "v1"]);
+    let digest_at = |ref_yaml: &str| {
+        let fleet = fleet_with_git_source(&url, ref_yaml);
+        let render = run(
+            fleet.path(),
+            &[
+                "render",
+                "--network",
+                "any",
+                "--cluster",
+                "dev",
+                "--format",
+                "json",
+            ],
+            &[],
+            None,
+        );
+        let json = render.json();
+        let ks = json["clusters"][0]["kustomizations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["name"] == "remote-app" && k["status"] == "rendered")
+            .unwrap_or_else(|| panic!("remote-app not rendered: {}", render.stdout))
+            .clone();
+        ks["sha256"].as_str().unwrap().to_string()
+    };
+    let pinned = digest_at(&format!("    branch: main\n    commit: {}\n", v1.trim()));
+    assert_eq!(pinned, digest_at("    tag: v1\n"));
+    assert_ne!(pinned, digest_at("    tag: v2\n"));
+    let offline = run(
+        repo.path(),
+        &[
+            "diff",
+            "--base",
+            &base,
+            "--network",
+            "none",
+            "--format",
+            "json",
+        ],
+        &[],
+        None,
+    );
+    let outcomes = remote_app_outcomes(&offline.json());
+    assert!(
+        !outcomes.is_empty() && outcomes.iter().all(|o| o != "changed" && o != "identical"),
+        "{outcomes:?}"
+    );
+}

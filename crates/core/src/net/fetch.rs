@@ -176,6 +176,12 @@ impl FetchBox {
         })
     }
 
+    /// The time one fetch may take (a tool's clone through the box too).
+    #[must_use]
+    pub fn timeout(&self) -> Duration {
+        self.timeout.unwrap_or(Duration::from_secs(120))
+    }
+
     /// The box of `config` with the process's environment.
     ///
     /// # Errors

@@ -188,7 +188,7 @@ pub(super) fn render_cluster(
     let own_source = cluster.root.source_ref.as_ref().map(source_id);
     let own_tree = std::sync::Arc::new(SourceTree::own(fs));
     let mut generators = artifact_generator::Cache::default();
-    let mut fetched = super::oci_source::Fetched::default();
+    let mut fetched = super::remote_sources::Fetched::default();
     let inputs = artifact_generator::Inputs {
         own: own_source.clone(),
         own_tree: &own_tree,
@@ -237,12 +237,12 @@ pub(super) fn render_cluster(
         };
         // The ExternalArtifacts the cluster's ArtifactGenerators make from what it holds now.
         let mut generated = artifact_generator::generate(&world, &inputs, &mut generators);
-        // The OCIRepositories the network lets fluxsim fetch (a mapping and the cluster's
+        // The OCIRepositories and GitRepositories the network lets fluxsim fetch (a mapping and the cluster's
         // own source win; an ArtifactGenerator's ExternalArtifact is another kind).
         let skip = |sid: &crate::source::mapping::SourceId| {
             own_source.as_ref() == Some(sid) || outside.mapped.entries.contains_key(sid)
         };
-        generated.extend(super::oci_source::fetch_sources(
+        generated.extend(super::remote_sources::fetch_sources(
             &world,
             &skip,
             &opts.network,

@@ -17,19 +17,15 @@
 //!   the source);
 //! - `spec.ignore` (the `.sourceignore` syntax) over the extracted tree.
 
-use std::collections::BTreeMap;
 use std::io::Read as _;
 use std::path::Path;
-use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::objects::World;
-use super::trees::{Choice, PathMap, SourceTree};
+use super::pulled::{Missing, Pulled};
 use crate::flux::str_at;
 use crate::net::oci::Registry;
 use crate::net::Network;
-use crate::source::mapping::SourceId;
 
 /// fluxcd/pkg `tar.DefaultMaxUntarSize`: what an artifact's files may add up to.
 const MAX_CONTENT: u64 = 100 << 20;
@@ -38,97 +34,13 @@ const MAX_LAYER: u64 = MAX_CONTENT;
 /// The store's folder for the layers fetched, by digest.
 const SECTION: &str = "oci-artifacts";
 
-/// The sources fetched in this render of a cluster, by what decides their content (the
-/// object's URL, reference, layer selector, ignore rules): each is fetched once, whatever
-/// the rounds of the fixed point.
-#[derive(Debug, Default)]
-pub(super) struct Fetched {
-    by_spec: BTreeMap<String, Choice>,
-}
-
-/// The tree (or why there is none) of every OCIRepository of `world` that `skip` does not
-/// leave out (the cluster's own source, one mapped to a folder), when the network reaches
-/// anything at all; nothing otherwise (they stay external).
-pub(super) fn fetch_sources(
-    world: &World,
-    skip: &dyn Fn(&SourceId) -> bool,
-    network: &Network,
-    store: Option<&crate::store::Store>,
-    fetched: &mut Fetched,
-) -> BTreeMap<SourceId, Choice> {
-    let mut out = BTreeMap::new();
-    if !network.reaches() {
-        return out;
-    }
-    for (id, placed) in &world.objects {
-        if id.kind != "OCIRepository" || id.group != "source.toolkit.fluxcd.io" {
-            continue;
-        }
-        let sid = SourceId {
-            kind: id.kind.clone(),
-            namespace: id.namespace.clone(),
-            name: id.name.clone(),
-        };
-        if skip(&sid) {
-            continue;
-        }
-        let obj = &placed.object;
-        let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
-        let key = serde_json::json!([
-            spec.get("url"),
-            spec.get("ref"),
-            spec.get("layerSelector"),
-            spec.get("ignore"),
-            spec.get("insecure"),
-        ])
-        .to_string();
-        let choice = fetched
-            .by_spec
-            .entry(key.clone())
-            .or_insert_with(|| fetch_one(&sid, obj, &key, network, store))
-            .clone();
-        out.insert(sid, choice);
-    }
-    out
-}
-
-/// Why a source could not be had: the registry (not compared), or the artifact itself, which
-/// source-controller fails too.
-enum Missing {
-    Unreached(String),
-    Invalid(String),
-}
-
-fn fetch_one(
-    sid: &SourceId,
-    obj: &Value,
-    key: &str,
-    network: &Network,
-    store: Option<&crate::store::Store>,
-) -> Choice {
-    let url = str_at(obj, &["spec", "url"]).unwrap_or_default();
-    if let Err(refusal) = network.permits(url) {
-        return Choice::External(refusal.to_string());
-    }
-    match pull(obj, url, network, store) {
-        Ok((tree, reference, digest)) => Choice::Tree(Arc::new(SourceTree::made(
-            format!("oci {key} {digest}"),
-            tree,
-            PathMap::Outside,
-            format!("{sid} {url}:{reference} ({digest})"),
-        ))),
-        Err(Missing::Unreached(e)) => Choice::External(format!("{url}: not fetched: {e}")),
-        Err(Missing::Invalid(e)) => Choice::Failed(format!("{url}: {e}")),
-    }
-}
-
 /// The artifact of `obj`: its tree, the reference it resolved and the layer's digest.
-fn pull(
+pub(super) fn pull(
     obj: &Value,
     url: &str,
     network: &Network,
     store: Option<&crate::store::Store>,
-) -> Result<(crate::source::Tree, String, String), Missing> {
+) -> Result<Pulled, Missing> {
     let unreached = |e: crate::net::oci::OciError| Missing::Unreached(e.0);
     let insecure = obj
         .pointer("/spec/insecure")
@@ -194,7 +106,11 @@ fn pull(
     };
     let tree = crate::source::in_place(&dir, &opts)
         .map_err(|e| Missing::Invalid(format!("the artifact's files: {e}")))?;
-    Ok((tree, reference, digest))
+    Ok(Pulled {
+        tree,
+        reference,
+        content: digest,
+    })
 }
 
 fn cached(store: Option<&crate::store::Store>, hex: &str) -> Option<Vec<u8>> {
