@@ -1403,3 +1403,61 @@ fn a_git_repository_source_bump_over_a_git_server_is_cloned_and_diffed() {
         "{outcomes:?}"
     );
 }
+
+// The registry on 127.0.0.1 without fluxsim.toml's `private` naming it: the fetch box
+// refuses the loopback address after resolution, so nothing is fetched and the release is
+// not compared, saying why; with `private = ["127.0.0.1"]` the same PR is fetched.
+#[test]
+fn a_registry_on_a_private_address_is_refused_unless_fluxsim_toml_allows_it() {
+    let Some(binary) = registry_binary() else {
+        return;
+    };
+    let tls = Tls::new();
+    let registry = Registry::start(&binary, &tls);
+    push_charts(&registry, &tls, &["6.4.0", "6.5.0"]);
+    let repo = fleet_with_oci_chart(&registry.host(), "6.4.0");
+    // The base's fluxsim.toml names the credential, but no private host.
+    fs::write(
+        repo.path().join("fluxsim.toml"),
+        format!(
+            "[network.credentials.\"{}\"]\nusername_env = \"REG_USER\"\npassword_env = \"REG_PASS\"\n",
+            registry.host()
+        ),
+    )
+    .unwrap();
+    commit_all(repo.path(), "no private hosts");
+    let base = bump(repo.path(), "6.4.0", "6.5.0");
+    let ca = tls.ca();
+    let env = env(&ca, PASSWORD);
+    let out = run(
+        repo.path(),
+        &["diff", "--base", &base, "--format", "json"],
+        &env,
+        None,
+    );
+    assert!(out.code <= 1, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("loopback"), "{}", out.stdout);
+    let changed = changed_releases(&out.json());
+    assert!(
+        !changed
+            .iter()
+            .any(|(_, k, change)| k.ends_with(REMOTE) && change == "changed"),
+        "{changed:?}"
+    );
+    let allowed = fleet_with_oci_chart(&registry.host(), "6.4.0");
+    let base = bump(allowed.path(), "6.4.0", "6.5.0");
+    let out = run(
+        allowed.path(),
+        &["diff", "--base", &base, "--format", "json"],
+        &env,
+        None,
+    );
+    let changed = changed_releases(&out.json());
+    assert!(
+        changed
+            .iter()
+            .any(|(_, k, change)| k.ends_with(REMOTE) && change == "changed"),
+        "{changed:?}\n{}",
+        out.stdout
+    );
+}
