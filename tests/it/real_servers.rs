@@ -1461,3 +1461,53 @@ fn a_registry_on_a_private_address_is_refused_unless_fluxsim_toml_allows_it() {
         out.stdout
     );
 }
+
+// The action's own step (`scripts/action/run`, its defaults: `diff`, HelmReleases whenever
+// helm is there, the base revision's sources trusted) on a Renovate bump of a chart in the
+// real registry: with no flag given, the comment shows the release, led by its chart bump
+// line, and counts it among the changes.
+#[test]
+fn the_action_s_comment_on_a_registry_chart_bump_shows_the_rendered_diff_by_default() {
+    let Some(binary) = registry_binary() else {
+        return;
+    };
+    let tls = Tls::new();
+    let registry = Registry::start(&binary, &tls);
+    push_charts(&registry, &tls, &["6.4.0", "6.5.0"]);
+    let repo = fleet_with_oci_chart(&registry.host(), "6.4.0");
+    let base = bump(repo.path(), "6.4.0", "6.5.0");
+    let out = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let ca = tls.ca();
+    let status = Command::new("bash")
+        .arg(crate::common::crate_path("scripts/action/run"))
+        .current_dir(repo.path())
+        .env_remove("FLUXSIM_NETWORK")
+        .envs(env(&ca, PASSWORD))
+        .env("BASE", &base)
+        .env("COMMAND", "diff")
+        .env("FLUXSIM", env!("CARGO_BIN_EXE_fluxsim"))
+        .env("FLUXSIM_CACHE_DIR", cache.path())
+        .env("OUT", out.path())
+        .env("SARIF", "false")
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let comment = fs::read_to_string(out.path().join("report/comment-1.md")).unwrap();
+    assert!(
+        comment.contains("chart podinfo 6.4.0 → 6.5.0"),
+        "{comment}\n{}",
+        fs::read_to_string(out.path().join("stderr.txt")).unwrap_or_default()
+    );
+    // The bump counts as the release's change in the title and in the summary alike, even
+    // though the test chart's versions differ only in labels the default filters hide.
+    assert!(
+        comment.contains("and 2 HelmReleases change")
+            && comment.contains("**HelmReleases**: 2 changed"),
+        "{comment}"
+    );
+}

@@ -180,7 +180,11 @@ impl UnitReview {
             }
         }
         if parts.is_empty() {
-            parts.push("no object changes".into());
+            parts.push(if self.hidden.total() > 0 {
+                "no object changes beyond what the filters hide".into()
+            } else {
+                "no object changes".into()
+            });
         }
         Some(format!(
             "chart {} {} → {}: {}",
@@ -559,7 +563,11 @@ fn unit(u: &Unit, filters: &Filters) -> UnitReview {
         Status::Added => Outcome::Added,
         Status::Removed => Outcome::Removed,
         Status::NotCompared => Outcome::NotCompared,
-        Status::Changed if objects.is_empty() && reordered.is_none() => Outcome::Filtered,
+        // A chart bump is news on its own (the release is upgraded to another chart), even
+        // when the filters hide every field it changes (a chart's version labels).
+        Status::Changed if objects.is_empty() && reordered.is_none() && u.chart.is_none() => {
+            Outcome::Filtered
+        }
         Status::Changed => Outcome::Changed,
     };
     UnitReview {
@@ -669,6 +677,31 @@ mod tests {
         assert_eq!(an.clusters[0].kustomizations.changed, 0);
         assert_eq!(an.clusters[0].kustomizations.filtered, 1);
         assert_eq!(an.hidden().default, 2);
+    }
+
+    // A release upgraded to another chart whose only changes are the chart's version labels
+    // (what the default filters hide): still a change, led by its chart line.
+    #[test]
+    fn a_chart_bump_hidden_by_the_filters_is_still_a_changed_release() {
+        let a = deployment("podinfo:6.5.0", "podinfo-6.5.0");
+        let b = deployment("podinfo:6.5.0", "podinfo-6.5.1");
+        let mut review = one_unit(vec![Object {
+            id: ObjectId::of(&a),
+            base: Some(a),
+            head: Some(b),
+        }]);
+        review.clusters[0].units[0].chart = Some(crate::model::ChartBump {
+            name: "podinfo".into(),
+            base: "6.5.0".into(),
+            head: "6.5.1".into(),
+        });
+        let an = analyze(&review, &Filters::new());
+        let u = &an.clusters[0].units[0];
+        assert_eq!(u.outcome, Outcome::Changed);
+        assert_eq!(
+            u.chart_line().unwrap(),
+            "chart podinfo 6.5.0 → 6.5.1: no object changes beyond what the filters hide"
+        );
     }
 
     #[test]
