@@ -1,5 +1,5 @@
 //! Which Flux and Kubernetes versions each cluster runs, read from the repository's evidence
-//! (`crates/core/src/versions.rs`), and the behaviour that follows the version: strict
+//! (`crates/core/src/versions/`), and the behaviour that follows the version: strict
 //! substitution (on by default from kustomize-controller v1.9.0, Flux v2.9), FS103's
 //! severity, the Flux APIs `validate` takes as served.
 

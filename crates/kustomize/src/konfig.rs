@@ -1,6 +1,6 @@
 //! kustomize's built-in configuration (`api/konfig/builtinpluginconsts`): the field specs
 //! each built-in transformer walks, and the `nameReference` table of the fields that name
-//! other objects. Tables only; the filters in `filters/` and `nameref.rs` use them.
+//! other objects. Tables only; the filters in `filters/`, `filters/nameref.rs` among them, use them.
 
 /// A `types.FieldSpec`: which kinds, which path, whether to create it.
 pub(crate) struct FieldSpec {

@@ -1,9 +1,10 @@
 //! A native (in-process) kustomize builder for the subset of kustomize Flux repositories use.
 //!
 //! Stages mirror kustomize's: `kustfile` (loader), `target` (accumulator: resources,
-//! components, generators, transformers), `transform` / `patch` / `generator` (the builtin
-//! plugins), `resource` (resource map and legacy order), `reader` and `printer` (kyaml's
-//! reading and `sigs.k8s.io/yaml`'s printing). Whatever the native builder is not sure to
+//! components, generators, transformers), `filters` (the builtin transformers, `patches:` and
+//! the name references among them), `configmap_secret_generator`, `resource` (resource map
+//! and legacy order), `reader` and `printer` (kyaml's reading and `sigs.k8s.io/yaml`'s
+//! printing). Whatever the native builder is not sure to
 //! reproduce byte for byte is an [`NativeError::Unsupported`], never a guess.
 //!
 //! It depends on nothing of fluxsim but `goyaml`: what it reads comes through [`vfs::Vfs`],
@@ -16,10 +17,8 @@ mod configmap_secret_generator;
 mod filters;
 mod konfig;
 mod kustfile;
-mod nameref;
 mod node;
 pub(crate) mod openapi;
-mod patch;
 mod printer;
 mod reader;
 mod resource;

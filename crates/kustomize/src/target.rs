@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::configmap_secret_generator::generate;
+use super::filters::apply_patch;
 use super::filters::{
     add_annotations, add_labels, add_prefix_suffix, apply_replacements, set_images, set_namespace,
     set_replicas,
@@ -12,7 +13,6 @@ use super::filters::{
 use super::kustfile::{self, KustKind, Kustomization};
 use super::node::Node;
 use super::openapi::{set_custom_paths, BuildScope, CustomSchema, OpenApiField, SchemaState};
-use super::patch::apply_patch;
 use super::printer::print_resource;
 use super::reader::{read_documents_marked, EmptyNulls, ReadError};
 use super::resource::{absorb_all, sort_legacy, Accumulator, Resource};
@@ -63,8 +63,8 @@ pub(crate) fn build_root(dir: &Path, vfs: &Vfs) -> Result<String, NativeError> {
 /// What the root build does last (`MakeCustomizedResMap`): hash suffixes and name
 /// references, then the checks on what this builder would not print as kustomize does.
 fn finish(resources: &mut [Resource]) -> Result<(), NativeError> {
-    super::nameref::apply_hash_suffixes(resources)?;
-    super::nameref::fix_back_references(resources)?;
+    super::filters::apply_hash_suffixes(resources)?;
+    super::filters::fix_back_references(resources)?;
     for r in resources.iter_mut() {
         check_metadata_strings(r)?;
         if super::printer::has_unstable_key_order(&r.node) {

@@ -1,7 +1,7 @@
 //! One test per rule, on renders made by hand (no kustomize, no files: locations fall back to
 //! the build directory). `tests/it/audit.rs` checks the same rules end to end, with lines.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
@@ -22,12 +22,7 @@ fn kustomization(name: &str, spec: &Value) -> Kustomization {
 /// A rendered Kustomization whose template is `yaml` and whose vars are `vars` (inline).
 fn render(name: &str, spec: &Value, yaml: &str, vars: &[(&str, &str)]) -> KustomizationRender {
     KustomizationRender {
-        kustomization: kustomization(name, spec),
-        parent: None,
-        status: Status::Rendered,
-        artifact: None,
         template: Some(Artifact::from_kustomize_output(yaml.to_string()).unwrap()),
-        substituted: false,
         vars: vars
             .iter()
             .map(|(k, v)| {
@@ -42,21 +37,8 @@ fn render(name: &str, spec: &Value, yaml: &str, vars: &[(&str, &str)]) -> Kustom
                 )
             })
             .collect(),
-        unknown_vars: Vec::new(),
-        unknown_sources: Vec::new(),
-        vars_used: BTreeSet::new(),
         build_path: Some(format!("apps/{name}")),
-        generated: None,
-        built_by: None,
-        delegated: None,
-        notes: Vec::new(),
-        inputs: None,
-        reused: false,
-        strict: true,
-        source_tree: None,
-        offline: None,
-        remote_inputs: Vec::new(),
-        chart_in_tree: false,
+        ..KustomizationRender::new(kustomization(name, spec), None, Status::Rendered)
     }
 }
 

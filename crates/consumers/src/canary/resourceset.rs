@@ -205,36 +205,19 @@ mod tests {
             t
         });
         let artifact = crate::artifact::Artifact::from_kustomize_output(yaml).unwrap();
-        let mut k = crate::model::KustomizationRender {
-            kustomization: crate::flux::Kustomization::from_json(&serde_json::json!({
-                "apiVersion": crate::model::RSET_API_VERSION, "kind": "ResourceSet",
-                "metadata": {"name": "x/rset/a/b", "namespace": "flux-system"},
-                "spec": {"path": ""}}))
-            .unwrap(),
-            parent: None,
-            status: crate::model::Status::Rendered,
-            artifact: None,
-            template: None,
-            substituted: false,
-            vars: BTreeMap::new(),
-            unknown_vars: Vec::new(),
-            unknown_sources: Vec::new(),
-            vars_used: BTreeSet::new(),
-            build_path: None,
-            generated: None,
-            built_by: None,
-            delegated: None,
-            notes: Vec::new(),
-            inputs: None,
-            reused: false,
-            source_tree: None,
-            offline: None,
-            remote_inputs: Vec::new(),
-            chart_in_tree: false,
-            strict: true,
-        };
-        k.artifact = Some(artifact);
-        k
+        let kustomization = crate::flux::Kustomization::from_json(&serde_json::json!({
+            "apiVersion": crate::model::RSET_API_VERSION, "kind": "ResourceSet",
+            "metadata": {"name": "x/rset/a/b", "namespace": "flux-system"},
+            "spec": {"path": ""}}))
+        .unwrap();
+        crate::model::KustomizationRender {
+            artifact: Some(artifact),
+            ..crate::model::KustomizationRender::new(
+                kustomization,
+                None,
+                crate::model::Status::Rendered,
+            )
+        }
     }
 
     #[test]

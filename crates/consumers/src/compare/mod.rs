@@ -15,9 +15,23 @@
 
 mod clusters;
 mod external;
+mod objects;
+mod revisions;
 pub mod strip;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::flux::ObjectId;
+use crate::model::{KustomizationRender, Status};
+
+pub use clusters::{
+    compare_clusters, ClusterComparison, GraphNode, GraphRow, TemplateObjectDiff, TemplateRow,
+    VarDiff,
+};
+pub use objects::unified;
+pub use revisions::diff_revisions;
 
 /// What a `--helm` release entry's name holds between its Kustomization and the release
 /// (`<kustomization>/helm/<namespace>/<name>`, made by core's `helm::step::release_entry`).
@@ -41,17 +55,6 @@ pub fn units(kustomizations: usize, releases: usize) -> String {
 pub(crate) fn is_release_entry(entry: &str) -> bool {
     entry.contains(HELM_SEPARATOR)
 }
-
-use serde::Serialize;
-
-use crate::artifact::Artifact;
-use crate::flux::ObjectId;
-use crate::model::{ClusterRender, KustomizationRender, Status};
-
-pub use clusters::{
-    compare_clusters, ClusterComparison, GraphNode, GraphRow, TemplateObjectDiff, TemplateRow,
-    VarDiff,
-};
 
 /// How a revision diff compares and shows objects.
 #[derive(Debug, Clone, Default)]
@@ -184,39 +187,6 @@ pub struct ChartBump {
     pub base: String,
     /// Its version in head.
     pub head: String,
-}
-
-/// The chart of a release entry as its note names it: (name, version).
-fn chart_of(k: &KustomizationRender) -> Option<(&str, &str)> {
-    k.notes.iter().find_map(|n| match n {
-        crate::model::Note::HelmRelease {
-            chart_name,
-            chart_version,
-            ..
-        } if !chart_version.is_empty() => Some((chart_name.as_str(), chart_version.as_str())),
-        _ => None,
-    })
-}
-
-/// The chart bump between two renders of one release, when its chart's name or version
-/// differs.
-fn chart_bump(
-    bk: Option<&KustomizationRender>,
-    hk: Option<&KustomizationRender>,
-) -> Option<ChartBump> {
-    let ((bn, bv), (hn, hv)) = (chart_of(bk?)?, chart_of(hk?)?);
-    if (bn, bv) == (hn, hv) {
-        return None;
-    }
-    Some(ChartBump {
-        name: if hn.is_empty() { bn } else { hn }.to_string(),
-        base: if bn == hn {
-            bv.to_string()
-        } else {
-            format!("{bn}@{bv}")
-        },
-        head: hv.to_string(),
-    })
 }
 
 /// An object Flux's garbage collection deletes when head is applied.
@@ -459,177 +429,6 @@ pub fn problem(k: &KustomizationRender) -> Option<String> {
     }
 }
 
-/// Compares two renders of the same repository, cluster by cluster.
-#[must_use]
-pub fn diff_revisions(
-    base_name: &str,
-    base: &[ClusterRender],
-    head_name: &str,
-    head: &[ClusterRender],
-    opts: &DiffOptions,
-) -> RevisionDiff {
-    let names: BTreeSet<&str> = base.iter().chain(head).map(|c| c.name.as_str()).collect();
-    let clusters = names
-        .into_iter()
-        .map(|name| {
-            let b = base.iter().find(|c| c.name == name);
-            let h = head.iter().find(|c| c.name == name);
-            diff_cluster(name, b, h, opts)
-        })
-        .collect();
-    RevisionDiff {
-        base: base_name.to_string(),
-        head: head_name.to_string(),
-        base_revision: Revision {
-            name: Some(base_name.to_string()),
-            commit: None,
-        },
-        head_revision: Revision {
-            name: Some(head_name.to_string()),
-            commit: None,
-        },
-        clusters,
-    }
-}
-
-fn by_id(c: Option<&ClusterRender>) -> BTreeMap<String, &KustomizationRender> {
-    c.map(|c| {
-        c.kustomizations
-            .iter()
-            .map(|k| (k.kustomization.id.to_string(), k))
-            .collect()
-    })
-    .unwrap_or_default()
-}
-
-/// A Kustomization external on both sides is the same when what it is a function of is:
-/// then `change` becomes `ExternalUnchanged`. What was checked, or why it is unproven.
-fn external_both(
-    bk: Option<&KustomizationRender>,
-    hk: Option<&KustomizationRender>,
-    base: Option<&ClusterRender>,
-    head: Option<&ClusterRender>,
-    opts: &DiffOptions,
-    change: &mut Change,
-) -> Option<String> {
-    let (Some(bk), Some(hk), Some(bc), Some(hc)) = (bk, hk, base, head) else {
-        return None;
-    };
-    if !matches!(bk.status, Status::External(_)) || !matches!(hk.status, Status::External(_)) {
-        return None;
-    }
-    match external::external_unchanged(bk, hk, bc, hc, opts.present.show_secrets) {
-        Ok(checked) => {
-            *change = Change::ExternalUnchanged;
-            Some(checked)
-        }
-        Err(external::Unproven(why)) => Some(why),
-    }
-}
-
-fn diff_cluster(
-    name: &str,
-    base: Option<&ClusterRender>,
-    head: Option<&ClusterRender>,
-    opts: &DiffOptions,
-) -> ClusterDiff {
-    let (b, h) = (by_id(base), by_id(head));
-    let ids: BTreeSet<&String> = b.keys().chain(h.keys()).collect();
-    let mut kustomizations = Vec::new();
-    for id in ids {
-        let (bk, hk) = (b.get(id).copied(), h.get(id).copied());
-        let (ba, ha) = (
-            bk.and_then(|k| k.artifact.as_ref()),
-            hk.and_then(|k| k.artifact.as_ref()),
-        );
-        let (mut bp, mut hp) = (bk.and_then(problem), hk.and_then(problem));
-        // Missing on one side because an ancestor did not render there: Flux applies nothing
-        // from a failed build and prunes nothing, so it keeps running. Unknown, never removed
-        // or added.
-        let blocked = match (bk, hk) {
-            (Some(k), None) => unrendered_ancestor(k, &b, &h, "head"),
-            (None, Some(k)) => unrendered_ancestor(k, &h, &b, "base"),
-            _ => None,
-        };
-        let blocked_by = blocked.as_ref().map(|a| a.id.clone());
-        let failed = |s: &Status| matches!(s, Status::Failed(_) | Status::Blocked(_));
-        let fails_in_head = hk.is_some_and(|k| failed(&k.status))
-            || (hk.is_none() && blocked.as_ref().is_some_and(|a| a.failed));
-        match (bk, hk, blocked) {
-            (Some(_), None, Some(a)) => hp = Some(a.why),
-            (None, Some(_), Some(a)) => bp = Some(a.why),
-            _ => {}
-        }
-        let unrendered = |k: Option<&KustomizationRender>| {
-            k.is_some_and(|k| k.status != Status::Rendered || k.artifact.is_none())
-        };
-        let mut change = match (bk, hk) {
-            _ if unrendered(bk) || unrendered(hk) => Change::NotCompared,
-            (Some(_), None) if hp.is_some() => Change::NotCompared,
-            (None, Some(_)) if bp.is_some() => Change::NotCompared,
-            (None, _) => Change::Added,
-            (_, None) => Change::Removed,
-            _ if ba.map(|a| &a.sha256) == ha.map(|a| &a.sha256) && bp == hp => Change::Identical,
-            _ => Change::Changed,
-        };
-        let external = external_both(bk, hk, base, head, opts, &mut change);
-        let (objects, left_out) = if matches!(
-            change,
-            Change::Identical | Change::NotCompared | Change::ExternalUnchanged
-        ) {
-            (Vec::new(), 0)
-        } else {
-            diff_objects(ba, ha, opts)
-        };
-        // What differs only in stripped noise is not a change.
-        let stripped_only = objects.is_empty() && left_out == 0 && !opts.strip.is_empty();
-        if change == Change::Changed && stripped_only {
-            change = Change::Identical;
-        }
-        let order = (change == Change::Changed)
-            .then(|| object_order(ba, ha))
-            .flatten();
-        kustomizations.push(KustomizationDiff {
-            kustomization: id.clone(),
-            change,
-            base_sha256: ba.map(|a| a.sha256.clone()),
-            head_sha256: ha.map(|a| a.sha256.clone()),
-            base_problem: bp,
-            head_problem: hp,
-            blocked_by,
-            fails_in_head,
-            external,
-            objects,
-            left_out,
-            order,
-            chart: chart_bump(bk, hk),
-        });
-    }
-    let moves = find_moves(&b, &h);
-    let prune_deletions = if base.is_some() && head.is_some() {
-        prune_deletions(&b, &h, &kustomizations)
-    } else {
-        Vec::new()
-    };
-    let skipped = h
-        .iter()
-        .filter(|(_, k)| k.reused)
-        .map(|(id, _)| id.clone())
-        .collect();
-    ClusterDiff {
-        skipped,
-        cluster: name.to_string(),
-        presence: match (base, head) {
-            (None, _) => Presence::Added,
-            (_, None) => Presence::Removed,
-            _ => Presence::Both,
-        },
-        kustomizations,
-        moves,
-        prune_deletions,
-    }
-}
-
 /// The ancestor that left a Kustomization unrendered in the other revision (see
 /// [`unrendered_ancestor`]).
 pub(super) struct UnrenderedAncestor {
@@ -643,66 +442,6 @@ pub(super) struct UnrenderedAncestor {
     /// It failed (or was blocked) there, rather than being external, suspended or in need
     /// of the network.
     pub(super) failed: bool,
-}
-
-/// The ids of the objects of two artifacts, each in its order.
-fn object_order(
-    base: Option<&Artifact>,
-    head: Option<&Artifact>,
-) -> Option<(Vec<ObjectId>, Vec<ObjectId>)> {
-    let ids = |x: &Artifact| x.objects.iter().map(|o| o.id.clone()).collect();
-    Some((ids(base?), ids(head?)))
-}
-
-/// The objects Flux's garbage collection deletes when head is applied: those that leave a
-/// Kustomization with `prune: true` and are applied by no other Kustomization of head (an
-/// object that moves is a [`Move`]), and every object of a Kustomization that head no longer
-/// applies, when its parent prunes (it deletes the Kustomization) and it has `prune: true`
-/// (its finalizer then deletes its inventory). `fluxcd/kustomize-controller`
-/// `internal/controller/kustomization_controller.go` (`prune`, and `finalize`, which garbage
-/// collects only when `spec.prune` is set and the Kustomization is not suspended). What was
-/// not compared deletes nothing: Flux prunes nothing after a failed build.
-fn prune_deletions(
-    base: &BTreeMap<String, &KustomizationRender>,
-    head: &BTreeMap<String, &KustomizationRender>,
-    diffs: &[KustomizationDiff],
-) -> Vec<PruneDeletion> {
-    let in_head: BTreeSet<&ObjectId> = head
-        .values()
-        .flat_map(|k| k.artifact.iter().flat_map(|a| &a.objects))
-        .map(|o| &o.id)
-        .collect();
-    let mut out = Vec::new();
-    for d in diffs {
-        let Some(bk) = base.get(&d.kustomization) else {
-            continue;
-        };
-        let prunes = match d.change {
-            Change::Changed => bk.kustomization.prune,
-            Change::Removed => {
-                let parent_prunes = bk
-                    .parent
-                    .as_ref()
-                    .and_then(|p| base.get(&p.to_string()))
-                    .is_none_or(|p| p.kustomization.prune);
-                bk.kustomization.prune && !bk.kustomization.suspend && parent_prunes
-            }
-            _ => false,
-        };
-        if !prunes {
-            continue;
-        }
-        for o in bk.artifact.iter().flat_map(|a| &a.objects) {
-            if !in_head.contains(&o.id) {
-                out.push(PruneDeletion {
-                    kustomization: d.kustomization.clone(),
-                    object: o.id.clone(),
-                });
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// Why `k` (of the revision `here`) is missing from the revision `there` (named `side`)
@@ -743,192 +482,4 @@ pub(super) fn unrendered_ancestor(
         parent = here.get(&id).and_then(|p| p.parent.as_ref());
     }
     None
-}
-
-/// Object-by-object differences of two artifacts, sorted by object id: compared after
-/// `opts.strip`, shown masked; and how many differ but are left out of what is shown
-/// (`--skip-secrets`, `--skip-crds`).
-fn diff_objects(
-    base: Option<&Artifact>,
-    head: Option<&Artifact>,
-    opts: &DiffOptions,
-) -> (Vec<ObjectDiff>, usize) {
-    use crate::artifact::ArtifactObject;
-    fn index(a: Option<&Artifact>) -> BTreeMap<ObjectId, &ArtifactObject> {
-        a.map(|a| a.objects.iter().map(|o| (o.id.clone(), o)).collect())
-            .unwrap_or_default()
-    }
-    let (b, h) = (index(base), index(head));
-    let ids: BTreeSet<&ObjectId> = b.keys().chain(h.keys()).collect();
-    let mut out = Vec::new();
-    let mut left_out = 0;
-    for id in ids {
-        let (old, new) = (b.get(id).copied(), h.get(id).copied());
-        let change = match (old, new) {
-            (None, _) => Change::Added,
-            (_, None) => Change::Removed,
-            (Some(o), Some(n)) if o.yaml == n.yaml => continue,
-            _ => Change::Changed,
-        };
-        if !old
-            .into_iter()
-            .chain(new)
-            .all(|x| opts.present.shows(&x.object))
-        {
-            left_out += 1;
-            continue;
-        }
-        let label = id.to_string();
-        let diff = if let (Some(o), Some(n)) = (old, new) {
-            let (so, sn) = (opts.strip.apply(&o.object), opts.strip.apply(&n.object));
-            let (vo, vn) = (
-                so.as_ref().unwrap_or(&o.object),
-                sn.as_ref().unwrap_or(&n.object),
-            );
-            if (so.is_some() || sn.is_some()) && vo == vn {
-                // The same once the noise is dropped.
-                continue;
-            }
-            changed_text(o, n, vo, vn, so.is_some() || sn.is_some(), &label, opts)
-        } else {
-            let shown = |x: Option<&ArtifactObject>| {
-                x.map(|x| opts.present.object_text(x).into_owned())
-                    .unwrap_or_default()
-            };
-            unified(&shown(old), &shown(new), &label)
-        };
-        let (ob, oh) = (old.map(|o| &*o.object), new.map(|n| &*n.object));
-        let (base, head) = if opts.present.show_secrets {
-            (ob.cloned(), oh.cloned())
-        } else {
-            crate::mask::mask_pair(ob, oh)
-        };
-        out.push(ObjectDiff {
-            object: id.clone(),
-            change,
-            diff,
-            base,
-            head,
-        });
-    }
-    (out, left_out)
-}
-
-/// The shown difference of an object present on both sides (`vo`, `vn`: the objects once
-/// stripped), masked unless secrets are shown, with a note naming Secret values that the
-/// masking hides.
-fn changed_text(
-    o: &crate::artifact::ArtifactObject,
-    n: &crate::artifact::ArtifactObject,
-    vo: &serde_json::Value,
-    vn: &serde_json::Value,
-    stripped: bool,
-    label: &str,
-    opts: &DiffOptions,
-) -> String {
-    use crate::mask;
-    let show = opts.present.show_secrets;
-    let mut text = if stripped {
-        let print = |v: &serde_json::Value| {
-            let t = crate::artifact::print_object(v);
-            if show {
-                t
-            } else {
-                mask::mask_object(&t, v).into_owned()
-            }
-        };
-        unified(&print(vo), &print(vn), label)
-    } else {
-        unified(
-            &opts.present.object_text(o),
-            &opts.present.object_text(n),
-            label,
-        )
-    };
-    if !show {
-        let hidden = mask::changed_secret_keys(vo, vn);
-        if !hidden.is_empty() {
-            use std::fmt::Write as _;
-            let _ = writeln!(
-                text,
-                "# masked values changed: {} (--show-secrets shows them)",
-                hidden.join(", ")
-            );
-        }
-    }
-    text
-}
-
-/// A unified diff with three lines of context, each hunk header followed by `label`.
-#[must_use]
-pub fn unified(old: &str, new: &str, label: &str) -> String {
-    use std::fmt::Write as _;
-    let diff = similar::TextDiff::from_lines(old, new);
-    let mut out = String::new();
-    for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
-        let _ = writeln!(out, "{} {label}", hunk.header());
-        for change in hunk.iter_changes() {
-            let sign = match change.tag() {
-                similar::ChangeTag::Delete => '-',
-                similar::ChangeTag::Insert => '+',
-                similar::ChangeTag::Equal => ' ',
-            };
-            out.push(sign);
-            out.push_str(change.value());
-            if change.missing_newline() {
-                out.push('\n');
-            }
-        }
-    }
-    out
-}
-
-/// Objects owned by one Kustomization in base and by another (and not the first) in head.
-fn find_moves(
-    base: &BTreeMap<String, &KustomizationRender>,
-    head: &BTreeMap<String, &KustomizationRender>,
-) -> Vec<Move> {
-    let owners = |side: &BTreeMap<String, &KustomizationRender>| {
-        let mut m: BTreeMap<ObjectId, BTreeSet<String>> = BTreeMap::new();
-        for (id, k) in side {
-            for o in k.artifact.iter().flat_map(|a| &a.objects) {
-                m.entry(o.id.clone()).or_default().insert(id.clone());
-            }
-        }
-        m
-    };
-    let (b, h) = (owners(base), owners(head));
-    let mut moves = Vec::new();
-    for (object, before) in &b {
-        let Some(after) = h.get(object) else {
-            continue;
-        };
-        for from in before.difference(after) {
-            for to in after.difference(before) {
-                moves.push(Move {
-                    object: object.clone(),
-                    from: from.clone(),
-                    to: to.clone(),
-                    prune_outage: base.get(from).is_some_and(|k| k.kustomization.prune),
-                });
-            }
-        }
-    }
-    moves
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unified_diff_names_the_object_in_each_hunk_header() {
-        let d = unified("a: 1\nb: 2\n", "a: 1\nb: 3\n", "ConfigMap/apps/x");
-        assert_eq!(d, "@@ -1,2 +1,2 @@ ConfigMap/apps/x\n a: 1\n-b: 2\n+b: 3\n");
-    }
-
-    #[test]
-    fn unified_diff_of_equal_text_is_empty() {
-        assert_eq!(unified("a\n", "a\n", "x"), "");
-    }
 }

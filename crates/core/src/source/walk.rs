@@ -4,7 +4,8 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::{Content, Entry, Kind, SourceError};
+use super::entry::{Content, Entry, Kind};
+use super::SourceError;
 
 /// What `path` is, without following a symlink; `None` when it does not exist.
 pub(super) fn classify(path: &Path) -> Result<Option<Kind>, SourceError> {

@@ -10,12 +10,12 @@
 //! by the same prefixes and suffixes as the referrer. So renames in a sub-kustomization and
 //! in the kustomizations above it are all followed at the end.
 
-use super::konfig::{BackReference, Spec, NAME_REFERENCES};
-use super::node::{Map, Node};
-use super::resource::{
+use crate::konfig::{BackReference, Spec, NAME_REFERENCES};
+use crate::node::{Map, Node};
+use crate::resource::{
     effective_namespace, is_cluster_scoped, Gvk, PrevId, Resource, NOT_A_NAMESPACE,
 };
-use super::NativeError;
+use crate::NativeError;
 
 /// Appends the content hash to every generated resource that asks for it (`HashTransformer`:
 /// the id before is remembered, so [`fix_back_references`] follows the new name).

@@ -1,296 +1,14 @@
-//! The `patches:` transformer (`api/internal/builtins/PatchTransformer.go`): a patch is a
-//! JSON 6902 operation list or strategic-merge documents, applied to the resources its
-//! `target` selects (or, for strategic merge without target, to the resource it names).
-//!
-//! Strategic merge is reproduced only where it is plain recursive merging: maps merge, `null`
-//! deletes, scalars replace. Lists are replaced only on custom resources whose elements
-//! carry none of kyaml's associative keys; anything else (built-in kinds with lists, `$patch`
-//! directives, empty collections) is left to kustomize.
+//! Strategic merge as kustomize runs it: kyaml's `merge2` walk (`kyaml/yaml/merge2`,
+//! `kyaml/yaml/walk`) with the `$patch` directives, lists merged by the keys of the OpenAPI
+//! schemas and replaced where they have none.
 
-use super::kustfile::{PatchKind, PatchSpec};
-use super::node::{Map, Node};
-use super::openapi::{Schema, SchemaSet};
-use super::reader::{read_documents, EmptyNulls, ReadError, Seg};
-use super::resource::{effective_namespace, known_namespace, Gvk, Resource};
-use super::selector::SelectorRegex;
-use super::NativeError;
-
-/// Applies one `patches:` entry.
-#[allow(
-    clippy::too_many_lines,
-    reason = "mirrors kustomize's PatchTransformer: target selection, then each patch kind"
-)]
-pub(crate) fn apply_patch(
-    resources: &mut [Resource],
-    spec: &PatchSpec,
-    file: &str,
-    schemas: SchemaSet<'_>,
-) -> Result<(), NativeError> {
-    let unsupported = |w: &str| NativeError::unsupported(&format!("{w} ({})", spec.origin), file);
-    let trimmed = spec.text.trim_start();
-    let is_json6902 = trimmed.starts_with('[')
-        || trimmed.starts_with('-')
-        || trimmed
-            .lines()
-            .find(|l| {
-                let t = l.trim();
-                !t.is_empty() && !t.starts_with('#') && t != "---"
-            })
-            .is_some_and(|l| l.trim_start().starts_with("- "));
-    let wrong_kind = match spec.kind {
-        PatchKind::Any => false,
-        PatchKind::StrategicMerge => is_json6902,
-        PatchKind::Json6902 => !is_json6902,
-    };
-    if wrong_kind {
-        return Err(unsupported(
-            "a patch of the other kind than its field expects",
-        ));
-    }
-    if is_json6902 {
-        let Some(target) = &spec.target else {
-            return Err(unsupported("a JSON 6902 patch without a target"));
-        };
-        let value = goyaml::yaml_json::yaml_to_value(&spec.text)
-            .map_err(|e| NativeError::Failed(format!("patch {}: {e}", spec.origin)))?;
-        let Node::Seq(ops) = Node::from_json(&value) else {
-            return Err(unsupported("a JSON 6902 patch that is not a list"));
-        };
-        let matcher = SelectorRegex::new(target).map_err(|w| unsupported(&w))?;
-        for r in resources.iter_mut() {
-            if !matcher.selects_for_patch(r).map_err(|w| unsupported(&w))? {
-                continue;
-            }
-            if r.needs_hash {
-                return Err(unsupported(
-                    "a patch on a generated resource with a hash suffix",
-                ));
-            }
-            // `patches:` remembers the id of every resource a JSON 6902 patch applies to (it
-            // may rename it); the legacy `patchesJson6902` does not.
-            // kustomize applies it to the object as JSON: a null written as nothing
-            // becomes `null`.
-            r.empty_null = EmptyNulls::None;
-            if spec.kind == PatchKind::Any {
-                r.store_previous_id().map_err(|e| match e {
-                    NativeError::Unsupported { feature, .. } => unsupported(&feature),
-                    other @ (NativeError::Failed(_) | NativeError::Bound(_)) => other,
-                })?;
-            }
-            for op in &ops {
-                apply_op(&mut r.node, op).map_err(|e| match e {
-                    OpError::Unsupported(w) => unsupported(&w),
-                    OpError::Failed(w) => NativeError::Failed(format!(
-                        "applying JSON 6902 patch {} to {}: {w}",
-                        spec.origin,
-                        r.name()
-                    )),
-                })?;
-            }
-        }
-        return Ok(());
-    }
-    let docs = read_documents(&spec.text).map_err(|e| match e {
-        // saphyr and go-yaml disagree on some malformed input: let kustomize judge it.
-        ReadError::Syntax(m) => unsupported(&format!("YAML the native reader rejects ({m})")),
-        ReadError::Unsupported(w) => unsupported(&w),
-        ReadError::Bound(b) => NativeError::Bound(format!("reading patch {}: {b}", spec.origin)),
-    })?;
-    if docs.is_empty() {
-        return Err(unsupported("an empty patch"));
-    }
-    for patch in &docs {
-        let Node::Map(pm) = patch else {
-            return Err(unsupported("a strategic-merge patch that is not a mapping"));
-        };
-        check_patch(patch).map_err(|w| unsupported(&w))?;
-        let Some(kind) = pm.get("kind").and_then(Node::as_str) else {
-            return Err(unsupported("a strategic-merge patch without kind"));
-        };
-        let Some(name) = patch.str_at(&["metadata", "name"]) else {
-            return Err(unsupported("a strategic-merge patch without metadata.name"));
-        };
-        let targets: Vec<usize> = if let Some(t) = &spec.target {
-            let matcher = SelectorRegex::new(t).map_err(|w| unsupported(&w))?;
-            let mut selected = Vec::new();
-            for (i, r) in resources.iter().enumerate() {
-                if matcher.selects_for_patch(r).map_err(|w| unsupported(&w))? {
-                    selected.push(i);
-                }
-            }
-            selected
-        } else {
-            find_by_any_id(resources, patch, kind, name).map_err(|e| match e {
-                NativeError::Unsupported { feature, .. } => unsupported(&feature),
-                other @ (NativeError::Failed(_) | NativeError::Bound(_)) => other,
-            })?
-        };
-        for i in targets {
-            let r = &mut resources[i];
-            if r.needs_hash {
-                return Err(unsupported(
-                    "a patch on a generated resource with a hash suffix",
-                ));
-            }
-            match &r.empty_null {
-                EmptyNulls::None => {}
-                EmptyNulls::Unknown => {
-                    return Err(unsupported(
-                        "a strategic-merge patch on an object with a null written as nothing \
-                         (`a:`) inside an anchor, or a merge key, or left by an earlier patch",
-                    ))
-                }
-                EmptyNulls::At(at) => {
-                    let schema = schema_of([Some(&r.node), Some(patch)], schemas);
-                    let mut path = Vec::new();
-                    drop_empty_nulls(&mut r.node, at, schema, schemas, &mut path);
-                    // Those the walk does not reach (in a list that does not merge) stay
-                    // nulls written as nothing; where they are after this merge is not
-                    // followed.
-                    r.empty_null = if at.iter().any(|p| node_at(&r.node, p) == Some(&Node::Null)) {
-                        EmptyNulls::Unknown
-                    } else {
-                        EmptyNulls::None
-                    };
-                }
-            }
-            // With a target, the patch takes the target's identity (PatchTransformer.go).
-            let mut p = patch.clone();
-            if let Node::Map(m) = &mut p {
-                m.remove("apiVersion");
-                m.remove("kind");
-                if let Some(Node::Map(meta)) = m.get_mut("metadata") {
-                    meta.remove("name");
-                    meta.remove("namespace");
-                }
-            }
-            merge(&mut r.node, &p, schemas).map_err(|w| unsupported(&w))?;
-        }
-    }
-    Ok(())
-}
-
-/// What kyaml's merge walk does to the nulls written as nothing (`a:`, at `at`) of the
-/// object it merges a patch into: it visits every field of every mapping it walks (all of
-/// the object, and the elements of lists that merge by key, whether the patch names them or
-/// not; not those of lists that do not merge), and `FieldSetter` clears a field whose value
-/// is such a null unless the patch gives one (`kyaml/yaml/walk`, `yaml.FieldSetter`: a
-/// tagged null is cleared unless kept, and only `null` and `~` are kept). Removing them
-/// before the merge gives the same: a field the patch sets takes the patch's value over a
-/// null or over nothing alike.
-fn drop_empty_nulls(
-    node: &mut Node,
-    at: &std::collections::BTreeSet<Vec<Seg>>,
-    schema: Option<Schema<'_>>,
-    schemas: SchemaSet<'_>,
-    path: &mut Vec<Seg>,
-) {
-    match node {
-        Node::Map(m) => {
-            let mut i = 0;
-            while i < m.0.len() {
-                path.push(Seg::Key(m.0[i].0.clone()));
-                if m.0[i].1 == Node::Null && at.contains(path.as_slice()) {
-                    m.0.remove(i);
-                    path.pop();
-                    continue;
-                }
-                let child = match schema.and_then(|s| s.field(&m.0[i].0)) {
-                    Some(s) => Some(s),
-                    None => schema_of([Some(&m.0[i].1), None], schemas),
-                };
-                drop_empty_nulls(&mut m.0[i].1, at, child, schemas, path);
-                path.pop();
-                i += 1;
-            }
-        }
-        Node::Seq(items) => {
-            // Only a list that merges by keys has its elements walked.
-            if schema
-                .and_then(Schema::merge_keys)
-                .is_none_or(|k| k.is_empty())
-            {
-                return;
-            }
-            let elements = schema.and_then(Schema::elements);
-            for (i, item) in items.iter_mut().enumerate() {
-                if let Node::Map(_) = item {
-                    path.push(Seg::Index(i));
-                    drop_empty_nulls(item, at, elements, schemas, path);
-                    path.pop();
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-/// The node at `path`, when there is one.
-fn node_at<'n>(node: &'n Node, path: &[Seg]) -> Option<&'n Node> {
-    let mut at = node;
-    for seg in path {
-        at = match (seg, at) {
-            (Seg::Key(k), Node::Map(m)) => m.get(k)?,
-            (Seg::Index(i), Node::Seq(items)) => items.get(*i)?,
-            _ => return None,
-        };
-    }
-    Some(at)
-}
-
-/// `GetById(patch.OrgId())` for a strategic-merge patch without target: the one resource any
-/// of whose ids (current or previous) equals the patch's, namespaces compared as effective
-/// ones (`resWrangler.GetMatchingResourcesByAnyId`).
-fn find_by_any_id(
-    resources: &[Resource],
-    patch: &Node,
-    kind: &str,
-    name: &str,
-) -> Result<Vec<usize>, NativeError> {
-    let api = patch.str_at(&["apiVersion"]).unwrap_or_default();
-    let (group, version) = api.split_once('/').unwrap_or(("", api));
-    let patch_gvk = Gvk {
-        group: group.to_string(),
-        version: version.to_string(),
-        kind: kind.to_string(),
-    };
-    let ns = effective_namespace(
-        &patch_gvk,
-        patch.str_at(&["metadata", "namespace"]).unwrap_or_default(),
-    );
-    let mut found = Vec::new();
-    for (i, r) in resources.iter().enumerate() {
-        let gvk = r.gvk();
-        if gvk.group != patch_gvk.group || gvk.version != patch_gvk.version {
-            continue;
-        }
-        let current = gvk.kind == kind && r.name() == name && r.effective_namespace() == ns;
-        let mut previous = false;
-        for p in r
-            .prev_ids
-            .iter()
-            .filter(|p| p.kind == kind && p.name == name)
-        {
-            previous |= *known_namespace(p, name)? == ns;
-        }
-        if current || previous {
-            found.push(i);
-        }
-    }
-    if found.len() != 1 {
-        // kustomize fails (no match, or several).
-        return Err(NativeError::unsupported(
-            "a strategic-merge patch without target",
-            "",
-        ));
-    }
-    Ok(found)
-}
+use crate::node::{Map, Node};
+use crate::openapi::{Schema, SchemaSet};
 
 /// Patch content this module does not reproduce: a `$patch` directive on the whole object
 /// (it deletes or replaces the resource), and directives or nulls on `metadata` or all of
 /// `metadata.annotations`, which hold kustomize's own annotations while it builds.
-fn check_patch(node: &Node) -> Result<(), crate::Unsupported> {
+pub(super) fn check_patch(node: &Node) -> Result<(), crate::Unsupported> {
     let Node::Map(m) = node else {
         return Err("a strategic-merge patch that is not a mapping".into());
     };
@@ -367,7 +85,10 @@ fn take_list_directive(items: &mut Vec<Node>) -> Result<Directive, crate::Unsupp
 
 /// The schema of a node the walker enters without one (`Walker.GetSchema`): its kind's,
 /// when the node names its `apiVersion` and `kind`.
-fn schema_of<'s>(nodes: [Option<&Node>; 2], schemas: SchemaSet<'s>) -> Option<Schema<'s>> {
+pub(super) fn schema_of<'s>(
+    nodes: [Option<&Node>; 2],
+    schemas: SchemaSet<'s>,
+) -> Option<Schema<'s>> {
     for n in nodes.into_iter().flatten() {
         let (Some(api), Some(kind)) = (n.str_at(&["apiVersion"]), n.str_at(&["kind"])) else {
             continue;
@@ -385,8 +106,12 @@ fn schema_of<'s>(nodes: [Option<&Node>; 2], schemas: SchemaSet<'s>) -> Option<Sc
 /// Strategic merge of `patch` into `dest` as kustomize does it: kyaml's `merge2.Merge` with
 /// `ListIncreaseDirection: Prepend` (`api/filters/patchstrategicmerge`,
 /// `kyaml/yaml/merge2/merge2.go`, `kyaml/yaml/walk/*.go`), lists merged by the keys of the
-/// OpenAPI schemas ([`super::openapi`]) and replaced where they have none.
-fn merge(dest: &mut Node, patch: &Node, schemas: SchemaSet<'_>) -> Result<(), crate::Unsupported> {
+/// OpenAPI schemas ([`crate::openapi`]) and replaced where they have none.
+pub(super) fn merge(
+    dest: &mut Node,
+    patch: &Node,
+    schemas: SchemaSet<'_>,
+) -> Result<(), crate::Unsupported> {
     let schema = schema_of([Some(dest), Some(patch)], schemas);
     let current = std::mem::replace(dest, Node::Null);
     match walk(Some(current), Some(patch.clone()), schema, schemas)? {
@@ -719,7 +444,7 @@ fn merge_keyed_list(
                 for (name, value) in named.into_iter().zip(&k) {
                     if m.get(name).is_none() {
                         // `yaml.NewScalarRNode`: an untagged scalar, read back as plain text.
-                        m.insert(name, super::reader::resolve_plain(value)?);
+                        m.insert(name, crate::reader::resolve_plain(value)?);
                     }
                 }
                 out.push(Node::Map(m));
@@ -927,7 +652,7 @@ fn merge_partial_keys(
         };
         for (k, v) in vk.iter().zip(&vv) {
             if val.get(k).is_none() && !v.is_empty() {
-                val.insert(k, super::reader::resolve_plain(v)?);
+                val.insert(k, crate::reader::resolve_plain(v)?);
             }
         }
         let idx = if let Some(d) = d {
@@ -1003,205 +728,4 @@ fn same_scalar_type(a: &Node, b: &Node) -> bool {
             | (Node::Int(_) | Node::Uint(_), Node::Int(_) | Node::Uint(_))
             | (Node::Float(_), Node::Float(_))
     )
-}
-
-enum OpError {
-    Unsupported(String),
-    Failed(String),
-}
-
-fn failed(s: &str) -> OpError {
-    OpError::Failed(s.to_string())
-}
-
-/// Splits a JSON pointer (`/a/b~1c`) into its tokens.
-fn pointer(path: &str) -> Result<Vec<String>, OpError> {
-    if path.is_empty() {
-        return Err(OpError::Unsupported(
-            "a JSON 6902 operation on the root".into(),
-        ));
-    }
-    let Some(rest) = path.strip_prefix('/') else {
-        return Err(failed("a JSON pointer must start with /"));
-    };
-    Ok(rest
-        .split('/')
-        .map(|t| t.replace("~1", "/").replace("~0", "~"))
-        .collect())
-}
-
-fn parent_mut<'n>(root: &'n mut Node, tokens: &[String]) -> Result<&'n mut Node, OpError> {
-    let mut n = root;
-    for t in tokens {
-        n = match n {
-            Node::Map(m) => m.get_mut(t).ok_or_else(|| failed("missing path"))?,
-            Node::Seq(items) => {
-                let i = index(t, items.len(), false)?;
-                items
-                    .get_mut(i)
-                    .ok_or_else(|| failed("index out of range"))?
-            }
-            _ => return Err(failed("path through a scalar")),
-        };
-    }
-    Ok(n)
-}
-
-fn index(token: &str, len: usize, allow_end: bool) -> Result<usize, OpError> {
-    if token == "-" && allow_end {
-        return Ok(len);
-    }
-    if token.is_empty()
-        || !token.bytes().all(|c| c.is_ascii_digit())
-        || (token.len() > 1 && token.starts_with('0'))
-    {
-        return Err(OpError::Unsupported(format!(
-            "the JSON pointer index `{token}`"
-        )));
-    }
-    let i: usize = token.parse().map_err(|_| failed("bad index"))?;
-    let max = if allow_end {
-        len
-    } else {
-        len.saturating_sub(1)
-    };
-    if i > max || (!allow_end && len == 0) {
-        return Err(failed("index out of range"));
-    }
-    Ok(i)
-}
-
-fn get<'n>(root: &'n Node, tokens: &[String]) -> Result<&'n Node, OpError> {
-    let mut n = root;
-    for t in tokens {
-        n = match n {
-            Node::Map(m) => m.get(t).ok_or_else(|| failed("missing path"))?,
-            Node::Seq(items) => items
-                .get(index(t, items.len(), false)?)
-                .ok_or_else(|| failed("index out of range"))?,
-            _ => return Err(failed("path through a scalar")),
-        };
-    }
-    Ok(n)
-}
-
-fn add(root: &mut Node, tokens: &[String], value: Node) -> Result<(), OpError> {
-    let (last, parents) = tokens.split_last().ok_or_else(|| failed("empty path"))?;
-    match parent_mut(root, parents)? {
-        Node::Map(m) => {
-            m.insert(last, value);
-            Ok(())
-        }
-        Node::Seq(items) => {
-            let i = index(last, items.len(), true)?;
-            items.insert(i, value);
-            Ok(())
-        }
-        _ => Err(failed("add to a scalar")),
-    }
-}
-
-fn remove(root: &mut Node, tokens: &[String]) -> Result<Node, OpError> {
-    let (last, parents) = tokens.split_last().ok_or_else(|| failed("empty path"))?;
-    match parent_mut(root, parents)? {
-        Node::Map(m) => m.remove(last).ok_or_else(|| failed("missing key")),
-        Node::Seq(items) => {
-            let i = index(last, items.len(), false)?;
-            Ok(items.remove(i))
-        }
-        _ => Err(failed("remove from a scalar")),
-    }
-}
-
-/// One JSON 6902 operation, as evanphx/json-patch v4 applies it: no parent is created, but
-/// `replace` of a missing object key sets it (`partialDoc.get` finds nothing without error).
-/// During a build every resource carries kustomize's internal annotations, so
-/// `metadata.annotations` exists even when the file has none.
-fn apply_op(root: &mut Node, op: &Node) -> Result<(), OpError> {
-    let Node::Map(m) = op else {
-        return Err(failed("an operation that is not an object"));
-    };
-    let kind = m
-        .get("op")
-        .and_then(Node::as_str)
-        .ok_or_else(|| failed("missing op"))?;
-    let path = m
-        .get("path")
-        .and_then(Node::as_str)
-        .ok_or_else(|| failed("missing path"))?;
-    let tokens = pointer(path)?;
-    let value = || {
-        m.get("value")
-            .cloned()
-            .ok_or_else(|| failed("missing value"))
-    };
-    let touches_annotations =
-        |t: &[String]| t.len() >= 2 && t[0] == "metadata" && t[1] == "annotations";
-    if touches_annotations(&tokens) {
-        if !matches!(kind, "add" | "replace" | "remove") || tokens.len() == 2 && kind != "remove" {
-            return Err(OpError::Unsupported(
-                "a JSON 6902 operation on metadata.annotations as a whole".into(),
-            ));
-        }
-        if let Some(Node::Map(meta)) = root.as_map_mut().and_then(|r| r.get_mut("metadata")) {
-            if meta.get("annotations").is_none() && tokens.len() > 2 {
-                meta.0
-                    .push(("annotations".into(), Node::Map(Map::default())));
-            }
-        }
-    }
-    match kind {
-        "add" => add(root, &tokens, value()?),
-        "remove" => {
-            if tokens.len() == 2 && touches_annotations(&tokens) {
-                // The internal annotations make it exist; removing it drops the user's too.
-                if let Some(Node::Map(meta)) = root.as_map_mut().and_then(|r| r.get_mut("metadata"))
-                {
-                    meta.remove("annotations");
-                }
-                return Ok(());
-            }
-            remove(root, &tokens).map(|_| ())
-        }
-        "replace" => {
-            let v = value()?;
-            let (last, parents) = tokens.split_last().ok_or_else(|| failed("empty path"))?;
-            match parent_mut(root, parents)? {
-                Node::Map(pm) => {
-                    pm.insert(last, v);
-                    Ok(())
-                }
-                Node::Seq(items) => {
-                    let i = index(last, items.len(), false)?;
-                    items[i] = v;
-                    Ok(())
-                }
-                _ => Err(failed("replace in a scalar")),
-            }
-        }
-        "move" | "copy" => {
-            let from = m
-                .get("from")
-                .and_then(Node::as_str)
-                .ok_or_else(|| failed("missing from"))?;
-            let from = pointer(from)?;
-            if touches_annotations(&from) {
-                return Err(OpError::Unsupported(
-                    "a JSON 6902 move or copy from metadata.annotations".into(),
-                ));
-            }
-            // A missing source key reads as nothing in v4: not reproduced.
-            let v = get(root, &from)
-                .map_err(|_| {
-                    OpError::Unsupported("a JSON 6902 move or copy from a missing path".into())
-                })?
-                .clone();
-            if kind == "move" {
-                remove(root, &from)?;
-            }
-            add(root, &tokens, v)
-        }
-        "test" => Err(OpError::Unsupported("a JSON 6902 test operation".into())),
-        other => Err(failed(&format!("unknown op {other}"))),
-    }
 }
