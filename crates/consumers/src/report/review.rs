@@ -59,6 +59,15 @@ fn entry_name(u: &UnitReview) -> String {
     }
 }
 
+/// The diff's name of a renamed unit in base (inverse of [`unit_name`] for the old name).
+fn old_entry_name(u: &UnitReview) -> Option<String> {
+    let from = u.renamed_from.as_ref()?;
+    Some(match (&u.kind, &u.renamed_from_parent) {
+        (UnitKind::HelmRelease, Some(parent)) => format!("{parent}{HELM_SEPARATOR}{from}"),
+        _ => from.clone(),
+    })
+}
+
 fn unit(k: &KustomizationDiff) -> Unit {
     let (kind, name, parent) = unit_name(&k.kustomization);
     let status = match k.change {
@@ -167,7 +176,19 @@ fn cluster(c: &ClusterDiff, d: &RevisionDiff, images: &[ClusterImageDiff]) -> Cl
             crate::compare::Presence::Added => Presence::Added,
             crate::compare::Presence::Removed => Presence::Removed,
         },
-        units: c.kustomizations.iter().map(unit).collect(),
+        units: c
+            .kustomizations
+            .iter()
+            .map(|k| Unit {
+                // The move hazard's own reading (`Move::prune_outage`), which a rename's line
+                // points to.
+                moves_pruned: c
+                    .moves
+                    .iter()
+                    .any(|m| m.prune_outage && m.from == k.kustomization),
+                ..unit(k)
+            })
+            .collect(),
         failures: d
             .failures()
             .into_iter()
@@ -484,14 +505,38 @@ pub fn add_to_json(json: &mut Value, diff: &RevisionDiff, analysis: &Analysis) {
         cj["hazards"] = json!(cluster.hazards);
         let units: BTreeMap<String, &UnitReview> =
             cluster.units.iter().map(|u| (entry_name(u), u)).collect();
+        // A rename is one unit of the review and two entries of the diff: the old entry keeps
+        // its outcome (`removed`) and names the new one (`renamedTo`), the new one keeps
+        // `added` and names the old (`renamedFrom`).
+        let renamed_to: BTreeMap<String, &UnitReview> = cluster
+            .units
+            .iter()
+            .filter_map(|u| Some((old_entry_name(u)?, u)))
+            .collect();
         let Some(ks) = cj.get_mut("kustomizations").and_then(Value::as_array_mut) else {
             continue;
         };
         for (kj, kd) in ks.iter_mut().zip(&cd.kustomizations) {
+            if let Some(u) = renamed_to.get(&kd.kustomization) {
+                kj["outcome"] = json!(review::analysis::Outcome::Removed);
+                kj["renamedTo"] = json!(json_doc::kustomization(&entry_name(u)));
+                // Its objects are shown, where they differ, under the new name.
+                if let Some(objects) = kj.get_mut("objects").and_then(Value::as_array_mut) {
+                    for oj in objects {
+                        oj["changes"] = json!([]);
+                    }
+                }
+                continue;
+            }
             let Some(u) = units.get(&kd.kustomization) else {
                 continue;
             };
-            kj["outcome"] = json!(u.outcome);
+            if let Some(from) = old_entry_name(u) {
+                kj["outcome"] = json!(review::analysis::Outcome::Added);
+                kj["renamedFrom"] = json!(json_doc::kustomization(&from));
+            } else {
+                kj["outcome"] = json!(u.outcome);
+            }
             if let Some((before, after)) = &u.reordered {
                 kj["orderChanged"] = json!({"before": before, "after": after});
             }

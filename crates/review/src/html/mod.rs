@@ -64,6 +64,7 @@ fn outcome_badge(o: Outcome) -> (&'static str, &'static str) {
     match o {
         Outcome::Added => ("added", "added"),
         Outcome::Removed => ("removed", "removed"),
+        Outcome::Renamed => ("changed", "renamed"),
         Outcome::NotCompared => ("nc", "not compared"),
         Outcome::Changed | Outcome::Identical | Outcome::Filtered => ("changed", "changed"),
     }
@@ -85,7 +86,7 @@ fn search_text(parts: &[&str]) -> String {
     h(&parts.join(" ").to_lowercase())
 }
 
-fn counts_cells(c: &Counts) -> String {
+fn counts_cells(c: &Counts, renames: bool) -> String {
     let cell = |n: usize| {
         if n == 0 {
             "·".to_string()
@@ -93,8 +94,13 @@ fn counts_cells(c: &Counts) -> String {
             n.to_string()
         }
     };
+    let renamed = if renames {
+        format!("<td>{}</td>", cell(c.renamed))
+    } else {
+        String::new()
+    };
     format!(
-        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+        "<td>{}</td><td>{}</td><td>{}</td>{renamed}<td>{}</td>",
         cell(c.added),
         cell(c.changed),
         cell(c.removed),
@@ -108,6 +114,7 @@ fn totals_text(c: &Counts) -> String {
         (c.changed, "changed"),
         (c.added, "added"),
         (c.removed, "removed"),
+        (c.renamed, "renamed"),
         (c.not_compared, "not compared"),
     ]
     .iter()
@@ -155,7 +162,14 @@ fn summary(a: &Analysis, out: &mut String) {
             changed.len(),
             plural(a.clusters.len(), "cluster", "clusters")
         );
-        out.push_str("<table class=\"counts\"><thead><tr><th>cluster</th><th></th><th>added</th><th>changed</th><th>removed</th><th>not compared</th></tr></thead><tbody>\n");
+        // A `renamed` column only where something was renamed.
+        let renames =
+            a.totals(UnitKind::Kustomization).renamed + a.totals(UnitKind::HelmRelease).renamed > 0;
+        let _ = writeln!(
+            out,
+            "<table class=\"counts\"><thead><tr><th>cluster</th><th></th><th>added</th><th>changed</th><th>removed</th>{}<th>not compared</th></tr></thead><tbody>",
+            if renames { "<th>renamed</th>" } else { "" }
+        );
         for c in &changed {
             let presence = match c.presence {
                 Presence::Both => "",
@@ -172,7 +186,7 @@ fn summary(a: &Analysis, out: &mut String) {
                     "<tr><td><code>{}</code>{presence}</td><td>{}</td>{}</tr>",
                     h(&c.name),
                     kind.plural(),
-                    counts_cells(n)
+                    counts_cells(n, renames)
                 );
             }
         }
@@ -469,6 +483,9 @@ fn body(a: &Analysis, nav: &mut String, main: &mut String) {
                     "<p class=\"note\">Applied by <code>{}</code>.</p>",
                     h(p)
                 );
+            }
+            if let Some(line) = u.rename_line() {
+                let _ = writeln!(main, "<p class=\"renamed\">{}</p>", html_message(&line));
             }
             if let Some(p) = &u.problem {
                 let _ = writeln!(
