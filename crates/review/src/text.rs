@@ -318,7 +318,7 @@ fn unit(u: &UnitReview, out: &mut String) {
         u.outcome.as_str()
     );
     if let Some(line) = u.rename_line() {
-        out.push_str(&wrap("  ", "     ", &one_line(&line)));
+        out.push_str(&wrap("   ", "     ", &one_line(&line)));
     } else if let Some(line) = u.chart_line() {
         let _ = writeln!(out, "   {}", one_line(&line));
     } else if !what.is_empty() {

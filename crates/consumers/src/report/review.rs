@@ -103,6 +103,7 @@ fn unit(k: &KustomizationDiff) -> Unit {
             base: c.base.clone(),
             head: c.head.clone(),
         }),
+        moves_pruned: false,
     }
 }
 
@@ -150,19 +151,43 @@ fn display(o: &ObjectId) -> String {
     id(o).to_string()
 }
 
+/// The moves of a cluster with (`prune`) or without a prune outage, by (old owner, new
+/// owner): a rename moves every object of one Kustomization to another, said once.
+fn moves_by_owners(c: &ClusterDiff, prune: bool) -> BTreeMap<(&str, &str), Vec<String>> {
+    let mut out: BTreeMap<(&str, &str), Vec<String>> = BTreeMap::new();
+    for m in c.moves.iter().filter(|m| m.prune_outage == prune) {
+        out.entry((m.from.as_str(), m.to.as_str()))
+            .or_default()
+            .push(display(&m.object));
+    }
+    out
+}
+
+/// `` `a`, `b` ``.
+fn code_list(items: &[String]) -> String {
+    items
+        .iter()
+        .map(|i| format!("`{i}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn cluster(c: &ClusterDiff, d: &RevisionDiff, images: &[ClusterImageDiff]) -> Cluster {
     let mut hazards = Vec::new();
-    for m in c.moves.iter().filter(|m| m.prune_outage) {
-        hazards.push(format!(
-            "`{}` moves from `{}` to `{}`; `{}` has `prune: true`, so Flux deletes it when `{}` \
-             reconciles and `{}` recreates it: a transient outage",
-            display(&m.object),
-            m.from,
-            m.to,
-            m.from,
-            m.from,
-            m.to
-        ));
+    for ((from, to), objects) in moves_by_owners(c, true) {
+        hazards.push(match objects.as_slice() {
+            [one] => format!(
+                "`{one}` moves from `{from}` to `{to}`; `{from}` has `prune: true`, so Flux \
+                 deletes it when `{from}` reconciles and `{to}` recreates it: a transient outage"
+            ),
+            many => format!(
+                "{} move from `{from}` to `{to}` ({}); `{from}` has `prune: true`, so Flux \
+                 deletes them when `{from}` reconciles and `{to}` recreates them: a transient \
+                 outage",
+                plural(many.len(), "object"),
+                code_list(many)
+            ),
+        });
     }
     hazards.extend(
         c.prune_deletions
@@ -227,24 +252,71 @@ fn cluster(c: &ClusterDiff, d: &RevisionDiff, images: &[ClusterImageDiff]) -> Cl
 /// `2 Kustomizations and 1 HelmRelease`: how many entries of the diff changed (added,
 /// changed, removed), by kind; `None` when none did.
 fn changed_entries(d: &RevisionDiff) -> Option<String> {
-    let mut counts: BTreeMap<UnitKind, usize> = BTreeMap::new();
-    for k in d.clusters.iter().flat_map(|c| &c.kustomizations) {
-        if matches!(k.change, Change::Changed | Change::Added | Change::Removed) {
-            *counts.entry(unit_name(&k.kustomization).0).or_default() += 1;
+    // (entries, of which renamed) per kind.
+    let mut counts: BTreeMap<UnitKind, (usize, usize)> = BTreeMap::new();
+    for c in &d.clusters {
+        for k in &c.kustomizations {
+            if matches!(k.change, Change::Changed | Change::Added | Change::Removed) {
+                counts.entry(unit_name(&k.kustomization).0).or_default().0 += 1;
+            }
+        }
+        // A rename is one entry, as the review shows it: the review's own pairing, on the
+        // ids alone.
+        let units = ids_only(c);
+        for (removed, _) in review::analysis::renames(&units) {
+            let n = counts.entry(units[removed].kind).or_default();
+            n.0 -= 1;
+            n.1 += 1;
         }
     }
     let parts: Vec<String> = counts
         .iter()
-        .map(|(kind, n)| {
+        .map(|(kind, (n, renamed))| {
             let word = if *n == 1 {
                 kind.as_str()
             } else {
                 kind.plural()
             };
-            format!("{n} {word}")
+            if *renamed > 0 {
+                format!("{n} {word} ({renamed} renamed)")
+            } else {
+                format!("{n} {word}")
+            }
         })
         .collect();
     (!parts.is_empty()).then(|| parts.join(" and "))
+}
+
+/// The added and removed entries of a cluster as review units with their objects' ids and
+/// no values: what [`review::analysis::renames`] pairs them by.
+fn ids_only(c: &ClusterDiff) -> Vec<Unit> {
+    c.kustomizations
+        .iter()
+        .filter(|k| matches!(k.change, Change::Added | Change::Removed))
+        .map(|k| {
+            let (kind, name, parent) = unit_name(&k.kustomization);
+            Unit {
+                kind,
+                name,
+                parent,
+                status: if k.change == Change::Added {
+                    Status::Added
+                } else {
+                    Status::Removed
+                },
+                objects: k
+                    .objects
+                    .iter()
+                    .map(|o| Object {
+                        id: id(&o.object),
+                        base: o.base.as_ref().map(|_| Value::Null),
+                        head: o.head.as_ref().map(|_| Value::Null),
+                    })
+                    .collect(),
+                ..Unit::default()
+            }
+        })
+        .collect()
 }
 
 /// `4 Kustomizations change in 2 of 3 clusters`, `nothing changes in 3 clusters`.
@@ -289,15 +361,20 @@ fn diff_verdict(d: &RevisionDiff) -> String {
 fn diff_notes(d: &RevisionDiff) -> Vec<String> {
     let mut notes = Vec::new();
     for c in &d.clusters {
-        for m in c.moves.iter().filter(|m| !m.prune_outage) {
-            notes.push(format!(
-                "`{}`: `{}` moves from `{}` to `{}` (`{}` does not prune: no outage).",
-                c.cluster,
-                display(&m.object),
-                m.from,
-                m.to,
-                m.from
-            ));
+        for ((from, to), objects) in moves_by_owners(c, false) {
+            let cluster = &c.cluster;
+            notes.push(match objects.as_slice() {
+                [one] => format!(
+                    "`{cluster}`: `{one}` moves from `{from}` to `{to}` (`{from}` does not \
+                     prune: no outage)."
+                ),
+                many => format!(
+                    "`{cluster}`: {} move from `{from}` to `{to}` ({}; `{from}` does not prune: \
+                     no outage).",
+                    plural(many.len(), "object"),
+                    code_list(many)
+                ),
+            });
         }
     }
     let skipped: usize = d.clusters.iter().map(|c| c.skipped.len()).sum();
