@@ -86,7 +86,7 @@ fn search_text(parts: &[&str]) -> String {
     h(&parts.join(" ").to_lowercase())
 }
 
-fn counts_cells(c: &Counts, renames: bool) -> String {
+fn counts_cells(c: &Counts, renamed_column: bool) -> String {
     let cell = |n: usize| {
         if n == 0 {
             "·".to_string()
@@ -94,13 +94,13 @@ fn counts_cells(c: &Counts, renames: bool) -> String {
             n.to_string()
         }
     };
-    let renamed = if renames {
+    let renamed_cell = if renamed_column {
         format!("<td>{}</td>", cell(c.renamed))
     } else {
         String::new()
     };
     format!(
-        "<td>{}</td><td>{}</td><td>{}</td>{renamed}<td>{}</td>",
+        "<td>{}</td><td>{}</td><td>{}</td>{renamed_cell}<td>{}</td>",
         cell(c.added),
         cell(c.changed),
         cell(c.removed),
@@ -444,6 +444,28 @@ fn unit_heading(u: &UnitReview) -> String {
     )
 }
 
+/// What a unit's section says before its objects: its rename, what applies it, why it was
+/// not compared, what the filters hid.
+fn unit_notes(u: &UnitReview, main: &mut String) {
+    if let Some(line) = u.rename_line() {
+        let _ = writeln!(main, "<p class=\"renamed\">{}</p>", html_message(&line));
+    }
+    if let Some(p) = &u.problem {
+        let _ = writeln!(
+            main,
+            "<p><strong>Not compared</strong>: {}</p>",
+            html_message(p)
+        );
+    }
+    if u.hidden.total() > 0 {
+        let _ = writeln!(
+            main,
+            "<p class=\"note\">{} hidden by the filters.</p>",
+            plural(u.hidden.total(), "change", "changes")
+        );
+    }
+}
+
 /// The navigation tree and the main column, built together so that each leaf of the tree
 /// names its element in the page.
 fn body(a: &Analysis, nav: &mut String, main: &mut String) {
@@ -484,23 +506,7 @@ fn body(a: &Analysis, nav: &mut String, main: &mut String) {
                     h(p)
                 );
             }
-            if let Some(line) = u.rename_line() {
-                let _ = writeln!(main, "<p class=\"renamed\">{}</p>", html_message(&line));
-            }
-            if let Some(p) = &u.problem {
-                let _ = writeln!(
-                    main,
-                    "<p><strong>Not compared</strong>: {}</p>",
-                    html_message(p)
-                );
-            }
-            if u.hidden.total() > 0 {
-                let _ = writeln!(
-                    main,
-                    "<p class=\"note\">{} hidden by the filters.</p>",
-                    plural(u.hidden.total(), "change", "changes")
-                );
-            }
+            unit_notes(u, main);
             if let Some((before, after)) = &u.reordered {
                 let _ = writeln!(
                     main,

@@ -327,9 +327,9 @@ fn table(a: &Analysis, rows: usize, out: &mut String) {
         return;
     }
     // A `renamed` column only where something was renamed: other tables stay as they were.
-    let renames =
+    let renamed_column =
         a.totals(UnitKind::Kustomization).renamed + a.totals(UnitKind::HelmRelease).renamed > 0;
-    if renames {
+    if renamed_column {
         out.push_str("| cluster | | added | changed | removed | renamed | not compared |\n");
         out.push_str("|---|---|--:|--:|--:|--:|--:|\n");
     } else {
@@ -342,14 +342,14 @@ fn table(a: &Analysis, rows: usize, out: &mut String) {
             if kind == UnitKind::HelmRelease && !n.any() {
                 continue;
             }
-            let renamed = if renames {
+            let renamed_cell = if renamed_column {
                 format!(" {} |", cell(n.renamed))
             } else {
                 String::new()
             };
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} |{renamed} {} |",
+                "| {} | {} | {} | {} | {} |{renamed_cell} {} |",
                 md_cell(&cluster_name(c)),
                 kind.plural(),
                 cell(n.added),
