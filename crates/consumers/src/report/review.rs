@@ -486,9 +486,14 @@ fn canary_note(p: &Proof<'_>) -> String {
             .into_iter()
             .map(|(k, one, many)| format!("{k} {}", if k == 1 { one } else { many }))
             .collect();
+        let shared = if c.no_shared_file {
+            " No shared canary: no file of the repository is read by two artifacts or more."
+        } else {
+            ""
+        };
         format!(
             "🐤 The canaries prove this diff sees changes: {} planted in head ({}) {} seen in \
-             exactly the artifacts expected and undone cleanly.",
+             exactly the artifacts expected and undone cleanly.{shared}",
             plural(n, "change"),
             where_.join(", "),
             if n == 1 { "was" } else { "were" }
@@ -521,7 +526,8 @@ pub fn prove_review(p: &Proof<'_>, images: &[ClusterImageDiff]) -> Review {
     // alone, then what moved beyond them, then one line per cluster.
     let (canaries, elsewhere): (Vec<_>, Vec<_>) = canary_lines(p)
         .into_iter()
-        .filter(|l| !matches!(l, CanaryLine::NonePlanted))
+        // Said in the summary's canary note.
+        .filter(|l| !matches!(l, CanaryLine::NonePlanted | CanaryLine::NoSharedFile))
         .partition(|l| matches!(l, CanaryLine::Canary(_)));
     for (title, lines) in [("Canaries", canaries), ("Beyond the canaries", elsewhere)] {
         if !lines.is_empty() {
