@@ -321,4 +321,13 @@ fn render_and_audit_count_kustomizations_and_resourcesets_alike() {
         "{}",
         audit.stdout
     );
+    // What `diff` takes from base is counted against the Kustomizations alone.
+    let diff = run(repo.path(), &["diff", "--base", "HEAD"]);
+    assert!(
+        diff.stdout
+            .replace("\n  ", " ")
+            .contains(&format!(" of {ks} Kustomizations taken from base")),
+        "{}",
+        diff.stdout
+    );
 }

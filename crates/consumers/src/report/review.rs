@@ -377,7 +377,7 @@ fn diff_notes(d: &RevisionDiff) -> Vec<String> {
             });
         }
     }
-    let skipped: usize = d.clusters.iter().map(|c| c.skipped.len()).sum();
+    let skipped: usize = d.skipped_count();
     if skipped > 0 {
         let total = d.kustomization_count();
         notes.push(format!(
