@@ -676,6 +676,35 @@ fn a_kustomization_moved_to_another_namespace_is_one_renamed_entry() {
     assert!(!t.contains("nginx:1.27.0"), "{t}");
 }
 
+/// The fleet's HelmRelease `apps/podinfo` renamed `apps/web`, its release name kept
+/// (`spec.releaseName`), so that it renders the same objects: one renamed entry whose
+/// objects show only the label helm-controller sets from the HelmRelease's name.
+#[test]
+fn a_renamed_helm_release_is_one_entry_showing_only_what_the_new_name_changes() {
+    let repo = repo_from("testdata/fleet");
+    edit(
+        repo.path(),
+        "apps/helm/podinfo.yaml",
+        "metadata:\n  name: podinfo\nspec:\n",
+        "metadata:\n  name: web\nspec:\n  releaseName: podinfo\n",
+    );
+    let out = diff(repo.path(), &["--helm", "--cluster", "dev"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let t = unwrapped(&out.stdout);
+    assert!(
+        t.contains(
+            "\n-- HelmRelease apps/web: renamed\n   renamed `apps/podinfo` → `apps/web`: 2 \
+             objects changed (helm-controller uninstalls the old release, which deletes them, \
+             and installs the new one)\n~ Deployment apps/podinfo\n  \
+             metadata.labels.\"helm.toolkit.fluxcd.io/name\"\n-   podinfo\n+   web\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(!t.contains("HelmRelease apps/podinfo: removed"), "{t}");
+    assert!(t.contains("HelmReleases: 1 renamed"), "{t}");
+}
+
 #[test]
 fn a_500_kustomization_change_is_split_into_comments_with_the_whole_summary_first() {
     const N: usize = 500;
