@@ -538,3 +538,22 @@ pub fn render_json(r: &RepoRender) -> String {
     );
     serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
 }
+
+#[cfg(test)]
+mod tests {
+    use super::entry_counts;
+
+    #[test]
+    fn entry_counts_name_kustomizations_releases_and_resourcesets_apart() {
+        assert_eq!(
+            entry_counts(["apps", "apps/rset/teams/onboarding", "apps/helm/apps/podinfo"]),
+            "1 Kustomization, 1 HelmRelease and 1 ResourceSet"
+        );
+        assert_eq!(
+            entry_counts(["a", "b", "a/rset/x/y"]),
+            "2 Kustomizations and 1 ResourceSet"
+        );
+        assert_eq!(entry_counts(["a"]), "1 Kustomization");
+        assert_eq!(entry_counts(std::iter::empty()), "0 Kustomizations");
+    }
+}
