@@ -703,6 +703,11 @@ fn a_renamed_helm_release_is_one_entry_showing_only_what_the_new_name_changes() 
     );
     assert!(!t.contains("HelmRelease apps/podinfo: removed"), "{t}");
     assert!(t.contains("HelmReleases: 1 renamed"), "{t}");
+    // The hazard is helm-controller's: the old HelmRelease is pruned, its release uninstalled.
+    assert!(
+        t.contains("prune deletes the old HelmRelease, so helm-controller uninstalls its release"),
+        "{t}"
+    );
 }
 
 #[test]

@@ -152,8 +152,8 @@ pub struct UnitReview {
     #[serde(skip_serializing_if = "is_zero_count")]
     pub moved_unchanged: usize,
     /// A renamed unit's objects are deleted before they are made again (the old
-    /// Kustomization prunes them, see [`crate::model::Unit::moves_pruned`]; the old release
-    /// is uninstalled).
+    /// Kustomization prunes them, or the old HelmRelease is pruned and its release
+    /// uninstalled: [`crate::model::Unit::moves_pruned`]).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub moves_deleted: bool,
 }
@@ -238,9 +238,12 @@ impl UnitReview {
                 " (prune deletes and recreates them: see the hazards)"
             }
             (UnitKind::Kustomization, false) => " (the old one does not prune: no outage)",
-            (UnitKind::HelmRelease, _) => {
+            (UnitKind::HelmRelease, true) => {
                 " (helm-controller uninstalls the old release, which deletes them, and installs \
                  the new one)"
+            }
+            (UnitKind::HelmRelease, false) => {
+                " (the old HelmRelease is not pruned: it stays on the cluster with its release)"
             }
         };
         Some(format!(
@@ -646,10 +649,7 @@ fn renamed(removed: &Unit, added: &Unit, filters: &Filters) -> UnitReview {
     u.renamed_from = Some(removed.name.clone());
     u.renamed_from_parent.clone_from(&removed.parent);
     u.moved_unchanged = shared - changed;
-    u.moves_deleted = match u.kind {
-        UnitKind::Kustomization => removed.moves_pruned,
-        UnitKind::HelmRelease => true,
-    };
+    u.moves_deleted = removed.moves_pruned;
     u
 }
 
@@ -1000,6 +1000,7 @@ mod tests {
         ];
         let mut old = one_sided(UnitKind::HelmRelease, "apps/podinfo", false, &objects);
         old.parent = Some("flux-system/apps".into());
+        old.moves_pruned = true;
         let mut new = one_sided(UnitKind::HelmRelease, "apps/web", true, &objects);
         new.parent = Some("flux-system/apps".into());
         // A Kustomization with the same objects is not a HelmRelease's rename.
@@ -1019,6 +1020,12 @@ mod tests {
             .rename_line()
             .unwrap()
             .contains("uninstalls the old release"));
+        // Its Kustomization keeps the old HelmRelease: nothing is uninstalled.
+        let mut kept = u.clone();
+        kept.moves_deleted = false;
+        assert!(kept.rename_line().unwrap().ends_with(
+            "(the old HelmRelease is not pruned: it stays on the cluster with its release)"
+        ));
     }
 
     #[test]

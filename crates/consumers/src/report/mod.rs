@@ -546,7 +546,11 @@ mod tests {
     #[test]
     fn entry_counts_name_kustomizations_releases_and_resourcesets_apart() {
         assert_eq!(
-            entry_counts(["apps", "apps/rset/teams/onboarding", "apps/helm/apps/podinfo"]),
+            entry_counts([
+                "apps",
+                "apps/rset/teams/onboarding",
+                "apps/helm/apps/podinfo"
+            ]),
             "1 Kustomization, 1 HelmRelease and 1 ResourceSet"
         );
         assert_eq!(

@@ -151,11 +151,32 @@ fn display(o: &ObjectId) -> String {
     id(o).to_string()
 }
 
-/// The moves of a cluster with (`prune`) or without a prune outage, by (old owner, new
-/// owner): a rename moves every object of one Kustomization to another, said once.
-fn moves_by_owners(c: &ClusterDiff, prune: bool) -> BTreeMap<(&str, &str), Vec<String>> {
+/// Whether the objects that leave `entry` are deleted before their new owner makes them
+/// again: a Kustomization that prunes (the move hazard's `prune_outage`), or a `--helm`
+/// release entry whose HelmRelease its Kustomization prunes (helm-controller then uninstalls
+/// the release; one its Kustomization keeps stays with its release).
+fn moves_delete(c: &ClusterDiff, entry: &str) -> bool {
+    match unit_name(entry) {
+        (UnitKind::HelmRelease, release, Some(parent)) => c.prune_deletions.iter().any(|d| {
+            d.kustomization == parent
+                && d.object.group == "helm.toolkit.fluxcd.io"
+                && d.object.kind == "HelmRelease"
+                && id(&d.object).namespaced_name() == release
+        }),
+        _ => c.moves.iter().any(|m| m.prune_outage && m.from == entry),
+    }
+}
+
+/// The moves of a cluster whose objects are deleted first (`outage`, [`moves_delete`]) or
+/// not, by (old owner, new owner): a rename moves every object of one entry to another, said
+/// once.
+fn moves_by_owners(c: &ClusterDiff, outage: bool) -> BTreeMap<(&str, &str), Vec<String>> {
     let mut out: BTreeMap<(&str, &str), Vec<String>> = BTreeMap::new();
-    for m in c.moves.iter().filter(|m| m.prune_outage == prune) {
+    for m in c
+        .moves
+        .iter()
+        .filter(|m| moves_delete(c, &m.from) == outage)
+    {
         out.entry((m.from.as_str(), m.to.as_str()))
             .or_default()
             .push(display(&m.object));
@@ -175,6 +196,22 @@ fn code_list(items: &[String]) -> String {
 fn cluster(c: &ClusterDiff, d: &RevisionDiff, images: &[ClusterImageDiff]) -> Cluster {
     let mut hazards = Vec::new();
     for ((from, to), objects) in moves_by_owners(c, true) {
+        if is_release_entry(from) {
+            let (n, moves, them) = match objects.as_slice() {
+                [one] => (format!("`{one}`"), "moves", "it"),
+                many => (
+                    format!("{} ({})", plural(many.len(), "object"), code_list(many)),
+                    "move",
+                    "them",
+                ),
+            };
+            hazards.push(format!(
+                "{n} {moves} from `{from}` to `{to}`; prune deletes the old HelmRelease, so \
+                 helm-controller uninstalls its release, deleting {them}, and the new one \
+                 installs {them} again: a transient outage"
+            ));
+            continue;
+        }
         hazards.push(match objects.as_slice() {
             [one] => format!(
                 "`{one}` moves from `{from}` to `{to}`; `{from}` has `prune: true`, so Flux \
@@ -207,10 +244,7 @@ fn cluster(c: &ClusterDiff, d: &RevisionDiff, images: &[ClusterImageDiff]) -> Cl
             .map(|k| Unit {
                 // The move hazard's own reading (`Move::prune_outage`), which a rename's line
                 // points to.
-                moves_pruned: c
-                    .moves
-                    .iter()
-                    .any(|m| m.prune_outage && m.from == k.kustomization),
+                moves_pruned: moves_delete(c, &k.kustomization),
                 ..unit(k)
             })
             .collect(),
@@ -363,6 +397,17 @@ fn diff_notes(d: &RevisionDiff) -> Vec<String> {
     for c in &d.clusters {
         for ((from, to), objects) in moves_by_owners(c, false) {
             let cluster = &c.cluster;
+            if is_release_entry(from) {
+                notes.push(format!(
+                    "`{cluster}`: {} from `{from}` to `{to}` (the old HelmRelease is not \
+                     pruned: it stays on the cluster with its release).",
+                    match objects.as_slice() {
+                        [one] => format!("`{one}` moves"),
+                        many => format!("{} move", plural(many.len(), "object")),
+                    }
+                ));
+                continue;
+            }
             notes.push(match objects.as_slice() {
                 [one] => format!(
                     "`{cluster}`: `{one}` moves from `{from}` to `{to}` (`{from}` does not \
