@@ -323,3 +323,41 @@ fn a_schema_rejects_a_document_that_breaks_the_convention() {
     unversioned.as_object_mut().unwrap().remove("schemaVersion");
     assert!(!v.is_valid(&unversioned));
 }
+
+#[test]
+fn a_rename_conforms_to_the_diff_and_prove_schemas_naming_both_entries() {
+    let repo = repo_from("testdata/rename");
+    let r = repo.path();
+    let path = r.join("clusters/prod/apps.yaml");
+    let text = fs::read_to_string(&path).unwrap();
+    fs::write(
+        &path,
+        text.replacen("name: openspeedtest", "name: speedtest", 1),
+    )
+    .unwrap();
+    conforms(r, &["diff", "--base", "HEAD"], "diff", "DiffReport");
+    conforms(
+        r,
+        &["prove", "--base", "HEAD", "--expect", "any"],
+        "prove",
+        "ProveReport",
+    );
+    let json = fluxsim_in(Some(r), &["diff", "--base", "HEAD", "-o", "json"]).json();
+    let entry = |name: &str| {
+        json["clusters"][0]["kustomizations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["kustomization"]["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {json:#}"))
+            .clone()
+    };
+    let (old, new) = (entry("openspeedtest"), entry("speedtest"));
+    // The outcomes stay the diff's; the rename is what is added.
+    assert_eq!(
+        (&old["outcome"], &new["outcome"]),
+        (&"removed".into(), &"added".into())
+    );
+    assert_eq!(old["renamedTo"]["name"], "speedtest", "{old:#}");
+    assert_eq!(new["renamedFrom"]["name"], "openspeedtest", "{new:#}");
+}

@@ -557,6 +557,159 @@ fn many_kustomizations(n: usize, tag: &str) -> tempfile::TempDir {
     dir
 }
 
+/// `testdata/rename` with its Kustomization `default/openspeedtest` renamed
+/// `default/speedtest` in the work tree, and the ConfigMap it applies changed.
+fn renamed() -> tempfile::TempDir {
+    let repo = repo_from("testdata/rename");
+    edit(
+        repo.path(),
+        "clusters/prod/apps.yaml",
+        "name: openspeedtest",
+        "name: speedtest",
+    );
+    edit(
+        repo.path(),
+        "apps/speedtest/speedtest.yaml",
+        "mode: server",
+        "mode: client",
+    );
+    repo
+}
+
+/// `text` with its wrapped lines joined (the text report wraps prose at 80 columns).
+fn unwrapped(text: &str) -> String {
+    let mut out = text.replace("\n     ", " ");
+    while out.contains("\n    ") {
+        out = out.replace("\n    ", " ");
+    }
+    out
+}
+
+#[test]
+fn a_renamed_kustomization_is_one_entry_showing_only_the_objects_that_differ() {
+    let repo = renamed();
+    let line = "renamed `default/openspeedtest` → `default/speedtest`: 2 objects move unchanged, \
+                1 object changed (prune deletes and recreates them: see the hazards)";
+    let text = diff(repo.path(), &[]);
+    assert_eq!(text.code, 0, "{}{}", text.stdout, text.stderr);
+    let t = unwrapped(&text.stdout);
+    assert!(
+        t.contains(&format!(
+            "\n-- Kustomization default/speedtest: renamed\n   {line}\n~ ConfigMap default/speedtest\n  data.mode\n-   server\n+   client\n"
+        )),
+        "{}",
+        text.stdout
+    );
+    // One entry: neither name is listed as added or removed, and no body is printed twice.
+    assert!(
+        !t.contains("Kustomization default/openspeedtest: removed"),
+        "{t}"
+    );
+    assert!(!t.contains("Kustomization default/speedtest: added"), "{t}");
+    assert!(!t.contains("openspeedtest/latest"), "{t}");
+    assert!(t.contains("Kustomizations: 1 changed, 1 renamed"), "{t}");
+    assert!(
+        t.contains("2 Kustomizations (1 renamed) change in 1 of 1 cluster"),
+        "{t}"
+    );
+    // The hazard the line points to: the old one prunes, said once for the three objects.
+    assert!(
+        t.contains("3 objects move from `default/openspeedtest` to `default/speedtest`"),
+        "{t}"
+    );
+
+    let md = diff(repo.path(), &["--format", "markdown"]);
+    assert_eq!(md.code, 0, "{}", md.stderr);
+    let md = md.stdout;
+    assert!(
+        md.contains("<summary>Kustomization <code>default/speedtest</code>: renamed — 1 object changed</summary>"),
+        "{md}"
+    );
+    assert!(md.contains(&format!("\n{line}\n")), "{md}");
+    assert!(
+        md.contains("| `prod` | Kustomizations | · | 1 | · | 1 | · |"),
+        "{md}"
+    );
+    assert!(!md.contains("openspeedtest/latest"), "{md}");
+    check_markdown(&md).unwrap();
+
+    let html = diff(repo.path(), &["--format", "html"]);
+    assert_eq!(html.code, 0, "{}", html.stderr);
+    let html = html.stdout;
+    assert!(
+        html.contains(
+            "<code>default/speedtest</code> <span class=\"badge changed\">renamed</span>"
+        ),
+        "{html}"
+    );
+    assert!(
+        html.contains(
+            "<p class=\"renamed\">renamed <code>default/openspeedtest</code> → <code>default/speedtest</code>: 2 objects move unchanged, 1 object changed (prune deletes and recreates them: see the hazards)</p>"
+        ),
+        "{html}"
+    );
+    assert!(!html.contains("openspeedtest/latest"), "{html}");
+}
+
+#[test]
+fn a_kustomization_moved_to_another_namespace_is_one_renamed_entry() {
+    let repo = repo_from("testdata/rename");
+    edit(
+        repo.path(),
+        "clusters/prod/apps.yaml",
+        "name: web\n  namespace: default",
+        "name: web\n  namespace: apps",
+    );
+    let out = diff(repo.path(), &[]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let t = unwrapped(&out.stdout);
+    // `default/web` does not prune: its objects stay, the new one takes them over.
+    assert!(
+        t.contains(
+            "\n-- Kustomization apps/web: renamed\n   renamed `default/web` → `apps/web`: 2 \
+             objects move unchanged (the old one does not prune: no outage)\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(!t.contains("Kustomization default/web: removed"), "{t}");
+    assert!(!t.contains("nginx:1.27.0"), "{t}");
+}
+
+/// The fleet's HelmRelease `apps/podinfo` renamed `apps/web`, its release name kept
+/// (`spec.releaseName`), so that it renders the same objects: one renamed entry whose
+/// objects show only the label helm-controller sets from the HelmRelease's name.
+#[test]
+fn a_renamed_helm_release_is_one_entry_showing_only_what_the_new_name_changes() {
+    let repo = repo_from("testdata/fleet");
+    edit(
+        repo.path(),
+        "apps/helm/podinfo.yaml",
+        "metadata:\n  name: podinfo\nspec:\n",
+        "metadata:\n  name: web\nspec:\n  releaseName: podinfo\n",
+    );
+    let out = diff(repo.path(), &["--helm", "--cluster", "dev"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let t = unwrapped(&out.stdout);
+    assert!(
+        t.contains(
+            "\n-- HelmRelease apps/web: renamed\n   renamed `apps/podinfo` → `apps/web`: 2 \
+             objects changed (helm-controller uninstalls the old release, which deletes them, \
+             and installs the new one)\n~ Deployment apps/podinfo\n  \
+             metadata.labels.\"helm.toolkit.fluxcd.io/name\"\n-   podinfo\n+   web\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(!t.contains("HelmRelease apps/podinfo: removed"), "{t}");
+    assert!(t.contains("HelmReleases: 1 renamed"), "{t}");
+    // The hazard is helm-controller's: the old HelmRelease is pruned, its release uninstalled.
+    assert!(
+        t.contains("prune deletes the old HelmRelease, so helm-controller uninstalls its release"),
+        "{t}"
+    );
+}
+
 #[test]
 fn a_500_kustomization_change_is_split_into_comments_with_the_whole_summary_first() {
     const N: usize = 500;

@@ -77,6 +77,9 @@ pub enum Outcome {
     Added,
     /// Only in base.
     Removed,
+    /// Removed under one name and added under another, with most of the same objects (see
+    /// [`renames`]): one entry, `renamed_from` the old name.
+    Renamed,
     /// Not rendered in a revision where it exists.
     #[serde(rename = "not compared")]
     NotCompared,
@@ -95,6 +98,7 @@ impl Outcome {
             Outcome::Changed => "changed",
             Outcome::Added => "added",
             Outcome::Removed => "removed",
+            Outcome::Renamed => "renamed",
             Outcome::NotCompared => "not compared",
             Outcome::Filtered => "changed only in filtered fields",
         }
@@ -138,6 +142,25 @@ pub struct UnitReview {
     /// How people read it, when not by its kind and name ([`crate::model::Shown`]).
     #[serde(skip)]
     pub shown: Option<crate::model::Shown>,
+    /// A renamed unit's name in base ([`Outcome::Renamed`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub renamed_from: Option<String>,
+    /// The Kustomization that applied a renamed HelmRelease in base.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub renamed_from_parent: Option<String>,
+    /// A renamed unit's objects in both revisions with nothing to show: they move unchanged.
+    #[serde(skip_serializing_if = "is_zero_count")]
+    pub moved_unchanged: usize,
+    /// A renamed unit's objects are deleted before they are made again (the old
+    /// Kustomization prunes them, or the old HelmRelease is pruned and its release
+    /// uninstalled: [`crate::model::Unit::moves_pruned`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub moves_deleted: bool,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero_count(n: &usize) -> bool {
+    *n == 0
 }
 
 impl UnitReview {
@@ -195,6 +218,45 @@ impl UnitReview {
         ))
     }
 
+    /// The line a renamed unit leads with: ``renamed `default/openspeedtest` →
+    /// `default/speedtest`: 3 objects move unchanged (prune deletes and recreates them: see
+    /// the hazards)``, where `` `...` `` marks code; `None` for a unit not renamed.
+    #[must_use]
+    pub fn rename_line(&self) -> Option<String> {
+        let from = self.renamed_from.as_ref()?;
+        let (added, changed, removed) = self.object_counts();
+        let n = |n: usize| format!("{n} {}", if n == 1 { "object" } else { "objects" });
+        let mut parts = Vec::new();
+        if self.moved_unchanged > 0 {
+            parts.push(format!("{} move unchanged", n(self.moved_unchanged)));
+        }
+        for (k, word) in [(changed, "changed"), (added, "added"), (removed, "removed")] {
+            if k > 0 {
+                parts.push(format!("{} {word}", n(k)));
+            }
+        }
+        let moved = self.moved_unchanged + changed;
+        let why = match (self.kind, self.moves_deleted) {
+            _ if moved == 0 => "",
+            (UnitKind::Kustomization, true) => {
+                " (prune deletes and recreates them: see the hazards)"
+            }
+            (UnitKind::Kustomization, false) => " (the old one does not prune: no outage)",
+            (UnitKind::HelmRelease, true) => {
+                " (helm-controller uninstalls the old release, which deletes them, and installs \
+                 the new one)"
+            }
+            (UnitKind::HelmRelease, false) => {
+                " (the old HelmRelease is not pruned: it stays on the cluster with its release)"
+            }
+        };
+        Some(format!(
+            "renamed `{from}` → `{}`: {}{why}",
+            self.name,
+            parts.join(", ")
+        ))
+    }
+
     /// How many of its objects were added, changed and removed.
     #[must_use]
     pub fn object_counts(&self) -> (usize, usize, usize) {
@@ -217,6 +279,9 @@ pub struct Counts {
     pub changed: usize,
     /// Removed in head.
     pub removed: usize,
+    /// Renamed (one removed and one added, counted once).
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub renamed: usize,
     /// Not rendered on a side where they exist.
     pub not_compared: usize,
     /// Changed only in what the filters hide.
@@ -232,6 +297,7 @@ impl Counts {
             Outcome::Changed => self.changed += 1,
             Outcome::Added => self.added += 1,
             Outcome::Removed => self.removed += 1,
+            Outcome::Renamed => self.renamed += 1,
             Outcome::NotCompared => self.not_compared += 1,
             Outcome::Filtered => self.filtered += 1,
         }
@@ -240,13 +306,14 @@ impl Counts {
     /// Whether any unit is added, changed, removed or not compared.
     #[must_use]
     pub fn any(&self) -> bool {
-        self.added + self.changed + self.removed + self.not_compared > 0
+        self.added + self.changed + self.removed + self.renamed + self.not_compared > 0
     }
 
     fn merge(&mut self, o: &Counts) {
         self.added += o.added;
         self.changed += o.changed;
         self.removed += o.removed;
+        self.renamed += o.renamed;
         self.not_compared += o.not_compared;
         self.filtered += o.filtered;
         self.identical += o.identical;
@@ -480,8 +547,131 @@ pub fn analyze(review: &Review, filters: &Filters) -> Analysis {
     }
 }
 
+/// The renames among `units`: (removed, added) indexes of a unit removed in head and one of
+/// the same kind added in head that render mostly the same objects.
+///
+/// The rule: a removed and an added unit of the same kind are a candidate pair when more
+/// than half of the objects of each are in both (the same group, kind, namespace and name:
+/// the ids Flux's inventory keeps), so that one unit cannot be the rename of two. Candidates
+/// are taken by the most objects shared first, ties by the removed unit's name, then the
+/// added one's; a unit already paired is skipped. Deterministic, and independent of the
+/// order `units` come in.
+#[must_use]
+pub fn renames(units: &[Unit]) -> Vec<(usize, usize)> {
+    let ids = |u: &Unit, base: bool| -> std::collections::BTreeSet<ObjectId> {
+        u.objects
+            .iter()
+            .filter(|o| {
+                if base {
+                    o.base.is_some()
+                } else {
+                    o.head.is_some()
+                }
+            })
+            .map(|o| o.id.clone())
+            .collect()
+    };
+    let side = |status: Status| -> Vec<(usize, std::collections::BTreeSet<ObjectId>)> {
+        units
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| u.status == status)
+            .map(|(i, u)| (i, ids(u, status == Status::Removed)))
+            .filter(|(_, s)| !s.is_empty())
+            .collect()
+    };
+    let (removed, added) = (side(Status::Removed), side(Status::Added));
+    let mut candidates = Vec::new();
+    for (r, rs) in &removed {
+        for (a, as_) in &added {
+            if units[*r].kind != units[*a].kind {
+                continue;
+            }
+            let shared = rs.intersection(as_).count();
+            if 2 * shared > rs.len().max(as_.len()) {
+                candidates.push((shared, *r, *a));
+            }
+        }
+    }
+    candidates.sort_by(|x, y| {
+        y.0.cmp(&x.0)
+            .then_with(|| units[x.1].name.cmp(&units[y.1].name))
+            .then_with(|| units[x.2].name.cmp(&units[y.2].name))
+    });
+    let (mut used_r, mut used_a) = (Vec::new(), Vec::new());
+    let mut pairs = Vec::new();
+    for (_, r, a) in candidates {
+        if !used_r.contains(&r) && !used_a.contains(&a) {
+            used_r.push(r);
+            used_a.push(a);
+            pairs.push((r, a));
+        }
+    }
+    pairs.sort_unstable();
+    pairs
+}
+
+/// A rename read as one unit: the added unit's name and parent, the removed one's objects as
+/// base and the added one's as head, so that only what differs is shown.
+fn renamed(removed: &Unit, added: &Unit, filters: &Filters) -> UnitReview {
+    let mut objects: BTreeMap<ObjectId, crate::model::Object> = BTreeMap::new();
+    for o in &removed.objects {
+        let e = objects
+            .entry(o.id.clone())
+            .or_insert_with(|| crate::model::Object {
+                id: o.id.clone(),
+                ..crate::model::Object::default()
+            });
+        e.base.clone_from(&o.base);
+    }
+    for o in &added.objects {
+        let e = objects
+            .entry(o.id.clone())
+            .or_insert_with(|| crate::model::Object {
+                id: o.id.clone(),
+                ..crate::model::Object::default()
+            });
+        e.head.clone_from(&o.head);
+    }
+    let shared = objects
+        .values()
+        .filter(|o| o.base.is_some() && o.head.is_some())
+        .count();
+    let merged = Unit {
+        status: Status::Changed,
+        objects: objects.into_values().collect(),
+        order: None,
+        ..added.clone()
+    };
+    let mut u = unit(&merged, filters);
+    let changed = u
+        .objects
+        .iter()
+        .filter(|o| o.change == ObjectChange::Changed)
+        .count();
+    u.outcome = Outcome::Renamed;
+    u.renamed_from = Some(removed.name.clone());
+    u.renamed_from_parent.clone_from(&removed.parent);
+    u.moved_unchanged = shared - changed;
+    u.moves_deleted = removed.moves_pruned;
+    u
+}
+
 fn cluster(c: &Cluster, filters: &Filters) -> ClusterReview {
-    let mut units: Vec<UnitReview> = c.units.iter().map(|u| unit(u, filters)).collect();
+    let pairs = renames(&c.units);
+    let paired = |i: usize| pairs.iter().any(|&(r, a)| r == i || a == i);
+    let mut units: Vec<UnitReview> = c
+        .units
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !paired(*i))
+        .map(|(_, u)| unit(u, filters))
+        .collect();
+    units.extend(
+        pairs
+            .iter()
+            .map(|&(r, a)| renamed(&c.units[r], &c.units[a], filters)),
+    );
     units.sort_by(|a, b| (a.kind, &a.name).cmp(&(b.kind, &b.name)));
     let (mut kustomizations, mut helm_releases) = (Counts::default(), Counts::default());
     let mut hidden = Hidden::default();
@@ -581,6 +771,10 @@ fn unit(u: &Unit, filters: &Filters) -> UnitReview {
         hidden,
         chart: u.chart.clone(),
         shown: u.shown.clone(),
+        renamed_from: None,
+        renamed_from_parent: None,
+        moved_unchanged: 0,
+        moves_deleted: false,
     }
 }
 
@@ -734,5 +928,172 @@ mod tests {
                 ]
             ))
         );
+    }
+
+    fn object(kind: &str, name: &str, replicas: u64) -> Value {
+        json!({"apiVersion": "apps/v1", "kind": kind,
+               "metadata": {"name": name, "namespace": "default"},
+               "spec": {"replicas": replicas}})
+    }
+
+    /// A unit of `kind` only on one side (`head`: added), with `objects`.
+    fn one_sided(kind: UnitKind, name: &str, head: bool, objects: &[Value]) -> Unit {
+        Unit {
+            kind,
+            name: name.into(),
+            status: if head { Status::Added } else { Status::Removed },
+            objects: objects
+                .iter()
+                .map(|v| Object {
+                    id: ObjectId::of(v),
+                    base: (!head).then(|| v.clone()),
+                    head: head.then(|| v.clone()),
+                })
+                .collect(),
+            ..Unit::default()
+        }
+    }
+
+    fn review_of(units: Vec<Unit>) -> Review {
+        Review {
+            clusters: vec![Cluster {
+                name: "prod".into(),
+                units,
+                ..Cluster::default()
+            }],
+            ..Review::default()
+        }
+    }
+
+    #[test]
+    fn a_renamed_kustomization_is_one_entry_showing_only_what_differs() {
+        let objects = [
+            object("Deployment", "speedtest", 1),
+            object("Service", "speedtest", 1),
+            object("ConfigMap", "speedtest", 1),
+        ];
+        let mut head = objects.to_vec();
+        head[0] = object("Deployment", "speedtest", 2);
+        let mut old = one_sided(
+            UnitKind::Kustomization,
+            "default/openspeedtest",
+            false,
+            &objects,
+        );
+        old.moves_pruned = true;
+        let new = one_sided(UnitKind::Kustomization, "default/speedtest", true, &head);
+        let an = analyze(&review_of(vec![old, new]), &Filters::new());
+        let c = &an.clusters[0];
+        assert_eq!(c.units.len(), 1);
+        let u = &c.units[0];
+        assert_eq!(u.outcome, Outcome::Renamed);
+        assert_eq!(u.renamed_from.as_deref(), Some("default/openspeedtest"));
+        assert_eq!(u.moved_unchanged, 2);
+        assert_eq!(u.object_counts(), (0, 1, 0));
+        assert_eq!(
+            u.rename_line().as_deref(),
+            Some(
+                "renamed `default/openspeedtest` → `default/speedtest`: 2 objects move \
+                 unchanged, 1 object changed (prune deletes and recreates them: see the hazards)"
+            )
+        );
+        assert_eq!(
+            (
+                c.kustomizations.renamed,
+                c.kustomizations.added,
+                c.kustomizations.removed
+            ),
+            (1, 0, 0)
+        );
+    }
+
+    #[test]
+    fn a_kustomization_moved_to_another_namespace_is_a_rename() {
+        let objects = [object("Deployment", "web", 1), object("Service", "web", 1)];
+        let old = one_sided(UnitKind::Kustomization, "default/web", false, &objects);
+        let new = one_sided(UnitKind::Kustomization, "apps/web", true, &objects);
+        let an = analyze(&review_of(vec![old, new]), &Filters::new());
+        let u = &an.clusters[0].units[0];
+        assert_eq!(
+            (an.clusters[0].units.len(), u.outcome),
+            (1, Outcome::Renamed)
+        );
+        assert!(u.objects.is_empty());
+        assert_eq!(
+            u.rename_line().as_deref(),
+            Some("renamed `default/web` → `apps/web`: 2 objects move unchanged (the old one does not prune: no outage)")
+        );
+    }
+
+    #[test]
+    fn a_renamed_helm_release_is_one_entry_and_says_the_old_release_is_uninstalled() {
+        let objects = [
+            object("Deployment", "podinfo", 1),
+            object("Service", "podinfo", 1),
+        ];
+        let mut old = one_sided(UnitKind::HelmRelease, "apps/podinfo", false, &objects);
+        old.parent = Some("flux-system/apps".into());
+        old.moves_pruned = true;
+        let mut new = one_sided(UnitKind::HelmRelease, "apps/web", true, &objects);
+        new.parent = Some("flux-system/apps".into());
+        // A Kustomization with the same objects is not a HelmRelease's rename.
+        let other = one_sided(UnitKind::Kustomization, "flux-system/web", true, &objects);
+        let an = analyze(&review_of(vec![old, new, other]), &Filters::new());
+        let c = &an.clusters[0];
+        assert_eq!(c.units.len(), 2);
+        assert_eq!(c.kustomizations.added, 1);
+        assert_eq!(c.helm_releases.renamed, 1);
+        let u = c
+            .units
+            .iter()
+            .find(|u| u.kind == UnitKind::HelmRelease)
+            .unwrap();
+        assert_eq!(u.renamed_from_parent.as_deref(), Some("flux-system/apps"));
+        assert!(u
+            .rename_line()
+            .unwrap()
+            .contains("uninstalls the old release"));
+        // Its Kustomization keeps the old HelmRelease: nothing is uninstalled.
+        let mut kept = u.clone();
+        kept.moves_deleted = false;
+        assert!(kept.rename_line().unwrap().ends_with(
+            "(the old HelmRelease is not pruned: it stays on the cluster with its release)"
+        ));
+    }
+
+    #[test]
+    fn a_rename_pairs_the_largest_overlap_and_needs_most_objects_shared() {
+        let a = [
+            object("Deployment", "a", 1),
+            object("Service", "a", 1),
+            object("ConfigMap", "a", 1),
+        ];
+        let old = one_sided(UnitKind::Kustomization, "default/old", false, &a);
+        // Shares two of three: a candidate, but `best` shares all three.
+        let near = one_sided(UnitKind::Kustomization, "default/near", true, &a[..2]);
+        let best = one_sided(UnitKind::Kustomization, "default/best", true, &a);
+        // Shares one object of three: not a rename.
+        let few = one_sided(
+            UnitKind::Kustomization,
+            "default/few",
+            false,
+            &[
+                a[0].clone(),
+                object("Secret", "x", 1),
+                object("Secret", "y", 1),
+            ],
+        );
+        let units = vec![near, old, few, best];
+        assert_eq!(renames(&units), vec![(1, 3)]);
+        let mut reversed = units.clone();
+        reversed.reverse();
+        assert_eq!(renames(&reversed), vec![(2, 0)]);
+        // Equal overlaps: the names decide.
+        let twins = vec![
+            one_sided(UnitKind::Kustomization, "default/y", true, &a),
+            one_sided(UnitKind::Kustomization, "default/old", false, &a),
+            one_sided(UnitKind::Kustomization, "default/x", true, &a),
+        ];
+        assert_eq!(renames(&twins), vec![(1, 2)]);
     }
 }

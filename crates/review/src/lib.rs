@@ -74,7 +74,9 @@
 //!   differ is enough; equal ones are dropped anyway), Secret data masked by
 //!   `report::mask` unless `--show-secrets` (this crate shows what it is given). `order`:
 //!   the `ObjectId`s of both artifacts in order, so that a `resources:` reorder reads "order
-//!   changed".
+//!   changed". `moves_pruned`: whether the objects that leave it are deleted first (the move
+//!   hazard's `prune_outage`; a HelmRelease its Kustomization prunes), which a rename's line
+//!   says ([`analysis::renames`] pairs a removed unit with an added one).
 //! - `failures` ← `RevisionDiff::failures()` of the cluster (`Failure { kustomization →
 //!   unit, side, error, below }`); `image_bumps` ← `images::diff_images` (`ImageChange`
 //!   has the same fields); `prune_deletions` ← objects removed from a Kustomization with

@@ -194,6 +194,12 @@ pub struct Unit {
     /// `ResourceSet flux-operator (from flux-system)`); the JSON keeps `kind` and `name`.
     #[serde(default, skip_serializing)]
     pub shown: Option<Shown>,
+    /// Its objects, moving to another unit, are deleted first: a Kustomization with `prune:
+    /// true` in base (the caller's move hazard), a HelmRelease that its parent prunes (its
+    /// release is uninstalled); read for a removed unit that a rename pairs with an added
+    /// one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub moves_pruned: bool,
 }
 
 /// A unit as the text, Markdown and HTML reports name it: `{kind} {name} (from {from})`.

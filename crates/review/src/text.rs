@@ -51,6 +51,7 @@ fn counts(c: &Counts) -> String {
         (c.changed, "changed"),
         (c.added, "added"),
         (c.removed, "removed"),
+        (c.renamed, "renamed"),
         (c.not_compared, "not compared"),
     ]
     .iter()
@@ -316,7 +317,9 @@ fn unit(u: &UnitReview, out: &mut String) {
         one_line(name),
         u.outcome.as_str()
     );
-    if let Some(line) = u.chart_line() {
+    if let Some(line) = u.rename_line() {
+        out.push_str(&wrap("   ", "     ", &one_line(&line)));
+    } else if let Some(line) = u.chart_line() {
         let _ = writeln!(out, "   {}", one_line(&line));
     } else if !what.is_empty() {
         let _ = writeln!(out, "   {}", what.join(", "));
@@ -384,6 +387,8 @@ fn signature(u: &UnitReview) -> String {
         u.outcome,
         &u.problem,
         &u.reordered,
+        &u.renamed_from,
+        u.moved_unchanged,
         objects,
     ))
     .unwrap_or_default()

@@ -131,6 +131,11 @@ pub struct CanaryReport {
     pub stray_changes: Vec<Target>,
     /// Artifacts whose digest did not return after the canaries were removed.
     pub not_restored: Vec<Target>,
+    /// No shared canary was planted: no file is read by two artifacts or more (besides
+    /// those the overlay canaries took), so nothing shows a change to a shared file is seen
+    /// everywhere it lands. Reports say so rather than leave it out.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub no_shared_file: bool,
 }
 
 impl CanaryReport {
@@ -255,7 +260,9 @@ fn nonce(file: &str, scope: &Scope) -> String {
 }
 
 /// Chooses the canaries: one in each cluster's own overlay, and one in the shared file that
-/// feeds the most artifacts (deepest path first on ties), or in `canary_path` when given.
+/// feeds the most artifacts (deepest path first on ties), or in `canary_path` when given. A
+/// shared file is one at least two artifacts read (objects of it in two artifacts): where
+/// there is none, no shared canary is planned ([`CanaryReport::no_shared_file`]).
 pub fn plan(head: &RepoRender, canary_path: Option<&str>) -> Result<Vec<Plan>, CanaryError> {
     let users = file_users(head);
     if users.is_empty() {
@@ -309,20 +316,20 @@ pub fn plan(head: &RepoRender, canary_path: Option<&str>) -> Result<Vec<Plan>, C
         if !in_tree && excluded.is_none() {
             return Err(CanaryError::NoSuchFile(path));
         }
-        Plan {
+        Some(Plan {
             expected: users.get(&path).cloned().unwrap_or_default(),
             nonce: nonce(&path, &Scope::Shared),
             file: path,
             scope: Scope::Shared,
             excluded,
             line: None,
-        }
+        })
     } else {
         let taken: BTreeSet<&String> = plans.iter().map(|p| &p.file).collect();
         let outside_roots = |f: &String| roots.iter().all(|(_, d)| !under(f, d));
         let pick = users
             .iter()
-            .filter(|(f, _)| !taken.contains(f))
+            .filter(|(f, ts)| !taken.contains(f) && ts.len() >= 2)
             .max_by_key(|(f, ts)| {
                 (
                     outside_roots(f),
@@ -331,19 +338,18 @@ pub fn plan(head: &RepoRender, canary_path: Option<&str>) -> Result<Vec<Plan>, C
                     std::cmp::Reverse((*f).clone()),
                 )
             });
-        let Some((file, expected)) = pick else {
-            return Ok(plans);
-        };
-        Plan {
+        // No file two artifacts read: no shared canary, and the values and template
+        // canaries are planned all the same.
+        pick.map(|(file, expected)| Plan {
             file: file.clone(),
             nonce: nonce(file, &Scope::Shared),
             scope: Scope::Shared,
             expected: expected.clone(),
             excluded: None,
             line: None,
-        }
+        })
     };
-    plans.push(shared);
+    plans.extend(shared);
     plans.extend(values_plan(head));
     plans.extend(template_plan(head));
     Ok(plans)
@@ -523,7 +529,7 @@ pub fn run(
         .filter(|t| digest(h.get(*t)) != digest(r.get(*t)))
         .cloned()
         .collect();
-    let canaries = plans
+    let canaries: Vec<Outcome> = plans
         .into_iter()
         .map(|plan| {
             let seen = detected_in.remove(plan.nonce.as_str()).unwrap_or_default();
@@ -554,6 +560,7 @@ pub fn run(
         })
         .collect();
     Ok(CanaryReport {
+        no_shared_file: !canaries.iter().any(|c| c.plan.scope == Scope::Shared),
         canaries,
         stray_changes,
         not_restored,

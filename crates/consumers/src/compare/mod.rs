@@ -51,6 +51,12 @@ pub fn units(kustomizations: usize, releases: usize) -> String {
     }
 }
 
+/// Whether a diff's entry is a Flux Kustomization: neither a `--helm` release entry nor a
+/// ResourceSet's entry (`<ks>/rset/<ns>/<name>`), by its name.
+pub(crate) fn is_kustomization_entry(entry: &str) -> bool {
+    !is_release_entry(entry) && !entry.contains("/rset/")
+}
+
 /// Whether a diff's entry is a `--helm` release entry, by its name.
 pub(crate) fn is_release_entry(entry: &str) -> bool {
     entry.contains(HELM_SEPARATOR)
@@ -365,14 +371,26 @@ impl RevisionDiff {
         self.clusters.iter().map(|c| c.not_compared().count()).sum()
     }
 
-    /// How many Kustomizations (not `--helm` release entries) either revision has, in every
-    /// cluster: what `N of M Kustomizations taken from base` counts against.
+    /// How many Kustomizations (not `--helm` release entries, not ResourceSets' entries:
+    /// neither is ever taken from base) either revision has, in every cluster: what `N of M
+    /// Kustomizations taken from base` counts against.
     #[must_use]
     pub fn kustomization_count(&self) -> usize {
         self.clusters
             .iter()
             .flat_map(|c| &c.kustomizations)
-            .filter(|k| !is_release_entry(&k.kustomization))
+            .filter(|k| is_kustomization_entry(&k.kustomization))
+            .count()
+    }
+
+    /// How many Kustomizations were taken from base (`--changed-only`), counted as
+    /// [`Self::kustomization_count`] counts them.
+    #[must_use]
+    pub fn skipped_count(&self) -> usize {
+        self.clusters
+            .iter()
+            .flat_map(|c| &c.skipped)
+            .filter(|k| is_kustomization_entry(k))
             .count()
     }
 

@@ -52,7 +52,7 @@ pub fn audit_text(a: &Audit, layout: Layout) -> String {
     let _ = write!(
         verdict,
         " in {} of {}",
-        super::plural(a.paths.len(), "Kustomization"),
+        super::entry_counts(a.paths.iter().map(|p| p.kustomization.as_str())),
         super::plural(clusters.len(), "cluster")
     );
     if layout.verbose {

@@ -141,7 +141,7 @@ fn external_line(d: &RevisionDiff) -> Option<ExternalLine> {
 }
 
 fn skipped_line(d: &RevisionDiff) -> Option<SkippedLine> {
-    let n: usize = d.clusters.iter().map(|c| c.skipped.len()).sum();
+    let n: usize = d.skipped_count();
     let total = d.kustomization_count();
     (n > 0).then_some(SkippedLine(n, total))
 }

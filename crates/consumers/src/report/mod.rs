@@ -263,7 +263,11 @@ fn cluster_rows(r: &RepoRender, layout: layout::Layout) -> String {
             out,
             "cluster {}: {}",
             OneLine(&c.name),
-            plural(c.kustomizations.len(), "Kustomization")
+            entry_counts(
+                c.kustomizations
+                    .iter()
+                    .map(|k| k.kustomization.id.name.as_str())
+            )
         );
         let _ = writeln!(out, "{header}");
         for line in lines.by_ref().take(c.kustomizations.len()) {
@@ -370,6 +374,42 @@ fn summary_line(r: &RepoRender) -> String {
 
 /// Whether an entry of the render is a Flux Kustomization (not a Helm release's or a
 /// ResourceSet's entry, counted on lines of their own).
+/// `15 Kustomizations and 8 ResourceSets`: render entries by what they are, from their ids
+/// (a `--helm` release `<ks>/helm/<ns>/<name>`, a ResourceSet's `<ks>/rset/<ns>/<name>`;
+/// a declared name holding either is encoded, `flux::id_segment`). Every report that counts
+/// a cluster's or a repository's entries says it with this, so `render`'s lines and
+/// `audit`'s verdict agree. Kinds with none are left out; no entry at all is `0
+/// Kustomizations`.
+pub fn entry_counts<'a>(ids: impl IntoIterator<Item = &'a str>) -> String {
+    let (mut kustomizations, mut releases, mut resourcesets) = (0, 0, 0);
+    for id in ids {
+        if id.contains(crate::compare::HELM_SEPARATOR) {
+            releases += 1;
+        } else if id.contains("/rset/") {
+            resourcesets += 1;
+        } else {
+            kustomizations += 1;
+        }
+    }
+    let mut parts: Vec<String> = [
+        (kustomizations, "Kustomization"),
+        (releases, "HelmRelease"),
+        (resourcesets, "ResourceSet"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| plural(n, what))
+    .collect();
+    match parts.len() {
+        0 => plural(0, "Kustomization"),
+        1 => parts.remove(0),
+        _ => {
+            let last = parts.pop().unwrap_or_default();
+            format!("{} and {last}", parts.join(", "))
+        }
+    }
+}
+
 fn is_kustomization_entry(k: &KustomizationRender) -> bool {
     !crate::model::is_release(k) && !crate::model::is_resourceset_entry(k)
 }
@@ -497,4 +537,27 @@ pub fn render_json(r: &RepoRender) -> String {
         }),
     );
     serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::entry_counts;
+
+    #[test]
+    fn entry_counts_name_kustomizations_releases_and_resourcesets_apart() {
+        assert_eq!(
+            entry_counts([
+                "apps",
+                "apps/rset/teams/onboarding",
+                "apps/helm/apps/podinfo"
+            ]),
+            "1 Kustomization, 1 HelmRelease and 1 ResourceSet"
+        );
+        assert_eq!(
+            entry_counts(["a", "b", "a/rset/x/y"]),
+            "2 Kustomizations and 1 ResourceSet"
+        );
+        assert_eq!(entry_counts(["a"]), "1 Kustomization");
+        assert_eq!(entry_counts(std::iter::empty()), "0 Kustomizations");
+    }
 }

@@ -148,6 +148,8 @@ pub(crate) enum CanaryLine<'a> {
     NotRestored(&'a crate::canary::Target),
     /// No canary could be planted (nothing of head rendered).
     NonePlanted,
+    /// No shared canary: no file is read by two artifacts or more.
+    NoSharedFile,
 }
 
 pub(crate) fn canary_lines<'a>(p: &'a Proof<'_>) -> Vec<CanaryLine<'a>> {
@@ -157,6 +159,7 @@ pub(crate) fn canary_lines<'a>(p: &'a Proof<'_>) -> Vec<CanaryLine<'a>> {
         .chain(c.canaries.iter().map(CanaryLine::Canary))
         .chain(c.stray_changes.iter().map(CanaryLine::Stray))
         .chain(c.not_restored.iter().map(CanaryLine::NotRestored))
+        .chain((!c.canaries.is_empty() && c.no_shared_file).then_some(CanaryLine::NoSharedFile))
         .collect()
 }
 
@@ -168,6 +171,11 @@ impl Inline for CanaryLine<'_> {
                 w,
                 "no canary planted: nothing of head rendered from a file of the repository \
                  (see what failed, above)"
+            ),
+            CanaryLine::NoSharedFile => md!(
+                w,
+                "no shared canary: no file of the repository is read by two artifacts or more, \
+                 so no change to a shared file was planted"
             ),
             CanaryLine::Stray(t) => md!(w, "stray change: {} changed beyond the canaries", Text(t)),
             CanaryLine::NotRestored(t) => md!(

@@ -59,6 +59,15 @@ fn entry_name(u: &UnitReview) -> String {
     }
 }
 
+/// The diff's name of a renamed unit in base (inverse of [`unit_name`] for the old name).
+fn old_entry_name(u: &UnitReview) -> Option<String> {
+    let from = u.renamed_from.as_ref()?;
+    Some(match (&u.kind, &u.renamed_from_parent) {
+        (UnitKind::HelmRelease, Some(parent)) => format!("{parent}{HELM_SEPARATOR}{from}"),
+        _ => from.clone(),
+    })
+}
+
 fn unit(k: &KustomizationDiff) -> Unit {
     let (kind, name, parent) = unit_name(&k.kustomization);
     let status = match k.change {
@@ -94,6 +103,7 @@ fn unit(k: &KustomizationDiff) -> Unit {
             base: c.base.clone(),
             head: c.head.clone(),
         }),
+        moves_pruned: false,
     }
 }
 
@@ -141,19 +151,80 @@ fn display(o: &ObjectId) -> String {
     id(o).to_string()
 }
 
+/// Whether the objects that leave `entry` are deleted before their new owner makes them
+/// again: a Kustomization that prunes (the move hazard's `prune_outage`), or a `--helm`
+/// release entry whose HelmRelease its Kustomization prunes (helm-controller then uninstalls
+/// the release; one its Kustomization keeps stays with its release).
+fn moves_delete(c: &ClusterDiff, entry: &str) -> bool {
+    match unit_name(entry) {
+        (UnitKind::HelmRelease, release, Some(parent)) => c.prune_deletions.iter().any(|d| {
+            d.kustomization == parent
+                && d.object.group == "helm.toolkit.fluxcd.io"
+                && d.object.kind == "HelmRelease"
+                && id(&d.object).namespaced_name() == release
+        }),
+        _ => c.moves.iter().any(|m| m.prune_outage && m.from == entry),
+    }
+}
+
+/// The moves of a cluster whose objects are deleted first (`outage`, [`moves_delete`]) or
+/// not, by (old owner, new owner): a rename moves every object of one entry to another, said
+/// once.
+fn moves_by_owners(c: &ClusterDiff, outage: bool) -> BTreeMap<(&str, &str), Vec<String>> {
+    let mut out: BTreeMap<(&str, &str), Vec<String>> = BTreeMap::new();
+    for m in c
+        .moves
+        .iter()
+        .filter(|m| moves_delete(c, &m.from) == outage)
+    {
+        out.entry((m.from.as_str(), m.to.as_str()))
+            .or_default()
+            .push(display(&m.object));
+    }
+    out
+}
+
+/// `` `a`, `b` ``.
+fn code_list(items: &[String]) -> String {
+    items
+        .iter()
+        .map(|i| format!("`{i}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn cluster(c: &ClusterDiff, d: &RevisionDiff, images: &[ClusterImageDiff]) -> Cluster {
     let mut hazards = Vec::new();
-    for m in c.moves.iter().filter(|m| m.prune_outage) {
-        hazards.push(format!(
-            "`{}` moves from `{}` to `{}`; `{}` has `prune: true`, so Flux deletes it when `{}` \
-             reconciles and `{}` recreates it: a transient outage",
-            display(&m.object),
-            m.from,
-            m.to,
-            m.from,
-            m.from,
-            m.to
-        ));
+    for ((from, to), objects) in moves_by_owners(c, true) {
+        if is_release_entry(from) {
+            let (n, moves, them) = match objects.as_slice() {
+                [one] => (format!("`{one}`"), "moves", "it"),
+                many => (
+                    format!("{} ({})", plural(many.len(), "object"), code_list(many)),
+                    "move",
+                    "them",
+                ),
+            };
+            hazards.push(format!(
+                "{n} {moves} from `{from}` to `{to}`; prune deletes the old HelmRelease, so \
+                 helm-controller uninstalls its release, deleting {them}, and the new one \
+                 installs {them} again: a transient outage"
+            ));
+            continue;
+        }
+        hazards.push(match objects.as_slice() {
+            [one] => format!(
+                "`{one}` moves from `{from}` to `{to}`; `{from}` has `prune: true`, so Flux \
+                 deletes it when `{from}` reconciles and `{to}` recreates it: a transient outage"
+            ),
+            many => format!(
+                "{} move from `{from}` to `{to}` ({}); `{from}` has `prune: true`, so Flux \
+                 deletes them when `{from}` reconciles and `{to}` recreates them: a transient \
+                 outage",
+                plural(many.len(), "object"),
+                code_list(many)
+            ),
+        });
     }
     hazards.extend(
         c.prune_deletions
@@ -167,7 +238,16 @@ fn cluster(c: &ClusterDiff, d: &RevisionDiff, images: &[ClusterImageDiff]) -> Cl
             crate::compare::Presence::Added => Presence::Added,
             crate::compare::Presence::Removed => Presence::Removed,
         },
-        units: c.kustomizations.iter().map(unit).collect(),
+        units: c
+            .kustomizations
+            .iter()
+            .map(|k| Unit {
+                // The move hazard's own reading (`Move::prune_outage`), which a rename's line
+                // points to.
+                moves_pruned: moves_delete(c, &k.kustomization),
+                ..unit(k)
+            })
+            .collect(),
         failures: d
             .failures()
             .into_iter()
@@ -206,24 +286,71 @@ fn cluster(c: &ClusterDiff, d: &RevisionDiff, images: &[ClusterImageDiff]) -> Cl
 /// `2 Kustomizations and 1 HelmRelease`: how many entries of the diff changed (added,
 /// changed, removed), by kind; `None` when none did.
 fn changed_entries(d: &RevisionDiff) -> Option<String> {
-    let mut counts: BTreeMap<UnitKind, usize> = BTreeMap::new();
-    for k in d.clusters.iter().flat_map(|c| &c.kustomizations) {
-        if matches!(k.change, Change::Changed | Change::Added | Change::Removed) {
-            *counts.entry(unit_name(&k.kustomization).0).or_default() += 1;
+    // (entries, of which renamed) per kind.
+    let mut counts: BTreeMap<UnitKind, (usize, usize)> = BTreeMap::new();
+    for c in &d.clusters {
+        for k in &c.kustomizations {
+            if matches!(k.change, Change::Changed | Change::Added | Change::Removed) {
+                counts.entry(unit_name(&k.kustomization).0).or_default().0 += 1;
+            }
+        }
+        // A rename is one entry, as the review shows it: the review's own pairing, on the
+        // ids alone.
+        let units = ids_only(c);
+        for (removed, _) in review::analysis::renames(&units) {
+            let n = counts.entry(units[removed].kind).or_default();
+            n.0 -= 1;
+            n.1 += 1;
         }
     }
     let parts: Vec<String> = counts
         .iter()
-        .map(|(kind, n)| {
+        .map(|(kind, (n, renamed))| {
             let word = if *n == 1 {
                 kind.as_str()
             } else {
                 kind.plural()
             };
-            format!("{n} {word}")
+            if *renamed > 0 {
+                format!("{n} {word} ({renamed} renamed)")
+            } else {
+                format!("{n} {word}")
+            }
         })
         .collect();
     (!parts.is_empty()).then(|| parts.join(" and "))
+}
+
+/// The added and removed entries of a cluster as review units with their objects' ids and
+/// no values: what [`review::analysis::renames`] pairs them by.
+fn ids_only(c: &ClusterDiff) -> Vec<Unit> {
+    c.kustomizations
+        .iter()
+        .filter(|k| matches!(k.change, Change::Added | Change::Removed))
+        .map(|k| {
+            let (kind, name, parent) = unit_name(&k.kustomization);
+            Unit {
+                kind,
+                name,
+                parent,
+                status: if k.change == Change::Added {
+                    Status::Added
+                } else {
+                    Status::Removed
+                },
+                objects: k
+                    .objects
+                    .iter()
+                    .map(|o| Object {
+                        id: id(&o.object),
+                        base: o.base.as_ref().map(|_| Value::Null),
+                        head: o.head.as_ref().map(|_| Value::Null),
+                    })
+                    .collect(),
+                ..Unit::default()
+            }
+        })
+        .collect()
 }
 
 /// `4 Kustomizations change in 2 of 3 clusters`, `nothing changes in 3 clusters`.
@@ -268,18 +395,34 @@ fn diff_verdict(d: &RevisionDiff) -> String {
 fn diff_notes(d: &RevisionDiff) -> Vec<String> {
     let mut notes = Vec::new();
     for c in &d.clusters {
-        for m in c.moves.iter().filter(|m| !m.prune_outage) {
-            notes.push(format!(
-                "`{}`: `{}` moves from `{}` to `{}` (`{}` does not prune: no outage).",
-                c.cluster,
-                display(&m.object),
-                m.from,
-                m.to,
-                m.from
-            ));
+        for ((from, to), objects) in moves_by_owners(c, false) {
+            let cluster = &c.cluster;
+            if is_release_entry(from) {
+                notes.push(format!(
+                    "`{cluster}`: {} from `{from}` to `{to}` (the old HelmRelease is not \
+                     pruned: it stays on the cluster with its release).",
+                    match objects.as_slice() {
+                        [one] => format!("`{one}` moves"),
+                        many => format!("{} move", plural(many.len(), "object")),
+                    }
+                ));
+                continue;
+            }
+            notes.push(match objects.as_slice() {
+                [one] => format!(
+                    "`{cluster}`: `{one}` moves from `{from}` to `{to}` (`{from}` does not \
+                     prune: no outage)."
+                ),
+                many => format!(
+                    "`{cluster}`: {} move from `{from}` to `{to}` ({}; `{from}` does not prune: \
+                     no outage).",
+                    plural(many.len(), "object"),
+                    code_list(many)
+                ),
+            });
         }
     }
-    let skipped: usize = d.clusters.iter().map(|c| c.skipped.len()).sum();
+    let skipped: usize = d.skipped_count();
     if skipped > 0 {
         let total = d.kustomization_count();
         notes.push(format!(
@@ -388,9 +531,14 @@ fn canary_note(p: &Proof<'_>) -> String {
             .into_iter()
             .map(|(k, one, many)| format!("{k} {}", if k == 1 { one } else { many }))
             .collect();
+        let shared = if c.no_shared_file {
+            " No shared canary: no file of the repository is read by two artifacts or more."
+        } else {
+            ""
+        };
         format!(
             "🐤 The canaries prove this diff sees changes: {} planted in head ({}) {} seen in \
-             exactly the artifacts expected and undone cleanly.",
+             exactly the artifacts expected and undone cleanly.{shared}",
             plural(n, "change"),
             where_.join(", "),
             if n == 1 { "was" } else { "were" }
@@ -423,7 +571,8 @@ pub fn prove_review(p: &Proof<'_>, images: &[ClusterImageDiff]) -> Review {
     // alone, then what moved beyond them, then one line per cluster.
     let (canaries, elsewhere): (Vec<_>, Vec<_>) = canary_lines(p)
         .into_iter()
-        .filter(|l| !matches!(l, CanaryLine::NonePlanted))
+        // Said in the summary's canary note.
+        .filter(|l| !matches!(l, CanaryLine::NonePlanted | CanaryLine::NoSharedFile))
         .partition(|l| matches!(l, CanaryLine::Canary(_)));
     for (title, lines) in [("Canaries", canaries), ("Beyond the canaries", elsewhere)] {
         if !lines.is_empty() {
@@ -484,14 +633,38 @@ pub fn add_to_json(json: &mut Value, diff: &RevisionDiff, analysis: &Analysis) {
         cj["hazards"] = json!(cluster.hazards);
         let units: BTreeMap<String, &UnitReview> =
             cluster.units.iter().map(|u| (entry_name(u), u)).collect();
+        // A rename is one unit of the review and two entries of the diff: the old entry keeps
+        // its outcome (`removed`) and names the new one (`renamedTo`), the new one keeps
+        // `added` and names the old (`renamedFrom`).
+        let renamed_to: BTreeMap<String, &UnitReview> = cluster
+            .units
+            .iter()
+            .filter_map(|u| Some((old_entry_name(u)?, u)))
+            .collect();
         let Some(ks) = cj.get_mut("kustomizations").and_then(Value::as_array_mut) else {
             continue;
         };
         for (kj, kd) in ks.iter_mut().zip(&cd.kustomizations) {
+            if let Some(u) = renamed_to.get(&kd.kustomization) {
+                kj["outcome"] = json!(review::analysis::Outcome::Removed);
+                kj["renamedTo"] = json!(json_doc::kustomization(&entry_name(u)));
+                // Its objects are shown, where they differ, under the new name.
+                if let Some(objects) = kj.get_mut("objects").and_then(Value::as_array_mut) {
+                    for oj in objects {
+                        oj["changes"] = json!([]);
+                    }
+                }
+                continue;
+            }
             let Some(u) = units.get(&kd.kustomization) else {
                 continue;
             };
-            kj["outcome"] = json!(u.outcome);
+            if let Some(from) = old_entry_name(u) {
+                kj["outcome"] = json!(review::analysis::Outcome::Added);
+                kj["renamedFrom"] = json!(json_doc::kustomization(&from));
+            } else {
+                kj["outcome"] = json!(u.outcome);
+            }
             if let Some((before, after)) = &u.reordered {
                 kj["orderChanged"] = json!({"before": before, "after": after});
             }

@@ -64,6 +64,7 @@ fn outcome_badge(o: Outcome) -> (&'static str, &'static str) {
     match o {
         Outcome::Added => ("added", "added"),
         Outcome::Removed => ("removed", "removed"),
+        Outcome::Renamed => ("changed", "renamed"),
         Outcome::NotCompared => ("nc", "not compared"),
         Outcome::Changed | Outcome::Identical | Outcome::Filtered => ("changed", "changed"),
     }
@@ -85,7 +86,7 @@ fn search_text(parts: &[&str]) -> String {
     h(&parts.join(" ").to_lowercase())
 }
 
-fn counts_cells(c: &Counts) -> String {
+fn counts_cells(c: &Counts, renamed_column: bool) -> String {
     let cell = |n: usize| {
         if n == 0 {
             "·".to_string()
@@ -93,8 +94,13 @@ fn counts_cells(c: &Counts) -> String {
             n.to_string()
         }
     };
+    let renamed_cell = if renamed_column {
+        format!("<td>{}</td>", cell(c.renamed))
+    } else {
+        String::new()
+    };
     format!(
-        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+        "<td>{}</td><td>{}</td><td>{}</td>{renamed_cell}<td>{}</td>",
         cell(c.added),
         cell(c.changed),
         cell(c.removed),
@@ -108,6 +114,7 @@ fn totals_text(c: &Counts) -> String {
         (c.changed, "changed"),
         (c.added, "added"),
         (c.removed, "removed"),
+        (c.renamed, "renamed"),
         (c.not_compared, "not compared"),
     ]
     .iter()
@@ -155,7 +162,14 @@ fn summary(a: &Analysis, out: &mut String) {
             changed.len(),
             plural(a.clusters.len(), "cluster", "clusters")
         );
-        out.push_str("<table class=\"counts\"><thead><tr><th>cluster</th><th></th><th>added</th><th>changed</th><th>removed</th><th>not compared</th></tr></thead><tbody>\n");
+        // A `renamed` column only where something was renamed.
+        let renames =
+            a.totals(UnitKind::Kustomization).renamed + a.totals(UnitKind::HelmRelease).renamed > 0;
+        let _ = writeln!(
+            out,
+            "<table class=\"counts\"><thead><tr><th>cluster</th><th></th><th>added</th><th>changed</th><th>removed</th>{}<th>not compared</th></tr></thead><tbody>",
+            if renames { "<th>renamed</th>" } else { "" }
+        );
         for c in &changed {
             let presence = match c.presence {
                 Presence::Both => "",
@@ -172,7 +186,7 @@ fn summary(a: &Analysis, out: &mut String) {
                     "<tr><td><code>{}</code>{presence}</td><td>{}</td>{}</tr>",
                     h(&c.name),
                     kind.plural(),
-                    counts_cells(n)
+                    counts_cells(n, renames)
                 );
             }
         }
@@ -430,6 +444,28 @@ fn unit_heading(u: &UnitReview) -> String {
     )
 }
 
+/// What a unit's section says before its objects: its rename, what applies it, why it was
+/// not compared, what the filters hid.
+fn unit_notes(u: &UnitReview, main: &mut String) {
+    if let Some(line) = u.rename_line() {
+        let _ = writeln!(main, "<p class=\"renamed\">{}</p>", html_message(&line));
+    }
+    if let Some(p) = &u.problem {
+        let _ = writeln!(
+            main,
+            "<p><strong>Not compared</strong>: {}</p>",
+            html_message(p)
+        );
+    }
+    if u.hidden.total() > 0 {
+        let _ = writeln!(
+            main,
+            "<p class=\"note\">{} hidden by the filters.</p>",
+            plural(u.hidden.total(), "change", "changes")
+        );
+    }
+}
+
 /// The navigation tree and the main column, built together so that each leaf of the tree
 /// names its element in the page.
 fn body(a: &Analysis, nav: &mut String, main: &mut String) {
@@ -470,20 +506,7 @@ fn body(a: &Analysis, nav: &mut String, main: &mut String) {
                     h(p)
                 );
             }
-            if let Some(p) = &u.problem {
-                let _ = writeln!(
-                    main,
-                    "<p><strong>Not compared</strong>: {}</p>",
-                    html_message(p)
-                );
-            }
-            if u.hidden.total() > 0 {
-                let _ = writeln!(
-                    main,
-                    "<p class=\"note\">{} hidden by the filters.</p>",
-                    plural(u.hidden.total(), "change", "changes")
-                );
-            }
+            unit_notes(u, main);
             if let Some((before, after)) = &u.reordered {
                 let _ = writeln!(
                     main,

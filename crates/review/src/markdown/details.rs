@@ -95,15 +95,22 @@ fn unit(u: &UnitReview, open: bool) -> Block {
         .map(|f| format!(" (from {})", html_code(f)))
         .unwrap_or_default();
     let mut summary = format!("{kind} {}{from}: {}", html_code(name), u.outcome.as_str());
-    let objects = u
-        .chart_line()
-        .map_or_else(|| objects_text(u), |l| html_text(&l));
+    let objects = if u.renamed_from.is_some() {
+        // The rename's line, whole, comes first in the fold.
+        objects_text(u)
+    } else {
+        u.chart_line()
+            .map_or_else(|| objects_text(u), |l| html_text(&l))
+    };
     if !objects.is_empty() {
         summary.push_str(" — ");
         summary.push_str(&objects);
     }
     let mut children = Vec::new();
     let mut notes = Vec::new();
+    if let Some(line) = u.rename_line() {
+        notes.push(format!("{}\n\n", md_message(&line)));
+    }
     if let Some(parent) = &u.parent {
         notes.push(format!("Applied by {}.\n\n", md_code(parent)));
     }

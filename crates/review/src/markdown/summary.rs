@@ -51,6 +51,7 @@ fn counts_text(c: &Counts) -> String {
         (c.changed, "changed"),
         (c.added, "added"),
         (c.removed, "removed"),
+        (c.renamed, "renamed"),
         (c.not_compared, "not compared"),
     ]
     .iter()
@@ -325,17 +326,30 @@ fn table(a: &Analysis, rows: usize, out: &mut String) {
         }
         return;
     }
-    out.push_str("| cluster | | added | changed | removed | not compared |\n");
-    out.push_str("|---|---|--:|--:|--:|--:|\n");
+    // A `renamed` column only where something was renamed: other tables stay as they were.
+    let renamed_column =
+        a.totals(UnitKind::Kustomization).renamed + a.totals(UnitKind::HelmRelease).renamed > 0;
+    if renamed_column {
+        out.push_str("| cluster | | added | changed | removed | renamed | not compared |\n");
+        out.push_str("|---|---|--:|--:|--:|--:|--:|\n");
+    } else {
+        out.push_str("| cluster | | added | changed | removed | not compared |\n");
+        out.push_str("|---|---|--:|--:|--:|--:|\n");
+    }
     for c in changed.iter().take(rows) {
         for kind in [UnitKind::Kustomization, UnitKind::HelmRelease] {
             let n = c.counts(kind);
             if kind == UnitKind::HelmRelease && !n.any() {
                 continue;
             }
+            let renamed_cell = if renamed_column {
+                format!(" {} |", cell(n.renamed))
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} |{renamed_cell} {} |",
                 md_cell(&cluster_name(c)),
                 kind.plural(),
                 cell(n.added),
