@@ -416,7 +416,7 @@ pub(super) fn change_checks(
     args: &DiffArgs,
     pair: &Pair,
     opts: &RepoOptions,
-) -> anyhow::Result<super::validate::ChangeChecks> {
+) -> anyhow::Result<crate::change::ChangeChecks> {
     let trees = audit_trees(args, pair, opts)?;
     let sides = trees
         .as_ref()
@@ -452,13 +452,13 @@ impl AuditTreesOwned {
         &'a self,
         head: &'a Head,
         strict: bool,
-    ) -> anyhow::Result<super::validate::AuditTrees<'a>> {
+    ) -> anyhow::Result<crate::change::AuditTrees<'a>> {
         let head = match (head, &self.head) {
             (_, Some(t)) => t.fs(),
             (Head::Rendered(r), None) => r.tree.fs(),
             (Head::Stored(_), None) => anyhow::bail!("internal: --audit without head's tree"),
         };
-        Ok(super::validate::AuditTrees {
+        Ok(crate::change::AuditTrees {
             base: self.base.fs(),
             head,
             strict,
@@ -650,16 +650,9 @@ pub(crate) fn run_diff(args: &DiffArgs, layout: crate::report::layout::Layout) -
     let images = image_changes(&pair.base.clusters, pair.head.clusters(), &pair.diff);
     let filters = args.view.filters(&pair.config_strip)?;
     let checks = change_checks(args, &pair, &opts)?;
-    let mut summary = crate::report::review::diff_review(diff, &images);
     // JSON keeps every hazard; a report for people groups those of one source file.
-    checks.add_to_review(
-        &mut summary,
-        !layout.verbose && !matches!(args.format, DiffFormat::Json),
-    );
-    let analysis = review::analysis::analyze(&summary, &filters);
-    let mut json = report::diff_json(diff);
-    crate::report::review::add_to_json(&mut json, diff, &analysis);
-    checks.add_to_json(&mut json);
+    let group = !layout.verbose && !matches!(args.format, DiffFormat::Json);
+    let reviewed = crate::report::change::diff_reviewed(diff, &images, &checks, &filters, group);
     // What could not be compared is never taken for identical: a warning, an error when
     // it fails in head; a finding of the change at its own level.
     let status = args
@@ -668,8 +661,8 @@ pub(crate) fn run_diff(args: &DiffArgs, layout: crate::report::layout::Layout) -
     let note = args.flags.subfolder_note(pair.head.clusters());
     let out = output(
         args,
-        &analysis,
-        &json,
+        &reviewed.analysis,
+        &reviewed.json,
         &Lines {
             text: &|| report::diff_text(diff, layout),
             markdown: &|| report::diff_markdown(diff),

@@ -8,7 +8,6 @@ use super::Outcome;
 use crate::canary;
 use crate::render::{build_cache, make_builder, render_tree_cached, RepoOptions};
 use crate::report::{proof, prove as prove_report};
-use crate::review;
 
 /// The expectation `prove` checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -114,29 +113,12 @@ pub(crate) fn run_prove(args: &ProveArgs, layout: crate::report::layout::Layout)
         canaries: &canaries,
     };
     let filters = args.diff.view.filters(&config_strip)?;
-    let mut summary = crate::report::review::prove_review(&proof, &images);
-    checks.add_to_review(
-        &mut summary,
-        !layout.verbose && !matches!(args.diff.format, DiffFormat::Json),
-    );
-    if checks.errors() > 0 {
-        summary.notes.insert(
-            0,
-            format!(
-                "{} at error level: Flux's apply of head fails, or applies what the \
-                 repository did not mean (see the hazards)",
-                crate::report::plural(checks.errors(), "finding")
-            ),
-        );
-    }
-    let analysis = review::analysis::analyze(&summary, &filters);
-    let mut json = prove_report::prove_json(&proof);
-    crate::report::review::add_to_json(&mut json["diff"], &diff, &analysis);
-    checks.add_to_json(&mut json);
+    let group = !layout.verbose && !matches!(args.diff.format, DiffFormat::Json);
+    let reviewed = crate::report::change::prove_reviewed(&proof, &images, &checks, &filters, group);
     output(
         &args.diff,
-        &analysis,
-        &json,
+        &reviewed.analysis,
+        &reviewed.json,
         &Lines {
             text: &|| prove_report::prove_text(&proof, layout),
             markdown: &|| prove_report::prove_markdown(&proof),
