@@ -36,12 +36,10 @@ pub(crate) struct Args {
     pub(crate) helm: HelmFlags,
 }
 
-fn flux_minor(s: &str) -> Result<FluxMinor, String> {
-    FluxMinor::parse(s).map_err(|_| {
-        format!(
-            "no CRDs for Flux `{s}`: one of {}",
-            FluxMinor::ALL.map(|m| m.to_string()).join(", ")
-        )
+fn flux_minor(s: &str) -> Result<FluxMinor, super::flags::FlagValueError> {
+    FluxMinor::parse(s).map_err(|_| super::flags::FlagValueError::NoCrds {
+        version: s.to_string(),
+        supported: FluxMinor::ALL.map(|m| m.to_string()).join(", "),
     })
 }
 

@@ -39,12 +39,10 @@ fn supported_versions() -> String {
     KubeVersion::ALL.map(KubeVersion::as_str).join(", ")
 }
 
-pub(crate) fn kube_version(s: &str) -> Result<KubeVersion, String> {
-    KubeVersion::parse(s).map_err(|_| {
-        format!(
-            "no schemas for Kubernetes `{s}`: one of {}",
-            supported_versions()
-        )
+pub(crate) fn kube_version(s: &str) -> Result<KubeVersion, super::flags::FlagValueError> {
+    KubeVersion::parse(s).map_err(|_| super::flags::FlagValueError::NoSchemas {
+        version: s.to_string(),
+        supported: supported_versions(),
     })
 }
 
