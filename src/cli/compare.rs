@@ -1,6 +1,6 @@
 //! `fluxsim compare`: clusters against each other.
 
-use super::flags::{HelmFlags, RenderFlags};
+use super::flags::ReportFlags;
 use super::{Outcome, Output, Status};
 use crate::compare::compare_clusters;
 use crate::report::compare as compare_report;
@@ -22,32 +22,19 @@ pub(crate) struct CompareArgs {
     /// The old spelling of `--cluster A,B` (kept so that existing scripts run).
     #[arg(long, value_delimiter = ',', value_name = "A,B", hide = true)]
     pub(crate) clusters: Vec<String>,
-    /// Output format.
-    #[arg(
-        long,
-        short = 'o',
-        visible_alias = "output",
-        value_enum,
-        default_value = "text"
-    )]
-    pub(crate) format: Format,
     #[command(flatten)]
-    pub(crate) fail: super::FailFlags,
-    #[command(flatten)]
-    pub(crate) flags: RenderFlags,
-    #[command(flatten)]
-    pub(crate) helm: HelmFlags,
+    pub(crate) report: ReportFlags<Format>,
 }
 
 pub(crate) fn run_compare(args: &CompareArgs, layout: crate::report::layout::Layout) -> Outcome {
-    let mut opts = args.helm.apply(args.flags.options());
+    let mut opts = args.report.helm.apply(args.report.flags.options());
     // `--cluster A --cluster B` (or `--cluster A,B`), in the order given.
     let mut asked = opts.only.clone();
     asked.extend(args.clusters.iter().cloned());
     if !asked.is_empty() {
         opts.only.clone_from(&asked);
     }
-    let r = crate::render::render_dir(&args.flags.repo, &opts)?;
+    let r = crate::render::render_dir(&args.report.flags.repo, &opts)?;
     // In the order asked for; else by name.
     let chosen: Vec<&crate::model::ClusterRender> = if asked.is_empty() {
         r.clusters.iter().collect()
@@ -72,7 +59,7 @@ pub(crate) fn run_compare(args: &CompareArgs, layout: crate::report::layout::Lay
             crate::report::plural(names.len(), "cluster"),
             names.join(", ")
         );
-        let (text, kind) = match args.format {
+        let (text, kind) = match args.report.format {
             Format::Text => (format!("{note}\n"), Kind::DiffText),
             Format::Markdown => (
                 compare_report::compare_nothing_markdown(&names),
@@ -89,7 +76,7 @@ pub(crate) fn run_compare(args: &CompareArgs, layout: crate::report::layout::Lay
         return Ok(Output::new(text, Status::Ok).kind(kind));
     }
     let c = compare_clusters(&chosen);
-    let (text, kind) = match args.format {
+    let (text, kind) = match args.report.format {
         Format::Text => (compare_report::compare_text(&c, layout), Kind::DiffText),
         Format::Json => (
             format!("{:#}\n", compare_report::compare_json(&c)),
@@ -97,8 +84,8 @@ pub(crate) fn run_compare(args: &CompareArgs, layout: crate::report::layout::Lay
         ),
         Format::Markdown => (compare_report::compare_markdown(&c), Kind::Markdown),
     };
-    let status = args.fail.status(crate::level::of_comparison(&c));
+    let status = args.report.fail.status(crate::level::of_comparison(&c));
     Ok(Output::new(text, status)
         .kind(kind)
-        .with_stderr(&args.flags.subfolder_note(&r.clusters)))
+        .with_stderr(&args.report.flags.subfolder_note(&r.clusters)))
 }

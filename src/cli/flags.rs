@@ -246,6 +246,30 @@ fn writable_folder(arg: std::ffi::OsString) -> Result<PathBuf, FlagValueError> {
     Ok(dir)
 }
 
+/// What every command that reports on a repository takes: `--format` (its own formats),
+/// `--fail-on`, the repository and render flags, and the Helm flags, in that order.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ReportFlags<F>
+where
+    F: clap::ValueEnum + Clone + Send + Sync + 'static,
+{
+    /// Output format.
+    #[arg(
+        long,
+        short = 'o',
+        visible_alias = "output",
+        value_enum,
+        default_value = "text"
+    )]
+    pub(crate) format: F,
+    #[command(flatten)]
+    pub(crate) fail: super::FailFlags,
+    #[command(flatten)]
+    pub(crate) flags: RenderFlags,
+    #[command(flatten)]
+    pub(crate) helm: HelmFlags,
+}
+
 /// `--helm` and its companions: the flags of the commands that can render HelmReleases.
 #[derive(Debug, Clone, clap::Args)]
 #[command(next_help_heading = "Helm options")]

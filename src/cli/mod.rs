@@ -392,12 +392,12 @@ fn run_command() -> ExitCode {
         }
         Command::Audit(a) => a.flags.resolve(),
         Command::Diff(a) => a.flags.resolve(),
-        Command::Compare(a) => a.flags.resolve(),
+        Command::Compare(a) => a.report.flags.resolve(),
         Command::Prove(a) => a.diff.flags.resolve(),
         Command::Graph(a) => a.flags.resolve(),
         Command::Images(a) => a.flags.resolve(),
-        Command::Validate(a) => a.flags.resolve(),
-        Command::Upgrade(a) => a.flags.resolve(),
+        Command::Validate(a) => a.report.flags.resolve(),
+        Command::Upgrade(a) => a.report.flags.resolve(),
         Command::Envsubst(_) | Command::Completions { .. } => None,
     };
     if let Some(note) = note {

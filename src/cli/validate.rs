@@ -7,7 +7,7 @@ use crate::validate::KubeVersion;
 use anyhow::Context as _;
 
 use super::flags::FindingsFormat as Format;
-use super::flags::{HelmFlags, RenderFlags};
+use super::flags::ReportFlags;
 use super::{Outcome, Output};
 use crate::change::{AuditTrees, ChangeChecks, ChangeOptions};
 use crate::model::RepoRender;
@@ -238,38 +238,25 @@ fn user_schema_files(
 pub(crate) struct Args {
     #[command(flatten)]
     pub(crate) schema: SchemaFlags,
-    /// Output format.
-    #[arg(
-        long,
-        short = 'o',
-        visible_alias = "output",
-        value_enum,
-        default_value = "text"
-    )]
-    pub(crate) format: Format,
     #[command(flatten)]
-    pub(crate) fail: super::FailFlags,
-    #[command(flatten)]
-    pub(crate) flags: RenderFlags,
-    #[command(flatten)]
-    pub(crate) helm: HelmFlags,
+    pub(crate) report: ReportFlags<Format>,
 }
 
 pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
     let outcome = outcome(args, layout);
-    match args.format {
+    match args.report.format {
         Format::Sarif => super::sarif_on_error(outcome, &validate::RULES),
         _ => outcome,
     }
 }
 
 fn outcome(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
-    let mut opts = args.helm.apply(args.flags.options());
+    let mut opts = args.report.helm.apply(args.report.flags.options());
     // Findings point at files and lines through the origins kustomize records.
     opts.origins = true;
-    let r = render_dir(&args.flags.repo, &opts)?;
+    let r = render_dir(&args.report.flags.repo, &opts)?;
     let v = validate::validate(&r, &args.schema.options(&r, opts.timeout)?);
-    let text = match args.format {
+    let text = match args.report.format {
         Format::Text => crate::report::validate::validate_text(&r, &v, layout),
         Format::Json => {
             serde_json::to_string_pretty(&crate::report::validate::validate_json(&r, &v))? + "\n"
@@ -278,22 +265,23 @@ fn outcome(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
             serde_json::to_string_pretty(&crate::report::findings::findings_sarif(
                 &validate::RULES,
                 &v.findings,
-                &super::git::prefix_in_work_tree(&args.flags.repo),
+                &super::git::prefix_in_work_tree(&args.report.flags.repo),
             ))? + "\n"
         }
     };
     // A Kustomization that fails applies nothing: the cluster does not converge (an error,
     // as for `render`).
     let status = args
+        .report
         .fail
         .status(crate::level::of_render(&r.clusters).max(crate::level::of_findings(&v.findings)));
-    let kind = match args.format {
+    let kind = match args.report.format {
         Format::Text => crate::report::limit::Kind::Plain,
         Format::Json | Format::Sarif => crate::report::limit::Kind::Json,
     };
     Ok(Output::new(text, status)
         .kind(kind)
-        .with_stderr(&args.flags.subfolder_note(&r.clusters)))
+        .with_stderr(&args.report.flags.subfolder_note(&r.clusters)))
 }
 
 /// `--validate` on `render`: validation of what was rendered, after the table.
