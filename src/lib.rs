@@ -10,8 +10,8 @@
 pub mod cli;
 
 pub use fluxsim_consumers::{
-    admission, audit, canary, compare, finding, graph, images, level, mask, oracle, report, review,
-    upgrade, validate,
+    admission, audit, canary, change, compare, finding, graph, images, level, mask, oracle, report,
+    review, upgrade, validate,
 };
 pub use fluxsim_core::{
     cache, config, conformance, envsubst, flux, goyaml, helm, kustomize, manifest, model, net,

@@ -1,27 +1,16 @@
-//! `fluxsim diff`, `fluxsim compare` and `fluxsim prove`.
+//! `fluxsim diff`: what every cluster applies at two revisions; its arguments, the render
+//! of the pair and the printing are `prove`'s and `images --diff`'s too.
 
 use super::flags::{HelmFlags, ObjectFlags, RenderFlags, SecretFlags};
 use super::{Outcome, Output, Status};
 use crate::cache::BuildCache;
-use crate::canary;
-use crate::compare::{compare_clusters, diff_revisions, DiffOptions, RevisionDiff};
+use crate::compare::{diff_revisions, DiffOptions, RevisionDiff};
 use crate::model::RepoRender;
 use crate::render::revisions::{render_after, render_revision, RevisionRender, RevisionSlot};
-use crate::render::{build_cache, load_tree_known, make_builder, render_tree_cached, RepoOptions};
+use crate::render::{build_cache, load_tree_known, make_builder, RepoOptions};
+use crate::report::diff as report;
 use crate::report::limit::Kind;
-use crate::report::{compare as compare_report, diff as report, proof, prove as prove_report};
 use crate::review;
-
-/// Output formats of `compare` (and `images`).
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub(crate) enum Format {
-    /// For people.
-    Text,
-    /// Stable JSON for programs (documented in the README).
-    Json,
-    /// A pull-request summary.
-    Markdown,
-}
 
 /// Output formats of `diff` and `prove`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -212,7 +201,7 @@ impl DiffView {
 
     /// What a review hides: the default set (unless `--no-default-strip`), then the same
     /// paths and labels as [`Self::options`].
-    fn filters(&self, extra: &[String]) -> anyhow::Result<review::strip::Filters> {
+    pub(super) fn filters(&self, extra: &[String]) -> anyhow::Result<review::strip::Filters> {
         let mut f = review::strip::Filters::new();
         if self.no_default_strip {
             f = f.without_defaults();
@@ -246,57 +235,6 @@ fn base_of(args: &DiffArgs) -> anyhow::Result<Base> {
         rev: b.commit,
         label: Some(b.label),
     })
-}
-
-/// The expectation `prove` checks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum Expect {
-    /// No artifact changes (a refactor).
-    Identical,
-    /// Some artifact changes.
-    Changed,
-    /// Either; only the canaries are checked.
-    Any,
-}
-
-#[derive(Debug, clap::Args)]
-pub(crate) struct ProveArgs {
-    /// What the diff must show.
-    #[arg(long, value_enum, default_value = "identical")]
-    pub(crate) expect: Expect,
-    /// Plant the shared canary in this file (relative to the repository root) instead of the
-    /// shared file that feeds the most Kustomizations.
-    #[arg(long, value_name = "PATH", hide_short_help = true)]
-    pub(crate) canary_path: Option<String>,
-    /// Pass even when some Kustomizations could not be compared.
-    ///
-    /// Those not rendered in base or head are still listed.
-    #[arg(long)]
-    pub(crate) allow_blind: bool,
-    #[command(flatten)]
-    pub(crate) diff: DiffArgs,
-}
-
-#[derive(Debug, clap::Args)]
-pub(crate) struct CompareArgs {
-    /// The old spelling of `--cluster A,B` (kept so that existing scripts run).
-    #[arg(long, value_delimiter = ',', value_name = "A,B", hide = true)]
-    pub(crate) clusters: Vec<String>,
-    /// Output format.
-    #[arg(
-        long,
-        short = 'o',
-        visible_alias = "output",
-        value_enum,
-        default_value = "text"
-    )]
-    pub(crate) format: Format,
-    #[command(flatten)]
-    pub(crate) fail: super::FailFlags,
-    #[command(flatten)]
-    pub(crate) flags: RenderFlags,
-    #[command(flatten)]
-    pub(crate) helm: HelmFlags,
 }
 
 /// The head of a diff: rendered here, or a revision's render taken from the store.
@@ -474,11 +412,11 @@ pub(super) fn render_pair(
 
 /// What the change brings at apply time, and with `--validate` the schema findings, with
 /// `--audit` the substitution hazards, with `--graph` the cold-start findings, of head.
-fn change_checks(
+pub(super) fn change_checks(
     args: &DiffArgs,
     pair: &Pair,
     opts: &RepoOptions,
-) -> anyhow::Result<super::validate::ChangeChecks> {
+) -> anyhow::Result<crate::change::ChangeChecks> {
     let trees = audit_trees(args, pair, opts)?;
     let sides = trees
         .as_ref()
@@ -514,13 +452,13 @@ impl AuditTreesOwned {
         &'a self,
         head: &'a Head,
         strict: bool,
-    ) -> anyhow::Result<super::validate::AuditTrees<'a>> {
+    ) -> anyhow::Result<crate::change::AuditTrees<'a>> {
         let head = match (head, &self.head) {
             (_, Some(t)) => t.fs(),
             (Head::Rendered(r), None) => r.tree.fs(),
             (Head::Stored(_), None) => anyhow::bail!("internal: --audit without head's tree"),
         };
-        Ok(super::validate::AuditTrees {
+        Ok(crate::change::AuditTrees {
             base: self.base.fs(),
             head,
             strict,
@@ -610,13 +548,13 @@ fn revision_label(rev: &str, commit: Option<&str>) -> String {
 }
 
 /// The printers of `--diff-style lines` (the unified diffs), text and Markdown.
-struct Lines<'a> {
-    text: &'a dyn Fn() -> String,
-    markdown: &'a dyn Fn() -> String,
+pub(super) struct Lines<'a> {
+    pub(super) text: &'a dyn Fn() -> String,
+    pub(super) markdown: &'a dyn Fn() -> String,
 }
 
 /// What `diff` and `prove` print in `args.format`, and write into `--out`.
-fn output(
+pub(super) fn output(
     args: &DiffArgs,
     a: &review::analysis::Analysis,
     json: &serde_json::Value,
@@ -687,7 +625,7 @@ fn write_reports(
 
 /// The image changes between the two renders of a pair, but for what `diff` could not
 /// compare (unknown, never removed).
-fn image_changes(
+pub(super) fn image_changes(
     base: &[crate::model::ClusterRender],
     head: &[crate::model::ClusterRender],
     diff: &RevisionDiff,
@@ -712,16 +650,9 @@ pub(crate) fn run_diff(args: &DiffArgs, layout: crate::report::layout::Layout) -
     let images = image_changes(&pair.base.clusters, pair.head.clusters(), &pair.diff);
     let filters = args.view.filters(&pair.config_strip)?;
     let checks = change_checks(args, &pair, &opts)?;
-    let mut summary = crate::report::review::diff_review(diff, &images);
     // JSON keeps every hazard; a report for people groups those of one source file.
-    checks.add_to_review(
-        &mut summary,
-        !layout.verbose && !matches!(args.format, DiffFormat::Json),
-    );
-    let analysis = review::analysis::analyze(&summary, &filters);
-    let mut json = report::diff_json(diff);
-    crate::report::review::add_to_json(&mut json, diff, &analysis);
-    checks.add_to_json(&mut json);
+    let group = !layout.verbose && !matches!(args.format, DiffFormat::Json);
+    let reviewed = crate::report::change::diff_reviewed(diff, &images, &checks, &filters, group);
     // What could not be compared is never taken for identical: a warning, an error when
     // it fails in head; a finding of the change at its own level.
     let status = args
@@ -730,8 +661,8 @@ pub(crate) fn run_diff(args: &DiffArgs, layout: crate::report::layout::Layout) -
     let note = args.flags.subfolder_note(pair.head.clusters());
     let out = output(
         args,
-        &analysis,
-        &json,
+        &reviewed.analysis,
+        &reviewed.json,
         &Lines {
             text: &|| report::diff_text(diff, layout),
             markdown: &|| report::diff_markdown(diff),
@@ -740,176 +671,4 @@ pub(crate) fn run_diff(args: &DiffArgs, layout: crate::report::layout::Layout) -
     );
     pair.finish();
     out.map(|o| o.with_stderr(&note))
-}
-
-pub(crate) fn run_prove(args: &ProveArgs, layout: crate::report::layout::Layout) -> Outcome {
-    // Head, the planning render and the canary renders: most build outputs repeat.
-    crate::manifest::share_readings();
-    let mut opts = args
-        .diff
-        .helm
-        .apply_on_by_default(args.diff.flags.options());
-    opts.origins |= args.diff.checks.reads_trees();
-    let builder = make_builder(&opts)?;
-    let cache = build_cache(builder.as_ref(), &opts);
-    let pair = render_pair(&args.diff, &opts, &cache, HeadUse::Tree)?;
-    let checks = change_checks(&args.diff, &pair, &opts)?;
-    let Pair {
-        base,
-        head,
-        diff,
-        head_opts: opts,
-        config_strip,
-    } = pair;
-    let Head::Rendered(head) = head else {
-        anyhow::bail!("internal: prove's head was not rendered");
-    };
-    let head = *head;
-    let images = image_changes(&base.clusters, &head.clusters, &diff);
-    drop(base);
-    // Where to plant canaries, and what each must change, comes from kustomize's origin
-    // annotations: one more render of head that tracks them. The diff and canary renders do
-    // not, so they keep every build the native builder can do.
-    let with_origins = RepoOptions {
-        origins: true,
-        ..opts.clone()
-    };
-    let planning = head
-        .tree
-        .reopen()
-        .map_err(crate::render::RenderError::from)
-        .and_then(|tree| render_tree_cached(tree, &cache, &with_origins));
-    let render = |tree| {
-        crate::render::render_tree_cached(tree, &cache, &opts)
-            .map_err(|e| Box::new(e) as canary::RenderFailed)
-    };
-    let canaries = match canary::plan(&planning?, args.canary_path.as_deref()) {
-        Ok(plans) => canary::run(&head, plans, &render)?,
-        // Nothing of head rendered because something failed: the proof fails on that
-        // failure, which the report leads with, and no canary can be planted.
-        Err(canary::CanaryError::NothingRendered) if !diff.failures().is_empty() => {
-            canary::CanaryReport::default()
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let expectation_met = match args.expect {
-        Expect::Identical => !diff.changed(),
-        Expect::Changed => diff.changed(),
-        Expect::Any => true,
-    };
-    let blind = proof::blind_spots(&diff);
-    let proof = proof::Proof {
-        // A finding at error level (an immutable field changed, an object the API server
-        // rejects) means Flux's apply of head fails: the proof does not hold.
-        passed: expectation_met
-            && canaries.passed()
-            && (args.allow_blind || blind.is_empty())
-            && checks.errors() == 0,
-        blind,
-        allow_blind: args.allow_blind,
-        diff: &diff,
-        expect: match args.expect {
-            Expect::Identical => "identical",
-            Expect::Changed => "changed",
-            Expect::Any => "any",
-        },
-        expectation_met,
-        canaries: &canaries,
-    };
-    let filters = args.diff.view.filters(&config_strip)?;
-    let mut summary = crate::report::review::prove_review(&proof, &images);
-    checks.add_to_review(
-        &mut summary,
-        !layout.verbose && !matches!(args.diff.format, DiffFormat::Json),
-    );
-    if checks.errors() > 0 {
-        summary.notes.insert(
-            0,
-            format!(
-                "{} at error level: Flux's apply of head fails, or applies what the \
-                 repository did not mean (see the hazards)",
-                crate::report::plural(checks.errors(), "finding")
-            ),
-        );
-    }
-    let analysis = review::analysis::analyze(&summary, &filters);
-    let mut json = prove_report::prove_json(&proof);
-    crate::report::review::add_to_json(&mut json["diff"], &diff, &analysis);
-    checks.add_to_json(&mut json);
-    output(
-        &args.diff,
-        &analysis,
-        &json,
-        &Lines {
-            text: &|| prove_report::prove_text(&proof, layout),
-            markdown: &|| prove_report::prove_markdown(&proof),
-        },
-        args.diff
-            .fail
-            .status(crate::level::of_proof(&proof).max(checks.level())),
-    )
-}
-
-pub(crate) fn run_compare(args: &CompareArgs, layout: crate::report::layout::Layout) -> Outcome {
-    let mut opts = args.helm.apply(args.flags.options());
-    // `--cluster A --cluster B` (or `--cluster A,B`), in the order given.
-    let mut asked = opts.only.clone();
-    asked.extend(args.clusters.iter().cloned());
-    if !asked.is_empty() {
-        opts.only.clone_from(&asked);
-    }
-    let r = crate::render::render_dir(&args.flags.repo, &opts)?;
-    // In the order asked for; else by name.
-    let chosen: Vec<&crate::model::ClusterRender> = if asked.is_empty() {
-        r.clusters.iter().collect()
-    } else {
-        asked
-            .iter()
-            .filter_map(|n| r.clusters.iter().find(|c| &c.name == n))
-            .collect()
-    };
-    if chosen.len() < 2 {
-        if !asked.is_empty() {
-            anyhow::bail!(
-                "compare needs at least two clusters; --cluster named only `{}`",
-                asked.join(", ")
-            );
-        }
-        // A repository of one cluster has nothing to compare: that is not an error, so that
-        // a CI job running compare on every repository passes.
-        let names: Vec<&str> = chosen.iter().map(|c| c.name.as_str()).collect();
-        let note = format!(
-            "compare: nothing to compare: the repository has {} ({})",
-            crate::report::plural(names.len(), "cluster"),
-            names.join(", ")
-        );
-        let (text, kind) = match args.format {
-            Format::Text => (format!("{note}\n"), Kind::DiffText),
-            Format::Markdown => (
-                compare_report::compare_nothing_markdown(&names),
-                Kind::Markdown,
-            ),
-            Format::Json => (
-                format!(
-                    "{:#}\n",
-                    compare_report::compare_nothing_json(&names, &note)
-                ),
-                Kind::Json,
-            ),
-        };
-        return Ok(Output::new(text, Status::Ok).kind(kind));
-    }
-    let c = compare_clusters(&chosen);
-    let (text, kind) = match args.format {
-        Format::Text => (compare_report::compare_text(&c, layout), Kind::DiffText),
-        Format::Json => (
-            format!("{:#}\n", compare_report::compare_json(&c)),
-            Kind::Json,
-        ),
-        Format::Markdown => (compare_report::compare_markdown(&c), Kind::Markdown),
-    };
-    let status = args.fail.status(crate::level::of_comparison(&c));
-    Ok(Output::new(text, status)
-        .kind(kind)
-        .with_stderr(&args.flags.subfolder_note(&r.clusters)))
 }

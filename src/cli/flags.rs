@@ -147,45 +147,127 @@ pub(crate) struct RenderFlags {
     pub(crate) flux_operator: Option<PathBuf>,
 }
 
+/// Why clap's value parsers refuse a flag's value: clap prints it as the reason after the
+/// flag (`invalid value 'x' for '--timeout <SECONDS>': ...`).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum FlagValueError {
+    /// `--cluster-root` without `NAME=`.
+    #[error(
+        "expected NAME=PATH: the cluster's name, `=`, and the folder of its root \
+         Kustomization in the repository (`prod=./clusters/prod`)"
+    )]
+    NameEqPath,
+    /// `--timeout 0`.
+    #[error("a timeout must be at least 1 second")]
+    ZeroTimeout,
+    /// `--timeout` that is not a whole number.
+    #[error("expected a whole number of seconds ({0})")]
+    Seconds(std::num::ParseIntError),
+    /// `--cache-dir` names a file.
+    #[error("`{dir}` is not a folder: {CACHE_DIR_HINT}")]
+    NotAFolder {
+        /// The folder, as shown.
+        dir: String,
+    },
+    /// `--cache-dir` cannot be made.
+    #[error("`{dir}` cannot be made ({source}): {CACHE_DIR_HINT}")]
+    CannotMake {
+        /// The folder, as shown.
+        dir: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// `--cache-dir` cannot be written in.
+    #[error("`{dir}` cannot be written in ({source}): {CACHE_DIR_HINT}")]
+    CannotWrite {
+        /// The folder, as shown.
+        dir: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// `--kube-version` names a release without embedded schemas.
+    #[error("no schemas for Kubernetes `{version}`: one of {supported}")]
+    NoSchemas {
+        /// The version given.
+        version: String,
+        /// The versions with schemas, listed.
+        supported: String,
+    },
+    /// `--flux-version` names a release without embedded CRDs.
+    #[error("no CRDs for Flux `{version}`: one of {supported}")]
+    NoCrds {
+        /// The version given.
+        version: String,
+        /// The releases with CRDs, listed.
+        supported: String,
+    },
+}
+
+/// What `--cache-dir`'s refusals say to do.
+const CACHE_DIR_HINT: &str = "give a folder fluxsim may write in, or --no-cache";
+
 /// `--cluster-root`: `NAME=PATH`, the name not empty.
-// The value parsers of clap: clap shows the String as the reason after the flag, so a
-// String is the type it asks for (a handful of String errors are left, each with a comment why).
-fn name_eq_path(arg: &str) -> Result<String, String> {
+fn name_eq_path(arg: &str) -> Result<String, FlagValueError> {
     match arg.split_once('=') {
         Some((name, _)) if !name.is_empty() => Ok(arg.to_string()),
-        _ => Err(
-            "expected NAME=PATH: the cluster's name, `=`, and the folder of its root \
-             Kustomization in the repository (`prod=./clusters/prod`)"
-                .to_string(),
-        ),
+        _ => Err(FlagValueError::NameEqPath),
     }
 }
 
 /// `--timeout`: a whole number of seconds, more than 0 (a build given no time at all would
 /// fail every time, and say only that it timed out).
-fn positive_seconds(arg: &str) -> Result<u64, String> {
+fn positive_seconds(arg: &str) -> Result<u64, FlagValueError> {
     match arg.parse::<u64>() {
-        Ok(0) => Err("a timeout must be at least 1 second".to_string()),
+        Ok(0) => Err(FlagValueError::ZeroTimeout),
         Ok(n) => Ok(n),
-        Err(e) => Err(format!("expected a whole number of seconds ({e})")),
+        Err(e) => Err(FlagValueError::Seconds(e)),
     }
 }
 
 /// `--cache-dir`: a folder fluxsim can write in (made when missing). The cache ignores the
 /// failures of its writes, so a folder it cannot use would silently cache nothing.
-fn writable_folder(arg: std::ffi::OsString) -> Result<PathBuf, String> {
+fn writable_folder(arg: std::ffi::OsString) -> Result<PathBuf, FlagValueError> {
     let dir = PathBuf::from(arg);
-    let shown = dir.display();
-    let hint = "give a folder fluxsim may write in, or --no-cache";
+    let shown = || dir.display().to_string();
     match std::fs::metadata(&dir) {
-        Ok(m) if !m.is_dir() => return Err(format!("`{shown}` is not a folder: {hint}")),
+        Ok(m) if !m.is_dir() => return Err(FlagValueError::NotAFolder { dir: shown() }),
         Ok(_) => {}
-        Err(_) => std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("`{shown}` cannot be made ({e}): {hint}"))?,
+        Err(_) => {
+            std::fs::create_dir_all(&dir).map_err(|source| FlagValueError::CannotMake {
+                dir: shown(),
+                source,
+            })?;
+        }
     }
-    tempfile::tempfile_in(&dir)
-        .map_err(|e| format!("`{shown}` cannot be written in ({e}): {hint}"))?;
+    tempfile::tempfile_in(&dir).map_err(|source| FlagValueError::CannotWrite {
+        dir: shown(),
+        source,
+    })?;
     Ok(dir)
+}
+
+/// What every command that reports on a repository takes: `--format` (its own formats),
+/// `--fail-on`, the repository and render flags, and the Helm flags, in that order.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ReportFlags<F>
+where
+    F: clap::ValueEnum + Clone + Send + Sync + 'static,
+{
+    /// Output format.
+    #[arg(
+        long,
+        short = 'o',
+        visible_alias = "output",
+        value_enum,
+        default_value = "text"
+    )]
+    pub(crate) format: F,
+    #[command(flatten)]
+    pub(crate) fail: super::FailFlags,
+    #[command(flatten)]
+    pub(crate) flags: RenderFlags,
+    #[command(flatten)]
+    pub(crate) helm: HelmFlags,
 }
 
 /// `--helm` and its companions: the flags of the commands that can render HelmReleases.

@@ -1,7 +1,8 @@
 //! `fluxsim images`: the container images every cluster runs, or what changed between two
 //! revisions.
 
-use super::diff::{render_pair, DiffArgs, Format, HeadUse};
+use super::compare::Format;
+use super::diff::{render_pair, DiffArgs, HeadUse};
 use super::flags::RenderFlags;
 use super::{Outcome, Output};
 use crate::images::{cluster_images, diff_images};

@@ -1,6 +1,7 @@
 //! The command line: flags defined in one place, one function per subcommand.
 
 mod audit;
+mod compare;
 mod diff;
 mod envsubst;
 mod examples;
@@ -8,6 +9,7 @@ mod flags;
 mod git;
 mod graph;
 mod images;
+mod prove;
 mod render;
 mod terminal;
 mod upgrade;
@@ -125,7 +127,7 @@ enum Command {
         after_help = examples::COMPARE,
         after_long_help = examples::long(examples::COMPARE, "compare")
     )]
-    Compare(diff::CompareArgs),
+    Compare(compare::CompareArgs),
     /// Diff two revisions and check the harness with canaries before trusting the result.
     ///
     /// Plants a canary in each cluster's overlay and one in a shared path, in a temporary
@@ -141,7 +143,7 @@ enum Command {
         mut_arg("schema_dir", |a| a.hide_short_help(true)),
         mut_arg("full", |a| a.hide_short_help(true))
     )]
-    Prove(diff::ProveArgs),
+    Prove(prove::ProveArgs),
     /// Simulate a cold start of each cluster: can every Kustomization become Ready, and in
     /// what order?
     ///
@@ -390,12 +392,12 @@ fn run_command() -> ExitCode {
         }
         Command::Audit(a) => a.flags.resolve(),
         Command::Diff(a) => a.flags.resolve(),
-        Command::Compare(a) => a.flags.resolve(),
+        Command::Compare(a) => a.report.flags.resolve(),
         Command::Prove(a) => a.diff.flags.resolve(),
         Command::Graph(a) => a.flags.resolve(),
         Command::Images(a) => a.flags.resolve(),
-        Command::Validate(a) => a.flags.resolve(),
-        Command::Upgrade(a) => a.flags.resolve(),
+        Command::Validate(a) => a.report.flags.resolve(),
+        Command::Upgrade(a) => a.report.flags.resolve(),
         Command::Envsubst(_) | Command::Completions { .. } => None,
     };
     if let Some(note) = note {
@@ -412,8 +414,8 @@ fn run_command() -> ExitCode {
         Command::Build(args) => render::run_build(&args),
         Command::Audit(args) => audit::run_audit(&args, layout),
         Command::Diff(args) => diff::run_diff(&args, layout),
-        Command::Compare(args) => diff::run_compare(&args, layout),
-        Command::Prove(args) => diff::run_prove(&args, layout),
+        Command::Compare(args) => compare::run_compare(&args, layout),
+        Command::Prove(args) => prove::run_prove(&args, layout),
         Command::Graph(args) => graph::run(&args, layout),
         Command::Images(args) => images::run(&args, layout),
         Command::Validate(args) => validate::run(&args, layout),

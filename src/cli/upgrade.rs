@@ -3,7 +3,7 @@
 //! rendered as it is and again at the target, both handed to consumers' `upgrade`.
 
 use super::flags::FindingsFormat as Format;
-use super::flags::{HelmFlags, RenderFlags};
+use super::flags::ReportFlags;
 use super::{Outcome, Output};
 use crate::render::{render_dir_and_at, VersionsOverride};
 use crate::upgrade::FluxMinor;
@@ -19,35 +19,20 @@ pub(crate) struct Args {
     /// v2.9 supports).
     #[arg(long, value_name = "VERSION", value_parser = super::validate::kube_version)]
     pub(crate) kube: Option<KubeVersion>,
-    /// Output format.
-    #[arg(
-        long,
-        short = 'o',
-        visible_alias = "output",
-        value_enum,
-        default_value = "text"
-    )]
-    pub(crate) format: Format,
     #[command(flatten)]
-    pub(crate) fail: super::FailFlags,
-    #[command(flatten)]
-    pub(crate) flags: RenderFlags,
-    #[command(flatten)]
-    pub(crate) helm: HelmFlags,
+    pub(crate) report: ReportFlags<Format>,
 }
 
-fn flux_minor(s: &str) -> Result<FluxMinor, String> {
-    FluxMinor::parse(s).map_err(|_| {
-        format!(
-            "no CRDs for Flux `{s}`: one of {}",
-            FluxMinor::ALL.map(|m| m.to_string()).join(", ")
-        )
+fn flux_minor(s: &str) -> Result<FluxMinor, super::flags::FlagValueError> {
+    FluxMinor::parse(s).map_err(|_| super::flags::FlagValueError::NoCrds {
+        version: s.to_string(),
+        supported: FluxMinor::ALL.map(|m| m.to_string()).join(", "),
     })
 }
 
 pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
     let outcome = outcome(args, layout);
-    match args.format {
+    match args.report.format {
         Format::Sarif => super::sarif_on_error(outcome, &upgrade::RULES),
         _ => outcome,
     }
@@ -56,14 +41,14 @@ pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome
 fn outcome(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
     let flux = args.flux.unwrap_or(FluxMinor::NEWEST);
     let kube = args.kube.unwrap_or(KubeVersion::DEFAULT);
-    let mut opts = args.helm.apply(args.flags.options());
+    let mut opts = args.report.helm.apply(args.report.flags.options());
     // Findings point at files and lines through the origins kustomize records.
     opts.origins = true;
     let target = VersionsOverride {
         flux: Some(flux.to_string()),
         kubernetes: Some(kube.as_str().to_string()),
     };
-    let (r, at_target) = render_dir_and_at(&args.flags.repo, &opts, target)?;
+    let (r, at_target) = render_dir_and_at(&args.report.flags.repo, &opts, target)?;
     let u = upgrade::upgrade(
         &r,
         Some(&at_target),
@@ -73,7 +58,7 @@ fn outcome(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
             validate: crate::validate::ValidateOptions::default(),
         },
     );
-    let text = match args.format {
+    let text = match args.report.format {
         Format::Text => crate::report::upgrade::upgrade_text(&u, layout),
         Format::Json => {
             serde_json::to_string_pretty(&crate::report::upgrade::upgrade_json(&u))? + "\n"
@@ -82,16 +67,19 @@ fn outcome(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
             serde_json::to_string_pretty(&crate::report::findings::findings_sarif(
                 &upgrade::RULES,
                 &u.findings,
-                &super::git::prefix_in_work_tree(&args.flags.repo),
+                &super::git::prefix_in_work_tree(&args.report.flags.repo),
             ))? + "\n"
         }
     };
-    let status = args.fail.status(crate::level::of_findings(&u.findings));
-    let kind = match args.format {
+    let status = args
+        .report
+        .fail
+        .status(crate::level::of_findings(&u.findings));
+    let kind = match args.report.format {
         Format::Text => crate::report::limit::Kind::Plain,
         Format::Json | Format::Sarif => crate::report::limit::Kind::Json,
     };
     Ok(Output::new(text, status)
         .kind(kind)
-        .with_stderr(&args.flags.subfolder_note(&r.clusters)))
+        .with_stderr(&args.report.flags.subfolder_note(&r.clusters)))
 }

@@ -1,15 +1,15 @@
 //! `fluxsim validate`: will it apply? Every rendered object checked against its schema as
 //! the API server checks kustomize-controller's server-side apply.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::validate::KubeVersion;
 use anyhow::Context as _;
 
 use super::flags::FindingsFormat as Format;
-use super::flags::{HelmFlags, RenderFlags};
+use super::flags::ReportFlags;
 use super::{Outcome, Output};
+use crate::change::{AuditTrees, ChangeChecks, ChangeOptions};
 use crate::model::RepoRender;
 use crate::render::render_dir;
 use crate::validate::{self, ValidateOptions};
@@ -39,12 +39,10 @@ fn supported_versions() -> String {
     KubeVersion::ALL.map(KubeVersion::as_str).join(", ")
 }
 
-pub(crate) fn kube_version(s: &str) -> Result<KubeVersion, String> {
-    KubeVersion::parse(s).map_err(|_| {
-        format!(
-            "no schemas for Kubernetes `{s}`: one of {}",
-            supported_versions()
-        )
+pub(crate) fn kube_version(s: &str) -> Result<KubeVersion, super::flags::FlagValueError> {
+    KubeVersion::parse(s).map_err(|_| super::flags::FlagValueError::NoSchemas {
+        version: s.to_string(),
+        supported: supported_versions(),
     })
 }
 
@@ -240,38 +238,25 @@ fn user_schema_files(
 pub(crate) struct Args {
     #[command(flatten)]
     pub(crate) schema: SchemaFlags,
-    /// Output format.
-    #[arg(
-        long,
-        short = 'o',
-        visible_alias = "output",
-        value_enum,
-        default_value = "text"
-    )]
-    pub(crate) format: Format,
     #[command(flatten)]
-    pub(crate) fail: super::FailFlags,
-    #[command(flatten)]
-    pub(crate) flags: RenderFlags,
-    #[command(flatten)]
-    pub(crate) helm: HelmFlags,
+    pub(crate) report: ReportFlags<Format>,
 }
 
 pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
     let outcome = outcome(args, layout);
-    match args.format {
+    match args.report.format {
         Format::Sarif => super::sarif_on_error(outcome, &validate::RULES),
         _ => outcome,
     }
 }
 
 fn outcome(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
-    let mut opts = args.helm.apply(args.flags.options());
+    let mut opts = args.report.helm.apply(args.report.flags.options());
     // Findings point at files and lines through the origins kustomize records.
     opts.origins = true;
-    let r = render_dir(&args.flags.repo, &opts)?;
+    let r = render_dir(&args.report.flags.repo, &opts)?;
     let v = validate::validate(&r, &args.schema.options(&r, opts.timeout)?);
-    let text = match args.format {
+    let text = match args.report.format {
         Format::Text => crate::report::validate::validate_text(&r, &v, layout),
         Format::Json => {
             serde_json::to_string_pretty(&crate::report::validate::validate_json(&r, &v))? + "\n"
@@ -280,22 +265,23 @@ fn outcome(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
             serde_json::to_string_pretty(&crate::report::findings::findings_sarif(
                 &validate::RULES,
                 &v.findings,
-                &super::git::prefix_in_work_tree(&args.flags.repo),
+                &super::git::prefix_in_work_tree(&args.report.flags.repo),
             ))? + "\n"
         }
     };
     // A Kustomization that fails applies nothing: the cluster does not converge (an error,
     // as for `render`).
     let status = args
+        .report
         .fail
         .status(crate::level::of_render(&r.clusters).max(crate::level::of_findings(&v.findings)));
-    let kind = match args.format {
+    let kind = match args.report.format {
         Format::Text => crate::report::limit::Kind::Plain,
         Format::Json | Format::Sarif => crate::report::limit::Kind::Json,
     };
     Ok(Output::new(text, status)
         .kind(kind)
-        .with_stderr(&args.flags.subfolder_note(&r.clusters)))
+        .with_stderr(&args.report.flags.subfolder_note(&r.clusters)))
 }
 
 /// `--validate` on `render`: validation of what was rendered, after the table.
@@ -386,93 +372,9 @@ impl DiffValidate {
     }
 }
 
-/// The trees the audit and the graph of a change read: base's and head's files, where the
-/// origins of their renders point.
-pub(crate) struct AuditTrees<'a> {
-    pub(crate) base: &'a crate::source::SourceFs,
-    pub(crate) head: &'a crate::source::SourceFs,
-    /// Substitution judged as strict (the default), or not (`--no-strict`).
-    pub(crate) strict: bool,
-}
-
-/// Backticks mark code in the review's sentences: the repository's text must not.
-fn unticked(s: &str) -> String {
-    s.replace('`', "'")
-}
-
-/// A finding as a sentence of the review: `error `FS310` at `file:line`: message`.
-fn hazard(f: &crate::finding::Finding) -> String {
-    let at = f
-        .location
-        .as_ref()
-        .map(|l| format!(" at `{}`", unticked(&l.to_string())))
-        .unwrap_or_default();
-    format!("{} `{}`{at}: {}", f.severity, f.rule, unticked(&f.message))
-}
-
-/// How many Kustomizations a grouped hazard names before `and N more`.
-const HAZARD_NAMES_SHOWN: usize = 5;
-
-/// The hazards of one source file as one sentence: the first's, the Kustomizations they
-/// are in, and how many there are.
-fn grouped_hazard(g: &crate::report::quiet::SourceGroup<'_>) -> String {
-    let first = g.members[0];
-    if g.members.len() == 1 {
-        return hazard(first);
-    }
-    let ks = g.kustomizations();
-    let mut names = ks
-        .iter()
-        .take(HAZARD_NAMES_SHOWN)
-        .map(|k| format!("`{}`", unticked(k)))
-        .collect::<Vec<_>>()
-        .join(", ");
-    if ks.len() > HAZARD_NAMES_SHOWN {
-        let _ = write!(names, " and {} more", ks.len() - HAZARD_NAMES_SHOWN);
-    }
-    let at = first
-        .location
-        .as_ref()
-        .map(|l| format!(" at `{}`", unticked(&l.to_string())))
-        .unwrap_or_default();
-    format!(
-        "{} `{}`{at}, in {} ({}): {}; {} in all from this file (`-o json` lists each)",
-        first.severity,
-        first.rule,
-        crate::report::plural(ks.len(), "Kustomization"),
-        names,
-        unticked(&first.message),
-        crate::report::plural(g.members.len(), "hazard"),
-    )
-}
-
-/// Rules the audit of a change leaves to the diff, which says them in its own words: a
-/// Kustomization that failed or never reconciled (FS100) is a failure or "not compared".
-const SAID_BY_DIFF: [&str; 1] = ["FS100"];
-
-/// What a change brings at apply time: the hazards of going from base to head (always),
-/// with `--validate` the schema findings of head (new ones unless `--all-findings`), with
-/// `--audit` the substitution hazards and with `--graph` the cold-start findings head brings.
-#[derive(Debug, Default)]
-pub(crate) struct ChangeChecks {
-    pub(crate) hazards: Vec<crate::finding::Finding>,
-    pub(crate) validation: Option<Vec<crate::finding::Finding>>,
-    /// With `--audit`: the substitution hazards (warning and error) head brings.
-    pub(crate) audit: Option<Vec<crate::finding::Finding>>,
-    /// With `--graph`: the cold-start findings (warning and error) head brings.
-    pub(crate) graph: Option<Vec<crate::finding::Finding>>,
-    /// With `--upgrade`: the upgrade findings (warning and error) head brings.
-    pub(crate) upgrade: Option<Vec<crate::finding::Finding>>,
-}
-
-/// The rules whose findings the review already states in its own words (prune of state and
-/// moves under prune): not repeated.
-const SAID_BY_REVIEW: [&str; 4] = ["FS320", "FS321", "FS322", "FS323"];
-
 impl DiffValidate {
-    /// Checks the change from `base` to `head`; `head_render` is head's render when this run
-    /// made it (its tree locates findings and holds `fluxsim.toml`); `changed` the files
-    /// that differ between the two (a hazard is located in the one it came from).
+    /// Checks the change from `base` to `head` (see [`crate::change::check_change`]); the
+    /// schema options are read from head's render when this run made it.
     pub(crate) fn run(
         &self,
         base: &[crate::model::ClusterRender],
@@ -482,10 +384,8 @@ impl DiffValidate {
         changed: Option<&std::collections::BTreeSet<String>>,
         timeout: std::time::Duration,
     ) -> anyhow::Result<ChangeChecks> {
-        let fs = head_render.map(|r| r.tree.fs());
-        let hazards = validate::change_hazards(base, head, fs, changed);
-        let validation = if self.validate {
-            let opts = match head_render {
+        let validate = if self.validate {
+            Some(match head_render {
                 Some(r) => self.schema.options(r, timeout)?,
                 None => ValidateOptions {
                     kube_version: self.schema.kube_version,
@@ -493,152 +393,24 @@ impl DiffValidate {
                     timeout: Some(timeout),
                     ..ValidateOptions::default()
                 },
-            };
-            let h = validate::validate_clusters(fs, head, &opts);
-            Some(if self.all_findings {
-                h.findings
-            } else {
-                let b = validate::validate_clusters(None, base, &opts);
-                validate::new_findings(&b.findings, &h.findings)
             })
         } else {
             None
         };
-        let graph = match trees.filter(|_| self.graph) {
-            Some(t) => {
-                // Each revision's own fluxsim.toml (its bootstrap CRDs, its dependencies).
-                let base_config = crate::config::Config::load(t.base)?;
-                let head_config = match head_render {
-                    Some(r) => r.config.clone(),
-                    None => crate::config::Config::load(t.head)?,
-                };
-                let b = crate::graph::findings(t.base, base, &base_config);
-                let h = crate::graph::findings(t.head, head, &head_config);
-                Some(
-                    validate::new_findings(&b, &h)
-                        .into_iter()
-                        .filter(|f| f.severity >= crate::finding::Severity::Warning)
-                        .collect(),
-                )
-            }
-            None => None,
+        let opts = ChangeOptions {
+            validate,
+            all_findings: self.all_findings,
+            audit: self.audit,
+            graph: self.graph,
+            upgrade: self.upgrade,
         };
-        let audit = trees.filter(|_| self.audit).map(|t| {
-            let opts = crate::audit::AuditOptions { strict: t.strict };
-            let b = crate::audit::audit_clusters(t.base, base, opts);
-            let h = crate::audit::audit_clusters(t.head, head, opts);
-            validate::new_findings(&b.findings, &h.findings)
-                .into_iter()
-                .filter(|f| {
-                    f.severity >= crate::finding::Severity::Warning
-                        && !SAID_BY_DIFF.contains(&f.rule)
-                })
-                .collect()
-        });
-        let upgrade = self.upgrade.then(|| {
-            let opts = crate::upgrade::UpgradeOptions {
-                flux: crate::upgrade::FluxMinor::NEWEST,
-                kube: KubeVersion::DEFAULT,
-                validate: ValidateOptions::default(),
-            };
-            let b = crate::upgrade::upgrade_clusters(None, base, &opts);
-            let h = crate::upgrade::upgrade_clusters(fs, head, &opts);
-            validate::new_findings(&b.findings, &h.findings)
-                .into_iter()
-                .filter(|f| f.severity >= crate::finding::Severity::Warning)
-                .collect()
-        });
-        Ok(ChangeChecks {
-            hazards,
-            validation,
-            audit,
-            graph,
-            upgrade,
-        })
-    }
-}
-
-impl ChangeChecks {
-    /// Findings at error level: the apply of head fails.
-    pub(crate) fn errors(&self) -> usize {
-        self.hazards
-            .iter()
-            .chain(self.validation.iter().flatten())
-            .chain(self.audit.iter().flatten())
-            .chain(self.graph.iter().flatten())
-            .chain(self.upgrade.iter().flatten())
-            .filter(|f| f.severity == crate::finding::Severity::Error)
-            .count()
-    }
-
-    /// The level of what the change brings (`--fail-on`): its worst finding.
-    pub(crate) fn level(&self) -> Option<crate::finding::Severity> {
-        self.hazards
-            .iter()
-            .chain(self.validation.iter().flatten())
-            .chain(self.audit.iter().flatten())
-            .chain(self.graph.iter().flatten())
-            .chain(self.upgrade.iter().flatten())
-            .map(|f| f.severity)
-            .max()
-    }
-
-    /// Adds the findings to the review's hazards of their cluster, as sentences; with
-    /// `group` (a report for people, not `--verbose`), the apply hazards of one cluster, rule
-    /// and source file as one sentence that lists their Kustomizations (one edit of a
-    /// shared component: one hazard, at the component's file).
-    pub(crate) fn add_to_review(&self, review: &mut crate::review::model::Review, group: bool) {
-        let apply: Vec<crate::finding::Finding> = self
-            .hazards
-            .iter()
-            .filter(|f| !SAID_BY_REVIEW.contains(&f.rule))
-            .cloned()
-            .collect();
-        let mut sentences: Vec<(Option<String>, String)> = Vec::new();
-        if group {
-            for g in crate::report::quiet::by_source(&apply) {
-                let f = g.members[0];
-                sentences.push((f.cluster.clone(), grouped_hazard(&g)));
-            }
-        } else {
-            sentences.extend(apply.iter().map(|f| (f.cluster.clone(), hazard(f))));
-        }
-        let others = self
-            .validation
-            .iter()
-            .flatten()
-            .filter(|f| f.severity >= crate::finding::Severity::Warning)
-            .chain(self.audit.iter().flatten())
-            .chain(self.graph.iter().flatten())
-            .chain(self.upgrade.iter().flatten());
-        sentences.extend(others.map(|f| (f.cluster.clone(), hazard(f))));
-        for (cluster, sentence) in sentences {
-            let Some(c) = review
-                .clusters
-                .iter_mut()
-                .find(|c| Some(c.name.as_str()) == cluster.as_deref())
-            else {
-                continue;
-            };
-            c.hazards.push(sentence);
-        }
-    }
-
-    /// Adds `applyHazards` and, with `--validate`, `validation`, with `--audit`, `audit`, with
-    /// `--graph`, `graph` to a diff's JSON.
-    pub(crate) fn add_to_json(&self, json: &mut serde_json::Value) {
-        json["applyHazards"] = crate::report::findings::findings_json(&self.hazards);
-        if let Some(v) = &self.validation {
-            json["validation"] = crate::report::findings::findings_json(v);
-        }
-        if let Some(a) = &self.audit {
-            json["audit"] = crate::report::findings::findings_json(a);
-        }
-        if let Some(g) = &self.graph {
-            json["graph"] = crate::report::findings::findings_json(g);
-        }
-        if let Some(u) = &self.upgrade {
-            json["upgrade"] = crate::report::findings::findings_json(u);
-        }
+        Ok(crate::change::check_change(
+            base,
+            head,
+            head_render,
+            trees,
+            changed,
+            &opts,
+        )?)
     }
 }

@@ -72,7 +72,7 @@ pub fn load_vars_file(path: &Path) -> Result<BTreeMap<String, String>, VarsError
     })?;
     let looks_like_manifest = text.lines().any(|l| l.starts_with("kind:"));
     if looks_like_manifest {
-        return load_manifest_vars(&text).map_err(|m| invalid(0, m));
+        return load_manifest_vars(&text, path);
     }
     let mut vars = BTreeMap::new();
     for (i, line) in text.lines().enumerate() {
@@ -94,32 +94,36 @@ pub fn load_vars_file(path: &Path) -> Result<BTreeMap<String, String>, VarsError
 
 /// The vars a ConfigMap's `data` or a Secret's `data` (base64) and `stringData` give,
 /// as kustomize-controller's `LoadVariables` reads them (`binaryData` is ignored).
-// The String is the message of the `VarsError::Invalid` its only caller makes.
-fn load_manifest_vars(text: &str) -> Result<BTreeMap<String, String>, String> {
-    let doc = crate::manifest::parse_object(text).map_err(|e| e.to_string())?;
+fn load_manifest_vars(text: &str, path: &Path) -> Result<BTreeMap<String, String>, VarsError> {
+    let invalid = |message: String| VarsError::Invalid {
+        path: path.to_path_buf(),
+        line: 0,
+        message,
+    };
+    let doc = crate::manifest::parse_object(text).map_err(|e| invalid(e.to_string()))?;
     let kind = doc.get("kind").and_then(|k| k.as_str()).unwrap_or_default();
     let mut vars = BTreeMap::new();
-    let mut take = |field: &str, decode: bool| -> Result<(), String> {
+    let mut take = |field: &str, decode: bool| -> Result<(), VarsError> {
         let Some(map) = doc.get(field) else {
             return Ok(());
         };
         let map = map
             .as_object()
-            .ok_or_else(|| format!("`{field}` is not a mapping"))?;
+            .ok_or_else(|| invalid(format!("`{field}` is not a mapping")))?;
         for (k, v) in map {
             let v = v
                 .as_str()
-                .ok_or_else(|| format!("`{field}.{k}` is not a string"))?;
+                .ok_or_else(|| invalid(format!("`{field}.{k}` is not a string")))?;
             let v = if decode {
                 let raw = base64::engine::general_purpose::STANDARD
                     .decode(v.trim())
-                    .map_err(|e| format!("`{field}.{k}` is not valid base64: {e}"))?;
+                    .map_err(|e| invalid(format!("`{field}.{k}` is not valid base64: {e}")))?;
                 String::from_utf8_lossy(&raw).into_owned()
             } else {
                 v.to_string()
             };
             if !is_valid_var_name(k) {
-                return Err(name_error(k));
+                return Err(invalid(name_error(k)));
             }
             vars.insert(k.clone(), v.replace('\n', ""));
         }
@@ -132,9 +136,9 @@ fn load_manifest_vars(text: &str) -> Result<BTreeMap<String, String>, String> {
             take("stringData", false)?;
         }
         other => {
-            return Err(format!(
+            return Err(invalid(format!(
                 "expected a ConfigMap or Secret, found kind `{other}`"
-            ))
+            )))
         }
     }
     Ok(vars)

@@ -248,3 +248,17 @@ pub(crate) fn which(name: &str) -> Option<std::path::PathBuf> {
         .map(|d| d.join(name))
         .find(|p| p.is_file())
 }
+
+/// fluxsim's subcommands as its clap definition declares them (clap's own `help` is added
+/// later, when the command is built, and is not among them).
+pub(crate) fn subcommands() -> Vec<clap::Command> {
+    <fluxsim::cli::Cli as clap::CommandFactory>::command()
+        .get_subcommands()
+        .cloned()
+        .collect()
+}
+
+/// Whether subcommand `c` has the argument `id` (clap's id: the field's name).
+pub(crate) fn has_arg(c: &clap::Command, id: &str) -> bool {
+    c.get_arguments().any(|a| a.get_id() == id)
+}

@@ -6,24 +6,18 @@ use std::fs;
 
 use crate::common::{crate_path, fluxsim, repo_from};
 
-const COMMANDS: [&str; 12] = [
-    "render",
-    "build",
-    "diff",
-    "compare",
-    "prove",
-    "audit",
-    "graph",
-    "images",
-    "validate",
-    "upgrade",
-    "envsubst",
-    "completions",
-];
+/// Every subcommand, from the clap definition: one added is checked without a list to edit.
+fn commands() -> Vec<String> {
+    crate::common::subcommands()
+        .iter()
+        .map(|c| c.get_name().to_string())
+        .collect()
+}
 
 #[test]
 fn short_help_is_short_with_two_examples_and_the_commands_own_options_first() {
-    for c in COMMANDS {
+    for c in commands() {
+        let c = c.as_str();
         let short = fluxsim(&[c, "-h"]);
         assert_eq!(short.code, 0, "{c}: {}", short.stderr);
         let text = &short.stdout;

@@ -6,6 +6,7 @@
 pub mod admission;
 pub mod audit;
 pub mod canary;
+pub mod change;
 pub mod compare;
 pub mod finding;
 pub mod graph;

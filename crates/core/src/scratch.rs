@@ -21,6 +21,8 @@ pub const MARKER: &str = ".fluxsim-scratch";
 /// What a run folder's [`MARKER`] holds.
 const RUN_MARKER_TEXT: &str = "fluxsim run folder\n";
 
+// String: the run folder's io::Error (not Clone) made once and returned to every caller of
+// the run: kept as the text each one shows.
 static RUN_DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
 /// The process groups of running tools; `None` once a signal has arrived, so that no new
 /// tool starts while the handler cleans up.

@@ -24,6 +24,8 @@ pub(crate) struct CelRule {
 
 pub(crate) struct Compiled {
     /// The rule's AST, metered (`cost::instrument`), or why it does not parse.
+    // String: the CEL parser's words, quoted by every finding of the rule; compiled once and
+    // shared by every object (OnceLock), so kept as the text that is shown.
     pub(crate) program: Result<::cel::IdedExpr, String>,
     pub(crate) message_expression: Option<::cel::IdedExpr>,
     pub(crate) uses_old_self: bool,

@@ -1,6 +1,7 @@
 //! Everything fluxsim prints: tables for people, JSON for programs, files for `--out`.
 
 pub mod audit;
+pub mod change;
 pub mod compare;
 pub mod diff;
 pub mod escape;

@@ -85,6 +85,8 @@ pub struct Sources<'a> {
     pub own: Option<(SourceRef, &'a SourceFs)>,
     /// Sources mapped with `--source` or `fluxsim.toml`, each with its tree (or why it
     /// cannot be read).
+    // String: the mapping's error as `reconcile::trees::Mapped` keeps it, cloned for every
+    // Kustomization and release on that source; a release shows it as `not fetched: ...`.
     pub mapped: Vec<(SourceRef, Result<&'a SourceFs, String>, bool)>,
     /// HelmRepositories and other source objects of the cluster, by ref (their `spec`).
     pub objects: std::collections::BTreeMap<SourceRef, serde_json::Value>,

@@ -144,6 +144,8 @@ pub enum Note {
         left_out: usize,
         /// How many Flux Kustomizations its own files declare and how many other objects the
         /// cluster reads (sources, ConfigMaps, Secrets), or why they could not be built.
+        // String: the build's error as the note shows it; a Note is a value of the model (Clone,
+        // Eq, serialized), which the pipeline's error types are not.
         found: Result<(usize, usize), String>,
         /// The Flux Kustomizations declared below it that the render does not hold (names,
         /// sorted).

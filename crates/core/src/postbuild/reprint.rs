@@ -138,6 +138,8 @@ fn reprint_as_is(
             .insert(name.to_string(), crate::digest::sha256_hex(text.as_bytes()));
         files.insert(&virtual_dir.join(name), text);
     }
+    // String: an io::Error (not Clone) made once and read by every caller of `on_disk`: kept
+    // as the text each caller's error shows.
     let written: std::sync::OnceLock<Result<tempfile::TempDir, String>> =
         std::sync::OnceLock::new();
     let on_disk = || {

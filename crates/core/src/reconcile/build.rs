@@ -21,7 +21,7 @@ use crate::source::SourceFs;
 pub(super) struct Key {
     pub(super) kustomization: Kustomization,
     pub(super) parent: Option<NamespacedName>,
-    pub(super) vars: Result<Resolution, String>,
+    pub(super) vars: Result<Resolution, super::sources::VarsError>,
     pub(super) strict: bool,
     /// The tree it is built from (the repository, a mapped folder, an ExternalArtifact).
     pub(super) source: Choice,

@@ -188,26 +188,23 @@ mod tests {
         }
     }
 
-    // String: see `resolve_with`.
     /// Resolves at the settled step of the fixed point, without `--strict-sources`.
     fn resolve_vars(
         k: &Kustomization,
         w: &World,
         notes: &mut Vec<crate::model::Note>,
-    ) -> Result<BTreeMap<String, VarSource>, String> {
+    ) -> Result<BTreeMap<String, VarSource>, super::sources::VarsError> {
         resolve_with(k, w, false).map(|r| {
             notes.extend(r.notes);
             r.vars
         })
     }
 
-    // The String is the Kustomization's failure message, as the controller words it: kept in the
-    // fixed point's state, cloned into the status, never matched on.
     fn resolve_with(
         k: &Kustomization,
         w: &World,
         strict_sources: bool,
-    ) -> Result<Resolution, String> {
+    ) -> Result<Resolution, super::sources::VarsError> {
         let outside = Outside::none(&SourceFs::empty("/nonexistent".into()));
         let lookup = Lookup {
             outside: &outside,
@@ -278,7 +275,9 @@ mod tests {
         let k =
             ks(json!({"postBuild": {"substituteFrom": [{"kind": "ConfigMap", "name": "gone"}]}}));
         for strict_sources in [false, true] {
-            let err = resolve_with(&k, &World::default(), strict_sources).unwrap_err();
+            let err = resolve_with(&k, &World::default(), strict_sources)
+                .unwrap_err()
+                .to_string();
             assert!(
                 err.starts_with(
                     "substitute from 'ConfigMap/gone' error: configmaps \"gone\" not found \
@@ -290,7 +289,9 @@ mod tests {
             assert!(err.contains("[[bootstrap.objects]]") && err.contains("optional: true"));
         }
         let k = ks(json!({"postBuild": {"substituteFrom": [{"kind": "Secret", "name": "s"}]}}));
-        let err = resolve_with(&k, &World::default(), false).unwrap_err();
+        let err = resolve_with(&k, &World::default(), false)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("substitute from 'Secret/s' error: secrets \"s\" not found ("),
             "{err}"

@@ -306,12 +306,54 @@ pub(crate) struct Resolution {
     pub(crate) made_by: BTreeMap<String, String>,
 }
 
+/// Why a Kustomization's vars cannot be resolved: its failure, as the controller words it
+/// (`substitute from 'Kind/name' error: ...`), with fluxsim's hint.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum VarsError {
+    /// `--strict-sources`: a source made at run time, whose values are unknown offline.
+    #[error(
+        "substitute from '{kind}/{name}' error: {kind} `{namespace}/{name}` is made at run \
+         time by {by}: its values are unknown offline (--strict-sources)"
+    )]
+    MadeAtRunTime {
+        /// `ConfigMap` or `Secret`.
+        kind: String,
+        /// The source's name.
+        name: String,
+        /// The Kustomization's namespace, where Flux reads it.
+        namespace: String,
+        /// What makes it (`ExternalSecret/ns/name (applied by ...)`).
+        by: String,
+    },
+    /// A source that is nowhere: not applied, not made at run time, in no file.
+    #[error(
+        "substitute from '{kind}/{name}' error: {resource} \"{name}\" not found ({whose} \
+         {kind} `{namespace}/{name}`, which no Kustomization of this cluster applies, no \
+         object of it makes at run time and no file of the repository defines; if something \
+         outside the repository creates it, declare it in fluxsim.toml \
+         ([[bootstrap.objects]] kind = \"{kind}\", namespace = \"{namespace}\", name = \
+         \"{name}\", vars = {{ ... }}), else mark it `optional: true`)"
+    )]
+    NotFound {
+        /// `ConfigMap` or `Secret`.
+        kind: String,
+        /// The source's name.
+        name: String,
+        /// The Kustomization's namespace.
+        namespace: String,
+        /// `configmaps` or `secrets`, as the API server's not-found says.
+        resource: &'static str,
+        /// Where the Kustomization reads it (`file:line: \`ns/name\` reads`).
+        whose: String,
+    },
+}
+
 /// The outcome of resolving a Kustomization's vars against a [`World`].
 pub(crate) enum Resolved {
     /// A source is not on the cluster yet (and the fixed point has not settled).
     Wait,
     /// Resolved, or the reason the Kustomization fails.
-    Ready(Result<Resolution, String>),
+    Ready(Result<Resolution, VarsError>),
 }
 
 /// How a lookup may fall back when a source is not on the cluster.
@@ -341,7 +383,7 @@ pub(crate) struct Lookup<'a> {
 /// wraps the API server's NotFound: `substitute from 'Secret/x' error: secrets "x" not
 /// found`), then where the Kustomization is declared and how to tell fluxsim what the
 /// repository cannot show.
-fn not_found(ks: &Kustomization, kind: &str, name: &str, lookup: &Lookup<'_>) -> String {
+fn not_found(ks: &Kustomization, kind: &str, name: &str, lookup: &Lookup<'_>) -> VarsError {
     let ns = &ks.id.namespace;
     let resource = if kind == "Secret" {
         "secrets"
@@ -352,14 +394,13 @@ fn not_found(ks: &Kustomization, kind: &str, name: &str, lookup: &Lookup<'_>) ->
         Some(at) => format!("{at}: `{}` reads", ks.id),
         None => format!("`{}` reads", ks.id),
     };
-    format!(
-        "substitute from '{kind}/{name}' error: {resource} \"{name}\" not found ({whose} \
-         {kind} `{ns}/{name}`, which no Kustomization of this cluster applies, no object of \
-         it makes at run time and no file of the repository defines; if something outside \
-         the repository creates it, declare it in fluxsim.toml ([[bootstrap.objects]] kind \
-         = \"{kind}\", namespace = \"{ns}\", name = \"{name}\", vars = {{ ... }}), else \
-         mark it `optional: true`)"
-    )
+    VarsError::NotFound {
+        kind: kind.to_string(),
+        name: name.to_string(),
+        namespace: ns.clone(),
+        resource,
+        whose,
+    }
 }
 
 /// Resolves the vars of a Kustomization (`loadVars` in `kustomization_varsub.go`):
@@ -402,11 +443,12 @@ pub(crate) fn resolve(ks: &Kustomization, world: &World, lookup: &Lookup<'_>) ->
         if placed.is_none() {
             if let Some(maker) = super::makers::made_at_run_time(&id, world) {
                 if lookup.strict_sources {
-                    return Resolved::Ready(Err(format!(
-                        "substitute from '{kind}/{name}' error: {kind} `{}/{name}` is made at run \
-                         time by {}: its values are unknown offline (--strict-sources)",
-                        ks.id.namespace, maker.by
-                    )));
+                    return Resolved::Ready(Err(VarsError::MadeAtRunTime {
+                        kind: kind.clone(),
+                        name: name.clone(),
+                        namespace: ks.id.namespace.clone(),
+                        by: maker.by,
+                    }));
                 }
                 for (k, value) in maker.known {
                     res.vars.insert(

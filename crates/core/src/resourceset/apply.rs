@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 use base64::Engine as _;
 use serde_json::{Map, Value};
 
+use super::ResourceSetError;
 use crate::flux::{str_at, ObjectId};
 use crate::model::Note;
 
@@ -46,7 +47,7 @@ pub fn prepare(
     common_labels: &Map<String, Value>,
     cluster: &ClusterData<'_>,
     notes: &mut Vec<Note>,
-) -> Result<(), String> {
+) -> Result<(), ResourceSetError> {
     if !common_labels.is_empty() {
         let labels: BTreeMap<String, String> = common_labels
             .iter()
@@ -98,7 +99,7 @@ fn copy_from(
     o: &mut Value,
     cluster: &ClusterData<'_>,
     notes: &mut Vec<Note>,
-) -> Result<(), String> {
+) -> Result<(), ResourceSetError> {
     if str_at(o, &["apiVersion"]) != Some("v1") {
         return Ok(());
     }
@@ -107,10 +108,10 @@ fn copy_from(
     };
     let parts: Vec<&str> = source.split('/').collect();
     let [ns, name] = parts[..] else {
-        return Err(format!(
-            "invalid {COPY_FROM} annotation value '{source}' must be in the format \
-             'namespace/name'"
-        ));
+        return Err(ResourceSetError::CopyFrom {
+            annotation: COPY_FROM,
+            value: source,
+        });
     };
     let kind = str_at(o, &["kind"]).unwrap_or_default().to_string();
     if !matches!(kind.as_str(), "ConfigMap" | "Secret") {
@@ -172,17 +173,20 @@ fn copy_from(
 
 /// The canonical data of a ConfigMap or Secret for a checksum (`canonicalFromUnstructured`):
 /// a ConfigMap's `data` and decoded `binaryData`, a Secret's decoded `data` and `stringData`.
-fn canonical(o: &Value, kind: &str) -> Result<BTreeMap<String, Vec<u8>>, String> {
+fn canonical(o: &Value, kind: &str) -> Result<BTreeMap<String, Vec<u8>>, ResourceSetError> {
     let mut out = BTreeMap::new();
-    let decode = |field: &str, k: &str, v: &str| {
+    let decode = |field: &'static str, k: &str, v: &str| {
         base64::engine::general_purpose::STANDARD
             .decode(v)
-            .map_err(|e| {
-                format!(
-                    "failed to decode base64 in {kind}/{}/{} {field}[{k:?}]: {e}",
+            .map_err(|source| ResourceSetError::Base64 {
+                object: format!(
+                    "{kind}/{}/{}",
                     str_at(o, &["metadata", "namespace"]).unwrap_or_default(),
                     str_at(o, &["metadata", "name"]).unwrap_or_default()
-                )
+                ),
+                field,
+                key: k.to_string(),
+                source,
             })
     };
     let strings = |field: &str| -> Vec<(String, String)> {
@@ -222,7 +226,7 @@ fn checksums(
     own: &ClusterData<'_>,
     cluster: &ClusterData<'_>,
     notes: &mut Vec<Note>,
-) -> Result<(), String> {
+) -> Result<(), ResourceSetError> {
     match o {
         Value::Object(m) => {
             let refs = m
@@ -263,28 +267,28 @@ fn checksum(
     own: &ClusterData<'_>,
     cluster: &ClusterData<'_>,
     notes: &mut Vec<Note>,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, ResourceSetError> {
     use sha2::Digest as _;
     let mut buf: Vec<u8> = Vec::new();
     for r in refs.split(',').map(str::trim).filter(|r| !r.is_empty()) {
         let parts: Vec<&str> = r.split('/').collect();
         let [kind, ns, name] = parts[..] else {
-            return Err(format!(
-                "invalid {CHECKSUM_FROM} reference '{r}' must be in the format \
-                 'Kind/namespace/name'"
-            ));
+            return Err(ResourceSetError::ChecksumRef {
+                annotation: CHECKSUM_FROM,
+                reference: r.to_string(),
+            });
         };
         if kind.is_empty() || ns.is_empty() || name.is_empty() {
-            return Err(format!(
-                "invalid {CHECKSUM_FROM} reference '{r}' must be in the format \
-                 'Kind/namespace/name'"
-            ));
+            return Err(ResourceSetError::ChecksumRef {
+                annotation: CHECKSUM_FROM,
+                reference: r.to_string(),
+            });
         }
         if !matches!(kind, "ConfigMap" | "Secret") {
-            return Err(format!(
-                "unsupported kind '{kind}' in {CHECKSUM_FROM}, only ConfigMap and Secret are \
-                 allowed"
-            ));
+            return Err(ResourceSetError::ChecksumKind {
+                annotation: CHECKSUM_FROM,
+                kind: kind.to_string(),
+            });
         }
         let key = (kind.to_string(), ns.to_string(), name.to_string());
         let Some(src) = own.get(&key).or_else(|| cluster.get(&key)) else {
@@ -370,7 +374,9 @@ mod tests {
         );
         let mut objects = vec![json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "x", "annotations": {COPY_FROM: "just-a-name"}}})];
-        let err = prepare(&mut objects, &Map::new(), &BTreeMap::new(), &mut notes).unwrap_err();
+        let err = prepare(&mut objects, &Map::new(), &BTreeMap::new(), &mut notes)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("must be in the format 'namespace/name'"),
             "{err}"

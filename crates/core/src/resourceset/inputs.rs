@@ -20,6 +20,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
+use super::error::ResourceSetError;
+pub use super::error::{SelectorError, COMBINED_BOUND_WORDS};
 use super::{ResourceSet, RSET_API_VERSION};
 use crate::flux::str_at;
 
@@ -151,12 +153,6 @@ pub struct Provided {
     pub supplied: Option<Supplied>,
 }
 
-/// A label selector (`metav1.LabelSelector`) that cannot be read (apimachinery's
-/// `LabelSelectorAsSelector` refuses it; the words are fluxsim's).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("failed to parse selector: {0}")]
-pub struct SelectorError(String);
-
 /// Whether `labels` match a `metav1.LabelSelector` (`matchLabels` and `matchExpressions`
 /// with `In`, `NotIn`, `Exists`, `DoesNotExist`; apimachinery `LabelSelectorAsSelector`). An
 /// empty selector matches everything.
@@ -222,7 +218,7 @@ pub fn selector_matches(
 pub fn referenced<'a>(
     rset: &ResourceSet,
     providers: &'a [InputProvider],
-) -> Result<Vec<&'a InputProvider>, String> {
+) -> Result<Vec<&'a InputProvider>, ResourceSetError> {
     let mut found: Vec<&InputProvider> = Vec::new();
     let same_ns = || {
         providers
@@ -237,27 +233,22 @@ pub fn referenced<'a>(
             match same_ns().find(|p| p.name == name) {
                 Some(p) => found.push(p),
                 None => {
-                    return Err(format!(
-                        "failed to compute inputs: failed to get provider {}/{name}: \
-                         {PROVIDER_KIND}.fluxcd.controlplane.io \"{name}\" not found",
-                        rset.id.namespace
-                    ))
+                    return Err(ResourceSetError::ProviderNotFound {
+                        kind: PROVIDER_KIND,
+                        namespace: rset.id.namespace.clone(),
+                        name: name.to_string(),
+                    })
                 }
             }
         } else if let Some(selector) = from.get("selector").filter(|s| !s.is_null()) {
             for p in same_ns() {
-                let matches = selector_matches(selector, &p.labels)
-                    .map_err(|e| format!("failed to compute inputs: {e}"))?;
+                let matches = selector_matches(selector, &p.labels)?;
                 if matches && !found.iter().any(|f| f.name == p.name) {
                     found.push(p);
                 }
             }
         } else {
-            return Err(
-                "failed to compute inputs: input provider reference must have either \
-                        name or selector set"
-                    .into(),
-            );
+            return Err(ResourceSetError::NoProviderRef);
         }
     }
     Ok(found)
@@ -333,9 +324,6 @@ const MAX_PERMUTATIONS: u64 = 10_000;
 /// fluxsim builds the combinations itself when a provider's inputs come from fluxsim.toml.
 pub const MAX_COMBINED_BYTES: u64 = 64 << 20;
 
-/// The words of a stop at [`MAX_COMBINED_BYTES`] (or the run's bound), for tests and callers.
-pub const COMBINED_BOUND_WORDS: &str = "more than fluxsim's bound of";
-
 /// The bytes (as JSON) of each input of `inputs`.
 fn sizes(inputs: &[Input]) -> Vec<u64> {
     inputs
@@ -345,15 +333,13 @@ fn sizes(inputs: &[Input]) -> Vec<u64> {
 }
 
 /// `Err` when `bytes` (what the combinations would hold) is past [`MAX_COMBINED_BYTES`].
-fn check_combined(bytes: u128, combinations: u128) -> Result<(), String> {
+fn check_combined(bytes: u128, combinations: u128) -> Result<(), ResourceSetError> {
     if bytes > u128::from(MAX_COMBINED_BYTES) {
-        return Err(format!(
-            "failed to compute inputs: its {combinations} input sets would hold {} MiB, {} {} \
-             MiB a ResourceSet",
-            bytes >> 20,
-            COMBINED_BOUND_WORDS,
-            MAX_COMBINED_BYTES >> 20
-        ));
+        return Err(ResourceSetError::TooLarge {
+            max: MAX_COMBINED_BYTES,
+            combinations,
+            bytes,
+        });
     }
     Ok(())
 }
@@ -367,8 +353,8 @@ pub fn combined_bytes(inputs: &[Input]) -> u64 {
 /// `inputs.Combine`: the ResourceSet's own inputs, then each provider's (sorted by
 /// namespace and name: one kind, so the GVK does not order them), each input given its
 /// `provider`, combined by the strategy. `Err` with the controller's words.
-pub fn combine(rset: &ResourceSet, provided: &[Provided]) -> Result<Vec<Input>, String> {
-    let mut sources: Vec<(&str, &str, &str, Vec<Input>)> = vec![(
+pub fn combine(rset: &ResourceSet, provided: &[Provided]) -> Result<Vec<Input>, ResourceSetError> {
+    let mut sources: Vec<(&'static str, &str, &str, Vec<Input>)> = vec![(
         "ResourceSet",
         rset.id.name.as_str(),
         rset.id.namespace.as_str(),
@@ -386,7 +372,7 @@ pub fn combine(rset: &ResourceSet, provided: &[Provided]) -> Result<Vec<Input>, 
             p.inputs.clone(),
         ));
     }
-    let with_meta: Vec<(&str, &str, Vec<Input>)> = sources
+    let with_meta: Vec<(&'static str, &str, Vec<Input>)> = sources
         .into_iter()
         .map(|(kind, name, ns, inputs)| {
             let meta = provider_meta(kind, name, ns);
@@ -407,9 +393,7 @@ pub fn combine(rset: &ResourceSet, provided: &[Provided]) -> Result<Vec<Input>, 
             Ok(all)
         }
         "Permute" => permute(with_meta, rset.include_empty_providers),
-        other => Err(format!(
-            "failed to compute inputs: unknown input strategy: '{other}'"
-        )),
+        other => Err(ResourceSetError::UnknownStrategy(other.to_string())),
     }
 }
 
@@ -417,9 +401,9 @@ pub fn combine(rset: &ResourceSet, provided: &[Provided]) -> Result<Vec<Input>, 
 /// (empty providers skipped unless `includeEmptyProviders`), each input scoped under its
 /// provider's normalized name, the combination's `id` made of `name=index` parts.
 fn permute(
-    sources: Vec<(&str, &str, Vec<Input>)>,
+    sources: Vec<(&'static str, &str, Vec<Input>)>,
     include_empty: bool,
-) -> Result<Vec<Input>, String> {
+) -> Result<Vec<Input>, ResourceSetError> {
     let mut scoped: Vec<(String, Vec<Input>)> = Vec::new();
     let mut expected: u64 = 0;
     for (kind, name, inputs) in sources {
@@ -429,19 +413,20 @@ fn permute(
         let n = inputs.len() as u64;
         expected = if scoped.is_empty() { n } else { expected * n };
         if expected > MAX_PERMUTATIONS {
-            return Err(format!(
-                "failed to compute inputs: failed to get inputs from {kind}/{name}: adding \
-                 provider '{name}' with {} inputs would exceed the maximum allowed \
-                 permutations. max: {MAX_PERMUTATIONS}, got: {expected}",
-                inputs.len()
-            ));
+            return Err(ResourceSetError::TooManyPermutations {
+                kind,
+                name: name.to_string(),
+                inputs: inputs.len(),
+                max: MAX_PERMUTATIONS,
+                got: expected,
+            });
         }
         let key = normalize_key(name);
         if key.is_empty() {
-            return Err(format!(
-                "failed to compute inputs: failed to get inputs from {kind}/{name}: \
-                 normalized provider name is empty: '{name}'"
-            ));
+            return Err(ResourceSetError::EmptyProviderName {
+                kind,
+                name: name.to_string(),
+            });
         }
         scoped.push((key, inputs));
     }
@@ -574,7 +559,9 @@ mod tests {
         let big: Vec<Value> = (0..100).map(|i| json!({"i": i, "blob": blob})).collect();
         let small: Vec<Value> = (0..100).map(|i| json!({"id": i})).collect();
         let p = [provided("prs", Value::Array(small.clone()))];
-        let err = combine(&rset("Permute", Value::Array(big)), &p).unwrap_err();
+        let err = combine(&rset("Permute", Value::Array(big)), &p)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("10000 input sets would hold")
                 && err.contains("more than fluxsim's bound of 64 MiB a ResourceSet"),
@@ -630,9 +617,13 @@ mod tests {
     #[test]
     fn too_many_permutations_and_an_unknown_strategy_fail_with_the_operator_s_words() {
         let many: Vec<Value> = (0..10_001).map(|_| json!({})).collect();
-        let err = combine(&rset("Permute", Value::Array(many)), &[]).unwrap_err();
+        let err = combine(&rset("Permute", Value::Array(many)), &[])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("max: 10000, got: 10001"), "{err}");
-        let err = combine(&rset("Shuffle", json!([])), &[]).unwrap_err();
+        let err = combine(&rset("Shuffle", json!([])), &[])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("unknown input strategy: 'Shuffle'"), "{err}");
     }
 

@@ -30,6 +30,7 @@
 //! operator installs Flux's controllers from an OCI distribution (see docs).
 
 pub mod apply;
+mod error;
 pub mod inputs;
 pub mod operator;
 mod step;
@@ -44,6 +45,7 @@ use serde_json::{Map, Value};
 
 use crate::flux::{str_at, NamespacedName, ObjectId};
 
+pub use error::ResourceSetError;
 pub use operator::{OperatorBinary, OperatorError, REPRODUCED_OPERATOR};
 pub use step::{plan, render_resourceset, Planned, Request};
 
@@ -106,26 +108,32 @@ pub struct ResourceSet {
 impl ResourceSet {
     /// Reads a ResourceSet object; an error says which field is wrong (the API server's
     /// schema would refuse it).
-    pub fn from_json(obj: &Value) -> Result<ResourceSet, String> {
+    pub fn from_json(obj: &Value) -> Result<ResourceSet, ResourceSetError> {
         let namespace = str_at(obj, &["metadata", "namespace"])
             .unwrap_or("default")
             .to_string();
         let name = str_at(obj, &["metadata", "name"])
-            .ok_or("a ResourceSet without metadata.name")?
+            .ok_or(ResourceSetError::NoName)?
             .to_string();
         let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
-        let list = |k: &str| -> Result<Vec<Value>, String> {
+        let list = |k: &'static str| -> Result<Vec<Value>, ResourceSetError> {
             match spec.get(k) {
                 None | Some(Value::Null) => Ok(Vec::new()),
                 Some(Value::Array(a)) => Ok(a.clone()),
-                Some(_) => Err(format!("spec.{k} is not a list")),
+                Some(_) => Err(ResourceSetError::Field {
+                    field: format!("spec.{k}"),
+                    reason: "is not a list",
+                }),
             }
         };
         let inputs = list("inputs")?
             .into_iter()
             .map(|i| match i {
                 Value::Object(m) => Ok(m),
-                _ => Err("spec.inputs holds an entry that is not a map".to_string()),
+                _ => Err(ResourceSetError::Field {
+                    field: "spec.inputs".to_string(),
+                    reason: "holds an entry that is not a map",
+                }),
             })
             .collect::<Result<Vec<_>, _>>()?;
         let strategy = spec.get("inputStrategy");
@@ -137,11 +145,14 @@ impl ResourceSet {
                     kind: str_at(d, &["kind"]).unwrap_or_default().to_string(),
                     namespace: str_at(d, &["namespace"]).unwrap_or_default().to_string(),
                     name: str_at(d, &["name"])
-                        .ok_or("spec.dependsOn entry without a name")?
+                        .ok_or_else(|| ResourceSetError::Field {
+                            field: "spec.dependsOn".to_string(),
+                            reason: "entry without a name",
+                        })?
                         .to_string(),
                 })
             })
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, ResourceSetError>>()?;
         let disabled = str_at(
             obj,
             &[
@@ -219,7 +230,7 @@ impl Runner {
     /// Counts `bytes` of combined inputs for ResourceSet `rset` (`cluster:namespace/name`; a
     /// later planning of it replaces the earlier); `Err` when the run's ResourceSets would
     /// then hold more than [`MAX_RUN_COMBINED_BYTES`].
-    pub fn count_combined(&self, rset: &str, bytes: u64) -> Result<(), String> {
+    pub fn count_combined(&self, rset: &str, bytes: u64) -> Result<(), ResourceSetError> {
         let Ok(mut all) = self.combined.lock() else {
             return Ok(());
         };
@@ -230,13 +241,10 @@ impl Runner {
             .sum();
         let total = others.saturating_add(bytes);
         if total > MAX_RUN_COMBINED_BYTES {
-            return Err(format!(
-                "failed to compute inputs: with the run's other ResourceSets, its input sets \
-                 would make {} MiB, {} {} MiB a run",
-                total >> 20,
-                inputs::COMBINED_BOUND_WORDS,
-                MAX_RUN_COMBINED_BYTES >> 20
-            ));
+            return Err(ResourceSetError::RunTooLarge {
+                max: MAX_RUN_COMBINED_BYTES,
+                total,
+            });
         }
         all.insert(rset.to_string(), bytes);
         Ok(())
@@ -331,7 +339,7 @@ mod tests {
         runner.count_combined("c:ns/a", part).unwrap();
         runner.count_combined("c:ns/a", part).unwrap();
         runner.count_combined("c:ns/b", part).unwrap();
-        let err = runner.count_combined("c:ns/c", 1).unwrap_err();
+        let err = runner.count_combined("c:ns/c", 1).unwrap_err().to_string();
         assert!(
             err.contains("more than fluxsim's bound of 256 MiB a run"),
             "{err}"

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use super::apply::{self, ClusterData};
 use super::inputs::{self, InputProvider, Provided, Supplied};
 use super::operator::BuildJob;
-use super::{ResourceSet, Runner, RSET_API_VERSION, RSET_KIND};
+use super::{ResourceSet, ResourceSetError, Runner, RSET_API_VERSION, RSET_KIND};
 use crate::artifact::Artifact;
 use crate::flux::{str_at, Kustomization, NamespacedName};
 use crate::kustomize::Builder;
@@ -70,7 +70,7 @@ pub fn plan(req: &Request<'_>, runner: &Runner) -> Planned {
     };
     let rset = match ResourceSet::from_json(req.object) {
         Ok(r) => r,
-        Err(e) => return unreadable(req, &e, digest_of(&Value::Null)),
+        Err(e) => return unreadable(req, &e.to_string(), digest_of(&Value::Null)),
     };
     let what = label(&rset.id, req.file.as_deref());
     let fail = |rset: ResourceSet, msg: String, extra: &Value| Planned {
@@ -91,7 +91,7 @@ pub fn plan(req: &Request<'_>, runner: &Runner) -> Planned {
     }
     let referenced = match inputs::referenced(&rset, req.providers) {
         Ok(r) => r,
-        Err(e) => return fail(rset, e, &Value::Null),
+        Err(e) => return fail(rset, e.to_string(), &Value::Null),
     };
     let (provided, mut notes, placeholder_providers) = provide(req, &referenced);
     let (extra, samples) = provided_digests(&provided);
@@ -101,7 +101,7 @@ pub fn plan(req: &Request<'_>, runner: &Runner) -> Planned {
     );
     let combined = match combine_bounded(req, &rset, &provided, runner) {
         Ok(c) => c,
-        Err(e) => return fail(rset, e, &extra),
+        Err(e) => return fail(rset, e.to_string(), &extra),
     };
     // resourceset_controller.go reconcile: providers that return no inputs reconcile an
     // empty set (the CLI would instead template once without inputs).
@@ -145,7 +145,7 @@ pub fn plan(req: &Request<'_>, runner: &Runner) -> Planned {
     };
     let objects = match read_objects(&text) {
         Ok(o) => o,
-        Err(e) => return fail(rset, e, &extra),
+        Err(e) => return fail(rset, e.to_string(), &extra),
     };
     Planned {
         rset: Some(rset),
@@ -163,17 +163,14 @@ fn combine_bounded(
     rset: &ResourceSet,
     provided: &[Provided],
     runner: &Runner,
-) -> Result<Vec<inputs::Input>, String> {
-    let from_config = |e: String| {
-        if e.contains(inputs::COMBINED_BOUND_WORDS)
+) -> Result<Vec<inputs::Input>, ResourceSetError> {
+    let from_config = |e: ResourceSetError| {
+        if e.is_bound()
             && provided
                 .iter()
                 .any(|p| matches!(p.supplied, Some(Supplied::Samples(_))))
         {
-            format!(
-                "{e} (with the sample inputs of {}'s [[resourceset.inputs]])",
-                crate::config::CONFIG_FILE
-            )
+            ResourceSetError::WithSamples(Box::new(e))
         } else {
             e
         }
@@ -298,17 +295,13 @@ fn build_once(
 }
 
 /// The objects the CLI printed (its `# step:` comments and empty documents left out).
-fn read_objects(text: &str) -> Result<Vec<Value>, String> {
+fn read_objects(text: &str) -> Result<Vec<Value>, ResourceSetError> {
     let mut objects = Vec::new();
     for doc in crate::manifest::split_documents(text) {
         match crate::manifest::parse_object(doc) {
             Ok(Value::Null) => {}
             Ok(v) => objects.push(v),
-            Err(e) => {
-                return Err(format!(
-                    "reading what flux-operator build rset printed: {e}"
-                ))
-            }
+            Err(e) => return Err(ResourceSetError::Printed(e)),
         }
     }
     Ok(objects)
@@ -617,34 +610,37 @@ fn collect_checksum_refs(v: &Value, out: &mut BTreeSet<(String, String, String)>
 
 /// Prints `objects` as a kustomize build of them prints them (kustomize's style and legacy
 /// order, as every artifact is).
-fn print(objects: &[Value], builder: &dyn Builder) -> Result<Artifact, String> {
+fn print(objects: &[Value], builder: &dyn Builder) -> Result<Artifact, ResourceSetError> {
     if objects.is_empty() {
-        return Artifact::from_kustomize_output(String::new()).map_err(|e| e.to_string());
+        return Ok(Artifact::from_kustomize_output(String::new())?);
     }
     let work = crate::scratch::tempdir(crate::scratch::Kind::ResourceSet)
-        .map_err(|e| format!("making a scratch folder: {e}"))?;
+        .map_err(ResourceSetError::Scratch)?;
     let dir = work.path();
     let mut names = Vec::new();
     for (i, o) in objects.iter().enumerate() {
         let name = format!("object-{i:05}.yaml");
-        std::fs::write(dir.join(&name), o.to_string())
-            .map_err(|e| format!("writing {name}: {e}"))?;
+        std::fs::write(dir.join(&name), o.to_string()).map_err(|source| {
+            ResourceSetError::Write {
+                name: name.clone(),
+                source,
+            }
+        })?;
         names.push(Value::String(name));
     }
     let k = json!({"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
         "resources": names});
-    std::fs::write(dir.join("kustomization.yaml"), k.to_string())
-        .map_err(|e| format!("writing kustomization.yaml: {e}"))?;
+    std::fs::write(dir.join("kustomization.yaml"), k.to_string()).map_err(|source| {
+        ResourceSetError::Write {
+            name: "kustomization.yaml".to_string(),
+            source,
+        }
+    })?;
     let text = builder
         .build(&crate::kustomize::Job::folder(dir))
         .output
-        .map_err(|e| {
-            format!(
-                "printing the generated objects: {}",
-                crate::scratch::scrub(&e.to_string())
-            )
-        })?;
-    Artifact::from_kustomize_output(text).map_err(|e| e.to_string())
+        .map_err(|e| ResourceSetError::Print(crate::scratch::scrub(&e.to_string())))?;
+    Ok(Artifact::from_kustomize_output(text)?)
 }
 
 /// The entry of ResourceSet `id` under `parent`.

@@ -356,6 +356,7 @@ pub fn generated(units: usize, clusters: usize) -> Review {
 /// (CommonMark: up to three spaces, a run of three or more backticks, closed by a run at
 /// least as long with nothing after it), and outside code blocks every `<details>` and
 /// `<summary>` closed, never closed before it opens.
+// String: the test's failure message, asserted with as is.
 pub fn check_markdown(md: &str) -> Result<(), String> {
     let mut fence: usize = 0;
     let mut details: i64 = 0;
