@@ -343,6 +343,8 @@ const CONSUMERS_READ: &[&str] = &[
     "manifest",
     "message_error",
     "model",
+    // The tool box: a consumer runs the Kyverno CLI in it, as the pipeline runs its tools.
+    "sandbox",
     "scratch",
     "source",
     "text",

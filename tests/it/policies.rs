@@ -330,3 +330,299 @@ fn policies_diff_reports_only_the_violations_head_brings() {
         "{json:#}"
     );
 }
+
+/// testdata/policies with the Kyverno policies of `kyverno/` installed outside Flux too
+/// (`[validate] policies`), committed.
+fn with_kyverno_policies() -> tempfile::TempDir {
+    let repo = repo_from("testdata/policies");
+    std::fs::write(
+        repo.path().join("fluxsim.toml"),
+        "[validate]\npolicies = [\"policies/\", \"kyverno/\"]\n",
+    )
+    .unwrap();
+    commit_all(repo.path(), "Kyverno policies too");
+    repo
+}
+
+/// The Kyverno CLI, or `None` (the test is skipped, saying how to install it).
+fn kyverno() -> Option<std::path::PathBuf> {
+    let found = crate::common::which("kyverno");
+    if found.is_none() {
+        eprintln!("skipped: no kyverno on PATH (scripts/install-tools installs it)");
+    }
+    found
+}
+
+/// (rule, severity, file:line, cluster, policy, rule of the policy) of each Kyverno finding.
+fn kyverno_findings(json: &Value) -> BTreeSet<(String, String, String, String, String, String)> {
+    json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| matches!(f["rule"].as_str(), Some("FS343" | "FS344")))
+        .map(|f| {
+            let related = |role: &str| {
+                f["related"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|r| r["role"] == role)
+                    .and_then(|r| r["value"].as_str())
+                    .unwrap_or("-")
+                    .to_string()
+            };
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["severity"].as_str().unwrap().to_string(),
+                format!(
+                    "{}:{}",
+                    f["location"]["file"].as_str().unwrap_or("-"),
+                    f["location"]["line"]
+                ),
+                f["cluster"].as_str().unwrap().to_string(),
+                related("policy"),
+                related("rule"),
+            )
+        })
+        .collect()
+}
+
+// Kyverno policies through the Kyverno CLI: each planted violation once, at its object's
+// file and line, as bad as the policy acts at admission (an Enforce pattern rule an error,
+// an Audit CEL rule info, a Warn ValidatingPolicy a warning); the clean cluster has none.
+#[test]
+fn policies_kyverno_each_planted_violation_is_found_once_as_bad_as_its_action() {
+    if kyverno().is_none() {
+        return;
+    }
+    let repo = with_kyverno_policies();
+    let (code, json) = validate_json(repo.path(), &[]);
+    assert_eq!(code, 1, "{json:#}");
+    let row = |sev: &str, at: &str, policy: &str, rule: &str| {
+        (
+            "FS343".to_string(),
+            sev.to_string(),
+            at.to_string(),
+            "planted".to_string(),
+            policy.to_string(),
+            rule.to_string(),
+        )
+    };
+    let want: BTreeSet<_> = [
+        row(
+            "error",
+            "apps/planted/worker.yaml:4",
+            "require-team",
+            "team-label",
+        ),
+        row(
+            "info",
+            "apps/planted/web.yaml:4",
+            "require-team",
+            "replicas-cel",
+        ),
+        row("warning", "apps/planted/cache.yaml:4", "pinned-images", "-"),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(kyverno_findings(&json), want, "{json:#}");
+}
+
+// The same results as `kyverno apply` run by hand on the same render (`render --out`):
+// every failed (policy, rule, object) of the CLI is a finding of fluxsim, and no other.
+#[test]
+fn policies_kyverno_results_agree_with_kyverno_apply_run_directly() {
+    let Some(cli) = kyverno() else {
+        return;
+    };
+    let repo = with_kyverno_policies();
+    let out = tempfile::tempdir().unwrap();
+    let render = fluxsim(&[
+        "render",
+        repo.path().to_str().unwrap(),
+        "--cluster",
+        "planted",
+        "--out",
+        out.path().join("r").to_str().unwrap(),
+    ]);
+    assert!(render.code <= 1, "{}", render.stderr);
+    let mut files = Vec::new();
+    let mut pending = vec![out.path().join("r")];
+    while let Some(dir) = pending.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                pending.push(p);
+            } else if p.extension().is_some_and(|x| x == "yaml") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let mut cmd = std::process::Command::new(cli);
+    cmd.arg("apply")
+        .arg(repo.path().join("kyverno/require-team.yaml"))
+        .arg(repo.path().join("kyverno/pinned-images.yaml"));
+    for f in &files {
+        cmd.arg("--resource").arg(f);
+    }
+    cmd.args([
+        "--policy-report",
+        "--output-format",
+        "json",
+        "--remove-color",
+    ]);
+    let direct = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&direct.stdout);
+    let line = stdout
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or_else(|| {
+            panic!(
+                "no report: {stdout}{}",
+                String::from_utf8_lossy(&direct.stderr)
+            )
+        });
+    let report: Value = serde_json::from_str(line).unwrap();
+    let by_hand: BTreeSet<(String, String, String)> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["result"] == "fail")
+        .flat_map(|r| {
+            r["resources"].as_array().unwrap().iter().map(move |res| {
+                (
+                    r["policy"].as_str().unwrap().to_string(),
+                    r["rule"].as_str().unwrap_or("-").to_string(),
+                    format!(
+                        "{}/{}",
+                        res["namespace"].as_str().unwrap_or(""),
+                        res["name"].as_str().unwrap()
+                    ),
+                )
+            })
+        })
+        .collect();
+    let (_, json) = validate_json(repo.path(), &["--cluster", "planted"]);
+    let ours: BTreeSet<(String, String, String)> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "FS343")
+        .map(|f| {
+            let related = |role: &str| {
+                f["related"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|r| r["role"] == role)
+                    .and_then(|r| r["value"].as_str())
+                    .unwrap_or("-")
+                    .to_string()
+            };
+            let object = related("object");
+            // `Kind.group/namespace/name`: the namespace and the name, as the report has them.
+            let parts: Vec<&str> = object.rsplitn(3, '/').collect();
+            let ns_name = format!("{}/{}", parts[1], parts[0]);
+            (related("policy"), related("rule"), ns_name)
+        })
+        .collect();
+    assert!(by_hand.len() >= 3, "{by_hand:?}");
+    assert_eq!(ours, by_hand, "{json:#}");
+}
+
+// Without the CLI, the Kyverno policies are not evaluated, and fluxsim says so (a warning
+// naming how to install it), never a pass.
+#[test]
+fn policies_kyverno_without_the_cli_is_a_warning_saying_how_to_install_it() {
+    let repo = with_kyverno_policies();
+    let bin = crate::common::path_with_git_only();
+    if let Some(k) = crate::common::which("kustomize") {
+        std::os::unix::fs::symlink(k, bin.path().join("kustomize")).unwrap();
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fluxsim"))
+        .args([
+            "validate",
+            repo.path().to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+        .env("PATH", bin.path())
+        .env("FLUXSIM_NETWORK", "none")
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let not_checked: Vec<&Value> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "FS344")
+        .collect();
+    assert_eq!(not_checked.len(), 2, "one per cluster: {json:#}");
+    for f in not_checked {
+        assert_eq!(f["severity"], "warning");
+        let m = f["message"].as_str().unwrap();
+        assert!(
+            m.starts_with("2 Kyverno policies not evaluated: no kyverno found on PATH")
+                && m.contains("scripts/install-tools"),
+            "{m}"
+        );
+    }
+}
+
+// A hostile Kyverno policy asks the CLI to call a service (`context.apiCall.service.url`):
+// the CLI runs in the box, without the network, so nothing reaches the listener, and the
+// rule's error is a warning, never a pass nor a hang.
+#[test]
+fn policies_kyverno_a_policy_that_calls_a_service_reaches_no_network() {
+    if kyverno().is_none() {
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let repo = repo_from("testdata/policies");
+    std::fs::create_dir_all(repo.path().join("hostile")).unwrap();
+    std::fs::write(
+        repo.path().join("hostile/call-home.yaml"),
+        format!(
+            "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata:\n  name: call-home\nspec:\n  \
+             validationFailureAction: Enforce\n  rules:\n    - name: call\n      match:\n        any:\n          \
+             - resources:\n              kinds: [Deployment]\n      context:\n        - name: answer\n          \
+             apiCall:\n            method: GET\n            service:\n              url: http://127.0.0.1:{port}/leak\n      \
+             validate:\n        message: called\n        deny:\n          conditions:\n            any:\n              \
+             - key: \"{{{{ answer }}}}\"\n                operator: Equals\n                value: yes\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        repo.path().join("fluxsim.toml"),
+        "[validate]\npolicies = [\"policies/\", \"hostile/\"]\n",
+    )
+    .unwrap();
+    commit_all(repo.path(), "a policy that calls a service");
+    let (_, json) = validate_json(repo.path(), &[]);
+    assert!(
+        matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the policy reached the network"
+    );
+    let kyverno: Vec<&Value> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| {
+            f["related"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|r| r["value"] == "call-home")
+        })
+        .collect();
+    assert!(
+        kyverno
+            .iter()
+            .all(|f| f["rule"] == "FS344" && f["severity"] == "warning"),
+        "{json:#}"
+    );
+}

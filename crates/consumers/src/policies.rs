@@ -21,7 +21,7 @@ const HELM_CONTROLLER: &str = "system:serviceaccount:flux-system:helm-controller
 
 /// Who creates the objects of `k`: the Flux object's `spec.serviceAccountName` in its
 /// namespace (read from the object the cluster's render applies), else the controller's own.
-fn username(c: &ClusterRender, k: &KustomizationRender) -> String {
+pub(crate) fn username(c: &ClusterRender, k: &KustomizationRender) -> String {
     let release = crate::model::is_release(k);
     let (group, kind) = if release {
         ("helm.toolkit.fluxcd.io", "HelmRelease")

@@ -3,7 +3,7 @@
 //! asked for, custom resources against the CRDs of the same cluster's render and of
 //! `--schema-dir`), and the apply-time hazards of a change between two renders (immutable
 //! fields, prune of state, ...). The checks are `fluxsim-kubeschema`'s; this module feeds it
-//! a render and turns its findings into fluxsim's (rule ids FS300–FS342, with `policies`
+//! a render and turns its findings into fluxsim's (rule ids FS300–FS344, with `policies`
 //! the cluster's ValidatingAdmissionPolicies, the file and line
 //! of the field in the user's repository, the cluster and the Kustomization).
 
@@ -397,6 +397,71 @@ fn policy_findings(
         }
         out.push(f);
     }
+    out.extend(kyverno_findings(c, extra, opts, files));
+    out
+}
+
+/// With `--policies`, the findings of cluster `c`'s Kyverno policies (its render's and the
+/// policy files'), by `kyverno apply`: FS343 at the object's file and line, as bad as the
+/// policy's action; FS344 for a rule that errored on an object, or once for the cluster when
+/// the CLI could not evaluate them.
+fn kyverno_findings(
+    c: &ClusterRender,
+    extra: &[(String, Value)],
+    opts: &ValidateOptions,
+    files: &mut Sources<'_>,
+) -> Vec<Finding> {
+    let users: Vec<String> = c
+        .kustomizations
+        .iter()
+        .map(|k| crate::policies::username(c, k))
+        .collect();
+    let ky = crate::kyverno::cluster_results(c, extra, &opts.extra_crds, &users, opts.timeout);
+    let mut out = Vec::new();
+    for (ki, oi, r) in &ky.results {
+        let k = &c.kustomizations[*ki];
+        let o = &k.artifact.as_ref().expect("listed").objects[*oi];
+        let named = match &r.rule {
+            Some(rule) => format!("Kyverno policy '{}' rule '{rule}'", r.policy),
+            None => format!("Kyverno policy '{}'", r.policy),
+        };
+        let (id, severity, message) = if r.result == "error" {
+            (
+                "FS344",
+                Severity::Warning,
+                format!("{named} could not be evaluated: {}", r.message),
+            )
+        } else {
+            ("FS343", ky.severity(r), format!("{named}: {}", r.message))
+        };
+        let mut f = Finding::new(rule(id), message)
+            .with_severity(severity)
+            .in_cluster(&c.name)
+            .in_kustomization(k.kustomization.id.to_string())
+            .at(locate(files, k, o, ""))
+            .about("object", o.id.to_string())
+            .about("policy", r.policy.clone());
+        if let Some(rule) = &r.rule {
+            f = f.about("rule", rule.clone());
+        }
+        out.push(f);
+    }
+    if let Some(why) = &ky.not_checked {
+        out.push(
+            Finding::new(
+                rule("FS344"),
+                format!(
+                    "{} not evaluated: {why}",
+                    if ky.policies == 1 {
+                        "1 Kyverno policy".to_string()
+                    } else {
+                        format!("{} Kyverno policies", ky.policies)
+                    }
+                ),
+            )
+            .in_cluster(&c.name),
+        );
+    }
     out
 }
 
@@ -761,7 +826,9 @@ pub fn crds_of_files(files: &[(String, String)]) -> Result<Vec<(String, Value)>,
 pub fn policies_of_files(
     files: &[(String, String)],
 ) -> Result<Vec<(String, Value)>, SchemaFileError> {
-    objects_of_files(files, kubeschema::policy::is_policy_object)
+    objects_of_files(files, |v| {
+        kubeschema::policy::is_policy_object(v) || crate::kyverno::is_policy(v)
+    })
 }
 
 /// The objects of the files `(name, text)` that `keep` takes, each with its file.

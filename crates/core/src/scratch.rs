@@ -79,6 +79,8 @@ pub enum Kind {
     /// A ResourceSet and its inputs, for `flux-operator build rset`, or its objects printed
     /// again (`resourceset`).
     ResourceSet,
+    /// Policies, the objects they judge and the render's CRDs, for `kyverno apply`.
+    Policy,
 }
 
 impl Kind {
@@ -90,6 +92,7 @@ impl Kind {
             Kind::Postbuild => "fluxsim-postbuild-",
             Kind::Helm => "fluxsim-helm-",
             Kind::ResourceSet => "fluxsim-rset-",
+            Kind::Policy => "fluxsim-policy-",
         }
     }
 }
@@ -114,7 +117,7 @@ pub fn scrub(message: &str) -> String {
     static RE: OnceLock<regex::Regex> = OnceLock::new();
     RE.get_or_init(|| {
         regex::Regex::new(
-            r"[^\s'\x22]*fluxsim-(?:source|view|overlay|postbuild|helm|rset)-[A-Za-z0-9]+(?:\.virtual)?/",
+            r"[^\s'\x22]*fluxsim-(?:source|view|overlay|postbuild|helm|rset|policy)-[A-Za-z0-9]+(?:\.virtual)?/",
         )
         .expect("static regex")
     })

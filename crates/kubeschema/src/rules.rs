@@ -250,6 +250,30 @@ pub const POLICY_AUDIT_ANNOTATION: Rule = Rule {
     help: "Nothing to do: this is what the audit log will say.",
 };
 
+/// A Kyverno policy of the cluster whose validation the object fails (`kyverno apply`).
+pub const KYVERNO_VIOLATION: Rule = Rule {
+    id: "FS343",
+    name: "kyverno-policy-violation",
+    severity: Severity::Error,
+    summary: "A Kyverno policy of the cluster (ClusterPolicy, Policy or ValidatingPolicy), \
+              evaluated by the Kyverno CLI, fails the object: Enforce or Deny rejects the \
+              create (an error), Warn warns, Audit reports it (info).",
+    help: "Read the policy's message: change the object, or the policy if the object is \
+           meant to be admitted.",
+};
+
+/// Kyverno policies that could not be evaluated (no CLI, a rule error).
+pub const KYVERNO_NOT_CHECKED: Rule = Rule {
+    id: "FS344",
+    name: "kyverno-policy-not-checked",
+    severity: Severity::Warning,
+    summary: "Kyverno policies of the cluster were not evaluated (the Kyverno CLI is not \
+              installed, or it failed), or a rule errored on the object: neither a pass nor \
+              a violation.",
+    help: "Install the Kyverno CLI v1.19.1 as `kyverno` (scripts/install-tools), or read the \
+           rule's error.",
+};
+
 /// Every rule, in id order.
 pub const RULES: &[Rule] = &[
     NOT_VALIDATED,
@@ -274,6 +298,8 @@ pub const RULES: &[Rule] = &[
     POLICY_VIOLATION,
     POLICY_NOT_CHECKABLE,
     POLICY_AUDIT_ANNOTATION,
+    KYVERNO_VIOLATION,
+    KYVERNO_NOT_CHECKED,
 ];
 
 #[cfg(test)]
