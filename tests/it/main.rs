@@ -43,6 +43,7 @@ mod ship;
 mod source;
 mod sources;
 mod steady;
+mod tour;
 mod subfolder;
 mod untrusted;
 mod upgrade;
