@@ -1511,3 +1511,50 @@ fn the_action_s_comment_on_a_registry_chart_bump_shows_the_rendered_diff_by_defa
         "{comment}"
     );
 }
+
+// An OCIRepository at an exact version tag, fetched once, renders again with the registry
+// stopped (the CI cache makes the next run offline); the render is the same.
+#[test]
+fn an_oci_artifact_at_an_exact_tag_fetched_once_renders_again_with_the_registry_stopped() {
+    let Some(binary) = registry_binary() else {
+        return;
+    };
+    let tls = Tls::new();
+    let mut registry = Registry::start(&binary, &tls);
+    let files = artifact_files("1.0.0");
+    let files: Vec<(&str, &str)> = files.iter().map(|(n, b)| (*n, b.as_str())).collect();
+    push_flux_artifact(&registry, &tls, "manifests/app", "1.0.0", &files);
+    let repo = fleet_with_oci_source(&registry.host(), "1.0.0");
+    let cache = tempfile::tempdir().unwrap();
+    let ca = tls.ca();
+    let env = env(&ca, PASSWORD);
+    let render = || {
+        let out = run(
+            repo.path(),
+            &[
+                "render",
+                "--network",
+                "any",
+                "--cluster",
+                "dev",
+                "--format",
+                "json",
+            ],
+            &env,
+            Some(cache.path()),
+        );
+        let json = out.json();
+        json["clusters"][0]["kustomizations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["name"] == "remote-app")
+            .cloned()
+            .unwrap_or_else(|| panic!("no remote-app: {}", out.stdout))
+    };
+    let first = render();
+    assert_eq!(first["status"], "rendered", "{first:#}");
+    registry.stop();
+    let second = render();
+    assert_eq!(second, first);
+}

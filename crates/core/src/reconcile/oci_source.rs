@@ -46,7 +46,54 @@ pub(super) fn pull(
         .pointer("/spec/insecure")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    let reg = Registry::new(url, None, insecure, &network.fetch_box).map_err(unreached)?;
+    let resolution = fixed(obj).then(|| resolution_key(obj, url));
+    let before = resolution
+        .as_deref()
+        .and_then(|key| resolved_before(store, key));
+    let (reference, digest, bytes) = if let Some(found) = before {
+        found
+    } else {
+        let reg = Registry::new(url, None, insecure, &network.fetch_box).map_err(unreached)?;
+        let (reference, digest, media) = pick_layer(&reg, obj)?;
+        let bytes = reg
+            .blob(
+                &digest,
+                &media,
+                MAX_LAYER,
+                &|hex| cached(store, hex),
+                &|hex, bytes| keep(store, hex, bytes),
+            )
+            .map_err(unreached)?;
+        if let (Some(key), Some(s)) = (&resolution, store) {
+            s.put_in(
+                RESOLVED,
+                key,
+                &serde_json::json!({"reference": reference, "digest": digest}).to_string(),
+            );
+        }
+        (reference, digest, bytes)
+    };
+    let dir = crate::scratch::tempdir(crate::scratch::Kind::Source)
+        .map_err(|e| Missing::Unreached(format!("a folder for the artifact: {e}")))?
+        .keep();
+    extract(&bytes, &dir).map_err(Missing::Invalid)?;
+    let opts = crate::source::SourceOptions {
+        include_untracked: false,
+        spec_ignore: str_at(obj, &["spec", "ignore"]).map(str::to_string),
+    };
+    let tree = crate::source::in_place(&dir, &opts)
+        .map_err(|e| Missing::Invalid(format!("the artifact's files: {e}")))?;
+    Ok(Pulled {
+        tree,
+        reference,
+        content: digest,
+    })
+}
+
+/// The reference `obj` resolves to in `reg` (as source-controller's `getArtifactRef`), and
+/// the digest and media type of the layer it selects.
+fn pick_layer(reg: &Registry<'_>, obj: &Value) -> Result<(String, String, String), Missing> {
+    let unreached = |e: crate::net::oci::OciError| Missing::Unreached(e.0);
     let reference = if let Some(d) = str_at(obj, &["spec", "ref", "digest"]) {
         d.to_string()
     } else if let Some(range) = str_at(obj, &["spec", "ref", "semver"]) {
@@ -87,30 +134,53 @@ pub(super) fn pull(
         .get("mediaType")
         .and_then(Value::as_str)
         .unwrap_or("application/octet-stream");
-    let bytes = reg
-        .blob(
-            &digest,
-            media,
-            MAX_LAYER,
-            &|hex| cached(store, hex),
-            &|hex, bytes| keep(store, hex, bytes),
-        )
-        .map_err(unreached)?;
-    let dir = crate::scratch::tempdir(crate::scratch::Kind::Source)
-        .map_err(|e| Missing::Unreached(format!("a folder for the artifact: {e}")))?
-        .keep();
-    extract(&bytes, &dir).map_err(Missing::Invalid)?;
-    let opts = crate::source::SourceOptions {
-        include_untracked: false,
-        spec_ignore: str_at(obj, &["spec", "ignore"]).map(str::to_string),
-    };
-    let tree = crate::source::in_place(&dir, &opts)
-        .map_err(|e| Missing::Invalid(format!("the artifact's files: {e}")))?;
-    Ok(Pulled {
-        tree,
-        reference,
-        content: digest,
-    })
+    Ok((reference, digest, media.to_string()))
+}
+
+/// Whether what `obj` names cannot change: a `ref.digest`, or a `ref.tag` that is one
+/// exact version (as a chart version pinned in a HelmRelease, taken not to move): what it
+/// resolved to is kept, so the CI cache makes the next run offline. A range or any other
+/// tag is resolved against the registry each time.
+fn fixed(obj: &Value) -> bool {
+    if str_at(obj, &["spec", "ref", "digest"]).is_some() {
+        return true;
+    }
+    str_at(obj, &["spec", "ref", "semver"]).is_none()
+        && str_at(obj, &["spec", "ref", "tag"])
+            .is_some_and(|t| semver::Version::parse(t.trim_start_matches('v')).is_ok())
+}
+
+/// The store's folder for what a fixed reference resolved to: the layer's digest (its
+/// bytes in [`SECTION`]) and the reference.
+const RESOLVED: &str = "oci-artifacts-resolved";
+
+fn resolution_key(obj: &Value, url: &str) -> String {
+    crate::digest::sha256_hex(
+        serde_json::json!([
+            "oci-source",
+            1,
+            url,
+            obj.pointer("/spec/ref"),
+            obj.pointer("/spec/layerSelector/mediaType"),
+        ])
+        .to_string()
+        .as_bytes(),
+    )
+}
+
+/// What a fixed reference resolved to before, when its layer is in the store too (checked
+/// against its digest).
+fn resolved_before(
+    store: Option<&crate::store::Store>,
+    key: &str,
+) -> Option<(String, String, Vec<u8>)> {
+    let text = store?.get_in(RESOLVED, key)?;
+    let v: Value = serde_json::from_str(&text).ok()?;
+    let digest = v.get("digest")?.as_str()?.to_string();
+    let reference = v.get("reference")?.as_str()?.to_string();
+    let hex = digest.strip_prefix("sha256:")?;
+    let bytes = cached(store, hex)?;
+    (crate::digest::sha256_hex(&bytes) == hex).then_some((reference, digest, bytes))
 }
 
 fn cached(store: Option<&crate::store::Store>, hex: &str) -> Option<Vec<u8>> {
@@ -247,6 +317,18 @@ mod tests {
         }
         assert!(!parent.path().join("escape.yaml").exists());
         assert!(!dir.join("link.yaml").exists());
+    }
+
+    // A digest, or a tag that is one exact version, cannot move: what it resolved to is kept.
+    #[test]
+    fn only_a_digest_or_an_exact_version_tag_is_kept_resolved() {
+        let at = |r: Value| serde_json::json!({"spec": {"url": "oci://r/x", "ref": r}});
+        assert!(fixed(&at(serde_json::json!({"digest": "sha256:ab"}))));
+        assert!(fixed(&at(serde_json::json!({"tag": "v1.2.3"}))));
+        assert!(!fixed(&at(serde_json::json!({"tag": "latest"}))));
+        assert!(!fixed(&at(serde_json::json!({"tag": "main-abc123"}))));
+        assert!(!fixed(&at(serde_json::json!({"semver": ">=1.0.0"}))));
+        assert!(!fixed(&serde_json::json!({"spec": {"url": "oci://r/x"}})));
     }
 
     #[test]
