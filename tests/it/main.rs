@@ -11,6 +11,7 @@ mod ci_snippets;
 mod cli_envsubst;
 mod conformance;
 mod diff;
+mod docs_examples;
 mod envsubst_robustness;
 mod escaping;
 mod exit_policy;
