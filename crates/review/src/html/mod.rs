@@ -10,6 +10,7 @@
 //! the script, which only reads the page.
 
 mod diff;
+mod icon;
 
 use std::fmt::Write as _;
 
@@ -30,6 +31,51 @@ const JS: &str = include_str!("report.js");
 /// Text of the repository on one line, for an element or an attribute.
 fn h(s: &str) -> String {
     html(s, true)
+}
+
+/// A fluxsim message as HTML: its code parts in `<code>`, its emoji as SVG marks.
+fn message(m: &str) -> String {
+    icon::symbols(&html_message(m))
+}
+
+/// A name of the repository (`default/podinfo`, `helm.toolkit.fluxcd.io`) that may wrap
+/// after a `.` or a `/`, never inside a word, so that a narrow column shows it whole.
+fn breakable(s: &str) -> String {
+    let escaped = h(s);
+    let mut out = String::with_capacity(escaped.len() + 16);
+    for c in escaped.chars() {
+        out.push(c);
+        if matches!(c, '.' | '/') {
+            out.push_str("<wbr>");
+        }
+    }
+    out
+}
+
+/// A field path (`spec.template.spec.containers[name=app].image`) as segments that each
+/// stay on one line (`spec.`, `containers`, `[name=app].`): a line breaks only after a `.`
+/// or a `/`, or before a `[`; the CSS breaks a segment only if it is wider than the column.
+fn path_html(path: &str) -> String {
+    let escaped = h(path);
+    let mut segments = Vec::new();
+    let mut seg = String::new();
+    for c in escaped.chars() {
+        if c == '[' && !seg.is_empty() {
+            segments.push(std::mem::take(&mut seg));
+        }
+        seg.push(c);
+        if matches!(c, '.' | '/') {
+            segments.push(std::mem::take(&mut seg));
+        }
+    }
+    if !seg.is_empty() {
+        segments.push(seg);
+    }
+    segments
+        .iter()
+        .map(|s| format!("<span class=\"seg\">{s}</span>"))
+        .collect::<Vec<_>>()
+        .join("<wbr>")
 }
 
 fn hash(s: &str) -> String {
@@ -132,14 +178,14 @@ fn summary(a: &Analysis, out: &mut String) {
     out.push_str("<section id=\"summary\"><h2>Summary</h2>\n");
     if let Some(v) = &a.verdict {
         let (class, mark) = match v.passed {
-            Some(true) => ("verdict pass", "✅ "),
-            Some(false) => ("verdict fail", "❌ "),
-            None => ("verdict", ""),
+            Some(true) => ("verdict pass", format!("{} ", icon::pass())),
+            Some(false) => ("verdict fail", format!("{} ", icon::fail())),
+            None => ("verdict", String::new()),
         };
         let _ = writeln!(
             out,
             "<p class=\"{class}\" id=\"verdict\"><strong>{mark}{}</strong></p>",
-            html_message(&v.text)
+            message(&v.text)
         );
     }
     if !a.changed() {
@@ -208,7 +254,7 @@ fn summary(a: &Analysis, out: &mut String) {
     }
     summary_lists(a, out);
     for n in &a.notes {
-        let _ = writeln!(out, "<p class=\"note\">{}</p>", html_message(n));
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", message(n));
     }
     out.push_str("</section>\n");
 }
@@ -219,7 +265,7 @@ fn sections(a: &Analysis, out: &mut String) {
         let items: Vec<String> = s
             .items
             .iter()
-            .map(|i| format!("<li>{}</li>", html_message(i)))
+            .map(|i| format!("<li>{}</li>", message(i)))
             .collect();
         let _ = writeln!(
             out,
@@ -295,7 +341,7 @@ fn summary_lists(a: &Analysis, out: &mut String) {
             hazards.push(format!(
                 "<li><code>{}</code>: {}</li>",
                 h(&c.name),
-                html_message(hz)
+                message(hz)
             ));
         }
     }
@@ -336,7 +382,7 @@ fn summary_lists(a: &Analysis, out: &mut String) {
 /// A value in the list of changes: YAML, word-highlighted against the other side when both
 /// are one line.
 fn field_row(c: &FieldChange, out: &mut String) {
-    let path = h(&c.path.to_string());
+    let path = path_html(&c.path.to_string());
     let one = |v: &serde_json::Value| yaml::lines(v).join("\n");
     match &c.op {
         Op::Changed { before, after } => {
@@ -448,13 +494,13 @@ fn unit_heading(u: &UnitReview) -> String {
 /// not compared, what the filters hid.
 fn unit_notes(u: &UnitReview, main: &mut String) {
     if let Some(line) = u.rename_line() {
-        let _ = writeln!(main, "<p class=\"renamed\">{}</p>", html_message(&line));
+        let _ = writeln!(main, "<p class=\"renamed\">{}</p>", message(&line));
     }
     if let Some(p) = &u.problem {
         let _ = writeln!(
             main,
             "<p><strong>Not compared</strong>: {}</p>",
-            html_message(p)
+            message(p)
         );
     }
     if u.hidden.total() > 0 {
@@ -480,8 +526,9 @@ fn body(a: &Analysis, nav: &mut String, main: &mut String) {
         let n_changed = c.units.iter().filter(|u| u.outcome.shown()).count();
         let _ = writeln!(
             nav,
-            "<li class=\"group\"><details open><summary><strong>{}</strong> <span class=\"badge changed\">{n_changed}</span></summary><ul>",
-            h(&c.name)
+            "<li class=\"group\"><details open><summary title=\"{}\"><strong>{}</strong> <span class=\"badge changed\">{n_changed}</span></summary><ul>",
+            h(&c.name),
+            breakable(&c.name)
         );
         let _ = writeln!(
             main,
@@ -519,17 +566,21 @@ fn body(a: &Analysis, nav: &mut String, main: &mut String) {
                 let text = search_text(&[&path.join(" "), u.outcome.as_str()]);
                 let _ = writeln!(
                     nav,
-                    "<li class=\"leaf\" data-ref=\"{uid}\" data-text=\"{text}\"><a href=\"#{uid}\">{} <code>{}</code> <span class=\"badge {class}\">{}</span></a></li>",
+                    "<li class=\"leaf\" data-ref=\"{uid}\" data-text=\"{text}\"><a href=\"#{uid}\" title=\"{} {}\"><span class=\"name\">{} <code>{}</code></span> <span class=\"badge {class}\">{}</span></a></li>",
                     u.kind.as_str(),
                     h(&u.name),
+                    u.kind.as_str(),
+                    breakable(&u.name),
                     if u.reordered.is_some() { "order" } else { u.outcome.as_str() }
                 );
             } else {
                 let _ = writeln!(
                     nav,
-                    "<li class=\"group\"><details open><summary>{} <code>{}</code> <span class=\"badge {class}\">{}</span></summary><ul>",
+                    "<li class=\"group\"><details open><summary title=\"{} {}\">{} <code>{}</code> <span class=\"badge {class}\">{}</span></summary><ul>",
                     u.kind.as_str(),
                     h(&u.name),
+                    u.kind.as_str(),
+                    breakable(&u.name),
                     u.objects.len()
                 );
                 for o in &u.objects {
@@ -538,11 +589,13 @@ fn body(a: &Analysis, nav: &mut String, main: &mut String) {
                         search_text(&[&path.join(" "), &o.object.to_string(), o.change.as_str()]);
                     let _ = writeln!(
                         nav,
-                        "<li class=\"leaf obj\" data-ref=\"{oid}\" data-text=\"{text}\" data-change=\"{}\"><a href=\"#{oid}\"><span class=\"badge {}\">{}</span> {}</a></li>",
+                        "<li class=\"leaf obj\" data-ref=\"{oid}\" data-text=\"{text}\" data-change=\"{}\"><a href=\"#{oid}\" title=\"{}\"><span class=\"badge {}\">{}</span> <span class=\"name\">{} {}</span></a></li>",
                         badge_class(o.change),
+                        h(&o.object.to_string()),
                         badge_class(o.change),
                         badge_sign(o.change),
-                        h(&o.object.to_string())
+                        h(&o.object.kind),
+                        breakable(&o.object.namespaced_name())
                     );
                     object(o, &oid, main);
                 }
