@@ -4,7 +4,9 @@
 //! box (also read from the address: `report.html#q=podinfo`), per object the list of
 //! semantic changes and its YAML side by side or unified (`u`) with word-level highlights,
 //! light and dark themes (the system's, or `t`), keys `j`/`k` to step through objects and
-//! `/` to filter.
+//! `/` to filter. A long name wraps in the tree (the whole id in its `title`), a field path
+//! breaks only between its segments, and the marks are SVG, not emoji (which a system
+//! without an emoji font draws as empty boxes).
 //!
 //! Every string of the repository is HTML-escaped ([`crate::escape::html`]); none is put in
 //! the script, which only reads the page.
@@ -71,9 +73,17 @@ fn path_html(path: &str) -> String {
     if !seg.is_empty() {
         segments.push(seg);
     }
+    // Inside a segment wider than the column, a line breaks first after a `_` `=` `,`
+    // (and a `-`, as text does).
     segments
         .iter()
-        .map(|s| format!("<span class=\"seg\">{s}</span>"))
+        .map(|s| {
+            let s = s
+                .replace('_', "_<wbr>")
+                .replace('=', "=<wbr>")
+                .replace(',', ",<wbr>");
+            format!("<span class=\"seg\">{s}</span>")
+        })
         .collect::<Vec<_>>()
         .join("<wbr>")
 }
@@ -497,11 +507,7 @@ fn unit_notes(u: &UnitReview, main: &mut String) {
         let _ = writeln!(main, "<p class=\"renamed\">{}</p>", message(&line));
     }
     if let Some(p) = &u.problem {
-        let _ = writeln!(
-            main,
-            "<p><strong>Not compared</strong>: {}</p>",
-            message(p)
-        );
+        let _ = writeln!(main, "<p><strong>Not compared</strong>: {}</p>", message(p));
     }
     if u.hidden.total() > 0 {
         let _ = writeln!(
@@ -662,5 +668,47 @@ mod tests {
         assert!(page.contains(&format!("<style>{CSS}</style>")));
         assert!(page.contains(&format!("<script>{JS}</script>")));
         assert!(!JS.contains("</script") && !CSS.contains("</style"));
+    }
+
+    #[test]
+    fn a_path_breaks_only_between_its_segments() {
+        assert_eq!(
+            path_html("spec.containers[name=app].image"),
+            "<span class=\"seg\">spec.</span><wbr><span class=\"seg\">containers</span><wbr>\
+             <span class=\"seg\">[name=<wbr>app].</span><wbr><span class=\"seg\">image</span>"
+        );
+        // Escaped first: the repository's text is never markup.
+        assert_eq!(
+            path_html("metadata.\"a/<b>\""),
+            "<span class=\"seg\">metadata.</span><wbr><span class=\"seg\">&quot;a/</span><wbr>\
+             <span class=\"seg\">&lt;b&gt;&quot;</span>"
+        );
+    }
+
+    #[test]
+    fn a_long_name_may_wrap_after_its_dots_and_slashes() {
+        assert_eq!(breakable("default/a.b-c<"), "default/<wbr>a.<wbr>b-c&lt;");
+    }
+
+    #[test]
+    fn a_verdict_is_drawn_in_svg_not_emoji() {
+        for passed in [Some(true), Some(false)] {
+            let mut review = crate::model::Review::default();
+            review.verdict = Some(crate::model::Verdict {
+                passed,
+                text: "\u{1f424} the proof".to_string(),
+            });
+            let page = report(&crate::analysis::analyze(
+                &review,
+                &crate::strip::Filters::new(),
+            ));
+            assert!(page.contains("<svg class=\"icon "), "{page}");
+            assert!(
+                !page
+                    .chars()
+                    .any(|c| matches!(u32::from(c), 0x2600..=0x27BF | 0x1F300..=0x1FAFF)),
+                "{page}"
+            );
+        }
     }
 }
