@@ -955,7 +955,7 @@ fn long_names() -> tempfile::TempDir {
 /// `data-layout` attribute of `<body>`: the sidebar's width and the entries it clips, the
 /// lines of a field path that start inside a segment (with whether that segment is wider
 /// than its column, the one case where it may break), and the elements wider than the page.
-const MEASURE: &str = r#"(function () {
+const MEASURE: &str = r"(function () {
   var vw = document.documentElement.clientWidth;
   var nav = document.getElementById('nav');
   var r = { viewport: vw, nav: nav.getBoundingClientRect().width,
@@ -1014,7 +1014,7 @@ const MEASURE: &str = r#"(function () {
     }
   });
   document.body.setAttribute('data-layout', JSON.stringify(r));
-}());"#;
+}());";
 
 /// A copy of `page` with [`MEASURE`] run after the report's script, allowed by the page's
 /// Content-Security-Policy (its hash added to `script-src`).

@@ -693,11 +693,13 @@ mod tests {
     #[test]
     fn a_verdict_is_drawn_in_svg_not_emoji() {
         for passed in [Some(true), Some(false)] {
-            let mut review = crate::model::Review::default();
-            review.verdict = Some(crate::model::Verdict {
-                passed,
-                text: "\u{1f424} the proof".to_string(),
-            });
+            let review = crate::model::Review {
+                verdict: Some(crate::model::Verdict {
+                    passed,
+                    text: "\u{1f424} the proof".to_string(),
+                }),
+                ..crate::model::Review::default()
+            };
             let page = report(&crate::analysis::analyze(
                 &review,
                 &crate::strip::Filters::new(),
