@@ -952,16 +952,22 @@ fn long_names() -> tempfile::TempDir {
 }
 
 /// What the layout script appended to a copy of the report measures, as JSON in the
-/// `data-layout` attribute of `<body>`: the sidebar's width and the entries it clips, the
-/// lines of a field path that start inside a segment (with whether that segment is wider
-/// than its column, the one case where it may break), and the elements wider than the page.
+/// `data-layout` attribute of `<body>`: the sidebar's width, the entries it clips or that
+/// do not show their name whole, the lines of a field path that start inside a segment
+/// (with whether that segment is wider than its column, the one case where it may break),
+/// and the elements wider than the page.
 const MEASURE: &str = r"(function () {
   var vw = document.documentElement.clientWidth;
   var nav = document.getElementById('nav');
   var r = { viewport: vw, nav: nav.getBoundingClientRect().width,
     navScroll: nav.scrollWidth - nav.clientWidth,
     pageScroll: document.documentElement.scrollWidth - vw,
-    clipped: [], midword: [], wide: [], paths: 0 };
+    clipped: [], cut: [], midword: [], wide: [], paths: 0 };
+  // Each entry shows its name whole: the last word of its title (`default/podinfo`).
+  nav.querySelectorAll('[title]').forEach(function (e) {
+    var name = e.getAttribute('title').split(' ').pop();
+    if (e.textContent.indexOf(name) === -1) { r.cut.push(e.getAttribute('title')); }
+  });
   nav.querySelectorAll('a, summary, li').forEach(function (e) {
     if (e.scrollWidth > e.clientWidth + 1) { r.clipped.push(e.textContent.trim()); }
     var cs = getComputedStyle(e);
@@ -1116,6 +1122,7 @@ fn the_html_report_shows_long_names_whole_breaks_paths_between_segments_and_draw
         assert!(m["nav"].as_f64().unwrap() <= nav + 1.0, "{context}");
         assert_eq!(m["navScroll"], 0, "{context}");
         assert_eq!(m["clipped"], serde_json::json!([]), "{context}");
+        assert_eq!(m["cut"], serde_json::json!([]), "{context}");
         assert_eq!(m["pageScroll"], 0, "{context}");
         assert_eq!(m["wide"], serde_json::json!([]), "{context}");
         assert!(m["paths"].as_u64().unwrap() >= 6, "{context}");
