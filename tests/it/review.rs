@@ -4,7 +4,8 @@
 //! `[diff] strip`, `--skip-secrets`/`--skip-crds`, what prune deletes and the hazards it
 //! brings, the JSON's semantic changes, the GitLab and Gitea flavours, `--out` with comments
 //! that fit (a generated change of 500 Kustomizations), and the HTML report in headless
-//! Chromium.
+//! Chromium (its layout measured on `testdata/long-names`: names whole in the sidebar, paths
+//! broken between segments, nothing wider than the page, no emoji).
 
 use std::fmt::Write as _;
 use std::fs;
@@ -919,4 +920,241 @@ fn the_html_report_of_a_diff_lists_every_changed_object_and_filters_in_a_browser
     );
     let png = fs::read(&shot).expect("a screenshot");
     assert!(png.starts_with(b"\x89PNG") && png.len() > 20_000);
+}
+
+/// `testdata/long-names` with each of its objects changed in the work tree.
+fn long_names() -> tempfile::TempDir {
+    let repo = repo_from("testdata/long-names");
+    for (file, from, to) in [
+        (
+            "apps/observability/helmreleases.yaml",
+            "resolve_timeout: 5m\n---",
+            "resolve_timeout: 10m\n---",
+        ),
+        (
+            "apps/observability/helmreleases.yaml",
+            "resolve_timeout: 5m\n",
+            "resolve_timeout: 10m\n",
+        ),
+        ("apps/observability/rules.yaml", "for: 15m", "for: 20m"),
+        ("apps/observability/gateway.yaml", ":1.4.2", ":1.5.0"),
+        (
+            "apps/observability/gateway.yaml",
+            "value: \"30\"",
+            "value: \"45\"",
+        ),
+        (
+            "apps/observability/gateway.yaml",
+            ": \"false\"",
+            ": \"true\"",
+        ),
+    ] {
+        edit(repo.path(), file, from, to);
+    }
+    repo
+}
+
+/// What the layout script appended to a copy of the report measures, as JSON in the
+/// `data-layout` attribute of `<body>`: the sidebar's width, the entries it clips or that
+/// do not show their name whole, the lines of a field path that start inside a segment
+/// (with whether that segment is wider than its column, the one case where it may break),
+/// and the elements wider than the page.
+const MEASURE: &str = r"(function () {
+  var vw = document.documentElement.clientWidth;
+  var nav = document.getElementById('nav');
+  var r = { viewport: vw, nav: nav.getBoundingClientRect().width,
+    navScroll: nav.scrollWidth - nav.clientWidth,
+    pageScroll: document.documentElement.scrollWidth - vw,
+    clipped: [], cut: [], midword: [], wide: [], paths: 0 };
+  // Each entry shows its name whole: the last word of its title (`default/podinfo`).
+  nav.querySelectorAll('[title]').forEach(function (e) {
+    var name = e.getAttribute('title').split(' ').pop();
+    if (e.textContent.indexOf(name) === -1) { r.cut.push(e.getAttribute('title')); }
+  });
+  nav.querySelectorAll('a, summary, li').forEach(function (e) {
+    if (e.scrollWidth > e.clientWidth + 1) { r.clipped.push(e.textContent.trim()); }
+    var cs = getComputedStyle(e);
+    if (cs.textOverflow === 'ellipsis' && cs.overflowX !== 'visible' && cs.whiteSpace === 'nowrap') {
+      r.clipped.push('ellipsis: ' + e.textContent.trim());
+    }
+  });
+  var probe = document.createElement('span');
+  probe.style.whiteSpace = 'nowrap';
+  probe.style.position = 'absolute';
+  probe.style.visibility = 'hidden';
+  document.querySelectorAll('table.fields td.path').forEach(function (td) {
+    r.paths += 1;
+    var text = td.textContent;
+    var cs = getComputedStyle(td);
+    var room = td.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    probe.style.font = cs.font;
+    td.appendChild(probe);
+    var walker = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+    var at = 0, top = null, node;
+    while ((node = walker.nextNode())) {
+      if (node.parentNode === probe) { continue; }
+      for (var i = 0; i < node.data.length; i += 1, at += 1) {
+        var range = document.createRange();
+        range.setStart(node, i);
+        range.setEnd(node, i + 1);
+        var rect = range.getBoundingClientRect();
+        if (top !== null && rect.top > top + 2 && at > 0) {
+          var before = text[at - 1], here = text[at];
+          if (!(before === '.' || before === '/' || here === '[')) {
+            var start = at, end = at;
+            while (start > 0 && '.[/'.indexOf(text[start - 1]) === -1 && text[start] !== '[') { start -= 1; }
+            if (start > 0 && text[start - 1] === '[') { start -= 1; }
+            while (end < text.length && '.[/'.indexOf(text[end]) === -1) { end += 1; }
+            var seg = text.slice(start, end);
+            probe.textContent = seg;
+            r.midword.push({ path: text, at: at, segment: seg,
+              wider: probe.getBoundingClientRect().width > room });
+          }
+        }
+        top = rect.top;
+      }
+    }
+    td.removeChild(probe);
+  });
+  document.querySelectorAll('body *').forEach(function (e) {
+    var b = e.getBoundingClientRect();
+    if (b.width > 0 && b.right > vw + 1) {
+      r.wide.push(e.tagName.toLowerCase() + '.' + e.className + ' ' + Math.round(b.right));
+    }
+  });
+  document.body.setAttribute('data-layout', JSON.stringify(r));
+}());";
+
+/// A copy of `page` with [`MEASURE`] run after the report's script, allowed by the page's
+/// Content-Security-Policy (its hash added to `script-src`).
+fn with_measure(page: &str) -> String {
+    use base64::Engine as _;
+    use sha2::{Digest, Sha256};
+    let hash = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(MEASURE));
+    assert!(page.contains("script-src 'sha256-"));
+    page.replacen(
+        "script-src 'sha256-",
+        &format!("script-src 'sha256-{hash}' 'sha256-"),
+        1,
+    )
+    .replacen(
+        "</body>",
+        &format!("<script>{MEASURE}</script>\n</body>"),
+        1,
+    )
+}
+
+/// The measures [`MEASURE`] left in a dumped DOM.
+fn layout(dom: &str) -> serde_json::Value {
+    let attr = dom
+        .split("data-layout=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .expect("the layout script did not run");
+    let json = attr
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    serde_json::from_str(&json).unwrap()
+}
+
+/// The characters of `s` in the emoji blocks (and the variation selector that asks for an
+/// emoji glyph): what a system without an emoji font draws as an empty box.
+fn emoji(s: &str) -> Vec<char> {
+    s.chars()
+        .filter(|&c| {
+            matches!(u32::from(c),
+                0x1F000..=0x1FAFF | 0x2600..=0x27BF | 0x2B00..=0x2BFF | 0xFE0F | 0x2300..=0x23FF)
+        })
+        .collect()
+}
+
+#[test]
+fn the_html_report_shows_long_names_whole_breaks_paths_between_segments_and_draws_no_emoji() {
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var_os("FLUXSIM_REQUIRE_BROWSER").is_none(),
+            "FLUXSIM_REQUIRE_BROWSER is set and no Chromium was found (apt-get install chromium)"
+        );
+        eprintln!("skipped: no Chromium (apt-get install chromium, or set CHROMIUM)");
+        return;
+    };
+    let repo = long_names();
+    let out = diff(repo.path(), &["--format", "html"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let page = out.stdout;
+    // The proof's page has a verdict and the canaries' note, the two that led with emoji.
+    let proof = fluxsim_in(
+        Some(repo.path()),
+        &["prove", "--base", "HEAD", "--format", "html"],
+    );
+    assert_eq!(proof.code, 1, "{}", proof.stderr);
+    assert!(
+        proof.stdout.contains("<svg class=\"icon fail\""),
+        "{}",
+        proof.stdout
+    );
+    for (name, html) in [("diff", &page), ("prove", &proof.stdout)] {
+        assert_eq!(emoji(html), Vec::<char>::new(), "{name}");
+    }
+    // Each name whole in the sidebar, the whole id in its title.
+    let hr = "observability/observability-kube-prometheus-stack-alerting-rules-eu-west-";
+    for n in ["1", "2"] {
+        assert!(
+            page.contains(&format!(
+                "title=\"HelmRelease.helm.toolkit.fluxcd.io {hr}{n}\""
+            )),
+            "{n}"
+        );
+    }
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("html-long-names");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("report.html"), &page).unwrap();
+    fs::write(dir.join("prove.html"), &proof.stdout).unwrap();
+    let measured = dir.join("report-measured.html");
+    fs::write(&measured, with_measure(&page)).unwrap();
+    let url = format!("file://{}", measured.display());
+    // A wide window and a narrow one: the sidebar keeps its width (22%, at least 240px).
+    for (width, nav) in [(1400, 308.0), (900, 240.0)] {
+        let size = format!("--window-size={width},1000");
+        let dom = browse(&browser, &url, &["--dump-dom", &size]);
+        let m = layout(&dom);
+        let context = format!("{width}px: {m:#}");
+        assert_eq!(m["viewport"], width, "{context}");
+        assert!(m["nav"].as_f64().unwrap() <= nav + 1.0, "{context}");
+        assert_eq!(m["navScroll"], 0, "{context}");
+        assert_eq!(m["clipped"], serde_json::json!([]), "{context}");
+        assert_eq!(m["cut"], serde_json::json!([]), "{context}");
+        assert_eq!(m["pageScroll"], 0, "{context}");
+        assert_eq!(m["wide"], serde_json::json!([]), "{context}");
+        assert!(m["paths"].as_u64().unwrap() >= 6, "{context}");
+        // A path line starts inside a segment only where the segment is wider than its
+        // column (the ConfigMap's key, and at 900px the container's name).
+        for w in m["midword"].as_array().unwrap() {
+            assert_eq!(w["wider"], true, "{context}");
+        }
+        let shot = dir.join(format!("report-{width}px.png"));
+        let _ = fs::remove_file(&shot);
+        browse(
+            &browser,
+            &format!("file://{}", dir.join("report.html").display()),
+            &[&format!("--screenshot={}", shot.display()), &size],
+        );
+        let png = fs::read(&shot).expect("a screenshot");
+        assert!(png.starts_with(b"\x89PNG"));
+    }
+    let shot = dir.join("prove-1400px.png");
+    let _ = fs::remove_file(&shot);
+    browse(
+        &browser,
+        &format!("file://{}", dir.join("prove.html").display()),
+        &[
+            &format!("--screenshot={}", shot.display()),
+            "--window-size=1400,1000",
+        ],
+    );
+    assert!(fs::read(&shot)
+        .expect("a screenshot")
+        .starts_with(b"\x89PNG"));
 }

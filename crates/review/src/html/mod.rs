@@ -4,12 +4,15 @@
 //! box (also read from the address: `report.html#q=podinfo`), per object the list of
 //! semantic changes and its YAML side by side or unified (`u`) with word-level highlights,
 //! light and dark themes (the system's, or `t`), keys `j`/`k` to step through objects and
-//! `/` to filter.
+//! `/` to filter. A long name wraps in the tree (the whole id in its `title`), a field path
+//! breaks only between its segments, and the marks are SVG, not emoji (which a system
+//! without an emoji font draws as empty boxes).
 //!
 //! Every string of the repository is HTML-escaped ([`crate::escape::html`]); none is put in
 //! the script, which only reads the page.
 
 mod diff;
+mod icon;
 
 use std::fmt::Write as _;
 
@@ -30,6 +33,59 @@ const JS: &str = include_str!("report.js");
 /// Text of the repository on one line, for an element or an attribute.
 fn h(s: &str) -> String {
     html(s, true)
+}
+
+/// A fluxsim message as HTML: its code parts in `<code>`, its emoji as SVG marks.
+fn message(m: &str) -> String {
+    icon::symbols(&html_message(m))
+}
+
+/// A name of the repository (`default/podinfo`, `helm.toolkit.fluxcd.io`) that may wrap
+/// after a `.` or a `/`, never inside a word, so that a narrow column shows it whole.
+fn breakable(s: &str) -> String {
+    let escaped = h(s);
+    let mut out = String::with_capacity(escaped.len() + 16);
+    for c in escaped.chars() {
+        out.push(c);
+        if matches!(c, '.' | '/') {
+            out.push_str("<wbr>");
+        }
+    }
+    out
+}
+
+/// A field path (`spec.template.spec.containers[name=app].image`) as segments that each
+/// stay on one line (`spec.`, `containers`, `[name=app].`): a line breaks only after a `.`
+/// or a `/`, or before a `[`; the CSS breaks a segment only if it is wider than the column.
+fn path_html(path: &str) -> String {
+    let escaped = h(path);
+    let mut segments = Vec::new();
+    let mut seg = String::new();
+    for c in escaped.chars() {
+        if c == '[' && !seg.is_empty() {
+            segments.push(std::mem::take(&mut seg));
+        }
+        seg.push(c);
+        if matches!(c, '.' | '/') {
+            segments.push(std::mem::take(&mut seg));
+        }
+    }
+    if !seg.is_empty() {
+        segments.push(seg);
+    }
+    // Inside a segment wider than the column, a line breaks first after a `_` `=` `,`
+    // (and a `-`, as text does).
+    segments
+        .iter()
+        .map(|s| {
+            let s = s
+                .replace('_', "_<wbr>")
+                .replace('=', "=<wbr>")
+                .replace(',', ",<wbr>");
+            format!("<span class=\"seg\">{s}</span>")
+        })
+        .collect::<Vec<_>>()
+        .join("<wbr>")
 }
 
 fn hash(s: &str) -> String {
@@ -132,14 +188,14 @@ fn summary(a: &Analysis, out: &mut String) {
     out.push_str("<section id=\"summary\"><h2>Summary</h2>\n");
     if let Some(v) = &a.verdict {
         let (class, mark) = match v.passed {
-            Some(true) => ("verdict pass", "✅ "),
-            Some(false) => ("verdict fail", "❌ "),
-            None => ("verdict", ""),
+            Some(true) => ("verdict pass", format!("{} ", icon::pass())),
+            Some(false) => ("verdict fail", format!("{} ", icon::fail())),
+            None => ("verdict", String::new()),
         };
         let _ = writeln!(
             out,
             "<p class=\"{class}\" id=\"verdict\"><strong>{mark}{}</strong></p>",
-            html_message(&v.text)
+            message(&v.text)
         );
     }
     if !a.changed() {
@@ -208,7 +264,7 @@ fn summary(a: &Analysis, out: &mut String) {
     }
     summary_lists(a, out);
     for n in &a.notes {
-        let _ = writeln!(out, "<p class=\"note\">{}</p>", html_message(n));
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", message(n));
     }
     out.push_str("</section>\n");
 }
@@ -219,7 +275,7 @@ fn sections(a: &Analysis, out: &mut String) {
         let items: Vec<String> = s
             .items
             .iter()
-            .map(|i| format!("<li>{}</li>", html_message(i)))
+            .map(|i| format!("<li>{}</li>", message(i)))
             .collect();
         let _ = writeln!(
             out,
@@ -295,7 +351,7 @@ fn summary_lists(a: &Analysis, out: &mut String) {
             hazards.push(format!(
                 "<li><code>{}</code>: {}</li>",
                 h(&c.name),
-                html_message(hz)
+                message(hz)
             ));
         }
     }
@@ -336,7 +392,7 @@ fn summary_lists(a: &Analysis, out: &mut String) {
 /// A value in the list of changes: YAML, word-highlighted against the other side when both
 /// are one line.
 fn field_row(c: &FieldChange, out: &mut String) {
-    let path = h(&c.path.to_string());
+    let path = path_html(&c.path.to_string());
     let one = |v: &serde_json::Value| yaml::lines(v).join("\n");
     match &c.op {
         Op::Changed { before, after } => {
@@ -448,14 +504,10 @@ fn unit_heading(u: &UnitReview) -> String {
 /// not compared, what the filters hid.
 fn unit_notes(u: &UnitReview, main: &mut String) {
     if let Some(line) = u.rename_line() {
-        let _ = writeln!(main, "<p class=\"renamed\">{}</p>", html_message(&line));
+        let _ = writeln!(main, "<p class=\"renamed\">{}</p>", message(&line));
     }
     if let Some(p) = &u.problem {
-        let _ = writeln!(
-            main,
-            "<p><strong>Not compared</strong>: {}</p>",
-            html_message(p)
-        );
+        let _ = writeln!(main, "<p><strong>Not compared</strong>: {}</p>", message(p));
     }
     if u.hidden.total() > 0 {
         let _ = writeln!(
@@ -480,8 +532,9 @@ fn body(a: &Analysis, nav: &mut String, main: &mut String) {
         let n_changed = c.units.iter().filter(|u| u.outcome.shown()).count();
         let _ = writeln!(
             nav,
-            "<li class=\"group\"><details open><summary><strong>{}</strong> <span class=\"badge changed\">{n_changed}</span></summary><ul>",
-            h(&c.name)
+            "<li class=\"group\"><details open><summary title=\"{}\"><strong>{}</strong> <span class=\"badge changed\">{n_changed}</span></summary><ul>",
+            h(&c.name),
+            breakable(&c.name)
         );
         let _ = writeln!(
             main,
@@ -519,17 +572,21 @@ fn body(a: &Analysis, nav: &mut String, main: &mut String) {
                 let text = search_text(&[&path.join(" "), u.outcome.as_str()]);
                 let _ = writeln!(
                     nav,
-                    "<li class=\"leaf\" data-ref=\"{uid}\" data-text=\"{text}\"><a href=\"#{uid}\">{} <code>{}</code> <span class=\"badge {class}\">{}</span></a></li>",
+                    "<li class=\"leaf\" data-ref=\"{uid}\" data-text=\"{text}\"><a href=\"#{uid}\" title=\"{} {}\"><span class=\"name\">{} <code>{}</code></span> <span class=\"badge {class}\">{}</span></a></li>",
                     u.kind.as_str(),
                     h(&u.name),
+                    u.kind.as_str(),
+                    breakable(&u.name),
                     if u.reordered.is_some() { "order" } else { u.outcome.as_str() }
                 );
             } else {
                 let _ = writeln!(
                     nav,
-                    "<li class=\"group\"><details open><summary>{} <code>{}</code> <span class=\"badge {class}\">{}</span></summary><ul>",
+                    "<li class=\"group\"><details open><summary title=\"{} {}\">{} <code>{}</code> <span class=\"badge {class}\">{}</span></summary><ul>",
                     u.kind.as_str(),
                     h(&u.name),
+                    u.kind.as_str(),
+                    breakable(&u.name),
                     u.objects.len()
                 );
                 for o in &u.objects {
@@ -538,11 +595,13 @@ fn body(a: &Analysis, nav: &mut String, main: &mut String) {
                         search_text(&[&path.join(" "), &o.object.to_string(), o.change.as_str()]);
                     let _ = writeln!(
                         nav,
-                        "<li class=\"leaf obj\" data-ref=\"{oid}\" data-text=\"{text}\" data-change=\"{}\"><a href=\"#{oid}\"><span class=\"badge {}\">{}</span> {}</a></li>",
+                        "<li class=\"leaf obj\" data-ref=\"{oid}\" data-text=\"{text}\" data-change=\"{}\"><a href=\"#{oid}\" title=\"{}\"><span class=\"badge {}\">{}</span> <span class=\"name\">{} {}</span></a></li>",
                         badge_class(o.change),
+                        h(&o.object.to_string()),
                         badge_class(o.change),
                         badge_sign(o.change),
-                        h(&o.object.to_string())
+                        h(&o.object.kind),
+                        breakable(&o.object.namespaced_name())
                     );
                     object(o, &oid, main);
                 }
@@ -609,5 +668,49 @@ mod tests {
         assert!(page.contains(&format!("<style>{CSS}</style>")));
         assert!(page.contains(&format!("<script>{JS}</script>")));
         assert!(!JS.contains("</script") && !CSS.contains("</style"));
+    }
+
+    #[test]
+    fn a_path_breaks_only_between_its_segments() {
+        assert_eq!(
+            path_html("spec.containers[name=app].image"),
+            "<span class=\"seg\">spec.</span><wbr><span class=\"seg\">containers</span><wbr>\
+             <span class=\"seg\">[name=<wbr>app].</span><wbr><span class=\"seg\">image</span>"
+        );
+        // Escaped first: the repository's text is never markup.
+        assert_eq!(
+            path_html("metadata.\"a/<b>\""),
+            "<span class=\"seg\">metadata.</span><wbr><span class=\"seg\">&quot;a/</span><wbr>\
+             <span class=\"seg\">&lt;b&gt;&quot;</span>"
+        );
+    }
+
+    #[test]
+    fn a_long_name_may_wrap_after_its_dots_and_slashes() {
+        assert_eq!(breakable("default/a.b-c<"), "default/<wbr>a.<wbr>b-c&lt;");
+    }
+
+    #[test]
+    fn a_verdict_is_drawn_in_svg_not_emoji() {
+        for passed in [Some(true), Some(false)] {
+            let review = crate::model::Review {
+                verdict: Some(crate::model::Verdict {
+                    passed,
+                    text: "\u{1f424} the proof".to_string(),
+                }),
+                ..crate::model::Review::default()
+            };
+            let page = report(&crate::analysis::analyze(
+                &review,
+                &crate::strip::Filters::new(),
+            ));
+            assert!(page.contains("<svg class=\"icon "), "{page}");
+            assert!(
+                !page
+                    .chars()
+                    .any(|c| matches!(u32::from(c), 0x2600..=0x27BF | 0x1F300..=0x1FAFF)),
+                "{page}"
+            );
+        }
     }
 }
