@@ -458,7 +458,7 @@ fn usage_error_sarif(raw: &[String], error: &str) -> Status {
     let rules = if raw.iter().any(|a| a == "graph") {
         crate::graph::RULES
     } else if raw.iter().any(|a| a == "validate") {
-        &crate::validate::RULES[..]
+        crate::validate::RULES
     } else if raw.iter().any(|a| a == "upgrade") {
         &crate::upgrade::RULES[..]
     } else {

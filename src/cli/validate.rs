@@ -245,7 +245,7 @@ pub(crate) struct Args {
 pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
     let outcome = outcome(args, layout);
     match args.report.format {
-        Format::Sarif => super::sarif_on_error(outcome, &validate::RULES),
+        Format::Sarif => super::sarif_on_error(outcome, validate::RULES),
         _ => outcome,
     }
 }
@@ -263,7 +263,7 @@ fn outcome(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
         }
         Format::Sarif => {
             serde_json::to_string_pretty(&crate::report::findings::findings_sarif(
-                &validate::RULES,
+                validate::RULES,
                 &v.findings,
                 &super::git::prefix_in_work_tree(&args.report.flags.repo),
             ))? + "\n"
