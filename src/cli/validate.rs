@@ -8,7 +8,7 @@ use anyhow::Context as _;
 
 use super::flags::FindingsFormat as Format;
 use super::flags::ReportFlags;
-use super::{Outcome, Output};
+use super::{CommandResult, Output};
 use crate::change::{AuditTrees, ChangeChecks, ChangeOptions};
 use crate::model::RepoRender;
 use crate::render::render_dir;
@@ -242,7 +242,7 @@ pub(crate) struct Args {
     pub(crate) report: ReportFlags<Format>,
 }
 
-pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
+pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> CommandResult {
     let outcome = outcome(args, layout);
     match args.report.format {
         Format::Sarif => super::sarif_on_error(outcome, validate::RULES),
@@ -250,7 +250,7 @@ pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome
     }
 }
 
-fn outcome(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
+fn outcome(args: &Args, layout: crate::report::layout::Layout) -> CommandResult {
     let mut opts = args.report.helm.apply(args.report.flags.options());
     // Findings point at files and lines through the origins kustomize records.
     opts.origins = true;
