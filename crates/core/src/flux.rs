@@ -15,6 +15,12 @@ crate::message_error! {
 pub const KUSTOMIZE_GROUP: &str = "kustomize.toolkit.fluxcd.io";
 
 /// Identifies a Kubernetes object.
+///
+/// Three `ObjectId` types exist, one per crate that names objects, because those crates
+/// share no crate below them: kubeschema's (which depends on nothing) keeps the version and
+/// prints as Flux's `FmtUnstructured`; review's (which depends on nothing) sorts by kind
+/// first, as a reviewer looks for an object. This one sorts by group first and prints the
+/// group; consumers convert at the crate edge, so each output stays as it is.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub struct ObjectId {
     /// API group, empty for the core group.

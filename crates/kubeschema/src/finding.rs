@@ -63,6 +63,9 @@ pub struct Rule {
 }
 
 /// Which object: `apiVersion`, `kind`, namespace and name as the render has them.
+///
+/// Not core's `flux::ObjectId`: this crate depends on nothing, and validation needs the
+/// version (a schema is per version); see that type for why there are three.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct ObjectId {
     /// The API group (`""` for the core group).
