@@ -141,8 +141,7 @@ fn operator_installed(c: &ClusterRender) -> bool {
         .flat_map(|k| k.artifact.iter().flat_map(|a| &a.objects))
         .any(|o| {
             (o.id.group == "fluxcd.controlplane.io" && o.id.kind == "FluxInstance")
-                || (o.id.kind == "HelmRelease"
-                    && o.id.group == "helm.toolkit.fluxcd.io"
+                || (o.id.is_helm_release()
                     && (o.id.name == "flux-instance"
                         || crate::flux::str_at(&o.object, &["spec", "chart", "spec", "chart"])
                             == Some("flux-instance")))

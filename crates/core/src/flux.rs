@@ -14,6 +14,9 @@ crate::message_error! {
 /// The API group of Flux Kustomizations.
 pub const KUSTOMIZE_GROUP: &str = "kustomize.toolkit.fluxcd.io";
 
+/// The API group of HelmReleases.
+pub const HELM_GROUP: &str = "helm.toolkit.fluxcd.io";
+
 /// Identifies a Kubernetes object.
 ///
 /// Three `ObjectId` types exist, one per crate that names objects, because those crates
@@ -52,6 +55,20 @@ impl ObjectId {
                 .unwrap_or_default()
                 .to_string(),
         }
+    }
+
+    /// Is this a HelmRelease (`helm.toolkit.fluxcd.io`, any version)? The one test of it:
+    /// `helm::is_helm_release` asks it of an object.
+    #[must_use]
+    pub fn is_helm_release(&self) -> bool {
+        self.group == HELM_GROUP && self.kind == "HelmRelease"
+    }
+
+    /// Is this a CustomResourceDefinition (`apiextensions.k8s.io`, any version)? For an
+    /// object's value, kubeschema's `is_crd` reads its `apiVersion` the same way.
+    #[must_use]
+    pub fn is_crd(&self) -> bool {
+        self.group == "apiextensions.k8s.io" && self.kind == "CustomResourceDefinition"
     }
 }
 
