@@ -64,8 +64,9 @@ impl ObjectId {
         self.group == HELM_GROUP && self.kind == "HelmRelease"
     }
 
-    /// Is this a CustomResourceDefinition (`apiextensions.k8s.io`, any version)? For an
-    /// object's value, kubeschema's `is_crd` reads its `apiVersion` the same way.
+    /// Is this a CustomResourceDefinition (`apiextensions.k8s.io`, any version)? Asked of an
+    /// id; kubeschema's `is_crd` asks it of an object's value (core depends on no kubeschema,
+    /// and kubeschema on nothing, so the two cannot share one function).
     #[must_use]
     pub fn is_crd(&self) -> bool {
         self.group == "apiextensions.k8s.io" && self.kind == "CustomResourceDefinition"
