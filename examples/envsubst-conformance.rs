@@ -5,7 +5,7 @@
 
 use std::process::ExitCode;
 
-use fluxsim::conformance::{parse_vectors, run_vector, Outcome};
+use fluxsim::conformance::{parse_vectors, run_vector, VectorOutcome};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -34,8 +34,8 @@ fn main() -> ExitCode {
     let (mut passed, mut failed) = (0usize, 0usize);
     for v in vectors.iter().filter(|v| mode.is_none_or(|m| *m == v.mode)) {
         match run_vector(v) {
-            Outcome::Pass => passed += 1,
-            Outcome::Fail { expected, actual } => {
+            VectorOutcome::Pass => passed += 1,
+            VectorOutcome::Fail { expected, actual } => {
                 failed += 1;
                 println!("FAIL {} (mode {}, strict {})", v.id, v.mode, v.strict);
                 println!("  input:    {:?}", v.input);

@@ -1,7 +1,7 @@
 //! `fluxsim audit`: substitution hazards, with the file and line they come from.
 
 use super::flags::RenderFlags;
-use super::{Outcome, Output};
+use super::{CommandResult, Output};
 use crate::audit::{audit, AuditOptions, RULES};
 use crate::render::render_dir;
 
@@ -26,7 +26,7 @@ pub(crate) struct AuditArgs {
     pub(crate) helm: super::flags::HelmFlags,
 }
 
-pub(crate) fn run_audit(args: &AuditArgs, layout: crate::report::layout::Layout) -> Outcome {
+pub(crate) fn run_audit(args: &AuditArgs, layout: crate::report::layout::Layout) -> CommandResult {
     let outcome = audit_outcome(args, layout);
     match args.format {
         Format::Sarif => super::sarif_on_error(outcome, RULES),
@@ -34,7 +34,7 @@ pub(crate) fn run_audit(args: &AuditArgs, layout: crate::report::layout::Layout)
     }
 }
 
-fn audit_outcome(args: &AuditArgs, layout: crate::report::layout::Layout) -> Outcome {
+fn audit_outcome(args: &AuditArgs, layout: crate::report::layout::Layout) -> CommandResult {
     let mut opts = args.helm.apply(args.flags.options());
     // Findings point at files and lines through the origins kustomize records.
     opts.origins = true;

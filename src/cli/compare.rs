@@ -1,7 +1,7 @@
 //! `fluxsim compare`: clusters against each other.
 
 use super::flags::ReportFlags;
-use super::{Outcome, Output, Status};
+use super::{CommandResult, ExitStatus, Output};
 use crate::compare::compare_clusters;
 use crate::report::compare as compare_report;
 use crate::report::limit::Kind;
@@ -26,7 +26,10 @@ pub(crate) struct CompareArgs {
     pub(crate) report: ReportFlags<Format>,
 }
 
-pub(crate) fn run_compare(args: &CompareArgs, layout: crate::report::layout::Layout) -> Outcome {
+pub(crate) fn run_compare(
+    args: &CompareArgs,
+    layout: crate::report::layout::Layout,
+) -> CommandResult {
     let mut opts = args.report.helm.apply(args.report.flags.options());
     // `--cluster A --cluster B` (or `--cluster A,B`), in the order given.
     let mut asked = opts.only.clone();
@@ -73,7 +76,7 @@ pub(crate) fn run_compare(args: &CompareArgs, layout: crate::report::layout::Lay
                 Kind::Json,
             ),
         };
-        return Ok(Output::new(text, Status::Ok).kind(kind));
+        return Ok(Output::new(text, ExitStatus::Ok).kind(kind));
     }
     let c = compare_clusters(&chosen);
     let (text, kind) = match args.report.format {

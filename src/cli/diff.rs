@@ -2,7 +2,7 @@
 //! of the pair and the printing are `prove`'s and `images --diff`'s too.
 
 use super::flags::{HelmFlags, ObjectFlags, RenderFlags, SecretFlags};
-use super::{Outcome, Output, Status};
+use super::{CommandResult, ExitStatus, Output};
 use crate::cache::BuildCache;
 use crate::compare::{diff_revisions, DiffOptions, RevisionDiff};
 use crate::model::RepoRender;
@@ -559,8 +559,8 @@ pub(super) fn output(
     a: &review::analysis::Analysis,
     json: &serde_json::Value,
     lines: &Lines<'_>,
-    status: Status,
-) -> Outcome {
+    status: ExitStatus,
+) -> CommandResult {
     let semantic = args.view.diff_style == DiffStyleFlag::Semantic;
     let flavor = args.format.flavor();
     let (text, kind) = match args.format {
@@ -637,7 +637,7 @@ pub(super) fn image_changes(
     )
 }
 
-pub(crate) fn run_diff(args: &DiffArgs, layout: crate::report::layout::Layout) -> Outcome {
+pub(crate) fn run_diff(args: &DiffArgs, layout: crate::report::layout::Layout) -> CommandResult {
     // Two revisions: most build outputs are the same texts.
     crate::manifest::share_readings();
     let mut opts = args.helm.apply_on_by_default(args.flags.options());

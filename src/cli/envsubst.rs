@@ -5,7 +5,7 @@ use std::io::Read;
 use std::path::PathBuf;
 
 use super::vars::{load_vars_file, parse_var_assignment};
-use super::{Outcome, Output, Status};
+use super::{CommandResult, ExitStatus, Output};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -25,7 +25,7 @@ pub(crate) struct Args {
     strict: bool,
 }
 
-pub(crate) fn run(args: &Args) -> Outcome {
+pub(crate) fn run(args: &Args) -> CommandResult {
     substitute_stdin(args)
 }
 
@@ -64,8 +64,8 @@ fn substitute_stdin(args: &Args) -> anyhow::Result<Output> {
     Ok(
         match crate::envsubst::eval(text.as_bytes(), &vars, args.strict) {
             // The input, substituted: printed as it is.
-            Ok(out) => Output::new(out, Status::Ok).kind(crate::report::limit::Kind::Manifest),
-            Err(e) => Output::stderr(format!("fluxsim: <stdin>:{e}\n"), Status::Finding),
+            Ok(out) => Output::new(out, ExitStatus::Ok).kind(crate::report::limit::Kind::Manifest),
+            Err(e) => Output::stderr(format!("fluxsim: <stdin>:{e}\n"), ExitStatus::Finding),
         },
     )
 }

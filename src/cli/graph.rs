@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::flags::RenderFlags;
-use super::{Outcome, Output};
+use super::{CommandResult, Output};
 use crate::config::Config;
 use crate::render::render_dir;
 
@@ -46,7 +46,7 @@ pub(crate) struct Args {
     pub(crate) helm: super::flags::HelmFlags,
 }
 
-pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
+pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> CommandResult {
     let outcome = graph_outcome(args, layout);
     match args.format {
         Format::Sarif => super::sarif_on_error(outcome, crate::graph::RULES),
@@ -54,7 +54,7 @@ pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome
     }
 }
 
-fn graph_outcome(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
+fn graph_outcome(args: &Args, layout: crate::report::layout::Layout) -> CommandResult {
     if let Some(path) = &args.config {
         if !path.is_file() {
             anyhow::bail!("--config `{}`: no such file", path.display());

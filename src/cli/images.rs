@@ -4,7 +4,7 @@
 use super::compare::Format;
 use super::diff::{render_pair, DiffArgs, HeadUse};
 use super::flags::RenderFlags;
-use super::{Outcome, Output};
+use super::{CommandResult, Output};
 use crate::images::{cluster_images, diff_images};
 use crate::render::{build_cache, make_builder, render_dir};
 use crate::report::images as report;
@@ -39,7 +39,7 @@ pub(crate) struct Args {
     pub(crate) helm: super::flags::HelmFlags,
 }
 
-pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
+pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> CommandResult {
     // `--helm`: the images of the releases' pod templates too, as their own entries; on by
     // default with `--diff`, as in `diff` and `prove` (whose renders it then reuses).
     let opts = if args.diff {

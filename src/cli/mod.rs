@@ -209,7 +209,7 @@ enum Command {
 
 /// The process exit statuses fluxsim uses everywhere.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Status {
+pub enum ExitStatus {
     /// Everything passed.
     Ok = 0,
     /// A finding: a substitution error, a changed artifact, a hazard.
@@ -226,13 +226,13 @@ pub enum Status {
 pub(crate) struct Output {
     stdout: Vec<u8>,
     stderr: String,
-    status: Status,
+    status: ExitStatus,
     kind: crate::report::limit::Kind,
 }
 
 impl Output {
     /// `stdout` and the status.
-    pub(crate) fn new(stdout: impl Into<Vec<u8>>, status: Status) -> Self {
+    pub(crate) fn new(stdout: impl Into<Vec<u8>>, status: ExitStatus) -> Self {
         Output {
             stdout: stdout.into(),
             stderr: String::new(),
@@ -242,7 +242,7 @@ impl Output {
     }
 
     /// Nothing on stdout, `stderr` said, and the status.
-    pub(crate) fn stderr(stderr: String, status: Status) -> Self {
+    pub(crate) fn stderr(stderr: String, status: ExitStatus) -> Self {
         Output {
             stdout: Vec::new(),
             stderr,
@@ -265,14 +265,14 @@ impl Output {
 }
 
 /// A command's result: its output, or an error (bad usage or input: exit 2).
-pub(crate) type Outcome = anyhow::Result<Output>;
+pub(crate) type CommandResult = anyhow::Result<Output>;
 
 /// `Ok` with `status` when `passed` says so, `Finding` otherwise.
-pub(crate) fn passed_or_finding(passed: bool) -> Status {
+pub(crate) fn passed_or_finding(passed: bool) -> ExitStatus {
     if passed {
-        Status::Ok
+        ExitStatus::Ok
     } else {
-        Status::Finding
+        ExitStatus::Finding
     }
 }
 
@@ -304,20 +304,20 @@ pub(crate) struct FailFlags {
 
 impl FailFlags {
     /// The exit status for what a command found at `level` (`None`: nothing).
-    pub(crate) fn status(self, level: Option<crate::finding::Severity>) -> Status {
+    pub(crate) fn status(self, level: Option<crate::finding::Severity>) -> ExitStatus {
         use crate::finding::Severity;
         let threshold = match self.fail_on {
             FailOn::Info => Severity::Info,
             FailOn::Warning => Severity::Warning,
             FailOn::Error => Severity::Error,
-            FailOn::Never => return Status::Ok,
+            FailOn::Never => return ExitStatus::Ok,
         };
         passed_or_finding(level.is_none_or(|l| l < threshold))
     }
 }
 
-impl From<Status> for ExitCode {
-    fn from(s: Status) -> Self {
+impl From<ExitStatus> for ExitCode {
+    fn from(s: ExitStatus) -> Self {
         ExitCode::from(s as u8)
     }
 }
@@ -376,9 +376,9 @@ fn run_command() -> ExitCode {
                 if asks_for_sarif(&raw) {
                     return usage_error_sarif(&raw, &e.to_string()).into();
                 }
-                return Status::Error.into();
+                return ExitStatus::Error.into();
             }
-            return Status::Ok.into();
+            return ExitStatus::Ok.into();
         }
     };
     let mut cli = cli;
@@ -433,12 +433,15 @@ fn run_command() -> ExitCode {
 
 /// With `--format sarif`, an error (exit 2) still writes a valid SARIF log with no results,
 /// so that a code-scanning upload step after it has a file to upload.
-pub(crate) fn sarif_on_error(outcome: Outcome, rules: &[crate::finding::Rule]) -> Outcome {
+pub(crate) fn sarif_on_error(
+    outcome: CommandResult,
+    rules: &[crate::finding::Rule],
+) -> CommandResult {
     outcome.or_else(|e| {
         let log = crate::report::findings::empty_sarif(rules, &e.to_string());
         Ok(Output::new(
             serde_json::to_string_pretty(&log).unwrap_or_default() + "\n",
-            Status::Error,
+            ExitStatus::Error,
         )
         .kind(crate::report::limit::Kind::Json)
         .with_stderr(&format!("fluxsim: error: {e}\n")))
@@ -454,11 +457,11 @@ fn asks_for_sarif(args: &[String]) -> bool {
 }
 
 /// A usage error under `--format sarif`: the empty log of the command's rules, exit 2.
-fn usage_error_sarif(raw: &[String], error: &str) -> Status {
+fn usage_error_sarif(raw: &[String], error: &str) -> ExitStatus {
     let rules = if raw.iter().any(|a| a == "graph") {
         crate::graph::RULES
     } else if raw.iter().any(|a| a == "validate") {
-        &crate::validate::RULES[..]
+        crate::validate::RULES
     } else if raw.iter().any(|a| a == "upgrade") {
         &crate::upgrade::RULES[..]
     } else {
@@ -467,7 +470,7 @@ fn usage_error_sarif(raw: &[String], error: &str) -> Status {
     let log = crate::report::findings::empty_sarif(rules, error);
     let out = Output::new(
         serde_json::to_string_pretty(&log).unwrap_or_default() + "\n",
-        Status::Error,
+        ExitStatus::Error,
     )
     .kind(crate::report::limit::Kind::Json);
     let plain = Presentation {
@@ -486,7 +489,7 @@ fn completions(shell: clap_complete::Shell) -> Output {
         "fluxsim",
         &mut out,
     );
-    Output::new(out, Status::Ok).kind(crate::report::limit::Kind::Manifest)
+    Output::new(out, ExitStatus::Ok).kind(crate::report::limit::Kind::Manifest)
 }
 
 /// How stdout is presented, whatever the command: `--color` and `--limit-bytes`.
@@ -498,7 +501,7 @@ struct Presentation {
 /// Prints a command's outcome, the one place that writes what a command found. A reader
 /// that closes the pipe early (`fluxsim render | head`) ends the output quietly, with the
 /// command's own status, as ripgrep does; `print!` would panic there.
-fn print_outcome(outcome: Outcome, present: &Presentation) -> Status {
+fn print_outcome(outcome: CommandResult, present: &Presentation) -> ExitStatus {
     use std::io::Write as _;
     // Builds a signal cut short fail; their failures are not the run's outcome.
     crate::scratch::yield_to_signal();
@@ -508,7 +511,7 @@ fn print_outcome(outcome: Outcome, present: &Presentation) -> Status {
             let message = format!("fluxsim: error: {e}\n");
             let _ =
                 std::io::stderr().write_all(crate::report::escape::terminal(&message).as_bytes());
-            return Status::Error;
+            return ExitStatus::Error;
         }
     };
     // Repository text reaches the terminal (or a CI log) only with its controls shown.
@@ -527,7 +530,7 @@ fn print_outcome(outcome: Outcome, present: &Presentation) -> Status {
     match stdout.write_all(&out.stdout).and_then(|()| stdout.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
             let _ = writeln!(std::io::stderr(), "fluxsim: error: writing stdout: {e}");
-            return Status::Error;
+            return ExitStatus::Error;
         }
         _ => {}
     }

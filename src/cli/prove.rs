@@ -4,7 +4,7 @@ use super::diff::{
     change_checks, image_changes, output, render_pair, DiffArgs, DiffFormat, Head, HeadUse, Lines,
     Pair,
 };
-use super::Outcome;
+use super::CommandResult;
 use crate::canary;
 use crate::render::{build_cache, make_builder, render_tree_cached, RepoOptions};
 use crate::report::{proof, prove as prove_report};
@@ -38,7 +38,7 @@ pub(crate) struct ProveArgs {
     pub(crate) diff: DiffArgs,
 }
 
-pub(crate) fn run_prove(args: &ProveArgs, layout: crate::report::layout::Layout) -> Outcome {
+pub(crate) fn run_prove(args: &ProveArgs, layout: crate::report::layout::Layout) -> CommandResult {
     // Head, the planning render and the canary renders: most build outputs repeat.
     crate::manifest::share_readings();
     let mut opts = args

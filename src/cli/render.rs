@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::flags::{HelmFlags, ObjectFlags, RenderFlags};
-use super::{Outcome, Output, Status};
+use super::{CommandResult, ExitStatus, Output};
 use crate::model::Status as KsStatus;
 use crate::render::{render_dir, RepoOptions};
 use crate::report::limit::Kind;
@@ -44,7 +44,10 @@ pub(crate) struct RenderArgs {
     pub(crate) validate: super::validate::ValidateFlag,
 }
 
-pub(crate) fn run_render(args: &RenderArgs, layout: crate::report::layout::Layout) -> Outcome {
+pub(crate) fn run_render(
+    args: &RenderArgs,
+    layout: crate::report::layout::Layout,
+) -> CommandResult {
     let mut opts = args.helm.apply(args.flags.options());
     // `--validate` points at files and lines through the origins kustomize records (never
     // part of a digest).
@@ -201,7 +204,7 @@ fn build_clusters(
     }
 }
 
-pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
+pub(crate) fn run_build(args: &BuildArgs) -> CommandResult {
     let mut opts = args.helm.apply(args.flags.options());
     let kustomization = args.name()?.to_string();
     let rendered = build_clusters(args, &mut opts)?;
@@ -221,7 +224,7 @@ pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
     }
     let mut stdout = String::new();
     let mut stderr = String::new();
-    let mut status = Status::Ok;
+    let mut status = ExitStatus::Ok;
     // In the order asked for; each cluster's objects after a comment naming it when there
     // are several (one YAML stream).
     for name in &asked {
@@ -267,7 +270,7 @@ pub(crate) fn run_build(args: &BuildArgs) -> Outcome {
                 String::new()
             };
             let _ = writeln!(stderr, "fluxsim: {id}{at} {problem}");
-            status = Status::Finding;
+            status = ExitStatus::Finding;
         }
     }
     Ok(Output::new(stdout, status)

@@ -4,7 +4,7 @@
 
 use super::flags::FindingsFormat as Format;
 use super::flags::ReportFlags;
-use super::{Outcome, Output};
+use super::{CommandResult, Output};
 use crate::render::{render_dir_and_at, VersionsOverride};
 use crate::upgrade::FluxMinor;
 use crate::upgrade::{self, UpgradeOptions};
@@ -30,7 +30,7 @@ fn flux_minor(s: &str) -> Result<FluxMinor, super::flags::FlagValueError> {
     })
 }
 
-pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
+pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> CommandResult {
     let outcome = outcome(args, layout);
     match args.report.format {
         Format::Sarif => super::sarif_on_error(outcome, &upgrade::RULES),
@@ -38,7 +38,7 @@ pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome
     }
 }
 
-fn outcome(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
+fn outcome(args: &Args, layout: crate::report::layout::Layout) -> CommandResult {
     let flux = args.flux.unwrap_or(FluxMinor::NEWEST);
     let kube = args.kube.unwrap_or(KubeVersion::DEFAULT);
     let mut opts = args.report.helm.apply(args.report.flags.options());

@@ -8,7 +8,7 @@ use anyhow::Context as _;
 
 use super::flags::FindingsFormat as Format;
 use super::flags::ReportFlags;
-use super::{Outcome, Output};
+use super::{CommandResult, Output};
 use crate::change::{AuditTrees, ChangeChecks, ChangeOptions};
 use crate::model::RepoRender;
 use crate::render::render_dir;
@@ -242,15 +242,15 @@ pub(crate) struct Args {
     pub(crate) report: ReportFlags<Format>,
 }
 
-pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
+pub(crate) fn run(args: &Args, layout: crate::report::layout::Layout) -> CommandResult {
     let outcome = outcome(args, layout);
     match args.report.format {
-        Format::Sarif => super::sarif_on_error(outcome, &validate::RULES),
+        Format::Sarif => super::sarif_on_error(outcome, validate::RULES),
         _ => outcome,
     }
 }
 
-fn outcome(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
+fn outcome(args: &Args, layout: crate::report::layout::Layout) -> CommandResult {
     let mut opts = args.report.helm.apply(args.report.flags.options());
     // Findings point at files and lines through the origins kustomize records.
     opts.origins = true;
@@ -263,7 +263,7 @@ fn outcome(args: &Args, layout: crate::report::layout::Layout) -> Outcome {
         }
         Format::Sarif => {
             serde_json::to_string_pretty(&crate::report::findings::findings_sarif(
-                &validate::RULES,
+                validate::RULES,
                 &v.findings,
                 &super::git::prefix_in_work_tree(&args.report.flags.repo),
             ))? + "\n"

@@ -7,6 +7,9 @@ use base64::Engine as _;
 
 use crate::flux::is_valid_var_name;
 
+/// Vars by name, as postBuild substitutes them.
+pub type Vars = BTreeMap<String, String>;
+
 /// A vars file or assignment that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum VarsError {
@@ -54,7 +57,7 @@ pub fn parse_var_assignment(s: &str) -> Result<(String, String), VarsError> {
 }
 
 /// Loads vars from `KEY=VALUE` lines or from a ConfigMap/Secret manifest.
-pub fn load_vars_file(path: &Path) -> Result<BTreeMap<String, String>, VarsError> {
+pub fn load_vars_file(path: &Path) -> Result<Vars, VarsError> {
     let bytes = std::fs::read(path).map_err(|source| VarsError::Read {
         path: path.to_path_buf(),
         source,
@@ -94,7 +97,7 @@ pub fn load_vars_file(path: &Path) -> Result<BTreeMap<String, String>, VarsError
 
 /// The vars a ConfigMap's `data` or a Secret's `data` (base64) and `stringData` give,
 /// as kustomize-controller's `LoadVariables` reads them (`binaryData` is ignored).
-fn load_manifest_vars(text: &str, path: &Path) -> Result<BTreeMap<String, String>, VarsError> {
+fn load_manifest_vars(text: &str, path: &Path) -> Result<Vars, VarsError> {
     let invalid = |message: String| VarsError::Invalid {
         path: path.to_path_buf(),
         line: 0,

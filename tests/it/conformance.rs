@@ -1,6 +1,6 @@
 //! Every public envsubst conformance vector (made by running Flux's own Go code) must pass.
 
-use fluxsim::conformance::{parse_vectors, run_vector, Outcome};
+use fluxsim::conformance::{parse_vectors, run_vector, VectorOutcome};
 
 fn vectors_path(file: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -25,7 +25,7 @@ fn run_file(file: &str, mode: &str) {
     let mut count = 0;
     for v in vectors.iter().filter(|v| v.mode == mode) {
         count += 1;
-        if let Outcome::Fail { expected, actual } = run_vector(v) {
+        if let VectorOutcome::Fail { expected, actual } = run_vector(v) {
             failures.push(format!(
                 "{}: input {:?}\n  expected {expected}\n  actual   {actual}",
                 v.id, v.input

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use fluxsim::conformance::{
-    ignore_matcher_match, ignore_pattern_result, parse_vectors, run_vector, Outcome,
+    ignore_matcher_match, ignore_pattern_result, parse_vectors, run_vector, VectorOutcome,
 };
 use fluxsim::oracle::{judge, Verdict};
 use fluxsim::render::{ignore_for, render_dir, RepoOptions};
@@ -283,11 +283,11 @@ fn flux_envsubst_test_tables_evaluate_as_flux_evaluates_them() {
     let failures: Vec<String> = vectors
         .iter()
         .filter_map(|v| match run_vector(v) {
-            Outcome::Fail { expected, actual } => Some(format!(
+            VectorOutcome::Fail { expected, actual } => Some(format!(
                 "{}: input {:?}\n  expected {expected}\n  actual   {actual}",
                 v.id, v.input
             )),
-            Outcome::Pass => None,
+            VectorOutcome::Pass => None,
         })
         .collect();
     assert!(

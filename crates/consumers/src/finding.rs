@@ -6,60 +6,9 @@
 
 use serde::Serialize;
 
-/// How bad a finding is. Ordered: `Info < Warning < Error`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Worth knowing; never fails a run unless `--fail-on info`.
-    Info,
-    /// Probably wrong.
-    Warning,
-    /// Flux fails, or applies something wrong.
-    Error,
-}
-
-impl Severity {
-    /// The word used in text output and JSON.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Info => "info",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        }
-    }
-
-    /// SARIF's `level` for this severity.
-    #[must_use]
-    pub fn sarif_level(self) -> &'static str {
-        match self {
-            Severity::Info => "note",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        }
-    }
-}
-
-impl std::fmt::Display for Severity {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A check: a stable id (`FS101`), a short name, its default severity and a help text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Rule {
-    /// Stable id, never reused for another check.
-    pub id: &'static str,
-    /// Kebab-case name (`indexed-expansion`).
-    pub name: &'static str,
-    /// The default severity of its findings.
-    pub severity: Severity,
-    /// One sentence: what the rule finds.
-    pub summary: &'static str,
-    /// What to do about it.
-    pub help: &'static str,
-}
+/// The severity and the rule are kubeschema's (the lowest crate that grades findings): one
+/// type each for every check fluxsim runs.
+pub use kubeschema::{Rule, Severity};
 
 /// A place in the user's repository.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -110,6 +59,10 @@ impl std::fmt::Display for Location {
 }
 
 /// One thing a check found.
+///
+/// Two finding types exist on purpose: kubeschema's `Finding` names an object and a field
+/// path (that crate sees no repository), this one a place in the repository; `validate.rs`
+/// turns the first into this one. The severity and the rule are the same type in both.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
     /// The rule's id.

@@ -8,7 +8,6 @@
 //! of the field in the user's repository, the cluster and the Kustomization).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::LazyLock;
 
 use kubeschema::{Applied, Validator};
 
@@ -21,28 +20,9 @@ use crate::audit::place::{ObjectRef, Sources};
 use crate::finding::{Finding, Location, Rule, Severity};
 use crate::model::{ClusterRender, KustomizationRender, RepoRender};
 
-/// The rules of validation and apply-time hazards, as fluxsim's rules (for SARIF's rule list
-/// and the docs' table): `kubeschema::rules::RULES` with fluxsim's severity type.
-pub static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
-    kubeschema::rules::RULES
-        .iter()
-        .map(|r| Rule {
-            id: r.id,
-            name: r.name,
-            severity: severity(r.severity),
-            summary: r.summary,
-            help: r.help,
-        })
-        .collect()
-});
-
-fn severity(s: kubeschema::Severity) -> Severity {
-    match s {
-        kubeschema::Severity::Info => Severity::Info,
-        kubeschema::Severity::Warning => Severity::Warning,
-        kubeschema::Severity::Error => Severity::Error,
-    }
-}
+/// The rules of validation and apply-time hazards (for SARIF's rule list and the docs'
+/// table): kubeschema's, whose `Rule` is fluxsim's.
+pub static RULES: &[Rule] = kubeschema::rules::RULES;
 
 fn rule(id: &str) -> &'static Rule {
     RULES
@@ -161,8 +141,7 @@ fn operator_installed(c: &ClusterRender) -> bool {
         .flat_map(|k| k.artifact.iter().flat_map(|a| &a.objects))
         .any(|o| {
             (o.id.group == "fluxcd.controlplane.io" && o.id.kind == "FluxInstance")
-                || (o.id.kind == "HelmRelease"
-                    && o.id.group == "helm.toolkit.fluxcd.io"
+                || (o.id.is_helm_release()
                     && (o.id.name == "flux-instance"
                         || crate::flux::str_at(&o.object, &["spec", "chart", "spec", "chart"])
                             == Some("flux-instance")))
@@ -647,7 +626,7 @@ fn convert(
     at: Location,
 ) -> Finding {
     let mut out = Finding::new(rule(f.rule.id), f.message)
-        .with_severity(severity(f.severity))
+        .with_severity(f.severity)
         .in_cluster(cluster)
         .in_kustomization(k.kustomization.id.to_string())
         .at(at)

@@ -44,7 +44,7 @@ pub struct Vector {
 
 /// How one vector went.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub enum VectorOutcome {
     /// Same success and same bytes, or failure where Go failed.
     Pass,
     /// A difference, described for a person.
@@ -69,7 +69,7 @@ pub fn parse_vectors(text: &str) -> Result<Vec<Vector>, VectorError> {
 
 /// Runs fluxsim on one vector as the schema says.
 #[must_use]
-pub fn run_vector(v: &Vector) -> Outcome {
+pub fn run_vector(v: &Vector) -> VectorOutcome {
     let actual: Result<Vec<u8>, String> = match v.mode.as_str() {
         "raw" => {
             crate::envsubst::eval(v.input.as_bytes(), &v.vars, v.strict).map_err(|e| e.to_string())
@@ -93,9 +93,9 @@ pub fn run_vector(v: &Vector) -> Outcome {
     // puts in its status: fluxsim says the same words.
     let same_panic = |e: &str, a: &str| !v.panic || a.contains(e.trim_start_matches("panic: "));
     match (&expected, &actual) {
-        (Ok(e), Ok(a)) if e == a => Outcome::Pass,
-        (Err(e), Err(a)) if same_panic(e, a) => Outcome::Pass,
-        _ => Outcome::Fail {
+        (Ok(e), Ok(a)) if e == a => VectorOutcome::Pass,
+        (Err(e), Err(a)) if same_panic(e, a) => VectorOutcome::Pass,
+        _ => VectorOutcome::Fail {
             expected: show(&expected),
             actual: show(&actual),
         },

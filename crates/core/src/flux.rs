@@ -14,7 +14,16 @@ crate::message_error! {
 /// The API group of Flux Kustomizations.
 pub const KUSTOMIZE_GROUP: &str = "kustomize.toolkit.fluxcd.io";
 
+/// The API group of HelmReleases.
+pub const HELM_GROUP: &str = "helm.toolkit.fluxcd.io";
+
 /// Identifies a Kubernetes object.
+///
+/// Three `ObjectId` types exist, one per crate that names objects, because those crates
+/// share no crate below them: kubeschema's (which depends on nothing) keeps the version and
+/// prints as Flux's `FmtUnstructured`; review's (which depends on nothing) sorts by kind
+/// first, as a reviewer looks for an object. This one sorts by group first and prints the
+/// group; consumers convert at the crate edge, so each output stays as it is.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub struct ObjectId {
     /// API group, empty for the core group.
@@ -46,6 +55,21 @@ impl ObjectId {
                 .unwrap_or_default()
                 .to_string(),
         }
+    }
+
+    /// Is this a HelmRelease (`helm.toolkit.fluxcd.io`, any version)? The one test of it:
+    /// `helm::is_helm_release` asks it of an object.
+    #[must_use]
+    pub fn is_helm_release(&self) -> bool {
+        self.group == HELM_GROUP && self.kind == "HelmRelease"
+    }
+
+    /// Is this a CustomResourceDefinition (`apiextensions.k8s.io`, any version)? Asked of an
+    /// id; kubeschema's `is_crd` asks it of an object's value (core depends on no kubeschema,
+    /// and kubeschema on nothing, so the two cannot share one function).
+    #[must_use]
+    pub fn is_crd(&self) -> bool {
+        self.group == "apiextensions.k8s.io" && self.kind == "CustomResourceDefinition"
     }
 }
 

@@ -32,7 +32,7 @@ impl std::fmt::Debug for CelRule {
 }
 
 /// The outcome of one rule on one value.
-pub(crate) enum Outcome {
+pub(crate) enum RuleOutcome {
     Pass,
     /// The rule is false: the server's message (field path suffix, error body).
     Fail {
@@ -125,14 +125,14 @@ impl CelRule {
         raw: &Value,
         limit: u64,
         deadline: Option<std::time::Instant>,
-    ) -> (Outcome, u64) {
+    ) -> (RuleOutcome, u64) {
         let (outcome, metered) = crate::cost::metered(limit, deadline, || {
             self.evaluate_unmetered(this, schema_type, raw)
         });
         let outcome = match metered.stop {
             None => outcome,
-            Some(crate::cost::Stop::CostLimit) => Outcome::CostLimit,
-            Some(crate::cost::Stop::Deadline) => Outcome::Deadline,
+            Some(crate::cost::Stop::CostLimit) => RuleOutcome::CostLimit,
+            Some(crate::cost::Stop::Deadline) => RuleOutcome::Deadline,
         };
         (outcome, metered.cost)
     }
@@ -142,10 +142,10 @@ impl CelRule {
         this: &cel::Value,
         schema_type: Option<Type>,
         raw: &Value,
-    ) -> Outcome {
+    ) -> RuleOutcome {
         let compiled = self.compiled();
         if compiled.uses_old_self {
-            return Outcome::Unchecked(format!(
+            return RuleOutcome::Unchecked(format!(
                 "transition rule `{}` (oldSelf): the API server evaluates it only on update, \
                  against the live object",
                 self.rule.trim()
@@ -154,7 +154,7 @@ impl CelRule {
         let program = match &compiled.program {
             Ok(p) => p,
             Err(e) => {
-                return Outcome::Unchecked(format!(
+                return RuleOutcome::Unchecked(format!(
                     "CEL rule `{}` does not parse in fluxsim's CEL: {}",
                     self.rule.trim(),
                     e.lines().next().unwrap_or_default()
@@ -164,7 +164,7 @@ impl CelRule {
         let mut ctx = Context::with_env(env().clone());
         ctx.add_variable_from_value("self", this.clone());
         match cel::Value::resolve(program, &ctx) {
-            Ok(cel::Value::Bool(true)) => Outcome::Pass,
+            Ok(cel::Value::Bool(true)) => RuleOutcome::Pass,
             Ok(cel::Value::Bool(false)) => {
                 let detail = compiled
                     .message_expression
@@ -177,16 +177,16 @@ impl CelRule {
                         Some(m) => m.clone(),
                         None => format!("failed rule: {}", self.error_string()),
                     });
-                Outcome::Fail {
+                RuleOutcome::Fail {
                     field_path: self.field_path.clone(),
                     body: error_body(self.reason.as_deref(), schema_type, raw, &detail),
                 }
             }
-            Ok(other) => Outcome::Unchecked(format!(
+            Ok(other) => RuleOutcome::Unchecked(format!(
                 "CEL rule `{}` gave {other:?} in fluxsim's CEL, not a boolean",
                 self.rule.trim()
             )),
-            Err(e) => Outcome::Unchecked(format!(
+            Err(e) => RuleOutcome::Unchecked(format!(
                 "CEL rule `{}` could not be evaluated by fluxsim's CEL (cel crate): {e:?}",
                 self.rule.trim()
             )),
@@ -432,13 +432,13 @@ mod tests {
             u64::MAX,
             Some(std::time::Instant::now()),
         );
-        assert!(matches!(outcome, Outcome::Deadline));
+        assert!(matches!(outcome, RuleOutcome::Deadline));
         assert!(cost < 10_000, "stopped at once, cost {cost}");
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
         // Without a deadline, under its limit, the same rule passes on a short list.
         let short = cel::Value::List(Arc::new((0..3).map(cel::Value::Int).collect()));
         let (outcome, cost) = rule.evaluate(&short, Some(Type::Array), &raw, u64::MAX, None);
-        assert!(matches!(outcome, Outcome::Pass));
+        assert!(matches!(outcome, RuleOutcome::Pass));
         assert!(cost >= 27, "27 inner iterations, cost {cost}");
     }
 

@@ -3,23 +3,37 @@
 use serde::Serialize;
 use serde_json::Value;
 
-/// How bad a finding is. Ordered: `Info < Warning < Error`.
+/// How bad a finding is. Ordered: `Info < Warning < Error`. The one severity of fluxsim: the
+/// schema checks here and the audit and graph rules of `fluxsim-consumers` (which re-exports
+/// it) grade their findings with it, and `--fail-on` compares it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
-    /// Worth knowing.
+    /// Worth knowing; never fails a run unless `--fail-on info`.
     Info,
     /// Probably wrong, or destructive on purpose.
     Warning,
-    /// The API server rejects the apply: the Flux Kustomization fails.
+    /// Flux fails (the API server rejects the apply: the Flux Kustomization fails), or
+    /// applies something wrong.
     Error,
 }
 
 impl Severity {
     /// The word used in text output and JSON.
+    #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+
+    /// SARIF's `level` for this severity.
+    #[must_use]
+    pub fn sarif_level(self) -> &'static str {
+        match self {
+            Severity::Info => "note",
             Severity::Warning => "warning",
             Severity::Error => "error",
         }
@@ -32,12 +46,13 @@ impl std::fmt::Display for Severity {
     }
 }
 
-/// A check: a stable id (`FS301`), a short name, its default severity and a help text.
+/// A check: a stable id (`FS101`, `FS301`), a short name, its default severity and a help
+/// text. The one rule type: the schema rules here and consumers' audit and graph rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Rule {
     /// Stable id, never reused for another check.
     pub id: &'static str,
-    /// Kebab-case name.
+    /// Kebab-case name (`indexed-expansion`).
     pub name: &'static str,
     /// The default severity of its findings.
     pub severity: Severity,
@@ -48,6 +63,9 @@ pub struct Rule {
 }
 
 /// Which object: `apiVersion`, `kind`, namespace and name as the render has them.
+///
+/// Not core's `flux::ObjectId`: this crate depends on nothing, and validation needs the
+/// version (a schema is per version); see that type for why there are three.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct ObjectId {
     /// The API group (`""` for the core group).
@@ -111,6 +129,10 @@ impl std::fmt::Display for ObjectId {
 }
 
 /// One problem with one field of one object (or with the whole object when `path` is empty).
+///
+/// Not consumers' `Finding`, a place in the repository (file, line, cluster, Kustomization)
+/// with related values: this crate sees objects only, so its finding names the object and
+/// the field path; consumers' `validate` turns it into one with the file it was rendered from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
     /// The rule (id, name, default severity, summary, help).

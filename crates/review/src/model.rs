@@ -129,6 +129,10 @@ impl UnitKind {
 }
 
 /// What became of a Kustomization or HelmRelease between the revisions.
+///
+/// Not core's `model::Status` (what became of one render: rendered, failed, external, ...):
+/// this is a unit between two revisions. Consumers' `compare::Change` adds
+/// `ExternalUnchanged` to these five, which a review's input never holds.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
@@ -235,6 +239,9 @@ pub struct Order {
 
 /// The identity of a Kubernetes object (as fluxsim's `flux::ObjectId`, and Flux's
 /// inventory): its API group, kind, namespace and name.
+///
+/// Its own type, not core's: this crate depends on nothing of fluxsim, and it sorts by kind
+/// first (how a reviewer looks for an object), where core's sorts by group.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ObjectId {
     /// API group, empty for the core group.

@@ -102,7 +102,7 @@ pub struct Unseen {
 
 /// What one canary did.
 #[derive(Debug, Clone, Serialize)]
-pub struct Outcome {
+pub struct CanaryOutcome {
     /// The plan.
     #[serde(flatten)]
     pub plan: Plan,
@@ -125,7 +125,7 @@ type ScopeTest = fn(&Scope) -> bool;
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct CanaryReport {
     /// One per canary.
-    pub canaries: Vec<Outcome>,
+    pub canaries: Vec<CanaryOutcome>,
     /// Artifacts that changed in other ways than by gaining canaries (the canaries disturbed
     /// something, or a render is not deterministic).
     pub stray_changes: Vec<Target>,
@@ -188,7 +188,7 @@ impl CanaryReport {
     /// The canaries that concern a cluster: those expected there, and blind ones (expected
     /// nowhere), which concern every cluster.
     #[must_use]
-    pub fn for_cluster(&self, cluster: &str) -> Vec<&Outcome> {
+    pub fn for_cluster(&self, cluster: &str) -> Vec<&CanaryOutcome> {
         self.canaries
             .iter()
             .filter(|c| {
@@ -529,7 +529,7 @@ pub fn run(
         .filter(|t| digest(h.get(*t)) != digest(r.get(*t)))
         .cloned()
         .collect();
-    let canaries: Vec<Outcome> = plans
+    let canaries: Vec<CanaryOutcome> = plans
         .into_iter()
         .map(|plan| {
             let seen = detected_in.remove(plan.nonce.as_str()).unwrap_or_default();
@@ -547,7 +547,7 @@ pub fn run(
                     },
                 })
                 .collect();
-            Outcome {
+            CanaryOutcome {
                 missing,
                 unexpected: seen.difference(&plan.expected).cloned().collect(),
                 detected: !plan.expected.is_empty() && seen == plan.expected,

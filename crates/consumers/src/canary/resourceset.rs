@@ -125,7 +125,7 @@ fn pick_line(text: &str, entries: &[&KustomizationRender]) -> Option<usize> {
         .map(|o| {
             let flux_applier = (o.id.group == crate::flux::KUSTOMIZE_GROUP
                 && o.id.kind == "Kustomization")
-                || (o.id.group == "helm.toolkit.fluxcd.io" && o.id.kind == "HelmRelease");
+                || o.id.is_helm_release();
             (flux_applier, o.yaml.as_str())
         })
         .collect();

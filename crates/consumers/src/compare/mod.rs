@@ -73,6 +73,11 @@ pub struct DiffOptions {
 }
 
 /// What became of one thing between two revisions.
+///
+/// It shares five variants with review's `model::Status`, the review's input, and is not
+/// that type: a diff also knows `ExternalUnchanged`, which the review's input has no word
+/// for, and the review's `analysis::Outcome` is what the review makes of a `Status` after its
+/// filters (`Renamed`, `Filtered`). `report/review.rs` maps this one to review's `Status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Change {

@@ -40,7 +40,7 @@ pub fn chart_crds(render: &mut RepoRender) -> Vec<HelmCrds> {
                     .map_or_else(|| r.name.clone(), str::to_string),
             };
             for o in r.artifact.iter().flat_map(|a| &a.objects) {
-                if o.id.kind == "CustomResourceDefinition" && o.id.group == "apiextensions.k8s.io" {
+                if o.id.is_crd() {
                     if let Some(g) = crate::flux::str_at(&o.object, &["spec", "group"]) {
                         by_chart
                             .entry(chart.clone())

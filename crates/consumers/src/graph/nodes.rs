@@ -459,7 +459,7 @@ pub(crate) fn made_secret(id: &ObjectId, obj: &serde_json::Value) -> Option<Stri
 
 /// For a CustomResourceDefinition, the (group, kind) it defines.
 fn crd_defines(id: &ObjectId, obj: &serde_json::Value) -> Option<(String, String)> {
-    if id.group != "apiextensions.k8s.io" || id.kind != "CustomResourceDefinition" {
+    if !id.is_crd() {
         return None;
     }
     Some((

@@ -141,7 +141,7 @@ impl Inline for CanarySummary<'_> {
 /// One line of what the canaries found.
 pub(crate) enum CanaryLine<'a> {
     /// A canary: where it was planted and whether it was seen where expected, and undone.
-    Canary(&'a crate::canary::Outcome),
+    Canary(&'a crate::canary::CanaryOutcome),
     /// An artifact that changed though no canary should have changed it.
     Stray(&'a crate::canary::Target),
     /// An artifact that did not return to its digest.
@@ -187,7 +187,7 @@ impl Inline for CanaryLine<'_> {
     }
 }
 
-fn canary_line(w: &mut Out<'_>, c: &crate::canary::Outcome) {
+fn canary_line(w: &mut Out<'_>, c: &crate::canary::CanaryOutcome) {
     md!(w, "canary {} (", Text(&c.plan.nonce));
     match &c.plan.scope {
         Scope::Overlay { cluster } => md!(w, "overlay of {}", Text(cluster)),

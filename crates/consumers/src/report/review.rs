@@ -159,8 +159,7 @@ fn moves_delete(c: &ClusterDiff, entry: &str) -> bool {
     match unit_name(entry) {
         (UnitKind::HelmRelease, release, Some(parent)) => c.prune_deletions.iter().any(|d| {
             d.kustomization == parent
-                && d.object.group == "helm.toolkit.fluxcd.io"
-                && d.object.kind == "HelmRelease"
+                && d.object.is_helm_release()
                 && id(&d.object).namespaced_name() == release
         }),
         _ => c.moves.iter().any(|m| m.prune_outage && m.from == entry),

@@ -12,14 +12,12 @@ crate::message_error! {
     pub struct ReleaseSpecError;
 }
 
-/// The API group of HelmReleases.
-pub const HELM_GROUP: &str = "helm.toolkit.fluxcd.io";
+pub use crate::flux::HELM_GROUP;
 
 /// Is this object a HelmRelease?
 #[must_use]
 pub fn is_helm_release(obj: &Value) -> bool {
-    let id = crate::flux::ObjectId::of(obj);
-    id.group == HELM_GROUP && id.kind == "HelmRelease"
+    crate::flux::ObjectId::of(obj).is_helm_release()
 }
 
 /// A reference to a Flux source object.

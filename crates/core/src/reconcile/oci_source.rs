@@ -202,6 +202,8 @@ fn keep(store: Option<&crate::store::Store>, hex: &str, bytes: &[u8]) {
 
 /// fluxcd/pkg `tar.Untar` into `dir`: a gzip-compressed tar, names relative and not
 /// climbing, regular files and folders only, at most [`MAX_CONTENT`] bytes of content.
+// String: the words of `Missing::Invalid`, which the entry's note shows (its sources are
+// gzip, tar and io errors, each said with the name of the tar entry).
 fn extract(tgz: &[u8], dir: &Path) -> Result<(), String> {
     let gz = flate2::read::GzDecoder::new(tgz);
     let mut archive = tar::Archive::new(gz);

@@ -56,8 +56,9 @@ struct View {
     /// and a B-tree search compares paths component by component.
     file_index: std::collections::HashSet<PathBuf>,
     dir_index: std::collections::HashSet<PathBuf>,
-    /// The copy for builders that read the disk, once made.
-    copy: OnceLock<Result<tempfile::TempDir, String>>,
+    /// The copy for builders that read the disk, once made (or why it could not be: shared,
+    /// since `io::Error` is not `Clone` and every caller gets it).
+    copy: OnceLock<Result<tempfile::TempDir, std::sync::Arc<io::Error>>>,
 }
 
 impl fmt::Debug for SourceFs {
@@ -360,7 +361,7 @@ impl SourceFs {
         }
         let copy = v
             .copy
-            .get_or_init(|| self.copy().map_err(|e| e.to_string()))
+            .get_or_init(|| self.copy().map_err(std::sync::Arc::new))
             .as_ref()
             .map_err(|e| io::Error::other(e.clone()))?;
         Ok(copy.path().join(rel))

@@ -200,9 +200,14 @@ fn selector_keys(sel: &Value) -> Vec<String> {
     keys
 }
 
+/// A label selector's operator that `metav1.LabelSelectorAsSelector` refuses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a valid label selector operator")]
+pub(super) struct BadOperator(String);
+
 /// `metav1.LabelSelectorAsSelector` applied to `labels`: matchLabels and matchExpressions
 /// (`In`, `NotIn`, `Exists`, `DoesNotExist`), all of them.
-pub(super) fn selector_matches(sel: &Value, labels: &Value) -> Result<bool, String> {
+pub(super) fn selector_matches(sel: &Value, labels: &Value) -> Result<bool, BadOperator> {
     let get = |k: &str| labels.get(k).and_then(Value::as_str);
     if let Some(m) = sel.get("matchLabels").and_then(Value::as_object) {
         for (k, v) in m {
@@ -220,7 +225,7 @@ pub(super) fn selector_matches(sel: &Value, labels: &Value) -> Result<bool, Stri
             "NotIn" => have.is_none_or(|h| !values.contains(&h)),
             "Exists" => have.is_some(),
             "DoesNotExist" => have.is_none(),
-            other => return Err(format!("`{other}` is not a valid label selector operator")),
+            other => return Err(BadOperator(other.to_string())),
         };
         if !ok {
             return Ok(false);

@@ -81,7 +81,7 @@ pub(super) fn collect_params<'a>(
             match selector_matches(sel, &labels) {
                 Ok(true) => out.push(Some(o)),
                 Ok(false) => {}
-                Err(e) => return Params::ConfigError(e),
+                Err(e) => return Params::ConfigError(e.to_string()),
             }
         }
         out

@@ -12,6 +12,8 @@ use super::{list, split_api_version, str_of, Action};
 #[derive(Debug)]
 pub(super) struct Expression {
     pub(super) source: String,
+    // String: the first line of the CEL parser's words, quoted by every finding of the
+    // expression; compiled once per policy, so kept as the text that is shown.
     pub(super) program: Result<IdedExpr, String>,
     pub(super) idents: BTreeSet<String>,
     pub(super) variables: BTreeSet<String>,

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::go_text::{go_float, go_value_or_type, not_supported};
 use super::Walker;
-use crate::cel::{go_value, to_cel, Outcome};
+use crate::cel::{go_value, to_cel, RuleOutcome};
 use crate::finding::Report;
 use crate::formats::{self, FormatCheck};
 use crate::path;
@@ -300,12 +300,12 @@ impl<'a> Walker<'a> {
             }
             self.cel_budget -= cost;
             match outcome {
-                Outcome::Pass => {}
-                Outcome::Fail { field_path, body } => {
+                RuleOutcome::Pass => {}
+                RuleOutcome::Fail { field_path, body } => {
                     self.field_error(rules::CEL_RULE_FAILED, field_path.as_deref(), &body);
                 }
-                Outcome::Unchecked(reason) => self.unchecked(reason),
-                Outcome::CostLimit => {
+                RuleOutcome::Unchecked(reason) => self.unchecked(reason),
+                RuleOutcome::CostLimit => {
                     self.field_error(
                         rules::CEL_COST_EXCEEDED,
                         None,
@@ -321,7 +321,7 @@ impl<'a> Walker<'a> {
                 }
                 // fluxsim's own deadline is no defect of the repository (a slower machine
                 // needs more time): the object is not validated, a warning, never FS308.
-                Outcome::Deadline => {
+                RuleOutcome::Deadline => {
                     let what = self.deadline.map_or("the deadline", |(_, w)| w);
                     self.unchecked(format!(
                         "CEL rule `{}` stopped at {what} before it finished (cost {cost} so \

@@ -241,7 +241,7 @@ impl<'a> Walker<'a> {
         }
         if !self.values_only {
             if let Err(message) = smd_type(n, v) {
-                self.smd_error(rules::SCHEMA_VIOLATION, &message);
+                self.smd_error(rules::SCHEMA_VIOLATION, &message.to_string());
                 return;
             }
         }

@@ -6,11 +6,29 @@ use serde_json::Value;
 use super::go_text::{go_sharp_v, go_type, go_value_ptr};
 use crate::schema::{Arena, Node, NodeId, Special, Type};
 
+/// A value of the wrong type, as structured-merge-diff words it: `expected map, got ...`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Mismatch {
+    /// What the schema's type wants (`map`, `numeric (int or float)`, `any scalar`).
+    expected: &'static str,
+    /// What the value is, in Go's `%v` of it (`&value.valueUnstructured{Value:1}`).
+    got: String,
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "expected {}, got {}", self.expected, self.got)
+    }
+}
+
+fn mismatch(expected: &'static str, got: String) -> Result<(), Mismatch> {
+    Err(Mismatch { expected, got })
+}
+
 /// structured-merge-diff's scalar and container checks (`typed/validate.go`
 /// `validateScalar`, `helpers.go` `listValue`/`mapValue`), on the type kube-openapi's
 /// `schemaconv` gives the node.
-// The String is the finding's message in structured-merge-diff's wording, never matched on.
-pub(super) fn smd_type(n: &Node, v: &Value) -> Result<(), String> {
+pub(super) fn smd_type(n: &Node, v: &Value) -> Result<(), Mismatch> {
     if n.special == Special::Quantity || n.int_or_string {
         return scalar_untyped(v);
     }
@@ -18,42 +36,36 @@ pub(super) fn smd_type(n: &Node, v: &Value) -> Result<(), String> {
         None => Ok(()),
         Some(Type::Object) => match v {
             Value::Object(_) => Ok(()),
-            _ => Err(format!("expected map, got {}", go_value_ptr(v))),
+            _ => mismatch("map", go_value_ptr(v)),
         },
         Some(Type::Array) => match v {
             Value::Array(_) => Ok(()),
-            _ => Err(format!("expected list, got {}", go_value_ptr(v))),
+            _ => mismatch("list", go_value_ptr(v)),
         },
         Some(Type::Integer | Type::Number) => match v {
             Value::Number(_) => Ok(()),
-            _ => Err(format!(
-                "expected numeric (int or float), got {}",
-                go_type(v)
-            )),
+            _ => mismatch("numeric (int or float)", go_type(v).to_string()),
         },
         Some(Type::Boolean) => match v {
             Value::Bool(_) => Ok(()),
-            _ => Err(format!("expected boolean, got {}", go_value_ptr(v))),
+            _ => mismatch("boolean", go_value_ptr(v)),
         },
         Some(Type::String) => match n.format.as_deref() {
             None | Some("" | "byte") => match v {
                 Value::String(_) => Ok(()),
-                _ => Err(format!(
-                    "expected string, got &value.valueUnstructured{{Value:{}}}",
-                    go_sharp_v(v)
-                )),
+                _ => mismatch(
+                    "string",
+                    format!("&value.valueUnstructured{{Value:{}}}", go_sharp_v(v)),
+                ),
             },
             Some(_) => scalar_untyped(v),
         },
     }
 }
 
-// String: see `smd_type`.
-fn scalar_untyped(v: &Value) -> Result<(), String> {
+fn scalar_untyped(v: &Value) -> Result<(), Mismatch> {
     match v {
-        Value::Object(_) | Value::Array(_) => {
-            Err(format!("expected any scalar, got {}", go_value_ptr(v)))
-        }
+        Value::Object(_) | Value::Array(_) => mismatch("any scalar", go_value_ptr(v)),
         _ => Ok(()),
     }
 }
