@@ -2,7 +2,7 @@
 //! a comment `<!-- example: COMMAND -->` in a page of `docs/`: COMMAND runs with `sh` in a
 //! git repository holding a copy of `testdata/` (committed, as a reader's clone has it),
 //! fluxsim on PATH, and every line of the block is a line of what it prints, in order
-//! (`...` marks lines left out, a leading `$ ` line is the command shown). A commit's short
+//! (a line `...`, indented or not, marks lines left out, a leading `$ ` line is the command shown). A commit's short
 //! hash is compared as `(<commit>)`.
 
 use std::path::{Path, PathBuf};
@@ -28,11 +28,12 @@ fn examples() -> Vec<(PathBuf, String, Vec<String>)> {
         for part in text.split("<!-- example: ").skip(1) {
             let (cmd, rest) = part.split_once(" -->").expect("a closed example comment");
             let rest = rest.trim_start();
-            let body = rest
+            let (_, body) = rest
                 .strip_prefix("```")
                 .and_then(|r| r.split_once('\n'))
-                .map(|(_, b)| b)
-                .unwrap_or_else(|| panic!("{}: `{cmd}` is not followed by a block", page.display()));
+                .unwrap_or_else(|| {
+                    panic!("{}: `{cmd}` is not followed by a block", page.display())
+                });
             let block = &body[..body.find("```").expect("a closed block")];
             let lines = block
                 .lines()
@@ -89,19 +90,18 @@ fn the_docs_examples_show_what_the_binary_prints() {
         let printed: Vec<String> = run(repo.path(), &cmd).lines().map(normalise).collect();
         let mut at = 0;
         for want in shown.iter().map(|l| normalise(l)) {
-            if want == "..." {
+            if want.trim() == "..." {
                 continue;
             }
-            match printed[at..].iter().position(|l| *l == want) {
-                Some(i) => at += i + 1,
-                None => {
-                    wrong.push(format!(
-                        "{}: `{cmd}`: the line\n  {want}\nis not printed (after line {at}):\n{}",
-                        page.display(),
-                        printed.join("\n")
-                    ));
-                    break;
-                }
+            if let Some(i) = printed[at..].iter().position(|l| *l == want) {
+                at += i + 1;
+            } else {
+                wrong.push(format!(
+                    "{}: `{cmd}`: the line\n  {want}\nis not printed (after line {at}):\n{}",
+                    page.display(),
+                    printed.join("\n")
+                ));
+                break;
             }
         }
     }

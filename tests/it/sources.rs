@@ -384,7 +384,8 @@ fn artifact_generator_change_in_a_copied_file_is_a_diff_and_canaries_see_through
     // artifacts read), and the proof says so rather than planting one that proves nothing.
     assert!(
         r.stdout.contains("canaries 1/1 detected, 1/1 restored")
-            && r.stdout.contains("no shared canary: no file of the repository is read by two"),
+            && r.stdout
+                .contains("no shared canary: no file of the repository is read by two"),
         "{}",
         r.stdout
     );
