@@ -371,7 +371,8 @@ fn refactor_of_an_external_secret_fed_kustomization_proves_identical_with_canari
     assert!(
         r.stdout
             .contains("test: 3/3 artifacts identical; canaries 1/1 detected, 1/1 restored")
-            && r.stdout.contains("no shared canary: no file of the repository is read by two"),
+            && r.stdout
+                .contains("no shared canary: no file of the repository is read by two"),
         "{}",
         r.stdout
     );

@@ -279,10 +279,16 @@ fn is_crd(o: &Value) -> bool {
 /// Whether the object `o` is the report's `resource` (apiVersion, kind, namespace, name).
 fn same_object(o: &Value, resource: &Value) -> bool {
     let at = |v: &Value, p: &[&str]| crate::flux::str_at(v, p).unwrap_or_default().to_string();
+    let (own, theirs) = (
+        at(o, &["metadata", "namespace"]),
+        at(resource, &["namespace"]),
+    );
     at(o, &["apiVersion"]) == at(resource, &["apiVersion"])
         && at(o, &["kind"]) == at(resource, &["kind"])
         && at(o, &["metadata", "name"]) == at(resource, &["name"])
-        && at(o, &["metadata", "namespace"]) == at(resource, &["namespace"])
+        // An object without a namespace is the API server's `default` one, as the CLI
+        // reports it: a result is never lost for the namespace it filled in.
+        && (own == theirs || (own.is_empty() && theirs == "default"))
 }
 
 /// One `kyverno apply` of `policies` on `objects`: each result that is not a pass or a
@@ -397,6 +403,18 @@ fn apply(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_report_resource_in_default_is_the_object_without_a_namespace() {
+        let o = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+        let r = |ns: &str| {
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "name": "c",
+            "namespace": ns})
+        };
+        assert!(same_object(&o, &r("default")));
+        assert!(same_object(&o, &r("")));
+        assert!(!same_object(&o, &r("apps")));
+    }
 
     #[test]
     fn kyverno_policies_that_validate_are_recognised() {
