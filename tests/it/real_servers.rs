@@ -1558,3 +1558,75 @@ fn an_oci_artifact_at_an_exact_tag_fetched_once_renders_again_with_the_registry_
     let second = render();
     assert_eq!(second, first);
 }
+
+/// `inner`, behind HTTP basic auth for `user`/`password` (401 otherwise).
+fn with_basic_auth(user: &str, password: &str, inner: Box<Handler>) -> Box<Handler> {
+    use base64::Engine as _;
+    let want = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
+    );
+    Box::new(move |req| {
+        if req.header("authorization") == Some(want.as_str()) {
+            inner(req)
+        } else {
+            Response {
+                status: "401 Unauthorized".into(),
+                headers: vec![("WWW-Authenticate".into(), "Basic realm=\"git\"".into())],
+                body: b"credentials, please".to_vec(),
+            }
+        }
+    })
+}
+
+// A private GitRepository source: the credential fluxsim.toml names for the git server's
+// host, from environment variables, is sent (never the repository's `secretRef`); without
+// the variables the clone is refused and the Kustomization is not compared.
+#[test]
+fn a_private_git_repository_source_is_cloned_with_the_credential_fluxsim_toml_names() {
+    let repos = remote_base_repository();
+    let server = Web::start(
+        None,
+        with_basic_auth(USER, PASSWORD, git_http_backend(repos.path().to_path_buf())),
+    );
+    let host = format!("127.0.0.1:{}", server.port);
+    let url = format!("http://{host}/base.git");
+    let repo = fleet_with_git_source(&url, "    tag: v1\n");
+    fs::write(
+        repo.path().join("fluxsim.toml"),
+        format!(
+            "[network]\ninsecure = [\"127.0.0.1\"]\nprivate = [\"127.0.0.1\"]\n\n\
+             [network.credentials.\"{host}\"]\nusername_env = \"GIT_USER\"\npassword_env = \"GIT_PASS\"\n"
+        ),
+    )
+    .unwrap();
+    commit_all(repo.path(), "a private source");
+    let base = git(repo.path(), &["rev-parse", "HEAD"]).trim().to_string();
+    edit(
+        repo.path(),
+        "apps/helm/remote-app.yaml",
+        "tag: v1",
+        "tag: v2",
+    );
+    commit_all(repo.path(), "chore(deps): update apps-src to v2");
+    let diff = |env: &[(&str, &str)]| {
+        let out = run(
+            repo.path(),
+            &["diff", "--base", &base, "--format", "json"],
+            env,
+            None,
+        );
+        assert!(out.code <= 1, "{}{}", out.stdout, out.stderr);
+        remote_app_outcomes(&out.json())
+    };
+    let with = diff(&[("GIT_USER", USER), ("GIT_PASS", PASSWORD)]);
+    assert!(
+        !with.is_empty() && with.iter().all(|o| o == "changed"),
+        "{with:?}"
+    );
+    let without = diff(&[]);
+    assert!(
+        !without.is_empty() && without.iter().all(|o| o != "changed" && o != "identical"),
+        "{without:?}"
+    );
+}

@@ -104,6 +104,7 @@ pub struct Tool {
     timeout: Duration,
     network: bool,
     git_http: bool,
+    git_config: Vec<(String, String)>,
     confine: bool,
     readable: Vec<PathBuf>,
     output_limit: usize,
@@ -222,6 +223,7 @@ impl Tool {
             timeout,
             network: false,
             git_http: false,
+            git_config: Vec::new(),
             confine: false,
             readable: Vec::new(),
             output_limit: OUTPUT_LIMIT,
@@ -277,6 +279,16 @@ impl Tool {
     #[must_use]
     pub fn git_http(mut self, allowed: bool) -> Tool {
         self.git_http = allowed;
+        self
+    }
+
+    /// One more git setting of a networked tool's clones (`git-config(1)` through
+    /// `GIT_CONFIG_KEY_n`, after fluxsim's own, which it cannot undo: no redirect is
+    /// followed, no credential helper of the machine is asked): a credential fluxsim.toml
+    /// names for one host, as `http.<url>.extraHeader`.
+    #[must_use]
+    pub fn git_config(mut self, key: impl Into<String>, value: impl Into<String>) -> Tool {
+        self.git_config.push((key.into(), value.into()));
         self
     }
 
@@ -338,11 +350,18 @@ impl Tool {
             // checked the host it was given, not the one a redirect would name; nor does it
             // use any transport but https and ssh (no `ext::`, `file://`), nor plain http
             // unless fluxsim.toml names insecure hosts.
-            for (i, (key, value)) in GIT_NETWORK_CONFIG.iter().enumerate() {
+            let config = GIT_NETWORK_CONFIG.iter().map(|(k, v)| (*k, *v)).chain(
+                self.git_config
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str())),
+            );
+            let mut count = 0;
+            for (i, (key, value)) in config.enumerate() {
                 cmd.env(format!("GIT_CONFIG_KEY_{i}"), key);
                 cmd.env(format!("GIT_CONFIG_VALUE_{i}"), value);
+                count = i + 1;
             }
-            cmd.env("GIT_CONFIG_COUNT", GIT_NETWORK_CONFIG.len().to_string());
+            cmd.env("GIT_CONFIG_COUNT", count.to_string());
             cmd.env(
                 "GIT_ALLOW_PROTOCOL",
                 if self.git_http {

@@ -10,9 +10,14 @@
 //! artifact is the checkout's files without `.git`, less what `spec.ignore` (or a
 //! `.sourceignore`) excludes.
 //!
+//! Credentials are never the repository's (`secretRef` is not read): the one fluxsim.toml
+//! names for the repository's host (`[network.credentials."HOST"]`, from environment
+//! variables) is sent to that host only, as git's `http.<scheme://host/>.extraHeader` (no
+//! redirect is followed). Without one, a repository that asks for credentials fails to clone
+//! and its Kustomizations stay external.
+//!
 //! Not reproduced: `spec.include` (another GitRepository's artifact copied in),
-//! `recurseSubmodules`, `verify`, and credentials (`secretRef`): a repository that asks for
-//! them fails to clone, and its Kustomizations stay external.
+//! `recurseSubmodules` and `verify`.
 //!
 //! Every value of the repository given to git is an option's value (`--branch=...`) or
 //! follows `--`, and a commit or ref name is checked first, so none is read as a flag.
@@ -71,6 +76,7 @@ pub(super) fn pull(obj: &Value, url: &str, network: &Network) -> Result<Pulled, 
     let git = Git {
         network,
         url_insecure: network.fetch_box.insecure_host(url),
+        header: credential_header(network, url),
     };
     let dir = crate::scratch::tempdir(crate::scratch::Kind::Source)
         .map_err(|e| Missing::Unreached(format!("a folder for the clone: {e}")))?
@@ -170,12 +176,33 @@ fn is_commit(s: &str) -> bool {
 struct Git<'a> {
     network: &'a Network,
     url_insecure: bool,
+    /// `(http.<origin>/.extraHeader, Authorization: ...)`: the host's credential.
+    header: Option<(String, String)>,
+}
+
+/// The git setting that sends the credential fluxsim.toml names for `url`'s host, to that
+/// host (`scheme://host[:port]/`) only.
+fn credential_header(network: &Network, url: &str) -> Option<(String, String)> {
+    let secret = network.fetch_box.credential(url)?;
+    let u = url::Url::parse(url).ok()?;
+    let origin = match u.port() {
+        Some(p) => format!("{}://{}:{p}/", u.scheme(), u.host_str()?),
+        None => format!("{}://{}/", u.scheme(), u.host_str()?),
+    };
+    Some((
+        format!("http.{origin}.extraHeader"),
+        format!("Authorization: {}", secret.header()),
+    ))
 }
 
 impl Git<'_> {
     /// git `args` in the box, in `dir`; its stdout, or why it failed (git's words).
     fn run(&self, dir: &Path, args: &[OsString]) -> Result<String, Missing> {
-        let out = crate::sandbox::Tool::new("git", self.network.fetch_box.timeout())
+        let mut tool = crate::sandbox::Tool::new("git", self.network.fetch_box.timeout());
+        if let Some((key, value)) = &self.header {
+            tool = tool.git_config(key, value);
+        }
+        let out = tool
             .args(args)
             .dir(dir)
             .confined()
