@@ -46,12 +46,16 @@ fn examples() -> Vec<(PathBuf, String, Vec<String>)> {
     out
 }
 
-fn normalise(line: &str) -> String {
+/// `line` as compared: trailing blanks gone, a commit's short hash in parentheses as
+/// `(<commit>)`.
+pub(crate) fn normalise(line: &str) -> String {
     let re = regex::Regex::new(r"\(([0-9a-f]{12})\)").unwrap();
     re.replace_all(line.trim_end(), "(<commit>)").into_owned()
 }
 
-fn run(dir: &Path, cmd: &str) -> String {
+/// Runs `cmd` with `sh` in `dir`, fluxsim on PATH, offline, with a cache of its own: its
+/// stdout and stderr, one text.
+pub(crate) fn run(dir: &Path, cmd: &str) -> String {
     let bin = Path::new(env!("CARGO_BIN_EXE_fluxsim")).parent().unwrap();
     let path = format!(
         "{}:{}",
@@ -77,6 +81,27 @@ fn run(dir: &Path, cmd: &str) -> String {
     )
 }
 
+/// Whether every line of `shown` (a line `...`, indented or not, stands for lines left out)
+/// is a line of `printed`, in order; else which is not.
+pub(crate) fn shows(printed: &[String], shown: &[String]) -> Result<(), String> {
+    let mut at = 0;
+    for want in shown.iter().map(|l| normalise(l)) {
+        if want.trim() == "..." {
+            continue;
+        }
+        match printed[at..].iter().position(|l| *l == want) {
+            Some(i) => at += i + 1,
+            None => {
+                return Err(format!(
+                    "the line\n  {want}\nis not printed (after line {at}):\n{}",
+                    printed.join("\n")
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
 #[test]
 fn the_docs_examples_show_what_the_binary_prints() {
     let all = examples();
@@ -88,21 +113,8 @@ fn the_docs_examples_show_what_the_binary_prints() {
         git(repo.path(), &["init", "-q"]);
         commit_all(repo.path(), "testdata");
         let printed: Vec<String> = run(repo.path(), &cmd).lines().map(normalise).collect();
-        let mut at = 0;
-        for want in shown.iter().map(|l| normalise(l)) {
-            if want.trim() == "..." {
-                continue;
-            }
-            if let Some(i) = printed[at..].iter().position(|l| *l == want) {
-                at += i + 1;
-            } else {
-                wrong.push(format!(
-                    "{}: `{cmd}`: the line\n  {want}\nis not printed (after line {at}):\n{}",
-                    page.display(),
-                    printed.join("\n")
-                ));
-                break;
-            }
+        if let Err(e) = shows(&printed, &shown) {
+            wrong.push(format!("{}: `{cmd}`: {e}", page.display()));
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));

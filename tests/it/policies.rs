@@ -11,6 +11,18 @@ use serde_json::Value;
 
 use crate::common::{commit_all, fluxsim, fluxsim_in, repo_from};
 
+/// The value of the finding's `related` entry of `role`, or `-`.
+fn related(f: &Value, role: &str) -> String {
+    f["related"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["role"] == role)
+        .and_then(|r| r["value"].as_str())
+        .unwrap_or("-")
+        .to_string()
+}
+
 /// (rule, severity, file:line, cluster, policy, binding) of every policy finding (FS34x).
 fn policy_findings(json: &Value) -> BTreeSet<(String, String, String, String, String, String)> {
     json["findings"]
@@ -19,16 +31,6 @@ fn policy_findings(json: &Value) -> BTreeSet<(String, String, String, String, St
         .iter()
         .filter(|f| f["rule"].as_str().unwrap().starts_with("FS34"))
         .map(|f| {
-            let related = |role: &str| {
-                f["related"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .find(|r| r["role"] == role)
-                    .and_then(|r| r["value"].as_str())
-                    .unwrap_or("-")
-                    .to_string()
-            };
             (
                 f["rule"].as_str().unwrap().to_string(),
                 f["severity"].as_str().unwrap().to_string(),
@@ -38,8 +40,8 @@ fn policy_findings(json: &Value) -> BTreeSet<(String, String, String, String, St
                     f["location"]["line"]
                 ),
                 f["cluster"].as_str().unwrap().to_string(),
-                related("policy"),
-                related("binding"),
+                related(f, "policy"),
+                related(f, "binding"),
             )
         })
         .collect()
@@ -361,16 +363,6 @@ fn kyverno_findings(json: &Value) -> BTreeSet<(String, String, String, String, S
         .iter()
         .filter(|f| matches!(f["rule"].as_str(), Some("FS343" | "FS344")))
         .map(|f| {
-            let related = |role: &str| {
-                f["related"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .find(|r| r["role"] == role)
-                    .and_then(|r| r["value"].as_str())
-                    .unwrap_or("-")
-                    .to_string()
-            };
             (
                 f["rule"].as_str().unwrap().to_string(),
                 f["severity"].as_str().unwrap().to_string(),
@@ -380,8 +372,8 @@ fn kyverno_findings(json: &Value) -> BTreeSet<(String, String, String, String, S
                     f["location"]["line"]
                 ),
                 f["cluster"].as_str().unwrap().to_string(),
-                related("policy"),
-                related("rule"),
+                related(f, "policy"),
+                related(f, "rule"),
             )
         })
         .collect()
@@ -511,21 +503,11 @@ fn policies_kyverno_results_agree_with_kyverno_apply_run_directly() {
         .iter()
         .filter(|f| f["rule"] == "FS343")
         .map(|f| {
-            let related = |role: &str| {
-                f["related"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .find(|r| r["role"] == role)
-                    .and_then(|r| r["value"].as_str())
-                    .unwrap_or("-")
-                    .to_string()
-            };
-            let object = related("object");
+            let object = related(f, "object");
             // `Kind.group/namespace/name`: the namespace and the name, as the report has them.
             let parts: Vec<&str> = object.rsplitn(3, '/').collect();
             let ns_name = format!("{}/{}", parts[1], parts[0]);
-            (related("policy"), related("rule"), ns_name)
+            (related(f, "policy"), related(f, "rule"), ns_name)
         })
         .collect();
     assert!(by_hand.len() >= 3, "{by_hand:?}");

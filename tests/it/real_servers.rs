@@ -868,6 +868,30 @@ fn remote_base_repository() -> tempfile::TempDir {
     root
 }
 
+/// The fleet with `fluxsim.toml` `config` and apps-helm naming the remote base `url("v1")`,
+/// committed (the base revision, whose commit is returned), then bumped to `url("v2")` and
+/// committed.
+fn remote_base_bump(url: &dyn Fn(&str) -> String, config: &str) -> (tempfile::TempDir, String) {
+    let repo = repo_from("testdata/fleet");
+    fs::write(repo.path().join("fluxsim.toml"), config).unwrap();
+    edit(
+        repo.path(),
+        "apps/helm/kustomization.yaml",
+        "  - widgets.yaml\n",
+        &format!("  - widgets.yaml\n  - {}\n", url("v1")),
+    );
+    commit_all(repo.path(), "a remote base");
+    let base = git(repo.path(), &["rev-parse", "HEAD"]).trim().to_string();
+    edit(
+        repo.path(),
+        "apps/helm/kustomization.yaml",
+        &url("v1"),
+        &url("v2"),
+    );
+    commit_all(repo.path(), "chore(deps): update the remote base to v2");
+    (repo, base)
+}
+
 // A remote kustomize base on a git server (`git http-backend`): the base revision names
 // the repository at `?ref=v1`, the head at `?ref=v2`; base-trusted fetches it (kustomize
 // clones it) and the Kustomization is compared on what each ref holds.
@@ -876,27 +900,10 @@ fn a_remote_base_ref_bump_over_a_git_server_is_fetched_and_diffed() {
     let repos = remote_base_repository();
     let server = Web::start(None, git_http_backend(repos.path().to_path_buf()));
     let url = |r: &str| format!("http://127.0.0.1:{}/base.git//app?ref={r}", server.port);
-    let repo = repo_from("testdata/fleet");
-    fs::write(
-        repo.path().join("fluxsim.toml"),
+    let (repo, base) = remote_base_bump(
+        &url,
         "[network]\ninsecure = [\"127.0.0.1\"]\nprivate = [\"127.0.0.1\"]\n",
-    )
-    .unwrap();
-    edit(
-        repo.path(),
-        "apps/helm/kustomization.yaml",
-        "  - widgets.yaml\n",
-        &format!("  - widgets.yaml\n  - {}\n", url("v1")),
     );
-    commit_all(repo.path(), "a remote base");
-    let base = git(repo.path(), &["rev-parse", "HEAD"]);
-    edit(
-        repo.path(),
-        "apps/helm/kustomization.yaml",
-        &url("v1"),
-        &url("v2"),
-    );
-    commit_all(repo.path(), "chore(deps): update the remote base to v2");
     let out = run(
         repo.path(),
         &["diff", "--base", base.trim(), "--format", "json"],
@@ -930,27 +937,7 @@ fn a_remote_base_over_https_with_a_private_ca_is_cloned_with_fluxsim_s_ca() {
     let repos = remote_base_repository();
     let server = Web::start(Some(&tls), git_http_backend(repos.path().to_path_buf()));
     let url = |r: &str| format!("https://127.0.0.1:{}/base.git//app?ref={r}", server.port);
-    let repo = repo_from("testdata/fleet");
-    fs::write(
-        repo.path().join("fluxsim.toml"),
-        "[network]\nprivate = [\"127.0.0.1\"]\n",
-    )
-    .unwrap();
-    edit(
-        repo.path(),
-        "apps/helm/kustomization.yaml",
-        "  - widgets.yaml\n",
-        &format!("  - widgets.yaml\n  - {}\n", url("v1")),
-    );
-    commit_all(repo.path(), "a remote base over https");
-    let base = git(repo.path(), &["rev-parse", "HEAD"]);
-    edit(
-        repo.path(),
-        "apps/helm/kustomization.yaml",
-        &url("v1"),
-        &url("v2"),
-    );
-    commit_all(repo.path(), "chore(deps): update the remote base to v2");
+    let (repo, base) = remote_base_bump(&url, "[network]\nprivate = [\"127.0.0.1\"]\n");
     let diff = |env: &[(&str, &str)]| {
         run(
             repo.path(),

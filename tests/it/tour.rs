@@ -4,10 +4,8 @@
 //! marks lines left out). A commit's short hash is the one thing that differs from run to
 //! run: `HEAD (0123456789ab)` is compared as `HEAD (<commit>)`.
 
-use std::path::Path;
-use std::process::Command;
-
 use crate::common::{commit_all, copy_dir, crate_path, git};
+use crate::docs_examples::{normalise, run, shows};
 
 /// The tour's console blocks: each a list of (command, the lines shown after it).
 fn tour_blocks() -> Vec<Vec<(String, Vec<String>)>> {
@@ -32,39 +30,6 @@ fn tour_blocks() -> Vec<Vec<(String, Vec<String>)>> {
     blocks
 }
 
-fn normalise(line: &str) -> String {
-    let re = regex::Regex::new(r"\(([0-9a-f]{12})\)").unwrap();
-    re.replace_all(line.trim_end(), "(<commit>)").into_owned()
-}
-
-/// Runs `cmd` with `sh` in `dir`, fluxsim on PATH: its stdout and stderr, one text.
-fn run(dir: &Path, cmd: &str) -> String {
-    let bin = Path::new(env!("CARGO_BIN_EXE_fluxsim")).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let cache = tempfile::tempdir().unwrap();
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(cmd)
-        .current_dir(dir)
-        .env("PATH", path)
-        .env("FLUXSIM_CACHE_DIR", cache.path())
-        .env("FLUXSIM_NETWORK", "none")
-        .env("COLUMNS", "80")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .output()
-        .unwrap();
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
 #[test]
 fn the_readme_tour_shows_what_the_binary_prints() {
     let repo = tempfile::tempdir().unwrap();
@@ -78,20 +43,9 @@ fn the_readme_tour_shows_what_the_binary_prints() {
     assert!(blocks.len() >= 4, "{blocks:?}");
     for steps in blocks {
         for (cmd, shown) in steps {
-            let printed = run(repo.path(), &cmd);
-            let printed: Vec<String> = printed.lines().map(normalise).collect();
-            let mut at = 0;
-            for want in shown.iter().map(|l| normalise(l)) {
-                if want == "..." {
-                    continue;
-                }
-                match printed[at..].iter().position(|l| *l == want) {
-                    Some(i) => at += i + 1,
-                    None => panic!(
-                        "README tour, `{cmd}`: the line\n  {want}\nis not printed (after line {at}):\n{}",
-                        printed.join("\n")
-                    ),
-                }
+            let printed: Vec<String> = run(repo.path(), &cmd).lines().map(normalise).collect();
+            if let Err(e) = shows(&printed, &shown) {
+                panic!("README tour, `{cmd}`: {e}");
             }
         }
     }

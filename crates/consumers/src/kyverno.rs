@@ -184,17 +184,7 @@ pub(crate) fn cluster_results(
     users: &[String],
     timeout: Option<Duration>,
 ) -> ClusterOutcome {
-    let objects: Vec<(usize, usize, &Value)> = c
-        .kustomizations
-        .iter()
-        .enumerate()
-        .flat_map(|(ki, k)| {
-            k.artifact
-                .iter()
-                .flat_map(|a| a.objects.iter().enumerate())
-                .map(move |(oi, o)| (ki, oi, &*o.object))
-        })
-        .collect();
+    let objects = crate::policies::cluster_objects(c);
     // The render's policies win a name they share with a file's (the cluster's own apply).
     let mut policies: BTreeMap<(String, String), &Value> = BTreeMap::new();
     for p in extra
@@ -227,7 +217,12 @@ pub(crate) fn cluster_results(
     let crds: Vec<&Value> = extra_crds
         .iter()
         .map(|(_, v)| v)
-        .chain(objects.iter().map(|(_, _, o)| *o).filter(|o| is_crd(o)))
+        .chain(
+            objects
+                .iter()
+                .map(|(_, _, o)| *o)
+                .filter(|o| kubeschema::is_crd(o)),
+        )
         .collect();
     // One run per user: the objects each user creates.
     let mut by_user: BTreeMap<&str, Vec<(usize, usize, &Value)>> = BTreeMap::new();
@@ -267,13 +262,6 @@ pub(crate) fn cluster_results(
         }
     }
     out
-}
-
-fn is_crd(o: &Value) -> bool {
-    o.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
-        && o.get("apiVersion")
-            .and_then(Value::as_str)
-            .is_some_and(|a| a.starts_with("apiextensions.k8s.io/"))
 }
 
 /// Whether the object `o` is the report's `resource` (apiVersion, kind, namespace, name).

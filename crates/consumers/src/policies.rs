@@ -48,6 +48,21 @@ pub(crate) fn username(c: &ClusterRender, k: &KustomizationRender) -> String {
     }
 }
 
+/// Every rendered object of cluster `c`, with the indexes of its Kustomization and of the
+/// object in its artifact (what a finding is placed by).
+pub(crate) fn cluster_objects(c: &ClusterRender) -> Vec<(usize, usize, &Value)> {
+    c.kustomizations
+        .iter()
+        .enumerate()
+        .flat_map(|(ki, k)| {
+            k.artifact
+                .iter()
+                .flat_map(|a| a.objects.iter().enumerate())
+                .map(move |(oi, o)| (ki, oi, &*o.object))
+        })
+        .collect()
+}
+
 /// What the policies make of cluster `c`'s objects: its render's policies and bindings with
 /// `extra` (those of the policy files; the render's win a name they share, as the cluster's
 /// own are what applies), every object evaluated as a create by the service account of the
@@ -59,17 +74,7 @@ pub(crate) fn cluster_results(
     extra_crds: &[(String, Value)],
     deadline: Option<std::time::Instant>,
 ) -> Vec<(usize, usize, PolicyResult)> {
-    let objects: Vec<(usize, usize, &Value)> = c
-        .kustomizations
-        .iter()
-        .enumerate()
-        .flat_map(|(ki, k)| {
-            k.artifact
-                .iter()
-                .flat_map(|a| a.objects.iter().enumerate())
-                .map(move |(oi, o)| (ki, oi, &*o.object))
-        })
-        .collect();
+    let objects = cluster_objects(c);
     let policies = Policies::of(
         extra
             .iter()

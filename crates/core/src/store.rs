@@ -85,6 +85,25 @@ impl Store {
         (magic == MAGIC && sha == hex(&Sha256::digest(body.as_bytes()))).then(|| body.to_string())
     }
 
+    /// The bytes stored for `key` in the folder `section` ([`Store::put_bytes_in`]).
+    #[must_use]
+    pub fn get_bytes_in(&self, section: &str, key: &str) -> Option<Vec<u8>> {
+        use base64::Engine as _;
+        let text = self.get_in(section, key)?;
+        base64::engine::general_purpose::STANDARD.decode(text).ok()
+    }
+
+    /// Stores `bytes` (a chart, an artifact's layer) under `key` in the folder `section`, as
+    /// text ([`Store::put_in`]).
+    pub fn put_bytes_in(&self, section: &str, key: &str, bytes: &[u8]) {
+        use base64::Engine as _;
+        self.put_in(
+            section,
+            key,
+            &base64::engine::general_purpose::STANDARD.encode(bytes),
+        );
+    }
+
     /// Stores `output` under `key` in the folder `section`: written to a temporary file in
     /// the same folder, then renamed, so a reader never sees half an entry. Failures are
     /// ignored: the cache is an optimisation.

@@ -15,20 +15,13 @@ pub(crate) const MAX_CHART: u64 = 20 << 20;
 /// Keeps a packaged chart in the cache folder under `key` (its digest).
 pub(crate) fn keep(ctx: &Context<'_>, key: &str, bytes: &[u8]) {
     if let Some(s) = &ctx.store {
-        use base64::Engine as _;
-        s.put_in(
-            SECTION,
-            key,
-            &base64::engine::general_purpose::STANDARD.encode(bytes),
-        );
+        s.put_bytes_in(SECTION, key, bytes);
     }
 }
 
 /// The chart from the cache folder, when it is there.
 pub(crate) fn cached(ctx: &Context<'_>, key: &str) -> Option<Vec<u8>> {
-    use base64::Engine as _;
-    let text = ctx.store.as_ref()?.get_in(SECTION, key)?;
-    base64::engine::general_purpose::STANDARD.decode(text).ok()
+    ctx.store.as_ref()?.get_bytes_in(SECTION, key)
 }
 
 /// The files of a packaged chart, relative to its top folder (`podinfo/Chart.yaml` is

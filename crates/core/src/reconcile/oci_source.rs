@@ -184,19 +184,12 @@ fn resolved_before(
 }
 
 fn cached(store: Option<&crate::store::Store>, hex: &str) -> Option<Vec<u8>> {
-    use base64::Engine as _;
-    let text = store?.get_in(SECTION, hex)?;
-    base64::engine::general_purpose::STANDARD.decode(text).ok()
+    store?.get_bytes_in(SECTION, hex)
 }
 
 fn keep(store: Option<&crate::store::Store>, hex: &str, bytes: &[u8]) {
-    use base64::Engine as _;
     if let Some(s) = store {
-        s.put_in(
-            SECTION,
-            hex,
-            &base64::engine::general_purpose::STANDARD.encode(bytes),
-        );
+        s.put_bytes_in(SECTION, hex, bytes);
     }
 }
 
